@@ -1,0 +1,34 @@
+/**
+ * Named API errors with their HTTP status. The HTTP layer turns them into fastify's error body
+ * (`{statusCode, error, code, message}`, design.md); modules below the edge throw them so the
+ * message that reaches a partner is written where the fault is understood.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const ErrorCodes = {
+  INVALID_PARAMETER: { status: 400, code: 'INVALID_PARAMETER' },
+  MISSING_PARAMETER: { status: 400, code: 'MISSING_PARAMETER' },
+  INVALID_INTERVAL: { status: 400, code: 'INVALID_INTERVAL' },
+  INVALID_RESOLUTION: { status: 400, code: 'INVALID_RESOLUTION' },
+  INVALID_INCLUDE: { status: 400, code: 'INVALID_INCLUDE' },
+  INTERVAL_TOO_LONG: { status: 400, code: 'INTERVAL_TOO_LONG' },
+  SITE_NOT_FOUND: { status: 404, code: 'SITE_NOT_FOUND' },
+  DEVICE_NOT_FOUND: { status: 404, code: 'DEVICE_NOT_FOUND' },
+  ROUTE_NOT_FOUND: { status: 404, code: 'ROUTE_NOT_FOUND' },
+  INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
+} as const;
+export type ErrorName = keyof typeof ErrorCodes;
+
+export function apiError(name: ErrorName, message: string): ApiError {
+  const e = ErrorCodes[name];
+  return new ApiError(e.status, e.code, message);
+}

@@ -1,0 +1,49 @@
+import { EventEmitter } from 'node:events';
+import type { Reading, GridState } from './channels.js';
+
+/** A 15-minute bucket that has just been closed and stored. */
+export interface ClosedBucket {
+  streamId: string;
+  /** bucket start, ms epoch (UTC, aligned to :00/:15/:30/:45) */
+  start: number;
+  end: number;
+  values: Record<string, number | string>;
+}
+
+export interface GridEvent {
+  deviceId: string;
+  timestamp: number;
+  state: GridState;
+}
+
+export interface DeviceHealthEvent {
+  deviceId: string;
+  online: boolean;
+  lastSeen: number | null;
+  error?: string;
+}
+
+/** The typed bus between features: producers emit, edges subscribe; no feature calls a sibling's internals. */
+export interface BusEvents {
+  reading: [Reading];
+  bucketsClosed: [{ start: number; end: number; buckets: ClosedBucket[] }];
+  gridEvent: [GridEvent];
+  deviceHealth: [DeviceHealthEvent];
+}
+
+export class EventBus {
+  private readonly emitter = new EventEmitter();
+
+  constructor() {
+    this.emitter.setMaxListeners(100);
+  }
+
+  on<K extends keyof BusEvents>(event: K, fn: (...args: BusEvents[K]) => void): () => void {
+    this.emitter.on(event, fn as (...args: unknown[]) => void);
+    return () => this.emitter.off(event, fn as (...args: unknown[]) => void);
+  }
+
+  emit<K extends keyof BusEvents>(event: K, ...args: BusEvents[K]): void {
+    this.emitter.emit(event, ...args);
+  }
+}
