@@ -29,6 +29,8 @@ export interface BusEvents {
   bucketsClosed: [{ start: number; end: number; buckets: ClosedBucket[] }];
   gridEvent: [GridEvent];
   deviceHealth: [DeviceHealthEvent];
+  /** a device told something that adds or removes streams (e.g. its number of PV optimisers) */
+  streamsChanged: [{ deviceId: string }];
 }
 
 export class EventBus {

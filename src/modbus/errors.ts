@@ -1,0 +1,39 @@
+/** Why a Modbus request failed, in the words an installer's troubleshooting table uses. */
+export type ModbusErrorKind = 'timeout' | 'exception' | 'connection' | 'crc' | 'decode';
+
+export class ModbusError extends Error {
+  constructor(
+    readonly kind: ModbusErrorKind,
+    message: string,
+    /** Modbus exception code, when kind is 'exception' */
+    readonly exceptionCode?: number,
+  ) {
+    super(message);
+    this.name = 'ModbusError';
+  }
+}
+
+const EXCEPTION_TEXT: Record<number, string> = {
+  1: 'illegal function',
+  2: 'illegal data address',
+  3: 'illegal data value',
+  4: 'device failure',
+  5: 'acknowledge',
+  6: 'device busy',
+  10: 'gateway path unavailable',
+  11: 'gateway target did not respond',
+};
+
+/** Classify whatever modbus-serial (or a socket) threw. */
+export function toModbusError(err: unknown): ModbusError {
+  if (err instanceof ModbusError) return err;
+  const e = err as { modbusCode?: unknown; errno?: unknown; code?: unknown; message?: unknown; name?: unknown };
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  if (typeof e?.modbusCode === 'number') {
+    const code = e.modbusCode;
+    return new ModbusError('exception', `exception ${code} (${EXCEPTION_TEXT[code] ?? 'unknown'})`, code);
+  }
+  if (e?.errno === 'ETIMEDOUT' || e?.name === 'TransactionTimedOutError') return new ModbusError('timeout', 'no answer before the timeout');
+  if (/crc/i.test(message)) return new ModbusError('crc', message);
+  return new ModbusError('connection', message || 'connection failed');
+}

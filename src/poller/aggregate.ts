@@ -1,0 +1,40 @@
+import type { Reading } from '../core/channels.js';
+import type { DevicePoll } from '../profiles/sunspec.js';
+import type { Site } from '../site/site.js';
+import { streamIds } from '../site/stream-ids.js';
+
+/**
+ * The `__bb_agg` reading of an inverter's battery blocks from one poll cycle: power summed,
+ * SoC and SoH weighted by capacity (equal weights until every capacity is known). Only built
+ * when every block answered, so a missing block never shows up as a sudden drop in power.
+ */
+export function batteryAggregate(site: Site, inverterId: string, polls: ReadonlyMap<string, DevicePoll>): Reading | null {
+  const blocks = site.batteriesOf(inverterId);
+  if (blocks.length === 0) return null;
+  const parts = blocks.map((b) => ({ reading: polls.get(b.config.id)?.readings[0], capacity: b.capacityWh }));
+  if (parts.some((p) => !p.reading || p.reading.values.power_W === undefined)) return null;
+  const useCapacity = parts.every((p) => p.capacity !== undefined && p.capacity > 0);
+  const weight = (p: (typeof parts)[number]) => (useCapacity ? p.capacity! : 1);
+  const weighted = (key: 'soc' | 'soh'): number | undefined => {
+    let sum = 0;
+    let w = 0;
+    for (const p of parts) {
+      const v = p.reading!.values[key];
+      if (v === undefined) return undefined;
+      sum += v * weight(p);
+      w += weight(p);
+    }
+    return w > 0 ? sum / w : undefined;
+  };
+  const soc = weighted('soc');
+  const soh = weighted('soh');
+  return {
+    streamId: streamIds.batteryAggregate(inverterId),
+    ts: Math.max(...parts.map((p) => p.reading!.ts)),
+    values: {
+      power_W: parts.reduce((s, p) => s + p.reading!.values.power_W!, 0),
+      ...(soc !== undefined ? { soc } : {}),
+      ...(soh !== undefined ? { soh } : {}),
+    },
+  };
+}

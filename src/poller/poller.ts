@@ -1,0 +1,128 @@
+import type { Logger } from 'pino';
+import type { Reading } from '../core/channels.js';
+import type { Clock, ClockTimer } from '../core/clock.js';
+import type { EventBus } from '../core/events.js';
+import type { DeviceConfig } from '../config/types.js';
+import { toModbusError } from '../modbus/errors.js';
+import type { RegisterReader } from '../modbus/register-reader.js';
+import { SunSpecDevice, type DevicePoll } from '../profiles/sunspec.js';
+import type { Site } from '../site/site.js';
+import { streamIds } from '../site/stream-ids.js';
+import { batteryAggregate } from './aggregate.js';
+
+export interface PollerDeps {
+  site: Site;
+  bus: EventBus;
+  clock: Clock;
+  readerFor: (device: DeviceConfig) => RegisterReader;
+  log: Logger;
+}
+
+/**
+ * Polls every device once per poll period on the daemon's clock. Devices on different buses
+ * are read concurrently; the bus itself serialises what shares a wire. Readings go out on the
+ * event bus; aggregates (__bb_agg) are built from one cycle's blocks so they never mix ages.
+ */
+export class Poller {
+  private readonly devices = new Map<string, SunSpecDevice>();
+  private timer: ClockTimer | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopped = true;
+  overruns = 0;
+
+  constructor(private readonly deps: PollerDeps) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  private get periodMs(): number {
+    return this.deps.site.config.poll.intervalSeconds * 1000;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    const now = this.deps.clock.now();
+    // aligned ticks: every reading of a cycle lands at the same phase of each bucket
+    const next = Math.floor(now / this.periodMs) * this.periodMs + this.periodMs;
+    this.timer = this.deps.clock.setTimeout(() => this.tick(), next - now);
+  }
+
+  private tick(): void {
+    if (this.running) {
+      this.overruns++;
+    } else {
+      this.running = this.cycle()
+        .catch((err: unknown) => this.deps.log.error({ err }, 'poll cycle failed'))
+        .finally(() => {
+          this.running = null;
+        });
+    }
+    this.schedule();
+  }
+
+  /** One poll of every device; `now` is the time stamped on readings (the clock, or simulated history). */
+  async cycle(now: () => number = () => this.deps.clock.now()): Promise<Reading[]> {
+    const { site } = this.deps;
+    const results = await Promise.all(
+      site.config.devices.map(async (cfg) => ({ cfg, poll: await this.pollDevice(cfg, now) })),
+    );
+    const readings: Reading[] = [];
+    const polls = new Map<string, DevicePoll>();
+    for (const { cfg, poll } of results) {
+      if (poll) {
+        polls.set(cfg.id, poll);
+        readings.push(...poll.readings);
+      } else if (cfg.role === 'grid-meter') {
+        // a silent meter means the relay state is unknown, not whatever it was last
+        readings.push({ streamId: streamIds.gridMeter(cfg.id), ts: now(), values: { state: 'unknown' } });
+      }
+    }
+    for (const inv of site.byRole('inverter')) {
+      const agg = batteryAggregate(site, inv.config.id, polls);
+      if (agg) readings.push(agg);
+    }
+    for (const r of readings) this.deps.bus.emit('reading', r);
+    return readings;
+  }
+
+  private async pollDevice(cfg: DeviceConfig, now: () => number): Promise<DevicePoll | null> {
+    const { site, log } = this.deps;
+    let dev = this.devices.get(cfg.id);
+    if (!dev) {
+      dev = new SunSpecDevice(cfg);
+      this.devices.set(cfg.id, dev);
+    }
+    const wasOnline = site.devices.get(cfg.id)?.online ?? false;
+    try {
+      const poll = await dev.poll(this.deps.readerFor(cfg), now);
+      const changed = site.learn(cfg.id, { identity: dev.identity, capacityWh: poll.capacityWh, pvModules: poll.pvModules });
+      site.markOnline(cfg.id, now());
+      if (!wasOnline) {
+        log.info({ device: cfg.id, ...dev.identity }, 'device online');
+        this.deps.bus.emit('deviceHealth', { deviceId: cfg.id, online: true, lastSeen: now() });
+      }
+      if (changed) this.deps.bus.emit('streamsChanged', { deviceId: cfg.id });
+      return poll;
+    } catch (err) {
+      const e = toModbusError(err);
+      // after an exception or a decode failure the register map may have changed (firmware update)
+      if (e.kind === 'exception' || e.kind === 'decode') dev.reset();
+      const before = site.devices.get(cfg.id)?.lastError;
+      site.markFailed(cfg.id, e.kind, e.message);
+      if (wasOnline || before === null) {
+        log.warn({ device: cfg.id, kind: e.kind, error: e.message }, 'device not answering');
+        this.deps.bus.emit('deviceHealth', { deviceId: cfg.id, online: false, lastSeen: site.devices.get(cfg.id)?.lastSeen ?? null, error: `${e.kind}: ${e.message}` });
+      }
+      return null;
+    }
+  }
+}

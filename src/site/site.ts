@@ -1,0 +1,135 @@
+import type { ChannelId, DeviceKind } from '../core/channels.js';
+import type { DeviceConfig, DeviceRole, SiteConfig } from '../config/types.js';
+import type { ModbusErrorKind } from '../modbus/errors.js';
+import type { DeviceIdentity } from '../profiles/sunspec.js';
+import type { StreamDef } from '../telemetry/stream.js';
+import { streamIds } from './stream-ids.js';
+
+export const ROLE_KIND: Record<DeviceRole, DeviceKind> = {
+  inverter: 'inverter',
+  battery: 'battery_pack',
+  'grid-meter': 'meter',
+  'consumption-meter': 'meter',
+};
+
+const ENERGY: ChannelId[] = ['energy_Wh_increment', 'energy_Wh_decrement'];
+const BATTERY_CHANNELS: ChannelId[] = ['power_W', 'soc', 'soh', ...ENERGY];
+const PV_CHANNELS: ChannelId[] = ['power_W', ...ENERGY];
+
+export interface DeviceState {
+  config: DeviceConfig;
+  kind: DeviceKind;
+  identity: DeviceIdentity;
+  online: boolean;
+  lastSeen: number | null;
+  lastError: string | null;
+  errors: Record<ModbusErrorKind, number>;
+  /** learned from the device: battery capacity in Wh */
+  capacityWh?: number;
+  /** learned from the device: MPPT modules (PV optimisers) behind an inverter */
+  pvModules?: number;
+}
+
+/**
+ * The site as the gateway knows it: configured devices, what was learned from them, and the
+ * telemetry streams that follow. Streams of PV optimisers appear once the inverter has told how
+ * many it has.
+ */
+export class Site {
+  readonly devices = new Map<string, DeviceState>();
+  private streamCache: StreamDef[] | null = null;
+
+  constructor(readonly config: SiteConfig) {
+    for (const d of config.devices) {
+      this.devices.set(d.id, {
+        config: d,
+        kind: ROLE_KIND[d.role],
+        identity: {},
+        online: false,
+        lastSeen: null,
+        lastError: null,
+        errors: { timeout: 0, exception: 0, connection: 0, crc: 0, decode: 0 },
+      });
+    }
+  }
+
+  get id(): string {
+    return this.config.site.id;
+  }
+
+  byRole(role: DeviceRole): DeviceState[] {
+    return [...this.devices.values()].filter((d) => d.config.role === role);
+  }
+
+  /** batteries on an inverter's DC bus (a battery without `inverter` sits on the first inverter) */
+  batteriesOf(inverterId: string): DeviceState[] {
+    const firstInverter = this.byRole('inverter')[0]?.config.id;
+    return this.byRole('battery').filter((b) => (b.config.inverter ?? firstInverter) === inverterId);
+  }
+
+  streams(): StreamDef[] {
+    if (this.streamCache) return this.streamCache;
+    const out: StreamDef[] = [];
+    for (const d of this.devices.values()) {
+      const id = d.config.id;
+      switch (d.config.role) {
+        case 'inverter': {
+          out.push({ id: streamIds.inverter(id), deviceId: id, deviceKind: 'inverter', channels: ['power_AC_W', 'power_DC_W', ...ENERGY], energyFrom: 'power_AC_W' });
+          if (this.batteriesOf(id).length > 0) {
+            out.push({ id: streamIds.batteryAggregate(id), deviceId: id, deviceKind: 'battery_pack', channels: BATTERY_CHANNELS, energyFrom: 'power_W' });
+          }
+          out.push({ id: streamIds.pvAggregate(id), deviceId: id, deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' });
+          for (let n = 1; n <= (d.pvModules ?? 0); n++) {
+            out.push({ id: streamIds.pvModule(id, n), deviceId: id, deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' });
+          }
+          break;
+        }
+        case 'battery':
+          out.push({ id: streamIds.batteryBlock(id), deviceId: id, deviceKind: 'battery_pack', channels: BATTERY_CHANNELS, energyFrom: 'power_W' });
+          break;
+        case 'grid-meter':
+          out.push({ id: streamIds.gridMeter(id), deviceId: id, deviceKind: 'meter', channels: ['power_W', 'state', ...ENERGY], energyFrom: 'power_W' });
+          break;
+        case 'consumption-meter':
+          out.push({ id: streamIds.consumptionMeter(id), deviceId: id, deviceKind: 'meter', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' });
+          break;
+      }
+    }
+    this.streamCache = out;
+    return out;
+  }
+
+  stream(id: string): StreamDef | undefined {
+    return this.streams().find((s) => s.id === id);
+  }
+
+  /** Note what a device told about itself; returns true when the stream list changed. */
+  learn(deviceId: string, facts: { identity?: DeviceIdentity; capacityWh?: number; pvModules?: number }): boolean {
+    const d = this.devices.get(deviceId);
+    if (!d) return false;
+    if (facts.identity) d.identity = facts.identity;
+    if (facts.capacityWh !== undefined) d.capacityWh = facts.capacityWh;
+    if (facts.pvModules !== undefined && facts.pvModules !== d.pvModules) {
+      d.pvModules = facts.pvModules;
+      this.streamCache = null;
+      return true;
+    }
+    return false;
+  }
+
+  markOnline(deviceId: string, ts: number): void {
+    const d = this.devices.get(deviceId);
+    if (!d) return;
+    d.online = true;
+    d.lastSeen = ts;
+    d.lastError = null;
+  }
+
+  markFailed(deviceId: string, kind: ModbusErrorKind, message: string): void {
+    const d = this.devices.get(deviceId);
+    if (!d) return;
+    d.online = false;
+    d.errors[kind]++;
+    d.lastError = `${kind}: ${message}`;
+  }
+}

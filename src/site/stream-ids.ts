@@ -1,0 +1,13 @@
+/**
+ * Stream (sensor) ids of a device, built from the configured device id. Clients must not parse
+ * them (spec: "Sensor ID suffixes"); they are stable across restarts because config ids are.
+ */
+export const streamIds = {
+  inverter: (inverterId: string) => inverterId,
+  batteryAggregate: (inverterId: string) => `${inverterId}__bb_agg`,
+  batteryBlock: (batteryId: string) => batteryId,
+  pvAggregate: (inverterId: string) => `${inverterId}__dcm`,
+  pvModule: (inverterId: string, n: number) => `${inverterId}__pv${n}`,
+  gridMeter: (meterId: string) => `${meterId}__GRID_METER_DERIVED`,
+  consumptionMeter: (meterId: string) => meterId,
+};

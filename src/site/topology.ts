@@ -1,0 +1,139 @@
+import { CHANNEL_UNITS } from '../core/channels.js';
+import type { StreamDef } from '../telemetry/stream.js';
+import type { DeviceState, Site } from './site.js';
+import { streamIds } from './stream-ids.js';
+
+/** A topology node (spec "Topology"); not every field is on every node. */
+export interface TopoNode {
+  id: string;
+  kind?: string;
+  category?: string;
+  currentType?: string;
+  nodeType?: string;
+  nodes?: TopoNode[];
+  channels?: { id: string; unit: string }[];
+  node?: { id: string; kind: string };
+  maxCapacity_J?: number;
+  leftCurrent?: string;
+  rightCircuit?: TopoNode;
+}
+
+const AC = 'AC-three-phase';
+const WH_TO_J = 3600;
+
+/**
+ * The site as a tree: root → logical home controller → {inverter with its DC circuit (BMS,
+ * PV hub with PV arrays), connection point with the grid circuit, house load}. Compact mode
+ * folds battery blocks into one `__bb_agg` BMS and optimisers into one `__dcm` PV array
+ * (spec "GET /api/v1/sites/{siteId}/topology").
+ */
+export function buildTopology(site: Site, compact: boolean): TopoNode {
+  const siteId = site.id;
+  const home: TopoNode = {
+    id: `${siteId}__home`,
+    kind: 'circuit',
+    category: 'logical',
+    currentType: AC,
+    nodeType: 'neutral',
+    nodes: [],
+  };
+  for (const inv of site.byRole('inverter')) home.nodes!.push(inverterNode(site, inv, compact));
+  for (const gm of site.byRole('grid-meter')) home.nodes!.push(connectionPointNode(site, gm));
+  const loads = site.byRole('consumption-meter');
+  if (loads.length > 0) {
+    home.nodes!.push({
+      id: `${siteId}__house`,
+      kind: 'circuit',
+      category: 'logical',
+      currentType: AC,
+      nodeType: 'neutral',
+      nodes: loads.flatMap((m) => sensor(site, streamIds.consumptionMeter(m.config.id), { id: `${siteId}__house`, kind: 'circuit' })),
+    });
+  }
+  return { id: siteId, category: 'site', nodes: [home] };
+}
+
+function sensor(site: Site, streamId: string, measured: { id: string; kind: string }): TopoNode[] {
+  const s: StreamDef | undefined = site.stream(streamId);
+  if (!s) return [];
+  return [
+    {
+      id: s.id,
+      kind: 'sensor',
+      channels: s.channels.map((c) => ({ id: c, unit: CHANNEL_UNITS[c] })),
+      node: measured,
+    },
+  ];
+}
+
+function inverterNode(site: Site, inv: DeviceState, compact: boolean): TopoNode {
+  const id = inv.config.id;
+  const dcNodes: TopoNode[] = [];
+  const batteries = site.batteriesOf(id);
+  if (batteries.length > 0) {
+    if (compact) {
+      const bmsId = `${id}__bms`;
+      const capacities = batteries.map((b) => b.capacityWh);
+      dcNodes.push({
+        id: bmsId,
+        kind: 'BMS',
+        category: 'behind-inverter',
+        currentType: 'DC',
+        nodeType: 'source-sink',
+        ...(capacities.every((c) => c !== undefined) ? { maxCapacity_J: capacities.reduce((a, c) => a! + c!, 0)! * WH_TO_J } : {}),
+        nodes: sensor(site, streamIds.batteryAggregate(id), { id: bmsId, kind: 'BMS' }),
+      });
+    } else {
+      for (const b of batteries) {
+        const bmsId = `${b.config.id}__bms`;
+        dcNodes.push({
+          id: bmsId,
+          kind: 'BMS',
+          category: 'behind-inverter',
+          currentType: 'DC',
+          nodeType: 'source-sink',
+          ...(b.capacityWh !== undefined ? { maxCapacity_J: b.capacityWh * WH_TO_J } : {}),
+          nodes: sensor(site, streamIds.batteryBlock(b.config.id), { id: bmsId, kind: 'BMS' }),
+        });
+      }
+    }
+  }
+  const arrays: TopoNode[] = [];
+  const pvArray = (arrayId: string, streamId: string): TopoNode => ({
+    id: arrayId,
+    kind: 'PV-array',
+    category: 'behind-inverter',
+    currentType: 'DC',
+    nodeType: 'source',
+    nodes: sensor(site, streamId, { id: arrayId, kind: 'PV-array' }),
+  });
+  if (compact || !inv.pvModules) arrays.push(pvArray(`${id}__pv`, streamIds.pvAggregate(id)));
+  else for (let n = 1; n <= inv.pvModules; n++) arrays.push(pvArray(`${id}__pv${n}_array`, streamIds.pvModule(id, n)));
+  dcNodes.push({ id: `${id}__pvhub`, kind: 'circuit', category: 'logical', currentType: 'DC', nodeType: 'neutral', nodes: arrays });
+
+  return {
+    id: `${id}__inverter`,
+    kind: 'inverter',
+    category: 'site',
+    currentType: AC,
+    nodeType: 'source-sink',
+    leftCurrent: AC,
+    rightCircuit: { id: `${id}__dc`, kind: 'circuit', category: 'behind-inverter', currentType: 'DC', nodeType: 'neutral', nodes: dcNodes },
+    nodes: sensor(site, streamIds.inverter(id), { id: `${id}__inverter`, kind: 'inverter' }),
+  };
+}
+
+function connectionPointNode(site: Site, meter: DeviceState): TopoNode {
+  const id = meter.config.id;
+  const cpId = `${id}__cp`;
+  return {
+    id: cpId,
+    kind: 'connection-point',
+    category: 'grid',
+    currentType: AC,
+    nodeType: 'source-sink',
+    leftCurrent: AC,
+    rightCircuit: { id: `${site.id}__grid`, kind: 'circuit', category: 'grid', currentType: AC, nodeType: 'source-sink' },
+    nodes: sensor(site, streamIds.gridMeter(id), { id: cpId, kind: 'connection-point' }),
+  };
+}
