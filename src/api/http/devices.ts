@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
+import { queryTelemetry } from '../../telemetry/query.js';
+import type { ApiDeps } from './deps.js';
+import { DeviceRecord, ErrorResponses, TelemetryEntry } from './schemas.js';
+
+export const TELEMETRY_RESOLUTIONS = ['PT15M', 'PT1H', 'P1D'] as const;
+
+export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db }) => {
+  app.get(
+    '/api/v1/devices',
+    { schema: { tags: ['devices'], summary: 'List devices', response: { 200: Type.Object({ devices: Type.Array(DeviceRecord) }) } } },
+    async () => ({
+      devices: [...site.devices.values()].map((d) => ({
+        deviceId: d.config.id,
+        siteId: site.id,
+        kind: d.kind,
+        manufacturer: d.identity.manufacturer ?? null,
+        model: d.identity.model ?? null,
+        serial: d.identity.serial ?? null,
+        online: d.online,
+        lastSeen: d.lastSeen === null ? null : new Date(d.lastSeen).toISOString(),
+        publishTo: [],
+      })),
+    }),
+  );
+
+  app.get(
+    '/api/v1/devices/:synthId/telemetry',
+    {
+      schema: {
+        tags: ['devices'],
+        summary: 'Time-bucketed telemetry of one sensor stream',
+        description: 'synthId is a sensor id from the topology. An id with no stored stream answers 200 with no entries.',
+        params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        querystring: Type.Object({
+          interval: Type.String({ description: 'ISO 8601 interval in UTC: start/end, start/duration or duration/end' }),
+          resolution: Type.Optional(Type.String({ description: 'PT15M (default), PT1H or P1D' })),
+          include: Type.Optional(Type.String({ description: 'comma-separated: default, energy' })),
+        }),
+        response: { 200: Type.Object({ entries: Type.Array(TelemetryEntry) }), ...ErrorResponses },
+      },
+    },
+    async (req) => {
+      // parameters are checked before the stream lookup so a bad request is a 400 whatever the id
+      const { start, end } = parseInterval(req.query.interval);
+      const resolution = parseResolution(req.query.resolution, TELEMETRY_RESOLUTIONS, 'PT15M');
+      const include = parseInclude(req.query.include);
+      const stream = site.stream(req.params.synthId);
+      if (!stream) return { entries: [] };
+      const entries = queryTelemetry(db, {
+        streamId: stream.id,
+        deviceId: stream.id,
+        deviceKind: stream.deviceKind,
+        start,
+        end,
+        resolution,
+        include,
+        channels: stream.channels,
+        timezone: site.config.site.timezone,
+        socScale: site.config.api.socScale,
+      });
+      return { entries };
+    },
+  );
+};

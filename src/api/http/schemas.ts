@@ -1,0 +1,69 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ErrorBodySchema } from './errors.js';
+
+export const ErrorResponses = {
+  400: { ...ErrorBodySchema, description: 'Malformed or missing parameter' },
+  404: { ...ErrorBodySchema, description: 'Not found' },
+} as const;
+
+export const SiteRecord = Type.Object({
+  siteId: Type.String(),
+  name: Type.String(),
+  timezone: Type.String({ description: 'IANA time zone' }),
+  currency: Type.String({ description: 'ISO 4217' }),
+});
+
+export const PublishTo = Type.Array(
+  Type.Object({ clientId: Type.String(), data: Type.Array(Type.String()) }),
+  { description: 'Partners that receive this device in their realtime telemetry' },
+);
+
+export const DeviceRecord = Type.Object({
+  deviceId: Type.String(),
+  siteId: Type.String(),
+  kind: Type.String({ description: 'inverter, battery_pack or meter' }),
+  manufacturer: Type.Union([Type.String(), Type.Null()]),
+  model: Type.Union([Type.String(), Type.Null()]),
+  serial: Type.Union([Type.String(), Type.Null()]),
+  online: Type.Boolean(),
+  lastSeen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  publishTo: PublishTo,
+});
+
+export const TopologyNode = Type.Recursive(
+  (Self) =>
+    Type.Object(
+      {
+        id: Type.String(),
+        kind: Type.Optional(Type.String()),
+        category: Type.Optional(Type.String()),
+        currentType: Type.Optional(Type.String()),
+        nodeType: Type.Optional(Type.String()),
+        nodes: Type.Optional(Type.Array(Self)),
+        channels: Type.Optional(Type.Array(Type.Object({ id: Type.String(), unit: Type.String() }))),
+        node: Type.Optional(Type.Object({ id: Type.String(), kind: Type.String() })),
+        maxCapacity_J: Type.Optional(Type.Number()),
+        leftCurrent: Type.Optional(Type.String()),
+        rightCircuit: Type.Optional(Self),
+      },
+      { $id: 'TopologyNode' },
+    ),
+  { $id: 'TopologyNode' },
+);
+
+/** Telemetry entry (spec "Telemetry entry"); channels present only when requested and measured. */
+export const TelemetryEntry = Type.Object({
+  deviceKind: Type.String(),
+  kind: Type.String(),
+  deviceId: Type.String({ description: 'sensor (stream) id' }),
+  interval: Type.String({ description: 'ISO 8601 interval, canonical UTC start/end' }),
+  power_W: Type.Optional(Type.Number()),
+  power_AC_W: Type.Optional(Type.Number()),
+  power_DC_W: Type.Optional(Type.Number()),
+  soc: Type.Optional(Type.Number()),
+  soh: Type.Optional(Type.Number()),
+  energy_Wh_increment: Type.Optional(Type.Number()),
+  energy_Wh_decrement: Type.Optional(Type.Number()),
+  state: Type.Optional(Type.String({ enum: ['ok', 'not_present', 'unknown'] })),
+});
+export type TelemetryEntryT = Static<typeof TelemetryEntry>;

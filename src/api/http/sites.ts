@@ -1,0 +1,39 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { apiError } from '../../core/errors.js';
+import { buildTopology } from '../../site/topology.js';
+import type { ApiDeps } from './deps.js';
+import { ErrorResponses, SiteRecord, TopologyNode } from './schemas.js';
+
+export const sitesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site }) => {
+  const record = () => ({ siteId: site.id, name: site.config.site.name, timezone: site.config.site.timezone, currency: site.config.site.currency });
+
+  app.get(
+    '/api/v1/sites',
+    { schema: { tags: ['sites'], summary: 'List sites', response: { 200: Type.Object({ sites: Type.Array(SiteRecord) }) } } },
+    async () => ({ sites: [record()] }),
+  );
+
+  app.get(
+    '/api/v2/sites',
+    { schema: { tags: ['sites'], summary: "List the customer's site ids", response: { 200: Type.Object({ siteIds: Type.Array(Type.String()) }) } } },
+    async () => ({ siteIds: [site.id] }),
+  );
+
+  app.get(
+    '/api/v1/sites/:siteId/topology',
+    {
+      schema: {
+        tags: ['sites'],
+        summary: 'Devices of a site and their connections as a tree',
+        params: Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        querystring: Type.Object({ compact: Type.Boolean({ default: true, description: 'aggregate battery blocks (__bb_agg) and PV optimisers (__dcm)' }) }),
+        response: { 200: Type.Object({ topology: Type.Ref(TopologyNode) }), ...ErrorResponses },
+      },
+    },
+    async (req) => {
+      if (req.params.siteId !== site.id) throw apiError('SITE_NOT_FOUND', `site '${req.params.siteId}' is not on this gateway`);
+      return { topology: buildTopology(site, req.query.compact) };
+    },
+  );
+};

@@ -1,0 +1,125 @@
+import { join } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './api/http/app.js';
+import type { DeviceConfig, SiteConfig } from './config/types.js';
+import { ScaledClock, type Clock } from './core/clock.js';
+import { EventBus } from './core/events.js';
+import { createLogger } from './core/log.js';
+import type { RegisterReader } from './modbus/register-reader.js';
+import { TcpBus } from './modbus/tcp-bus.js';
+import { Poller } from './poller/poller.js';
+import { Site } from './site/site.js';
+import { openDatabase } from './store/db.js';
+import { Bucketer } from './telemetry/bucketer.js';
+import { CloseTimer } from './telemetry/close-timer.js';
+import { VERSION } from './version.js';
+
+export interface DaemonOptions {
+  config: SiteConfig;
+  clock?: Clock;
+  log?: Logger;
+  /** how devices are reached; defaults to one Modbus TCP bus per host:port */
+  readerFor?: (device: DeviceConfig) => RegisterReader;
+  /** runs after the store and bucketer are up and before live polling starts (history pre-fill) */
+  beforePolling?: (ctx: DaemonContext) => Promise<void>;
+  /** listen on config.http (default true); tests may use app.inject() instead */
+  listen?: boolean;
+}
+
+export interface DaemonContext {
+  config: SiteConfig;
+  clock: Clock;
+  log: Logger;
+  bus: EventBus;
+  site: Site;
+  db: Database;
+  bucketer: Bucketer;
+  poller: Poller;
+}
+
+/**
+ * The composition root: wires features that each start and stop, and owns nothing else.
+ * Order on start: store → registry → bucketer → (pre-fill) → poller → bucket closing → HTTP.
+ * Order on stop is the reverse, and the open buckets' energy state is flushed last.
+ */
+export class Daemon {
+  private constructor(
+    readonly ctx: DaemonContext,
+    readonly app: FastifyInstance,
+    private readonly closeTimer: CloseTimer,
+    private readonly buses: TcpBus[],
+    private readonly unsubscribe: (() => void)[],
+  ) {}
+
+  get site(): Site {
+    return this.ctx.site;
+  }
+
+  get url(): string {
+    const addr = this.app.server.address();
+    if (!addr || typeof addr === 'string') return '';
+    return `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  }
+
+  static async start(opts: DaemonOptions): Promise<Daemon> {
+    const { config } = opts;
+    const clock = opts.clock ?? new ScaledClock(1);
+    const log = opts.log ?? createLogger();
+    const bus = new EventBus();
+    const db = openDatabase(join(config.dataDir, 'sitegw.db'));
+    const site = new Site(config);
+    const pollPeriodMs = config.poll.intervalSeconds * 1000;
+    const bucketer = new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus });
+    bucketer.start();
+
+    const buses = new Map<string, TcpBus>();
+    const readerFor =
+      opts.readerFor ??
+      ((d: DeviceConfig): RegisterReader => {
+        const key = `${d.connection.host}:${d.connection.port}`;
+        let b = buses.get(key);
+        if (!b) {
+          b = new TcpBus({ host: d.connection.host, port: d.connection.port, timeoutMs: d.connection.timeoutMs });
+          buses.set(key, b);
+        }
+        return b;
+      });
+    const poller = new Poller({ site, bus, clock, readerFor, log });
+    const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller };
+
+    const unsubscribe = [
+      bus.on('reading', (r) => bucketer.ingest(r)),
+      bus.on('streamsChanged', () => bucketer.setStreams(site.streams())),
+    ];
+    if (opts.beforePolling) await opts.beforePolling(ctx);
+
+    poller.start();
+    const closeTimer = new CloseTimer(clock, Math.min(pollPeriodMs * 1.5, 60_000), (boundary) => {
+      try {
+        bucketer.closeUntil(boundary);
+      } catch (err) {
+        log.error({ err }, 'closing buckets failed; they stay open and are retried at the next boundary');
+      }
+    });
+    closeTimer.start();
+
+    const app = await buildApp({ site, db, logger: log.child({ feature: 'http' }), version: VERSION });
+    if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
+    log.info({ site: site.id, devices: config.devices.length, http: `${config.http.host}:${config.http.port}` }, 'sitegw started');
+    return new Daemon(ctx, app, closeTimer, [...buses.values()], unsubscribe);
+  }
+
+  async stop(): Promise<void> {
+    const { poller, bucketer, db, log } = this.ctx;
+    this.closeTimer.stop();
+    await this.app.close();
+    await poller.stop();
+    for (const u of this.unsubscribe) u();
+    await Promise.all(this.buses.map((b) => b.close()));
+    bucketer.stop();
+    db.close();
+    log.info('sitegw stopped');
+  }
+}
