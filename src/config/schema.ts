@@ -1,0 +1,297 @@
+/**
+ * JSON Schema (draft-07, for ajv) of site.yaml: the single source of the shape, the bounds and the
+ * defaults. `description` is the meaning shown to installers (README table, example file) and
+ * `hint` is what the error message suggests when a value is wrong, so the advice lives next to the
+ * rule it explains. Checks that need more than one value (unique ids, addresses, zone names) are
+ * in semantic.ts.
+ */
+
+/** The subset of JSON Schema this file uses, typed so error translation can read it back. */
+export type SchemaNode = {
+  $schema?: string;
+  type?: 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean';
+  description?: string;
+  /** what a correct value looks like; shown after the error message */
+  hint?: string;
+  default?: unknown;
+  properties?: Record<string, SchemaNode>;
+  required?: string[];
+  additionalProperties?: boolean;
+  items?: SchemaNode;
+  minItems?: number;
+  enum?: string[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+};
+
+/**
+ * Ids end up inside stream ids and URL paths (`/api/v1/devices/{id}`), so they are restricted to
+ * characters that need no escaping anywhere.
+ */
+export const ID_PATTERN = '^[a-z0-9_-]+$';
+const ID_HINT = "use 1 to 64 lowercase letters, digits, '-' or '_', e.g. 'inverter-1'";
+
+/** The root mapping keys; the edges of the file an installer most often misspells. */
+export const siteSchema: SchemaNode = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  type: 'object',
+  additionalProperties: false,
+  required: ['site', 'devices'],
+  properties: {
+    site: {
+      type: 'object',
+      description: 'who and where the site is',
+      hint: "give the site's id, name, timezone, currency and location",
+      additionalProperties: false,
+      required: ['id', 'name', 'timezone', 'currency', 'location'],
+      properties: {
+        id: {
+          type: 'string',
+          description: 'stable site id, the siteId of the API and the root of every stream id',
+          minLength: 1,
+          maxLength: 64,
+          pattern: ID_PATTERN,
+          hint: ID_HINT,
+        },
+        name: {
+          type: 'string',
+          description: 'human name shown to partners',
+          minLength: 1,
+          maxLength: 200,
+          hint: "write the site's name, e.g. 'Miller family home'",
+        },
+        timezone: {
+          type: 'string',
+          description: 'IANA time zone; daily and monthly buckets start at local midnight',
+          hint: 'use an IANA zone name such as Europe/Berlin or America/New_York',
+        },
+        currency: {
+          type: 'string',
+          description: 'ISO 4217 code used for tariffs and savings',
+          hint: 'use a three-letter ISO 4217 code such as EUR, GBP or USD',
+        },
+        location: {
+          type: 'object',
+          description: 'site coordinates in decimal degrees (WGS 84)',
+          hint: 'give latitude and longitude in decimal degrees',
+          additionalProperties: false,
+          required: ['latitude', 'longitude'],
+          properties: {
+            latitude: {
+              type: 'number',
+              description: 'degrees north (negative south), -90..90',
+              minimum: -90,
+              maximum: 90,
+              hint: 'latitude is degrees north between -90 and 90, e.g. 52.52 for Berlin',
+            },
+            longitude: {
+              type: 'number',
+              description: 'degrees east (negative west), -180..180',
+              minimum: -180,
+              maximum: 180,
+              hint: 'longitude is degrees east between -180 and 180, e.g. 13.40 for Berlin',
+            },
+          },
+        },
+      },
+    },
+    http: {
+      type: 'object',
+      description: 'where the Energy Site API (HTTP and WebSocket) listens',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        host: {
+          type: 'string',
+          description: 'bind address; 0.0.0.0 to serve the whole LAN',
+          default: '127.0.0.1',
+          minLength: 1,
+          hint: 'use 127.0.0.1 for this box only or 0.0.0.0 for the whole LAN',
+        },
+        port: {
+          type: 'integer',
+          description: 'TCP port of the API',
+          default: 8080,
+          minimum: 1,
+          maximum: 65535,
+          hint: 'use a free TCP port between 1 and 65535, usually 8080',
+        },
+      },
+    },
+    dataDir: {
+      type: 'string',
+      description: "folder for sitegw.db; relative paths are taken from site.yaml's folder",
+      default: './data',
+      minLength: 1,
+      hint: 'give a folder path, e.g. ./data or /var/lib/sitegw',
+    },
+    poll: {
+      type: 'object',
+      description: 'how often devices are read',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        intervalSeconds: {
+          type: 'integer',
+          description: 'seconds between two reads of every device',
+          default: 10,
+          minimum: 1,
+          maximum: 3600,
+          hint: 'use whole seconds between 1 and 3600, usually 10',
+        },
+      },
+    },
+    api: {
+      type: 'object',
+      description: 'output conventions of the API and the uplink',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        socScale: {
+          type: 'string',
+          description: 'state of charge as percent (0-100) or fraction (0-1)',
+          default: 'percent',
+          enum: ['percent', 'fraction'],
+          hint: "use 'percent' unless a client was built for 0-1 values",
+        },
+      },
+    },
+    grid: {
+      type: 'object',
+      description: 'grid relay watching',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        debounce: {
+          type: 'integer',
+          description: 'consecutive polls a relay change must hold before it counts',
+          default: 2,
+          minimum: 1,
+          hint: 'use a whole number of polls, 1 or more, usually 2',
+        },
+      },
+    },
+    ws: {
+      type: 'object',
+      description: 'WebSocket streams',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        maxEntriesPerMessage: {
+          type: 'integer',
+          description: 'most entries sent in one WebSocket message',
+          default: 100,
+          minimum: 1,
+          maximum: 10000,
+          hint: 'use a whole number between 1 and 10000, usually 100',
+        },
+      },
+    },
+    devices: {
+      type: 'array',
+      description: 'the Modbus devices of the site',
+      minItems: 1,
+      hint: "list the site's devices, each starting with '- id: ...'",
+      items: {
+        type: 'object',
+        hint: 'describe the device with id, role, profile and connection',
+        additionalProperties: false,
+        required: ['id', 'role', 'profile', 'connection'],
+        properties: {
+          id: {
+            type: 'string',
+            description: 'stable device id: the API deviceId and the root of its stream ids',
+            minLength: 1,
+            maxLength: 64,
+            pattern: ID_PATTERN,
+            hint: ID_HINT,
+          },
+          name: {
+            type: 'string',
+            description: 'optional human name',
+            minLength: 1,
+            maxLength: 200,
+            hint: "write a short name, e.g. 'Garage inverter'",
+          },
+          role: {
+            type: 'string',
+            description: 'what the device is on the site',
+            enum: ['inverter', 'battery', 'grid-meter', 'consumption-meter'],
+            hint: 'the grid connection meter is grid-meter; a meter of the house load is consumption-meter',
+          },
+          profile: {
+            type: 'string',
+            description: "'sunspec' to discover the register map, or a file name in device-profiles/ without .yaml",
+            minLength: 1,
+            maxLength: 64,
+            pattern: '^[a-z0-9_-]+$',
+            hint: "use 'sunspec' or the name of a device profile, e.g. 'acme-meter'",
+          },
+          inverter: {
+            type: 'string',
+            description: 'battery only: id of the inverter on whose DC bus it sits (default: the first inverter)',
+            minLength: 1,
+            hint: 'name the id of an inverter device of this file',
+          },
+          pollIntervalSeconds: {
+            type: 'integer',
+            description: 'poll period for this device, overriding poll.intervalSeconds',
+            minimum: 1,
+            maximum: 3600,
+            hint: 'use whole seconds between 1 and 3600, or leave it out',
+          },
+          connection: {
+            type: 'object',
+            description: 'how to reach the device',
+            hint: 'give type: tcp and the host of the device',
+            additionalProperties: false,
+            required: ['type', 'host'],
+            properties: {
+              type: {
+                type: 'string',
+                description: 'transport; Modbus TCP is the only one so far',
+                enum: ['tcp'],
+                hint: "write 'tcp' for Modbus TCP",
+              },
+              host: {
+                type: 'string',
+                description: 'IP address or host name of the device',
+                minLength: 1,
+                hint: 'give the IP address or host name of the device, e.g. 192.168.1.50',
+              },
+              port: {
+                type: 'integer',
+                description: 'Modbus TCP port',
+                default: 502,
+                minimum: 1,
+                maximum: 65535,
+                hint: "use the device's Modbus TCP port, usually 502",
+              },
+              unitId: {
+                type: 'integer',
+                description:
+                  'Modbus unit id, 0..247; 0 is allowed because over TCP it addresses the server itself ' +
+                  '(it is only a broadcast on serial lines) and some devices answer only to 0',
+                default: 1,
+                minimum: 0,
+                maximum: 247,
+                hint: 'use the unit id set on the device, 0 to 247, usually 1',
+              },
+              timeoutMs: {
+                type: 'integer',
+                description: 'how long to wait for one answer, milliseconds',
+                default: 1000,
+                minimum: 50,
+                maximum: 60000,
+                hint: 'use milliseconds between 50 and 60000, usually 1000',
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
