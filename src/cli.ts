@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { checkConfigCommand } from './config/check.js';
+import { formatConfigErrors } from './config/format.js';
+import { loadConfig } from './config/load.js';
+import { createLogger } from './core/log.js';
+import { Daemon } from './main.js';
+import { VERSION } from './version.js';
+
+const USAGE = `sitegw ${VERSION}: edge site gateway
+
+Usage:
+  sitegw demo [--port N] [--host ADDR] [--data-dir DIR] [--history DURATION] [--speed N]
+      Start the built-in simulated site (real Modbus TCP, SunSpec) and the gateway on it.
+      --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster.
+  sitegw simulate [--inverter-port N] [--meter-port N] [--host ADDR] [--speed N]
+      Run only the simulated site's Modbus TCP servers (to point 'sitegw run' or mbpoll at).
+  sitegw run --config FILE
+      Run the gateway against the devices in site.yaml.
+  sitegw check-config FILE
+      Validate site.yaml; exit 0 when valid, 1 when invalid, 2 when unreadable.
+`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+/** Runs until SIGTERM/SIGINT, then stops cleanly so the open buckets' state is saved. */
+function untilSignal(stop: () => Promise<void>): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const onSignal = (sig: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write(`\n${sig}: stopping\n`);
+      stop().then(
+        () => resolve(0),
+        (err: unknown) => {
+          process.stderr.write(`error while stopping: ${String(err)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+}
+
+const run: Command = async (argv) => {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } } });
+  if (!values.config) {
+    process.stderr.write('sitegw run: --config FILE is required (see examples/site.example.yaml)\n');
+    return 2;
+  }
+  const result = await loadConfig(values.config);
+  if (!result.ok) {
+    for (const line of formatConfigErrors(result.errors, values.config)) process.stderr.write(`${line}\n`);
+    return result.unreadable ? 2 : 1;
+  }
+  const daemon = await Daemon.start({ config: result.config, log: createLogger() });
+  return untilSignal(() => daemon.stop());
+};
+
+const checkConfig: Command = async (argv) => {
+  const { positionals } = parseArgs({ args: argv, allowPositionals: true });
+  if (positionals.length !== 1) {
+    process.stderr.write('usage: sitegw check-config FILE\n');
+    return 2;
+  }
+  return checkConfigCommand(positionals[0]!);
+};
+
+const COMMANDS: Record<string, Command> = {
+  run,
+  'check-config': checkConfig,
+  demo: async (argv) => (await import('./demo/command.js')).demoCommand(argv, untilSignal),
+  simulate: async (argv) => (await import('./demo/command.js')).simulateCommand(argv, untilSignal),
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(USAGE);
+    return name ? 0 : 2;
+  }
+  if (name === '--version') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const cmd = COMMANDS[name];
+  if (!cmd) {
+    process.stderr.write(`sitegw: unknown command '${name}'\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await cmd(rest);
+  } catch (err) {
+    // argument mistakes (parseArgs) and start-up failures end with one clear line, not a stack
+    const e = err as { code?: string; message?: string };
+    process.stderr.write(`sitegw ${name}: ${e.message ?? String(err)}\n`);
+    if (process.env.SITEGW_DEBUG) process.stderr.write(`${(err as Error).stack ?? ''}\n`);
+    return e.code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code));
