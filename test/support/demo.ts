@@ -1,0 +1,46 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDemo, type Demo, type DemoOptions } from '../../src/demo/demo.js';
+
+/** A demo site on free ports and a throw-away data directory; `cleanup` stops it and removes the folder. */
+export async function demoSite(opts: Partial<DemoOptions> = {}): Promise<Demo & { dataDir: string; cleanup: () => Promise<void> }> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sitegw-test-'));
+  const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, quiet: true, ...opts, dataDir });
+  return Object.assign(demo, {
+    dataDir,
+    cleanup: async () => {
+      await demo.stop();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}
+
+/** Poll a condition on real time; fail with the last value seen, so a timeout says why. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+      last = v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; last: ${String(last)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export async function getJson(url: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(url);
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: res.status, body };
+}
