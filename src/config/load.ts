@@ -6,11 +6,11 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, isSeq, isScalar, LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
-import { formatPath, type ConfigError } from './errors.js';
+import { formatPath, type ConfigError, type PathSegment } from './errors.js';
 import { translate, type Finding } from './messages.js';
 import { siteSchema } from './schema.js';
 import { canonicalZone, semanticFindings } from './semantic.js';
-import { offsetOf, pathAtOffset, positionOf } from './source-map.js';
+import { nodeAtOffset, offsetOf, positionOf } from './source-map.js';
 import type { SiteConfig } from './types.js';
 
 export type { ConfigError } from './errors.js';
@@ -47,25 +47,46 @@ const SYNTAX_ADVICE: Record<string, { message: string; hint: string }> = {
     message: "the file holds more than one YAML document ('---')",
     hint: "keep one document: remove the second '---' and what belongs to another file",
   },
-  MISSING_CHAR: {
-    message: 'a quote or bracket is not closed',
-    hint: 'close every quote, [ and { on the same value',
-  },
 };
+
+/** Parser codes whose errors do not follow from an earlier one, so each is worth reporting. */
+const INDEPENDENT = new Set(['DUPLICATE_KEY', 'TAB_AS_INDENT']);
+const UNCLOSED = {
+  message: 'a quote or bracket opened here is not closed',
+  hint: 'close every quote, [ and { on the line where it opens',
+};
+
+/** Keys a broken line produced ('Home timezone') are not paths an installer wrote; cut them off. */
+function plausible(segments: PathSegment[]): PathSegment[] {
+  const bad = segments.findIndex((s) => typeof s === 'string' && !/^[A-Za-z0-9_-]+$/.test(s));
+  return bad < 0 ? segments : segments.slice(0, bad);
+}
 
 function syntaxErrors(doc: Document, lineCounter: LineCounter): ConfigError[] {
   const errors: ConfigError[] = [];
   const seenLines = new Set<number>();
-  for (const e of doc.errors as YAMLError[]) {
-    const { line, col } = lineCounter.linePos(e.pos[0]);
-    // one slip often trips several parser rules on the same line; the first says it best
-    if (seenLines.has(line)) continue;
-    seenLines.add(line);
-    const segments = pathAtOffset(doc, e.pos[0]);
+  (doc.errors as YAMLError[]).forEach((e, i) => {
+    // after the first real slip the parser is out of step and later complaints are mostly echoes
+    if (i > 0 && !INDEPENDENT.has(e.code)) return;
+    let offset = e.pos[0];
+    let segments = plausible(nodeAtOffset(doc, offset).segments);
     let advice = SYNTAX_ADVICE[e.code] ?? {
       message: `YAML syntax error: ${e.message.split('\n')[0]}`,
       hint: "check the indentation and that each line is 'key: value' or '- item'",
     };
+    const unclosed = e.code === 'MISSING_CHAR' || (e.code === 'BAD_INDENT' && /flow|end with/i.test(e.message));
+    if (unclosed) {
+      // the parser notices at the end of the value; the installer needs where it was opened
+      const { opener } = nodeAtOffset(doc, Math.max(0, offset - 1));
+      if (opener) {
+        offset = opener.start;
+        segments = plausible(opener.segments);
+      }
+      advice = UNCLOSED;
+    }
+    const { line, col } = lineCounter.linePos(offset);
+    if (seenLines.has(line)) return;
+    seenLines.add(line);
     if (e.code === 'DUPLICATE_KEY') {
       const key = segments[segments.length - 1];
       const first = offsetOf(doc, segments);
@@ -76,7 +97,7 @@ function syntaxErrors(doc: Document, lineCounter: LineCounter): ConfigError[] {
       };
     }
     errors.push({ path: formatPath(segments), line, column: col, ...advice });
-  }
+  });
   return errors;
 }
 

@@ -71,30 +71,53 @@ function contains(node: unknown, offset: number): boolean {
   return !!range && offset >= range[0] && offset < range[2];
 }
 
+export interface NodeAt {
+  /** path of the innermost entry at the offset */
+  segments: PathSegment[];
+  /**
+   * the innermost quoted text or [ ] / { } collection around the offset: an unclosed delimiter
+   * runs on from there, so that is where the mistake was typed
+   */
+  opener?: { segments: PathSegment[]; start: number };
+}
+
+function isDelimited(node: unknown): boolean {
+  if (isScalar(node)) return node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE';
+  return (isMap(node) || isSeq(node)) && node.flow === true;
+}
+
 /**
- * The path of the innermost entry written at `offset`, best effort: YAML syntax errors come with
- * an offset only, and a path next to the line makes the report read like the other errors.
+ * The innermost entry written at `offset`, best effort: YAML syntax errors come with an offset
+ * only, and a path and a start next to the line make the report read like the other errors.
  */
-export function pathAtOffset(doc: Document, offset: number): PathSegment[] {
-  const path: PathSegment[] = [];
+export function nodeAtOffset(doc: Document, offset: number): NodeAt {
+  const segments: PathSegment[] = [];
   let node: unknown = doc.contents;
+  const found: NodeAt = { segments };
+  const settle = (n: unknown): NodeAt => {
+    const start = startOf(n);
+    if (start !== undefined && contains(n, offset) && isDelimited(n)) found.opener = { segments: [...segments], start };
+    return found;
+  };
   for (;;) {
+    settle(node);
     if (isMap(node)) {
       const pair = node.items.find(
         (p) => isPair(p) && (contains(p.key, offset) || contains(p.value, offset)),
       );
       const key = pair ? keyText(pair.key) : undefined;
-      if (!pair || key === undefined) return path;
-      path.push(key);
-      if (contains(pair.key, offset)) return path;
+      if (!pair || key === undefined) return found;
+      segments.push(key);
+      settle(pair.key);
+      if (contains(pair.key, offset)) return found;
       node = pair.value;
     } else if (isSeq(node)) {
       const index = node.items.findIndex((item) => contains(item, offset));
-      if (index < 0) return path;
-      path.push(index);
+      if (index < 0) return found;
+      segments.push(index);
       node = node.items[index];
     } else {
-      return path;
+      return found;
     }
   }
 }

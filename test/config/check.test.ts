@@ -1,0 +1,85 @@
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkConfigCommand, type CheckOutput } from '../../src/config/check.js';
+import { MINIMAL, text, withAppended } from './fixtures.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sitegw-check-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function capture(): CheckOutput & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
+}
+
+function write(name: string, content: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, content);
+  return file;
+}
+
+describe('sitegw check-config', () => {
+  it('returns 0 and summarises a valid file', async () => {
+    const io = capture();
+    const file = write('ok.yaml', text(withAppended(['  - id: bat', '    role: battery', '    profile: sunspec', '    pollIntervalSeconds: 30', '    connection: { type: tcp, host: 192.168.1.50, unitId: 2 }'])));
+    expect(await checkConfigCommand(file, io)).toBe(0);
+    expect(io.stderr).toEqual([]);
+    expect(io.stdout[0]).toBe("OK: site 'home' with 2 devices");
+    expect(io.stdout).toHaveLength(3);
+    expect(io.stdout[1]).toMatch(/inv, inverter, profile sunspec, tcp 192\.168\.1\.50:502 unit 1, every 10s/);
+    expect(io.stdout[2]).toMatch(/bat, battery, .*unit 2, every 30s, on inv/);
+  });
+
+  it('returns 0 for the shipped example', async () => {
+    const io = capture();
+    const example = new URL('../../examples/site.example.yaml', import.meta.url);
+    const file = write('site.yaml', readFileSync(example, 'utf8'));
+    expect(await checkConfigCommand(file, io)).toBe(0);
+    expect(io.stdout[0]).toMatch(/^OK: site 'miller-home' with 5 devices$/);
+  });
+
+  it('returns 1 and prints file:line:col errors to stderr for an invalid file', async () => {
+    const io = capture();
+    const file = write('bad.yaml', text(withAppended(['      port: 70000', 'http:', '  prot: 80'])));
+    expect(await checkConfigCommand(file, io)).toBe(1);
+    expect(io.stdout).toEqual([]);
+    expect(io.stderr).toEqual([
+      `${file}:16:7 devices[0].connection.port: must be at most 65535, got 70000 — use the device's Modbus TCP port, usually 502`,
+      `${file}:18:3 http.prot: unknown key 'prot' — did you mean 'port'? — allowed keys here: host, port`,
+      `2 errors in ${file}`,
+    ]);
+  });
+
+  it('returns 1 for a YAML syntax error, without a stack trace', async () => {
+    const io = capture();
+    const file = write('tabs.yaml', text(MINIMAL).replace('  name: Home', '\tname: Home'));
+    expect(await checkConfigCommand(file, io)).toBe(1);
+    expect(io.stderr[0]).toBe(`${file}:3:1 a tab is used for indentation — indent with spaces only (two per level); set the editor to insert spaces for tabs`);
+    expect(io.stderr.join('\n')).not.toMatch(/\n\s+at /);
+  });
+
+  it('returns 2 when the file does not exist', async () => {
+    const io = capture();
+    const file = join(dir, 'missing.yaml');
+    expect(await checkConfigCommand(file, io)).toBe(2);
+    expect(io.stderr).toEqual([`${file} file not found (looked at ${file}) — check the path; examples/site.example.yaml is a starting point`]);
+  });
+
+  it('returns 2 when the path is a folder', async () => {
+    const io = capture();
+    const folder = join(dir, 'conf.d');
+    mkdirSync(folder);
+    expect(await checkConfigCommand(folder, io)).toBe(2);
+    expect(io.stderr[0]).toMatch(/is a folder, not a file/);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('returns 2 when the file cannot be read', async () => {
+    const io = capture();
+    const file = write('secret.yaml', text(MINIMAL));
+    chmodSync(file, 0o000);
+    expect(await checkConfigCommand(file, io)).toBe(2);
+    expect(io.stderr[0]).toMatch(/no permission to read the file/);
+  });
+});

@@ -1,0 +1,68 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { MINIMAL, text, withAppended, withLine } from './fixtures.js';
+
+function accepted(yaml: string, baseDir = '/etc/sitegw') {
+  const result = parseConfig(yaml, 'site.yaml', baseDir);
+  if (!result.ok) throw new Error(JSON.stringify(result.errors, null, 2));
+  return result.config;
+}
+
+describe('a minimal site.yaml', () => {
+  it('fills every default', () => {
+    const config = accepted(text(MINIMAL));
+    expect(config).toEqual({
+      site: { id: 'home', name: 'Home', timezone: 'Europe/Berlin', currency: 'EUR', location: { latitude: 52.5, longitude: 13.4 } },
+      http: { host: '127.0.0.1', port: 8080 },
+      dataDir: '/etc/sitegw/data',
+      poll: { intervalSeconds: 10 },
+      api: { socScale: 'percent' },
+      grid: { debounce: 2 },
+      ws: { maxEntriesPerMessage: 100 },
+      devices: [
+        {
+          id: 'inv',
+          role: 'inverter',
+          profile: 'sunspec',
+          connection: { type: 'tcp', host: '192.168.1.50', port: 502, unitId: 1, timeoutMs: 1000 },
+        },
+      ],
+    });
+  });
+
+  it('fills defaults inside a section that sets only some keys', () => {
+    const config = accepted(text(withAppended(['http:', '  host: 0.0.0.0'])));
+    expect(config.http).toEqual({ host: '0.0.0.0', port: 8080 });
+  });
+
+  it('keeps values that are set', () => {
+    const config = accepted(
+      text(withAppended(['      port: 1502', '      unitId: 0', '      timeoutMs: 250', 'api:', '  socScale: fraction', 'dataDir: /var/lib/sitegw'])),
+    );
+    expect(config.devices[0].connection).toEqual({ type: 'tcp', host: '192.168.1.50', port: 1502, unitId: 0, timeoutMs: 250 });
+    expect(config.api.socScale).toBe('fraction');
+    expect(config.dataDir).toBe('/var/lib/sitegw');
+  });
+
+  it("takes a relative dataDir from the config file's folder", () => {
+    expect(accepted(text(withAppended(['dataDir: db/here'])), '/srv/site').dataDir).toBe('/srv/site/db/here');
+    const fromCwd = parseConfig(text(MINIMAL));
+    expect(fromCwd.ok && fromCwd.config.dataDir).toBe(resolve(process.cwd(), 'data'));
+  });
+
+  it('links a battery without `inverter` to the first inverter', () => {
+    const config = accepted(
+      text(withAppended(['  - id: bat', '    role: battery', '    profile: sunspec', '    connection: { type: tcp, host: 192.168.1.51 }'])),
+    );
+    expect(config.devices[1].inverter).toBe('inv');
+  });
+
+  it('writes a time zone in its canonical spelling', () => {
+    expect(accepted(text(withLine(4, '  timezone: europe/berlin'))).site.timezone).toBe('Europe/Berlin');
+  });
+
+  it('accepts unit id 0 over TCP', () => {
+    expect(accepted(text(withAppended(['      unitId: 0']))).devices[0].connection.unitId).toBe(0);
+  });
+});

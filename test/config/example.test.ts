@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { LineCounter, parseDocument } from 'yaml';
+import type { PathSegment } from '../../src/config/errors.js';
+import { loadConfig } from '../../src/config/load.js';
+import { siteSchema, type SchemaNode } from '../../src/config/schema.js';
+import { offsetOf } from '../../src/config/source-map.js';
+
+const file = fileURLToPath(new URL('../../examples/site.example.yaml', import.meta.url));
+
+/** Every key path the schema allows, with list items as index 0..n-1 of the example's lists. */
+function schemaKeys(schema: SchemaNode, prefix: PathSegment[], data: unknown, out: { path: PathSegment[]; node: SchemaNode }[]): void {
+  for (const [key, child] of Object.entries(schema.properties ?? {})) {
+    const path = [...prefix, key];
+    out.push({ path, node: child });
+    const value = (data as Record<string, unknown> | undefined)?.[key];
+    if (child.properties) schemaKeys(child, path, value, out);
+    if (child.items && Array.isArray(value)) value.forEach((item, i) => schemaKeys(child.items as SchemaNode, [...path, i], item, out));
+  }
+}
+
+describe('examples/site.example.yaml', () => {
+  const text = readFileSync(file, 'utf8');
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter });
+  const raw: unknown = doc.toJS();
+
+  it('passes validation with the hybrid inverter, two batteries and two meters', async () => {
+    const result = await loadConfig(file);
+    if (!result.ok) throw new Error(JSON.stringify(result.errors, null, 2));
+    const roles = result.config.devices.map((d) => d.role);
+    expect(roles.filter((r) => r === 'inverter')).toHaveLength(1);
+    expect(roles.filter((r) => r === 'battery')).toHaveLength(2);
+    expect(roles).toContain('grid-meter');
+    expect(roles).toContain('consumption-meter');
+    for (const d of result.config.devices) expect(d.connection.type).toBe('tcp');
+  });
+
+  it('shows every option of the schema, in some device for the per-device ones', () => {
+    const keys: { path: PathSegment[]; node: SchemaNode }[] = [];
+    schemaKeys(siteSchema, [], raw, keys);
+    const written = (path: PathSegment[]) => {
+      let node: unknown = raw;
+      for (const seg of path) node = node === null || typeof node !== 'object' ? undefined : (node as Record<string, unknown>)[seg];
+      return node !== undefined;
+    };
+    const missing = new Set<string>();
+    const seenAnywhere = new Set<string>();
+    for (const { path } of keys) {
+      const generic = path.map((s) => (typeof s === 'number' ? '[]' : s)).join('.');
+      if (written(path)) seenAnywhere.add(generic);
+      else missing.add(generic);
+    }
+    expect([...missing].filter((k) => !seenAnywhere.has(k))).toEqual([]);
+  });
+
+  it('states the default of every option that has one, in the comment above it', () => {
+    const keys: { path: PathSegment[]; node: SchemaNode }[] = [];
+    schemaKeys(siteSchema, [], raw, keys);
+    const lines = text.split('\n');
+    const unstated: string[] = [];
+    const checked = new Set<string>();
+    for (const { path, node } of keys) {
+      if (node.default === undefined || typeof node.default === 'object') continue;
+      const generic = path.map((s) => (typeof s === 'number' ? '[]' : s)).join('.');
+      if (checked.has(generic)) continue;
+      checked.add(generic);
+      const offset = offsetOf(doc, path);
+      if (offset === undefined) continue;
+      let i = lineCounter.linePos(offset).line - 2;
+      let comment = '';
+      while (i >= 0 && lines[i].trim().startsWith('#')) comment = `${lines[i--]}\n${comment}`;
+      if (!comment.includes(`default ${String(node.default)}`)) unstated.push(`${generic} (default ${String(node.default)})`);
+    }
+    expect(checked.size).toBeGreaterThan(5);
+    expect(unstated).toEqual([]);
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * A minimal valid site.yaml as numbered lines, so each test can break one line and assert the
+ * exact line number the error names.
+ */
+import { expect } from 'vitest';
+import type { ConfigError } from '../../src/config/errors.js';
+import type { ConfigResult } from '../../src/config/load.js';
+
+export const MINIMAL: readonly string[] = [
+  /* 1 */ 'site:',
+  /* 2 */ '  id: home',
+  /* 3 */ '  name: Home',
+  /* 4 */ '  timezone: Europe/Berlin',
+  /* 5 */ '  currency: EUR',
+  /* 6 */ '  location:',
+  /* 7 */ '    latitude: 52.5',
+  /* 8 */ '    longitude: 13.4',
+  /* 9 */ 'devices:',
+  /* 10 */ '  - id: inv',
+  /* 11 */ '    role: inverter',
+  /* 12 */ '    profile: sunspec',
+  /* 13 */ '    connection:',
+  /* 14 */ '      type: tcp',
+  /* 15 */ '      host: 192.168.1.50',
+];
+
+/** MINIMAL with 1-based `line` replaced (or removed when `text` is null). */
+export function withLine(line: number, text: string | null, lines: readonly string[] = MINIMAL): string[] {
+  const out = [...lines];
+  if (text === null) out.splice(line - 1, 1);
+  else out[line - 1] = text;
+  return out;
+}
+
+export function withAppended(extra: readonly string[], lines: readonly string[] = MINIMAL): string[] {
+  return [...lines, ...extra];
+}
+
+export const text = (lines: readonly string[]): string => `${lines.join('\n')}\n`;
+
+export function errorsOf(result: ConfigResult): ConfigError[] {
+  if (result.ok) throw new Error(`expected errors, config was accepted: ${JSON.stringify(result.config)}`);
+  return result.errors;
+}
+
+/** The only error of a result, checked against where it must point and what it must say. */
+export function expectSingleError(
+  result: ConfigResult,
+  want: { path: string; line: number; column?: number; message: RegExp; hint: RegExp },
+): ConfigError {
+  const errors = errorsOf(result);
+  expect(errors, JSON.stringify(errors, null, 2)).toHaveLength(1);
+  const [e] = errors;
+  expect(e.path).toBe(want.path);
+  expect(e.line).toBe(want.line);
+  if (want.column !== undefined) expect(e.column).toBe(want.column);
+  expect(e.message).toMatch(want.message);
+  expect(e.hint ?? '').toMatch(want.hint);
+  return e;
+}
