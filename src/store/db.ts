@@ -1,0 +1,67 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
+import { MIGRATIONS, type Migration } from './migrations.js';
+
+export type { Database } from 'better-sqlite3';
+
+/** The file was written by a newer sitegw: running old code on it could corrupt what it stores. */
+export class DatabaseVersionError extends Error {
+  constructor(
+    readonly file: string,
+    readonly found: number,
+    readonly supported: number,
+  ) {
+    super(
+      `database ${file} has schema version ${found}, but this sitegw knows versions up to ${supported}: ` +
+        `it was written by a newer sitegw. Install that version again, or point dataDir at another directory.`,
+    );
+    this.name = 'DatabaseVersionError';
+  }
+}
+
+/** Writers on a Pi's SD card can stall for a while; wait rather than fail with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
+export function openDatabase(file: string | ':memory:'): Database {
+  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+  const db = new BetterSqlite3(file);
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma('journal_mode = WAL');
+    // WAL + NORMAL can lose the last commits on power loss but never corrupts; an fsync per
+    // 15-minute close is not worth the SD-card wear.
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, MIGRATIONS, file);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+export function schemaVersion(db: Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Brings the schema up to `migrations.length`, one transaction per step so a crash leaves the
+ * file at a known version. IMMEDIATE takes the write lock before the version is re-read, so two
+ * processes opening the same file cannot both run a step.
+ */
+export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS, file = db.name): void {
+  const target = migrations.length;
+  const found = schemaVersion(db);
+  if (found > target) throw new DatabaseVersionError(file, found, target);
+  for (let v = found; v < target; v++) {
+    const step = db.transaction(() => {
+      const now = schemaVersion(db);
+      if (now > v) return;
+      migrations[v]!.up(db);
+      db.pragma(`user_version = ${v + 1}`);
+    });
+    step.immediate();
+  }
+}

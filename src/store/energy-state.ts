@@ -1,0 +1,93 @@
+import type { Database, Statement } from 'better-sqlite3';
+
+/**
+ * What the energy tracker of one stream needs to continue its count after a restart. Lifetime
+ * values are magnitudes in Wh (the spec sign is applied when a bucket is written).
+ */
+export interface EnergyState {
+  inWh: number;
+  outWh: number;
+  /** last raw device counter; null while that direction is integrated from power */
+  rawIn: number | null;
+  rawOut: number | null;
+  /** lifetime = offset + raw: grows by the lost amount on each device reset or wrap */
+  offsetIn: number;
+  offsetOut: number;
+  /** the power sample being held for integration and when it was taken */
+  heldPowerW: number | null;
+  heldTs: number | null;
+  /** integration has been done up to here (ms); null before the first power sample */
+  integratedUntil: number | null;
+}
+
+export interface StoredEnergyState extends EnergyState {
+  /** every bucket of this stream ending at or before this (ms) is written */
+  closedUntil: number | null;
+}
+
+type Row = [number, number, number, number | null, number | null, number, number, number | null, number | null, number | null, number | null];
+type SaveParams = [number, number, number, number | null, number | null, number, number, number | null, number | null, number | null, number | null];
+
+interface Stmts {
+  save: Statement<SaveParams>;
+  all: Statement<[], Row>;
+}
+const cache = new WeakMap<Database, Stmts>();
+
+function stmts(db: Database): Stmts {
+  let s = cache.get(db);
+  if (!s) {
+    s = {
+      save: db.prepare<SaveParams>(
+        `INSERT OR REPLACE INTO energy_state
+           (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      all: db
+        .prepare<[], Row>(
+          `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until
+             FROM energy_state`,
+        )
+        .raw(),
+    };
+    cache.set(db, s);
+  }
+  return s;
+}
+
+/** Call inside the transaction that writes the buckets this state belongs to. */
+export function saveEnergyState(db: Database, stream: number, s: StoredEnergyState): void {
+  stmts(db).save.run(
+    stream,
+    s.inWh,
+    s.outWh,
+    s.rawIn,
+    s.rawOut,
+    s.offsetIn,
+    s.offsetOut,
+    s.heldPowerW,
+    s.heldTs,
+    s.integratedUntil,
+    s.closedUntil,
+  );
+}
+
+/** Persisted state of every stream, keyed by the stream's integer id. */
+export function loadEnergyStates(db: Database): Map<number, StoredEnergyState> {
+  const out = new Map<number, StoredEnergyState>();
+  for (const r of stmts(db).all.all()) {
+    out.set(r[0], {
+      inWh: r[1],
+      outWh: r[2],
+      rawIn: r[3],
+      rawOut: r[4],
+      offsetIn: r[5],
+      offsetOut: r[6],
+      heldPowerW: r[7],
+      heldTs: r[8],
+      integratedUntil: r[9],
+      closedUntil: r[10],
+    });
+  }
+  return out;
+}
