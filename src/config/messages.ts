@@ -5,7 +5,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import type { PathSegment } from './errors.js';
-import { ID_PATTERN, type SchemaNode } from './schema.js';
+import { ID_HINT, ID_PATTERN, type SchemaNode } from './schema.js';
 import { closest } from './suggest.js';
 
 export interface Finding {
@@ -78,7 +78,10 @@ function typeFinding(err: ErrorObject, segments: PathSegment[]): Finding {
   const data: unknown = err.data;
   const want = TYPE_WORDS[expected] ?? expected;
   const finding: Finding = { segments, anchor: segments, message: `must be ${want}, got ${describeValue(data)}`, hint: schema.hint };
-  if (data === null || data === undefined) {
+  if (schema.enum && data !== null && data !== undefined) {
+    // the choice is what matters, not that YAML read 5 as a number
+    finding.message = `must be one of: ${schema.enum.join(', ')}, got ${describeValue(data)}`;
+  } else if (data === null || data === undefined) {
     if (expected === 'object') {
       finding.message = 'is empty';
       finding.hint =
@@ -164,11 +167,12 @@ export function translate(err: ErrorObject, root: unknown): Finding {
         message: `is too long: at most ${schema.maxLength} characters, got ${typeof data === 'string' ? data.length : got}`,
       };
     case 'pattern':
-      if (schema.pattern === ID_PATTERN && typeof data === 'string') {
+      if (schema.pattern === ID_PATTERN) {
+        const isId = schema.hint === ID_HINT && typeof data === 'string';
         return {
           ...base,
           message: `may only hold lowercase letters, digits, '-' and '_', got ${got}`,
-          hint: `ids appear in URLs and stream ids; write e.g. '${idFrom(data)}'`,
+          hint: isId ? `ids appear in URLs and stream ids; write e.g. '${idFrom(data)}'` : schema.hint,
         };
       }
       return { ...base, message: `is not in the expected form, got ${got}` };

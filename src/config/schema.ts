@@ -32,7 +32,7 @@ export type SchemaNode = {
  * characters that need no escaping anywhere.
  */
 export const ID_PATTERN = '^[a-z0-9_-]+$';
-const ID_HINT = "use 1 to 64 lowercase letters, digits, '-' or '_', e.g. 'inverter-1'";
+export const ID_HINT = "use 1 to 64 lowercase letters, digits, '-' or '_', e.g. 'inverter-1'";
 
 /** The root mapping keys; the edges of the file an installer most often misspells. */
 export const siteSchema: SchemaNode = {
@@ -227,7 +227,7 @@ export const siteSchema: SchemaNode = {
             description: "'sunspec' to discover the register map, or a file name in device-profiles/ without .yaml",
             minLength: 1,
             maxLength: 64,
-            pattern: '^[a-z0-9_-]+$',
+            pattern: ID_PATTERN,
             hint: "use 'sunspec' or the name of a device profile, e.g. 'acme-meter'",
           },
           inverter: {

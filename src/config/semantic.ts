@@ -111,7 +111,7 @@ function checkDevices(devices: unknown[], out: Finding[]): void {
     if (named === undefined || typeof named !== 'string') continue;
     const at = ['devices', d.index, 'inverter'];
     if (d.role !== undefined && d.role !== 'battery') {
-      out.push({ segments: at, anchor: at, message: `'inverter' only applies to a battery, this device is a ${d.role}`, hint: 'remove the line' });
+      out.push({ segments: at, anchor: at, message: `'inverter' only applies to a battery; this device's role is ${d.role}`, hint: 'remove the line' });
       continue;
     }
     if (inverterIds.includes(named)) continue;

@@ -383,3 +383,43 @@ describe('YAML syntax errors and file shape', () => {
     expect(errors[0].message).toMatch(/cannot read the file/);
   });
 });
+
+describe('messages fit the field', () => {
+  it('a number given for an enum is told the choices, not to quote it', () => {
+    expectSingleError(parse(withLine(11, '    role: 5')), {
+      path: 'devices[0].role',
+      line: 11,
+      message: /^must be one of: inverter, battery, grid-meter, consumption-meter, got 5$/,
+      hint: /grid-meter/,
+    });
+  });
+
+  it('a bad profile name is told about profiles, not ids', () => {
+    const e = expectSingleError(parse(withLine(12, '    profile: Sun Spec')), {
+      path: 'devices[0].profile',
+      line: 12,
+      message: /lowercase letters, digits, '-' and '_', got 'Sun Spec'/,
+      hint: /'sunspec' or the name of a device profile/,
+    });
+    expect(e.hint).not.toMatch(/ids appear/);
+  });
+
+  it('a device written as a bare word', () => {
+    expectSingleError(parse([...MINIMAL.slice(0, 9), '  - inv']), {
+      path: 'devices[0]',
+      line: 10,
+      column: 5,
+      message: /must be a mapping of keys, got 'inv'/,
+      hint: /id, role, profile and connection/,
+    });
+  });
+
+  it("'inverter' on a device that is not a battery", () => {
+    expectSingleError(parse(withLine(12, '    profile: sunspec\n    inverter: inv')), {
+      path: 'devices[0].inverter',
+      line: 13,
+      message: /^'inverter' only applies to a battery; this device's role is inverter$/,
+      hint: /remove the line/,
+    });
+  });
+});
