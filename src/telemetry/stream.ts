@@ -1,11 +1,15 @@
 import type { ChannelId, DeviceKind, PowerChannel } from '../core/channels.js';
 
-/** One telemetry stream (sensor): what the bucketer accumulates and the API serves. */
+/** One telemetry stream as the bucketer and the query see it. */
 export interface StreamDef {
+  /** stream key (the API's sensor id) */
   id: string;
   deviceId: string;
   deviceKind: DeviceKind;
+  /** spec channels this stream carries; anything else in a reading is ignored */
   channels: ChannelId[];
-  /** integrate this power channel into the energy counters when the device reports no counters */
+  /** integrate this power channel for the energy counters when the device has no counters */
   energyFrom?: PowerChannel;
+  /** the device's raw counters wrap at this many Wh; default 2^32 (acc32 counting Wh) */
+  counterWrapWh?: number;
 }

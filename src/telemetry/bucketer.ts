@@ -1,0 +1,325 @@
+import type { Database } from 'better-sqlite3';
+import { POWER_CHANNELS, type Reading } from '../core/channels.js';
+import type { ClosedBucket, EventBus } from '../core/events.js';
+import { insertBucket, type BucketRow } from '../store/buckets.js';
+import { loadEnergyStates, saveEnergyState } from '../store/energy-state.js';
+import { streamKey } from '../store/streams.js';
+import { BUCKET_MS, floorToBucket } from './align.js';
+import { EnergyTracker, emptyEnergyState } from './energy.js';
+import { round2 } from './round.js';
+import type { StreamDef } from './stream.js';
+
+export interface BucketerOptions {
+  db: Database;
+  streams: StreamDef[];
+  pollPeriodMs: number;
+  bus?: EventBus;
+}
+
+export interface BucketerStats {
+  /** readings accepted into a bucket */
+  ingested: number;
+  /** readings for a bucket that was already closed */
+  lateDropped: number;
+  /** readings not newer than the stream's previous one (duplicates, reordering) */
+  outOfOrderDropped: number;
+  /** readings for a stream the bucketer was not given */
+  unknownStream: number;
+  bucketsWritten: number;
+}
+
+/** How long one sample stands for its stream: beyond this the stream is in a gap (design.md). */
+const HOLD_POLL_PERIODS = 3;
+
+const NPOWER = POWER_CHANNELS.length;
+
+/** The bucket being filled for one stream. */
+interface OpenBucket {
+  start: number;
+  end: number;
+  samples: number;
+  coveredMs: number;
+  /** per POWER_CHANNELS index: ∫ power dt (W·ms) and the ms it was held for */
+  sum: number[];
+  cov: number[];
+  soc: number | null;
+  soh: number | null;
+  state: string | null;
+}
+
+/** A bucket that is complete but not yet written (a later reading arrived before closeUntil). */
+interface DoneBucket {
+  stream: StreamRun;
+  row: BucketRow;
+}
+
+interface StreamRun {
+  def: StreamDef;
+  key: number;
+  /** POWER_CHANNELS indexes this stream carries */
+  power: number[];
+  hasSoc: boolean;
+  hasSoh: boolean;
+  hasState: boolean;
+  hasIn: boolean;
+  hasOut: boolean;
+  tracker: EnergyTracker | null;
+  heldValue: number[];
+  heldAt: number[];
+  /** ts of the last accepted reading */
+  lastTs: number;
+  /** time up to which held values have been accounted into buckets */
+  cursor: number;
+  open: OpenBucket | null;
+  done: DoneBucket[];
+}
+
+/**
+ * Turns readings into 15-minute buckets. Time comes only from readings and closeUntil(), never
+ * from the wall clock, so the daemon (on its scaled clock) and history pre-fill (on simulated
+ * time) drive it the same way.
+ *
+ * Power channels are time-weighted means with a zero-order hold: each sample holds until the
+ * next one, at most HOLD_POLL_PERIODS poll periods, split exactly at bucket boundaries (a hold
+ * from the previous bucket counts into this one). covered_ms is the time held by any sample,
+ * the weight used by rollups. soc, soh, state: last value. Energy: lifetime counters at bucket
+ * end. A bucket without a sample of its own is not written.
+ */
+export class Bucketer {
+  private readonly db: Database;
+  private readonly defs: StreamDef[];
+  private readonly pollPeriodMs: number;
+  private readonly bus: EventBus | undefined;
+  private readonly maxHoldMs: number;
+  private runs = new Map<string, StreamRun>();
+  private started = false;
+  /** buckets ending at or before this are closed for every stream */
+  private closedUntil = -Infinity;
+  private readonly counts: BucketerStats = {
+    ingested: 0,
+    lateDropped: 0,
+    outOfOrderDropped: 0,
+    unknownStream: 0,
+    bucketsWritten: 0,
+  };
+
+  constructor(opts: BucketerOptions) {
+    this.db = opts.db;
+    this.defs = opts.streams;
+    this.pollPeriodMs = opts.pollPeriodMs;
+    this.bus = opts.bus;
+    this.maxHoldMs = HOLD_POLL_PERIODS * opts.pollPeriodMs;
+  }
+
+  /** Registers the streams and loads persisted energy state, so counts continue after a restart. */
+  start(): void {
+    if (this.started) return;
+    if (!(this.pollPeriodMs > 0) || !Number.isFinite(this.pollPeriodMs)) {
+      throw new RangeError(`pollPeriodMs must be a positive number, got ${this.pollPeriodMs}`);
+    }
+    const keys = this.db.transaction(() => this.defs.map((d) => streamKey(this.db, d.id)))();
+    const stored = loadEnergyStates(this.db);
+    this.defs.forEach((def, i) => {
+      const key = keys[i]!;
+      const saved = stored.get(key);
+      if (saved?.closedUntil != null) this.closedUntil = Math.max(this.closedUntil, saved.closedUntil);
+      const has = (c: string) => (def.channels as string[]).includes(c);
+      const hasIn = has('energy_Wh_increment');
+      const hasOut = has('energy_Wh_decrement');
+      this.runs.set(def.id, {
+        def,
+        key,
+        power: POWER_CHANNELS.flatMap((c, j) => (has(c) ? [j] : [])),
+        hasSoc: has('soc'),
+        hasSoh: has('soh'),
+        hasState: has('state'),
+        hasIn,
+        hasOut,
+        tracker:
+          hasIn || hasOut
+            ? new EnergyTracker({ maxHoldMs: this.maxHoldMs, counterWrapWh: def.counterWrapWh }, saved)
+            : null,
+        heldValue: new Array<number>(NPOWER).fill(0),
+        heldAt: new Array<number>(NPOWER).fill(-Infinity),
+        lastTs: -Infinity,
+        cursor: -Infinity,
+        open: null,
+        done: [],
+      });
+    });
+    this.started = true;
+  }
+
+  stats(): BucketerStats {
+    return { ...this.counts };
+  }
+
+  ingest(r: Reading): void {
+    if (!this.started) throw new Error('Bucketer.start() must be called before ingest()');
+    const run = this.runs.get(r.streamId);
+    if (!run) {
+      this.counts.unknownStream++;
+      return;
+    }
+    const t = r.ts;
+    if (!Number.isFinite(t) || t < this.closedUntil) {
+      this.counts.lateDropped++;
+      return;
+    }
+    if (t <= run.lastTs || t < run.cursor) {
+      this.counts.outOfOrderDropped++;
+      return;
+    }
+    this.advance(run, t);
+    const b = run.open!;
+    b.samples++;
+    run.lastTs = t;
+    const v = r.values;
+    for (const j of run.power) {
+      const p = v[POWER_CHANNELS[j]!];
+      if (p !== undefined && Number.isFinite(p)) {
+        run.heldValue[j] = p;
+        run.heldAt[j] = t;
+      }
+    }
+    if (run.hasSoc && v.soc !== undefined && Number.isFinite(v.soc)) b.soc = v.soc;
+    if (run.hasSoh && v.soh !== undefined && Number.isFinite(v.soh)) b.soh = v.soh;
+    if (run.hasState && typeof v.state === 'string') b.state = v.state;
+    if (run.tracker) {
+      const from = run.def.energyFrom;
+      run.tracker.sample(t, from === undefined ? undefined : v[from], r.counters);
+    }
+    this.counts.ingested++;
+  }
+
+  /**
+   * Closes every bucket ending at or before `ts`, writes them with the energy state in one
+   * transaction, then emits one `bucketsClosed` per bucket period that has buckets. Calling it
+   * again for the same time writes and emits nothing.
+   */
+  closeUntil(ts: number): ClosedBucket[] {
+    if (!this.started) throw new Error('Bucketer.start() must be called before closeUntil()');
+    const limit = floorToBucket(ts);
+    if (!(limit > this.closedUntil)) return [];
+
+    const closing: DoneBucket[] = [];
+    for (const run of this.runs.values()) {
+      if (run.open && run.open.end <= limit) this.finishOpen(run);
+      let n = 0;
+      while (n < run.done.length && run.done[n]!.row.startS * 1000 + BUCKET_MS <= limit) n++;
+      if (n > 0) closing.push(...run.done.splice(0, n));
+    }
+
+    this.db.transaction(() => {
+      for (const d of closing) insertBucket(this.db, d.row);
+      for (const run of this.runs.values()) {
+        // Every stream, with or without counters, so a restart knows what is closed.
+        const state = run.tracker ? run.tracker.state() : emptyEnergyState();
+        saveEnergyState(this.db, run.key, { ...state, closedUntil: limit });
+      }
+    })();
+    this.closedUntil = limit;
+    this.counts.bucketsWritten += closing.length;
+
+    const out = closing
+      .sort((a, b) => a.row.startS - b.row.startS)
+      .map((d) => toClosedBucket(d.stream.def.id, d.row));
+    if (this.bus) {
+      for (let i = 0; i < out.length; ) {
+        const start = out[i]!.start;
+        let j = i;
+        while (j < out.length && out[j]!.start === start) j++;
+        this.bus.emit('bucketsClosed', { start, end: start + BUCKET_MS, buckets: out.slice(i, j) });
+        i = j;
+      }
+    }
+    return out;
+  }
+
+  /** Accounts held values up to `t`, finishing every bucket that ends on the way. */
+  private advance(run: StreamRun, t: number): void {
+    while (run.open && run.open.end <= t) this.finishOpen(run);
+    if (!run.open) {
+      const start = floorToBucket(t);
+      run.open = {
+        start,
+        end: start + BUCKET_MS,
+        samples: 0,
+        coveredMs: 0,
+        sum: new Array<number>(NPOWER).fill(0),
+        cov: new Array<number>(NPOWER).fill(0),
+        soc: null,
+        soh: null,
+        state: null,
+      };
+      // A hold reaching into this bucket from an earlier one counts here as well.
+      if (run.cursor < start) run.cursor = start;
+    }
+    this.account(run, t);
+  }
+
+  private account(run: StreamRun, to: number): void {
+    const b = run.open!;
+    const from = run.cursor;
+    if (to <= from) return;
+    const hold = this.maxHoldMs;
+    b.coveredMs += overlap(from, to, run.lastTs, run.lastTs + hold);
+    for (const j of run.power) {
+      const at = run.heldAt[j]!;
+      const o = overlap(from, to, at, at + hold);
+      if (o > 0) {
+        b.sum[j]! += run.heldValue[j]! * o;
+        b.cov[j]! += o;
+      }
+    }
+    run.cursor = to;
+  }
+
+  private finishOpen(run: StreamRun): void {
+    const b = run.open!;
+    this.account(run, b.end);
+    run.open = null;
+    const tr = run.tracker;
+    tr?.advanceTo(b.end);
+    if (b.samples === 0) return;
+    const mean = (j: number): number | null =>
+      run.power.includes(j) && b.cov[j]! > 0 ? round2(b.sum[j]! / b.cov[j]!) : null;
+    run.done.push({
+      stream: run,
+      row: {
+        stream: run.key,
+        startS: b.start / 1000,
+        coveredMs: Math.round(b.coveredMs),
+        power_W: mean(0),
+        power_AC_W: mean(1),
+        power_DC_W: mean(2),
+        soc: b.soc === null ? null : round2(b.soc),
+        soh: b.soh === null ? null : round2(b.soh),
+        // Rounding is monotonic, so rounded counters never go backwards either.
+        energyIn: tr && run.hasIn && tr.knowsIn ? round2(tr.increment) : null,
+        energyOut: tr && run.hasOut && tr.knowsOut ? round2(tr.decrement) + 0 : null,
+        state: b.state,
+      },
+    });
+  }
+}
+
+function overlap(a0: number, a1: number, b0: number, b1: number): number {
+  const lo = a0 > b0 ? a0 : b0;
+  const hi = a1 < b1 ? a1 : b1;
+  return hi > lo ? hi - lo : 0;
+}
+
+function toClosedBucket(streamId: string, r: BucketRow): ClosedBucket {
+  const values: Record<string, number | string> = {};
+  if (r.power_W !== null) values.power_W = r.power_W;
+  if (r.power_AC_W !== null) values.power_AC_W = r.power_AC_W;
+  if (r.power_DC_W !== null) values.power_DC_W = r.power_DC_W;
+  if (r.soc !== null) values.soc = r.soc;
+  if (r.soh !== null) values.soh = r.soh;
+  if (r.energyIn !== null) values.energy_Wh_increment = r.energyIn;
+  if (r.energyOut !== null) values.energy_Wh_decrement = r.energyOut;
+  if (r.state !== null) values.state = r.state;
+  const start = r.startS * 1000;
+  return { streamId, start, end: start + BUCKET_MS, values };
+}

@@ -1,0 +1,150 @@
+import { Duration, Interval } from 'luxon';
+import { INCLUDE_GROUPS, type IncludeGroup } from '../core/channels.js';
+import { apiError } from '../core/errors.js';
+
+export interface TimeRange {
+  /** ms since epoch, inclusive */
+  start: number;
+  /** ms since epoch, exclusive */
+  end: number;
+}
+
+export const MAX_INTERVAL_DAYS = 400;
+const MAX_INTERVAL_MS = MAX_INTERVAL_DAYS * 86_400_000;
+
+const FORMS =
+  'interval must be an ISO 8601 interval in UTC: start/end, start/duration or duration/end, ' +
+  'e.g. 2026-11-01T00:00:00Z/2026-11-02T00:00:00Z';
+
+/** A datetime with a time part that ends in Z or ±hh[[:]mm]; a date alone has no zone either. */
+const ZONED = /T[^/]*(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
+
+const invalid = (text: string, why: string) => apiError('INVALID_INTERVAL', `interval "${text}" ${why}; ${FORMS}`);
+
+/**
+ * Parses the telemetry/savings `interval` parameter. Durations are applied in UTC, so
+ * `start/P1D` is always 24 h whatever the server's zone.
+ *
+ * A bare duration (`PT6H`) is accepted only when `now` is given: it means the duration ending
+ * at `now`, which lets a caller ask for "the last six hours" without a clock of its own.
+ */
+export function parseInterval(text: string, now?: number): TimeRange {
+  const t = text.trim();
+  if (t === '') throw apiError('INVALID_INTERVAL', `interval is empty; ${FORMS}`);
+  const parts = t.split('/');
+
+  if (parts.length === 1 && /^P/.test(t) && now !== undefined) {
+    const d = Duration.fromISO(t);
+    if (!d.isValid) throw invalid(text, `is not an ISO 8601 duration (${d.invalidExplanation ?? d.invalidReason})`);
+    return checked(text, { start: now - d.toMillis(), end: now });
+  }
+  if (parts.length !== 2) throw invalid(text, parts.length === 1 ? 'has no "/" between start and end' : 'has more than one "/"');
+
+  for (const [i, p] of parts.entries()) {
+    if (/^P/i.test(p)) continue;
+    if (!ZONED.test(p)) {
+      const which = i === 0 ? 'start' : 'end';
+      throw invalid(text, `has no UTC offset on its ${which} "${p}": write Z or an offset such as +01:00 after the time`);
+    }
+  }
+
+  const iv = Interval.fromISO(t, { zone: 'utc' });
+  if (!iv.isValid) {
+    if (iv.invalidReason === 'end before start') throw invalid(text, 'ends before it starts: the end must be after the start');
+    throw invalid(text, 'cannot be parsed');
+  }
+  return checked(text, { start: iv.start!.toMillis(), end: iv.end!.toMillis() });
+}
+
+function checked(text: string, r: TimeRange): TimeRange {
+  if (!(r.end > r.start)) throw invalid(text, 'ends before or at its start: the end must be after the start');
+  if (r.end - r.start > MAX_INTERVAL_MS) {
+    const days = Math.ceil((r.end - r.start) / 86_400_000);
+    throw apiError(
+      'INTERVAL_TOO_LONG',
+      `interval "${text}" spans ${days} days; at most ${MAX_INTERVAL_DAYS} days per request: split it into several requests`,
+    );
+  }
+  return r;
+}
+
+/**
+ * Calendar months and days stay apart from clock time: PT60M equals PT1H, but P1D is a local
+ * day (23-25 h) and is not PT24H, and P1M is not P30D. Luxon's own Duration.equals compares unit
+ * by unit (PT60M != PT1H) and toMillis() treats a month as 30 days, so neither fits.
+ */
+function durationKey(d: Duration): string | null {
+  if (!d.isValid) return null;
+  const o = d.toObject();
+  const months = (o.years ?? 0) * 12 + (o.months ?? 0);
+  const days = (o.weeks ?? 0) * 7 + (o.days ?? 0);
+  const ms = (o.hours ?? 0) * 3_600_000 + (o.minutes ?? 0) * 60_000 + (o.seconds ?? 0) * 1000 + (o.milliseconds ?? 0);
+  return `${months}/${days}/${ms}`;
+}
+
+/**
+ * The `resolution` parameter: one of `allowed`, or `fallback` when absent. An equivalent
+ * spelling (PT60M for PT1H) is accepted and returned as the allowed spelling; see durationKey.
+ */
+export function parseResolution<R extends string>(text: string | undefined, allowed: readonly R[], fallback: R): R {
+  if (text === undefined || text.trim() === '') return fallback;
+  const t = text.trim();
+  const exact = allowed.find((a) => a === t);
+  if (exact !== undefined) return exact;
+  const key = durationKey(Duration.fromISO(t));
+  if (key !== null) {
+    const same = allowed.find((a) => durationKey(Duration.fromISO(a)) === key);
+    if (same !== undefined) return same;
+  }
+  throw apiError('INVALID_RESOLUTION', `resolution "${text}" is not supported; allowed: ${allowed.join(', ')}`);
+}
+
+/** The `include` parameter: comma-separated groups, `default` when absent or empty. */
+export function parseInclude(text: string | undefined): Set<IncludeGroup> {
+  const out = new Set<IncludeGroup>();
+  for (const raw of (text ?? '').split(',')) {
+    const g = raw.trim();
+    if (g === '') continue;
+    if (!(INCLUDE_GROUPS as readonly string[]).includes(g)) {
+      throw apiError('INVALID_INCLUDE', `include "${g}" is not a field group; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`);
+    }
+    out.add(g as IncludeGroup);
+  }
+  if (out.size === 0) out.add('default');
+  return out;
+}
+
+const DAY_MS = 86_400_000;
+const PAD2 = Array.from({ length: 60 }, (_, i) => (i < 10 ? `0${i}` : `${i}`));
+
+// Buckets of a year share 366 dates: building the date part once per day keeps formatting a
+// string concatenation. Two slots because start and end straddle midnight once a day.
+let dayA = NaN;
+let prefixA = '';
+let dayB = NaN;
+let prefixB = '';
+
+function datePrefix(day: number): string {
+  if (day === dayA) return prefixA;
+  if (day === dayB) return prefixB;
+  const p = new Date(day * DAY_MS).toISOString().slice(0, 11);
+  dayB = dayA;
+  prefixB = prefixA;
+  dayA = day;
+  prefixA = p;
+  return p;
+}
+
+/** `2026-11-23T00:15:00Z`: canonical UTC, whole seconds (sub-second parts are dropped). */
+export function formatInstant(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  const s = Math.floor((ms - day * DAY_MS) / 1000);
+  const h = (s / 3600) | 0;
+  const m = ((s % 3600) / 60) | 0;
+  return `${datePrefix(day)}${PAD2[h]}:${PAD2[m]}:${PAD2[s % 60]}Z`;
+}
+
+/** `2026-11-23T00:15:00Z/2026-11-23T00:30:00Z` */
+export function formatInterval(startMs: number, endMs: number): string {
+  return `${formatInstant(startMs)}/${formatInstant(endMs)}`;
+}
