@@ -1,0 +1,355 @@
+/**
+ * The physics of the simulated site, pure and steppable: PV optimisers and battery blocks on the
+ * DC bus of one hybrid inverter, the inverter's AC side, the house and the grid connection on
+ * the AC bus. No I/O and no clock: the owner calls advanceTo(ts) with whatever time it lives in.
+ *
+ * Signs here are the physical ones the register images need, not the gateway's channel signs:
+ *   pvW ≥ 0 produced · battery W + charging · inverter dcW + into the inverter from the DC bus,
+ *   acW + delivered to the AC bus · gridW + import · houseW ≥ 0 consumed.
+ * Balances, at every instant (and so for every counter):
+ *   DC bus: Σ pvW − Σ batteryW = inverter dcW
+ *   inverter: acW = dcW·η − standby (dcW ≥ 0), dcW/η − standby (dcW < 0)
+ *   AC bus: gridW + inverter acW = houseW
+ * Dispatch is self-consumption: PV serves the house, surplus charges the battery, the battery
+ * covers a deficit, the grid takes or gives the rest. With the relay open the grid term is 0:
+ * PV is curtailed when nothing can take it, and the house is shed to what PV + battery supply.
+ */
+import { type SimConfig, validateSimConfig } from './config.js';
+import { HouseLoad } from './house-load.js';
+import { InverterConversion } from './inverter-efficiency.js';
+import { hash01, valueNoise } from './noise.js';
+import { PvArray } from './pv-array.js';
+
+export { defaultSimConfig, validateSimConfig, SimConfigError } from './config.js';
+export type { SimConfig, BatteryBlockConfig, OptimiserConfig } from './config.js';
+
+const HOUR = 3_600_000;
+
+/** lifetime energy per flow, Wh; they only grow */
+export interface SiteCounters {
+  pvProducedWh: number[];
+  batteryChargedWh: number[];
+  batteryDischargedWh: number[];
+  inverterDcInWh: number;
+  inverterDcOutWh: number;
+  inverterAcDeliveredWh: number;
+  inverterAcAbsorbedWh: number;
+  gridImportWh: number;
+  gridExportWh: number;
+  houseConsumedWh: number;
+}
+
+export interface BatterySnapshot {
+  /** + charging (into the battery), DC at the terminals */
+  w: number;
+  socPct: number;
+  sohPct: number;
+  /** energy stored now, Wh */
+  storedWh: number;
+  /** nameplate × SoH: what SoC is a percentage of */
+  usableCapacityWh: number;
+  /** equivalent full cycles, lifetime */
+  cycles: number;
+}
+
+export interface SiteSnapshot {
+  ts: number;
+  relayClosed: boolean;
+  /** per optimiser, delivered to the DC bus (after any curtailment), ≥ 0 */
+  pvW: number[];
+  /** per optimiser, what the maximum power point would give */
+  pvAvailableW: number[];
+  pvCurtailed: boolean;
+  battery: BatterySnapshot[];
+  inverter: {
+    /** + delivered to the AC bus */
+    acW: number;
+    /** + taken from the DC bus */
+    dcW: number;
+    /** false only when islanded with nothing to run on */
+    on: boolean;
+  };
+  /** + import */
+  gridW: number;
+  /** what the house draws now (after shedding) */
+  houseW: number;
+  /** what the house would draw */
+  houseDemandW: number;
+  /** per phase, measured at the connection point on the grid side; 0 while the relay is open */
+  gridPhaseV: [number, number, number];
+  gridHz: number;
+  /** per phase on the house side: grid when closed, the inverter's island when open, 0 in a blackout */
+  housePhaseV: [number, number, number];
+  houseHz: number;
+  counters: SiteCounters;
+}
+
+export class SiteModel {
+  readonly config: SimConfig;
+  readonly conversion: InverterConversion;
+  private readonly pv: PvArray;
+  private readonly house: HouseLoad;
+  private t: number;
+  private outage = false;
+
+  // exogenous inputs for the current step
+  private exoTs = Number.NaN;
+  private readonly pvAvail: Float64Array;
+  private pvAvailSum = 0;
+  private demand = 0;
+
+  // flows in effect now
+  private readonly pvW: Float64Array;
+  private readonly batW: Float64Array;
+  private dcW = 0;
+  private acW = 0;
+  private gridW = 0;
+  private houseW = 0;
+  private inverterOn = true;
+  private curtailed = false;
+
+  // battery state
+  private readonly stored: Float64Array;
+  private readonly usable: Float64Array;
+  private readonly eMin: Float64Array;
+  private readonly eMax: Float64Array;
+  private readonly soh: Float64Array;
+  private readonly cyclesAtStart: Float64Array;
+  private readonly chCap: Float64Array;
+  private readonly disCap: Float64Array;
+  private readonly dcAtRated: number;
+
+  private readonly c: {
+    pv: Float64Array;
+    charged: Float64Array;
+    discharged: Float64Array;
+    dcIn: number;
+    dcOut: number;
+    acDelivered: number;
+    acAbsorbed: number;
+    gridImport: number;
+    gridExport: number;
+    house: number;
+  };
+
+  constructor(config: SimConfig, startTs: number) {
+    validateSimConfig(config);
+    if (!Number.isFinite(startTs)) throw new RangeError(`start time must be finite, got ${startTs}`);
+    this.config = structuredClone(config);
+    const cfg = this.config;
+    this.t = startTs;
+    this.conversion = new InverterConversion(cfg.inverter.ratedW, cfg.inverter.standbyW, cfg.inverter.efficiencyCurve);
+    this.dcAtRated = this.conversion.dcForAc(cfg.inverter.ratedW);
+    this.pv = new PvArray(cfg.pv, cfg.location, cfg.weather, cfg.seed);
+    this.house = new HouseLoad(cfg.house, cfg.seed, cfg.location.timezone);
+    const n = this.pv.count;
+    const m = cfg.battery.blocks.length;
+    this.pvAvail = new Float64Array(n);
+    this.pvW = new Float64Array(n);
+    this.batW = new Float64Array(m);
+    this.chCap = new Float64Array(m);
+    this.disCap = new Float64Array(m);
+    // a site that has been running a while: slightly aged, unequal blocks
+    this.soh = Float64Array.from(cfg.battery.blocks, (_, j) => 96 + 3.5 * hash01(cfg.seed, 500, j));
+    this.cyclesAtStart = Float64Array.from(this.soh, (s) => Math.round((100 - s) * 80));
+    this.usable = Float64Array.from(cfg.battery.blocks, (b, j) => (b.capacityWh * this.soh[j]) / 100);
+    this.eMin = Float64Array.from(cfg.battery.blocks, (b, j) => (this.usable[j] * b.socMinPct) / 100);
+    this.eMax = Float64Array.from(cfg.battery.blocks, (b, j) => (this.usable[j] * b.socMaxPct) / 100);
+    this.stored = Float64Array.from(cfg.battery.blocks, (b, j) => (this.usable[j] * b.initialSocPct) / 100);
+    this.c = {
+      pv: new Float64Array(n),
+      charged: new Float64Array(m),
+      discharged: new Float64Array(m),
+      dcIn: 0,
+      dcOut: 0,
+      acDelivered: 0,
+      acAbsorbed: 0,
+      gridImport: 0,
+      gridExport: 0,
+      house: 0,
+    };
+    this.refresh();
+  }
+
+  /** model time, ms since epoch */
+  get time(): number {
+    return this.t;
+  }
+
+  get gridOutage(): boolean {
+    return this.outage;
+  }
+
+  /** Open (true) or close the grid relay; flows switch at once, the counters keep going. */
+  setGridOutage(on: boolean): void {
+    if (on === this.outage) return;
+    this.outage = on;
+    this.refresh();
+  }
+
+  /**
+   * Integrate up to ts. Steps sit on multiples of stepMs since the epoch and each takes its inputs
+   * at the step's start, so the result does not depend on how a span is chopped into calls.
+   * A ts at or before the model time is ignored: time does not run backwards.
+   */
+  advanceTo(ts: number): void {
+    const step = this.config.stepMs;
+    while (this.t < ts) {
+      const stepStart = Math.floor(this.t / step) * step;
+      const segEnd = Math.min(stepStart + step, ts);
+      const dtH = (segEnd - this.t) / HOUR;
+      this.loadInputs(stepStart);
+      this.dispatch(dtH);
+      this.integrate(dtH);
+      this.t = segEnd;
+    }
+  }
+
+  snapshot(): SiteSnapshot {
+    const cfg = this.config;
+    const closed = !this.outage;
+    const gridV = closed ? this.gridVoltages(this.t) : ([0, 0, 0] as [number, number, number]);
+    const gridHz = closed ? 50 + 0.03 * (2 * valueNoise(cfg.seed, 410, this.t / 20_000) - 1) : 0;
+    const islandLive = !closed && this.inverterOn;
+    const houseV: [number, number, number] = closed ? [...gridV] : islandLive ? [230, 230, 230] : [0, 0, 0];
+    return {
+      ts: this.t,
+      relayClosed: closed,
+      pvW: Array.from(this.pvW),
+      pvAvailableW: Array.from(this.pvAvail),
+      pvCurtailed: this.curtailed,
+      battery: cfg.battery.blocks.map((b, j) => ({
+        w: this.batW[j],
+        socPct: (100 * this.stored[j]) / this.usable[j],
+        sohPct: this.soh[j],
+        storedWh: this.stored[j],
+        usableCapacityWh: this.usable[j],
+        cycles: this.cyclesAtStart[j] + this.c.discharged[j] / b.capacityWh,
+      })),
+      inverter: { acW: this.acW, dcW: this.dcW, on: this.inverterOn },
+      gridW: this.gridW,
+      houseW: this.houseW,
+      houseDemandW: this.demand,
+      gridPhaseV: gridV,
+      gridHz,
+      housePhaseV: houseV,
+      houseHz: closed ? gridHz : islandLive ? 50 : 0,
+      counters: {
+        pvProducedWh: Array.from(this.c.pv),
+        batteryChargedWh: Array.from(this.c.charged),
+        batteryDischargedWh: Array.from(this.c.discharged),
+        inverterDcInWh: this.c.dcIn,
+        inverterDcOutWh: this.c.dcOut,
+        inverterAcDeliveredWh: this.c.acDelivered,
+        inverterAcAbsorbedWh: this.c.acAbsorbed,
+        gridImportWh: this.c.gridImport,
+        gridExportWh: this.c.gridExport,
+        houseConsumedWh: this.c.house,
+      },
+    };
+  }
+
+  /** flows for the current instant without moving time (start, relay switched) */
+  private refresh(): void {
+    const step = this.config.stepMs;
+    this.loadInputs(Math.floor(this.t / step) * step);
+    this.dispatch(step / HOUR);
+  }
+
+  private loadInputs(ts: number): void {
+    if (ts === this.exoTs) return;
+    this.exoTs = ts;
+    this.pvAvailSum = this.pv.availableW(ts, this.pvAvail);
+    this.demand = this.house.demandW(ts);
+  }
+
+  private dispatch(dtH: number): void {
+    const blocks = this.config.battery.blocks;
+    let chargeCap = 0;
+    let dischargeCap = 0;
+    for (let j = 0; j < blocks.length; j++) {
+      const b = blocks[j];
+      // never step past socMax / socMin: the limit lands exactly on the bound
+      this.chCap[j] = Math.min(b.maxChargeW, Math.max(0, (this.eMax[j] - this.stored[j]) / (b.chargeEfficiency * dtH)));
+      this.disCap[j] = Math.min(b.maxDischargeW, Math.max(0, ((this.stored[j] - this.eMin[j]) * b.dischargeEfficiency) / dtH));
+      chargeCap += this.chCap[j];
+      dischargeCap += this.disCap[j];
+    }
+    const inv = this.conversion;
+    const closed = !this.outage;
+    const demand = this.demand;
+    const avail = this.pvAvailSum;
+    const dcNeed = Math.min(inv.dcForAc(demand), this.dcAtRated);
+    let pvUse = avail;
+    let bat = 0;
+    let on = true;
+    if (avail >= dcNeed) {
+      bat = Math.min(avail - dcNeed, chargeCap);
+      // connected: the rest is exported up to the rating; islanded: nowhere to go, curtail
+      pvUse = closed ? Math.min(avail, this.dcAtRated + bat) : dcNeed + bat;
+    } else {
+      bat = -Math.min(dcNeed - avail, dischargeCap);
+      if (!closed && inv.acFromDc(avail - bat) <= 0) {
+        // islanded with too little to even run the inverter: it stops, the house goes dark
+        on = false;
+        pvUse = 0;
+        bat = 0;
+      }
+    }
+
+    let pvSum = 0;
+    const k = avail > 0 ? pvUse / avail : 0;
+    for (let i = 0; i < this.pvW.length; i++) {
+      this.pvW[i] = this.pvAvail[i] * k;
+      pvSum += this.pvW[i];
+    }
+    let batSum = 0;
+    for (let j = 0; j < this.batW.length; j++) {
+      // shares in proportion to what each block can take or give, so none exceeds its limit
+      const w = bat > 0 ? (bat * this.chCap[j]) / chargeCap : bat < 0 ? (bat * this.disCap[j]) / dischargeCap : 0;
+      this.batW[j] = w;
+      batSum += w;
+    }
+    this.curtailed = pvSum < avail - 1e-6;
+    this.inverterOn = on;
+    this.dcW = pvSum - batSum;
+    this.acW = on ? inv.acFromDc(this.dcW) : 0;
+    if (closed) {
+      this.houseW = demand;
+      this.gridW = demand - this.acW;
+    } else {
+      this.houseW = this.acW;
+      this.gridW = 0;
+    }
+  }
+
+  private integrate(dtH: number): void {
+    const c = this.c;
+    const blocks = this.config.battery.blocks;
+    for (let i = 0; i < this.pvW.length; i++) c.pv[i] += this.pvW[i] * dtH;
+    for (let j = 0; j < this.batW.length; j++) {
+      const w = this.batW[j];
+      const e = this.stored[j];
+      if (w > 0) {
+        c.charged[j] += w * dtH;
+        this.stored[j] = Math.min(e + w * blocks[j].chargeEfficiency * dtH, Math.max(this.eMax[j], e));
+      } else if (w < 0) {
+        c.discharged[j] -= w * dtH;
+        this.stored[j] = Math.max(e + (w / blocks[j].dischargeEfficiency) * dtH, Math.min(this.eMin[j], e));
+      }
+    }
+    if (this.dcW >= 0) c.dcIn += this.dcW * dtH;
+    else c.dcOut -= this.dcW * dtH;
+    if (this.acW >= 0) c.acDelivered += this.acW * dtH;
+    else c.acAbsorbed -= this.acW * dtH;
+    if (this.gridW >= 0) c.gridImport += this.gridW * dtH;
+    else c.gridExport -= this.gridW * dtH;
+    c.house += this.houseW * dtH;
+  }
+
+  private gridVoltages(ts: number): [number, number, number] {
+    const s = this.config.seed;
+    const v = (ph: number) => 230 + 4 * (2 * valueNoise(s, 400 + ph, ts / 300_000) - 1);
+    return [v(0), v(1), v(2)];
+  }
+}
