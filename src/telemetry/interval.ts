@@ -44,6 +44,10 @@ export function parseInterval(text: string, now?: number): TimeRange {
     if (/^P/i.test(p)) continue;
     if (!ZONED.test(p)) {
       const which = i === 0 ? 'start' : 'end';
+      // An unencoded '+' in a query string arrives as a space: say so rather than "no offset".
+      if (/T\S* \d{2}(:?\d{2})?$/.test(p)) {
+        throw invalid(text, `has a space where the ${which}'s UTC offset should be: encode "+" as %2B in the URL`);
+      }
       throw invalid(text, `has no UTC offset on its ${which} "${p}": write Z or an offset such as +01:00 after the time`);
     }
   }

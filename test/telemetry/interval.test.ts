@@ -52,6 +52,12 @@ describe('parseInterval', () => {
     expect(errorOf(() => parseInterval('2026-11-01T00:00:00Z/2026-11-02T00:00:00')).message).toContain('end');
   });
 
+  it('explains a "+" offset that arrived as a space from an unencoded URL', () => {
+    const e = errorOf(() => parseInterval('2026-11-01T01:00:00 01:00/P1D'));
+    expect(e.code).toBe('INVALID_INTERVAL');
+    expect(e.message).toContain('%2B');
+  });
+
   it('refuses garbage with a message naming the parameter and the accepted forms', () => {
     for (const text of ['', 'yesterday', '2026-11-01T00:00:00Z', 'a/b', 'P1D/PT1H', '2026-11-01T00:00:00Z/P1X', 'x/y/z']) {
       const e = errorOf(() => parseInterval(text));

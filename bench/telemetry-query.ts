@@ -1,0 +1,105 @@
+/**
+ * One year of one battery stream (35,040 buckets) through queryTelemetry at PT15M, PT1H and P1D,
+ * against a bare SELECT of the same rows + JSON.stringify measured in the same run.
+ * Both sides include serialisation, since that is what an HTTP response costs.
+ *
+ *   npx tsx bench/telemetry-query.ts [runs]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { openDatabase } from '../src/store/db.js';
+import { findStreamKey } from '../src/store/streams.js';
+import { Bucketer } from '../src/telemetry/bucketer.js';
+import { queryTelemetry, type TelemetryResolution } from '../src/telemetry/query.js';
+import type { StreamDef } from '../src/telemetry/stream.js';
+
+const RUNS = Number(process.argv[2] ?? 15);
+const YEAR_START = Date.parse('2026-01-01T00:00:00Z');
+const YEAR_END = Date.parse('2027-01-01T00:00:00Z');
+const POLL_MS = 60_000;
+const BUCKET_MS = 900_000;
+
+const stream: StreamDef = {
+  id: 'inv1__bb_agg',
+  deviceId: 'inv1',
+  deviceKind: 'battery_pack',
+  channels: ['power_W', 'soc', 'soh', 'energy_Wh_increment', 'energy_Wh_decrement'],
+  energyFrom: 'power_W',
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-'));
+try {
+  const db = openDatabase(join(dir, 'bench.db'));
+
+  const fillStart = performance.now();
+  const bucketer = new Bucketer({ db, streams: [stream], pollPeriodMs: POLL_MS });
+  bucketer.start();
+  let soc = 50;
+  for (let t = YEAR_START; t < YEAR_END; t += POLL_MS) {
+    const hour = ((t / 3_600_000) % 24) + 0.3 * Math.sin(t / 7e6);
+    const power = Math.round(3000 * Math.sin(((hour - 6) / 24) * 2 * Math.PI) + 200 * Math.sin(t / 1.3e6));
+    soc = Math.min(100, Math.max(0, soc + power / 60 / 100));
+    bucketer.ingest({ streamId: stream.id, ts: t, values: { power_W: power, soc, soh: 97.5 } });
+    if ((t + POLL_MS) % BUCKET_MS === 0) bucketer.closeUntil(t + POLL_MS);
+  }
+  bucketer.closeUntil(YEAR_END);
+  const fillMs = performance.now() - fillStart;
+
+  const key = findStreamKey(db, stream.id)!;
+  const bare = db.prepare('SELECT * FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s');
+  const baseline = () => JSON.stringify(bare.all(key, YEAR_START / 1000, YEAR_END / 1000));
+  const viaQuery = (resolution: TelemetryResolution) => () =>
+    JSON.stringify({
+      entries: queryTelemetry(db, {
+        streamId: stream.id,
+        deviceId: stream.id,
+        deviceKind: stream.deviceKind,
+        start: YEAR_START,
+        end: YEAR_END,
+        resolution,
+        include: new Set(['default', 'energy'] as const),
+        channels: stream.channels,
+        timezone: 'Europe/Berlin',
+        socScale: 'percent',
+      }),
+    });
+
+  const cases: [string, () => string][] = [
+    ['baseline SELECT * + JSON.stringify', baseline],
+    ['queryTelemetry PT15M', viaQuery('PT15M')],
+    ['queryTelemetry PT1H', viaQuery('PT1H')],
+    ['queryTelemetry P1D', viaQuery('P1D')],
+  ];
+  const samples = new Map<string, number[]>(cases.map(([name]) => [name, []]));
+  const sizes = new Map<string, number>();
+  for (const [name, fn] of cases) sizes.set(name, fn().length); // warm-up
+  // Interleaved so drift (GC, thermal) hits every case alike.
+  for (let r = 0; r < RUNS; r++) {
+    for (const [name, fn] of cases) {
+      const t0 = performance.now();
+      fn();
+      samples.get(name)!.push(performance.now() - t0);
+    }
+  }
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  const base = median(samples.get(cases[0]![0])!);
+  const rows = db.prepare('SELECT count(*) FROM buckets WHERE stream = ?').pluck().get(key) as number;
+
+  console.log(`filled ${rows} buckets (one year, 1-minute readings) in ${(fillMs / 1000).toFixed(1)} s; ${RUNS} runs each`);
+  console.log('');
+  console.log('| case                                 | median ms | JSON kB | ratio vs baseline |');
+  console.log('|--------------------------------------|----------:|--------:|------------------:|');
+  for (const [name] of cases) {
+    const m = median(samples.get(name)!);
+    const kb = (sizes.get(name)! / 1024).toFixed(0);
+    console.log(`| ${name.padEnd(36)} | ${m.toFixed(2).padStart(9)} | ${kb.padStart(7)} | ${(m / base).toFixed(2).padStart(16)}x |`);
+  }
+  db.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
