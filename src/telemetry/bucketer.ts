@@ -64,6 +64,8 @@ interface StreamRun {
   hasIn: boolean;
   hasOut: boolean;
   tracker: EnergyTracker | null;
+  /** no longer in the stream set: takes no readings, leaves once its buckets are written */
+  retired: boolean;
   heldValue: number[];
   heldAt: number[];
   /** ts of the last accepted reading */
@@ -117,16 +119,53 @@ export class Bucketer {
     if (!(this.pollPeriodMs > 0) || !Number.isFinite(this.pollPeriodMs)) {
       throw new RangeError(`pollPeriodMs must be a positive number, got ${this.pollPeriodMs}`);
     }
-    const keys = this.db.transaction(() => this.defs.map((d) => streamKey(this.db, d.id)))();
+    this.setStreamDefs(this.defs, true);
+    this.started = true;
+  }
+
+  /**
+   * Replaces the stream set (discovery found or lost channels). A kept stream keeps its open
+   * bucket and energy count; a new one continues from its persisted state; a removed one
+   * takes no more readings, and what it already has is written at the next closeUntil().
+   */
+  setStreams(streams: StreamDef[]): void {
+    if (!this.started) throw new Error('Bucketer.start() must be called before setStreams()');
+    this.setStreamDefs(streams, false);
+  }
+
+  /**
+   * Persists every stream's energy state (without writing the unfinished buckets), so a restart
+   * continues the counts from the last reading. Call closeUntil(now) first to keep the buckets
+   * that are already complete.
+   */
+  stop(): void {
+    if (!this.started) return;
+    const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
+    this.db.transaction(() => {
+      for (const run of this.runs.values()) {
+        if (run.tracker) saveEnergyState(this.db, run.key, { ...run.tracker.state(), closedUntil });
+      }
+    })();
+    this.started = false;
+  }
+
+  private setStreamDefs(defs: StreamDef[], first: boolean): void {
+    const keys = this.db.transaction(() => defs.map((d) => streamKey(this.db, d.id)))();
     const stored = loadEnergyStates(this.db);
-    this.defs.forEach((def, i) => {
+    const keep = new Set(defs.map((d) => d.id));
+    for (const run of this.runs.values()) if (!keep.has(run.def.id)) run.retired = true;
+    defs.forEach((def, i) => {
       const key = keys[i]!;
       const saved = stored.get(key);
-      if (saved?.closedUntil != null) this.closedUntil = Math.max(this.closedUntil, saved.closedUntil);
+      if (first && saved?.closedUntil != null) this.closedUntil = Math.max(this.closedUntil, saved.closedUntil);
       const has = (c: string) => (def.channels as string[]).includes(c);
       const hasIn = has('energy_Wh_increment');
       const hasOut = has('energy_Wh_decrement');
-      this.runs.set(def.id, {
+      const old = this.runs.get(def.id);
+      const tracker =
+        old?.tracker ??
+        (hasIn || hasOut ? new EnergyTracker({ maxHoldMs: this.maxHoldMs, counterWrapWh: def.counterWrapWh }, saved) : null);
+      const shape = {
         def,
         key,
         power: POWER_CHANNELS.flatMap((c, j) => (has(c) ? [j] : [])),
@@ -135,19 +174,22 @@ export class Bucketer {
         hasState: has('state'),
         hasIn,
         hasOut,
-        tracker:
-          hasIn || hasOut
-            ? new EnergyTracker({ maxHoldMs: this.maxHoldMs, counterWrapWh: def.counterWrapWh }, saved)
-            : null,
-        heldValue: new Array<number>(NPOWER).fill(0),
-        heldAt: new Array<number>(NPOWER).fill(-Infinity),
-        lastTs: -Infinity,
-        cursor: -Infinity,
-        open: null,
-        done: [],
-      });
+        tracker,
+        retired: false,
+      };
+      if (old) Object.assign(old, shape);
+      else {
+        this.runs.set(def.id, {
+          ...shape,
+          heldValue: new Array<number>(NPOWER).fill(0),
+          heldAt: new Array<number>(NPOWER).fill(-Infinity),
+          lastTs: -Infinity,
+          cursor: -Infinity,
+          open: null,
+          done: [],
+        });
+      }
     });
-    this.started = true;
   }
 
   stats(): BucketerStats {
@@ -157,7 +199,7 @@ export class Bucketer {
   ingest(r: Reading): void {
     if (!this.started) throw new Error('Bucketer.start() must be called before ingest()');
     const run = this.runs.get(r.streamId);
-    if (!run) {
+    if (!run || run.retired) {
       this.counts.unknownStream++;
       return;
     }
@@ -220,6 +262,7 @@ export class Bucketer {
     })();
     this.closedUntil = limit;
     this.counts.bucketsWritten += closing.length;
+    for (const [id, run] of this.runs) if (run.retired && !run.open && run.done.length === 0) this.runs.delete(id);
 
     const out = closing
       .sort((a, b) => a.row.startS - b.row.startS)

@@ -236,3 +236,40 @@ describe('Bucketer energy', () => {
     db.close();
   });
 });
+
+describe('Bucketer stream set and stop', () => {
+  it('setStreams adds new streams and retires removed ones after writing what they have', () => {
+    const db = openDatabase(':memory:');
+    const b = make(db, MIN, [battery]);
+    b.ingest(bat(1, 100));
+    b.ingest(reading(meter.id, 1, { power_W: 5 }));
+    expect(b.stats().unknownStream).toBe(1);
+    b.setStreams([meter]);
+    b.ingest(reading(meter.id, 2, { power_W: 5 }));
+    b.ingest(bat(3, 100));
+    expect(b.stats().unknownStream).toBe(2);
+    const out = b.closeUntil(at(15));
+    expect(out.map((x) => [x.streamId, x.values.power_W])).toEqual([
+      [battery.id, 100],
+      [meter.id, 5],
+    ]);
+  });
+
+  it('stop persists the energy count of the unfinished bucket for the next start', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitegw-bucketer-'));
+    dirs.push(dir);
+    const file = join(dir, 'sitegw.db');
+    let db = openDatabase(file);
+    let b = make(db, MIN);
+    for (let m = 0; m <= 6; m++) b.ingest(bat(m, 600)); // 60 Wh up to minute 6, never closed
+    b.stop();
+    db.close();
+
+    db = openDatabase(file);
+    b = make(db, MIN);
+    b.ingest(bat(7, 0)); // plus the minute held since minute 6: 70 Wh
+    const [bucket] = b.closeUntil(at(15));
+    expect(bucket!.values.energy_Wh_increment).toBe(70);
+    db.close();
+  });
+});
