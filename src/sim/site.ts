@@ -1,0 +1,108 @@
+/**
+ * The simulated site as the gateway sees it: a physical model plus one SunSpec register image per
+ * Modbus unit, on two hosts (the inverter with its battery BMSs behind it, and the meter box).
+ *
+ *   inverter host  unit 1        inverter: 1 → 103 → 160 (one module per optimiser) → 124
+ *                  units 2..M+1  battery block j (BMS): 1 → 802
+ *   meter host     unit 1        grid meter at the connection point: 1 → 203
+ *                  unit 2        consumption meter on the house feed: 1 → 203
+ *
+ * The same images serve live polling (through servers.ts) and history pre-fill (update(ts) in a
+ * loop over past time, then read the banks in memory).
+ */
+import { defaultSimConfig, type SimConfig } from './config.js';
+import type { RegisterBank } from './bank.js';
+import {
+  BatteryDevice,
+  InverterDevice,
+  MeterDevice,
+  serialFor,
+  SIM_MANUFACTURER,
+  SIM_VERSION,
+  type SimDevice,
+  type SimDeviceIdentity,
+  type SimHost,
+} from './device-images.js';
+import { SiteModel, type SiteSnapshot } from './model.js';
+
+export type { SimDeviceIdentity, SimHost, SimDeviceRole } from './device-images.js';
+
+export class SimSite {
+  readonly model: SiteModel;
+  readonly devices: readonly SimDevice[];
+  private readonly byHost: Record<SimHost, Map<number, RegisterBank>> = { inverter: new Map(), meter: new Map() };
+  private encodedAt = Number.NaN;
+
+  constructor(config: SimConfig = defaultSimConfig(), startTs: number = Date.now()) {
+    this.model = new SiteModel(config, startTs);
+    const cfg = this.model.config;
+    const id = (host: SimHost, unitId: number, role: SimDeviceIdentity['role'], model: string, serial: string): SimDeviceIdentity => ({
+      host,
+      unitId,
+      role,
+      manufacturer: SIM_MANUFACTURER,
+      model,
+      serial,
+      version: SIM_VERSION,
+    });
+    const devices: SimDevice[] = [
+      new InverterDevice(id('inverter', 1, 'inverter', `HYB-${cfg.inverter.ratedW}`, serialFor(cfg.seed, 'INV', 0)), cfg),
+      ...cfg.battery.blocks.map(
+        (b, j) =>
+          new BatteryDevice(
+            { ...id('inverter', 2 + j, 'battery', `BAT-${b.capacityWh}`, serialFor(cfg.seed, 'BAT', 1 + j)), block: j },
+            cfg,
+            j,
+          ),
+      ),
+      new MeterDevice({ ...id('meter', 1, 'grid_meter', 'EM3-GRID', serialFor(cfg.seed, 'GM', 0)), role: 'grid_meter' }),
+      new MeterDevice({ ...id('meter', 2, 'consumption_meter', 'EM3-LOAD', serialFor(cfg.seed, 'CM', 0)), role: 'consumption_meter' }),
+    ];
+    this.devices = devices;
+    for (const d of devices) this.byHost[d.identity.host].set(d.identity.unitId, d.image.bank);
+    this.encode();
+  }
+
+  /** model time, ms since epoch */
+  get time(): number {
+    return this.model.time;
+  }
+
+  get gridOutage(): boolean {
+    return this.model.gridOutage;
+  }
+
+  /** Bring the model to ts and re-encode every image in place. Earlier times are ignored. */
+  update(ts: number): void {
+    this.model.advanceTo(ts);
+    if (this.model.time !== this.encodedAt) this.encode();
+  }
+
+  setGridOutage(on: boolean): void {
+    if (on === this.model.gridOutage) return;
+    this.model.setGridOutage(on);
+    this.encode();
+  }
+
+  snapshot(): SiteSnapshot {
+    return this.model.snapshot();
+  }
+
+  banks(host: SimHost): ReadonlyMap<number, RegisterBank> {
+    return this.byHost[host];
+  }
+
+  unit(host: SimHost, unitId: number): RegisterBank | undefined {
+    return this.byHost[host].get(unitId);
+  }
+
+  identities(): SimDeviceIdentity[] {
+    return this.devices.map((d) => ({ ...d.identity }));
+  }
+
+  private encode(): void {
+    const s = this.model.snapshot();
+    for (const d of this.devices) d.encode(s);
+    this.encodedAt = this.model.time;
+  }
+}
