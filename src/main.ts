@@ -118,6 +118,8 @@ export class Daemon {
     await poller.stop();
     for (const u of this.unsubscribe) u();
     await Promise.all(this.buses.map((b) => b.close()));
+    // buckets that ended before the stop are complete: write them now rather than lose the tail
+    bucketer.closeUntil(this.ctx.clock.now());
     bucketer.stop();
     db.close();
     log.info('sitegw stopped');

@@ -113,9 +113,9 @@ export const siteSchema: SchemaNode = {
         },
         port: {
           type: 'integer',
-          description: 'TCP port of the API',
+          description: 'TCP port of the API; 0 picks any free port (tests, side-by-side runs)',
           default: 8080,
-          minimum: 1,
+          minimum: 0,
           maximum: 65535,
           hint: 'use a free TCP port between 1 and 65535, usually 8080',
         },

@@ -1,6 +1,5 @@
 import type { Clock, ClockTimer } from '../core/clock.js';
-
-export const BUCKET_MS = 15 * 60 * 1000;
+import { BUCKET_MS } from './align.js';
 
 /**
  * Calls `close(boundary)` shortly after every 15-minute boundary on the daemon's clock. The

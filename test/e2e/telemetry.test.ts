@@ -114,7 +114,7 @@ describe('telemetry over a simulated day', () => {
 
   it('SoC stays within the battery limits in every bucket', async () => {
     const { body } = await tel(ids().battery, `interval=${iso(dayStart)}/${iso(dayEnd)}`);
-    const blocks = demo.sim.config.battery.blocks;
+    const blocks = demo.sim.model.config.battery.blocks;
     const min = Math.min(...blocks.map((x) => x.socMinPct));
     const max = Math.max(...blocks.map((x) => x.socMaxPct));
     for (const e of body.entries) {

@@ -31,7 +31,7 @@ describe('topology over real Modbus and HTTP', () => {
     const all = walk(root);
     const bms = all.filter((n) => n.kind === 'BMS');
     expect(bms).toHaveLength(1);
-    const sim = demo.sim.config;
+    const sim = demo.sim.model.config;
     const totalWh = sim.battery.blocks.reduce((s, b) => s + b.capacityWh, 0);
     expect(bms[0]!.maxCapacity_J).toBeCloseTo(totalWh * 3600, -3);
     expect(bms[0]!.nodes?.[0]?.id).toMatch(/__bb_agg$/);
@@ -43,7 +43,7 @@ describe('topology over real Modbus and HTTP', () => {
     const inverter = all.find((n) => n.kind === 'inverter')!;
     expect(inverter.leftCurrent).toBeTruthy();
     const dc = walk(inverter.rightCircuit!);
-    expect(inverter.rightCircuit!.currentType ?? (inverter.rightCircuit as { currentType?: string }).currentType).toBe('DC');
+    expect((inverter.rightCircuit as { currentType?: string }).currentType).toBe('DC');
     expect(dc.some((n) => n.kind === 'BMS')).toBe(true);
     expect(dc.some((n) => n.kind === 'PV-array')).toBe(true);
     expect(dc.some((n) => n.kind === 'circuit' && n.category === 'logical')).toBe(true);
@@ -62,7 +62,7 @@ describe('topology over real Modbus and HTTP', () => {
     const { status, body } = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology?compact=false`);
     expect(status).toBe(200);
     const all = walk(body.topology);
-    const sim = demo.sim.config;
+    const sim = demo.sim.model.config;
     const bms = all.filter((n) => n.kind === 'BMS');
     expect(bms).toHaveLength(sim.battery.blocks.length);
     bms.forEach((b, i) => expect(b.maxCapacity_J).toBeCloseTo(sim.battery.blocks[i]!.capacityWh * 3600, -3));

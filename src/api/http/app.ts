@@ -18,7 +18,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : { logger: false }),
     // partners on a LAN send small requests; anything larger is a mistake or an attack
     bodyLimit: 1 << 20,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: true, allErrors: false } },
   });
 

@@ -1,0 +1,86 @@
+import { parseArgs } from 'node:util';
+import { ScaledClock } from '../core/clock.js';
+import { createLogger } from '../core/log.js';
+import { defaultSimConfig } from '../sim/config.js';
+import { startSimServers } from '../sim/servers.js';
+import { SimSite } from '../sim/site.js';
+import { startDemo } from './demo.js';
+
+type UntilSignal = (stop: () => Promise<void>) => Promise<number>;
+
+function intOption(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be a whole number from ${min} to ${max}, got '${v}'`);
+  return n;
+}
+
+function numberOption(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got '${v}'`);
+  return n;
+}
+
+export async function demoCommand(argv: string[], untilSignal: UntilSignal): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      history: { type: 'string' },
+      speed: { type: 'string' },
+    },
+  });
+  const demo = await startDemo({
+    port: intOption('port', values.port, 8080, 0, 65535),
+    host: values.host ?? '127.0.0.1',
+    dataDir: values['data-dir'] ?? './data',
+    history: values.history,
+    speed: numberOption('speed', values.speed, 1),
+    modbusPorts: 'auto',
+    log: createLogger(),
+  });
+  const now = new Date(demo.clock.now());
+  const from = new Date(now.getTime() - 6 * 3_600_000).toISOString().slice(0, 16) + ':00Z';
+  const grid = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED'))?.id ?? '';
+  process.stdout.write(`
+sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverter, grid and house meters)
+  Modbus TCP (SunSpec):  inverter ${demo.servers.inverter.host}:${demo.servers.inverter.port}, meters ${demo.servers.meter.host}:${demo.servers.meter.port}
+  Energy Site API:       ${demo.url}
+  OpenAPI document:      ${demo.url}/openapi.json
+  Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
+
+Try:
+  curl '${demo.url}/api/v1/sites/${demo.siteId}/topology'
+  curl '${demo.url}/api/v1/devices/${grid}/telemetry?interval=${from}/PT6H&include=default,energy'
+
+Ctrl-C stops it; data stays in the data directory.
+`);
+  return untilSignal(() => demo.stop());
+}
+
+export async function simulateCommand(argv: string[], untilSignal: UntilSignal): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      host: { type: 'string' },
+      'inverter-port': { type: 'string' },
+      'meter-port': { type: 'string' },
+      speed: { type: 'string' },
+    },
+  });
+  const clock = new ScaledClock(numberOption('speed', values.speed, 1));
+  const sim = new SimSite(defaultSimConfig(), clock.now());
+  const servers = await startSimServers(sim, clock, {
+    host: values.host ?? '127.0.0.1',
+    inverterPort: intOption('inverter-port', values['inverter-port'], 1502, 0, 65535),
+    meterPort: intOption('meter-port', values['meter-port'], 1503, 0, 65535),
+  });
+  process.stdout.write(`simulated site listening (Modbus TCP, SunSpec at 40000):
+  inverter host ${servers.inverter.host}:${servers.inverter.port}: unit 1 inverter (1, 103, 160, 124), units 2.. battery blocks (1, 802)
+  meter host    ${servers.meter.host}:${servers.meter.port}: unit 1 grid meter (1, 203), unit 2 consumption meter (1, 203)
+`);
+  return untilSignal(() => servers.close());
+}

@@ -1,0 +1,60 @@
+import { parseConfig } from '../config/load.js';
+import { formatConfigErrors } from '../config/format.js';
+import type { SiteConfig } from '../config/types.js';
+
+export interface DemoEndpoints {
+  inverter: { host: string; port: number };
+  meter: { host: string; port: number };
+}
+
+/**
+ * The embedded default site: the built-in simulator's devices, as an installer would write them
+ * in site.yaml. It goes through the same validation as any site.yaml, so the demo cannot drift
+ * from what the config schema accepts.
+ */
+export function demoSiteYaml(ep: DemoEndpoints, opts: { httpHost: string; httpPort: number; dataDir: string; pollSeconds: number; batteryBlocks: number }): string {
+  const batteries = Array.from({ length: opts.batteryBlocks }, (_, j) => `
+  - id: battery-${j + 1}
+    name: Battery block ${j + 1}
+    role: battery
+    profile: sunspec
+    inverter: inverter
+    connection: { type: tcp, host: ${ep.inverter.host}, port: ${ep.inverter.port}, unitId: ${j + 2} }`).join('');
+  return `# sitegw demo site: the built-in simulator
+site:
+  id: demo-site
+  name: Demo home (simulated)
+  timezone: Europe/Berlin
+  currency: EUR
+  location: { latitude: 52.52, longitude: 13.40 }
+http:
+  host: ${opts.httpHost}
+  port: ${opts.httpPort}
+dataDir: ${JSON.stringify(opts.dataDir)}
+poll:
+  intervalSeconds: ${opts.pollSeconds}
+devices:
+  - id: inverter
+    name: Hybrid inverter
+    role: inverter
+    profile: sunspec
+    connection: { type: tcp, host: ${ep.inverter.host}, port: ${ep.inverter.port}, unitId: 1 }${batteries}
+  - id: grid-meter
+    name: Grid meter
+    role: grid-meter
+    profile: sunspec
+    connection: { type: tcp, host: ${ep.meter.host}, port: ${ep.meter.port}, unitId: 1 }
+  - id: house-meter
+    name: House consumption meter
+    role: consumption-meter
+    profile: sunspec
+    connection: { type: tcp, host: ${ep.meter.host}, port: ${ep.meter.port}, unitId: 2 }
+`;
+}
+
+export function demoSiteConfig(...args: Parameters<typeof demoSiteYaml>): SiteConfig {
+  const text = demoSiteYaml(...args);
+  const result = parseConfig(text, 'demo site.yaml');
+  if (!result.ok) throw new Error(`embedded demo site.yaml is invalid:\n${formatConfigErrors(result.errors, 'demo').join('\n')}`);
+  return result.config;
+}

@@ -1,0 +1,40 @@
+import type { DeviceConfig } from '../config/types.js';
+import type { DaemonContext } from '../main.js';
+import { Poller } from '../poller/poller.js';
+import type { SimSite } from '../sim/site.js';
+import { BUCKET_MS } from '../telemetry/align.js';
+import { SimMemoryReader } from './memory-reader.js';
+import type { DemoEndpoints } from './default-site.js';
+
+/**
+ * Fills past buckets by stepping the simulator from `from` to the clock's present one poll
+ * period at a time, polling every device through the in-memory reader and closing buckets as
+ * boundaries pass, with the daemon's own poller, profiles and bucketer. Returns the time it
+ * reached; live polling carries on from there.
+ */
+export async function prefillHistory(ctx: DaemonContext, sim: SimSite, endpoints: DemoEndpoints, from: number): Promise<number> {
+  const readers = {
+    inverter: new SimMemoryReader(sim, 'inverter'),
+    meter: new SimMemoryReader(sim, 'meter'),
+  };
+  const readerFor = (d: DeviceConfig) => (d.connection.port === endpoints.meter.port && d.connection.host === endpoints.meter.host ? readers.meter : readers.inverter);
+  const poller = new Poller({ site: ctx.site, bus: ctx.bus, clock: ctx.clock, readerFor, log: ctx.log });
+  const period = ctx.config.poll.intervalSeconds * 1000;
+  let t = Math.ceil(from / period) * period;
+  let closed = Math.floor(t / BUCKET_MS) * BUCKET_MS;
+  const started = Date.now();
+  // the live clock keeps moving while we fill; chase it, then hand over
+  while (t < ctx.clock.now() - period) {
+    sim.update(t);
+    const at = t;
+    await poller.cycle(() => at);
+    const boundary = Math.floor(t / BUCKET_MS) * BUCKET_MS;
+    if (boundary > closed) {
+      ctx.bucketer.closeUntil(boundary);
+      closed = boundary;
+    }
+    t += period;
+  }
+  ctx.log.info({ from: new Date(from).toISOString(), until: new Date(t).toISOString(), ms: Date.now() - started }, 'history pre-filled');
+  return t;
+}
