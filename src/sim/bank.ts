@@ -57,7 +57,9 @@ export class RegisterBank {
       );
     }
     const from = addr - this.start;
-    return Array.from(this.regs.subarray(from, from + len));
+    const out = new Array<number>(len);
+    for (let i = 0; i < len; i++) out[i] = this.regs[from + i];
+    return out;
   }
 
   /** raw write of 16-bit words at an absolute address (the encoder's only way in) */

@@ -107,8 +107,8 @@ function chargeState(w: number, socPct: number, b: SimConfig['battery']['blocks'
 export class InverterDevice implements SimDevice {
   readonly image: SunSpecImage;
   private readonly p: Record<string, PointWriter> = {};
-  private readonly mppt: ModelWriter;
-  private readonly storage: ModelWriter;
+  private readonly modules: Record<'DCW' | 'DCV' | 'DCA' | 'DCWH' | 'Tms' | 'Tmp' | 'DCSt', PointWriter>[];
+  private readonly storage: Record<'ChaState' | 'StorAval' | 'InBatV' | 'ChaSt', PointWriter>;
 
   constructor(
     readonly identity: SimDeviceIdentity,
@@ -126,23 +126,28 @@ export class InverterDevice implements SimDevice {
     }
     for (const name of ['DCA', 'DCV', 'DCW', 'TmpCab', 'TmpSnk', 'St', 'Evt1', 'Evt2']) this.p[name] = inv.point(name);
 
-    this.mppt = this.image.model(160);
-    this.mppt.sf('DCA_SF', -2).sf('DCV_SF', -1).sf('DCW_SF', 0).sf('DCWH_SF', 0);
-    this.mppt.point('Evt').set(0);
-    this.mppt.point('N').set(n);
+    const mppt = this.image.model(160);
+    mppt.sf('DCA_SF', -2).sf('DCV_SF', -1).sf('DCW_SF', 0).sf('DCWH_SF', 0);
+    mppt.point('Evt').set(0);
+    mppt.point('N').set(n);
+    this.modules = [];
     for (let i = 0; i < n; i++) {
-      this.mppt.blockPoint(i, 'ID').set(i + 1);
-      this.mppt.blockPoint(i, 'IDStr').text(`PV${i + 1}`);
-      this.mppt.blockPoint(i, 'DCEvt').set(0);
+      mppt.blockPoint(i, 'ID').set(i + 1);
+      mppt.blockPoint(i, 'IDStr').text(`PV${i + 1}`);
+      mppt.blockPoint(i, 'DCEvt').set(0);
+      const at = (name: string) => mppt.blockPoint(i, name);
+      this.modules.push({ DCW: at('DCW'), DCV: at('DCV'), DCA: at('DCA'), DCWH: at('DCWH'), Tms: at('Tms'), Tmp: at('Tmp'), DCSt: at('DCSt') });
     }
 
-    this.storage = this.image.model(124);
-    this.storage.sf('WChaMax_SF', 0).sf('MinRsvPct_SF', -1).sf('ChaState_SF', -1).sf('StorAval_SF', -1).sf('InBatV_SF', -1);
+    const storage = this.image.model(124);
+    storage.sf('WChaMax_SF', 0).sf('MinRsvPct_SF', -1).sf('ChaState_SF', -1).sf('StorAval_SF', -1).sf('InBatV_SF', -1);
     const blocks = cfg.battery.blocks;
-    this.storage.point('WChaMax').set(blocks.reduce((a, b) => a + b.maxChargeW, 0));
-    this.storage.point('StorCtl_Mod').set(0);
-    this.storage.point('MinRsvPct').set(blocks.length ? Math.max(...blocks.map((b) => b.socMinPct)) : 0);
-    this.storage.point('ChaGriSet').set(CHA_GRI_SET_PV);
+    storage.point('WChaMax').set(blocks.reduce((a, b) => a + b.maxChargeW, 0));
+    storage.point('StorCtl_Mod').set(0);
+    storage.point('MinRsvPct').set(blocks.length ? Math.max(...blocks.map((b) => b.socMinPct)) : 0);
+    storage.point('ChaGriSet').set(CHA_GRI_SET_PV);
+    const sp = (name: string) => storage.point(name);
+    this.storage = { ChaState: sp('ChaState'), StorAval: sp('StorAval'), InBatV: sp('InBatV'), ChaSt: sp('ChaSt') };
   }
 
   encode(s: SiteSnapshot): void {
@@ -177,19 +182,19 @@ export class InverterDevice implements SimDevice {
     p.Evt2.set(0);
 
     const tms = Math.floor((s.ts - SUNSPEC_EPOCH) / 1000);
-    cfg.pv.optimisers.forEach((o, i) => {
+    for (let i = 0; i < this.modules.length; i++) {
+      const m = this.modules[i];
       const w = s.pvW[i];
-      const frac = Math.min(1, w / o.peakW);
+      const frac = Math.min(1, w / cfg.pv.optimisers[i].peakW);
       const dcv = w > 0 ? 330 + 40 * frac : 0;
-      const m = this.mppt;
-      m.blockPoint(i, 'DCW').set(w);
-      m.blockPoint(i, 'DCV').set(dcv);
-      m.blockPoint(i, 'DCA').set(dcv > 0 ? w / dcv : 0);
-      m.blockPoint(i, 'DCWH').set(s.counters.pvProducedWh[i]);
-      m.blockPoint(i, 'Tms').set(tms);
-      m.blockPoint(i, 'Tmp').set(20 + 30 * frac);
-      m.blockPoint(i, 'DCSt').set(w > 0 ? (s.pvCurtailed ? ST.THROTTLED : ST.MPPT) : ST.SLEEPING);
-    });
+      m.DCW.set(w);
+      m.DCV.set(dcv);
+      m.DCA.set(dcv > 0 ? w / dcv : 0);
+      m.DCWH.set(s.counters.pvProducedWh[i]);
+      m.Tms.set(tms);
+      m.Tmp.set(20 + 30 * frac);
+      m.DCSt.set(w > 0 ? (s.pvCurtailed ? ST.THROTTLED : ST.MPPT) : ST.SLEEPING);
+    }
 
     const st = this.storage;
     let stored = 0;
@@ -206,11 +211,11 @@ export class InverterDevice implements SimDevice {
     });
     if (s.battery.length > 0) {
       const soc = (100 * stored) / usable;
-      st.point('ChaState').set(soc);
-      st.point('StorAval').set(avail / cfg.battery.nominalV);
-      st.point('InBatV').set(volts / s.battery.length);
+      st.ChaState.set(soc);
+      st.StorAval.set(avail / cfg.battery.nominalV);
+      st.InBatV.set(volts / s.battery.length);
       // aggregate SoC judged against the first block's limits: the blocks of one site share them
-      st.point('ChaSt').set(chargeState(net, soc, cfg.battery.blocks[0]));
+      st.ChaSt.set(chargeState(net, soc, cfg.battery.blocks[0]));
     }
   }
 }

@@ -33,8 +33,8 @@ const gauss = (x: number, mu: number, sigma: number) => {
 
 export class HouseLoad {
   private readonly zone: IANAZone;
-  private offsetKey = Number.NaN;
-  private offsetMs = 0;
+  /** UTC offset per quarter hour, few entries live at once */
+  private readonly offsets = new Map<number, number>();
   private readonly fridgePhaseMs: number;
   private readonly baseNoise: TimeNoise;
   private readonly peaks: LatticeLerp;
@@ -56,11 +56,13 @@ export class HouseLoad {
   /** local wall-clock ms (a DST offset holds for whole quarter hours in every zone) */
   localMs(ts: number): number {
     const key = Math.floor(ts / OFFSET_WINDOW);
-    if (key !== this.offsetKey) {
-      this.offsetKey = key;
-      this.offsetMs = this.zone.offset(key * OFFSET_WINDOW) * 60_000;
+    let off = this.offsets.get(key);
+    if (off === undefined) {
+      if (this.offsets.size > 32) this.offsets.clear();
+      off = this.zone.offset(key * OFFSET_WINDOW) * 60_000;
+      this.offsets.set(key, off);
     }
-    return ts + this.offsetMs;
+    return ts + off;
   }
 
   demandW(ts: number): number {

@@ -78,6 +78,8 @@ export class ModelWriter {
   private readonly blockStart: number;
   private readonly blockLen: number;
   private readonly sfs = new Map<string, number>();
+  /** bumped whenever a scale factor changes, so point writers can cache their multiplier */
+  sfEpoch = 0;
 
   constructor(
     private readonly bank: RegisterBank,
@@ -99,6 +101,7 @@ export class ModelWriter {
     if (!pt || pt.type !== 'sunssf') throw new Error(`model ${this.def.id} has no scale factor ${name}`);
     if (!Number.isInteger(value) || value < -10 || value > 10) throw new RangeError(`scale factor ${name}=${value} outside -10..10`);
     this.sfs.set(name, value);
+    this.sfEpoch++;
     encodeInto(this.bank.regs, this.address - this.bank.start + pt.offset, 'sunssf', 1, value);
     return this;
   }
@@ -133,6 +136,8 @@ export class ModelWriter {
 
 export class PointWriter {
   private readonly index: number;
+  private epoch = -1;
+  private multiplier = 1;
 
   constructor(
     private readonly bank: RegisterBank,
@@ -153,9 +158,13 @@ export class PointWriter {
     if (!Number.isFinite(value)) return this.clear();
     let raw = value;
     if (def.sf) {
-      const sf = this.model.scaleOf(def.sf);
-      if (sf === undefined) throw new Error(`${def.name}: scale factor ${def.sf} has not been set`);
-      raw = sf === 0 ? value : value * Math.pow(10, -sf);
+      if (this.epoch !== this.model.sfEpoch) {
+        const sf = this.model.scaleOf(def.sf);
+        if (sf === undefined) throw new Error(`${def.name}: scale factor ${def.sf} has not been set`);
+        this.multiplier = Math.pow(10, -sf);
+        this.epoch = this.model.sfEpoch;
+      }
+      raw = value * this.multiplier;
     }
     raw = def.type === 'acc16' || def.type === 'acc32' ? Math.floor(raw + 1e-9) : Math.round(raw);
     encodeInto(this.bank.regs, this.index, def.type, def.size, raw);
