@@ -106,7 +106,10 @@ export function parseResolution<R extends string>(text: string | undefined, allo
 /** The `include` parameter: comma-separated groups, `default` when absent or empty. */
 export function parseInclude(text: string | undefined): Set<IncludeGroup> {
   const out = new Set<IncludeGroup>();
-  for (const raw of (text ?? '').split(',')) {
+  if (text === undefined) return new Set(['default']);
+  // a parameter that is present but names nothing is a client bug worth reporting, not a default
+  if (text.trim() === '') throw apiError('INVALID_INCLUDE', `include is empty; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`);
+  for (const raw of text.split(',')) {
     const g = raw.trim();
     if (g === '') continue;
     if (!(INCLUDE_GROUPS as readonly string[]).includes(g)) {
@@ -114,7 +117,7 @@ export function parseInclude(text: string | undefined): Set<IncludeGroup> {
     }
     out.add(g as IncludeGroup);
   }
-  if (out.size === 0) out.add('default');
+  if (out.size === 0) throw apiError('INVALID_INCLUDE', `include names no group; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`);
   return out;
 }
 

@@ -25,13 +25,14 @@ describe('telemetry over a simulated day', () => {
   };
 
   beforeAll(async () => {
-    demo = await demoSite({ speed: 60, history: 'P1DT2H' });
-    // the last whole local day before now (Europe/Berlin): a full day of pre-filled buckets
+    // a fixed summer day, so the test sees the same sun every run: "now" is 03:00 local on
+    // 21 June and the history reaches back past local midnight of 20 June
+    demo = await demoSite({ speed: 60, history: 'P1DT4H', start: Date.parse('2026-06-21T01:00:00Z') });
     const tz = demo.daemon.site.config.site.timezone;
     const today = DateTime.fromMillis(demo.clock.now(), { zone: tz }).startOf('day');
     dayStart = today.minus({ days: 1 }).toMillis();
     dayEnd = today.toMillis();
-    if (dayEnd > demo.prefilledUntil) throw new Error('history did not cover the test day');
+    if (dayEnd > demo.prefilledUntil || dayStart < demo.clock.now() - 28 * 3_600_000) throw new Error('history did not cover the test day');
   });
   afterAll(async () => demo?.cleanup());
 

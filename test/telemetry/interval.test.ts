@@ -121,9 +121,12 @@ describe('parseResolution', () => {
 });
 
 describe('parseInclude', () => {
+  it('refuses a present but empty list rather than guessing', () => {
+    for (const t of ['', ' ', ',', ' , ']) expect(() => parseInclude(t), JSON.stringify(t)).toThrow(expect.objectContaining({ code: 'INVALID_INCLUDE' }));
+  });
+
   it('defaults to default and reads comma-separated groups', () => {
     expect([...parseInclude(undefined)]).toEqual(['default']);
-    expect([...parseInclude('')]).toEqual(['default']);
     expect([...parseInclude('energy')]).toEqual(['energy']);
     expect([...parseInclude('default, energy')].sort()).toEqual(['default', 'energy']);
   });
