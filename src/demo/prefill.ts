@@ -19,7 +19,7 @@ export async function prefillHistory(ctx: DaemonContext, sim: SimSite, endpoints
   };
   const readerFor = (d: DeviceConfig) => (d.connection.port === endpoints.meter.port && d.connection.host === endpoints.meter.host ? readers.meter : readers.inverter);
   const poller = new Poller({ site: ctx.site, bus: ctx.bus, clock: ctx.clock, readerFor, log: ctx.log });
-  const period = ctx.config.poll.intervalSeconds * 1000;
+  const period = poller.tickMs;
   let t = Math.ceil(from / period) * period;
   let closed = Math.floor(t / BUCKET_MS) * BUCKET_MS;
   const started = Date.now();

@@ -25,6 +25,8 @@ export interface PollerDeps {
  */
 export class Poller {
   private readonly devices = new Map<string, SunSpecDevice>();
+  /** when each device was last polled, on the time stamped on readings */
+  private readonly lastPolled = new Map<string, number>();
   private timer: ClockTimer | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = true;
@@ -44,15 +46,22 @@ export class Poller {
     await this.running;
   }
 
-  private get periodMs(): number {
-    return this.deps.site.config.poll.intervalSeconds * 1000;
+  /** the tick: the shortest poll period of any device, so each device is polled on its own period */
+  get tickMs(): number {
+    return Math.min(...this.deps.site.config.devices.map((d) => this.deps.site.pollPeriodMs(d.id)));
+  }
+
+  private due(cfg: DeviceConfig, at: number): boolean {
+    const last = this.lastPolled.get(cfg.id);
+    // half a tick of slack: timers fire a little late or early on a busy Pi
+    return last === undefined || at - last >= this.deps.site.pollPeriodMs(cfg.id) - this.tickMs / 2;
   }
 
   private schedule(): void {
     if (this.stopped) return;
     const now = this.deps.clock.now();
     // aligned ticks: every reading of a cycle lands at the same phase of each bucket
-    const next = Math.floor(now / this.periodMs) * this.periodMs + this.periodMs;
+    const next = Math.floor(now / this.tickMs) * this.tickMs + this.tickMs;
     this.timer = this.deps.clock.setTimeout(() => this.tick(), next - now);
   }
 
@@ -72,9 +81,10 @@ export class Poller {
   /** One poll of every device; `now` is the time stamped on readings (the clock, or simulated history). */
   async cycle(now: () => number = () => this.deps.clock.now()): Promise<Reading[]> {
     const { site } = this.deps;
-    const results = await Promise.all(
-      site.config.devices.map(async (cfg) => ({ cfg, poll: await this.pollDevice(cfg, now) })),
-    );
+    const at = now();
+    const due = site.config.devices.filter((cfg) => this.due(cfg, at));
+    for (const cfg of due) this.lastPolled.set(cfg.id, at);
+    const results = await Promise.all(due.map(async (cfg) => ({ cfg, poll: await this.pollDevice(cfg, now) })));
     const readings: Reading[] = [];
     const polls = new Map<string, DevicePoll>();
     for (const { cfg, poll } of results) {

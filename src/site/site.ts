@@ -67,31 +67,42 @@ export class Site {
     return this.byRole('battery').filter((b) => (b.config.inverter ?? firstInverter) === inverterId);
   }
 
+  /** a device's poll period, ms (its own, or the site's) */
+  pollPeriodMs(deviceId: string): number {
+    const d = this.devices.get(deviceId)?.config;
+    return (d?.pollIntervalSeconds ?? this.config.poll.intervalSeconds) * 1000;
+  }
+
   streams(): StreamDef[] {
     if (this.streamCache) return this.streamCache;
     const out: StreamDef[] = [];
+    const add = (def: Omit<StreamDef, 'pollPeriodMs'>, periodMs: number) => out.push({ ...def, pollPeriodMs: periodMs });
     for (const d of this.devices.values()) {
       const id = d.config.id;
+      const period = this.pollPeriodMs(id);
       switch (d.config.role) {
         case 'inverter': {
-          out.push({ id: streamIds.inverter(id), deviceId: id, deviceKind: 'inverter', channels: ['power_AC_W', 'power_DC_W', ...ENERGY], energyFrom: 'power_AC_W' });
-          if (this.batteriesOf(id).length > 0) {
-            out.push({ id: streamIds.batteryAggregate(id), deviceId: id, deviceKind: 'battery_pack', channels: BATTERY_CHANNELS, energyFrom: 'power_W' });
+          add({ id: streamIds.inverter(id), deviceId: id, deviceKind: 'inverter', channels: ['power_AC_W', 'power_DC_W', ...ENERGY], energyFrom: 'power_AC_W' }, period);
+          const blocks = this.batteriesOf(id);
+          if (blocks.length > 0) {
+            // the aggregate exists only in cycles where every block was read
+            const blocksPeriod = Math.max(...blocks.map((b) => this.pollPeriodMs(b.config.id)));
+            add({ id: streamIds.batteryAggregate(id), deviceId: id, deviceKind: 'battery_pack', channels: BATTERY_CHANNELS, energyFrom: 'power_W' }, blocksPeriod);
           }
-          out.push({ id: streamIds.pvAggregate(id), deviceId: id, deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' });
+          add({ id: streamIds.pvAggregate(id), deviceId: id, deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' }, period);
           for (let n = 1; n <= (d.pvModules ?? 0); n++) {
-            out.push({ id: streamIds.pvModule(id, n), deviceId: id, deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' });
+            add({ id: streamIds.pvModule(id, n), deviceId: id, deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' }, period);
           }
           break;
         }
         case 'battery':
-          out.push({ id: streamIds.batteryBlock(id), deviceId: id, deviceKind: 'battery_pack', channels: BATTERY_CHANNELS, energyFrom: 'power_W' });
+          add({ id: streamIds.batteryBlock(id), deviceId: id, deviceKind: 'battery_pack', channels: BATTERY_CHANNELS, energyFrom: 'power_W' }, period);
           break;
         case 'grid-meter':
-          out.push({ id: streamIds.gridMeter(id), deviceId: id, deviceKind: 'meter', channels: ['power_W', 'state', ...ENERGY], energyFrom: 'power_W' });
+          add({ id: streamIds.gridMeter(id), deviceId: id, deviceKind: 'meter', channels: ['power_W', 'state', ...ENERGY], energyFrom: 'power_W' }, period);
           break;
         case 'consumption-meter':
-          out.push({ id: streamIds.consumptionMeter(id), deviceId: id, deviceKind: 'meter', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' });
+          add({ id: streamIds.consumptionMeter(id), deviceId: id, deviceKind: 'meter', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' }, period);
           break;
       }
     }

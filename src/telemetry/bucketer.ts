@@ -64,6 +64,8 @@ interface StreamRun {
   hasIn: boolean;
   hasOut: boolean;
   tracker: EnergyTracker | null;
+  /** how long a sample holds: 3 poll periods of this stream's device */
+  holdMs: number;
   /** no longer in the stream set: takes no readings, leaves once its buckets are written */
   retired: boolean;
   heldValue: number[];
@@ -162,9 +164,10 @@ export class Bucketer {
       const hasIn = has('energy_Wh_increment');
       const hasOut = has('energy_Wh_decrement');
       const old = this.runs.get(def.id);
+      const holdMs = def.pollPeriodMs ? HOLD_POLL_PERIODS * def.pollPeriodMs : this.maxHoldMs;
       const tracker =
         old?.tracker ??
-        (hasIn || hasOut ? new EnergyTracker({ maxHoldMs: this.maxHoldMs, counterWrapWh: def.counterWrapWh }, saved) : null);
+        (hasIn || hasOut ? new EnergyTracker({ maxHoldMs: holdMs, counterWrapWh: def.counterWrapWh }, saved) : null);
       const shape = {
         def,
         key,
@@ -175,6 +178,7 @@ export class Bucketer {
         hasIn,
         hasOut,
         tracker,
+        holdMs,
         retired: false,
       };
       if (old) Object.assign(old, shape);
@@ -305,7 +309,7 @@ export class Bucketer {
     const b = run.open!;
     const from = run.cursor;
     if (to <= from) return;
-    const hold = this.maxHoldMs;
+    const hold = run.holdMs;
     b.coveredMs += overlap(from, to, run.lastTs, run.lastTs + hold);
     for (const j of run.power) {
       const at = run.heldAt[j]!;

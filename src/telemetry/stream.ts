@@ -10,6 +10,8 @@ export interface StreamDef {
   channels: ChannelId[];
   /** integrate this power channel for the energy counters when the device has no counters */
   energyFrom?: PowerChannel;
+  /** the device's poll period when it differs from the site's; a sample holds for 3 of them */
+  pollPeriodMs?: number;
   /** the device's raw counters wrap at this many Wh; default 2^32 (acc32 counting Wh) */
   counterWrapWh?: number;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InstantValues, Reading } from '../../src/core/channels.js';
 import { EventBus, type ClosedBucket } from '../../src/core/events.js';
-import { bucketRange } from '../../src/store/buckets.js';
+import { bucketRange, COL } from '../../src/store/buckets.js';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { findStreamKey } from '../../src/store/streams.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
@@ -50,6 +50,26 @@ afterEach(() => {
 });
 
 describe('Bucketer power means', () => {
+  it("holds a sample for 3 of its own device's poll periods when the stream has one", () => {
+    const db = openDatabase(':memory:');
+    // site polls every minute, this battery every 5: samples 5 minutes apart cover the bucket
+    const b = make(db, MIN, [{ ...battery, pollPeriodMs: 5 * MIN }]);
+    b.ingest(bat(0, 100));
+    b.ingest(bat(5, 200));
+    b.ingest(bat(10, 300));
+    const slow = byStart(b.closeUntil(at(15)), 0)!;
+    expect(slow.values.power_W).toBeCloseTo(200, 6);
+    // the same samples with the site's 1-minute period hold 3 minutes each: a partial cover
+    const db2 = openDatabase(':memory:');
+    const b2 = make(db2, MIN);
+    b2.ingest(bat(0, 100));
+    b2.ingest(bat(5, 200));
+    b2.ingest(bat(10, 300));
+    b2.closeUntil(at(15));
+    const [row] = rowsOf(db2, battery.id);
+    expect(row![COL.coveredMs]).toBe(9 * MIN); // 3 samples × 3 minutes each
+  });
+
   it('time-weights the held power: 100 W for 5 min then 400 W for 10 min is 300 W', () => {
     const db = openDatabase(':memory:');
     const b = make(db, 5 * MIN);
