@@ -107,8 +107,9 @@ export class Daemon {
 
     const app = await buildApp({ site, db, logger: log.child({ feature: 'http' }), version: VERSION });
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
-    log.info({ site: site.id, devices: config.devices.length, http: `${config.http.host}:${config.http.port}` }, 'sitegw started');
-    return new Daemon(ctx, app, closeTimer, [...buses.values()], unsubscribe);
+    const daemon = new Daemon(ctx, app, closeTimer, [...buses.values()], unsubscribe);
+    log.info({ site: site.id, devices: config.devices.length, url: daemon.url, version: VERSION }, 'sitegw started');
+    return daemon;
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,108 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ScaledClock } from '../../src/core/clock.js';
+import { demoSiteYaml } from '../../src/demo/default-site.js';
+import { startSimServers, type SimServers } from '../../src/sim/servers.js';
+import { SimSite } from '../../src/sim/site.js';
+import { getJson, waitFor } from '../support/demo.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const TSX = join(ROOT, 'node_modules/.bin/tsx');
+
+interface Proc {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exit: Promise<number | null>;
+}
+
+function sitegw(args: string[]): Proc {
+  const child = spawn(TSX, [join(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, SITEGW_LOG_LEVEL: 'info' } });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, out: () => out, err: () => err, exit };
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'sitegw-cli-'));
+  cleanups.push(() => rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+function track(p: Proc): Proc {
+  cleanups.push(async () => {
+    if (p.child.exitCode === null) {
+      p.child.kill('SIGKILL');
+      await p.exit;
+    }
+  });
+  return p;
+}
+
+describe('sitegw CLI', () => {
+  it('demo: prints where the API is, serves live data, and stops cleanly on SIGTERM', async () => {
+    const dir = tmp();
+    const p = track(sitegw(['demo', '--port', '0', '--data-dir', dir, '--speed', '60', '--history', 'PT2H']));
+    const url = await waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(p.out())?.[1], 60_000);
+    expect(p.out()).toContain('curl');
+    const topo = await getJson(`${url}/api/v1/sites/demo-site/topology`);
+    expect(topo.status).toBe(200);
+    const from = new Date(Date.now() - 3 * 86_400_000).toISOString();
+    const tel = await getJson(`${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P7D`);
+    expect(tel.body.entries.length).toBeGreaterThanOrEqual(6); // two hours of history at least
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+    expect(p.err()).toContain('SIGTERM');
+  });
+
+  it('run: reads site.yaml and polls the devices it names', async () => {
+    const dir = tmp();
+    const clock = new ScaledClock(1);
+    const servers: SimServers = await startSimServers(new SimSite(undefined, clock.now()), clock, {});
+    cleanups.push(() => servers.close());
+    const file = join(dir, 'site.yaml');
+    writeFileSync(file, demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: 0, dataDir: 'data', pollSeconds: 1, batteryBlocks: 2 }));
+    const p = track(sitegw(['run', '--config', file]));
+    const url = await waitFor('the started log line', () => /"url":"(http:[^"]+)"/.exec(p.out())?.[1], 60_000);
+    await waitFor('devices online', async () => {
+      const { body } = await getJson(`${url}/api/v1/devices`);
+      return body.devices?.every((d: { online: boolean }) => d.online) ? true : undefined;
+    });
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+  });
+
+  it('run: an invalid site.yaml is refused with file:line and exit code 1; a missing file with 2', async () => {
+    const dir = tmp();
+    const file = join(dir, 'site.yaml');
+    writeFileSync(file, 'site:\n  id: Bad Id\n');
+    const bad = sitegw(['run', '--config', file]);
+    expect(await bad.exit).toBe(1);
+    expect(bad.err()).toMatch(/site\.yaml:2:\d+ site\.id/);
+    const missing = sitegw(['check-config', join(dir, 'nope.yaml')]);
+    expect(await missing.exit).toBe(2);
+    const ok = sitegw(['check-config', join(ROOT, 'examples/site.example.yaml')]);
+    expect(await ok.exit).toBe(0);
+  });
+
+  it('refuses unknown commands and bad options with a clear line', async () => {
+    const unknown = sitegw(['frobnicate']);
+    expect(await unknown.exit).toBe(2);
+    expect(unknown.err()).toContain("unknown command 'frobnicate'");
+    const badSpeed = sitegw(['demo', '--speed', 'fast', '--port', '0']);
+    expect(await badSpeed.exit).toBe(1);
+    expect(badSpeed.err()).toContain('--speed must be a positive number');
+    const badHistory = sitegw(['demo', '--history', 'two days', '--port', '0']);
+    expect(await badHistory.exit).toBe(1);
+    expect(badHistory.err()).toContain('--history must be an ISO 8601 duration');
+  });
+});
