@@ -3,12 +3,18 @@
  * against a bare SELECT of the same rows + JSON.stringify measured in the same run.
  * Both sides include serialisation, since that is what an HTTP response costs.
  *
- *   npx tsx bench/telemetry-query.ts [runs]
+ *   node --expose-gc --import tsx bench/telemetry-query.ts [runs]
+ *
+ * With --expose-gc every sample starts from a collected heap, so one case's garbage is not
+ * billed to the next (the 8 MB responses make that debt large).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { buildApp } from '../src/api/http/app.js';
+import { demoSiteConfig } from '../src/demo/default-site.js';
+import { Site } from '../src/site/site.js';
 import { openDatabase } from '../src/store/db.js';
 import { findStreamKey } from '../src/store/streams.js';
 import { Bucketer } from '../src/telemetry/bucketer.js';
@@ -21,9 +27,10 @@ const YEAR_END = Date.parse('2027-01-01T00:00:00Z');
 const POLL_MS = 60_000;
 const BUCKET_MS = 900_000;
 
+// the demo site's aggregated battery, so the HTTP case can serve it through the real app
 const stream: StreamDef = {
-  id: 'inv1__bb_agg',
-  deviceId: 'inv1',
+  id: 'inverter__bb_agg',
+  deviceId: 'inverter',
   deviceKind: 'battery_pack',
   channels: ['power_W', 'soc', 'soh', 'energy_Wh_increment', 'energy_Wh_decrement'],
   energyFrom: 'power_W',
@@ -66,20 +73,34 @@ try {
       }),
     });
 
-  const cases: [string, () => string][] = [
+  const ep = { host: '127.0.0.1', port: 1502 };
+  const site = new Site(demoSiteConfig({ inverter: ep, meter: { ...ep, port: 1503 } }, { httpHost: '127.0.0.1', httpPort: 0, dataDir: dir, pollSeconds: 60, batteryBlocks: 2 }));
+  const app = await buildApp({ site, db, logger: false });
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const viaHttp = (resolution: TelemetryResolution) => async () => {
+    const res = await app.inject({ method: 'GET', url: `/api/v1/devices/${stream.id}/telemetry?interval=${iso(YEAR_START)}/${iso(YEAR_END)}&resolution=${resolution}&include=default,energy` });
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${res.body.slice(0, 200)}`);
+    return res.body;
+  };
+
+  const cases: [string, () => string | Promise<string>][] = [
     ['baseline SELECT * + JSON.stringify', baseline],
     ['queryTelemetry PT15M', viaQuery('PT15M')],
     ['queryTelemetry PT1H', viaQuery('PT1H')],
     ['queryTelemetry P1D', viaQuery('P1D')],
+    ['HTTP GET telemetry PT15M (inject)', viaHttp('PT15M')],
+    ['HTTP GET telemetry PT1H (inject)', viaHttp('PT1H')],
+    ['HTTP GET telemetry P1D (inject)', viaHttp('P1D')],
   ];
   const samples = new Map<string, number[]>(cases.map(([name]) => [name, []]));
   const sizes = new Map<string, number>();
-  for (const [name, fn] of cases) sizes.set(name, fn().length); // warm-up
+  for (const [name, fn] of cases) sizes.set(name, (await fn()).length); // warm-up
   // Interleaved so drift (GC, thermal) hits every case alike.
   for (let r = 0; r < RUNS; r++) {
     for (const [name, fn] of cases) {
+      (globalThis as { gc?: () => void }).gc?.();
       const t0 = performance.now();
-      fn();
+      await fn();
       samples.get(name)!.push(performance.now() - t0);
     }
   }
@@ -99,6 +120,7 @@ try {
     const kb = (sizes.get(name)! / 1024).toFixed(0);
     console.log(`| ${name.padEnd(36)} | ${m.toFixed(2).padStart(9)} | ${kb.padStart(7)} | ${(m / base).toFixed(2).padStart(16)}x |`);
   }
+  await app.close();
   db.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
