@@ -16,6 +16,10 @@ import { Bucketer } from './telemetry/bucketer.js';
 import { CloseTimer } from './telemetry/close-timer.js';
 import { VERSION } from './version.js';
 
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 export interface DaemonOptions {
   config: SiteConfig;
   clock?: Clock;
@@ -65,6 +69,12 @@ export class Daemon {
 
   static async start(opts: DaemonOptions): Promise<Daemon> {
     const { config } = opts;
+    if (!isLoopback(config.http.host)) {
+      // nothing guards the API yet: a LAN address would hand the site's data to anyone on it
+      throw new Error(
+        `http.host ${config.http.host}: the API has no token authentication yet, so it serves loopback only; use 127.0.0.1 (or localhost, ::1)`,
+      );
+    }
     const clock = opts.clock ?? new ScaledClock(1);
     const log = opts.log ?? createLogger();
     const bus = new EventBus();

@@ -106,3 +106,15 @@ describe('sitegw CLI', () => {
     expect(badHistory.err()).toContain('--history must be an ISO 8601 duration');
   });
 });
+
+describe('loopback only until authentication exists', () => {
+  it('refuses to start on a LAN address with a clear message', async () => {
+    const dir = tmp();
+    const file = join(dir, 'site.yaml');
+    const ep = { host: '127.0.0.1', port: 1502 };
+    writeFileSync(file, demoSiteYaml({ inverter: ep, meter: { ...ep, port: 1503 } }, { httpHost: '0.0.0.0', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 2 }));
+    const p = sitegw(['run', '--config', file]);
+    expect(await p.exit).toBe(1);
+    expect(p.err()).toContain('serves loopback only');
+  });
+});
