@@ -115,9 +115,9 @@ function toReadings(cfg: DeviceConfig, values: Map<number, ModelValues>, ts: num
     case 'battery':
       return batteryReadings(cfg.id, values, ts);
     case 'grid-meter':
-      return gridMeterReadings(cfg.id, values, ts);
+      return meterReadings(streamIds.gridMeter(cfg.id), true, values, ts);
     case 'consumption-meter':
-      return consumptionMeterReadings(cfg.id, values, ts);
+      return meterReadings(streamIds.consumptionMeter(cfg.id), false, values, ts);
   }
 }
 
@@ -196,28 +196,15 @@ export function gridStateOf(m: ModelValues['fixed']): GridState {
   return 'ok';
 }
 
-function gridMeterReadings(id: string, values: Map<number, ModelValues>, ts: number): DevicePoll {
+/** A meter's one stream: power and its import/export counters, plus the relay state at the grid. */
+function meterReadings(streamId: string, withState: boolean, values: Map<number, ModelValues>, ts: number): DevicePoll {
   const m = meterValues(values);
   return {
     readings: [
       {
-        streamId: streamIds.gridMeter(id),
+        streamId,
         ts,
-        values: clean({ power_W: num(m.W), state: gridStateOf(m) }),
-        counters: counters(num(m.TotWhImp), num(m.TotWhExp)),
-      },
-    ],
-  };
-}
-
-function consumptionMeterReadings(id: string, values: Map<number, ModelValues>, ts: number): DevicePoll {
-  const m = meterValues(values);
-  return {
-    readings: [
-      {
-        streamId: streamIds.consumptionMeter(id),
-        ts,
-        values: clean({ power_W: num(m.W) }),
+        values: clean({ power_W: num(m.W), ...(withState ? { state: gridStateOf(m) } : {}) }),
         counters: counters(num(m.TotWhImp), num(m.TotWhExp)),
       },
     ],

@@ -70,33 +70,22 @@ function inverterNode(site: Site, inv: DeviceState, compact: boolean): TopoNode 
   const id = inv.config.id;
   const dcNodes: TopoNode[] = [];
   const batteries = site.batteriesOf(id);
-  if (batteries.length > 0) {
-    if (compact) {
-      const bmsId = `${id}__bms`;
-      const capacities = batteries.map((b) => b.capacityWh);
-      dcNodes.push({
-        id: bmsId,
-        kind: 'BMS',
-        category: 'behind-inverter',
-        currentType: 'DC',
-        nodeType: 'source-sink',
-        ...(capacities.every((c) => c !== undefined) ? { maxCapacity_J: capacities.reduce((a, c) => a! + c!, 0)! * WH_TO_J } : {}),
-        nodes: sensor(site, streamIds.batteryAggregate(id), { id: bmsId, kind: 'BMS' }),
-      });
-    } else {
-      for (const b of batteries) {
-        const bmsId = `${b.config.id}__bms`;
-        dcNodes.push({
-          id: bmsId,
-          kind: 'BMS',
-          category: 'behind-inverter',
-          currentType: 'DC',
-          nodeType: 'source-sink',
-          ...(b.capacityWh !== undefined ? { maxCapacity_J: b.capacityWh * WH_TO_J } : {}),
-          nodes: sensor(site, streamIds.batteryBlock(b.config.id), { id: bmsId, kind: 'BMS' }),
-        });
-      }
-    }
+  const bms = (bmsId: string, capacityWh: number | undefined, streamId: string): TopoNode => ({
+    id: bmsId,
+    kind: 'BMS',
+    category: 'behind-inverter',
+    currentType: 'DC',
+    nodeType: 'source-sink',
+    ...(capacityWh !== undefined ? { maxCapacity_J: capacityWh * WH_TO_J } : {}),
+    nodes: sensor(site, streamId, { id: bmsId, kind: 'BMS' }),
+  });
+  if (batteries.length > 0 && compact) {
+    const capacities = batteries.map((b) => b.capacityWh);
+    // the whole system's capacity only once every block has told its own
+    const total = capacities.every((c) => c !== undefined) ? capacities.reduce((a, c) => a! + c!, 0) : undefined;
+    dcNodes.push(bms(`${id}__bms`, total, streamIds.batteryAggregate(id)));
+  } else {
+    for (const b of batteries) dcNodes.push(bms(`${b.config.id}__bms`, b.capacityWh, streamIds.batteryBlock(b.config.id)));
   }
   const arrays: TopoNode[] = [];
   const pvArray = (arrayId: string, streamId: string): TopoNode => ({
