@@ -8,7 +8,7 @@ import { ScaledClock, type Clock } from './core/clock.js';
 import { EventBus } from './core/events.js';
 import { createLogger } from './core/log.js';
 import type { RegisterReader } from './modbus/register-reader.js';
-import { TcpBus } from './modbus/tcp-bus.js';
+import { BusRegistry } from './modbus/buses.js';
 import { Poller } from './poller/poller.js';
 import { Site } from './site/site.js';
 import { openDatabase } from './store/db.js';
@@ -53,7 +53,7 @@ export class Daemon {
     readonly ctx: DaemonContext,
     readonly app: FastifyInstance,
     private readonly closeTimer: CloseTimer,
-    private readonly buses: TcpBus[],
+    private readonly buses: BusRegistry,
     private readonly unsubscribe: (() => void)[],
   ) {}
 
@@ -84,18 +84,8 @@ export class Daemon {
     const bucketer = new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus });
     bucketer.start();
 
-    const buses = new Map<string, TcpBus>();
-    const readerFor =
-      opts.readerFor ??
-      ((d: DeviceConfig): RegisterReader => {
-        const key = `${d.connection.host}:${d.connection.port}`;
-        let b = buses.get(key);
-        if (!b) {
-          b = new TcpBus({ host: d.connection.host, port: d.connection.port, timeoutMs: d.connection.timeoutMs });
-          buses.set(key, b);
-        }
-        return b;
-      });
+    const buses = new BusRegistry();
+    const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
     const poller = new Poller({ site, bus, clock, readerFor, log });
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller };
 
@@ -117,7 +107,7 @@ export class Daemon {
 
     const app = await buildApp({ site, db, logger: log.child({ feature: 'http' }), version: VERSION });
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
-    const daemon = new Daemon(ctx, app, closeTimer, [...buses.values()], unsubscribe);
+    const daemon = new Daemon(ctx, app, closeTimer, buses, unsubscribe);
     log.info({ site: site.id, devices: config.devices.length, url: daemon.url, version: VERSION }, 'sitegw started');
     return daemon;
   }
@@ -128,7 +118,7 @@ export class Daemon {
     await this.app.close();
     await poller.stop();
     for (const u of this.unsubscribe) u();
-    await Promise.all(this.buses.map((b) => b.close()));
+    await this.buses.close();
     // buckets that ended before the stop are complete: write them now rather than lose the tail
     bucketer.closeUntil(this.ctx.clock.now());
     bucketer.stop();

@@ -15,6 +15,11 @@ export class SimMemoryReader implements RegisterReader {
     private readonly host: SimHost,
   ) {}
 
+  async readInput(_unitId: number, _address: number, _length: number): Promise<number[]> {
+    // the simulated SunSpec devices serve holding registers only, as the Modbus servers do
+    throw new ModbusError('exception', 'exception 1 (illegal function)', 1);
+  }
+
   async readHolding(unitId: number, address: number, length: number): Promise<number[]> {
     const bank = this.sim.unit(this.host, unitId);
     if (!bank) throw new ModbusError('timeout', `no unit ${unitId} on the simulated ${this.host} host`);

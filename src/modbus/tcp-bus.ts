@@ -34,7 +34,11 @@ export class TcpBus implements RegisterReader {
   }
 
   readHolding(unitId: number, address: number, length: number): Promise<number[]> {
-    return this.enqueue(() => this.read(unitId, address, length));
+    return this.enqueue(() => this.read('holding', unitId, address, length));
+  }
+
+  readInput(unitId: number, address: number, length: number): Promise<number[]> {
+    return this.enqueue(() => this.read('input', unitId, address, length));
   }
 
   async close(): Promise<void> {
@@ -49,12 +53,12 @@ export class TcpBus implements RegisterReader {
     return run;
   }
 
-  private async read(unitId: number, address: number, length: number): Promise<number[]> {
+  private async read(fn: 'holding' | 'input', unitId: number, address: number, length: number): Promise<number[]> {
     const client = await this.connected();
     client.setID(unitId);
     client.setTimeout(this.opts.timeoutMs);
     try {
-      const res = await client.readHoldingRegisters(address, length);
+      const res = fn === 'holding' ? await client.readHoldingRegisters(address, length) : await client.readInputRegisters(address, length);
       this.timeoutsInRow = 0;
       if (!Array.isArray(res.data) || res.data.length !== length) {
         throw new ModbusError('decode', `asked for ${length} registers at ${address}, got ${res.data?.length ?? 'none'}`);

@@ -1,5 +1,5 @@
 import type { Reading } from '../core/channels.js';
-import type { DevicePoll } from '../profiles/sunspec.js';
+import type { DevicePoll } from '../profiles/driver.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
 

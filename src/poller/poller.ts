@@ -5,7 +5,7 @@ import type { EventBus } from '../core/events.js';
 import type { DeviceConfig } from '../config/types.js';
 import { toModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../modbus/register-reader.js';
-import { SunSpecDevice, type DevicePoll } from '../profiles/sunspec.js';
+import { createDriver, type DeviceDriver, type DevicePoll } from '../profiles/index.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
 import { batteryAggregate } from './aggregate.js';
@@ -24,7 +24,7 @@ export interface PollerDeps {
  * event bus; aggregates (__bb_agg) are built from one cycle's blocks so they never mix ages.
  */
 export class Poller {
-  private readonly devices = new Map<string, SunSpecDevice>();
+  private readonly devices = new Map<string, DeviceDriver>();
   /** when each device was last polled, on the time stamped on readings */
   private readonly lastPolled = new Map<string, number>();
   private timer: ClockTimer | null = null;
@@ -108,7 +108,7 @@ export class Poller {
     const { site, log } = this.deps;
     let dev = this.devices.get(cfg.id);
     if (!dev) {
-      dev = new SunSpecDevice(cfg);
+      dev = createDriver(cfg);
       this.devices.set(cfg.id, dev);
     }
     const wasOnline = site.devices.get(cfg.id)?.online ?? false;

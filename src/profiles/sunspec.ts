@@ -6,6 +6,7 @@ import { num, type ModelValues } from '../modbus/sunspec/decode.js';
 import { discoverSunSpec, readModel, type SunSpecMap } from '../modbus/sunspec/discovery.js';
 import { METER_EVT } from '../modbus/sunspec/models.js';
 import { streamIds } from '../site/stream-ids.js';
+import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
 
 /**
  * SunSpec devices by role: which models a role needs and how their points become spec channels
@@ -29,22 +30,7 @@ const ROLE_MODELS: Record<DeviceConfig['role'], readonly number[][]> = {
   'consumption-meter': [[203, 204, 202, 201]],
 };
 
-export interface DeviceIdentity {
-  manufacturer?: string;
-  model?: string;
-  serial?: string;
-  version?: string;
-}
-
-export interface DevicePoll {
-  readings: Reading[];
-  /** battery capacity learned from the device, Wh */
-  capacityWh?: number;
-  /** number of MPPT modules (PV optimisers / strings) behind an inverter */
-  pvModules?: number;
-}
-
-export class SunSpecDevice {
+export class SunSpecDevice implements DeviceDriver {
   private map: SunSpecMap | null = null;
   identity: DeviceIdentity = {};
 

@@ -43,6 +43,9 @@ function meterImage(base: number, opts: { w: number; wSf: number; evt?: number; 
 class ImageReader implements RegisterReader {
   reads = 0;
   constructor(private readonly image: Map<number, number>) {}
+  readInput(): Promise<number[]> {
+    throw Object.assign(new Error('Modbus exception 1'), { modbusCode: 1 });
+  }
   async readHolding(_unit: number, address: number, length: number): Promise<number[]> {
     this.reads++;
     const out: number[] = [];
@@ -92,11 +95,10 @@ describe('SunSpec discovery and decoding', () => {
   });
 
   it('passes a timeout through instead of trying other bases', async () => {
-    const reader: RegisterReader = {
-      readHolding: async () => {
-        throw new ModbusError('timeout', 'no answer');
-      },
+    const silent = async (): Promise<number[]> => {
+      throw new ModbusError('timeout', 'no answer');
     };
+    const reader: RegisterReader = { readHolding: silent, readInput: silent };
     await expect(discoverSunSpec(reader, 1)).rejects.toMatchObject({ kind: 'timeout' });
   });
 

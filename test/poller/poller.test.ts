@@ -31,6 +31,7 @@ function setup(edit?: (yaml: ReturnType<typeof demoSiteConfig>) => void) {
       if (meterDown.on) throw new ModbusError('timeout', 'no answer before the timeout');
       return meterReal.readHolding(u, a, n);
     },
+    readInput: (u, a, n) => meterReal.readInput(u, a, n),
   };
   const poller = new Poller({ site, bus, clock, log: silentLogger(), readerFor: (d) => (d.connection.port === EP.meter.port ? meter : inverter) });
   const cycle = async (t: number) => {
