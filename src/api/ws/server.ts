@@ -1,0 +1,206 @@
+import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Clock, ClockTimer } from '../../core/clock.js';
+import { ApiError } from '../../core/errors.js';
+import type { ClosedBucket, EventBus, GridEvent } from '../../core/events.js';
+import type { StreamDef } from '../../telemetry/stream.js';
+import { formatInterval } from '../../telemetry/interval.js';
+import { errorBody } from '../http/errors.js';
+import { BucketFragments, gridEventMessage, telemetryMessages } from './messages.js';
+import { parseWsQuery, type DeviceClass, type WsSubscription } from './query.js';
+
+export const WS_PATH = '/ws';
+
+/** Who is on the other end of a connection, as the token service established it. */
+export interface WsPrincipal {
+  clientId: string;
+}
+
+export type WsAuthResult =
+  | { ok: true; principal: WsPrincipal }
+  | { ok: false; statusCode: number; headers?: Record<string, string>; body: object };
+
+/** What the streams need from access control: who connects, and which devices each class shows them. */
+export interface WsAccess {
+  authenticate(req: IncomingMessage): Promise<WsAuthResult> | WsAuthResult;
+  /** device ids the client sees as a partner (assigned by the installer) */
+  partnerDevices(p: WsPrincipal): ReadonlySet<string>;
+  /** device ids whose owner granted this client `telemetry-realtime` through publishTo */
+  customerDevices(p: WsPrincipal): ReadonlySet<string>;
+}
+
+export interface WsOptions {
+  clock: Clock;
+  log: Logger;
+  stream: (id: string) => StreamDef | undefined;
+  maxEntriesPerMessage: number;
+  socScale: 'percent' | 'fraction';
+  /** a client silent for longer than this (clock ms) is closed; the spec asks for a ping every 20 s */
+  pingTimeoutMs?: number;
+  /** a client whose unsent data exceeds this is dropped: it is not reading */
+  maxBufferedBytes?: number;
+}
+
+interface Client {
+  ws: WebSocket;
+  principal: WsPrincipal;
+  sub: WsSubscription;
+  lastSeen: number;
+}
+
+/** Close codes (RFC 6455 §7.4.1). */
+const GOING_AWAY = 1001;
+const POLICY = 1008;
+
+/**
+ * The `/ws` endpoint on the HTTP port: the query and the bearer token are checked before the
+ * upgrade (a refusal is an HTTP answer with the error body), then the client gets the streams
+ * it subscribed to, limited to the devices it may see.
+ */
+export class WsServer {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096, clientTracking: false });
+  private readonly clients = new Set<Client>();
+  private sweep: ClockTimer | null = null;
+  private unsubscribe: (() => void)[] = [];
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head);
+  dropped = 0;
+
+  constructor(
+    private readonly server: Server,
+    private readonly bus: EventBus,
+    private readonly access: WsAccess,
+    private readonly opts: WsOptions,
+  ) {}
+
+  get clientCount(): number {
+    return this.clients.size;
+  }
+
+  start(): void {
+    this.server.on('upgrade', this.onUpgrade);
+    this.unsubscribe = [
+      this.bus.on('bucketsClosed', (e) => this.pushTelemetry(e.start, e.end, e.buckets)),
+      this.bus.on('gridEvent', (e) => this.pushGridEvent(e)),
+    ];
+    this.armSweep();
+  }
+
+  stop(): void {
+    this.server.off('upgrade', this.onUpgrade);
+    for (const u of this.unsubscribe) u();
+    if (this.sweep) this.opts.clock.clearTimeout(this.sweep);
+    for (const c of this.clients) c.ws.close(GOING_AWAY, 'server stopping');
+    this.clients.clear();
+  }
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    if (url.pathname !== WS_PATH) return refuse(socket, 404, errorBody(404, 'ROUTE_NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 100)}; use ${WS_PATH}`));
+    let sub: WsSubscription;
+    try {
+      sub = parseWsQuery(url.searchParams);
+    } catch (err) {
+      if (err instanceof ApiError) return refuse(socket, err.statusCode, errorBody(err.statusCode, err.code, err.message));
+      throw err;
+    }
+    let auth: WsAuthResult;
+    try {
+      auth = await this.access.authenticate(req);
+    } catch (err) {
+      this.opts.log.error({ err }, 'websocket authentication failed');
+      return refuse(socket, 500, errorBody(500, 'INTERNAL_ERROR', 'internal error; the gateway log has the details'));
+    }
+    if (!auth.ok) return refuse(socket, auth.statusCode, auth.body, auth.headers);
+    const principal = auth.principal;
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, principal, sub));
+  }
+
+  private accept(ws: WebSocket, principal: WsPrincipal, sub: WsSubscription): void {
+    const client: Client = { ws, principal, sub, lastSeen: this.opts.clock.now() };
+    this.clients.add(client);
+    const seen = () => (client.lastSeen = this.opts.clock.now());
+    ws.on('ping', seen);
+    ws.on('pong', seen);
+    // the streams take no commands; any frame still shows the client is alive
+    ws.on('message', seen);
+    ws.on('error', () => ws.terminate());
+    ws.on('close', () => this.clients.delete(client));
+  }
+
+  private armSweep(): void {
+    const timeout = this.opts.pingTimeoutMs ?? 60_000;
+    this.sweep = this.opts.clock.setTimeout(() => {
+      const now = this.opts.clock.now();
+      for (const c of this.clients) {
+        if (now - c.lastSeen > timeout) {
+          c.ws.close(POLICY, `no ping for ${Math.round(timeout / 1000)} s`);
+          this.clients.delete(c);
+        }
+      }
+      this.armSweep();
+    }, Math.min(5_000, timeout / 4));
+  }
+
+  private send(c: Client, data: string): void {
+    if (c.ws.bufferedAmount > (this.opts.maxBufferedBytes ?? 4 << 20)) {
+      // a client that does not read would make the gateway hold every push for it
+      this.opts.log.warn({ client: c.principal.clientId, buffered: c.ws.bufferedAmount }, 'dropping websocket client that does not read');
+      this.dropped++;
+      this.clients.delete(c);
+      c.ws.terminate();
+      return;
+    }
+    c.ws.send(data);
+  }
+
+  private pushTelemetry(start: number, end: number, buckets: ClosedBucket[]): void {
+    const fragments = new BucketFragments(buckets, this.opts.stream, this.opts.socScale);
+    const interval = formatInterval(start, end);
+    // clients that see the same devices with the same include get the same strings
+    const built = new Map<string, string[]>();
+    for (const c of this.clients) {
+      if (!c.sub.streams.has('telemetry-realtime')) continue;
+      for (const cls of c.sub.telemetryDevices) {
+        const devices = this.devicesOf(c, cls);
+        if (devices.size === 0) continue;
+        const key = `${cls}|${c.sub.telemetryInclude.join(',')}|${[...devices].sort().join(',')}`;
+        let msgs = built.get(key);
+        if (!msgs) {
+          const entries: string[] = [];
+          for (const [streamId, json] of fragments.entries(c.sub.telemetryInclude)) {
+            const def = this.opts.stream(streamId);
+            if (def && devices.has(def.deviceId)) entries.push(json);
+          }
+          msgs = telemetryMessages(entries, cls, interval, c.sub.telemetryInclude, this.opts.maxEntriesPerMessage);
+          built.set(key, msgs);
+        }
+        for (const m of msgs) this.send(c, m);
+      }
+    }
+  }
+
+  private pushGridEvent(e: GridEvent): void {
+    const msg = gridEventMessage(e);
+    for (const c of this.clients) {
+      // customer-delegated devices get no grid events (spec "Stream grid-events" rule 2)
+      if (c.sub.streams.has('grid-events') && this.access.partnerDevices(c.principal).has(e.deviceId)) this.send(c, msg);
+    }
+  }
+
+  private devicesOf(c: Client, cls: DeviceClass): ReadonlySet<string> {
+    return cls === 'partner' ? this.access.partnerDevices(c.principal) : this.access.customerDevices(c.principal);
+  }
+}
+
+function refuse(socket: Duplex, status: number, body: object, headers: Record<string, string> = {}): void {
+  const json = JSON.stringify(body);
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n${extra}\r\n${json}`,
+  );
+}
