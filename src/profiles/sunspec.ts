@@ -1,37 +1,69 @@
 import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
-import type { DeviceConfig } from '../config/types.js';
+import type { DeviceConfig, DeviceRole } from '../config/types.js';
 import { ModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../modbus/register-reader.js';
-import { num, type ModelValues } from '../modbus/sunspec/decode.js';
+import { num, type ModelValues, type PointValue } from '../modbus/sunspec/decode.js';
 import { discoverSunSpec, readModel, type SunSpecMap } from '../modbus/sunspec/discovery.js';
+import { CONN_BITS } from '../modbus/sunspec/models-controls.js';
+import { DC_PORT, DER_701 } from '../modbus/sunspec/models-der.js';
 import { METER_EVT } from '../modbus/sunspec/models.js';
 import { streamIds } from '../site/stream-ids.js';
 import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
 
 /**
- * SunSpec devices by role: which models a role needs and how their points become spec channels
- * with design.md's signs (positive = energy into the device).
+ * SunSpec devices by role: which models a role reads and how their points become spec channels
+ * with design.md's signs (positive = energy into the device). Layouts: src/modbus/sunspec/.
  *
- * Sign conventions assumed of the device (SunSpec Information Model Reference):
- * - inverter 101-103 `W` and `WH`: AC power/energy delivered by the inverter (generator sign),
- *   `DCW`: DC power into the inverter;
- * - MPPT 160 module `DCW`/`DCWH`: power/energy produced by the string or optimiser;
+ * Which model a role reads, from each list the first the device has:
+ * - inverter: AC from 701, else 113/112/111, else 103/102/101 (the newest generation first);
+ *   PV from 714's PV ports, else 160's modules;
+ * - battery: 802, else 124 (storage controls of a hybrid inverter); capacity from 802 `WHRtg`,
+ *   else 120 `WHRtg` (nameplate, read once after discovery);
+ * - meters: 203/204/202/201, else 213/214/212/211 (integer first: an acc32 counter with its scale
+ *   factor keeps every Wh, a float32 counter above 16.7 MWh no longer does); the grid meter also
+ *   reads 701 or 122 when the device has them, for the relay state.
+ *
+ * Signs assumed of the device (SunSpec Information Model Reference, DER models' "injected" /
+ * "absorbed"):
+ * - inverter 10x/11x `W`, `WH` and 701 `W`, `TotWhInj`: AC delivered (generator sign); 701
+ *   `TotWhAbs`: AC absorbed; 10x/11x `DCW` and 714 `DCW` (all ports): DC power into the inverter;
+ * - MPPT 160 module and 714 PV port `DCW`, `DCWH`/`DCWhInj`: produced by the string or optimiser;
  * - battery 802 `W`: the model leaves the sign to the vendor; discharge-positive is assumed
- *   (the generator sign of the inverter models). A battery reporting the other way needs a
- *   profile of its own (device layer issue);
- * - meters 201-204 `W`: positive = import into the site (or consumption, for a load meter);
+ *   (the generator sign of the inverter models). A battery reporting the other way needs a YAML
+ *   profile of its own;
+ * - storage 124 has no measured power: `InWRte`/`OutWRte` are the commanded charge/discharge
+ *   rates (percent of `WChaMax`), not what flows, so a 124-only battery reports SoC (`ChaState`)
+ *   and nothing else rather than a setpoint dressed as a measurement;
+ * - meters 20x/21x `W`: positive = import into the site (or consumption, for a load meter);
  *   `TotWhImp`/`TotWhExp`: lifetime imported/exported.
+ * Unimplemented points and counters that read 0 (acc) or NaN (float32) stay absent, never 0.
  */
-const ROLE_MODELS: Record<DeviceConfig['role'], readonly number[][]> = {
-  // each inner list: alternatives, the first present is read
-  inverter: [[103, 102, 101], [160]],
-  battery: [[802]],
-  'grid-meter': [[203, 204, 202, 201]],
-  'consumption-meter': [[203, 204, 202, 201]],
+const INVERTER_AC = [701, 113, 112, 111, 103, 102, 101] as const;
+const PV = [714, 160] as const;
+const BATTERY = [802, 124] as const;
+const METERS = [203, 204, 202, 201, 213, 214, 212, 211] as const;
+/** models of an inverter at the connection point that say whether it is connected to the grid */
+const CONNECTION_STATUS = [701, 122] as const;
+
+interface RolePlan {
+  /** read every poll: from each list, the first model the device has */
+  poll: readonly (readonly number[])[];
+  /** read once after discovery (static nameplate data) */
+  once?: readonly number[];
+  /** the device must have at least one of these, or it cannot play the role */
+  needs: readonly number[];
+}
+
+const ROLE_MODELS: Record<DeviceRole, RolePlan> = {
+  inverter: { poll: [INVERTER_AC, PV], needs: [...INVERTER_AC, ...PV] },
+  battery: { poll: [BATTERY], once: [120], needs: BATTERY },
+  'grid-meter': { poll: [METERS, CONNECTION_STATUS], needs: [...METERS, ...CONNECTION_STATUS] },
+  'consumption-meter': { poll: [METERS], needs: METERS },
 };
 
 export class SunSpecDevice implements DeviceDriver {
   private map: SunSpecMap | null = null;
+  private once = new Map<number, ModelValues>();
   identity: DeviceIdentity = {};
 
   constructor(readonly config: DeviceConfig) {}
@@ -43,26 +75,40 @@ export class SunSpecDevice implements DeviceDriver {
 
   async poll(reader: RegisterReader, now: () => number): Promise<DevicePoll> {
     const unit = this.config.connection.unitId;
+    const plan = ROLE_MODELS[this.config.role];
     if (!this.map) {
       const map = await discoverSunSpec(reader, unit);
+      if (!map.models.some((m) => plan.needs.includes(m.id))) {
+        throw new ModbusError(
+          'decode',
+          `unit ${unit} has none of the SunSpec models a ${this.config.role} needs (${plan.needs.join(', ')}); it has ${map.models.map((m) => m.id).join(', ') || 'none'}`,
+        );
+      }
       const common = map.models.find((m) => m.id === 1);
       if (common) {
         const c = (await readModel(reader, unit, common)).fixed;
         this.identity = { manufacturer: str(c.Mn), model: str(c.Md), serial: str(c.SN), version: str(c.Vr) };
       }
+      this.once = new Map();
+      for (const m of map.models.filter((x) => plan.once?.includes(x.id))) this.once.set(m.id, await readModel(reader, unit, m));
       this.map = map;
     }
     const values = new Map<number, ModelValues>();
-    for (const alternatives of ROLE_MODELS[this.config.role]) {
-      const m = this.map.models.find((x) => alternatives.includes(x.id));
-      if (!m) continue;
-      values.set(m.id, await readModel(reader, unit, m));
+    for (const alternatives of plan.poll) {
+      const m = preferred(this.map, alternatives);
+      if (m) values.set(m.id, await readModel(reader, unit, m));
     }
-    if (values.size === 0) {
-      throw new ModbusError('decode', `unit ${unit} has none of the SunSpec models a ${this.config.role} needs (${ROLE_MODELS[this.config.role].flat().join(', ')})`);
-    }
-    return toReadings(this.config, values, now());
+    return toReadings(this.config, values, this.once, now());
   }
+}
+
+/** the device's model that comes first in `alternatives` (the list's order is the preference, not the chain's) */
+function preferred(map: SunSpecMap, alternatives: readonly number[]) {
+  for (const id of alternatives) {
+    const m = map.models.find((x) => x.id === id);
+    if (m) return m;
+  }
+  return undefined;
 }
 
 function str(v: unknown): string | undefined {
@@ -73,6 +119,12 @@ function neg(v: number | undefined): number | undefined {
   return v === undefined ? undefined : v === 0 ? 0 : -v;
 }
 
+/** a percentage outside 0..100 is a device or decoding fault, not a state of charge */
+function percent(v: PointValue): number | undefined {
+  const n = num(v);
+  return n !== undefined && n >= 0 && n <= 100 ? n : undefined;
+}
+
 function clean(values: InstantValues): InstantValues {
   const out: InstantValues = {};
   for (const [k, v] of Object.entries(values) as [keyof InstantValues, InstantValues[keyof InstantValues]][]) {
@@ -81,12 +133,16 @@ function clean(values: InstantValues): InstantValues {
   return out;
 }
 
+/** lifetime counters as the device reports them; a negative one is a device fault and stays absent */
 function counters(inWh: number | undefined, outWh: number | undefined): DeviceCounters | undefined {
-  if (inWh === undefined && outWh === undefined) return undefined;
-  return { ...(inWh !== undefined ? { inWh } : {}), ...(outWh !== undefined ? { outWh } : {}) };
+  const ok = (v: number | undefined) => (v !== undefined && v >= 0 ? v : undefined);
+  const i = ok(inWh);
+  const o = ok(outWh);
+  if (i === undefined && o === undefined) return undefined;
+  return { ...(i !== undefined ? { inWh: i } : {}), ...(o !== undefined ? { outWh: o } : {}) };
 }
 
-function first(values: Map<number, ModelValues>, ids: readonly number[]): ModelValues | undefined {
+function first(values: ReadonlyMap<number, ModelValues>, ids: readonly number[]): ModelValues | undefined {
   for (const id of ids) {
     const v = values.get(id);
     if (v) return v;
@@ -94,12 +150,14 @@ function first(values: Map<number, ModelValues>, ids: readonly number[]): ModelV
   return undefined;
 }
 
-function toReadings(cfg: DeviceConfig, values: Map<number, ModelValues>, ts: number): DevicePoll {
+type Values = ReadonlyMap<number, ModelValues>;
+
+function toReadings(cfg: DeviceConfig, values: Values, once: Values, ts: number): DevicePoll {
   switch (cfg.role) {
     case 'inverter':
       return inverterReadings(cfg.id, values, ts);
     case 'battery':
-      return batteryReadings(cfg.id, values, ts);
+      return batteryReadings(cfg.id, values, once, ts);
     case 'grid-meter':
       return meterReadings(streamIds.gridMeter(cfg.id), true, values, ts);
     case 'consumption-meter':
@@ -107,73 +165,58 @@ function toReadings(cfg: DeviceConfig, values: Map<number, ModelValues>, ts: num
   }
 }
 
-function inverterReadings(id: string, values: Map<number, ModelValues>, ts: number): DevicePoll {
+function inverterReadings(id: string, values: Values, ts: number): DevicePoll {
   const readings: Reading[] = [];
-  const inv = first(values, [103, 102, 101]);
-  if (inv) {
-    const f = inv.fixed;
+  const dc = values.get(714)?.fixed;
+  const ac = first(values, INVERTER_AC);
+  if (ac) {
+    const f = ac.fixed;
+    const der = ac.id === 701;
     readings.push({
       streamId: streamIds.inverter(id),
       ts,
-      values: clean({ power_AC_W: neg(num(f.W)), power_DC_W: num(f.DCW) }),
-      // WH counts only AC delivered; the AC absorbed direction is integrated from power
-      counters: counters(undefined, num(f.WH)),
+      values: clean({ power_AC_W: neg(num(f.W)), power_DC_W: (der ? undefined : num(f.DCW)) ?? num(dc?.DCW) }),
+      // 10x/11x WH counts only AC delivered; the absorbed direction is integrated from power
+      counters: der ? counters(num(f.TotWhAbs), num(f.TotWhInj)) : counters(undefined, num(f.WH)),
     });
   }
-  const mppt = values.get(160);
-  let pvModules: number | undefined;
-  if (mppt) {
-    pvModules = mppt.repeating.length;
-    let sumW = 0;
-    let sumWh = 0;
-    let allW = true;
-    let allWh = true;
-    mppt.repeating.forEach((m, i) => {
-      const w = num(m.DCW);
-      const wh = num(m.DCWH);
-      if (w === undefined) allW = false;
-      else sumW += w;
-      if (wh === undefined) allWh = false;
-      else sumWh += wh;
-      readings.push({
-        streamId: streamIds.pvModule(id, i + 1),
-        ts,
-        values: clean({ power_W: neg(w) }),
-        counters: counters(undefined, wh),
-      });
-    });
-    if (mppt.repeating.length > 0) {
-      readings.push({
-        streamId: streamIds.pvAggregate(id),
-        ts,
-        values: allW ? { power_W: neg(sumW) } : {},
-        counters: allWh ? { outWh: sumWh } : undefined,
-      });
-    }
+  const modules = pvModules(values);
+  if (!modules) return { readings };
+  modules.forEach((m, i) => {
+    readings.push({ streamId: streamIds.pvModule(id, i + 1), ts, values: clean({ power_W: neg(m.w) }), counters: counters(undefined, m.wh) });
+  });
+  if (modules.length > 0) {
+    const sum = (xs: (number | undefined)[]) => (xs.every((x) => x !== undefined) ? xs.reduce<number>((a, b) => a + b!, 0) : undefined);
+    const w = sum(modules.map((m) => m.w));
+    const wh = sum(modules.map((m) => m.wh));
+    readings.push({ streamId: streamIds.pvAggregate(id), ts, values: clean({ power_W: neg(w) }), counters: counters(undefined, wh) });
   }
-  return { readings, ...(pvModules !== undefined ? { pvModules } : {}) };
+  return { readings, pvModules: modules.length };
 }
 
-function batteryReadings(id: string, values: Map<number, ModelValues>, ts: number): DevicePoll {
-  const b = values.get(802)!.fixed;
-  const capacityWh = num(b.WHRtg);
+/** PV strings or optimisers: 714's ports of type PV (battery and other ports are not PV), else 160's modules */
+function pvModules(values: Values): { w: number | undefined; wh: number | undefined }[] | undefined {
+  const dc = values.get(714);
+  if (dc) return dc.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
+  const mppt = values.get(160);
+  return mppt?.repeating.map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
+}
+
+function batteryReadings(id: string, values: Values, once: Values, ts: number): DevicePoll {
+  const nameplateWh = num(once.get(120)?.fixed.WHRtg);
+  const b = values.get(802)?.fixed;
+  const storage = values.get(124)?.fixed;
+  const capacityWh = num(b?.WHRtg) ?? nameplateWh;
+  const readingValues = b
+    ? clean({ power_W: neg(num(b.W)), soc: percent(b.SoC), soh: percent(b.SoH) })
+    : clean({ soc: percent(storage?.ChaState) });
   return {
-    readings: [
-      {
-        streamId: streamIds.batteryBlock(id),
-        ts,
-        values: clean({ power_W: neg(num(b.W)), soc: num(b.SoC), soh: num(b.SoH) }),
-      },
-    ],
-    ...(capacityWh !== undefined ? { capacityWh } : {}),
+    readings: [{ streamId: streamIds.batteryBlock(id), ts, values: readingValues }],
+    ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}),
   };
 }
 
-function meterValues(values: Map<number, ModelValues>) {
-  return first(values, [203, 204, 202, 201])!.fixed;
-}
-
-/** Relay state from the grid-side meter: a power-failure event, or no voltage on any phase. */
+/** Relay state from a meter: a power-failure event, or no voltage on any phase. */
 export function gridStateOf(m: ModelValues['fixed']): GridState {
   const evt = num(m.Evt);
   if (evt !== undefined && (evt & METER_EVT.POWER_FAILURE) !== 0) return 'not_present';
@@ -182,16 +225,49 @@ export function gridStateOf(m: ModelValues['fixed']): GridState {
   return 'ok';
 }
 
+/**
+ * What an inverter at the connection point says about the grid, or undefined when it cannot
+ * tell. 701: grid-forming (islanded, backup) or running while disconnected → not_present;
+ * connected → ok. 122: ECPConn connected → ok; disconnected while the PV or storage side is
+ * operating → not_present. An inverter that is off or asleep and disconnected tells nothing: at
+ * night a PV inverter drops its relay with the grid still there.
+ */
+export function inverterGridState(values: Values): GridState | undefined {
+  const der = values.get(701)?.fixed;
+  if (der) {
+    const mode = num(der.DERMode);
+    if (mode !== undefined && (mode & DER_701.MODE_GRID_FORMING) !== 0) return 'not_present';
+    const conn = num(der.ConnSt);
+    if (conn === DER_701.CONN_CONNECTED) return 'ok';
+    if (conn === DER_701.CONN_DISCONNECTED && num(der.St) === DER_701.ST_ON) return 'not_present';
+  }
+  const status = values.get(122)?.fixed;
+  if (status) {
+    const ecp = num(status.ECPConn);
+    const operating = [status.PVConn, status.StorConn].some((v) => ((num(v) ?? 0) & CONN_BITS.OPERATING) !== 0);
+    if (ecp !== undefined && (ecp & CONN_BITS.CONNECTED) !== 0) return 'ok';
+    if (ecp !== undefined && operating) return 'not_present';
+  }
+  return undefined;
+}
+
+/** Meter and inverter views combined: a loss seen by either wins (a meter on the backup side sees the inverter's voltage). */
+function connectionState(meter: ModelValues['fixed'] | undefined, values: Values): GridState {
+  const views = [meter ? gridStateOf(meter) : undefined, inverterGridState(values)];
+  if (views.includes('not_present')) return 'not_present';
+  return views.includes('ok') ? 'ok' : 'unknown';
+}
+
 /** A meter's one stream: power and its import/export counters, plus the relay state at the grid. */
-function meterReadings(streamId: string, withState: boolean, values: Map<number, ModelValues>, ts: number): DevicePoll {
-  const m = meterValues(values);
+function meterReadings(streamId: string, withState: boolean, values: Values, ts: number): DevicePoll {
+  const m = first(values, METERS)?.fixed;
   return {
     readings: [
       {
         streamId,
         ts,
-        values: clean({ power_W: num(m.W), ...(withState ? { state: gridStateOf(m) } : {}) }),
-        counters: counters(num(m.TotWhImp), num(m.TotWhExp)),
+        values: clean({ power_W: num(m?.W), ...(withState ? { state: connectionState(m, values) } : {}) }),
+        counters: m ? counters(num(m.TotWhImp), num(m.TotWhExp)) : undefined,
       },
     ],
   };

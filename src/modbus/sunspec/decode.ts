@@ -1,5 +1,5 @@
 import { s16, s32, str, u16, u32 } from '../codec.js';
-import { NOT_IMPLEMENTED, blockLength, type ModelDef, type PointDef } from './models.js';
+import { blockLength, NOT_IMPLEMENTED, type ModelDef, type PointDef } from './points.js';
 
 export type PointValue = number | string | undefined;
 
@@ -11,13 +11,45 @@ export interface ModelValues {
   repeating: Record<string, PointValue>[];
 }
 
+const f32view = new DataView(new ArrayBuffer(4));
+
+/** IEEE 754 single precision, high word first (SunSpec float32) */
+function f32(regs: readonly number[], i: number): number {
+  f32view.setUint16(0, regs[i]! & 0xffff);
+  f32view.setUint16(2, regs[i + 1]! & 0xffff);
+  return f32view.getFloat32(0);
+}
+
+const NI64: Record<'int64' | 'uint64' | 'acc64', bigint> = {
+  int64: -(1n << 63n),
+  uint64: (1n << 64n) - 1n,
+  acc64: 0n,
+};
+
+/** 64-bit integers, high word first; as a number they are exact up to 2^53 (about 9·10^15 Wh) */
+function word64(type: 'int64' | 'uint64' | 'acc64', regs: readonly number[], i: number): number | undefined {
+  let raw = 0n;
+  for (let k = 0; k < 4; k++) raw = (raw << 16n) | BigInt(regs[i + k]! & 0xffff);
+  const v = type === 'int64' ? BigInt.asIntN(64, raw) : raw;
+  return v === NI64[type] ? undefined : Number(v);
+}
+
 function rawPoint(pt: PointDef, regs: readonly number[], i: number): PointValue {
+  // a model whose L is shorter than the published definition: the points it lacks are absent
+  if (i + pt.size > regs.length) return undefined;
   let v: number;
   switch (pt.type) {
     case 'string':
       return str(regs, i, pt.size) || undefined;
     case 'pad':
       return undefined;
+    case 'float32':
+      v = f32(regs, i);
+      return Number.isFinite(v) ? v : undefined;
+    case 'int64':
+    case 'uint64':
+    case 'acc64':
+      return word64(pt.type, regs, i);
     case 'int16':
     case 'sunssf':
       v = s16(regs, i);
@@ -57,6 +89,12 @@ function applyScale(points: readonly PointDef[], raw: Record<string, PointValue>
   }
 }
 
+/** How many repeating blocks to decode: what L holds, capped by the model's count point when the device filled it in. */
+function repeatCount(def: ModelDef, rawFixed: Record<string, PointValue>, available: number): number {
+  const declared = def.countPoint ? rawFixed[def.countPoint] : undefined;
+  return typeof declared === 'number' ? Math.min(declared, available) : available;
+}
+
 /** Decode one model from its registers (the registers after the ID and L header). */
 export function decodeModel(def: ModelDef, regs: readonly number[]): ModelValues {
   const fixedLen = blockLength(def.fixed);
@@ -64,12 +102,18 @@ export function decodeModel(def: ModelDef, regs: readonly number[]): ModelValues
   const repeating: Record<string, PointValue>[] = [];
   if (def.repeating) {
     const len = blockLength(def.repeating);
-    for (let i = fixedLen; i + len <= regs.length; i += len) repeating.push(decodeRaw(def.repeating, regs, i));
+    const n = repeatCount(def, rawFixed, Math.max(0, Math.floor((regs.length - fixedLen) / len)));
+    for (let k = 0; k < n; k++) repeating.push(decodeRaw(def.repeating, regs, fixedLen + k * len));
     for (const r of repeating) applyScale(def.repeating, r, rawFixed);
   }
   // scale the fixed block last: the repeating blocks read the raw scale factors from it
   applyScale(def.fixed, rawFixed, { ...rawFixed });
   return { id: def.id, fixed: rawFixed, repeating };
+}
+
+/** Registers worth reading of a model whose L is `length`: a model without repeating blocks needs no more than its definition. */
+export function neededLength(def: ModelDef, length: number): number {
+  return def.repeating ? length : Math.min(length, blockLength(def.fixed));
 }
 
 export function num(v: PointValue): number | undefined {

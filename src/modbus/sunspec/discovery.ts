@@ -1,6 +1,6 @@
 import { ModbusError, toModbusError } from '../errors.js';
 import type { RegisterReader } from '../register-reader.js';
-import { decodeModel, type ModelValues } from './decode.js';
+import { decodeModel, neededLength, type ModelValues } from './decode.js';
 import { END_MODEL_ID, MODELS, SUNSPEC_BASES, SUNS_MARKER } from './models.js';
 
 export interface DiscoveredModel {
@@ -42,12 +42,26 @@ export async function discoverSunSpec(reader: RegisterReader, unitId: number): P
   throw new ModbusError('decode', `no SunSpec marker 'SunS' at ${SUNSPEC_BASES.join(', ')} on unit ${unitId}`);
 }
 
+/**
+ * The chain ends at the end marker (ID 0xFFFF). Devices that leave the marker out end it with an
+ * illegal-address exception or with zeros (no model has ID 0); both are taken as the end so the
+ * models before them stay usable. MAX_MODELS bounds a chain that never ends.
+ */
 async function walk(reader: RegisterReader, unitId: number, start: number): Promise<DiscoveredModel[]> {
   const models: DiscoveredModel[] = [];
   let addr = start;
   for (let n = 0; n < MAX_MODELS; n++) {
-    const [id, length] = await reader.readHolding(unitId, addr, 2);
-    if (id === END_MODEL_ID || id === undefined || length === undefined) return models;
+    if (addr + 2 > 0x10000) return models;
+    let header: number[];
+    try {
+      header = await reader.readHolding(unitId, addr, 2);
+    } catch (err) {
+      const e = toModbusError(err);
+      if (e.kind === 'exception' && models.length > 0) return models;
+      throw e;
+    }
+    const [id, length] = header;
+    if (id === END_MODEL_ID || id === 0 || id === undefined || length === undefined) return models;
     if (addr + 2 + length > 0xffff) throw new ModbusError('decode', `model ${id} at ${addr} runs past the register space`);
     models.push({ id, address: addr + 2, length });
     addr += 2 + length;
@@ -60,8 +74,9 @@ export async function readModel(reader: RegisterReader, unitId: number, m: Disco
   const def = MODELS.get(m.id);
   if (!def) throw new ModbusError('decode', `SunSpec model ${m.id} is not known to this gateway`);
   const regs: number[] = [];
-  for (let off = 0; off < m.length; off += MAX_READ) {
-    const n = Math.min(MAX_READ, m.length - off);
+  const length = neededLength(def, m.length);
+  for (let off = 0; off < length; off += MAX_READ) {
+    const n = Math.min(MAX_READ, length - off);
     regs.push(...(await reader.readHolding(unitId, m.address + off, n)));
   }
   return decodeModel(def, regs);

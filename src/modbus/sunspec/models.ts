@@ -7,64 +7,15 @@
  * Only the layouts are written here; how a point becomes a spec channel lives in the profile
  * mapping (src/profiles/sunspec.ts), so adding a model is adding data.
  */
-export type PointType =
-  | 'uint16'
-  | 'int16'
-  | 'uint32'
-  | 'int32'
-  | 'acc16'
-  | 'acc32'
-  | 'enum16'
-  | 'bitfield16'
-  | 'bitfield32'
-  | 'sunssf'
-  | 'string'
-  | 'pad';
+import { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
+import { MODEL_120, MODEL_121, MODEL_122, MODEL_123 } from './models-controls.js';
+import { MODEL_701, MODEL_702, MODEL_703, MODEL_704, MODEL_714 } from './models-der.js';
+import { p, phases, s, type ModelDef, type PointType } from './points.js';
 
-export interface PointDef {
-  name: string;
-  type: PointType;
-  /** registers */
-  size: number;
-  /** name of the scale-factor point in the same model */
-  sf?: string;
-  units?: string;
-}
-
-export interface ModelDef {
-  id: number;
-  name: string;
-  fixed: PointDef[];
-  /** repeating block (e.g. MPPT modules of model 160); count = (L - fixed length) / block length */
-  repeating?: PointDef[];
-}
-
-const SIZE: Record<PointType, number> = {
-  uint16: 1,
-  int16: 1,
-  uint32: 2,
-  int32: 2,
-  acc16: 1,
-  acc32: 2,
-  enum16: 1,
-  bitfield16: 1,
-  bitfield32: 2,
-  sunssf: 1,
-  string: 0,
-  pad: 1,
-};
-
-/** compact point constructor: p(name, type, sf?, units?) ; strings: s(name, registers) */
-function p(name: string, type: PointType, sf?: string, units?: string): PointDef {
-  return { name, type, size: SIZE[type], ...(sf ? { sf } : {}), ...(units ? { units } : {}) };
-}
-function s(name: string, size: number): PointDef {
-  return { name, type: 'string', size };
-}
-/** a total and its three per-phase points: X, XphA, XphB, XphC (energy points spell it XPhA) */
-function phases(name: string, type: PointType, sf: string, units: string, ph = 'ph'): PointDef[] {
-  return [p(name, type, sf, units), ...['A', 'B', 'C'].map((x) => p(`${name}${ph}${x}`, type, sf, units))];
-}
+export { blockLength, NOT_IMPLEMENTED, offsets, type ModelDef, type PointDef, type PointType } from './points.js';
+export { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
+export { MODEL_120, MODEL_121, MODEL_122, MODEL_123 } from './models-controls.js';
+export { MODEL_701, MODEL_702, MODEL_703, MODEL_704, MODEL_714 } from './models-der.js';
 
 export const MODEL_1: ModelDef = {
   id: 1,
@@ -168,6 +119,7 @@ export const MODEL_160: ModelDef = {
     p('N', 'uint16'),
     p('TmsPer', 'uint16'),
   ],
+  countPoint: 'N',
   repeating: [
     p('ID', 'uint16'),
     s('IDStr', 8),
@@ -299,26 +251,38 @@ export const MODEL_802: ModelDef = {
   ],
 };
 
+/** every model the gateway decodes, by id; a model not listed here is skipped in the chain */
 export const MODELS: ReadonlyMap<number, ModelDef> = new Map(
-  [MODEL_1, MODEL_101, MODEL_102, MODEL_103, MODEL_124, MODEL_160, MODEL_201, MODEL_202, MODEL_203, MODEL_204, MODEL_802].map(
-    (m) => [m.id, m],
-  ),
+  [
+    MODEL_1,
+    MODEL_101,
+    MODEL_102,
+    MODEL_103,
+    MODEL_111,
+    MODEL_112,
+    MODEL_113,
+    MODEL_120,
+    MODEL_121,
+    MODEL_122,
+    MODEL_123,
+    MODEL_124,
+    MODEL_160,
+    MODEL_201,
+    MODEL_202,
+    MODEL_203,
+    MODEL_204,
+    MODEL_211,
+    MODEL_212,
+    MODEL_213,
+    MODEL_214,
+    MODEL_701,
+    MODEL_702,
+    MODEL_703,
+    MODEL_704,
+    MODEL_714,
+    MODEL_802,
+  ].map((m) => [m.id, m]),
 );
-
-export function blockLength(points: readonly PointDef[]): number {
-  return points.reduce((n, pt) => n + pt.size, 0);
-}
-
-/** offset of each point from the start of its block */
-export function offsets(points: readonly PointDef[]): Map<string, PointDef & { offset: number }> {
-  const out = new Map<string, PointDef & { offset: number }>();
-  let o = 0;
-  for (const pt of points) {
-    out.set(pt.name, { ...pt, offset: o });
-    o += pt.size;
-  }
-  return out;
-}
 
 /** SunSpec "SunS" marker registers and the end-of-chain model id */
 export const SUNS_MARKER = [0x5375, 0x6e53] as const;
@@ -326,16 +290,3 @@ export const END_MODEL_ID = 0xffff;
 /** base addresses probed by discovery, in order */
 export const SUNSPEC_BASES = [40000, 0, 50000] as const;
 
-/** not-implemented values by type (SunSpec Information Model Reference, "unimplemented") */
-export const NOT_IMPLEMENTED: Partial<Record<PointType, number>> = {
-  uint16: 0xffff,
-  int16: -0x8000,
-  uint32: 0xffffffff,
-  int32: -0x80000000,
-  acc16: 0,
-  acc32: 0,
-  enum16: 0xffff,
-  bitfield16: 0xffff,
-  bitfield32: 0xffffffff,
-  sunssf: -0x8000,
-};
