@@ -54,6 +54,84 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: 'token service: clients and their devices, site owner, codes, tokens; publishTo with its audit trail',
+    up(db) {
+      db.exec(`
+        -- a removed client keeps its row (removed_at) so its id is never handed out again
+        CREATE TABLE auth_clients (
+          id            TEXT PRIMARY KEY,
+          name          TEXT NOT NULL,
+          secret_hash   TEXT,
+          scopes        TEXT NOT NULL,
+          redirect_uris TEXT NOT NULL,
+          created_at    INTEGER NOT NULL,
+          removed_at    INTEGER
+        );
+
+        CREATE TABLE auth_client_devices (
+          client_id TEXT NOT NULL REFERENCES auth_clients(id),
+          device_id TEXT NOT NULL,
+          PRIMARY KEY (client_id, device_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE auth_owner (
+          id            INTEGER PRIMARY KEY CHECK (id = 1),
+          username      TEXT NOT NULL,
+          password_hash TEXT NOT NULL,
+          updated_at    INTEGER NOT NULL
+        );
+
+        -- codes and tokens are stored as SHA-256 of their value, never the value itself
+        CREATE TABLE auth_codes (
+          hash           TEXT PRIMARY KEY,
+          client_id      TEXT NOT NULL,
+          redirect_uri   TEXT NOT NULL,
+          redirect_given INTEGER NOT NULL,
+          scopes         TEXT NOT NULL,
+          code_challenge TEXT,
+          nonce          TEXT,
+          family         TEXT NOT NULL,
+          auth_time      INTEGER NOT NULL,
+          expires_at     INTEGER NOT NULL,
+          used_at        INTEGER
+        );
+
+        CREATE TABLE auth_tokens (
+          hash       TEXT PRIMARY KEY,
+          kind       TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+          client_id  TEXT NOT NULL,
+          customer   INTEGER NOT NULL,
+          scopes     TEXT NOT NULL,
+          family     TEXT NOT NULL,
+          auth_time  INTEGER,
+          created_at INTEGER NOT NULL,
+          expires_at INTEGER NOT NULL,
+          rotated_at INTEGER,
+          revoked_at INTEGER
+        );
+        CREATE INDEX auth_tokens_family ON auth_tokens (family);
+        CREATE INDEX auth_tokens_client ON auth_tokens (client_id);
+
+        CREATE TABLE publish_to (
+          device_id TEXT NOT NULL,
+          position  INTEGER NOT NULL,
+          client_id TEXT NOT NULL,
+          data      TEXT NOT NULL,
+          PRIMARY KEY (device_id, client_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE publish_to_audit (
+          id        INTEGER PRIMARY KEY,
+          ts        INTEGER NOT NULL,
+          device_id TEXT NOT NULL,
+          by_client TEXT NOT NULL,
+          before    TEXT NOT NULL,
+          after     TEXT NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
