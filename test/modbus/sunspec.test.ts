@@ -3,6 +3,7 @@ import { ModbusError } from '../../src/modbus/errors.js';
 import type { RegisterReader } from '../../src/modbus/register-reader.js';
 import { discoverSunSpec, readModel } from '../../src/modbus/sunspec/discovery.js';
 import { gridStateOf } from '../../src/profiles/sunspec.js';
+import { ascii, ImageReader } from './sunspec-image.js';
 
 /**
  * Register images written by hand from the SunSpec model definitions (offsets counted from the
@@ -10,12 +11,6 @@ import { gridStateOf } from '../../src/profiles/sunspec.js';
  * TotWhImp 44, TotWh_SF 52, Evt 103; model 1: Mn 0..15, Md 16..31, SN 48..63), not produced
  * by the gateway's own encoder.
  */
-function ascii(s: string, regs: number): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < regs; i++) out.push(((s.charCodeAt(2 * i) || 0) << 8) | (s.charCodeAt(2 * i + 1) || 0));
-  return out;
-}
-
 function meterImage(base: number, opts: { w: number; wSf: number; evt?: number; imp?: number; phv?: number }) {
   const m1 = [...ascii('ACME', 16), ...ascii('M-3000', 16), ...ascii('', 8), ...ascii('1.2', 8), ...ascii('SN42', 16), 1, 0x8000];
   const m203 = new Array<number>(105).fill(0);
@@ -38,26 +33,6 @@ function meterImage(base: number, opts: { w: number; wSf: number; evt?: number; 
   const map = new Map<number, number>();
   regs.forEach((v, i) => map.set(base + i, v));
   return map;
-}
-
-class ImageReader implements RegisterReader {
-  reads = 0;
-  constructor(private readonly image: Map<number, number>) {}
-  readInput(): Promise<number[]> {
-    throw Object.assign(new Error('Modbus exception 1'), { modbusCode: 1 });
-  }
-  async readHolding(_unit: number, address: number, length: number): Promise<number[]> {
-    this.reads++;
-    const out: number[] = [];
-    for (let a = address; a < address + length; a++) {
-      const v = this.image.get(a);
-      if (v === undefined) {
-        throw Object.assign(new Error('Modbus exception 2'), { modbusCode: 2 });
-      }
-      out.push(v);
-    }
-    return out;
-  }
 }
 
 describe('SunSpec discovery and decoding', () => {
