@@ -166,14 +166,13 @@ export const MODEL_703: ModelDef = {
   ],
 };
 
-/** enable, reversion enable, reversion time and time remaining of one of 704's power-factor settings */
+/** 704's reversion time of a setting and the time left of it */
+function reversionTimer(prefix: string): PointDef[] {
+  return [p(`${prefix}RvrtTms`, 'uint32', undefined, 'Secs'), p(`${prefix}RvrtRem`, 'uint32', undefined, 'Secs')];
+}
+/** enable, reversion enable and reversion timer of one of 704's power-factor settings */
 function pfSettings(prefix: 'PFWInj' | 'PFWAbs'): PointDef[] {
-  return [
-    p(`${prefix}Ena`, 'enum16'),
-    p(`${prefix}EnaRvrt`, 'enum16'),
-    p(`${prefix}RvrtTms`, 'uint32', undefined, 'Secs'),
-    p(`${prefix}RvrtRem`, 'uint32', undefined, 'Secs'),
-  ];
+  return [p(`${prefix}Ena`, 'enum16'), p(`${prefix}EnaRvrt`, 'enum16'), ...reversionTimer(prefix)];
 }
 const pfGroup = [p('PF', 'uint16', 'PF_SF'), p('Ext', 'enum16')];
 
@@ -187,8 +186,7 @@ export const MODEL_704: ModelDef = {
     p('WMaxLimPct', 'uint16', 'WMaxLimPct_SF', 'Pct'),
     p('WMaxLimPctRvrt', 'uint16', 'WMaxLimPct_SF', 'Pct'),
     p('WMaxLimPctEnaRvrt', 'enum16'),
-    p('WMaxLimPctRvrtTms', 'uint32', undefined, 'Secs'),
-    p('WMaxLimPctRvrtRem', 'uint32', undefined, 'Secs'),
+    ...reversionTimer('WMaxLimPct'),
     p('WSetEna', 'enum16'),
     p('WSetMod', 'enum16'),
     p('WSet', 'int32', 'WSet_SF', 'W'),
@@ -196,8 +194,7 @@ export const MODEL_704: ModelDef = {
     p('WSetPct', 'int16', 'WSetPct_SF', 'Pct'),
     p('WSetPctRvrt', 'int16', 'WSetPct_SF', 'Pct'),
     p('WSetEnaRvrt', 'enum16'),
-    p('WSetRvrtTms', 'uint32', undefined, 'Secs'),
-    p('WSetRvrtRem', 'uint32', undefined, 'Secs'),
+    ...reversionTimer('WSet'),
     p('VarSetEna', 'enum16'),
     p('VarSetMod', 'enum16'),
     p('VarSetPri', 'enum16'),
@@ -206,8 +203,7 @@ export const MODEL_704: ModelDef = {
     p('VarSetPct', 'int16', 'VarSetPct_SF', 'Pct'),
     p('VarSetPctRvrt', 'int16', 'VarSetPct_SF', 'Pct'),
     p('VarSetEnaRvrt', 'enum16'),
-    p('VarSetRvrtTms', 'uint32', undefined, 'Secs'),
-    p('VarSetRvrtRem', 'uint32', undefined, 'Secs'),
+    ...reversionTimer('VarSet'),
     p('WRmp', 'uint16', undefined, '%Max/Sec'),
     p('WRmpRef', 'enum16'),
     p('VarRmp', 'uint16', undefined, '%Max/Sec'),

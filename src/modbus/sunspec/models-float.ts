@@ -5,7 +5,7 @@
  * model_214.json. Each family shares one point list; values are IEEE 754 float32, high word first,
  * with no scale factors, and NaN (0x7FC00000) marks a point the device does not implement.
  */
-import { p, phases, type ModelDef } from './points.js';
+import { inverterStateAndEvents, p, phases, type ModelDef } from './points.js';
 
 const f = (name: string, units?: string) => p(name, 'float32', undefined, units);
 
@@ -34,14 +34,7 @@ function inverterFloatModel(id: number, name: string): ModelDef {
       f('TmpSnk', 'C'),
       f('TmpTrns', 'C'),
       f('TmpOt', 'C'),
-      p('St', 'enum16'),
-      p('StVnd', 'enum16'),
-      p('Evt1', 'bitfield32'),
-      p('Evt2', 'bitfield32'),
-      p('EvtVnd1', 'bitfield32'),
-      p('EvtVnd2', 'bitfield32'),
-      p('EvtVnd3', 'bitfield32'),
-      p('EvtVnd4', 'bitfield32'),
+      ...inverterStateAndEvents(),
     ],
   };
 }

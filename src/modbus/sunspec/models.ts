@@ -10,7 +10,7 @@
 import { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
 import { MODEL_120, MODEL_121, MODEL_122, MODEL_123 } from './models-controls.js';
 import { MODEL_701, MODEL_702, MODEL_703, MODEL_704, MODEL_714 } from './models-der.js';
-import { p, phases, s, type ModelDef, type PointType } from './points.js';
+import { inverterStateAndEvents, p, phases, s, type ModelDef } from './points.js';
 
 export { blockLength, NOT_IMPLEMENTED, offsets, type ModelDef, type PointDef, type PointType } from './points.js';
 export { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
@@ -61,14 +61,7 @@ function inverterIntegerModel(id: number, name: string): ModelDef {
       p('TmpTrns', 'int16', 'Tmp_SF', 'C'),
       p('TmpOt', 'int16', 'Tmp_SF', 'C'),
       p('Tmp_SF', 'sunssf'),
-      p('St', 'enum16'),
-      p('StVnd', 'enum16'),
-      p('Evt1', 'bitfield32'),
-      p('Evt2', 'bitfield32'),
-      p('EvtVnd1', 'bitfield32'),
-      p('EvtVnd2', 'bitfield32'),
-      p('EvtVnd3', 'bitfield32'),
-      p('EvtVnd4', 'bitfield32'),
+      ...inverterStateAndEvents(),
     ],
   };
 }

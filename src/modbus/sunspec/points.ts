@@ -81,6 +81,15 @@ export function group(name: string, points: readonly PointDef[]): PointDef[] {
   return points.map((pt) => ({ ...pt, name: `${name}.${pt.name}` }));
 }
 
+/** St, StVnd and the six event bitfields that close the inverter models 101–103 and 111–113 */
+export function inverterStateAndEvents(): PointDef[] {
+  return [
+    p('St', 'enum16'),
+    p('StVnd', 'enum16'),
+    ...['Evt1', 'Evt2', 'EvtVnd1', 'EvtVnd2', 'EvtVnd3', 'EvtVnd4'].map((n) => p(n, 'bitfield32')),
+  ];
+}
+
 export function blockLength(points: readonly PointDef[]): number {
   return points.reduce((n, pt) => n + pt.size, 0);
 }
