@@ -16,7 +16,7 @@ import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
  *
  * Which model a role reads, from each list the first the device has:
  * - inverter: AC from 701, else 113/112/111, else 103/102/101 (the newest generation first);
- *   PV from 714's PV ports, else 160's modules;
+ *   PV from 160's modules, else 714's PV ports; DC power from the AC model, else 714;
  * - battery: 802, else 124 (storage controls of a hybrid inverter); capacity from 802 `WHRtg`,
  *   else 120 `WHRtg` (nameplate, read once after discovery);
  * - meters: 203/204/202/201, else 213/214/212/211 (integer first: an acc32 counter with its scale
@@ -39,7 +39,6 @@ import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
  * Unimplemented points and counters that read 0 (acc) or NaN (float32) stay absent, never 0.
  */
 const INVERTER_AC = [701, 113, 112, 111, 103, 102, 101] as const;
-const PV = [714, 160] as const;
 const BATTERY = [802, 124] as const;
 const METERS = [203, 204, 202, 201, 213, 214, 212, 211] as const;
 /** models of an inverter at the connection point that say whether it is connected to the grid */
@@ -55,7 +54,7 @@ interface RolePlan {
 }
 
 const ROLE_MODELS: Record<DeviceRole, RolePlan> = {
-  inverter: { poll: [INVERTER_AC, PV], needs: [...INVERTER_AC, ...PV] },
+  inverter: { poll: [INVERTER_AC, [160], [714]], needs: [...INVERTER_AC, 160, 714] },
   battery: { poll: [BATTERY], once: [120], needs: BATTERY },
   'grid-meter': { poll: [METERS, CONNECTION_STATUS], needs: [...METERS, ...CONNECTION_STATUS] },
   'consumption-meter': { poll: [METERS], needs: METERS },
@@ -194,12 +193,12 @@ function inverterReadings(id: string, values: Values, ts: number): DevicePoll {
   return { readings, pvModules: modules.length };
 }
 
-/** PV strings or optimisers: 714's ports of type PV (battery and other ports are not PV), else 160's modules */
+/** PV strings or optimisers: 160's modules, else 714's ports of type PV (battery and other ports are not PV) */
 function pvModules(values: Values): { w: number | undefined; wh: number | undefined }[] | undefined {
-  const dc = values.get(714);
-  if (dc) return dc.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
   const mppt = values.get(160);
-  return mppt?.repeating.map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
+  if (mppt) return mppt.repeating.map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
+  const dc = values.get(714);
+  return dc?.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
 }
 
 function batteryReadings(id: string, values: Values, once: Values, ts: number): DevicePoll {

@@ -171,6 +171,13 @@ describe('SunSpec roles', () => {
       expect(by.get('dev__dcm')!.values).toEqual({ power_W: -4000 });
     });
 
+    it('takes PV from 160 over 714, and DC power from 714 when the AC model has none', async () => {
+      const { by, result } = await poll('inverter', [m714([0, 0, 0]), m701(), m160]);
+      expect(result.pvModules).toBe(2);
+      expect(by.get('dev__dcm')!.values).toEqual({ power_W: -5000 });
+      expect(by.get('dev')!.values.power_DC_W).toBe(3100);
+    });
+
     it('prefers 701 over 113 over 103, whatever the chain order', async () => {
       expect((await poll('inverter', [m103, m113, m701()])).by.get('dev')!.values.power_AC_W).toBe(5000);
       expect((await poll('inverter', [m103, m113])).by.get('dev')!.values.power_AC_W).toBe(-4321.5);
