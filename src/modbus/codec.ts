@@ -1,25 +1,95 @@
-/** Register codecs: Modbus registers are 16-bit big-endian words; multi-word values high word first. */
-export function u16(regs: readonly number[], i: number): number {
-  return regs[i]! & 0xffff;
+/**
+ * Register codecs. A Modbus register is a 16-bit word sent high byte first; how a multi-word
+ * value is laid out differs between makers, so every multi-word codec takes an order:
+ * - word order `big` (default): the most significant register comes first (Modbus and SunSpec
+ *   convention, Eastron, Huawei, Victron); `little`: least significant first (Sungrow "U32"
+ *   registers, the "CDAB" layout of many PLCs);
+ * - byte order `big` (default): each register high byte first; `little` swaps the two bytes of
+ *   every register ("BADC"), rare but seen on gateways that re-pack RS-485 data.
+ */
+export type WordOrder = 'big' | 'little';
+export type ByteOrder = 'big' | 'little';
+
+export interface Order {
+  wordOrder?: WordOrder;
+  byteOrder?: ByteOrder;
 }
-export function s16(regs: readonly number[], i: number): number {
+
+const BIG: Order = {};
+
+function word(regs: readonly number[], i: number, byteOrder: ByteOrder | undefined): number {
   const v = regs[i]! & 0xffff;
+  return byteOrder === 'little' ? ((v & 0xff) << 8) | (v >> 8) : v;
+}
+
+/** The registers of one value as big-endian words, most significant first. */
+export function wordsOf(regs: readonly number[], i: number, n: number, order: Order = BIG): number[] {
+  const out: number[] = [];
+  for (let k = 0; k < n; k++) out.push(word(regs, i + k, order.byteOrder));
+  return order.wordOrder === 'little' ? out.reverse() : out;
+}
+
+/** The raw bits of an n-register value, as an unsigned integer (sentinel checks compare these). */
+export function rawBits(regs: readonly number[], i: number, n: number, order: Order = BIG): bigint {
+  let v = 0n;
+  for (const w of wordsOf(regs, i, n, order)) v = (v << 16n) | BigInt(w);
+  return v;
+}
+
+export function u16(regs: readonly number[], i: number, order: Order = BIG): number {
+  return word(regs, i, order.byteOrder);
+}
+export function s16(regs: readonly number[], i: number, order: Order = BIG): number {
+  const v = u16(regs, i, order);
   return v >= 0x8000 ? v - 0x10000 : v;
 }
-export function u32(regs: readonly number[], i: number): number {
-  return (regs[i]! & 0xffff) * 0x10000 + (regs[i + 1]! & 0xffff);
+export function u32(regs: readonly number[], i: number, order: Order = BIG): number {
+  const [hi, lo] = wordsOf(regs, i, 2, order);
+  return hi! * 0x10000 + lo!;
 }
-export function s32(regs: readonly number[], i: number): number {
-  const v = u32(regs, i);
+export function s32(regs: readonly number[], i: number, order: Order = BIG): number {
+  const v = u32(regs, i, order);
   return v >= 0x80000000 ? v - 0x100000000 : v;
 }
+/**
+ * 64-bit values as numbers: exact up to 2^53, which is 9 PWh for a Wh counter — every real
+ * energy counter fits; a value beyond that is rounded, not wrapped.
+ */
+export function u64(regs: readonly number[], i: number, order: Order = BIG): number {
+  return Number(rawBits(regs, i, 4, order));
+}
+export function s64(regs: readonly number[], i: number, order: Order = BIG): number {
+  return Number(BigInt.asIntN(64, rawBits(regs, i, 4, order)));
+}
+/** IEEE 754 single precision over two registers. */
+export function f32(regs: readonly number[], i: number, order: Order = BIG): number {
+  const view = new DataView(new ArrayBuffer(4));
+  view.setUint32(0, u32(regs, i, order));
+  return view.getFloat32(0);
+}
+/** SunSpec acc32: an unsigned accumulator that wraps at 2^32 (the energy tracker absorbs the wrap). */
+export const acc32 = u32;
+
 /** ASCII, two characters per register, NUL padded; trailing NULs and spaces trimmed */
-export function str(regs: readonly number[], i: number, n: number): string {
+export function str(regs: readonly number[], i: number, n: number, order: Order = BIG): string {
   let out = '';
   for (let k = 0; k < n; k++) {
-    const r = regs[i + k]! & 0xffff;
+    const r = word(regs, i + k, order.byteOrder);
     out += String.fromCharCode(r >> 8, r & 0xff);
   }
   // eslint-disable-next-line no-control-regex
   return out.replace(/[\u0000\s]+$/u, '').replace(/\u0000/gu, '');
+}
+
+export const NUMERIC_TYPES = ['u16', 's16', 'u32', 's32', 'u64', 's64', 'f32', 'acc32'] as const;
+export type NumericType = (typeof NUMERIC_TYPES)[number];
+export type RegisterType = NumericType | 'string';
+
+/** Registers a value of the type occupies (a string's length is its own). */
+export const TYPE_WIDTH: Record<NumericType, number> = { u16: 1, s16: 1, u32: 2, s32: 2, acc32: 2, f32: 2, u64: 4, s64: 4 };
+
+const NUMERIC_DECODERS: Record<NumericType, (regs: readonly number[], i: number, order: Order) => number> = { u16, s16, u32, s32, u64, s64, f32, acc32 };
+
+export function decodeNumber(type: NumericType, regs: readonly number[], i: number, order: Order = BIG): number {
+  return NUMERIC_DECODERS[type](regs, i, order);
 }

@@ -1,0 +1,89 @@
+/**
+ * A device profile in the form the engine runs: PDU addresses, defaults applied, units folded
+ * into factors, sentinels as raw bits. Built once at start by compile.ts.
+ */
+import type { GridState } from '../core/channels.js';
+import type { DeviceRole } from '../config/types.js';
+import type { Order, RegisterType } from '../modbus/codec.js';
+import type { RegisterFunction } from './profile-types.js';
+
+/** One value: where to read it and how its bits decode. */
+export interface ValueRef {
+  fn: RegisterFunction;
+  /** PDU address (what goes on the wire) */
+  address: number;
+  /** registers it occupies */
+  count: number;
+  type: RegisterType;
+  order: Order;
+  /** raw bit patterns meaning "not implemented" */
+  sentinels: readonly bigint[];
+  optional: boolean;
+  /** 0 = every poll */
+  intervalMs: number;
+  /** for errors: the document's address and name */
+  label: string;
+}
+
+export interface CompiledSource {
+  /** one register, or several added up */
+  parts: ValueRef[];
+  /** fixed scale × unit factor to the spec unit (W, Wh, percent) */
+  factor: number;
+  scaleFactor?: ValueRef;
+  sign: 1 | -1;
+  absolute: boolean;
+  signFrom?: { ref: ValueRef; mask: number };
+  label: string;
+}
+
+export interface CompiledStateRule {
+  refs: ValueRef[];
+  in?: ReadonlySet<number>;
+  anyBits?: number;
+  below?: number;
+  scale: number;
+  state: GridState;
+}
+
+export type InstantKey = 'power_W' | 'power_AC_W' | 'power_DC_W' | 'soc' | 'soh';
+export const INSTANT_KEYS: readonly InstantKey[] = ['power_W', 'power_AC_W', 'power_DC_W', 'soc', 'soh'];
+
+export interface CompiledRole {
+  instant: Partial<Record<InstantKey, CompiledSource>>;
+  inWh?: CompiledSource;
+  outWh?: CompiledSource;
+  capacityWh?: CompiledSource;
+  state?: { rules: CompiledStateRule[]; otherwise: GridState };
+  pv?: { power_W?: CompiledSource; outWh?: CompiledSource };
+}
+
+export interface CompiledMatch {
+  ref: ValueRef;
+  in?: ReadonlySet<number>;
+  range?: readonly [number, number];
+  pattern?: RegExp;
+  scale: number;
+}
+
+export interface CompiledIdentityRegister {
+  ref: ValueRef;
+  map?: Readonly<Record<string, string>>;
+}
+
+export interface DeviceProfile {
+  name: string;
+  /** the file it came from, for messages */
+  file: string;
+  manufacturer: string;
+  models: readonly string[];
+  source: { title: string; version: string; url: string };
+  batching: { maxRegisters: number; maxGap: number };
+  identify: {
+    manufacturer: string;
+    model?: string;
+    match: CompiledMatch[];
+    registers: Partial<Record<'model' | 'serial' | 'version', CompiledIdentityRegister>>;
+  };
+  roles: Partial<Record<DeviceRole, CompiledRole>>;
+}

@@ -1,0 +1,197 @@
+/**
+ * A device read through a YAML profile: plans the poll's reads (batch.ts), decodes, scales,
+ * drops sentinels, normalises signs to design.md's (positive = energy into the device) and
+ * returns the role's readings with the same stream ids as the SunSpec path.
+ */
+import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
+import type { DeviceConfig } from '../config/types.js';
+import { ModbusError } from '../modbus/errors.js';
+import type { RegisterReader } from '../modbus/register-reader.js';
+import { streamIds } from '../site/stream-ids.js';
+import { planReads } from './batch.js';
+import { INSTANT_KEYS, type CompiledRole, type CompiledSource, type DeviceProfile, type ValueRef } from './compiled.js';
+import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
+import { readIdentity } from './identify.js';
+import { isException, readRange, RegisterCache } from './registers.js';
+
+/** SunSpec bounds a scale factor to -10..10; anything else is a misread register. */
+const MAX_SF = 10;
+
+function refsOf(role: CompiledRole): ValueRef[] {
+  const out: ValueRef[] = [];
+  const addSource = (s: CompiledSource | undefined) => {
+    if (!s) return;
+    out.push(...s.parts);
+    if (s.scaleFactor) out.push(s.scaleFactor);
+    if (s.signFrom) out.push(s.signFrom.ref);
+  };
+  for (const k of INSTANT_KEYS) addSource(role.instant[k]);
+  addSource(role.inWh);
+  addSource(role.outWh);
+  addSource(role.capacityWh);
+  addSource(role.pv?.power_W);
+  addSource(role.pv?.outWh);
+  for (const rule of role.state?.rules ?? []) out.push(...rule.refs);
+  return out;
+}
+
+/** v × f without the binary noise of multiplying by 0.1 (1234 × 0.1 → 123.4, not 123.40000000000001) */
+function scaled(v: number, f: number): number {
+  const inverse = 1 / f;
+  return f < 1 && Number.isInteger(inverse) ? v / inverse : v * f;
+}
+
+export class ProfileDevice implements DeviceDriver {
+  identity: DeviceIdentity = {};
+  private readonly role: CompiledRole;
+  private readonly refs: ValueRef[];
+  private readonly cache = new RegisterCache();
+  private readonly readAt = new Map<ValueRef, number>();
+  private identified = false;
+
+  constructor(
+    readonly config: DeviceConfig,
+    readonly profile: DeviceProfile,
+  ) {
+    const role = profile.roles[config.role];
+    if (!role) throw new Error(`device ${config.id}: profile ${profile.name} has no ${config.role} section`);
+    this.role = role;
+    this.refs = refsOf(role);
+  }
+
+  reset(): void {
+    this.cache.clear();
+    this.readAt.clear();
+    this.identified = false;
+  }
+
+  async poll(reader: RegisterReader, now: () => number): Promise<DevicePoll> {
+    const unit = this.config.connection.unitId;
+    if (!this.identified) {
+      this.identity = await readIdentity(this.profile, reader, unit);
+      this.identified = true;
+    }
+    const started = now();
+    const due = this.refs.filter((r) => {
+      const last = this.readAt.get(r);
+      return last === undefined || r.intervalMs === 0 || started - last >= r.intervalMs;
+    });
+    const plan = planReads(
+      due.map((r) => ({ fn: r.fn, address: r.address, count: r.count, optional: r.optional })),
+      this.profile.batching,
+    );
+    for (const req of plan) {
+      try {
+        this.cache.store(req, await readRange(reader, unit, req, `profile ${this.profile.name}`));
+      } catch (err) {
+        if (!req.optional || !isException(err)) throw err;
+        this.cache.forget(req);
+      }
+    }
+    for (const r of due) this.readAt.set(r, started);
+    return this.readings(now());
+  }
+
+  private decodeError(s: CompiledSource, what: string): ModbusError {
+    return new ModbusError('decode', `profile ${this.profile.name}, ${s.label}: ${what}`);
+  }
+
+  /** A source's value in spec units and signs; undefined when any register it needs is absent. */
+  private value(s: CompiledSource | undefined): number | undefined {
+    if (!s) return undefined;
+    let sum = 0;
+    for (const p of s.parts) {
+      const v = this.cache.number(p);
+      if (v === undefined) return undefined;
+      sum += v;
+    }
+    let v = scaled(sum, s.factor);
+    if (s.scaleFactor) {
+      const sf = this.cache.number(s.scaleFactor);
+      if (sf === undefined) return undefined;
+      if (!Number.isInteger(sf) || Math.abs(sf) > MAX_SF) throw this.decodeError(s, `scale factor ${s.scaleFactor.label} reads ${sf}, outside -${MAX_SF}..${MAX_SF}`);
+      v = sf < 0 ? v / 10 ** -sf : v * 10 ** sf;
+    }
+    if (s.absolute) v = Math.abs(v);
+    if (s.signFrom) {
+      const status = this.cache.number(s.signFrom.ref);
+      // without the status the direction is unknown, and a wrong sign is worse than no value
+      if (status === undefined) return undefined;
+      v = (status & s.signFrom.mask) !== 0 ? -Math.abs(v) : Math.abs(v);
+    }
+    v *= s.sign;
+    return v === 0 ? 0 : v;
+  }
+
+  private percent(s: CompiledSource | undefined, name: string): number | undefined {
+    const v = this.value(s);
+    if (v !== undefined && (v < 0 || v > 100)) throw this.decodeError(s!, `${name} ${v} % is outside 0..100; the scale in the profile is probably wrong`);
+    return v;
+  }
+
+  /** Lifetime counters are magnitudes; a negative one is a device glitch, left out rather than stored. */
+  private counter(s: CompiledSource | undefined): number | undefined {
+    const v = this.value(s);
+    return v !== undefined && v >= 0 ? v : undefined;
+  }
+
+  private counters(inSrc: CompiledSource | undefined, outSrc: CompiledSource | undefined): DeviceCounters | undefined {
+    const inWh = this.counter(inSrc);
+    const outWh = this.counter(outSrc);
+    if (inWh === undefined && outWh === undefined) return undefined;
+    return { ...(inWh !== undefined ? { inWh } : {}), ...(outWh !== undefined ? { outWh } : {}) };
+  }
+
+  private gridState(): GridState | undefined {
+    const spec = this.role.state;
+    if (!spec) return undefined;
+    for (const rule of spec.rules) {
+      const values = rule.refs.map((r) => this.cache.number(r));
+      if (values.some((v) => v === undefined)) continue;
+      const all = (test: (v: number) => boolean) => (values as number[]).every(test);
+      if (rule.in && all((v) => rule.in!.has(v))) return rule.state;
+      if (rule.anyBits !== undefined && all((v) => (v & rule.anyBits!) !== 0)) return rule.state;
+      if (rule.below !== undefined && all((v) => v * rule.scale < rule.below!)) return rule.state;
+    }
+    return spec.otherwise;
+  }
+
+  private instant(): InstantValues {
+    const out: InstantValues = {};
+    for (const k of INSTANT_KEYS) {
+      const v = k === 'soc' || k === 'soh' ? this.percent(this.role.instant[k], k) : this.value(this.role.instant[k]);
+      if (v !== undefined) out[k] = v;
+    }
+    const state = this.gridState();
+    if (state !== undefined) out.state = state;
+    return out;
+  }
+
+  private readings(ts: number): DevicePoll {
+    const { id, role } = this.config;
+    const one = (streamId: string): Reading => {
+      const counters = this.counters(this.role.inWh, this.role.outWh);
+      return { streamId, ts, values: this.instant(), ...(counters ? { counters } : {}) };
+    };
+    switch (role) {
+      case 'inverter': {
+        const readings = [one(streamIds.inverter(id))];
+        const pv = this.role.pv;
+        if (pv) {
+          const power = this.value(pv.power_W);
+          const pvCounters = this.counters(undefined, pv.outWh);
+          readings.push({ streamId: streamIds.pvAggregate(id), ts, values: power !== undefined ? { power_W: power } : {}, ...(pvCounters ? { counters: pvCounters } : {}) });
+        }
+        return { readings };
+      }
+      case 'battery': {
+        const capacityWh = this.value(this.role.capacityWh);
+        return { readings: [one(streamIds.batteryBlock(id))], ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}) };
+      }
+      case 'grid-meter':
+        return { readings: [one(streamIds.gridMeter(id))] };
+      case 'consumption-meter':
+        return { readings: [one(streamIds.consumptionMeter(id))] };
+    }
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The device profiles the daemon knows, loaded once at start from device-profiles/. A broken
+ * profile stops the start with its file, line and hint: polling a device with half a register
+ * map would put wrong numbers into buckets that can never be corrected.
+ */
+import { fileURLToPath } from 'node:url';
+import type { DeviceRole } from '../config/types.js';
+import type { DeviceProfile } from './compiled.js';
+import { formatProfileErrors, readProfileDir, type ProfileDir } from './load.js';
+
+/** device-profiles/ at the package root (from src/profiles under tsx, dist/profiles when built) */
+export const DEFAULT_PROFILE_DIR = fileURLToPath(new URL('../../device-profiles/', import.meta.url));
+
+/** The profile name that selects SunSpec discovery instead of a file. */
+export const SUNSPEC = 'sunspec';
+
+export class ProfileRegistry {
+  constructor(private readonly profiles: ReadonlyMap<string, DeviceProfile>) {}
+
+  get(name: string): DeviceProfile | undefined {
+    return this.profiles.get(name);
+  }
+
+  names(): string[] {
+    return [...this.profiles.keys()].sort();
+  }
+
+  all(): DeviceProfile[] {
+    return [...this.profiles.values()];
+  }
+}
+
+export class ProfileLoadError extends Error {
+  constructor(readonly lines: readonly string[]) {
+    super(`device profiles have mistakes:\n${lines.join('\n')}`);
+    this.name = 'ProfileLoadError';
+  }
+}
+
+/** Loads every profile of `dir`; throws ProfileLoadError naming each mistake if any file is broken. */
+export function loadProfiles(dir: string = DEFAULT_PROFILE_DIR): ProfileRegistry {
+  const d = readProfileDir(dir);
+  if (d.broken.size > 0) throw new ProfileLoadError(formatProfileErrors(d));
+  return new ProfileRegistry(d.profiles);
+}
+
+let installed: ProfileDir | undefined;
+
+/** The shipped profiles, read once per process, broken ones included (config checks report them). */
+export function installedProfiles(): ProfileDir {
+  installed ??= readProfileDir(DEFAULT_PROFILE_DIR);
+  return installed;
+}
+
+/** The roles a profile describes, in a fixed order. */
+export function rolesOf(profile: DeviceProfile): DeviceRole[] {
+  return (['inverter', 'battery', 'grid-meter', 'consumption-meter'] as const).filter((r) => profile.roles[r] !== undefined);
+}

@@ -1,0 +1,243 @@
+/**
+ * JSON Schema (for ajv) of a device profile, device-profiles/<name>.yaml. As in site.yaml's
+ * schema, `hint` is what an error suggests, so advice sits next to its rule. Rules that span
+ * several values (address or sum, the file name, channel units of a role) are in compile.ts.
+ */
+import { GRID_STATES } from '../core/channels.js';
+import { NUMERIC_TYPES } from '../modbus/codec.js';
+
+type Node = {
+  type?: string | string[];
+  description?: string;
+  hint?: string;
+  properties?: Record<string, Node>;
+  required?: string[];
+  additionalProperties?: boolean | Node;
+  propertyNames?: Node;
+  items?: Node;
+  minItems?: number;
+  maxItems?: number;
+  enum?: (string | number)[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  $schema?: string;
+};
+
+export const PROFILE_NAME_PATTERN = '^[a-z0-9_-]+$';
+export const REGISTER_TYPES = [...NUMERIC_TYPES, 'string'] as const;
+export const ROLE_NAMES = ['inverter', 'battery', 'grid-meter', 'consumption-meter'] as const;
+
+const address: Node = {
+  type: 'integer',
+  minimum: 0,
+  maximum: 65535,
+  hint: 'the register number as the document writes it, 0 to 65535 (hex like 0x0034 is fine)',
+};
+
+const sentinel: Node = {
+  type: ['integer', 'string'],
+  pattern: '^(0x[0-9a-fA-F]+|-?[0-9]+)$',
+  hint: "a raw register value such as 0xFFFF; quote 64-bit values, e.g. '0xFFFFFFFFFFFFFFFF'",
+};
+
+/** Fields every register reference may carry. */
+const registerFields: Record<string, Node> = {
+  address,
+  sum: {
+    type: 'array',
+    minItems: 2,
+    maxItems: 16,
+    items: address,
+    hint: 'list the addresses to add up, e.g. [817, 818, 819] for three phases',
+  },
+  function: { type: 'string', enum: ['holding', 'input'], hint: "'holding' (function code 3) or 'input' (function code 4)" },
+  type: { type: 'string', enum: [...REGISTER_TYPES], hint: 'the data type the document gives: u16, s16, u32, s32, u64, s64, f32, acc32 or string' },
+  length: { type: 'integer', minimum: 1, maximum: 125, hint: 'registers the text occupies (two characters each)' },
+  wordOrder: { type: 'string', enum: ['big', 'little'], hint: "'big' when the high word comes first (usual), 'little' when the low word does" },
+  byteOrder: { type: 'string', enum: ['big', 'little'], hint: "'big' (usual) or 'little' when the two bytes of each register are swapped" },
+  sentinels: { type: 'array', minItems: 1, items: sentinel, hint: 'list the raw values meaning "not available", e.g. [0xFFFF]' },
+  label: { type: 'string', minLength: 1, maxLength: 120, hint: "the register's name in the document" },
+  optional: { type: 'boolean', hint: 'true when some firmware versions lack the register' },
+  pollIntervalSeconds: { type: 'integer', minimum: 1, maximum: 86400, hint: 'whole seconds, e.g. 600 for a slow value such as SoH' },
+};
+
+function register(hint: string, extra: Record<string, Node> = {}, required: string[] = []): Node {
+  return { type: 'object', additionalProperties: false, required, properties: { ...registerFields, ...extra }, hint };
+}
+
+const plainRegister = register('give at least address and type', {}, ['type']);
+
+function source(units: string[], what: string): Node {
+  return register(`describe the register that gives ${what}: address, type and unit`, {
+    unit: { type: 'string', enum: units, hint: `the unit the register counts in after scaling: ${units.join(' or ')}` },
+    scale: { type: 'number', hint: 'the factor to multiply the raw value by; a "gain" of 10 is scale 0.1' },
+    scaleFactor: register('the scale-factor register: address and type (usually s16)', {}, ['type']),
+    sign: { type: 'integer', enum: [1, -1], hint: 'write -1 when the device counts the other way round than design.md says' },
+    absolute: { type: 'boolean', hint: 'true to take the magnitude of a value whose sign the device gets wrong' },
+    signFrom: register(
+      'the status register whose bits give the direction: address, type and negativeMask',
+      { negativeMask: { type: 'integer', minimum: 1, maximum: 0xffffffff, hint: 'the bits that mean "negative", e.g. 0x0004' } },
+      ['type', 'negativeMask'],
+    ),
+  }, ['type', 'unit']);
+}
+
+const POWER = ['W', 'kW'];
+const ENERGY = ['Wh', 'kWh', 'MWh'];
+const PERCENT = ['%'];
+
+const state: Node = {
+  type: 'string',
+  enum: [...GRID_STATES],
+  hint: "one of 'ok', 'not_present' or 'unknown'",
+};
+
+const stateSpec: Node = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['rules', 'otherwise'],
+  hint: 'give rules (checked in order) and the state when none matches (otherwise)',
+  properties: {
+    rules: {
+      type: 'array',
+      minItems: 1,
+      hint: 'list rules, each with registers, one condition (in, anyBits or below) and a state',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['registers', 'state'],
+        hint: 'a rule has registers, one condition (in, anyBits or below) and a state',
+        properties: {
+          registers: { type: 'array', minItems: 1, maxItems: 16, items: plainRegister, hint: 'list the registers the rule reads' },
+          in: { type: 'array', minItems: 1, items: { type: 'integer', hint: 'a raw value' }, hint: 'list the raw values that mean this state' },
+          anyBits: { type: 'integer', minimum: 1, maximum: 0xffffffff, hint: 'the bit mask that means this state, e.g. 0x0001' },
+          below: { type: 'number', hint: 'the value (after scale) under which every register must be, e.g. 50 for volts' },
+          scale: { type: 'number', hint: 'factor applied before comparing with below' },
+          state,
+        },
+      },
+    },
+    otherwise: state,
+  },
+};
+
+function role(channels: Record<string, Node>, hint: string): Node {
+  return { type: 'object', additionalProperties: false, properties: channels, hint };
+}
+
+const counters = {
+  inWh: source(ENERGY, 'the lifetime energy into the device (imported, charged, absorbed)'),
+  outWh: source(ENERGY, 'the lifetime energy out of the device (exported, discharged, delivered)'),
+};
+
+const identityRegister = register('the register holding it: address and type', {
+  map: { type: 'object', additionalProperties: { type: 'string' }, hint: 'raw value → text, e.g. { 0xE03: SH10RT }' },
+}, ['type']);
+
+export const profileSchema: Node = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'manufacturer', 'models', 'source', 'identify', 'roles'],
+  properties: {
+    name: { type: 'string', pattern: PROFILE_NAME_PATTERN, minLength: 1, maxLength: 64, hint: "the file name without .yaml, e.g. 'eastron-sdm630'" },
+    manufacturer: { type: 'string', minLength: 1, maxLength: 80, hint: 'the maker, e.g. Eastron' },
+    models: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, hint: 'list the models the profile covers' },
+    source: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['title', 'version', 'url'],
+      hint: 'name the public register document the profile follows: title, version and url',
+      properties: {
+        title: { type: 'string', minLength: 1, hint: "the document's title" },
+        version: { type: 'string', minLength: 1, hint: "the document's version or issue, e.g. 'V1.5' or 'Issue 05 (2023-02-16)'" },
+        url: { type: 'string', pattern: '^https?://', hint: 'where the document can be read, an http(s) address' },
+        notes: { type: 'string', hint: 'free text' },
+      },
+    },
+    defaults: {
+      type: 'object',
+      additionalProperties: false,
+      hint: 'function, wordOrder, byteOrder, addressBase or sentinels that apply to every register',
+      properties: {
+        function: registerFields.function!,
+        wordOrder: registerFields.wordOrder!,
+        byteOrder: registerFields.byteOrder!,
+        addressBase: { type: 'integer', enum: [0, 1], hint: 'write 1 when the document numbers registers from 1, so the request address is one less' },
+        sentinels: {
+          type: 'object',
+          additionalProperties: false,
+          hint: 'per type, the raw values meaning "not available"',
+          properties: Object.fromEntries(REGISTER_TYPES.map((t) => [t, registerFields.sentinels!])),
+        },
+      },
+    },
+    batching: {
+      type: 'object',
+      additionalProperties: false,
+      hint: 'maxRegisters (at most 125) and maxGap',
+      properties: {
+        maxRegisters: { type: 'integer', minimum: 1, maximum: 125, hint: 'registers per request, at most 125 (the Modbus limit)' },
+        maxGap: { type: 'integer', minimum: 0, maximum: 125, hint: 'unused registers a request may span to save a round trip; 0 if the device refuses undefined addresses' },
+      },
+    },
+    identify: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['manufacturer', 'match'],
+      hint: 'give the manufacturer and the registers (match) by which a scan recognises the device',
+      properties: {
+        manufacturer: { type: 'string', minLength: 1, hint: 'the maker as shown to partners' },
+        model: { type: 'string', minLength: 1, hint: 'the model when the device does not report it' },
+        match: {
+          type: 'array',
+          minItems: 1,
+          hint: 'list registers and the values (in, range or pattern) a device of this kind answers with',
+          items: register('a register and the values (in, range or pattern) it must hold', {
+            in: { type: 'array', minItems: 1, items: { type: 'integer' }, hint: 'list the raw values it may hold' },
+            range: { type: 'array', minItems: 2, maxItems: 2, items: { type: 'number' }, hint: 'give [lowest, highest], e.g. [45, 65] for a grid frequency' },
+            pattern: { type: 'string', minLength: 1, hint: 'a regular expression the text must match, e.g. ^SUN2000' },
+            scale: { type: 'number', hint: 'factor applied before comparing with range' },
+          }, ['type']),
+        },
+        registers: {
+          type: 'object',
+          additionalProperties: false,
+          hint: 'model, serial or version registers',
+          properties: { model: identityRegister, serial: identityRegister, version: identityRegister },
+        },
+      },
+    },
+    roles: {
+      type: 'object',
+      additionalProperties: false,
+      hint: 'give at least one of inverter, battery, grid-meter, consumption-meter',
+      properties: {
+        inverter: role(
+          {
+            power_AC_W: source(POWER, 'the AC power of the inverter'),
+            power_DC_W: source(POWER, 'the DC power into the inverter'),
+            ...counters,
+            pv: role({ power_W: source(POWER, 'the PV power'), outWh: source(ENERGY, 'the lifetime PV yield') }, 'power_W and outWh of the PV array behind the inverter'),
+          },
+          'power_AC_W, power_DC_W, inWh, outWh or pv',
+        ),
+        battery: role(
+          {
+            power_W: source(POWER, 'the battery power'),
+            soc: source(PERCENT, 'the state of charge'),
+            soh: source(PERCENT, 'the state of health'),
+            capacityWh: source(ENERGY, 'the usable capacity'),
+            ...counters,
+          },
+          'power_W, soc, soh, capacityWh, inWh or outWh',
+        ),
+        'grid-meter': role({ power_W: source(POWER, 'the power at the grid connection point'), ...counters, state: stateSpec }, 'power_W, inWh, outWh or state'),
+        'consumption-meter': role({ power_W: source(POWER, 'the power of the load'), ...counters }, 'power_W, inWh or outWh'),
+      },
+    },
+  },
+};
