@@ -10,6 +10,7 @@ import { createLogger } from './core/log.js';
 import type { RegisterReader } from './modbus/register-reader.js';
 import { BusRegistry } from './modbus/buses.js';
 import { Poller } from './poller/poller.js';
+import { loadProfiles } from './profiles/index.js';
 import { Site } from './site/site.js';
 import { openDatabase } from './store/db.js';
 import { Bucketer } from './telemetry/bucketer.js';
@@ -75,6 +76,8 @@ export class Daemon {
         `http.host ${config.http.host}: the API has no token authentication yet, so it serves loopback only; use 127.0.0.1 (or localhost, ::1)`,
       );
     }
+    // before anything is opened: a broken device profile stops the start with its file and line
+    const profiles = loadProfiles();
     const clock = opts.clock ?? new ScaledClock(1);
     const log = opts.log ?? createLogger();
     const bus = new EventBus();
@@ -86,7 +89,7 @@ export class Daemon {
 
     const buses = new BusRegistry();
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
-    const poller = new Poller({ site, bus, clock, readerFor, log });
+    const poller = new Poller({ site, bus, clock, readerFor, log, profiles });
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller };
 
     const unsubscribe = [

@@ -5,7 +5,7 @@ import type { EventBus } from '../core/events.js';
 import type { DeviceConfig } from '../config/types.js';
 import { toModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../modbus/register-reader.js';
-import { createDriver, type DeviceDriver, type DevicePoll } from '../profiles/index.js';
+import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
 import { batteryAggregate } from './aggregate.js';
@@ -16,6 +16,8 @@ export interface PollerDeps {
   clock: Clock;
   readerFor: (device: DeviceConfig) => RegisterReader;
   log: Logger;
+  /** device profiles loaded at start; without it the shipped ones are used */
+  profiles?: ProfileRegistry;
 }
 
 /**
@@ -27,9 +29,12 @@ export class Poller {
   private readonly devices = new Map<string, DeviceDriver>();
   /** when each device was last polled, on the time stamped on readings */
   private readonly lastPolled = new Map<string, number>();
+  /** devices whose poll has not finished yet */
+  private readonly inFlight = new Set<string>();
+  private readonly cycles = new Set<Promise<unknown>>();
   private timer: ClockTimer | null = null;
-  private running: Promise<unknown> | null = null;
   private stopped = true;
+  /** polls skipped because the device's previous poll was still running */
   overruns = 0;
 
   constructor(private readonly deps: PollerDeps) {}
@@ -43,7 +48,7 @@ export class Poller {
     this.stopped = true;
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = null;
-    await this.running;
+    await Promise.all([...this.cycles]);
   }
 
   /** the tick: the shortest poll period of any device, so each device is polled on its own period */
@@ -66,41 +71,53 @@ export class Poller {
   }
 
   private tick(): void {
-    if (this.running) {
-      this.overruns++;
-    } else {
-      this.running = this.cycle()
-        .catch((err: unknown) => this.deps.log.error({ err }, 'poll cycle failed'))
-        .finally(() => {
-          this.running = null;
-        });
-    }
+    // a cycle does not wait for the last one: a device still busy on a slow bus is skipped this
+    // time, and devices on other buses are polled on time
+    const run = this.cycle().catch((err: unknown) => this.deps.log.error({ err }, 'poll cycle failed'));
+    this.cycles.add(run);
+    void run.finally(() => this.cycles.delete(run));
     this.schedule();
   }
 
-  /** One poll of every device; `now` is the time stamped on readings (the clock, or simulated history). */
+  /**
+   * One poll of every due device; `now` is the time stamped on readings (the clock, or simulated
+   * history). Each device's readings go out as soon as it has answered; an inverter's battery
+   * aggregate once every block of this cycle has.
+   */
   async cycle(now: () => number = () => this.deps.clock.now()): Promise<Reading[]> {
     const { site } = this.deps;
     const at = now();
     const due = site.config.devices.filter((cfg) => this.due(cfg, at));
-    for (const cfg of due) this.lastPolled.set(cfg.id, at);
-    const results = await Promise.all(due.map(async (cfg) => ({ cfg, poll: await this.pollDevice(cfg, now) })));
+    const ready = due.filter((cfg) => !this.inFlight.has(cfg.id));
+    this.overruns += due.length - ready.length;
     const readings: Reading[] = [];
+    const emit = (rs: readonly Reading[]) => {
+      for (const r of rs) this.deps.bus.emit('reading', r);
+      readings.push(...rs);
+    };
     const polls = new Map<string, DevicePoll>();
-    for (const { cfg, poll } of results) {
-      if (poll) {
-        polls.set(cfg.id, poll);
-        readings.push(...poll.readings);
-      } else if (cfg.role === 'grid-meter') {
-        // a silent meter means the relay state is unknown, not whatever it was last
-        readings.push({ streamId: streamIds.gridMeter(cfg.id), ts: now(), values: { state: 'unknown' } });
-      }
+    const tasks = new Map<string, Promise<void>>();
+    for (const cfg of ready) {
+      this.lastPolled.set(cfg.id, at);
+      this.inFlight.add(cfg.id);
+      const task = this.pollDevice(cfg, now).then((poll) => {
+        this.inFlight.delete(cfg.id);
+        if (poll) {
+          polls.set(cfg.id, poll);
+          emit(poll.readings);
+        } else if (cfg.role === 'grid-meter') {
+          // a silent meter means the relay state is unknown, not whatever it was last
+          emit([{ streamId: streamIds.gridMeter(cfg.id), ts: now(), values: { state: 'unknown' } }]);
+        }
+      });
+      tasks.set(cfg.id, task);
     }
-    for (const inv of site.byRole('inverter')) {
+    const aggregates = site.byRole('inverter').map(async (inv) => {
+      await Promise.all(site.batteriesOf(inv.config.id).map((b) => tasks.get(b.config.id)));
       const agg = batteryAggregate(site, inv.config.id, polls);
-      if (agg) readings.push(agg);
-    }
-    for (const r of readings) this.deps.bus.emit('reading', r);
+      if (agg) emit([agg]);
+    });
+    await Promise.all([...tasks.values(), ...aggregates]);
     return readings;
   }
 
@@ -108,7 +125,7 @@ export class Poller {
     const { site, log } = this.deps;
     let dev = this.devices.get(cfg.id);
     if (!dev) {
-      dev = createDriver(cfg);
+      dev = createDriver(cfg, this.deps.profiles);
       this.devices.set(cfg.id, dev);
     }
     const wasOnline = site.devices.get(cfg.id)?.online ?? false;
@@ -127,7 +144,7 @@ export class Poller {
       // after an exception or a decode failure the register map may have changed (firmware update)
       if (e.kind === 'exception' || e.kind === 'decode') dev.reset();
       const before = site.devices.get(cfg.id)?.lastError;
-      site.markFailed(cfg.id, e.kind, e.message);
+      site.markFailed(cfg.id, e);
       if (wasOnline || before === null) {
         log.warn({ device: cfg.id, kind: e.kind, error: e.message }, 'device not answering');
         this.deps.bus.emit('deviceHealth', { deviceId: cfg.id, online: false, lastSeen: site.devices.get(cfg.id)?.lastSeen ?? null, error: `${e.kind}: ${e.message}` });
