@@ -40,16 +40,26 @@ describe('Eastron SDM630 as grid meter (input registers, f32)', () => {
       .set('input', 0x004a, '44 7A 00 00'); // total export 1000.0 kWh
 
   it('reads power, both counters in Wh and the grid state', async () => {
-    const poll = await device('eastron-sdm630', 'grid-meter').poll(bank(), at(1000));
+    const dev = device('eastron-sdm630', 'grid-meter');
+    const poll = await dev.poll(bank(), at(1000));
+    // an SDM630 without the V2 serial register: identity from the profile only
+    expect(dev.identity).toEqual({ manufacturer: 'Eastron', model: 'SDM630' });
     expect(poll.readings).toEqual([
       { streamId: 'dev__GRID_METER_DERIVED', ts: 1000, values: { power_W: 999, state: 'ok' }, counters: { inWh: 10_000_000, outWh: 1_000_000 } },
     ]);
   });
 
+  it('the serial number of a V2 meter (holding 0xFC00, u32)', async () => {
+    const dev = device('eastron-sdm630', 'grid-meter');
+    await dev.poll(bank().set('holding', 0xfc00, '00 12 D6 87'), at(0));
+    expect(dev.identity).toEqual({ manufacturer: 'Eastron', model: 'SDM630', serial: '1234567' });
+  });
+
   it('reads with function code 4 in three requests: voltages, power, and the counters 18 registers further on', async () => {
     const b = bank();
     await device('eastron-sdm630', 'grid-meter').poll(b, at(0));
-    expect(b.requests).toEqual([
+    // the first request asks for the identity (refused by this meter), then the data
+    expect(b.requests.slice(1)).toEqual([
       { fn: 'input', unit: 1, address: 0x0000, count: 6 },
       { fn: 'input', unit: 1, address: 0x0034, count: 2 },
       { fn: 'input', unit: 1, address: 0x0048, count: 4 },
