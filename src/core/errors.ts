@@ -24,6 +24,12 @@ export const ErrorCodes = {
   SITE_NOT_FOUND: { status: 404, code: 'SITE_NOT_FOUND' },
   DEVICE_NOT_FOUND: { status: 404, code: 'DEVICE_NOT_FOUND' },
   ROUTE_NOT_FOUND: { status: 404, code: 'ROUTE_NOT_FOUND' },
+  // dynamic tariffs and savings
+  INVALID_BODY: { status: 400, code: 'INVALID_BODY' },
+  OVERLAPPING_VALUES: { status: 400, code: 'OVERLAPPING_VALUES' },
+  INVALID_NEXT_TOKEN: { status: 400, code: 'INVALID_NEXT_TOKEN' },
+  TARIFF_NOT_FOUND: { status: 404, code: 'TARIFF_NOT_FOUND' },
+  SITE_TARIFF_UNAVAILABLE: { status: 409, code: 'SITE_TARIFF_UNAVAILABLE' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
 } as const;
 export type ErrorName = keyof typeof ErrorCodes;

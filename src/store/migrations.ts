@@ -132,6 +132,37 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: 'dynamic tariffs: metadata, price values per interval, the key that signs page tokens',
+    up(db) {
+      db.exec(`
+        CREATE TABLE tariffs (
+          id         TEXT PRIMARY KEY,
+          name       TEXT NOT NULL,
+          currency   TEXT NOT NULL,
+          timezone   TEXT NOT NULL,
+          kind       TEXT NOT NULL CHECK (kind IN ('import', 'export', 'both')),
+          created_at INTEGER NOT NULL
+        );
+
+        -- values never overlap within a tariff (checked on write); NULL = the kind has no such price
+        CREATE TABLE tariff_values (
+          tariff_id    TEXT NOT NULL REFERENCES tariffs(id),
+          start_s      INTEGER NOT NULL,
+          end_s        INTEGER NOT NULL CHECK (end_s > start_s),
+          import_price REAL,
+          export_price REAL,
+          PRIMARY KEY (tariff_id, start_s)
+        ) WITHOUT ROWID;
+
+        -- one HMAC key per database: nextTokens stay valid across restarts and die with the data
+        CREATE TABLE tariff_page_key (
+          id  INTEGER PRIMARY KEY CHECK (id = 1),
+          key BLOB NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
