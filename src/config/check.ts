@@ -5,6 +5,7 @@
 import { formatConfigErrors } from './format.js';
 import { loadConfig } from './load.js';
 import type { DeviceConfig, SiteConfig } from './types.js';
+import { describeConnection } from '../modbus/link.js';
 
 export interface CheckOutput {
   out: (line: string) => void;
@@ -27,7 +28,7 @@ function describeDevice(d: DeviceConfig, config: SiteConfig): string {
     `  ${d.id}`,
     d.role,
     `profile ${d.profile}`,
-    `${c.type} ${c.host}:${c.port} unit ${c.unitId}`,
+    describeConnection(c),
     `every ${d.pollIntervalSeconds ?? config.poll.intervalSeconds}s`,
   ];
   if (d.inverter) parts.push(`on ${d.inverter}`);

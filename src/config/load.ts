@@ -20,7 +20,8 @@ export type ConfigResult =
   /** `unreadable` is set when the file itself could not be read (missing, no permission, a folder) */
   | { ok: false; errors: ConfigError[]; unreadable?: boolean };
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true });
+// discriminator: a connection's `type` picks the branch, so defaults apply and errors name that branch's keys
+const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, discriminator: true });
 // `hint` carries the advice for installers next to each rule; it does not validate anything
 ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
 const validate = ajv.compile(siteSchema);

@@ -108,7 +108,8 @@ function unknownKeyFinding(err: ErrorObject, segments: PathSegment[]): Finding {
   const schema = schemaOf(err);
   const allowed = Object.keys(schema.properties ?? {});
   const at = [...segments, key];
-  const home = Object.entries(schema.properties ?? {}).find(([, child]) => child.properties && key in child.properties);
+  const keysOf = (node: SchemaNode) => [node, ...(node.oneOf ?? [])].some((n) => n.properties !== undefined && key in n.properties);
+  const home = Object.entries(schema.properties ?? {}).find(([, child]) => keysOf(child));
   if (home) {
     return { segments: at, anchor: at, message: `unknown key '${key}' here`, hint: `'${key}' belongs under '${home[0]}:'` };
   }
@@ -129,6 +130,25 @@ function requiredFinding(err: ErrorObject, segments: PathSegment[]): Finding {
     anchor: segments,
     message: `required key '${key}' is missing`,
     hint: child?.hint ? `add it: ${child.hint}` : `add '${key}:'`,
+  };
+}
+
+/** A mapping whose kind key (a connection's `type`) is missing or names no known kind. */
+function discriminatorFinding(err: ErrorObject, segments: PathSegment[]): Finding {
+  const schema = schemaOf(err);
+  const key = String((err.params as { tag?: unknown }).tag ?? schema.discriminator?.propertyName ?? 'type');
+  const kinds = (schema.oneOf ?? []).flatMap((b) => b.properties?.[key]?.enum ?? []);
+  const value: unknown = (err.data as Record<string, unknown> | undefined)?.[key];
+  const at = [...segments, key];
+  if (value === undefined) {
+    return { segments: at, anchor: segments, message: `required key '${key}' is missing`, hint: `add it: one of ${kinds.join(', ')}` };
+  }
+  const suggestion = typeof value === 'string' ? closest(value, kinds) : undefined;
+  return {
+    segments: at,
+    anchor: at,
+    message: `must be one of: ${kinds.join(', ')}, got ${describeValue(value)}`,
+    hint: suggestion ? `did you mean '${suggestion}'?` : schema.hint,
   };
 }
 
@@ -176,6 +196,8 @@ export function translate(err: ErrorObject, root: unknown): Finding {
         };
       }
       return { ...base, message: `is not in the expected form, got ${got}` };
+    case 'discriminator':
+      return discriminatorFinding(err, segments);
     case 'minItems':
       return { ...base, message: Array.isArray(data) && data.length === 0 ? 'is an empty list' : `needs at least ${schema.minItems} entries` };
     default:

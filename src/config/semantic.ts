@@ -65,6 +65,32 @@ function checkHost(value: unknown, at: (string | number)[], out: Finding[], exam
   out.push({ segments: at, anchor: at, message: `'${value}' is not an IP address or host name`, hint });
 }
 
+/** A certificate needs its key and the other way round; HTTPS everywhere and plain HTTP cannot both hold. */
+function checkTls(http: Rec, out: Finding[]): void {
+  const tls = http.tls;
+  if (isRec(tls)) {
+    const hasCert = typeof tls.cert === 'string';
+    const hasKey = typeof tls.key === 'string';
+    if (hasCert !== hasKey) {
+      const [given, missing] = hasCert ? ['cert', 'key'] : ['key', 'cert'];
+      out.push({
+        segments: ['http', 'tls', missing],
+        anchor: ['http', 'tls', given],
+        message: `'${given}' is set but '${missing}' is not`,
+        hint: 'give both cert and key, or neither to use the self-signed certificate sitegw creates',
+      });
+    }
+    if (tls.mode === 'always' && http.insecure === true) {
+      out.push({
+        segments: ['http', 'insecure'],
+        anchor: ['http', 'insecure'],
+        message: 'insecure: true asks for plain HTTP while tls.mode: always asks for HTTPS',
+        hint: 'remove one of the two',
+      });
+    }
+  }
+}
+
 interface DeviceView {
   index: number;
   raw: Rec;
@@ -131,23 +157,72 @@ function checkDevices(devices: unknown[], out: Finding[]): void {
     });
   }
 
-  const firstByAddress = new Map<string, DeviceView>();
+  for (const d of views) {
+    if (isRec(d.raw.connection)) checkHost(d.raw.connection.host, ['devices', d.index, 'connection', 'host'], out, '192.168.1.50');
+  }
+  checkLinks(views, out);
+}
+
+/** The wire a raw connection uses (serial device, or TCP endpoint) and its unit, when both are readable. */
+function linkOf(c: Rec): { link: string; type: string; unitId: number } | undefined {
+  if (typeof c.unitId !== 'number' || typeof c.type !== 'string') return undefined;
+  if (c.type === 'rtu') return typeof c.device === 'string' ? { link: c.device, type: c.type, unitId: c.unitId } : undefined;
+  if (typeof c.host !== 'string' || typeof c.port !== 'number') return undefined;
+  return { link: `${c.host.toLowerCase()}:${c.port}`, type: c.type, unitId: c.unitId };
+}
+
+const LINE_SETTINGS = ['baudRate', 'parity', 'dataBits', 'stopBits'] as const;
+
+/**
+ * Devices that share a wire: one unit id each, one framing per TCP port, one set of line settings
+ * per serial port (a device at another baud rate would only ever see noise).
+ */
+function checkLinks(views: DeviceView[], out: Finding[]): void {
+  const firstOnLink = new Map<string, { view: DeviceView; type: string; conn: Rec }>();
+  const firstAtAddress = new Map<string, DeviceView>();
+  const name = (v: DeviceView) => `devices[${v.index}]${v.id ? ` ('${v.id}')` : ''}`;
   for (const d of views) {
     const c = d.raw.connection;
     if (!isRec(c)) continue;
-    checkHost(c.host, ['devices', d.index, 'connection', 'host'], out, '192.168.1.50');
-    if (typeof c.host !== 'string' || typeof c.port !== 'number' || typeof c.unitId !== 'number') continue;
-    const address = `${c.host.toLowerCase()}:${c.port} unit ${c.unitId}`;
-    const first = firstByAddress.get(address);
-    if (first) {
-      const at = ['devices', d.index, 'connection'];
+    const link = linkOf(c);
+    if (!link) continue;
+    const at = ['devices', d.index, 'connection'];
+    const line = firstOnLink.get(link.link);
+    if (!line) firstOnLink.set(link.link, { view: d, type: link.type, conn: c });
+    else if (line.type !== link.type) {
       out.push({
-        segments: at,
-        anchor: at,
-        message: `same address as devices[${first.index}]${first.id ? ` ('${first.id}')` : ''}: ${address}`,
-        hint: 'devices behind one host and port must have different unitIds; set unitId to the one configured on this device',
+        segments: [...at, 'type'],
+        anchor: [...at, 'type'],
+        message: `${link.link} is reached as '${line.type}' by ${name(line.view)}, and as '${link.type}' here`,
+        hint: 'one TCP port speaks one framing: use the same type for every device behind it (tcp for a Modbus TCP gateway, rtu-over-tcp for a transparent serial server)',
       });
-    } else firstByAddress.set(address, d);
+      continue;
+    } else if (link.type === 'rtu') {
+      const key = LINE_SETTINGS.find((k) => c[k] !== undefined && line.conn[k] !== undefined && c[k] !== line.conn[k]);
+      if (key) {
+        out.push({
+          segments: [...at, key],
+          anchor: [...at, key],
+          message: `${key} ${String(c[key])} differs from ${name(line.view)} on the same serial port (${String(line.conn[key])})`,
+          hint: `every device on one RS-485 line uses the same settings: write ${key}: ${String(line.conn[key])} here, or change the devices to match`,
+        });
+      }
+    }
+    const address = `${link.link} unit ${link.unitId}`;
+    const first = firstAtAddress.get(address);
+    if (!first) {
+      firstAtAddress.set(address, d);
+      continue;
+    }
+    const serial = link.type !== 'tcp';
+    out.push({
+      segments: at,
+      anchor: at,
+      message: `same address as ${name(first)}: ${address}`,
+      hint: serial
+        ? 'every device on one RS-485 line needs its own Modbus address; set unitId to the address configured on this device'
+        : 'devices behind one host and port must have different unitIds; set unitId to the one configured on this device',
+    });
   }
 }
 
@@ -159,7 +234,10 @@ export function semanticFindings(data: unknown): Finding[] {
     checkTimezone(data.site, out);
     checkCurrency(data.site, out);
   }
-  if (isRec(data.http)) checkHost(data.http.host, ['http', 'host'], out, '0.0.0.0');
+  if (isRec(data.http)) {
+    checkHost(data.http.host, ['http', 'host'], out, '0.0.0.0');
+    checkTls(data.http, out);
+  }
   if (Array.isArray(data.devices)) checkDevices(data.devices, out);
   return out;
 }

@@ -1,6 +1,7 @@
-import { ModbusError } from '../modbus/errors.js';
+import { exceptionError, ModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../modbus/register-reader.js';
 import { ModbusException } from '../sim/bank.js';
+import { readRegisters, type SimFunction } from '../sim/registers.js';
 import type { SimHost, SimSite } from '../sim/site.js';
 
 /**
@@ -15,18 +16,21 @@ export class SimMemoryReader implements RegisterReader {
     private readonly host: SimHost,
   ) {}
 
-  async readInput(_unitId: number, _address: number, _length: number): Promise<number[]> {
-    // the simulated SunSpec devices serve holding registers only, as the Modbus servers do
-    throw new ModbusError('exception', 'exception 1 (illegal function)', 1);
+  async readInput(unitId: number, address: number, length: number): Promise<number[]> {
+    return this.read('input', unitId, address, length);
   }
 
   async readHolding(unitId: number, address: number, length: number): Promise<number[]> {
-    const bank = this.sim.unit(this.host, unitId);
-    if (!bank) throw new ModbusError('timeout', `no unit ${unitId} on the simulated ${this.host} host`);
+    return this.read('holding', unitId, address, length);
+  }
+
+  private read(fn: SimFunction, unitId: number, address: number, length: number): number[] {
+    const regs = this.sim.unit(this.host, unitId);
+    if (!regs) throw new ModbusError('timeout', `no unit ${unitId} on the simulated ${this.host} host`);
     try {
-      return bank.read(address, length);
+      return readRegisters(regs, fn, address, length);
     } catch (err) {
-      if (err instanceof ModbusException) throw new ModbusError('exception', err.message, err.modbusErrorCode);
+      if (err instanceof ModbusException) throw exceptionError(err.modbusErrorCode);
       throw err;
     }
   }

@@ -17,7 +17,8 @@ export async function prefillHistory(ctx: DaemonContext, sim: SimSite, endpoints
     inverter: new SimMemoryReader(sim, 'inverter'),
     meter: new SimMemoryReader(sim, 'meter'),
   };
-  const readerFor = (d: DeviceConfig) => (d.connection.port === endpoints.meter.port && d.connection.host === endpoints.meter.host ? readers.meter : readers.inverter);
+  const onMeterHost = (c: DeviceConfig['connection']) => c.type !== 'rtu' && c.port === endpoints.meter.port && c.host === endpoints.meter.host;
+  const readerFor = (d: DeviceConfig) => (onMeterHost(d.connection) ? readers.meter : readers.inverter);
   const poller = new Poller({ site: ctx.site, bus: ctx.bus, clock: ctx.clock, readerFor, log: ctx.log });
   const period = poller.tickMs;
   let t = Math.ceil(from / period) * period;

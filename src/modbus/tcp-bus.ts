@@ -1,67 +1,50 @@
 import { ModbusRTU } from './modbus-serial.js';
 import { ModbusError, toModbusError } from './errors.js';
-import type { RegisterReader } from './register-reader.js';
+import { QueuedBus } from './queued-bus.js';
+import { ReconnectBackoff, withTimeout, type ReconnectOptions } from './reconnect.js';
+import type { ReadRequest } from './rtu-frame.js';
+import type { UnitBackoffOptions } from './unit-backoff.js';
 
-export interface TcpBusOptions {
+export interface TcpBusOptions extends ReconnectOptions {
   host: string;
   port: number;
-  /** per request, real ms: a network timeout does not speed up with the demo clock */
+  /** per request unless the device gives its own, real ms: a network timeout does not speed up with the demo clock */
   timeoutMs: number;
-  /** first reconnect delay; doubles up to maxBackoffMs */
-  minBackoffMs?: number;
-  maxBackoffMs?: number;
+  backoff?: UnitBackoffOptions;
 }
 
-/** Consecutive timeouts after which the socket is presumed dead and replaced. */
+/** Consecutive timeouts (of any unit, with no answer in between) after which the socket is presumed dead and replaced. */
 const DEAD_SOCKET_TIMEOUTS = 3;
 
 /**
- * One Modbus TCP connection shared by every unit behind it (a device, or an RTU-over-TCP
- * gateway). Requests are queued and sent one at a time: many cheap gateways and inverters
- * mishandle concurrent transactions, and a queue keeps one slow unit's cost visible.
+ * One Modbus TCP connection shared by every unit behind it (a device, or a Modbus TCP gateway to
+ * an RS-485 line). Requests go one at a time (QueuedBus): many cheap gateways and inverters
+ * mishandle concurrent transactions. A socket the device closes or resets fails the request in
+ * flight at once as a `connection` error (instead of leaving it to time out), and the next
+ * request reconnects.
  */
-export class TcpBus implements RegisterReader {
+export class TcpBus extends QueuedBus {
   private client: ModbusRTU | null = null;
-  private tail: Promise<unknown> = Promise.resolve();
-  private backoffMs = 0;
-  private nextConnectAt = 0;
+  /** rejects when the current connection closes; requests race it */
+  private lost: Promise<never> | null = null;
   private timeoutsInRow = 0;
-  private closed = false;
-  readonly name: string;
+  private readonly reconnect: ReconnectBackoff;
 
-  constructor(private readonly opts: TcpBusOptions) {
-    this.name = `tcp://${opts.host}:${opts.port}`;
+  constructor(private readonly tcp: TcpBusOptions) {
+    super(`tcp://${tcp.host}:${tcp.port}`, { timeoutMs: tcp.timeoutMs, backoff: tcp.backoff });
+    this.reconnect = new ReconnectBackoff(tcp);
   }
 
-  readHolding(unitId: number, address: number, length: number): Promise<number[]> {
-    return this.enqueue(() => this.read('holding', unitId, address, length));
-  }
-
-  readInput(unitId: number, address: number, length: number): Promise<number[]> {
-    return this.enqueue(() => this.read('input', unitId, address, length));
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    await this.tail.catch(() => undefined);
-    this.drop();
-  }
-
-  private enqueue<T>(job: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(job, job);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
-  private async read(fn: 'holding' | 'input', unitId: number, address: number, length: number): Promise<number[]> {
-    const client = await this.connected();
-    client.setID(unitId);
-    client.setTimeout(this.opts.timeoutMs);
+  protected async transact(req: ReadRequest, timeoutMs: number): Promise<number[]> {
+    const client = await this.connected(timeoutMs);
+    client.setID(req.unitId);
+    client.setTimeout(timeoutMs);
     try {
-      const res = fn === 'holding' ? await client.readHoldingRegisters(address, length) : await client.readInputRegisters(address, length);
+      const call = req.fn === 'holding' ? client.readHoldingRegisters(req.address, req.quantity) : client.readInputRegisters(req.address, req.quantity);
+      const res = await Promise.race([call, this.lost!]);
       this.timeoutsInRow = 0;
-      if (!Array.isArray(res.data) || res.data.length !== length) {
-        throw new ModbusError('decode', `asked for ${length} registers at ${address}, got ${res.data?.length ?? 'none'}`);
+      if (!Array.isArray(res.data) || res.data.length !== req.quantity) {
+        throw new ModbusError('decode', `asked for ${req.quantity} registers at ${req.address}, got ${res.data?.length ?? 'none'}`);
       }
       return res.data;
     } catch (err) {
@@ -76,33 +59,39 @@ export class TcpBus implements RegisterReader {
     }
   }
 
-  private async connected(): Promise<ModbusRTU> {
-    if (this.closed) throw new ModbusError('connection', `${this.name} is closed`);
+  protected shutdown(): Promise<void> {
+    this.drop();
+    return Promise.resolve();
+  }
+
+  private async connected(timeoutMs: number): Promise<ModbusRTU> {
     if (this.client?.isOpen) return this.client;
     this.drop();
-    const now = Date.now();
-    if (now < this.nextConnectAt) {
-      throw new ModbusError('connection', `not connected to ${this.name}; next attempt in ${this.nextConnectAt - now} ms`);
-    }
+    const wait = this.reconnect.check(this.name);
+    if (wait) throw wait;
     const client = new ModbusRTU();
+    // modbus-serial re-emits socket errors on the client; without a listener they would crash the daemon
+    client.on('error', () => undefined);
     try {
-      await withTimeout(client.connectTCP(this.opts.host, { port: this.opts.port }), this.opts.timeoutMs, this.name);
-      this.backoffMs = 0;
-      this.client = client;
-      return client;
+      await withTimeout(client.connectTCP(this.tcp.host, { port: this.tcp.port }), timeoutMs, `connecting to ${this.name}`);
     } catch (err) {
       safeClose(client);
-      const min = this.opts.minBackoffMs ?? 250;
-      this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.backoffMs ? this.backoffMs * 2 : min);
-      this.nextConnectAt = Date.now() + this.backoffMs;
-      const e = toModbusError(err);
-      throw new ModbusError('connection', `cannot connect to ${this.name}: ${e.message}`);
+      this.reconnect.failed();
+      throw new ModbusError('connection', `cannot connect to ${this.name}: ${toModbusError(err).message}`);
     }
+    this.reconnect.succeeded();
+    this.client = client;
+    this.lost = new Promise<never>((_, reject) => {
+      client.on('close', () => reject(new ModbusError('connection', `${this.name} closed the connection`)));
+    });
+    this.lost.catch(() => undefined);
+    return client;
   }
 
   private drop(): void {
     if (this.client) safeClose(this.client);
     this.client = null;
+    this.lost = null;
   }
 }
 
@@ -112,20 +101,4 @@ function safeClose(client: ModbusRTU): void {
   } catch {
     // already closed
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new ModbusError('timeout', `connecting to ${what} took longer than ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(t);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(t);
-        reject(e);
-      },
-    );
-  });
 }

@@ -51,7 +51,15 @@ export interface SimConfig {
   weather: { cloudiness: number };
   /** fixed integration step of simulated time */
   stepMs: number;
+  /**
+   * the meter at the grid connection point: a SunSpec meter (models 1 + 203, holding registers)
+   * or an Eastron SDM630 (float32 input registers, no SunSpec), so both device paths are exercised
+   */
+  gridMeter: GridMeterKind;
 }
+
+export const GRID_METER_KINDS = ['sunspec', 'sdm630'] as const;
+export type GridMeterKind = (typeof GRID_METER_KINDS)[number];
 
 export function defaultSimConfig(): SimConfig {
   const block = (): BatteryBlockConfig => ({
@@ -86,6 +94,7 @@ export function defaultSimConfig(): SimConfig {
     house: { baseW: 300, morningPeakW: 700, eveningPeakW: 1100, applianceRate: 1 },
     weather: { cloudiness: 0.4 },
     stepMs: 1000,
+    gridMeter: 'sunspec',
   };
 }
 
@@ -141,4 +150,5 @@ export function validateSimConfig(c: SimConfig): void {
   num('house.applianceRate', c.house.applianceRate, 0, 10);
   num('weather.cloudiness', c.weather.cloudiness, 0, 1);
   num('stepMs', c.stepMs, 10, 60_000);
+  if (!GRID_METER_KINDS.includes(c.gridMeter)) throw new SimConfigError('gridMeter', `must be one of ${GRID_METER_KINDS.join(', ')}, got ${String(c.gridMeter)}`);
 }

@@ -30,6 +30,7 @@ import {
 import type { SimConfig } from './config.js';
 import type { SiteSnapshot } from './model.js';
 import { hash01 } from './noise.js';
+import type { SimRegisters } from './registers.js';
 import { type ModelWriter, type PointWriter, SunSpecImage } from './sunspec-encoder.js';
 
 export type SimHost = 'inverter' | 'meter';
@@ -49,9 +50,12 @@ export interface SimDeviceIdentity {
 
 export interface SimDevice {
   readonly identity: SimDeviceIdentity;
-  readonly image: SunSpecImage;
+  readonly registers: SimRegisters;
   encode(s: SiteSnapshot): void;
 }
+
+/** a SunSpec device serves its image as holding registers and has no input registers */
+const sunspecRegisters = (image: SunSpecImage): SimRegisters => ({ holding: [image.bank], input: [] });
 
 export const SIM_MANUFACTURER = 'sitegw-sim';
 export const SIM_VERSION = '1.0.0';
@@ -106,6 +110,7 @@ function chargeState(w: number, socPct: number, b: SimConfig['battery']['blocks'
 
 export class InverterDevice implements SimDevice {
   readonly image: SunSpecImage;
+  readonly registers: SimRegisters;
   private readonly p: Record<string, PointWriter> = {};
   private readonly modules: Record<'DCW' | 'DCV' | 'DCA' | 'DCWH' | 'Tms' | 'Tmp' | 'DCSt', PointWriter>[];
   private readonly storage: Record<'ChaState' | 'StorAval' | 'InBatV' | 'ChaSt', PointWriter>;
@@ -116,6 +121,7 @@ export class InverterDevice implements SimDevice {
   ) {
     const n = cfg.pv.optimisers.length;
     this.image = new SunSpecImage([{ def: MODEL_1 }, { def: MODEL_103 }, { def: MODEL_160, repeats: n }, { def: MODEL_124 }]);
+    this.registers = sunspecRegisters(this.image);
     writeCommon(this.image.model(1), identity);
 
     const inv = this.image.model(103);
@@ -222,6 +228,7 @@ export class InverterDevice implements SimDevice {
 
 export class BatteryDevice implements SimDevice {
   readonly image: SunSpecImage;
+  readonly registers: SimRegisters;
   private readonly m: ModelWriter;
   private readonly p: Record<string, PointWriter> = {};
 
@@ -231,6 +238,7 @@ export class BatteryDevice implements SimDevice {
     private readonly block: number,
   ) {
     this.image = new SunSpecImage([{ def: MODEL_1 }, { def: MODEL_802 }]);
+    this.registers = sunspecRegisters(this.image);
     writeCommon(this.image.model(1), identity);
     const b = cfg.battery.blocks[block];
     const m = (this.m = this.image.model(802));
@@ -279,10 +287,12 @@ export class BatteryDevice implements SimDevice {
 
 export class MeterDevice implements SimDevice {
   readonly image: SunSpecImage;
+  readonly registers: SimRegisters;
   private readonly p: Record<string, PointWriter> = {};
 
   constructor(readonly identity: SimDeviceIdentity & { role: 'grid_meter' | 'consumption_meter' }) {
     this.image = new SunSpecImage([{ def: MODEL_1 }, { def: MODEL_203 }]);
+    this.registers = sunspecRegisters(this.image);
     writeCommon(this.image.model(1), identity);
     const m = this.image.model(203);
     m.sf('A_SF', -2).sf('V_SF', -1).sf('Hz_SF', -2).sf('W_SF', 0).sf('VA_SF', 0).sf('TotWh_SF', 0);

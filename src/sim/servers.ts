@@ -1,30 +1,25 @@
 /**
  * The simulated site on the network: two Modbus TCP servers (modbus-serial ServerTCP), one for
  * the inverter host (inverter + battery BMS units) and one for the meter host, answering from the
- * SimSite's register images exactly as hardware would.
- *
- * Answers:
- *   FC3 holding registers: the unit's SunSpec image; outside it → exception 2 (illegal address);
- *       more than 125 registers → exception 3.
- *   FC4 input registers, coils, discrete inputs and every write → exception 1 (illegal function):
- *       SunSpec lives in holding registers only, and a device that answered FC4 with the same
- *       image would hide a profile that polls the wrong function code.
- *   a unit id with no device behind it → exception 0x0B (gateway target failed to respond), so a
- *       scan moves on at once instead of waiting for a timeout.
- * Before answering, the site is brought to clock.now() (at most once per clock millisecond), so
- * values follow an accelerated clock without a timer of their own.
+ * SimSite's register images exactly as hardware would (vector.ts says how). For fault tests a
+ * server can drop its connections or "reboot" (stop listening for a while, then come back on the
+ * same port), and `faults` injects per-unit faults.
  */
 import net from 'node:net';
 import { ServerTCP } from 'modbus-serial';
 import type { Clock } from '../core/clock.js';
-import { MODBUS_EXCEPTION, ModbusException, type RegisterBank } from './bank.js';
-import type { SimHost, SimSite } from './site.js';
+import type { SimHost } from './device-images.js';
+import { SimFaults } from './faults.js';
+import type { SimSite } from './site.js';
+import { siteRefresher, simVector, type SimVector } from './vector.js';
 
 export interface SimServerOptions {
   host?: string;
   /** 0 (default) = any free port */
   inverterPort?: number;
   meterPort?: number;
+  /** shared with other servers of the same site (e.g. an RTU server), so counts add up */
+  faults?: SimFaults;
 }
 
 export interface SimEndpoint {
@@ -35,71 +30,61 @@ export interface SimEndpoint {
 export interface SimServers {
   inverter: SimEndpoint;
   meter: SimEndpoint;
+  faults: SimFaults;
+  /** drop every open connection of a host's server, as a device resetting its sockets does */
+  resetConnections(host: SimHost): void;
+  /** the host's server goes away (connections dropped, port closed) for downMs, then listens again on the same port */
+  reboot(host: SimHost, downMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
-const MAX_READ = 125;
 const FREE_PORT_ATTEMPTS = 5;
 
 export async function startSimServers(site: SimSite, clock: Clock, opts: SimServerOptions = {}): Promise<SimServers> {
-  const host = opts.host ?? '127.0.0.1';
-  let lastMs = Number.NaN;
-  const refresh = () => {
-    const now = clock.now();
-    const ms = Math.floor(now);
-    if (ms === lastMs) return;
-    lastMs = ms;
-    site.update(now);
+  const bindHost = opts.host ?? '127.0.0.1';
+  const refresh = siteRefresher(site, clock);
+  const faults = opts.faults ?? new SimFaults();
+  const running: Partial<Record<SimHost, ServerTCP>> = {};
+  const resetConnections = (host: SimHost) => {
+    const server = running[host] as (ServerTCP & { socks?: Map<net.Socket, unknown> }) | undefined;
+    for (const sock of server?.socks?.keys() ?? []) sock.destroy();
   };
-
-  const started: ServerTCP[] = [];
-  const closeAll = () => Promise.all(started.map(closeServer)).then(() => undefined);
+  const vectors: Record<SimHost, SimVector> = {
+    inverter: simVector(site, 'inverter', refresh, { transport: 'tcp', faults, resetConnections: () => resetConnections('inverter') }),
+    meter: simVector(site, 'meter', refresh, { transport: 'tcp', faults, resetConnections: () => resetConnections('meter') }),
+  };
+  const ports: Record<SimHost, number> = { inverter: 0, meter: 0 };
+  const stop = async (host: SimHost) => {
+    const server = running[host];
+    delete running[host];
+    if (!server) return;
+    resetConnections(host);
+    await closeServer(server);
+  };
+  const closeAll = () => Promise.all([stop('inverter'), stop('meter')]).then(() => undefined);
   try {
-    const inv = await listen(vectorFor(site, 'inverter', refresh), host, opts.inverterPort ?? 0);
-    started.push(inv.server);
-    const met = await listen(vectorFor(site, 'meter', refresh), host, opts.meterPort ?? 0);
-    started.push(met.server);
-    let closing: Promise<void> | undefined;
-    return {
-      inverter: { host, port: inv.port },
-      meter: { host, port: met.port },
-      close: () => (closing ??= closeAll()),
-    };
+    for (const host of ['inverter', 'meter'] as const) {
+      const started = await listen(vectors[host], bindHost, (host === 'inverter' ? opts.inverterPort : opts.meterPort) ?? 0);
+      running[host] = started.server;
+      ports[host] = started.port;
+    }
   } catch (err) {
     await closeAll();
     throw err;
   }
-}
-
-function vectorFor(site: SimSite, host: SimHost, refresh: () => void) {
-  const bank = (unitID: number): RegisterBank => {
-    const b = site.unit(host, unitID);
-    if (!b) throw new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitID} on the ${host} host`);
-    return b;
-  };
-  const illegalFunction = () => {
-    throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'only holding registers (FC3) are served');
-  };
-  // arities matter: modbus-serial picks its synchronous path (throw → exception reply) by them
+  let closing: Promise<void> | undefined;
   return {
-    getMultipleHoldingRegisters: (addr: number, len: number, unitID: number): number[] => {
-      const b = bank(unitID);
-      if (len > MAX_READ) throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_DATA_VALUE, `read of ${len} registers exceeds ${MAX_READ}`);
-      refresh();
-      return b.read(addr, len);
+    inverter: { host: bindHost, port: ports.inverter },
+    meter: { host: bindHost, port: ports.meter },
+    faults,
+    resetConnections,
+    async reboot(host, downMs) {
+      await stop(host);
+      await new Promise((r) => setTimeout(r, downMs));
+      if (closing) return;
+      running[host] = (await listen(vectors[host], bindHost, ports[host])).server;
     },
-    getHoldingRegister: (addr: number, unitID: number): number => {
-      const b = bank(unitID);
-      refresh();
-      return b.read(addr, 1)[0];
-    },
-    getMultipleInputRegisters: (_addr: number, _len: number, _unitID: number): number[] => illegalFunction(),
-    getInputRegister: (_addr: number, _unitID: number): number => illegalFunction(),
-    getCoil: (_addr: number, _unitID: number): boolean => illegalFunction(),
-    getDiscreteInput: (_addr: number, _unitID: number): boolean => illegalFunction(),
-    setCoil: (_addr: number, _value: boolean, _unitID: number): void => illegalFunction(),
-    setRegister: (_addr: number, _value: number, _unitID: number): void => illegalFunction(),
-    setRegisterArray: (_addr: number, _value: number[], _unitID: number): void => illegalFunction(),
+    close: () => (closing ??= closeAll()),
   };
 }
 
@@ -107,7 +92,7 @@ function vectorFor(site: SimSite, host: SimHost, refresh: () => void) {
  * ServerTCP treats port 0 as "use 502" and never says which port it bound, so a free port is
  * found first with a throwaway net server; if someone grabs it in between, try another.
  */
-async function listen(vector: ReturnType<typeof vectorFor>, host: string, port: number): Promise<{ server: ServerTCP; port: number }> {
+async function listen(vector: SimVector, host: string, port: number): Promise<{ server: ServerTCP; port: number }> {
   for (let attempt = 1; ; attempt++) {
     const p = port === 0 ? await freePort(host) : port;
     try {
@@ -119,7 +104,7 @@ async function listen(vector: ReturnType<typeof vectorFor>, host: string, port: 
   }
 }
 
-function startServer(vector: ReturnType<typeof vectorFor>, host: string, port: number): Promise<ServerTCP> {
+function startServer(vector: SimVector, host: string, port: number): Promise<ServerTCP> {
   return new Promise((resolve, reject) => {
     const server = new ServerTCP(vector, { host, port });
     // a client resetting its connection is routine, never a reason to crash the daemon

@@ -1,17 +1,19 @@
 /**
- * The simulated site as the gateway sees it: a physical model plus one SunSpec register image per
+ * The simulated site as the gateway sees it: a physical model plus one register image per
  * Modbus unit, on two hosts (the inverter with its battery BMSs behind it, and the meter box).
  *
  *   inverter host  unit 1        inverter: 1 → 103 → 160 (one module per optimiser) → 124
  *                  units 2..M+1  battery block j (BMS): 1 → 802
- *   meter host     unit 1        grid meter at the connection point: 1 → 203
+ *   meter host     unit 1        grid meter at the connection point: 1 → 203, or an Eastron SDM630
+ *                                (float32 input registers) with config.gridMeter 'sdm630'
  *                  unit 2        consumption meter on the house feed: 1 → 203
  *
  * The same images serve live polling (through servers.ts) and history pre-fill (update(ts) in a
  * loop over past time, then read the banks in memory).
  */
 import { defaultSimConfig, type SimConfig } from './config.js';
-import type { RegisterBank } from './bank.js';
+import type { SimRegisters } from './registers.js';
+import { Sdm630Meter } from './sdm630.js';
 import {
   BatteryDevice,
   InverterDevice,
@@ -27,10 +29,15 @@ import { SiteModel, type SiteSnapshot } from './model.js';
 
 export type { SimDeviceIdentity, SimHost, SimDeviceRole } from './device-images.js';
 
+/** the SDM630's serial is a plain unsigned 32-bit number (holding 0xFC00) */
+function sdmSerial(seed: number): number {
+  return Number.parseInt(serialFor(seed, 'GM', 0).slice(3), 16) % 100_000_000;
+}
+
 export class SimSite {
   readonly model: SiteModel;
   readonly devices: readonly SimDevice[];
-  private readonly byHost: Record<SimHost, Map<number, RegisterBank>> = { inverter: new Map(), meter: new Map() };
+  private readonly byHost: Record<SimHost, Map<number, SimRegisters>> = { inverter: new Map(), meter: new Map() };
   private encodedAt = Number.NaN;
 
   constructor(config: SimConfig = defaultSimConfig(), startTs: number = Date.now()) {
@@ -55,11 +62,13 @@ export class SimSite {
             j,
           ),
       ),
-      new MeterDevice({ ...id('meter', 1, 'grid_meter', 'EM3-GRID', serialFor(cfg.seed, 'GM', 0)), role: 'grid_meter' }),
+      cfg.gridMeter === 'sdm630'
+        ? new Sdm630Meter({ ...id('meter', 1, 'grid_meter', 'SDM630', String(sdmSerial(cfg.seed))), manufacturer: 'Eastron' }, sdmSerial(cfg.seed))
+        : new MeterDevice({ ...id('meter', 1, 'grid_meter', 'EM3-GRID', serialFor(cfg.seed, 'GM', 0)), role: 'grid_meter' }),
       new MeterDevice({ ...id('meter', 2, 'consumption_meter', 'EM3-LOAD', serialFor(cfg.seed, 'CM', 0)), role: 'consumption_meter' }),
     ];
     this.devices = devices;
-    for (const d of devices) this.byHost[d.identity.host].set(d.identity.unitId, d.image.bank);
+    for (const d of devices) this.byHost[d.identity.host].set(d.identity.unitId, d.registers);
     this.encode();
   }
 
@@ -88,11 +97,11 @@ export class SimSite {
     return this.model.snapshot();
   }
 
-  banks(host: SimHost): ReadonlyMap<number, RegisterBank> {
+  units(host: SimHost): ReadonlyMap<number, SimRegisters> {
     return this.byHost[host];
   }
 
-  unit(host: SimHost, unitId: number): RegisterBank | undefined {
+  unit(host: SimHost, unitId: number): SimRegisters | undefined {
     return this.byHost[host].get(unitId);
   }
 

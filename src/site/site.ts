@@ -23,7 +23,10 @@ export interface DeviceState {
   online: boolean;
   lastSeen: number | null;
   lastError: string | null;
+  /** failed requests by kind, since start (requests skipped while backing off are not counted) */
   errors: Record<ModbusErrorKind, number>;
+  /** exception answers by Modbus exception code, e.g. { "2": 5 } */
+  exceptionCodes: Record<string, number>;
   /** learned from the device: battery capacity in Wh */
   capacityWh?: number;
   /** learned from the device: MPPT modules (PV optimisers) behind an inverter */
@@ -49,6 +52,7 @@ export class Site {
         lastSeen: null,
         lastError: null,
         errors: { timeout: 0, exception: 0, connection: 0, crc: 0, decode: 0 },
+        exceptionCodes: {},
       });
     }
   }
@@ -136,11 +140,13 @@ export class Site {
     d.lastError = null;
   }
 
-  markFailed(deviceId: string, kind: ModbusErrorKind, message: string): void {
+  markFailed(deviceId: string, e: { kind: ModbusErrorKind; message: string; exceptionCode?: number; skipped?: boolean }): void {
     const d = this.devices.get(deviceId);
     if (!d) return;
     d.online = false;
-    d.errors[kind]++;
-    d.lastError = `${kind}: ${message}`;
+    d.lastError = `${e.kind}: ${e.message}`;
+    if (e.skipped) return;
+    d.errors[e.kind]++;
+    if (e.exceptionCode !== undefined) d.exceptionCodes[e.exceptionCode] = (d.exceptionCodes[e.exceptionCode] ?? 0) + 1;
   }
 }

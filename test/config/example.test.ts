@@ -16,6 +16,9 @@ function schemaKeys(schema: SchemaNode, prefix: PathSegment[], data: unknown, ou
     out.push({ path, node: child });
     const value = (data as Record<string, unknown> | undefined)?.[key];
     if (child.properties) schemaKeys(child, path, value, out);
+    // a `type`-picked mapping (a connection): the keys of the branch this example's value picks
+    const branch = child.oneOf?.find((b) => b.properties?.type?.enum?.includes((value as { type?: string } | undefined)?.type ?? ''));
+    if (branch) schemaKeys(branch, path, value, out);
     if (child.items && Array.isArray(value)) value.forEach((item, i) => schemaKeys(child.items as SchemaNode, [...path, i], item, out));
   }
 }
@@ -34,7 +37,15 @@ describe('examples/site.example.yaml', () => {
     expect(roles.filter((r) => r === 'battery')).toHaveLength(2);
     expect(roles).toContain('grid-meter');
     expect(roles).toContain('consumption-meter');
-    for (const d of result.config.devices) expect(d.connection.type).toBe('tcp');
+  });
+
+  it('shows every connection type', async () => {
+    const result = await loadConfig(file);
+    if (!result.ok) throw new Error(JSON.stringify(result.errors, null, 2));
+    const devices = siteSchema.properties?.devices?.items?.properties?.connection;
+    const types = (devices?.oneOf ?? []).flatMap((b) => b.properties?.type?.enum ?? []);
+    expect(types.length).toBeGreaterThan(1);
+    expect(new Set(result.config.devices.map((d) => d.connection.type))).toEqual(new Set(types));
   });
 
   it('shows every option of the schema, in some device for the per-device ones', () => {

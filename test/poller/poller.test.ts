@@ -33,7 +33,7 @@ function setup(edit?: (yaml: ReturnType<typeof demoSiteConfig>) => void) {
     },
     readInput: (u, a, n) => meterReal.readInput(u, a, n),
   };
-  const poller = new Poller({ site, bus, clock, log: silentLogger(), readerFor: (d) => (d.connection.port === EP.meter.port ? meter : inverter) });
+  const poller = new Poller({ site, bus, clock, log: silentLogger(), readerFor: (d) => (d.connection.type === 'tcp' && d.connection.port === EP.meter.port ? meter : inverter) });
   const cycle = async (t: number) => {
     sim.update(t);
     return poller.cycle(() => t);

@@ -1,0 +1,129 @@
+/**
+ * One simulated host's units served over Modbus RTU on a serial device (modbus-serial
+ * ServerSerial), e.g. one end of a socat pty pair whose other end the gateway opens as its
+ * RS-485 adapter. Units answer as over TCP (vector.ts), except that a unit id with no device
+ * stays silent, as on a real line. Frame faults (garbage, bad CRC, cut-off frames, noise before
+ * an answer) are applied here to the bytes of the answer, and `writeRaw` puts arbitrary bytes
+ * on the line at any time.
+ */
+import { ServerSerial } from 'modbus-serial';
+import type { Clock } from '../core/clock.js';
+import { interFrameDelayMs } from '../modbus/rtu-timing.js';
+import type { SimHost } from './device-images.js';
+import { SimFaults, type FrameFault } from './faults.js';
+import type { SimSite } from './site.js';
+import { siteRefresher, simVector } from './vector.js';
+
+export interface SimRtuOptions {
+  /** serial device to serve on */
+  path: string;
+  /** which host's units to serve (their unit ids must be unique on one line); default the meter host */
+  host?: SimHost;
+  baudRate?: number;
+  parity?: 'none' | 'even' | 'odd';
+  stopBits?: 1 | 2;
+  faults?: SimFaults;
+}
+
+export interface SimRtuServer {
+  path: string;
+  host: SimHost;
+  faults: SimFaults;
+  /** put bytes on the line now (noise) */
+  writeRaw(bytes: Uint8Array): void;
+  close(): Promise<void>;
+}
+
+interface Writable {
+  write(data: Buffer): unknown;
+}
+
+/** ServerSerial as its JavaScript is (the typings lack the serial-port options argument and getPort) */
+interface SerialServer {
+  on(event: 'initialized' | 'error' | 'socketError', listener: (err?: Error) => void): unknown;
+  once(event: 'initialized', listener: () => void): unknown;
+  getPort(): Writable & { once(event: 'error', listener: (err: Error) => void): unknown };
+  close(cb: () => void): void;
+}
+type SerialServerCtor = new (
+  vector: ReturnType<typeof simVector>,
+  options: { path: string; baudRate: number; parity: string; unitID: number; interval: number; portResponse: Writable },
+  serialport: { stopBits: number; dataBits: number },
+) => SerialServer;
+const Server = ServerSerial as unknown as SerialServerCtor;
+
+/** deterministic bytes that never start with `avoid` (so they cannot open a frame of that unit) */
+function noise(length: number, avoid: number): Buffer {
+  const b = Buffer.alloc(length);
+  for (let i = 0; i < length; i++) b[i] = (i * 73 + 0x5a) & 0xff;
+  if (b[0] === avoid) b[0] ^= 0xff;
+  return b;
+}
+
+function spoil(answer: Buffer, fault: FrameFault): Buffer[] {
+  switch (fault) {
+    case 'garbage':
+      return [noise(answer.length, answer[0]!)];
+    case 'bad-crc': {
+      const b = Buffer.from(answer);
+      b[b.length - 1] ^= 0x5a;
+      return [b];
+    }
+    case 'truncated':
+      return [answer.subarray(0, Math.max(1, Math.floor(answer.length / 2)))];
+    case 'noisy':
+      return [noise(3, answer[0]!), answer];
+  }
+}
+
+export function startSimRtuServer(site: SimSite, clock: Clock, opts: SimRtuOptions): Promise<SimRtuServer> {
+  const host = opts.host ?? 'meter';
+  const faults = opts.faults ?? new SimFaults();
+  const baudRate = opts.baudRate ?? 9600;
+  const spoils = new Map<number, FrameFault>();
+  let port: Writable | null = null;
+  // ServerSerial writes every answer through this; a spoilt one is replaced by its faulty bytes
+  const portResponse: Writable = {
+    write(answer: Buffer) {
+      const fault = spoils.get(answer[0]!);
+      spoils.delete(answer[0]!);
+      for (const chunk of fault ? spoil(answer, fault) : [answer]) port?.write(chunk);
+      return true;
+    },
+  };
+  const vector = simVector(site, host, siteRefresher(site, clock), {
+    transport: 'rtu',
+    faults,
+    spoilNextAnswer: (unitId, fault) => spoils.set(unitId, fault),
+  });
+  return new Promise((resolve, reject) => {
+    const server = new Server(
+      vector,
+      {
+        path: opts.path,
+        baudRate,
+        parity: opts.parity ?? 'none',
+        unitID: 255,
+        // the server ends a request frame after this much silence: the RTU gap at this baud rate
+        interval: Math.max(2, Math.ceil(interFrameDelayMs(baudRate, opts.parity, opts.stopBits))),
+        portResponse,
+      },
+      { stopBits: opts.stopBits ?? 1, dataBits: 8 },
+    );
+    server.on('error', () => undefined);
+    server.on('socketError', () => undefined);
+    server.once('initialized', () => {
+      port = server.getPort();
+      let closing: Promise<void> | undefined;
+      resolve({
+        path: opts.path,
+        host,
+        faults,
+        writeRaw: (bytes) => port?.write(Buffer.from(bytes)),
+        close: () => (closing ??= new Promise<void>((r) => server.close(() => r()))),
+      });
+    });
+    // a missing device makes SerialPort report through the open callback as an error event
+    server.getPort().once('error', (err) => reject(err));
+  });
+}
