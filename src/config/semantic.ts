@@ -6,8 +6,10 @@
  */
 import { isIP } from 'node:net';
 import { IANAZone } from 'luxon';
+import { mayShareAddress, profileFindings } from '../profiles/config-check.js';
 import type { Finding } from './messages.js';
 import { closest } from './suggest.js';
+import { tariffFindings } from './tariff-check.js';
 
 type Rec = Record<string, unknown>;
 
@@ -161,6 +163,7 @@ function checkDevices(devices: unknown[], out: Finding[]): void {
     if (isRec(d.raw.connection)) checkHost(d.raw.connection.host, ['devices', d.index, 'connection', 'host'], out, '192.168.1.50');
   }
   checkLinks(views, out);
+  out.push(...profileFindings(devices));
 }
 
 /** The wire a raw connection uses (serial device, or TCP endpoint) and its unit, when both are readable. */
@@ -179,7 +182,7 @@ const LINE_SETTINGS = ['baudRate', 'parity', 'dataBits', 'stopBits'] as const;
  */
 function checkLinks(views: DeviceView[], out: Finding[]): void {
   const firstOnLink = new Map<string, { view: DeviceView; type: string; conn: Rec }>();
-  const firstAtAddress = new Map<string, DeviceView>();
+  const atAddress = new Map<string, DeviceView[]>();
   const name = (v: DeviceView) => `devices[${v.index}]${v.id ? ` ('${v.id}')` : ''}`;
   for (const d of views) {
     const c = d.raw.connection;
@@ -209,19 +212,19 @@ function checkLinks(views: DeviceView[], out: Finding[]): void {
       }
     }
     const address = `${link.link} unit ${link.unitId}`;
-    const first = firstAtAddress.get(address);
-    if (!first) {
-      firstAtAddress.set(address, d);
-      continue;
-    }
+    const here = atAddress.get(address) ?? [];
+    atAddress.set(address, [...here, d]);
+    // the roles of one multi-function device (an inverter with its battery and meter) share a unit
+    const first = here.find((e) => !mayShareAddress(e.raw, d.raw));
+    if (!first) continue;
     const serial = link.type !== 'tcp';
     out.push({
       segments: at,
       anchor: at,
       message: `same address as ${name(first)}: ${address}`,
       hint: serial
-        ? 'every device on one RS-485 line needs its own Modbus address; set unitId to the address configured on this device'
-        : 'devices behind one host and port must have different unitIds; set unitId to the one configured on this device',
+        ? 'every device on one RS-485 line needs its own Modbus address (unless they are roles of one device: same profile, different roles); set unitId to the address configured on this device'
+        : 'devices behind one host and port must have different unitIds (unless they are roles of one device: same profile, different roles); set unitId to the one configured on this device',
     });
   }
 }
@@ -238,6 +241,7 @@ export function semanticFindings(data: unknown): Finding[] {
     checkHost(data.http.host, ['http', 'host'], out, '0.0.0.0');
     checkTls(data.http, out);
   }
+  tariffFindings(data.tariff, out);
   if (Array.isArray(data.devices)) checkDevices(data.devices, out);
   return out;
 }

@@ -114,7 +114,9 @@ describe('rtu and rtu-over-tcp connections', () => {
   });
 
   it('two devices at one address of one serial line', () => {
-    const yaml = withConnection(['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2'], meter('house', ['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2']));
+    // an SDM630 set to the inverter's address (another profile: not a role of the same device)
+    const sdm = meter('house', ['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2']).map((l) => l.replace('sunspec', 'eastron-sdm630'));
+    const yaml = withConnection(['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2'], sdm);
     expectSingleError(parse(yaml), {
       path: 'devices[1].connection',
       line: 20,

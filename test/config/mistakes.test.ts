@@ -224,7 +224,8 @@ describe('semantic mistakes use the same form', () => {
   });
 
   it('duplicate address (same host, default port and unit id)', () => {
-    expectSingleError(parse(withAppended(['  - id: meter', '    role: grid-meter', '    profile: sunspec', '    connection:', '      type: tcp', '      host: 192.168.1.50'])), {
+    // two inverters: roles of one device (different roles, same profile) may share an address
+    expectSingleError(parse(withAppended(['  - id: inv2', '    role: inverter', '    profile: sunspec', '    connection:', '      type: tcp', '      host: 192.168.1.50'])), {
       path: 'devices[1].connection',
       line: 19,
       column: 5,

@@ -1,0 +1,67 @@
+/**
+ * site.yaml rules about device profiles, for src/config/semantic.ts: a `profile:` must name a
+ * file in device-profiles/ (or 'sunspec'), that file must be valid, and it must describe the
+ * device's role. check-config runs them, so an installer learns of a typo before the daemon
+ * refuses to start.
+ */
+import { join } from 'node:path';
+import type { Finding } from '../config/messages.js';
+import { closest } from '../config/suggest.js';
+import type { DeviceRole } from '../config/types.js';
+import type { ProfileDir } from './load.js';
+import { installedProfiles, rolesOf, SUNSPEC } from './registry.js';
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
+const ROLES: readonly string[] = ['inverter', 'battery', 'grid-meter', 'consumption-meter'];
+
+/** Findings for `devices[i].profile` of every device of the raw config (against the shipped profiles by default). */
+export function profileFindings(devices: readonly unknown[], installed: ProfileDir = installedProfiles()): Finding[] {
+  const known = [SUNSPEC, ...[...installed.profiles.keys(), ...installed.broken.keys()].sort()];
+  const out: Finding[] = [];
+  devices.forEach((raw, index) => {
+    if (!isRec(raw) || typeof raw.profile !== 'string' || raw.profile === SUNSPEC) return;
+    const name = raw.profile;
+    const at = ['devices', index, 'profile'];
+    const broken = installed.broken.get(name);
+    if (broken) {
+      const first = broken[0]!;
+      const where = `${join(installed.dir, `${name}.yaml`)}${first.line !== undefined ? `:${first.line}` : ''}`;
+      out.push({
+        segments: at,
+        anchor: at,
+        message: `the profile '${name}' has ${broken.length === 1 ? 'a mistake' : `${broken.length} mistakes`}: ${where} ${first.path ? `${first.path}: ` : ''}${first.message}`,
+        hint: first.hint ? `fix the profile: ${first.hint}` : 'fix the profile file',
+      });
+      return;
+    }
+    const profile = installed.profiles.get(name);
+    if (!profile) {
+      const suggestion = closest(name, known);
+      out.push({
+        segments: at,
+        anchor: at,
+        message: `no device profile named '${name}' (looked in ${installed.dir})`,
+        hint: suggestion ? `did you mean '${suggestion}'? available: ${known.join(', ')}` : `use one of: ${known.join(', ')}`,
+      });
+      return;
+    }
+    const role = raw.role;
+    if (typeof role !== 'string' || !ROLES.includes(role) || profile.roles[role as DeviceRole]) return;
+    out.push({
+      segments: at,
+      anchor: at,
+      message: `the profile '${name}' has no ${role} section`,
+      hint: `it describes: ${rolesOf(profile).join(', ')}; pick one of those roles or another profile`,
+    });
+  });
+  return out;
+}
+
+/**
+ * Two devices at one Modbus address are fine when they are roles of one multi-function device
+ * (a hybrid inverter with its battery and meter behind one unit id): different roles, one profile.
+ */
+export function mayShareAddress(a: Readonly<Rec>, b: Readonly<Rec>): boolean {
+  return typeof a.profile === 'string' && a.profile === b.profile && typeof a.role === 'string' && typeof b.role === 'string' && a.role !== b.role;
+}
