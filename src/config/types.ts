@@ -71,5 +71,28 @@ export interface SiteConfig {
   api: { socScale: 'percent' | 'fraction' };
   grid: { debounce: number };
   ws: { maxEntriesPerMessage: number };
+  /** what the site pays and earns per kWh in site.currency; savings need it */
+  tariff?: SiteTariff;
   devices: DeviceConfig[];
 }
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** One time-of-use period in the site's local time; `to` before `from` runs past midnight into the next day. */
+export interface TouPeriod {
+  /** the days the period starts on */
+  days: Weekday[];
+  /** 'HH:MM' on a quarter hour */
+  from: string;
+  /** 'HH:MM' on a quarter hour, '24:00' for midnight at the end of the day */
+  to: string;
+  importPrice: number;
+  exportPrice: number;
+}
+
+/** The site's tariff: fixed prices, prices by local time of day, or a dynamic tariff stored on the gateway. */
+export type SiteTariff =
+  | { type: 'flat'; importPrice: number; exportPrice: number }
+  | { type: 'time-of-use'; periods: TouPeriod[] }
+  | { type: 'dynamic'; tariffId: string };

@@ -38,3 +38,28 @@ export function batteryAggregate(site: Site, inverterId: string, polls: Readonly
     },
   };
 }
+
+/**
+ * The house consumption of one poll cycle on a site without a consumption meter (issue 7,
+ * `__CONSUMPTION_METER_DERIVED`): what the grid connection brings in plus what the inverters
+ * deliver on the AC side. With design.md's signs (grid + importing, inverter AC − delivering)
+ * that is house = grid_W − Σ inverter_AC_W; the inverters' AC side already carries PV and
+ * battery after conversion losses. Built only when the grid meter and every inverter answered
+ * in this cycle, so a silent device never shows up as a jump in consumption. Its energy
+ * counters are integrated from this power by the bucketer, like any stream without counters.
+ */
+export function derivedConsumption(site: Site, polls: ReadonlyMap<string, DevicePoll>): Reading | null {
+  const sources = site.derivedConsumptionSources();
+  if (!sources) return null;
+  const find = (deviceId: string, streamId: string) => polls.get(deviceId)?.readings.find((r) => r.streamId === streamId);
+  const grid = find(sources.gridMeter.config.id, streamIds.gridMeter(sources.gridMeter.config.id));
+  const inverters = sources.inverters.map((inv) => find(inv.config.id, streamIds.inverter(inv.config.id)));
+  if (grid?.values.power_W === undefined || inverters.some((r) => r?.values.power_AC_W === undefined)) return null;
+  const acW = inverters.reduce((s, r) => s + r!.values.power_AC_W!, 0);
+  return {
+    streamId: streamIds.consumptionDerived(site.id),
+    ts: Math.max(grid.ts, ...inverters.map((r) => r!.ts)),
+    // measurement noise can push the difference a little below zero while the house draws nothing
+    values: { power_W: Math.max(0, grid.values.power_W - acW) },
+  };
+}

@@ -8,7 +8,7 @@ import type { RegisterReader } from '../modbus/register-reader.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
-import { batteryAggregate } from './aggregate.js';
+import { batteryAggregate, derivedConsumption } from './aggregate.js';
 
 export interface PollerDeps {
   site: Site;
@@ -117,6 +117,16 @@ export class Poller {
       const agg = batteryAggregate(site, inv.config.id, polls);
       if (agg) emit([agg]);
     });
+    const sources = site.derivedConsumptionSources();
+    if (sources) {
+      aggregates.push(
+        (async () => {
+          await Promise.all([sources.gridMeter, ...sources.inverters].map((d) => tasks.get(d.config.id)));
+          const house = derivedConsumption(site, polls);
+          if (house) emit([house]);
+        })(),
+      );
+    }
     await Promise.all([...tasks.values(), ...aggregates]);
     return readings;
   }

@@ -110,8 +110,27 @@ export class Site {
           break;
       }
     }
+    const derived = this.derivedConsumptionSources();
+    if (derived) {
+      // it exists only in cycles where all its sources were read: it moves at the slowest one's pace
+      const period = Math.max(...[derived.gridMeter, ...derived.inverters].map((d) => this.pollPeriodMs(d.config.id)));
+      const id = streamIds.consumptionDerived(this.id);
+      // it belongs to the grid meter, so whoever may see the grid connection sees the house behind it
+      add({ id, deviceId: derived.gridMeter.config.id, deviceKind: 'meter', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' }, period);
+    }
     this.streamCache = out;
     return out;
+  }
+
+  /**
+   * Where the house consumption comes from when no meter measures it: the grid connection
+   * point and every inverter's AC side (house = grid - inverter AC, design.md signs). Undefined
+   * when a consumption meter exists or no grid meter does.
+   */
+  derivedConsumptionSources(): { gridMeter: DeviceState; inverters: DeviceState[] } | undefined {
+    const gridMeter = this.byRole('grid-meter')[0];
+    if (!gridMeter || this.byRole('consumption-meter').length > 0) return undefined;
+    return { gridMeter, inverters: this.byRole('inverter') };
   }
 
   stream(id: string): StreamDef | undefined {

@@ -10,4 +10,6 @@ export const streamIds = {
   pvModule: (inverterId: string, n: number) => `${inverterId}__pv${n}`,
   gridMeter: (meterId: string) => `${meterId}__GRID_METER_DERIVED`,
   consumptionMeter: (meterId: string) => meterId,
+  /** house consumption from the energy balance, on sites without a consumption meter */
+  consumptionDerived: (siteId: string) => `${siteId}__CONSUMPTION_METER_DERIVED`,
 };

@@ -39,16 +39,12 @@ export function buildTopology(site: Site, compact: boolean): TopoNode {
   };
   for (const inv of site.byRole('inverter')) home.nodes!.push(inverterNode(site, inv, compact));
   for (const gm of site.byRole('grid-meter')) home.nodes!.push(connectionPointNode(site, gm));
-  const loads = site.byRole('consumption-meter');
-  if (loads.length > 0) {
-    home.nodes!.push({
-      id: `${siteId}__house`,
-      kind: 'circuit',
-      category: 'logical',
-      currentType: AC,
-      nodeType: 'neutral',
-      nodes: loads.flatMap((m) => sensor(site, streamIds.consumptionMeter(m.config.id), { id: `${siteId}__house`, kind: 'circuit' })),
-    });
+  // the house load: its meters, or else the stream derived from the energy balance
+  const house = { id: `${siteId}__house`, kind: 'circuit' };
+  const loads = site.byRole('consumption-meter').map((m) => streamIds.consumptionMeter(m.config.id));
+  const houseSensors = (loads.length > 0 ? loads : [streamIds.consumptionDerived(siteId)]).flatMap((id) => sensor(site, id, house));
+  if (houseSensors.length > 0) {
+    home.nodes!.push({ ...house, category: 'logical', currentType: AC, nodeType: 'neutral', nodes: houseSensors });
   }
   return { id: siteId, category: 'site', nodes: [home] };
 }

@@ -1,0 +1,160 @@
+/**
+ * Savings per bucket (issue 7, spec "Savings entry"): what the house would have cost bought
+ * entirely from the grid, minus what the grid connection actually cost.
+ *
+ *   savings = H * pImport - (I * pImport - E * pExport)
+ *
+ * per 15-minute bucket, with H the house consumption, I the grid import and E the grid export
+ * in kWh. Energies come from the buckets' power means, W * 0.25 h: each bucket stands on its
+ * own (counters would need the previous bucket, which is missing at every gap and at the start
+ * of a query), and the grid meter's net mean makes I and E the quarter hour's net import or
+ * export, the way a quarter-hour settlement counts them.
+ *
+ * A bucket without both power means is skipped as noData; one whose import price is missing,
+ * or which exports and has no export price, as noPrice. Only closed buckets (ended by `now`)
+ * count; the ones still to come are neither summed nor skipped.
+ */
+import type { Database } from 'better-sqlite3';
+import type { Site } from '../site/site.js';
+import { streamIds } from '../site/stream-ids.js';
+import { bucketRange, COL } from '../store/buckets.js';
+import { findStreamKey } from '../store/streams.js';
+import { BUCKET_MS, periodBoundaries } from '../telemetry/align.js';
+import { formatInterval, type TimeRange } from '../telemetry/interval.js';
+import { sitePrices, type PriceLookup } from './site-prices.js';
+
+export const SAVINGS_RESOLUTIONS = ['PT15M', 'PT1H', 'P1D', 'P1M'] as const;
+export type SavingsResolution = (typeof SAVINGS_RESOLUTIONS)[number];
+
+const BUCKET_H = BUCKET_MS / 3_600_000;
+
+export interface SavingsEntry {
+  interval: string;
+  savings: number;
+}
+
+export interface Skipped {
+  noData: number;
+  noPrice: number;
+}
+
+/** Mean power (W) per bucket start (ms). */
+export type PowerSeries = ReadonlyMap<number, number>;
+
+export interface SavingsInput {
+  range: TimeRange;
+  /** period boundaries covering range (telemetry/align periodBoundaries) */
+  bounds: readonly number[];
+  /** buckets ending after this (ms) are not closed yet */
+  now: number;
+  /** house consumption, W (>= 0) */
+  house: PowerSeries;
+  /** grid connection point, W: + import, - export (design.md signs) */
+  grid: PowerSeries;
+  price: PriceLookup;
+}
+
+/** Money is summed unrounded and each entry rounded once, to a hundredth of a cent. */
+const roundMoney = (x: number) => Math.round(x * 10_000) / 10_000 + 0;
+
+export function computeSavings(input: SavingsInput): { entries: SavingsEntry[]; skipped: Skipped } {
+  const { range, bounds, now, house, grid, price } = input;
+  const skipped: Skipped = { noData: 0, noPrice: 0 };
+  const entries: SavingsEntry[] = [];
+  let pi = 0;
+  let sum = 0;
+  let counted = 0;
+  const flush = () => {
+    if (counted > 0) entries.push({ interval: formatInterval(bounds[pi]!, bounds[pi + 1]!), savings: roundMoney(sum) });
+    sum = 0;
+    counted = 0;
+  };
+  for (let b = Math.ceil(range.start / BUCKET_MS) * BUCKET_MS; b < range.end && b + BUCKET_MS <= now; b += BUCKET_MS) {
+    if (b >= bounds[pi + 1]!) {
+      flush();
+      while (b >= bounds[pi + 1]!) pi++;
+    }
+    const h = house.get(b);
+    const g = grid.get(b);
+    if (h === undefined || g === undefined) {
+      skipped.noData++;
+      continue;
+    }
+    const houseKWh = (h * BUCKET_H) / 1000;
+    const gridKWh = (g * BUCKET_H) / 1000;
+    const imported = Math.max(gridKWh, 0);
+    const exported = Math.max(-gridKWh, 0);
+    const p = price(b);
+    if (p.importPrice === undefined || (exported > 0 && p.exportPrice === undefined)) {
+      skipped.noPrice++;
+      continue;
+    }
+    const without = houseKWh * p.importPrice;
+    const withSystem = imported * p.importPrice - (exported > 0 ? exported * p.exportPrice! : 0);
+    sum += without - withSystem;
+    counted++;
+  }
+  flush();
+  return { entries, skipped };
+}
+
+/** The streams savings read: the grid connection point and the house (its meters, or the derived stream). */
+export function savingsStreams(site: Site): { grid: string | undefined; house: string[] } {
+  const gridMeter = site.byRole('grid-meter')[0];
+  const meters = site.byRole('consumption-meter').map((m) => streamIds.consumptionMeter(m.config.id));
+  const derived = streamIds.consumptionDerived(site.id);
+  return {
+    grid: gridMeter ? streamIds.gridMeter(gridMeter.config.id) : undefined,
+    house: meters.length > 0 ? meters : site.stream(derived) ? [derived] : [],
+  };
+}
+
+/** power_W per bucket of the streams, summed; a bucket counts only where every stream has it. */
+export function powerSeries(db: Database, streamIdsToSum: readonly string[], range: TimeRange): Map<number, number> {
+  const out = new Map<number, number>();
+  const seen = new Map<number, number>();
+  for (const id of streamIdsToSum) {
+    const key = findStreamKey(db, id);
+    if (key === undefined) return new Map();
+    for (const r of bucketRange(db, key, Math.ceil(range.start / 1000), Math.ceil(range.end / 1000))) {
+      const w = r[COL.power_W];
+      if (w === null) continue;
+      const b = r[COL.startS] * 1000;
+      out.set(b, (out.get(b) ?? 0) + w);
+      seen.set(b, (seen.get(b) ?? 0) + 1);
+    }
+  }
+  for (const [b, n] of seen) if (n < streamIdsToSum.length) out.delete(b);
+  return out;
+}
+
+export interface SavingsQuery {
+  range: TimeRange;
+  resolution: SavingsResolution;
+  /** the daemon clock, ms */
+  now: number;
+  /** streams the caller may read; one it may not is treated as having no data */
+  sees?: (streamId: string) => boolean;
+}
+
+export interface SavingsResult {
+  currency: string;
+  entries: SavingsEntry[];
+  skipped: Skipped;
+}
+
+/** Savings of the site for GET /api/v2/sites/{siteId}/savings. */
+export function siteSavings(db: Database, site: Site, q: SavingsQuery): SavingsResult {
+  const price = sitePrices(db, site.config, q.range);
+  const { grid, house } = savingsStreams(site);
+  const visible = (ids: string[]) => (q.sees === undefined || ids.every(q.sees) ? ids : []);
+  const { entries, skipped } = computeSavings({
+    range: q.range,
+    bounds: periodBoundaries(q.resolution, q.range.start, q.range.end, site.config.site.timezone),
+    now: q.now,
+    house: powerSeries(db, visible(house), q.range),
+    grid: powerSeries(db, visible(grid ? [grid] : []), q.range),
+    price,
+  });
+  return { currency: site.config.site.currency, entries, skipped };
+}
