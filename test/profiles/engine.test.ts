@@ -97,6 +97,21 @@ describe('Eastron SDM630 as grid meter (input registers, f32)', () => {
   });
 });
 
+describe('Eastron SDM120 (single phase)', () => {
+  it('active power at 0x000C, counters at 0x0048/0x004A, state from the one voltage', async () => {
+    const b = new BankReader();
+    zeros(b, 'input', 0x0000, 0x000e); // current, apparent power ... answer too
+    b.set('input', 0x0000, '43 66 00 00') // 230.0 V
+      .set('input', 0x000c, '43 FA 00 00') // active power 500.0 W
+      .set('input', 0x0048, '42 C8 00 00') // import 100.0 kWh
+      .set('input', 0x004a, '41 20 00 00'); // export 10.0 kWh
+    const poll = await device('eastron-sdm120', 'grid-meter').poll(b, at(0));
+    expect(poll.readings).toEqual([{ streamId: 'dev__GRID_METER_DERIVED', ts: 0, values: { power_W: 500, state: 'ok' }, counters: { inWh: 100_000, outWh: 10_000 } }]);
+    // voltage and power are one request across the unused 0x0002..0x000B
+    expect(b.requests[0]).toEqual({ fn: 'input', unit: 1, address: 0, count: 14 });
+  });
+});
+
 describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one unit', () => {
   function bank(): BankReader {
     const b = new BankReader().setText('holding', 30000, 'SUN2000-5KTL-L1', 15).setText('holding', 30015, 'HV2012345678', 10);
