@@ -13,6 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildApp } from '../src/api/http/app.js';
+import { addClient } from '../src/auth/clients.js';
+import { AuthService } from '../src/auth/service.js';
+import { silentLogger } from '../src/core/log.js';
 import { demoSiteConfig } from '../src/demo/default-site.js';
 import { Site } from '../src/site/site.js';
 import { openDatabase } from '../src/store/db.js';
@@ -75,10 +78,21 @@ try {
 
   const ep = { host: '127.0.0.1', port: 1502 };
   const site = new Site(demoSiteConfig({ inverter: ep, meter: { ...ep, port: 1503 } }, { httpHost: '127.0.0.1', httpPort: 0, dataDir: dir, pollSeconds: 60, batteryBlocks: 2 }));
-  const app = await buildApp({ site, db, logger: false });
+  // the HTTP cases pay for the bearer-token check like every partner request does
+  const auth = new AuthService({ db, config: site.config.auth, dataDir: dir, siteId: site.id, log: silentLogger() });
+  auth.start();
+  const { secret } = await addClient(db, { id: 'bench', devices: [...site.devices.keys()] }, Date.now());
+  const app = await buildApp({ site, db, auth, logger: false });
+  const tokenRes = await app.inject({
+    method: 'POST',
+    url: '/oauth2/token',
+    headers: { authorization: `Basic ${Buffer.from(`bench:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'grant_type=client_credentials',
+  });
+  const headers = { authorization: `Bearer ${(tokenRes.json() as { access_token: string }).access_token}` };
   const iso = (ms: number) => new Date(ms).toISOString();
   const viaHttp = (resolution: TelemetryResolution) => async () => {
-    const res = await app.inject({ method: 'GET', url: `/api/v1/devices/${stream.id}/telemetry?interval=${iso(YEAR_START)}/${iso(YEAR_END)}&resolution=${resolution}&include=default,energy` });
+    const res = await app.inject({ method: 'GET', headers, url: `/api/v1/devices/${stream.id}/telemetry?interval=${iso(YEAR_START)}/${iso(YEAR_END)}&resolution=${resolution}&include=default,energy` });
     if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${res.body.slice(0, 200)}`);
     return res.body;
   };
@@ -121,6 +135,7 @@ try {
     console.log(`| ${name.padEnd(36)} | ${m.toFixed(2).padStart(9)} | ${kb.padStart(7)} | ${(m / base).toFixed(2).padStart(16)}x |`);
   }
   await app.close();
+  auth.stop();
   db.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -19,6 +19,12 @@ Usage:
       Run the gateway against the devices in site.yaml.
   sitegw check-config FILE
       Validate site.yaml; exit 0 when valid, 1 when invalid, 2 when unreadable.
+  sitegw clients add|list|assign|rotate-secret|remove ... --config FILE
+      Register API clients (partners and apps); a secret is shown once. 'sitegw clients' for details.
+  sitegw owner set-password --config FILE [--username NAME]
+      Set the site owner's login for the consent page (password read from the terminal or stdin).
+  sitegw tls fingerprint --config FILE
+      Show the SHA-256 fingerprint of the API's HTTPS certificate.
 `;
 
 type Command = (argv: string[]) => Promise<number>;
@@ -73,6 +79,9 @@ const COMMANDS: Record<string, Command> = {
   'check-config': checkConfig,
   demo: async (argv) => (await import('./demo/command.js')).demoCommand(argv, untilSignal),
   simulate: async (argv) => (await import('./demo/command.js')).simulateCommand(argv, untilSignal),
+  clients: async (argv) => (await import('./auth/commands.js')).clientsCommand(argv),
+  owner: async (argv) => (await import('./auth/commands.js')).ownerCommand(argv),
+  tls: async (argv) => (await import('./auth/commands.js')).tlsCommand(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -3,6 +3,8 @@ import type { Database } from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './api/http/app.js';
+import { resolveTls, type TlsSetup } from './api/http/tls.js';
+import { AuthService } from './auth/service.js';
 import type { DeviceConfig, SiteConfig } from './config/types.js';
 import { ScaledClock, type Clock } from './core/clock.js';
 import { EventBus } from './core/events.js';
@@ -17,9 +19,7 @@ import { Bucketer } from './telemetry/bucketer.js';
 import { CloseTimer } from './telemetry/close-timer.js';
 import { VERSION } from './version.js';
 
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
+export { isLoopback } from './api/http/tls.js';
 
 export interface DaemonOptions {
   config: SiteConfig;
@@ -31,6 +31,8 @@ export interface DaemonOptions {
   beforePolling?: (ctx: DaemonContext) => Promise<void>;
   /** listen on config.http (default true); tests may use app.inject() instead */
   listen?: boolean;
+  /** real time for token lifetimes (ms epoch); tests move it to expire codes and tokens */
+  authNow?: () => number;
 }
 
 export interface DaemonContext {
@@ -42,6 +44,10 @@ export interface DaemonContext {
   db: Database;
   bucketer: Bucketer;
   poller: Poller;
+  /** the token service: the HTTP guard uses it, and the WebSocket upgrade can (auth.check) */
+  auth: AuthService;
+  /** HTTPS certificate and fingerprint, or plain HTTP */
+  tls: TlsSetup;
 }
 
 /**
@@ -65,21 +71,18 @@ export class Daemon {
   get url(): string {
     const addr = this.app.server.address();
     if (!addr || typeof addr === 'string') return '';
-    return `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+    const scheme = this.ctx.tls.https ? 'https' : 'http';
+    return `${scheme}://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
   }
 
   static async start(opts: DaemonOptions): Promise<Daemon> {
     const { config } = opts;
-    if (!isLoopback(config.http.host)) {
-      // nothing guards the API yet: a LAN address would hand the site's data to anyone on it
-      throw new Error(
-        `http.host ${config.http.host}: the API has no token authentication yet, so it serves loopback only; use 127.0.0.1 (or localhost, ::1)`,
-      );
-    }
     // before anything is opened: a broken device profile stops the start with its file and line
     const profiles = loadProfiles();
     const clock = opts.clock ?? new ScaledClock(1);
     const log = opts.log ?? createLogger();
+    // HTTPS off loopback (a certificate problem stops the start before anything is opened)
+    const tls = resolveTls(config, log.child({ feature: 'tls' }));
     const bus = new EventBus();
     const db = openDatabase(join(config.dataDir, 'sitegw.db'));
     const site = new Site(config);
@@ -90,7 +93,9 @@ export class Daemon {
     const buses = new BusRegistry();
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
     const poller = new Poller({ site, bus, clock, readerFor, log, profiles });
-    const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller };
+    const auth = new AuthService({ db, config: config.auth, dataDir: config.dataDir, siteId: site.id, log: log.child({ feature: 'auth' }), now: opts.authNow });
+    auth.start();
+    const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls };
 
     const unsubscribe = [
       bus.on('reading', (r) => bucketer.ingest(r)),
@@ -108,10 +113,10 @@ export class Daemon {
     });
     closeTimer.start();
 
-    const app = await buildApp({ site, db, logger: log.child({ feature: 'http' }), version: VERSION });
+    const app = await buildApp({ site, db, auth, https: tls.https, logger: log.child({ feature: 'http' }), version: VERSION });
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
     const daemon = new Daemon(ctx, app, closeTimer, buses, unsubscribe);
-    log.info({ site: site.id, devices: config.devices.length, url: daemon.url, version: VERSION }, 'sitegw started');
+    log.info({ site: site.id, devices: config.devices.length, url: daemon.url, fingerprint: tls.fingerprint, version: VERSION }, 'sitegw started');
     return daemon;
   }
 
@@ -119,6 +124,7 @@ export class Daemon {
     const { poller, bucketer, db, log } = this.ctx;
     this.closeTimer.stop();
     await this.app.close();
+    this.ctx.auth.stop();
     await poller.stop();
     for (const u of this.unsubscribe) u();
     await this.buses.close();

@@ -132,6 +132,8 @@ function byPosition(a: ConfigError, b: ConfigError): number {
 /** Values the rest of the daemon should not have to work out again. */
 function finish(data: SiteConfig, baseDir: string): SiteConfig {
   data.dataDir = resolve(baseDir, data.dataDir);
+  if (data.http.tls.cert) data.http.tls.cert = resolve(baseDir, data.http.tls.cert);
+  if (data.http.tls.key) data.http.tls.key = resolve(baseDir, data.http.tls.key);
   data.site.timezone = canonicalZone(data.site.timezone);
   const firstInverter = data.devices.find((d) => d.role === 'inverter');
   for (const d of data.devices) {

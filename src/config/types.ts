@@ -54,6 +54,19 @@ export interface DeviceConfig {
   name?: string;
 }
 
+export interface AuthConfig {
+  /** lifetime of an access token (`expires_in`), seconds */
+  accessTokenSeconds: number;
+  /** a refresh token not used for this long expires, days */
+  refreshTokenDays: number;
+  /** lifetime of an authorization code, seconds */
+  codeSeconds: number;
+  /** failed token or login attempts per client and per address before they are refused for a while */
+  maxFailedAttempts: number;
+  /** the window the failures are counted in, seconds */
+  failureWindowSeconds: number;
+}
+
 export interface SiteConfig {
   site: {
     id: string;
@@ -64,7 +77,16 @@ export interface SiteConfig {
     currency: string;
     location: { latitude: number; longitude: number };
   };
-  http: { host: string; port: number };
+  http: {
+    host: string;
+    port: number;
+    /** HTTPS: `auto` serves it off loopback, `always` on loopback too; cert/key absent = a self-signed pair in dataDir/tls */
+    tls: { mode: 'auto' | 'always'; cert?: string; key?: string };
+    /** serve plain HTTP on a LAN address anyway (logged as a warning at every start) */
+    insecure: boolean;
+  };
+  /** the on-device token service (src/auth) */
+  auth: AuthConfig;
   /** directory holding sitegw.db; relative paths resolve against the config file's folder */
   dataDir: string;
   poll: { intervalSeconds: number };

@@ -4,6 +4,7 @@ import { createLogger } from '../core/log.js';
 import { defaultSimConfig } from '../sim/config.js';
 import { startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
+import { accessHelp, credentialsFile } from './credentials.js';
 import { startDemo } from './demo.js';
 
 type UntilSignal = (stop: () => Promise<void>) => Promise<number>;
@@ -52,10 +53,10 @@ sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverte
   OpenAPI document:      ${demo.url}/openapi.json
   Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
 
-Try:
-  curl '${demo.url}/api/v1/sites/${demo.siteId}/topology'
-  curl '${demo.url}/api/v1/devices/${grid}/telemetry?interval=${from}/PT6H&include=default,energy'
-
+${accessHelp(demo.credentials, credentialsFile(demo.daemon.ctx.config.dataDir), [
+    `${demo.url}/api/v1/sites/${demo.siteId}/topology`,
+    `${demo.url}/api/v1/devices/${grid}/telemetry?interval=${from}/PT6H&include=default,energy`,
+  ])}
 Ctrl-C stops it; data stays in the data directory.
 `);
   return untilSignal(() => demo.stop());

@@ -1,12 +1,14 @@
 import { resolve } from 'node:path';
 import { Duration } from 'luxon';
 import type { Logger } from 'pino';
+import type { SiteConfig } from '../config/types.js';
 import { ScaledClock, type Clock } from '../core/clock.js';
 import { createLogger, silentLogger } from '../core/log.js';
 import { Daemon } from '../main.js';
 import { defaultSimConfig, type SimConfig } from '../sim/config.js';
 import { startSimServers, type SimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
+import { ensureDemoCredentials, type DemoCredentials } from './credentials.js';
 import { demoSiteConfig } from './default-site.js';
 import { prefillHistory } from './prefill.js';
 
@@ -27,6 +29,10 @@ export interface DemoOptions {
   start?: number;
   quiet?: boolean;
   log?: Logger;
+  /** adjusts the validated site config before the daemon starts (tests: TLS, auth limits) */
+  configure?: (config: SiteConfig) => void;
+  /** real time of the token service, ms epoch (tests expire codes and tokens with it) */
+  authNow?: () => number;
 }
 
 export interface Demo {
@@ -38,6 +44,8 @@ export interface Demo {
   siteId: string;
   /** simulated time the history pre-fill reached (the start time when there was none) */
   prefilledUntil: number;
+  /** the demo client and owner, as written to <dataDir>/demo-credentials.json */
+  credentials: DemoCredentials;
   /** stop and start the daemon alone, on the same data directory and simulator */
   restartDaemon(): Promise<void>;
   stop(): Promise<void>;
@@ -70,6 +78,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     pollSeconds,
     batteryBlocks: simConfig.battery.blocks.length,
   });
+  opts.configure?.(config);
 
   let prefilledUntil = clock.now() - historyMs;
   const startDaemon = (withHistory: boolean) =>
@@ -77,6 +86,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       config,
       clock,
       log,
+      authNow: opts.authNow,
       beforePolling:
         withHistory && historyMs > 0
           ? async (ctx) => {
@@ -86,9 +96,17 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     });
 
   let daemon: Daemon;
+  let credentials: DemoCredentials;
   try {
     daemon = await startDaemon(true);
   } catch (err) {
+    await servers.close();
+    throw err;
+  }
+  try {
+    credentials = await ensureDemoCredentials(daemon);
+  } catch (err) {
+    await daemon.stop();
     await servers.close();
     throw err;
   }
@@ -104,9 +122,11 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     get prefilledUntil() {
       return prefilledUntil;
     },
+    credentials,
     async restartDaemon() {
       await demo.daemon.stop();
       demo.daemon = await startDaemon(false);
+      demo.credentials = await ensureDemoCredentials(demo.daemon);
     },
     async stop() {
       await demo.daemon.stop();

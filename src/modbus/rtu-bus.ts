@@ -30,8 +30,9 @@ export interface RtuBusOptions {
   /** silence kept before every request, ms (rtu-timing.ts) */
   interFrameDelayMs: number;
   /**
-   * quiet time after a failed request, ms: a late or garbled answer still on the line ends
-   * before the next request goes out (its bytes are then dropped). Default 20 ms or 10 frame gaps.
+   * quiet time after a garbled answer, ms, so the rest of it ends before the next request goes
+   * out (its bytes are then dropped); after a timeout the wait is half the timeout (at least this,
+   * at most 1 s), which catches a unit answering late. Default 20 ms or 10 frame gaps.
    */
   settleMs?: number;
   backoff?: UnitBackoffOptions;
@@ -73,7 +74,8 @@ export class RtuBus extends QueuedBus {
     let timer: NodeJS.Timeout | undefined;
     try {
       try {
-        await link.write(frame);
+        // a port whose device vanished may never report the write done: that must not hold the queue
+        await withTimeout(link.write(frame), timeoutMs, `writing to ${link.description}`);
       } catch (err) {
         this.dropLink();
         throw new ModbusError('connection', `cannot write to ${this.name}: ${(err as Error).message}`);
@@ -89,7 +91,10 @@ export class RtuBus extends QueuedBus {
     } catch (err) {
       // an exception or a wrong-length answer ended cleanly; after silence or garbage the line may not have
       const kind = err instanceof ModbusError ? err.kind : 'connection';
-      if (kind === 'timeout' || kind === 'crc') this.quietUntil = performance.now() + this.settleMs;
+      // RTU answers carry no transaction id: a unit answering after its timeout must finish before
+      // the next request, or its frame would pass for that request's answer
+      if (kind === 'timeout') this.quietUntil = performance.now() + Math.max(this.settleMs, Math.min(timeoutMs / 2, 1000));
+      else if (kind === 'crc') this.quietUntil = performance.now() + this.settleMs;
       throw err;
     } finally {
       clearTimeout(timer);

@@ -100,16 +100,22 @@ export class Poller {
     for (const cfg of ready) {
       this.lastPolled.set(cfg.id, at);
       this.inFlight.add(cfg.id);
-      const task = this.pollDevice(cfg, now).then((poll) => {
-        this.inFlight.delete(cfg.id);
-        if (poll) {
-          polls.set(cfg.id, poll);
-          emit(poll.readings);
-        } else if (cfg.role === 'grid-meter') {
-          // a silent meter means the relay state is unknown, not whatever it was last
-          emit([{ streamId: streamIds.gridMeter(cfg.id), ts: now(), values: { state: 'unknown' } }]);
-        }
-      });
+      const task = this.pollDevice(cfg, now)
+        .catch((err: unknown) => {
+          // a driver bug must not stop the device from being polled again
+          this.deps.log.error({ err, device: cfg.id }, 'poll failed unexpectedly');
+          return null;
+        })
+        .then((poll) => {
+          this.inFlight.delete(cfg.id);
+          if (poll) {
+            polls.set(cfg.id, poll);
+            emit(poll.readings);
+          } else if (cfg.role === 'grid-meter') {
+            // a silent meter means the relay state is unknown, not whatever it was last
+            emit([{ streamId: streamIds.gridMeter(cfg.id), ts: now(), values: { state: 'unknown' } }]);
+          }
+        });
       tasks.set(cfg.id, task);
     }
     const aggregates = site.byRole('inverter').map(async (inv) => {

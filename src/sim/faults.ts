@@ -24,8 +24,8 @@ export type SimFault =
 export type FrameFault = Extract<SimFault, { kind: 'garbage' | 'bad-crc' | 'truncated' | 'noisy' }>['kind'];
 
 interface Armed {
-  fault: SimFault;
-  /** requests left that get the fault */
+  /** one entry per coming request (null: answer normally); the last one repeats `remaining` times */
+  plan: (SimFault | null)[];
   remaining: number;
 }
 
@@ -37,7 +37,12 @@ export class SimFaults {
 
   /** Apply `fault` to the next `times` requests to the unit (default: until cleared). */
   set(host: SimHost, unitId: number, fault: SimFault, times = Number.POSITIVE_INFINITY): void {
-    this.armed.set(key(host, unitId), { fault, remaining: times });
+    this.armed.set(key(host, unitId), { plan: [fault], remaining: times });
+  }
+
+  /** One fault per coming request, in order (null: answer that one normally); then normal answers. */
+  script(host: SimHost, unitId: number, plan: (SimFault | null)[]): void {
+    this.armed.set(key(host, unitId), { plan: [...plan], remaining: plan.length });
   }
 
   clear(host?: SimHost, unitId?: number): void {
@@ -61,7 +66,8 @@ export class SimFaults {
     this.received.set(k, (this.received.get(k) ?? 0) + 1);
     const a = this.armed.get(k);
     if (!a) return undefined;
+    const fault = a.plan.length > 1 ? a.plan.shift()! : a.plan[0]!;
     if (--a.remaining <= 0) this.armed.delete(k);
-    return a.fault;
+    return fault ?? undefined;
   }
 }

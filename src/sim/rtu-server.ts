@@ -6,6 +6,7 @@
  * an answer) are applied here to the bytes of the answer, and `writeRaw` puts arbitrary bytes
  * on the line at any time.
  */
+import { performance } from 'node:perf_hooks';
 import { ServerSerial } from 'modbus-serial';
 import type { Clock } from '../core/clock.js';
 import { interFrameDelayMs } from '../modbus/rtu-timing.js';
@@ -23,6 +24,8 @@ export interface SimRtuOptions {
   parity?: 'none' | 'even' | 'odd';
   stopBits?: 1 | 2;
   faults?: SimFaults;
+  /** every chunk the simulator receives ('in') or sends ('out'), with performance.now() */
+  onLine?: (dir: 'in' | 'out', bytes: Buffer, at: number) => void;
 }
 
 export interface SimRtuServer {
@@ -42,7 +45,7 @@ interface Writable {
 interface SerialServer {
   on(event: 'initialized' | 'error' | 'socketError', listener: (err?: Error) => void): unknown;
   once(event: 'initialized', listener: () => void): unknown;
-  getPort(): Writable & { once(event: 'error', listener: (err: Error) => void): unknown };
+  getPort(): Writable & { once(event: 'error', listener: (err: Error) => void): unknown; on(event: 'data', listener: (chunk: Buffer) => void): unknown };
   close(cb: () => void): void;
 }
 type SerialServerCtor = new (
@@ -87,7 +90,10 @@ export function startSimRtuServer(site: SimSite, clock: Clock, opts: SimRtuOptio
     write(answer: Buffer) {
       const fault = spoils.get(answer[0]!);
       spoils.delete(answer[0]!);
-      for (const chunk of fault ? spoil(answer, fault) : [answer]) port?.write(chunk);
+      for (const chunk of fault ? spoil(answer, fault) : [answer]) {
+        opts.onLine?.('out', chunk, performance.now());
+        port?.write(chunk);
+      }
       return true;
     },
   };
@@ -114,6 +120,7 @@ export function startSimRtuServer(site: SimSite, clock: Clock, opts: SimRtuOptio
     server.on('socketError', () => undefined);
     server.once('initialized', () => {
       port = server.getPort();
+      if (opts.onLine) server.getPort().on('data', (chunk) => opts.onLine?.('in', chunk, performance.now()));
       let closing: Promise<void> | undefined;
       resolve({
         path: opts.path,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,8 @@ import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { startSimServers, type SimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import type { DemoCredentials } from '../../src/demo/credentials.js';
+import { httpsGet, partnerToken } from '../support/auth.js';
 import { getJson, waitFor } from '../support/demo.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -53,11 +55,17 @@ describe('sitegw CLI', () => {
     const dir = tmp();
     const p = track(sitegw(['demo', '--port', '0', '--data-dir', dir, '--speed', '60', '--history', 'PT2H']));
     const url = await waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(p.out())?.[1], 60_000);
-    expect(p.out()).toContain('curl');
-    const topo = await getJson(`${url}/api/v1/sites/demo-site/topology`);
+    await waitFor('the access help', () => p.out().includes('Ctrl-C'));
+    const creds = JSON.parse(readFileSync(join(dir, 'demo-credentials.json'), 'utf8')) as DemoCredentials;
+    // the banner shows how to get a token with the credentials the file holds
+    expect(p.out()).toContain(`curl -s -u '${creds.client.id}:${creds.client.secret}' -d grant_type=client_credentials '${url}/oauth2/token'`);
+    expect(statSync(join(dir, 'demo-credentials.json')).mode & 0o077).toBe(0);
+    const token = await partnerToken(creds);
+    expect((await getJson(`${url}/api/v1/sites/demo-site/topology`)).status).toBe(401);
+    const topo = await getJson(`${url}/api/v1/sites/demo-site/topology`, token);
     expect(topo.status).toBe(200);
     const from = new Date(Date.now() - 3 * 86_400_000).toISOString();
-    const tel = await getJson(`${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P7D`);
+    const tel = await getJson(`${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P7D`, token);
     expect(tel.body.entries.length).toBeGreaterThanOrEqual(6); // two hours of history at least
     p.child.kill('SIGTERM');
     expect(await p.exit).toBe(0);
@@ -71,10 +79,17 @@ describe('sitegw CLI', () => {
     cleanups.push(() => servers.close());
     const file = join(dir, 'site.yaml');
     writeFileSync(file, demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: 0, dataDir: 'data', pollSeconds: 1, batteryBlocks: 2 }));
+    // the installer registers a partner with the CLI; the running daemon reads it from the store
+    const add = sitegw(['clients', 'add', 'ev-charger', '--config', file, '--device', 'inverter,grid-meter']);
+    expect(await add.exit).toBe(0);
+    const secret = /client secret: (\S+)/.exec(add.out())![1]!;
     const p = track(sitegw(['run', '--config', file]));
     const url = await waitFor('the started log line', () => /"url":"(http:[^"]+)"/.exec(p.out())?.[1], 60_000);
+    const token = await partnerToken({ tokenUrl: `${url}/oauth2/token`, client: { id: 'ev-charger', secret } } as DemoCredentials);
     await waitFor('devices online', async () => {
-      const { body } = await getJson(`${url}/api/v1/devices`);
+      const { body } = await getJson(`${url}/api/v1/devices`, token);
+      // the partner sees the two devices the installer assigned to it, and no other
+      expect(body.devices.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual(['grid-meter', 'inverter']);
       return body.devices?.every((d: { online: boolean }) => d.online) ? true : undefined;
     });
     p.child.kill('SIGTERM');
@@ -107,14 +122,37 @@ describe('sitegw CLI', () => {
   });
 });
 
-describe('loopback only until authentication exists', () => {
-  it('refuses to start on a LAN address with a clear message', async () => {
-    const dir = tmp();
+describe('off loopback the API speaks HTTPS', () => {
+  const lanSite = (dir: string, extra = '') => {
     const file = join(dir, 'site.yaml');
     const ep = { host: '127.0.0.1', port: 1502 };
-    writeFileSync(file, demoSiteYaml({ inverter: ep, meter: { ...ep, port: 1503 } }, { httpHost: '0.0.0.0', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 2 }));
-    const p = sitegw(['run', '--config', file]);
-    expect(await p.exit).toBe(1);
-    expect(p.err()).toContain('serves loopback only');
+    writeFileSync(file, demoSiteYaml({ inverter: ep, meter: { ...ep, port: 1503 } }, { httpHost: '0.0.0.0', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 2 }).replace('  port: 0\n', `  port: 0\n${extra}`));
+    return file;
+  };
+
+  it('creates a self-signed certificate on first start, logs its fingerprint, and `sitegw tls fingerprint` shows the same', async () => {
+    const dir = tmp();
+    const file = lanSite(dir);
+    const p = track(sitegw(['run', '--config', file]));
+    const started = await waitFor('the started log line', () => /"url":"(https:[^"]+)".*"fingerprint":"([0-9A-F:]+)"/.exec(p.out()) ?? undefined, 60_000);
+    const port = new URL(started[1]!).port;
+    const certFile = join(dir, 'data', 'tls', 'cert.pem');
+    const served = await httpsGet(`https://127.0.0.1:${port}/openapi.json`, readFileSync(certFile, 'utf8'));
+    expect(served.status).toBe(200);
+    expect(served.fingerprint).toBe(started[2]);
+    // a plain-HTTP client is not served: the TLS server closes the connection
+    await expect(fetch(`http://127.0.0.1:${port}/openapi.json`)).rejects.toThrow();
+    const fp = sitegw(['tls', 'fingerprint', '--config', file]);
+    expect(await fp.exit).toBe(0);
+    expect(fp.out()).toContain(`SHA-256 fingerprint: ${started[2]}`);
+    expect(statSync(join(dir, 'data', 'tls', 'key.pem')).mode & 0o077).toBe(0);
+  });
+
+  it('serves plain HTTP on a LAN address only with http.insecure, and warns', async () => {
+    const dir = tmp();
+    const p = track(sitegw(['run', '--config', lanSite(dir, '  insecure: true\n')]));
+    const url = await waitFor('the started log line', () => /"url":"(http:[^"]+)"/.exec(p.out())?.[1], 60_000);
+    expect(p.out()).toMatch(/"level":40,.*http\.insecure is set/);
+    expect((await getJson(`${url.replace('0.0.0.0', '127.0.0.1')}/api/v1/sites`)).status).toBe(401);
   });
 });

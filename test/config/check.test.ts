@@ -47,7 +47,7 @@ describe('sitegw check-config', () => {
     expect(io.stdout).toEqual([]);
     expect(io.stderr).toEqual([
       `${file}:16:7 devices[0].connection.port: must be at most 65535, got 70000 — use the device's Modbus TCP port, usually 502`,
-      `${file}:18:3 http.prot: unknown key 'prot' — did you mean 'port'? — allowed keys here: host, port`,
+      `${file}:18:3 http.prot: unknown key 'prot' — did you mean 'port'? — allowed keys here: host, port, tls, insecure`,
       `2 errors in ${file}`,
     ]);
   });

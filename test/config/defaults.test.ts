@@ -14,12 +14,13 @@ describe('a minimal site.yaml', () => {
     const config = accepted(text(MINIMAL));
     expect(config).toEqual({
       site: { id: 'home', name: 'Home', timezone: 'Europe/Berlin', currency: 'EUR', location: { latitude: 52.5, longitude: 13.4 } },
-      http: { host: '127.0.0.1', port: 8080 },
+      http: { host: '127.0.0.1', port: 8080, tls: { mode: 'auto' }, insecure: false },
       dataDir: '/etc/sitegw/data',
       poll: { intervalSeconds: 10 },
       api: { socScale: 'percent' },
       grid: { debounce: 2 },
       ws: { maxEntriesPerMessage: 100 },
+      auth: { accessTokenSeconds: 3600, refreshTokenDays: 30, codeSeconds: 60, maxFailedAttempts: 10, failureWindowSeconds: 300 },
       devices: [
         {
           id: 'inv',
@@ -33,7 +34,7 @@ describe('a minimal site.yaml', () => {
 
   it('fills defaults inside a section that sets only some keys', () => {
     const config = accepted(text(withAppended(['http:', '  host: 0.0.0.0'])));
-    expect(config.http).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(config.http).toEqual({ host: '0.0.0.0', port: 8080, tls: { mode: 'auto' }, insecure: false });
   });
 
   it('keeps values that are set', () => {

@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSite } from '../support/demo.js';
+import { bearer, partnerToken } from '../support/auth.js';
 
 describe('bad input gets a 4xx with the error body, never a 500', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
+  let token: string;
   beforeAll(async () => {
     demo = await demoSite({ speed: 1 });
+    token = await partnerToken(demo.credentials);
   });
   afterAll(async () => demo?.cleanup());
 
-  const inject = (url: string) => demo.daemon.app.inject({ method: 'GET', url });
+  const inject = (url: string) => demo.daemon.app.inject({ method: 'GET', url, headers: bearer(token) });
   const tel = (q: string) => inject(`/api/v1/devices/${demo.siteId === '' ? 'x' : 'grid-meter__GRID_METER_DERIVED'}/telemetry?${q}`);
 
   const cases: [string, string, number, string, RegExp][] = [

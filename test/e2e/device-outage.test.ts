@@ -2,14 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reading } from '../../src/core/channels.js';
 import { startSimServers, type SimServers } from '../../src/sim/servers.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
+import { partnerToken } from '../support/auth.js';
 
 describe('devices that vanish from the network and come back', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
+  let token: string;
   let revived: SimServers | undefined;
   const readings: Reading[] = [];
 
   beforeAll(async () => {
     demo = await demoSite({ speed: 60 });
+    token = await partnerToken(demo.credentials);
     demo.daemon.ctx.bus.on('reading', (r) => readings.push(r));
     await waitFor('all devices online', () => [...demo.daemon.site.devices.values()].every((d) => d.online));
   });
@@ -26,7 +29,7 @@ describe('devices that vanish from the network and come back', () => {
     expect(gm.errors.connection + gm.errors.timeout).toBeGreaterThan(0);
     expect(gm.lastError).toMatch(/connection|timeout/);
     await waitFor('grid state unknown', () => readings.filter((r) => r.streamId === 'grid-meter__GRID_METER_DERIVED').at(-1)?.values.state === 'unknown');
-    const devices = await getJson(`${demo.url}/api/v1/devices`);
+    const devices = await getJson(`${demo.url}/api/v1/devices`, token);
     expect(devices.body.devices.every((d: { online: boolean }) => !d.online)).toBe(true);
 
     revived = await startSimServers(demo.sim, demo.clock, ports);

@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
+import { partnerToken } from '../support/auth.js';
 
 const Q = 15 * 60 * 1000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('lifetime counters across a daemon restart', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
+  let token: string;
   beforeAll(async () => {
     demo = await demoSite({ speed: 120, history: 'PT6H' });
+    token = await partnerToken(demo.credentials);
   });
   afterAll(async () => demo?.cleanup());
 
@@ -15,7 +18,7 @@ describe('lifetime counters across a daemon restart', () => {
     const out = new Map<string, { inc: number[]; dec: number[]; last: number }>();
     const from = iso(demo.clock.now() - 8 * 3_600_000);
     for (const s of demo.daemon.site.streams()) {
-      const { body } = await getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=${from}/PT12H&include=energy`);
+      const { body } = await getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=${from}/PT12H&include=energy`, token);
       const e = body.entries as { interval: string; energy_Wh_increment?: number; energy_Wh_decrement?: number }[];
       out.set(s.id, {
         inc: e.map((x) => x.energy_Wh_increment!).filter((x) => x !== undefined),

@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
+import { partnerToken } from '../support/auth.js';
 
 const Q = 15 * 60 * 1000;
 
@@ -10,9 +11,10 @@ const Q = 15 * 60 * 1000;
  */
 describe('telemetry over a simulated day', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
+  let token: string;
   let dayStart: number;
   let dayEnd: number;
-  const tel = (id: string, q: string) => getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(id)}/telemetry?${q}`);
+  const tel = (id: string, q: string) => getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(id)}/telemetry?${q}`, token);
   const ids = () => {
     const s = demo.daemon.site;
     return {
@@ -28,6 +30,7 @@ describe('telemetry over a simulated day', () => {
     // a fixed summer day, so the test sees the same sun every run: "now" is 03:00 local on
     // 21 June and the history reaches back past local midnight of 20 June
     demo = await demoSite({ speed: 60, history: 'P1DT4H', start: Date.parse('2026-06-21T01:00:00Z') });
+    token = await partnerToken(demo.credentials);
     const tz = demo.daemon.site.config.site.timezone;
     const today = DateTime.fromMillis(demo.clock.now(), { zone: tz }).startOf('day');
     dayStart = today.minus({ days: 1 }).toMillis();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
+import { partnerToken } from '../support/auth.js';
 
 type Node = { id: string; kind?: string; category?: string; nodes?: Node[]; rightCircuit?: Node; channels?: { id: string; unit: string }[]; node?: { id: string; kind: string }; maxCapacity_J?: number; leftCurrent?: string };
 
@@ -12,9 +13,11 @@ function walk(n: Node, out: Node[] = []): Node[] {
 
 describe('topology over real Modbus and HTTP', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
+  let token: string;
 
   beforeAll(async () => {
     demo = await demoSite({ speed: 60 });
+    token = await partnerToken(demo.credentials);
     // every device answered once: identity, capacities and PV optimiser count are known
     await waitFor('all devices online', () => [...demo.daemon.site.devices.values()].every((d) => d.online && d.lastSeen !== null));
     await waitFor('optimiser count learned', () => (demo.daemon.site.devices.get('inverter')?.pvModules ?? 0) > 0);
@@ -22,7 +25,7 @@ describe('topology over real Modbus and HTTP', () => {
   afterAll(async () => demo?.cleanup());
 
   it('compact: one aggregated BMS (__bb_agg) with the whole capacity and one __dcm PV array', async () => {
-    const { status, body } = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology`);
+    const { status, body } = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology`, token);
     expect(status).toBe(200);
     const root: Node = body.topology;
     expect(root.id).toBe(demo.siteId);
@@ -59,7 +62,7 @@ describe('topology over real Modbus and HTTP', () => {
   });
 
   it('expanded: one BMS per battery block and one PV array per optimiser, each with its sensor', async () => {
-    const { status, body } = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology?compact=false`);
+    const { status, body } = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology?compact=false`, token);
     expect(status).toBe(200);
     const all = walk(body.topology);
     const sim = demo.sim.model.config;
@@ -72,14 +75,14 @@ describe('topology over real Modbus and HTTP', () => {
   });
 
   it('sensor nodes carry channels with units and name the element they measure; ids are served by telemetry', async () => {
-    const { body } = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology?compact=false`);
+    const { body } = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology?compact=false`, token);
     const sensors = walk(body.topology).filter((n) => n.kind === 'sensor');
     expect(sensors.length).toBeGreaterThanOrEqual(5);
     for (const s of sensors) {
       expect(s.channels!.length).toBeGreaterThan(0);
       for (const c of s.channels!) expect(typeof c.unit).toBe('string');
       expect(s.node?.kind).toBeTruthy();
-      const r = await getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=PT1H/${new Date(demo.clock.now()).toISOString()}`);
+      const r = await getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=PT1H/${new Date(demo.clock.now()).toISOString()}`, token);
       expect(r.status).toBe(200);
     }
     const grid = sensors.find((s) => s.id.endsWith('__GRID_METER_DERIVED'))!;
@@ -90,21 +93,21 @@ describe('topology over real Modbus and HTTP', () => {
   });
 
   it('unknown site is a 404 with the error body; compact must be a boolean', async () => {
-    const a = await getJson(`${demo.url}/api/v1/sites/nope/topology`);
+    const a = await getJson(`${demo.url}/api/v1/sites/nope/topology`, token);
     expect(a.status).toBe(404);
     expect(a.body).toMatchObject({ statusCode: 404, error: 'Not Found', code: 'SITE_NOT_FOUND' });
-    const b = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology?compact=maybe`);
+    const b = await getJson(`${demo.url}/api/v1/sites/${demo.siteId}/topology?compact=maybe`, token);
     expect(b.status).toBe(400);
     expect(b.body.code).toBe('INVALID_PARAMETER');
     expect(b.body.message).toContain('compact');
   });
 
   it('lists sites and devices with identity read from SunSpec model 1', async () => {
-    const v1 = await getJson(`${demo.url}/api/v1/sites`);
+    const v1 = await getJson(`${demo.url}/api/v1/sites`, token);
     expect(v1.body.sites).toEqual([expect.objectContaining({ siteId: demo.siteId, timezone: expect.any(String), currency: expect.any(String) })]);
-    const v2 = await getJson(`${demo.url}/api/v2/sites`);
+    const v2 = await getJson(`${demo.url}/api/v2/sites`, token);
     expect(v2.body).toEqual({ siteIds: [demo.siteId] });
-    const devs = await getJson(`${demo.url}/api/v1/devices`);
+    const devs = await getJson(`${demo.url}/api/v1/devices`, token);
     expect(devs.body.devices.length).toBe(demo.daemon.site.config.devices.length);
     for (const d of devs.body.devices) {
       expect(d.online).toBe(true);

@@ -33,8 +33,9 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
   }
 }
 
-export async function getJson(url: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(url);
+/** GET a JSON answer; with a token it goes as `Authorization: Bearer` (every API route needs one). */
+export async function getJson(url: string, token?: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
   const text = await res.text();
   let body: unknown;
   try {

@@ -1,8 +1,10 @@
 import type { Database } from 'better-sqlite3';
+import type { AuthService } from '../../auth/service.js';
 import type { Site } from '../../site/site.js';
 
-/** What the HTTP routes read: the site registry and the store. They never write to devices. */
+/** What the HTTP routes use: the site registry, the store, and the token service. */
 export interface ApiDeps {
   site: Site;
   db: Database;
+  auth: AuthService;
 }

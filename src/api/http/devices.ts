@@ -1,38 +1,48 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { allPublishTo } from '../../store/publish-to.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
 import { queryTelemetry } from '../../telemetry/query.js';
 import type { ApiDeps } from './deps.js';
+import { deviceRecord } from './device-record.js';
+import { principalOf } from './guard.js';
 import { DeviceRecord, ErrorResponses, TelemetryEntry } from './schemas.js';
+import { seesDevice, seesStream } from './visibility.js';
 
 export const TELEMETRY_RESOLUTIONS = ['PT15M', 'PT1H', 'P1D'] as const;
+
+const READ = { auth: { permission: 'device.read' } } as const;
 
 export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db }) => {
   app.get(
     '/api/v1/devices',
-    { schema: { tags: ['devices'], summary: 'List devices', response: { 200: Type.Object({ devices: Type.Array(DeviceRecord) }) } } },
-    async () => ({
-      devices: [...site.devices.values()].map((d) => ({
-        deviceId: d.config.id,
-        siteId: site.id,
-        kind: d.kind,
-        manufacturer: d.identity.manufacturer ?? null,
-        model: d.identity.model ?? null,
-        serial: d.identity.serial ?? null,
-        online: d.online,
-        lastSeen: d.lastSeen === null ? null : new Date(d.lastSeen).toISOString(),
-        publishTo: [],
-      })),
-    }),
+    {
+      config: READ,
+      schema: {
+        tags: ['devices'],
+        summary: 'List devices',
+        description: 'A partner sees the devices assigned to it, and only its own publishTo entries; the owner sees every device and every entry.',
+        response: { 200: Type.Object({ devices: Type.Array(DeviceRecord) }) },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      const lists = allPublishTo(db);
+      return {
+        devices: [...site.devices.values()].filter((d) => seesDevice(p, d.config.id)).map((d) => deviceRecord(site, d, p, lists.get(d.config.id) ?? [])),
+      };
+    },
   );
 
   app.get(
     '/api/v1/devices/:synthId/telemetry',
     {
+      config: READ,
       schema: {
         tags: ['devices'],
         summary: 'Time-bucketed telemetry of one sensor stream',
-        description: 'synthId is a sensor id from the topology. An id with no stored stream answers 200 with no entries.',
+        description:
+          "synthId is a sensor id from the topology. An id with no stored stream, or of a device the caller does not see, answers 200 with no entries.",
         params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
         querystring: Type.Object({
           interval: Type.String({ description: 'ISO 8601 interval in UTC: start/end, start/duration or duration/end' }),
@@ -52,7 +62,8 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
       const resolution = parseResolution(req.query.resolution, TELEMETRY_RESOLUTIONS, 'PT15M');
       const include = parseInclude(req.query.include);
       const stream = site.stream(req.params.synthId);
-      if (!stream) return { entries: [] };
+      // a device the partner was not given answers exactly like one that does not exist
+      if (!stream || !seesStream(principalOf(req), site, stream.id)) return { entries: [] };
       const entries = queryTelemetry(db, {
         streamId: stream.id,
         deviceId: stream.id,

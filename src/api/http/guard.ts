@@ -1,0 +1,82 @@
+/**
+ * Every route says in its config who may call it: `auth: 'public'` (token service, consent page,
+ * OpenAPI document) or the scope it needs (`auth: { permission: 'device.read' }`). A route that
+ * says nothing is refused at registration, so a new endpoint cannot ship unguarded by omission.
+ * The check runs in onRequest, before the body is read or validated.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { challenge, checkRequirement, type AuthFailure, type Requirement } from '../../auth/bearer.js';
+import type { Principal } from '../../auth/context.js';
+import { wireScope } from '../../auth/scopes.js';
+import type { AuthService } from '../../auth/service.js';
+import { ErrorBodySchema, errorBody, type ErrorBody } from './errors.js';
+
+export type RouteAuth = 'public' | Requirement;
+
+export interface RouteEntry {
+  method: string;
+  url: string;
+  auth: RouteAuth;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    /** set by the guard on every non-public route */
+    principal: Principal | null;
+  }
+  interface FastifyInstance {
+    /** every route with its auth requirement, as registered (tests walk it) */
+    routeTable: RouteEntry[];
+  }
+}
+
+/** The HTTP answer to a failed check: status, RFC 6750 challenge and the API error body. */
+export function failureResponse(f: AuthFailure): { statusCode: number; headers: Record<string, string>; body: ErrorBody } {
+  return { statusCode: f.status, headers: { 'WWW-Authenticate': challenge(f) }, body: errorBody(f.status, f.code, f.description) };
+}
+
+function deny(reply: FastifyReply, f: AuthFailure): FastifyReply {
+  const r = failureResponse(f);
+  return reply.code(r.statusCode).headers(r.headers).send(r.body);
+}
+
+export function installGuard(app: FastifyInstance, auth: AuthService): void {
+  app.decorate('routeTable', [] as RouteEntry[]);
+  app.decorateRequest('principal', null);
+
+  app.addHook('onRoute', (route) => {
+    const need = route.config?.auth;
+    if (!need) throw new Error(`route ${String(route.method)} ${route.url} declares no config.auth: give it 'public' or the permission it needs`);
+    for (const method of [route.method].flat()) app.routeTable.push({ method, url: route.url, auth: need });
+    if (need === 'public') return;
+    // the OpenAPI document shows what each route needs and that it can answer 401/403
+    const schema = (route.schema ??= {}) as { security?: unknown; response?: Record<string, unknown> };
+    schema.security = [{ oauth2: [wireScope(need.permission)] }];
+    schema.response = {
+      ...schema.response,
+      401: { ...ErrorBodySchema, description: 'No, malformed, expired or revoked bearer token (see WWW-Authenticate)' },
+      403: { ...ErrorBodySchema, description: need.customer ? 'The token lacks the scope, or is not a customer token' : 'The token lacks the scope' },
+    };
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.is404) return;
+    const need = req.routeOptions.config.auth;
+    if (need === 'public') return;
+    if (!need) throw new Error(`route ${req.method} ${req.routeOptions.url ?? ''} has no auth requirement`);
+    const r = auth.verify(req.headers.authorization);
+    if (!r.ok) return deny(reply, r.failure);
+    const f = checkRequirement(r.principal, need);
+    if (f) return deny(reply, f);
+    req.principal = r.principal;
+  });
+}
+
+/** The caller of a guarded route; the guard has run, so it is set. */
+export function principalOf(req: { principal: Principal | null }): Principal {
+  if (!req.principal) throw new Error('principalOf called on a route without a guard');
+  return req.principal;
+}

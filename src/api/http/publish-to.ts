@@ -1,0 +1,73 @@
+/**
+ * PATCH /api/v1/devices/{synthId}: the owner, through an app holding a customer token with
+ * device.write, names the partners that receive the device's realtime telemetry (spec "PATCH
+ * /api/v1/devices/{synthId}"). The list is replaced whole, stored with an audit row, and logged.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { REALTIME_STREAM } from '../../auth/service.js';
+import { ApiError, apiError } from '../../core/errors.js';
+import { replacePublishTo } from '../../store/publish-to.js';
+import type { ApiDeps } from './deps.js';
+import { deviceRecord } from './device-record.js';
+import { principalOf } from './guard.js';
+import { DeviceRecord, ErrorResponses } from './schemas.js';
+
+/** The streams a device can be published to (spec: `telemetry-realtime` is the value shown). */
+export const PUBLISHABLE = [REALTIME_STREAM] as const;
+
+const PatchBody = Type.Object(
+  {
+    publishTo: Type.Array(
+      Type.Object(
+        {
+          clientId: Type.String({ minLength: 1, maxLength: 64, description: 'a registered client id' }),
+          data: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 8, description: `streams: ${PUBLISHABLE.join(', ')}` }),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: 200, description: 'replaces the whole list; [] removes every partner' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, auth }) => {
+  app.patch(
+    '/api/v1/devices/:synthId',
+    {
+      config: { auth: { permission: 'device.write', customer: true } },
+      schema: {
+        tags: ['devices'],
+        summary: "Set which partners receive a device's realtime telemetry",
+        description:
+          'Needs a customer token (authorization-code flow) with svc/device.write. synthId is a device id or one of its sensor ids; ' +
+          'the list applies to the device. The whole publishTo list is replaced.',
+        params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
+        body: PatchBody,
+        response: { 200: DeviceRecord, ...ErrorResponses },
+      },
+    },
+    async (req) => {
+      const id = req.params.synthId;
+      const deviceId = site.devices.has(id) ? id : site.stream(id)?.deviceId;
+      const device = deviceId === undefined ? undefined : site.devices.get(deviceId);
+      if (!device) throw apiError('DEVICE_NOT_FOUND', `no device or sensor '${id.slice(0, 100)}' on this site`);
+
+      const seen = new Set<string>();
+      const entries = req.body.publishTo.map((e, i) => {
+        if (seen.has(e.clientId)) throw new ApiError(400, 'DUPLICATE_CLIENT', `publishTo[${i}]: client '${e.clientId}' is listed twice; give each client once with all its streams`);
+        seen.add(e.clientId);
+        if (!auth.clientExists(e.clientId)) throw new ApiError(400, 'UNKNOWN_CLIENT', `publishTo[${i}].clientId: '${e.clientId}' is not a client registered on this gateway`);
+        const unknown = e.data.find((d) => !(PUBLISHABLE as readonly string[]).includes(d));
+        if (unknown !== undefined) throw new ApiError(400, 'UNKNOWN_STREAM', `publishTo[${i}].data: '${unknown.slice(0, 64)}' is not a stream; use ${PUBLISHABLE.join(', ')}`);
+        return { clientId: e.clientId, data: [...new Set(e.data)] };
+      });
+
+      const p = principalOf(req);
+      const change = replacePublishTo(db, device.config.id, entries, p.clientId, auth.now());
+      req.log.info({ deviceId: change.deviceId, byClient: change.byClient, before: change.before, after: change.after }, 'publishTo changed');
+      return deviceRecord(site, device, p, change.after);
+    },
+  );
+};

@@ -1,0 +1,33 @@
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { AuthConfig } from '../config/types.js';
+import type { IdTokenSigner } from './id-token.js';
+import type { FailureLimiter } from './rate-limit.js';
+
+/** What the grant, authorization and bearer functions share; AuthService builds it on start(). */
+export interface AuthContext {
+  db: Database;
+  config: AuthConfig;
+  /** real time, ms: token lifetimes are real seconds even when the demo's site clock runs fast */
+  now: () => number;
+  log: Logger;
+  limiter: FailureLimiter;
+  signer: IdTokenSigner;
+  /** `iss` of id_tokens */
+  issuer: string;
+  siteId: string;
+}
+
+/** Who made a request, once its bearer token checked out. */
+export interface Principal {
+  clientId: string;
+  /** the token was issued on the site owner's consent (authorization-code flow) */
+  customer: boolean;
+  scopes: ReadonlySet<string>;
+  /** devices the caller sees: everything for the owner, the installer's assignment for a partner */
+  devices: ReadonlySet<string> | 'all';
+}
+
+export const ACCESS_PREFIX = 'sgw_at_';
+export const REFRESH_PREFIX = 'sgw_rt_';
+export const CODE_PREFIX = 'sgw_ac_';

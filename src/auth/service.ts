@@ -1,0 +1,133 @@
+/**
+ * The token service as a feature of the daemon: start() loads (or creates) the id_token key and
+ * starts pruning spent codes and tokens; everything else is the functions of this folder over
+ * the context it builds. Token lifetimes run on real time, not the demo's accelerated site clock.
+ */
+import { join } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { AuthConfig } from '../config/types.js';
+import { clientDevices, findClient } from '../store/clients.js';
+import { devicesPublishedTo } from '../store/publish-to.js';
+import { pruneExpired } from '../store/tokens.js';
+import { decide, parseAuthorizeRequest, type AuthorizeRequest, type Decision, type RequestParams } from './authorize.js';
+import { authorizeBearer, verifyBearer, type BearerCheck, type Requirement } from './bearer.js';
+import type { AuthContext } from './context.js';
+import { tokenRequest, type FormParams, type TokenResponse } from './grants.js';
+import { IdTokenSigner, type PublicJwk } from './id-token.js';
+import { FailureLimiter } from './rate-limit.js';
+
+export type { Principal } from './context.js';
+
+export interface AuthServiceOptions {
+  db: Database;
+  config: AuthConfig;
+  dataDir: string;
+  siteId: string;
+  log: Logger;
+  /** ms epoch; tests move it to expire codes and tokens */
+  now?: () => number;
+}
+
+/** Expired codes and tokens are kept this long so an expired token is told apart from an unknown one. */
+const KEEP_EXPIRED_MS = 86_400_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** The stream a customer grants through publishTo (spec "Device publish list"). */
+export const REALTIME_STREAM = 'telemetry-realtime';
+
+export class AuthService {
+  private ctx: AuthContext | null = null;
+  private pruneTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly opts: AuthServiceOptions) {}
+
+  start(): void {
+    const { db, config, dataDir, siteId, log } = this.opts;
+    const now = this.opts.now ?? Date.now;
+    this.ctx = {
+      db,
+      config,
+      now,
+      log,
+      limiter: new FailureLimiter({ maxFailures: config.maxFailedAttempts, windowMs: config.failureWindowSeconds * 1000, now }),
+      signer: IdTokenSigner.loadOrCreate(join(dataDir, 'auth', 'id-token-es256.pem')),
+      issuer: `urn:sitegw:${siteId}`,
+      siteId,
+    };
+    this.prune();
+    this.pruneTimer = setInterval(() => this.prune(), PRUNE_EVERY_MS);
+    this.pruneTimer.unref();
+  }
+
+  stop(): void {
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.pruneTimer = null;
+  }
+
+  private get c(): AuthContext {
+    if (!this.ctx) throw new Error('AuthService used before start()');
+    return this.ctx;
+  }
+
+  private prune(): void {
+    try {
+      pruneExpired(this.c.db, this.c.now() - KEEP_EXPIRED_MS);
+    } catch (err) {
+      this.c.log.error({ err }, 'pruning expired tokens failed; retried in an hour');
+    }
+  }
+
+  get jwks(): { keys: PublicJwk[] } {
+    return { keys: [this.c.signer.jwk] };
+  }
+
+  get issuer(): string {
+    return this.c.issuer;
+  }
+
+  token(params: FormParams, authorization: string | undefined, address: string): Promise<TokenResponse> {
+    return tokenRequest(this.c, params, authorization, address);
+  }
+
+  authorizeRequest(params: RequestParams): AuthorizeRequest {
+    return parseAuthorizeRequest(this.c, params);
+  }
+
+  decide(req: AuthorizeRequest, answer: { allow: boolean; username: string; password: string }, address: string): Promise<Decision> {
+    return decide(this.c, req, answer, address);
+  }
+
+  /** Who the bearer token belongs to, without a scope check. */
+  verify(authorization: string | undefined): BearerCheck {
+    return verifyBearer(this.c, authorization);
+  }
+
+  /** The bearer token and the scope (and customer) requirement together: for the WebSocket upgrade. */
+  check(authorization: string | undefined, need: Requirement): BearerCheck {
+    return authorizeBearer(this.c, authorization, need);
+  }
+
+  clientName(clientId: string): string | undefined {
+    return findClient(this.c.db, clientId)?.name;
+  }
+
+  clientExists(clientId: string): boolean {
+    return findClient(this.c.db, clientId) !== undefined;
+  }
+
+  /** Devices the installer assigned to a partner client. */
+  partnerDevices(clientId: string): ReadonlySet<string> {
+    return new Set(clientDevices(this.c.db, clientId));
+  }
+
+  /** Devices whose owner named the client with telemetry-realtime in publishTo. */
+  customerDevices(clientId: string): ReadonlySet<string> {
+    if (!this.clientExists(clientId)) return new Set();
+    return new Set(devicesPublishedTo(this.c.db, clientId, REALTIME_STREAM));
+  }
+
+  now(): number {
+    return this.c.now();
+  }
+}
