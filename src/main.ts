@@ -113,7 +113,7 @@ export class Daemon {
     });
     closeTimer.start();
 
-    const app = await buildApp({ site, db, auth, https: tls.https, logger: log.child({ feature: 'http' }), version: VERSION });
+    const app = await buildApp({ site, db, auth, https: tls.https, now: () => clock.now(), logger: log.child({ feature: 'http' }), version: VERSION });
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
     const daemon = new Daemon(ctx, app, closeTimer, buses, unsubscribe);
     log.info({ site: site.id, devices: config.devices.length, url: daemon.url, fingerprint: tls.fingerprint, version: VERSION }, 'sitegw started');

@@ -8,14 +8,18 @@ import { installErrorHandling } from './errors.js';
 import { installGuard } from './guard.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
 import { publishToRoute } from './publish-to.js';
+import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
 import { sitesRoutes } from './sites.js';
+import { tariffsRoutes } from './tariffs.js';
 
 export interface BuildOptions extends ApiDeps {
   logger?: Logger | false;
   version?: string;
   /** serve HTTPS with this certificate and key (PEM) */
   https?: { cert: string; key: string };
+  /** the daemon clock, ms (default real time): the default tariff page and which buckets savings count */
+  now?: () => number;
 }
 
 /** Builds the HTTP app without listening, so tests use app.inject() and main decides where to listen. */
@@ -44,7 +48,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     openapi: {
       openapi: '3.0.3',
       info: { title: 'sitegw Energy Site API', version: opts.version ?? '0.0.0', description: 'Energy Site Partner and Customer API served by the site gateway' },
-      tags: [{ name: 'sites' }, { name: 'devices' }, { name: 'oauth2' }],
+      tags: [{ name: 'sites' }, { name: 'devices' }, { name: 'oauth2' }, { name: 'tariffs' }],
       components: {
         securitySchemes: {
           oauth2: {
@@ -64,6 +68,9 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(sitesRoutes, deps);
   await app.register(devicesRoutes, deps);
   await app.register(publishToRoute, deps);
+  const clocked = { ...deps, now: opts.now ?? Date.now };
+  await app.register(tariffsRoutes, clocked);
+  await app.register(savingsRoutes, clocked);
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return app;

@@ -1,0 +1,149 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Requirement } from '../../auth/bearer.js';
+import { pageTokenKey, TARIFF_KINDS, type TariffMeta, type TariffValue } from '../../store/tariffs.js';
+import { MAX_ABS_PRICE, MAX_NAME_LENGTH, MAX_VALUES_PER_REQUEST, parseCreateBody, parsePatchBody } from '../../tariffs/body.js';
+import { MAX_TOKEN_LENGTH, readPageToken, signPageToken } from '../../tariffs/page-token.js';
+import { firstCursor, readPage } from '../../tariffs/pages.js';
+import { createTariff, patchTariff, requireTariff } from '../../tariffs/write.js';
+import { formatInterval, parseInterval } from '../../telemetry/interval.js';
+import type { ApiDeps } from './deps.js';
+import { ErrorResponses } from './schemas.js';
+
+export interface ClockedDeps extends ApiDeps {
+  /** the daemon clock, ms: "now" of the default page and of savings */
+  now: () => number;
+}
+
+const Price = (which: string) =>
+  Type.Number({ description: `${which} price per kWh in the tariff's currency; negative allowed, |price| <= ${MAX_ABS_PRICE}` });
+
+const ValueSchema = Type.Object(
+  {
+    interval: Type.String({
+      description: 'ISO 8601 interval (start/end or start/duration, with a UTC offset) on quarter hours, 15 minutes to 7 days long; answered in canonical UTC',
+      examples: ['2026-11-23T13:00:00Z/2026-11-23T14:00:00Z'],
+    }),
+    importPrice: Type.Optional(Price('import (buying) price: required for kind import and both, absent for export.')),
+    exportPrice: Type.Optional(Price('export (feed-in) price: required for kind export and both, absent for import.')),
+  },
+  { additionalProperties: false },
+);
+
+const Values = Type.Array(ValueSchema, {
+  maxItems: MAX_VALUES_PER_REQUEST,
+  description:
+    'Non-overlapping price intervals. A PATCH value replaces the stored values it overlaps, which it (with the other values of the request) must cover entirely.',
+});
+
+const Meta = {
+  name: Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH }),
+  currency: Type.String({ description: 'ISO 4217 code', examples: ['EUR'] }),
+  timezone: Type.String({ description: 'IANA time zone of the tariff’s market', examples: ['Europe/Berlin'] }),
+  kind: Type.String({ enum: [...TARIFF_KINDS], description: 'which prices the values carry: import, export or both' }),
+};
+
+const CreateBody = Type.Object({ ...Meta, values: Type.Optional(Values) }, { additionalProperties: false });
+const PatchBody = Type.Object({ values: Values }, { additionalProperties: false });
+const TariffIdParams = Type.Object({ tariffId: Type.String({ minLength: 1, maxLength: 200 }) });
+const Written = { inserted: Type.Integer({ description: 'values stored by this request' }), replaced: Type.Integer({ description: 'stored values they replaced' }) };
+
+const PageSchema = Type.Object({
+  tariffId: Type.String(),
+  ...Meta,
+  interval: Type.String({ description: 'the 7-day window of this page, canonical UTC; a value is on the page whose window holds its start' }),
+  values: Type.Array(ValueSchema),
+  nextToken: Type.Union([Type.String(), Type.Null()], { description: 'opaque token for the 7 days before this page; null on the last page' }),
+});
+
+const READ: Requirement = { permission: 'device.read' };
+const WRITE: Requirement = { permission: 'device.write' };
+
+/**
+ * POST, PATCH and GET of dynamic tariffs. The bodies are checked by src/tariffs/body.ts, field
+ * by field, rather than by the route schema: the app's ajv coerces types (null → 0 would
+ * become a price) and names only the first path segment; the schema stays for the OpenAPI
+ * document.
+ */
+export const tariffsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app, { db, now }) => {
+  const key = () => pageTokenKey(db);
+  const valueOut = (v: TariffValue) => ({ interval: formatInterval(v.start, v.end), ...(v.importPrice !== undefined ? { importPrice: v.importPrice } : {}), ...(v.exportPrice !== undefined ? { exportPrice: v.exportPrice } : {}) });
+  const metaOut = (t: TariffMeta) => ({ tariffId: t.id, name: t.name, currency: t.currency, timezone: t.timezone, kind: t.kind });
+  const bodyChecked = () => () => true;
+
+  app.post(
+    '/api/v1/dynamicTariffs',
+    {
+      config: { auth: WRITE },
+      validatorCompiler: bodyChecked,
+      schema: {
+        tags: ['tariffs'],
+        summary: 'Create a dynamic tariff, optionally with its first values',
+        body: CreateBody,
+        response: { 201: Type.Object({ tariffId: Type.String(), ...Meta, ...Written }), ...ErrorResponses },
+      },
+    },
+    async (req, reply) => {
+      const created = createTariff(db, parseCreateBody(req.body), now());
+      reply.code(201).header('location', `/api/v1/dynamicTariffs/${created.id}`);
+      return { ...metaOut(created), inserted: created.inserted, replaced: created.replaced };
+    },
+  );
+
+  app.patch(
+    '/api/v1/dynamicTariffs/:tariffId',
+    {
+      config: { auth: WRITE },
+      validatorCompiler: bodyChecked,
+      schema: {
+        tags: ['tariffs'],
+        summary: 'Add or replace values of a dynamic tariff',
+        params: TariffIdParams,
+        body: PatchBody,
+        response: { 200: Type.Object({ tariffId: Type.String(), ...Written }), ...ErrorResponses },
+      },
+    },
+    async (req) => {
+      const tariff = requireTariff(db, req.params.tariffId);
+      const result = patchTariff(db, tariff.id, parsePatchBody(req.body, tariff.kind));
+      return { tariffId: tariff.id, ...result };
+    },
+  );
+
+  app.get(
+    '/api/v1/dynamicTariffs/:tariffId',
+    {
+      config: { auth: READ },
+      schema: {
+        tags: ['tariffs'],
+        summary: 'Tariff metadata and one 7-day page of its values',
+        description:
+          'Without interval: the 7 days up to the current quarter hour, nextToken walking back through the stored history. ' +
+          'With interval: the latest 7 days inside it, each nextToken 7 days further back until interval.start. nextToken wins over interval.',
+        params: TariffIdParams,
+        querystring: Type.Object({
+          interval: Type.Optional(Type.String({ description: 'ISO 8601 interval: start/end, start/duration or duration/end' })),
+          nextToken: Type.Optional(Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'nextToken of the previous page' })),
+        }),
+        response: { 200: PageSchema, ...ErrorResponses },
+      },
+    },
+    async (req) => {
+      const { tariffId } = req.params;
+      const { interval, nextToken } = req.query;
+      // parameters first, so a malformed request is a 400 whatever the id
+      const cursor =
+        nextToken !== undefined
+          ? readPageToken(key(), tariffId, nextToken)
+          : firstCursor(now(), interval !== undefined ? parseInterval(interval) : undefined);
+      const tariff = requireTariff(db, tariffId);
+      const page = readPage(db, tariff.id, cursor);
+      return {
+        ...metaOut(tariff),
+        interval: formatInterval(page.window.start, page.window.end),
+        values: page.values.map(valueOut),
+        nextToken: page.next ? signPageToken(key(), tariff.id, page.next) : null,
+      };
+    },
+  );
+};

@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/api/http/app.js';
+import { addClient } from '../../src/auth/clients.js';
+import { AuthService } from '../../src/auth/service.js';
+import type { SiteConfig } from '../../src/config/types.js';
+import { silentLogger } from '../../src/core/log.js';
+import { openDatabase, type Database } from '../../src/store/db.js';
+import { fixture, type Fixture } from './fixture.js';
+
+export interface TariffApi extends Fixture {
+  app: FastifyInstance;
+  /** the daemon clock the app reads */
+  clock: { now: number };
+  /** bearer tokens: read+write on every device, read only, and read on the inverter alone */
+  tokens: { writer: string; reader: string; inverterOnly: string };
+  req(method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown, token?: string): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+/** The real HTTP app (guard included) over a real SQLite file, with partner clients holding tokens. */
+export async function tariffApi(config: SiteConfig, now: number, db?: Database): Promise<TariffApi> {
+  const dir = mkdtempSync(join(tmpdir(), 'sitegw-tariffs-'));
+  const f = fixture(config, db ?? openDatabase(join(dir, 'sitegw.db')));
+  const auth = new AuthService({ db: f.db, config: config.auth, dataDir: dir, siteId: f.site.id, log: silentLogger() });
+  auth.start();
+  const clock = { now };
+  const app = await buildApp({ site: f.site, db: f.db, auth, now: () => clock.now });
+  const all = [...f.site.devices.keys()];
+  const token = async (id: string, scopes: string[], devices: string[]) => {
+    const { secret } = await addClient(f.db, { id, scopes, devices }, Date.now());
+    const res = await app.inject({
+      method: 'POST',
+      url: '/oauth2/token',
+      headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `grant_type=client_credentials&scope=${encodeURIComponent(scopes.map((s) => `svc/${s}`).join(' '))}`,
+    });
+    if (res.statusCode !== 200) throw new Error(`token for ${id}: ${res.statusCode} ${res.body}`);
+    return (res.json() as { access_token: string }).access_token;
+  };
+  const tokens = {
+    writer: await token('writer', ['device.read', 'device.write'], all),
+    reader: await token('reader', ['device.read'], all),
+    inverterOnly: await token('inverter-partner', ['device.read'], ['inv']),
+  };
+  return {
+    ...f,
+    app,
+    clock,
+    tokens,
+    req: (method, url, body, tok = tokens.writer) =>
+      app.inject({ method, url, headers: { authorization: `Bearer ${tok}` }, ...(body !== undefined ? { payload: body as object } : {}) }),
+    async close() {
+      await app.close();
+      auth.stop();
+      f.db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
