@@ -1,4 +1,4 @@
-import { s16, s32, str, u16, u32 } from '../codec.js';
+import { f32, rawBits, s16, s32, str, u16, u32 } from '../codec.js';
 import { blockLength, NOT_IMPLEMENTED, type ModelDef, type PointDef } from './points.js';
 
 export type PointValue = number | string | undefined;
@@ -11,25 +11,15 @@ export interface ModelValues {
   repeating: Record<string, PointValue>[];
 }
 
-const f32view = new DataView(new ArrayBuffer(4));
-
-/** IEEE 754 single precision, high word first (SunSpec float32) */
-function f32(regs: readonly number[], i: number): number {
-  f32view.setUint16(0, regs[i]! & 0xffff);
-  f32view.setUint16(2, regs[i + 1]! & 0xffff);
-  return f32view.getFloat32(0);
-}
-
 const NI64: Record<'int64' | 'uint64' | 'acc64', bigint> = {
   int64: -(1n << 63n),
   uint64: (1n << 64n) - 1n,
   acc64: 0n,
 };
 
-/** 64-bit integers, high word first; as a number they are exact up to 2^53 (about 9·10^15 Wh) */
+/** 64-bit integers, high word first; their not-implemented patterns are compared on the raw bits */
 function word64(type: 'int64' | 'uint64' | 'acc64', regs: readonly number[], i: number): number | undefined {
-  let raw = 0n;
-  for (let k = 0; k < 4; k++) raw = (raw << 16n) | BigInt(regs[i + k]! & 0xffff);
+  const raw = rawBits(regs, i, 4);
   const v = type === 'int64' ? BigInt.asIntN(64, raw) : raw;
   return v === NI64[type] ? undefined : Number(v);
 }
