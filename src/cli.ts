@@ -14,7 +14,12 @@ Usage:
       Start the built-in simulated site (real Modbus TCP, SunSpec) and the gateway on it.
       --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster.
   sitegw simulate [--inverter-port N] [--meter-port N] [--host ADDR] [--speed N]
-      Run only the simulated site's Modbus TCP servers (to point 'sitegw run' or mbpoll at).
+                  [--grid-meter sunspec|sdm630] [--rtu PATH [--rtu-host meter|inverter] [--baud N] [--parity P]]
+      Run only the simulated site's Modbus servers (to point 'sitegw run', 'sitegw scan' or mbpoll at);
+      --rtu serves one host's units over Modbus RTU on a serial device (e.g. one end of a socat pty pair).
+  sitegw scan --tcp HOST[:PORT] | --rtu DEVICE --baud N [--parity none|even|odd] [--stop-bits 1|2]
+              [--units 1-247] [--timeout MS]
+      Find the Modbus devices on a bus (SunSpec, or a device profile's identity) and print a site.yaml snippet.
   sitegw run --config FILE
       Run the gateway against the devices in site.yaml.
   sitegw check-config FILE
@@ -79,6 +84,7 @@ const COMMANDS: Record<string, Command> = {
   'check-config': checkConfig,
   demo: async (argv) => (await import('./demo/command.js')).demoCommand(argv, untilSignal),
   simulate: async (argv) => (await import('./demo/command.js')).simulateCommand(argv, untilSignal),
+  scan: async (argv) => (await import('./modbus/scan-command.js')).scanCommand(argv),
   clients: async (argv) => (await import('./auth/commands.js')).clientsCommand(argv),
   owner: async (argv) => (await import('./auth/commands.js')).ownerCommand(argv),
   tls: async (argv) => (await import('./auth/commands.js')).tlsCommand(argv),

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { ScaledClock } from '../core/clock.js';
 import { createLogger } from '../core/log.js';
-import { defaultSimConfig } from '../sim/config.js';
+import { defaultSimConfig, GRID_METER_KINDS, type GridMeterKind } from '../sim/config.js';
+import { startSimRtuServer, type SimRtuServer } from '../sim/rtu-server.js';
 import { startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
 import { accessHelp, credentialsFile } from './credentials.js';
@@ -70,18 +71,44 @@ export async function simulateCommand(argv: string[], untilSignal: UntilSignal):
       'inverter-port': { type: 'string' },
       'meter-port': { type: 'string' },
       speed: { type: 'string' },
+      'grid-meter': { type: 'string' },
+      rtu: { type: 'string' },
+      'rtu-host': { type: 'string' },
+      baud: { type: 'string' },
+      parity: { type: 'string' },
     },
   });
+  const gridMeter = values['grid-meter'] ?? 'sunspec';
+  if (!(GRID_METER_KINDS as readonly string[]).includes(gridMeter)) throw new Error(`--grid-meter must be one of ${GRID_METER_KINDS.join(', ')}, got '${gridMeter}'`);
+  const rtuHost = values['rtu-host'] ?? 'meter';
+  if (rtuHost !== 'meter' && rtuHost !== 'inverter') throw new Error(`--rtu-host must be meter or inverter, got '${rtuHost}'`);
+  const parity = values.parity ?? 'none';
+  if (parity !== 'none' && parity !== 'even' && parity !== 'odd') throw new Error(`--parity must be none, even or odd, got '${parity}'`);
   const clock = new ScaledClock(numberOption('speed', values.speed, 1));
-  const sim = new SimSite(defaultSimConfig(), clock.now());
+  const sim = new SimSite({ ...defaultSimConfig(), gridMeter: gridMeter as GridMeterKind }, clock.now());
   const servers = await startSimServers(sim, clock, {
     host: values.host ?? '127.0.0.1',
     inverterPort: intOption('inverter-port', values['inverter-port'], 1502, 0, 65535),
     meterPort: intOption('meter-port', values['meter-port'], 1503, 0, 65535),
   });
+  const meter1 = gridMeter === 'sdm630' ? 'grid meter Eastron SDM630 (float32 input registers)' : 'grid meter (1, 203)';
   process.stdout.write(`simulated site listening (Modbus TCP, SunSpec at 40000):
   inverter host ${servers.inverter.host}:${servers.inverter.port}: unit 1 inverter (1, 103, 160, 124), units 2.. battery blocks (1, 802)
-  meter host    ${servers.meter.host}:${servers.meter.port}: unit 1 grid meter (1, 203), unit 2 consumption meter (1, 203)
+  meter host    ${servers.meter.host}:${servers.meter.port}: unit 1 ${meter1}, unit 2 consumption meter (1, 203)
 `);
-  return untilSignal(() => servers.close());
+  let rtu: SimRtuServer | undefined;
+  if (values.rtu !== undefined) {
+    const baudRate = intOption('baud', values.baud, 9600, 1200, 115200);
+    try {
+      rtu = await startSimRtuServer(sim, clock, { path: values.rtu, host: rtuHost, baudRate, parity, faults: servers.faults });
+    } catch (err) {
+      await servers.close();
+      throw new Error(`cannot serve Modbus RTU on ${values.rtu}: ${(err as Error).message}`);
+    }
+    process.stdout.write(`  and the ${rtuHost} host's units over Modbus RTU on ${values.rtu} (${baudRate} 8${parity[0]!.toUpperCase()}1)\n`);
+  }
+  return untilSignal(async () => {
+    await rtu?.close();
+    await servers.close();
+  });
 }

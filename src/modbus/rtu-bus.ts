@@ -45,6 +45,8 @@ interface Pending {
 }
 
 const RX_CAPACITY = 1024;
+/** a request frame leaves a UART in under 100 ms even at 1200 baud; a write pending longer is a dead port */
+const WRITE_LIMIT_MS = 1000;
 
 export class RtuBus extends QueuedBus {
   private link: ByteLink | null = null;
@@ -75,7 +77,7 @@ export class RtuBus extends QueuedBus {
     try {
       try {
         // a port whose device vanished may never report the write done: that must not hold the queue
-        await withTimeout(link.write(frame), timeoutMs, `writing to ${link.description}`);
+        await withTimeout(link.write(frame), Math.max(timeoutMs, WRITE_LIMIT_MS), `writing to ${link.description}`);
       } catch (err) {
         this.dropLink();
         throw new ModbusError('connection', `cannot write to ${this.name}: ${(err as Error).message}`);

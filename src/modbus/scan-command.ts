@@ -1,0 +1,155 @@
+/**
+ * `sitegw scan --tcp HOST[:PORT] | --rtu DEVICE --baud N [--parity P] [--stop-bits N]
+ *  [--units 1-247] [--timeout MS]`: sweeps unit ids and prints what answered (scan-report.ts).
+ * Exit 0 when a device was found, 1 when none was, 2 for a usage mistake or a link that cannot be
+ * opened at all.
+ */
+import { isIP } from 'node:net';
+import { parseArgs } from 'node:util';
+import { installedProfiles } from '../profiles/registry.js';
+import { SerialLink } from './byte-link.js';
+import { ModbusError } from './errors.js';
+import type { QueuedBus } from './queued-bus.js';
+import { RtuBus } from './rtu-bus.js';
+import { interFrameDelayMs } from './rtu-timing.js';
+import { formatScanReport, ranges, type ScanLink } from './scan-report.js';
+import { parseUnits, scanBus } from './scan.js';
+import { TcpBus } from './tcp-bus.js';
+
+/**
+ * Over TCP most devices sit at unit 1 (or 0), and a gateway may take seconds to say a unit is
+ * absent, so a full sweep is opt-in. 100 is a Victron GX's system unit, 126 SMA's SunSpec unit,
+ * 240 a Fronius primary meter.
+ */
+export const TCP_DEFAULT_UNITS = '1-10,100,126,240';
+export const RTU_DEFAULT_UNITS = '1-247';
+
+export interface ScanIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const consoleIo: ScanIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+
+class UsageError extends Error {}
+
+function intOption(name: string, v: string | undefined, fallback: number, allowed: (n: number) => boolean, what: string): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || !allowed(n)) throw new UsageError(`--${name} must be ${what}, got '${v}'`);
+  return n;
+}
+
+/** 'HOST', 'HOST:PORT', '[v6]:PORT' → host and port (502 by default) */
+export function parseTcpTarget(spec: string): { host: string; port: number } {
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(spec);
+  const plain = /^([^:]+)(?::(\d+))?$/.exec(spec);
+  const m = v6 ?? (isIP(spec) === 6 ? [spec, spec, undefined] : plain);
+  if (!m || !m[1]) throw new UsageError(`--tcp: '${spec}' is not HOST or HOST:PORT`);
+  const port = m[2] === undefined ? 502 : Number(m[2]);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`--tcp: port ${m[2]} is not 1..65535`);
+  return { host: m[1], port };
+}
+
+export interface ScanPlan {
+  link: ScanLink;
+  units: number[];
+  timeoutMs: number;
+  bus: QueuedBus;
+  /** the longest the sweep of silent units can take, ms */
+  boundMs: number;
+}
+
+function unitsOf(spec: string): number[] {
+  try {
+    return parseUnits(spec);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+export function planScan(argv: string[]): ScanPlan {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      tcp: { type: 'string' },
+      rtu: { type: 'string' },
+      baud: { type: 'string' },
+      parity: { type: 'string' },
+      'stop-bits': { type: 'string' },
+      units: { type: 'string' },
+      timeout: { type: 'string' },
+    },
+  });
+  if ((values.tcp === undefined) === (values.rtu === undefined)) throw new UsageError('give either --tcp HOST[:PORT] or --rtu DEVICE --baud N');
+  // no backoff while scanning: every unit is asked once, a timeout is the answer
+  const backoff = { failuresBeforeBackoff: Number.POSITIVE_INFINITY };
+  if (values.tcp !== undefined) {
+    for (const k of ['baud', 'parity', 'stop-bits'] as const) if (values[k] !== undefined) throw new UsageError(`--${k} applies to --rtu only`);
+    const { host, port } = parseTcpTarget(values.tcp);
+    const units = unitsOf(values.units ?? TCP_DEFAULT_UNITS);
+    const timeoutMs = intOption('timeout', values.timeout, 500, (n) => n >= 20 && n <= 10_000, 'milliseconds from 20 to 10000');
+    const bus = new TcpBus({ host, port, timeoutMs, backoff, maxBackoffMs: 1000 });
+    return { link: { type: 'tcp', host, port }, units, timeoutMs, bus, boundMs: units.length * timeoutMs };
+  }
+  const device = values.rtu!;
+  if (!device.startsWith('/')) throw new UsageError(`--rtu: give the serial device path, e.g. /dev/ttyUSB0, got '${device}'`);
+  if (values.baud === undefined) throw new UsageError('--rtu needs --baud N (the line speed set on the devices, e.g. 9600)');
+  const baudRate = intOption('baud', values.baud, 9600, (n) => n >= 1200 && n <= 115200, 'a baud rate from 1200 to 115200');
+  const parity = values.parity ?? 'none';
+  if (parity !== 'none' && parity !== 'even' && parity !== 'odd') throw new UsageError(`--parity must be none, even or odd, got '${parity}'`);
+  const stopBits = intOption('stop-bits', values['stop-bits'], 1, (n) => n === 1 || n === 2, '1 or 2') as 1 | 2;
+  const units = unitsOf(values.units ?? RTU_DEFAULT_UNITS);
+  if (units.includes(0)) throw new UsageError('--units: 0 is the broadcast address on a serial line; start at 1');
+  const timeoutMs = intOption('timeout', values.timeout, 200, (n) => n >= 20 && n <= 10_000, 'milliseconds from 20 to 10000');
+  const gap = interFrameDelayMs(baudRate, parity, stopBits);
+  // after a timeout the bus keeps the line quiet for half the timeout (rtu-bus.ts), at least 20 ms
+  const settleMs = Math.max(20, Math.min(timeoutMs / 2, 1000));
+  const bus = new RtuBus({
+    name: `rtu:${device}`,
+    link: () => new SerialLink({ device, baudRate, parity, dataBits: 8, stopBits }),
+    timeoutMs,
+    interFrameDelayMs: gap,
+    backoff,
+    reconnect: { maxBackoffMs: 1000 },
+  });
+  return { link: { type: 'rtu', device, baudRate, parity, stopBits }, units, timeoutMs, bus, boundMs: units.length * (timeoutMs + settleMs + gap + 20) };
+}
+
+export async function scanCommand(argv: string[], io: ScanIo = consoleIo): Promise<number> {
+  let plan: ScanPlan;
+  try {
+    plan = planScan(argv);
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`sitegw scan: ${(err as Error).message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const { link, units, bus } = plan;
+  const where = link.type === 'tcp' ? `${link.host}:${link.port} (Modbus TCP)` : `${link.device} (Modbus RTU ${link.baudRate} 8${link.parity[0]!.toUpperCase()}${link.stopBits})`;
+  io.err(`Scanning ${where}, unit ids ${ranges(units)}, ${plan.timeoutMs} ms per unit: at most about ${Math.ceil(plan.boundMs / 1000)} s for silent units.\n`);
+  const dir = installedProfiles();
+  for (const [name] of dir.broken) io.err(`(device profile ${name} has mistakes and is left out of the scan)\n`);
+  let done = 0;
+  try {
+    const result = await scanBus(bus, {
+      units,
+      profiles: [...dir.profiles.values()],
+      onUnit: () => {
+        if (++done % 25 === 0 && done < units.length) io.err(`  ${done} of ${units.length} unit ids asked...\n`);
+      },
+    });
+    io.out(formatScanReport(result, link));
+    return result.found.length > 0 ? 0 : 1;
+  } catch (err) {
+    if (err instanceof ModbusError && err.kind === 'connection') {
+      io.err(`sitegw scan: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  } finally {
+    await bus.close();
+  }
+}
