@@ -1,4 +1,5 @@
-import { request } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
 
@@ -45,12 +46,26 @@ export async function partnerToken(c: DemoCredentials, scope?: string): Promise<
   return r.body.access_token as string;
 }
 
-/** GET over HTTPS trusting one certificate (fetch cannot be given a CA). */
-export function httpsGet(url: string, ca: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; fingerprint: string }> {
+export interface RawRequest {
+  method?: string;
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** source address of the connection, e.g. 127.0.0.2: the gateway sees another client address */
+  localAddress?: string;
+  /** trust this certificate (HTTPS with a self-signed certificate; fetch cannot be given a CA) */
+  ca?: string;
+}
+
+/** One request over node:http(s), for what fetch cannot do: a chosen source address or CA. */
+export function rawRequest(r: RawRequest): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any; text: string; fingerprint?: string }> {
+  const u = new URL(r.url);
+  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = request(url, { ca, headers }, (res) => {
+    const req = send(u, { method: r.method ?? 'GET', headers: r.headers, localAddress: r.localAddress, ca: r.ca }, (res) => {
       // read while the socket is still attached to the response
-      const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256;
+      const socket = res.socket as TLSSocket;
+      const fingerprint = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate().fingerprint256 : undefined;
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
       res.on('end', () => {
@@ -60,10 +75,68 @@ export function httpsGet(url: string, ca: string, headers: Record<string, string
         } catch {
           // not JSON
         }
-        resolve({ status: res.statusCode ?? 0, body, fingerprint });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text, fingerprint });
       });
     });
     req.on('error', reject);
-    req.end();
+    req.end(r.body);
   });
+}
+
+/** GET over HTTPS trusting one certificate. */
+export async function httpsGet(url: string, ca: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; fingerprint: string }> {
+  const r = await rawRequest({ url, ca, headers });
+  return { status: r.status, body: r.body, fingerprint: r.fingerprint ?? '' };
+}
+
+export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+const unescapeHtml = (s: string): string => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
+
+/** The consent page's form as a browser sees it: where it posts and the fields it carries. */
+export function parseForm(html: string): { action: string; method: string; fields: [string, string][]; inputs: string[] } {
+  const form = /<form\b([^>]*)>([\s\S]*?)<\/form>/i.exec(html);
+  if (!form) throw new Error(`no form in page: ${html.slice(0, 300)}`);
+  const attr = (tag: string, name: string) => {
+    const m = new RegExp(`\\b${name}="([^"]*)"`, 'i').exec(tag);
+    return m ? unescapeHtml(m[1]!) : undefined;
+  };
+  const fields: [string, string][] = [];
+  const inputs: string[] = [];
+  for (const m of form[2]!.matchAll(/<input\b([^>]*)>/gi)) {
+    const name = attr(m[1]!, 'name');
+    if (!name) continue;
+    inputs.push(name);
+    if (attr(m[1]!, 'type') === 'hidden') fields.push([name, attr(m[1]!, 'value') ?? '']);
+  }
+  return { action: attr(form[1]!, 'action') ?? '', method: (attr(form[1]!, 'method') ?? 'get').toLowerCase(), fields, inputs };
+}
+
+export interface ConsentInput {
+  apiUrl: string;
+  /** the authorization request's query parameters */
+  query: Record<string, string>;
+  username: string;
+  password: string;
+  decision?: 'allow' | 'deny';
+}
+
+/**
+ * Drives the login-and-consent page like a browser: GET the authorization URL, read the form,
+ * fill in the owner's credentials, submit it with the chosen button. Returns the page and the
+ * answer to the submission (a 302 on success).
+ */
+export async function consent(input: ConsentInput): Promise<{ page: HttpResult; answer: HttpResult }> {
+  const page = await get(`${input.apiUrl}/oauth2/authorize?${new URLSearchParams(input.query)}`);
+  if (page.status !== 200) return { page, answer: page };
+  const form = parseForm(page.text);
+  const fields: [string, string][] = [...form.fields, ['username', input.username], ['password', input.password], ['decision', input.decision ?? 'allow']];
+  const answer = await postForm(new URL(form.action, input.apiUrl).toString(), fields);
+  return { page, answer };
+}
+
+/** code and state (or error) of the redirect to the client */
+export function redirectParams(location: string | null): URLSearchParams {
+  if (!location) throw new Error('no Location header');
+  return new URL(location).searchParams;
 }
