@@ -33,6 +33,12 @@ http:
 dataDir: ${JSON.stringify(opts.dataDir)}
 poll:
   intervalSeconds: ${opts.pollSeconds}
+# a typical German time-of-use tariff, so /api/v2/sites/demo-site/savings answers out of the box
+tariff:
+  type: time-of-use
+  periods:
+    - { from: '07:00', to: '22:00', importPrice: 0.36, exportPrice: 0.08 }
+    - { from: '22:00', to: '07:00', importPrice: 0.26, exportPrice: 0.08 }
 devices:
   - id: inverter
     name: Hybrid inverter

@@ -117,6 +117,28 @@ describe('telemetry over a simulated day', () => {
     expect(Math.abs(gridCounters - gridNet)).toBeLessThan(0.02 * (delta(g, 'energy_Wh_increment') - delta(g, 'energy_Wh_decrement')));
   });
 
+  it('savings for the day equal the sum worked out here from the served buckets and the demo tariff', async () => {
+    const q = `interval=${iso(dayStart)}/${iso(dayEnd)}`;
+    const { grid, house } = ids();
+    const [g, h] = await Promise.all([grid, house].map(async (id) => (await tel(id, q)).body.entries as { interval: string; power_W: number }[]));
+    // demo tariff: 0.36 €/kWh 07:00-22:00 local, 0.26 otherwise, export 0.08
+    let expected = 0;
+    g.forEach((gb, i) => {
+      const localHour = DateTime.fromISO(gb.interval.split('/')[0]!, { zone: 'Europe/Berlin' }).hour;
+      const imp = localHour >= 7 && localHour < 22 ? 0.36 : 0.26;
+      const gridKWh = (gb.power_W * 0.25) / 1000;
+      const houseKWh = (h[i]!.power_W * 0.25) / 1000;
+      const withSystem = gridKWh >= 0 ? gridKWh * imp : gridKWh * 0.08;
+      expected += houseKWh * imp - withSystem;
+    });
+    const r = await getJson(`${demo.url}/api/v2/sites/${demo.siteId}/savings?${q}&resolution=P1D`, token);
+    expect(r.status).toBe(200);
+    expect(r.body.entries).toHaveLength(1);
+    expect(r.body.entries[0].interval).toBe(`${iso(dayStart)}/${iso(dayEnd)}`);
+    expect(r.body.entries[0].savings).toBeCloseTo(expected, 2);
+    expect(expected).toBeGreaterThan(0); // a sunny June day with a battery saves money
+  });
+
   it('SoC stays within the battery limits in every bucket', async () => {
     const { body } = await tel(ids().battery, `interval=${iso(dayStart)}/${iso(dayEnd)}`);
     const blocks = demo.sim.model.config.battery.blocks;
