@@ -108,10 +108,6 @@ export class AuthService {
     return authorizeBearer(this.c, authorization, need);
   }
 
-  clientName(clientId: string): string | undefined {
-    return findClient(this.c.db, clientId)?.name;
-  }
-
   clientExists(clientId: string): boolean {
     return findClient(this.c.db, clientId) !== undefined;
   }

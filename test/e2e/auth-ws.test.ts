@@ -1,0 +1,71 @@
+/**
+ * The bearer check at the WebSocket upgrade, through src/api/http/ws-access.ts and the streams
+ * module on the daemon's own HTTP server: no token, a bad one or one without svc/device.read is
+ * refused before the upgrade with the same answer as on HTTP; a partner token connects.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { wsAccess } from '../../src/api/http/ws-access.js';
+import { WsServer } from '../../src/api/ws/server.js';
+import { silentLogger } from '../../src/core/log.js';
+import { basic, partnerToken, postForm } from '../support/auth.js';
+import { demoSite } from '../support/demo.js';
+
+type Outcome = { open: true } | { open: false; status: number; challenge?: string; body: string };
+
+function connect(url: string, authorization?: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, { headers: authorization ? { authorization } : {} });
+    ws.on('open', () => {
+      ws.close();
+      resolve({ open: true });
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ open: false, status: res.statusCode ?? 0, challenge: res.headers['www-authenticate'] as string | undefined, body }));
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+describe('WebSocket upgrade guard', () => {
+  let demo: Awaited<ReturnType<typeof demoSite>>;
+  let server: WsServer;
+  const url = () => `${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime`;
+
+  beforeAll(async () => {
+    demo = await demoSite({ speed: 60 });
+    const { ctx } = demo.daemon;
+    server = new WsServer(demo.daemon.app.server, ctx.bus, wsAccess(ctx.auth), {
+      clock: ctx.clock,
+      log: silentLogger(),
+      stream: (id) => ctx.site.stream(id),
+      maxEntriesPerMessage: 100,
+      socScale: 'percent',
+    });
+    server.start();
+  });
+  afterAll(async () => {
+    server?.stop();
+    await demo?.cleanup();
+  });
+
+  it('refuses a missing, unknown or under-scoped token before the upgrade, and lets a partner in', async () => {
+    const none = await connect(url());
+    expect(none).toMatchObject({ open: false, status: 401, challenge: 'Bearer realm="sitegw"' });
+    expect(JSON.parse((none as { body: string }).body)).toMatchObject({ statusCode: 401, code: 'UNAUTHORIZED' });
+
+    const unknown = await connect(url(), 'Bearer sgw_at_nothing');
+    expect(unknown).toMatchObject({ open: false, status: 401 });
+    expect((unknown as { challenge: string }).challenge).toContain('error="invalid_token"');
+
+    const c = demo.credentials;
+    const planOnly = (await postForm(c.tokenUrl, { grant_type: 'client_credentials', scope: 'svc/plan.read' }, { authorization: basic(c.client.id, c.client.secret) })).body.access_token;
+    const scoped = await connect(url(), `Bearer ${planOnly}`);
+    expect(scoped).toMatchObject({ open: false, status: 403 });
+    expect((scoped as { challenge: string }).challenge).toContain('scope="svc/device.read"');
+
+    expect(await connect(url(), `Bearer ${await partnerToken(c)}`)).toEqual({ open: true });
+  });
+});
