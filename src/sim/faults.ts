@@ -19,7 +19,9 @@ export type SimFault =
   /** RTU: the first half of the answer only */
   | { kind: 'truncated' }
   /** RTU: a few noise bytes, then the correct answer */
-  | { kind: 'noisy' };
+  | { kind: 'noisy' }
+  /** answer with these register values at these addresses (e.g. a not-implemented sentinel), the rest as usual */
+  | { kind: 'override'; address: number; values: number[] };
 
 export type FrameFault = Extract<SimFault, { kind: 'garbage' | 'bad-crc' | 'truncated' | 'noisy' }>['kind'];
 

@@ -52,7 +52,7 @@ export function simVector(site: SimSite, host: SimHost, refresh: () => void, opt
       if (opts.transport === 'tcp') cb(new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitId} on the ${host} host`), []);
       return;
     }
-    const answer = () => {
+    const answer = (override?: { address: number; values: number[] }) => {
       if (len > MAX_READ) {
         cb(new ModbusException(MODBUS_EXCEPTION.ILLEGAL_DATA_VALUE, `read of ${len} registers exceeds ${MAX_READ}`), []);
         return;
@@ -61,6 +61,12 @@ export function simVector(site: SimSite, host: SimHost, refresh: () => void, opt
       let values: number[];
       try {
         values = readRegisters(regs, fn, addr, len);
+        if (override) {
+          override.values.forEach((v, i) => {
+            const at = override.address + i - addr;
+            if (at >= 0 && at < len) values[at] = v & 0xffff;
+          });
+        }
       } catch (err) {
         cb(err instanceof Error ? err : new Error(String(err)), []);
         return;
@@ -78,6 +84,9 @@ export function simVector(site: SimSite, host: SimHost, refresh: () => void, opt
         return;
       case 'delay':
         setTimeout(answer, fault.ms);
+        return;
+      case 'override':
+        answer(fault);
         return;
       case 'reset':
         opts.resetConnections?.();

@@ -17,5 +17,7 @@ export function deviceRecord(site: Site, d: DeviceState, p: Principal, publishTo
     online: d.online,
     lastSeen: d.lastSeen === null ? null : new Date(d.lastSeen).toISOString(),
     publishTo: publishToView(p, publishTo),
+    // counts only: the messages name internal addresses a partner has no business seeing
+    errors: { ...d.errors },
   };
 }

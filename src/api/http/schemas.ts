@@ -28,6 +28,16 @@ export const DeviceRecord = Type.Object({
   online: Type.Boolean(),
   lastSeen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   publishTo: PublishTo,
+  errors: Type.Object(
+    {
+      timeout: Type.Integer({ minimum: 0 }),
+      exception: Type.Integer({ minimum: 0 }),
+      connection: Type.Integer({ minimum: 0 }),
+      crc: Type.Integer({ minimum: 0 }),
+      decode: Type.Integer({ minimum: 0 }),
+    },
+    { description: 'failed Modbus requests to the device since the gateway started, by kind (README: Troubleshooting)' },
+  ),
 });
 
 export const TopologyNode = Type.Recursive(
