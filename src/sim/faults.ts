@@ -20,10 +20,12 @@ export type SimFault =
   | { kind: 'truncated' }
   /** RTU: a few noise bytes, then the correct answer */
   | { kind: 'noisy' }
+  /** RTU: a well-formed frame (good CRC) holding one register less than asked */
+  | { kind: 'short-count' }
   /** answer with these register values at these addresses (e.g. a not-implemented sentinel), the rest as usual */
   | { kind: 'override'; address: number; values: number[] };
 
-export type FrameFault = Extract<SimFault, { kind: 'garbage' | 'bad-crc' | 'truncated' | 'noisy' }>['kind'];
+export type FrameFault = Extract<SimFault, { kind: 'garbage' | 'bad-crc' | 'truncated' | 'noisy' | 'short-count' }>['kind'];
 
 interface Armed {
   /** one entry per coming request (null: answer normally); the last one repeats `remaining` times */

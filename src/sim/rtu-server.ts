@@ -9,6 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { ServerSerial } from 'modbus-serial';
 import type { Clock } from '../core/clock.js';
+import { crc16 } from '../modbus/crc16.js';
 import { interFrameDelayMs } from '../modbus/rtu-timing.js';
 import type { SimHost } from './device-images.js';
 import { SimFaults, type FrameFault } from './faults.js';
@@ -76,6 +77,17 @@ function spoil(answer: Buffer, fault: FrameFault): Buffer[] {
       return [answer.subarray(0, Math.max(1, Math.floor(answer.length / 2)))];
     case 'noisy':
       return [noise(3, answer[0]!), answer];
+    case 'short-count': {
+      // an exception answer has no byte count to shorten; it stays as it is
+      if (answer[1]! & 0x80 || answer.length < 7) return [answer];
+      const b = Buffer.from(answer.subarray(0, answer.length - 2));
+      b[2] = b[2]! - 2;
+      const short = b.subarray(0, b.length - 2);
+      const framed = Buffer.alloc(short.length + 2);
+      short.copy(framed);
+      framed.writeUInt16LE(crc16(short), short.length);
+      return [framed];
+    }
   }
 }
 

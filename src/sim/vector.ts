@@ -95,6 +95,7 @@ export function simVector(site: SimSite, host: SimHost, refresh: () => void, opt
       case 'bad-crc':
       case 'truncated':
       case 'noisy':
+      case 'short-count':
         opts.spoilNextAnswer?.(unitId, fault.kind);
         answer();
         return;

@@ -116,6 +116,15 @@ describe.skipIf(!HAVE_SOCAT)('Modbus RTU bus on a serial line (socat pty pair)',
     }
   });
 
+  it('a well-framed answer with fewer registers than asked is a decode error', async () => {
+    const b = bus();
+    server.faults.set('meter', 2, { kind: 'short-count' }, 1);
+    const e = await failure(b.readHolding(2, 40000, 4));
+    expect(e.kind).toBe('decode');
+    expect(e.message).toMatch(/asked unit 2 for 4 registers at 40000, the answer holds 6 bytes/);
+    expect(await b.readHolding(2, 40000, 2)).toEqual(SUNS);
+  });
+
   it('noise in front of an answer, or on an idle line, does not spoil the next answer', async () => {
     const b = bus();
     server.faults.set('meter', 1, { kind: 'noisy' }, 1);
