@@ -18,6 +18,9 @@ import { openDatabase } from './store/db.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { CloseTimer } from './telemetry/close-timer.js';
 import { VERSION } from './version.js';
+import { GridFeature } from './grid/feature.js';
+import { WsServer } from './api/ws/server.js';
+import { wsAccess } from './api/http/ws-access.js';
 
 export { isLoopback } from './api/http/tls.js';
 
@@ -33,6 +36,8 @@ export interface DaemonOptions {
   listen?: boolean;
   /** real time for token lifetimes (ms epoch); tests move it to expire codes and tokens */
   authNow?: () => number;
+  /** WebSocket ping timeout, real ms (default 60 s, design.md); tests shorten it */
+  wsPingTimeoutMs?: number;
 }
 
 export interface DaemonContext {
@@ -62,6 +67,7 @@ export class Daemon {
     private readonly closeTimer: CloseTimer,
     private readonly buses: BusRegistry,
     private readonly unsubscribe: (() => void)[],
+    readonly ws: WsServer,
   ) {}
 
   get site(): Site {
@@ -101,6 +107,8 @@ export class Daemon {
       bus.on('reading', (r) => bucketer.ingest(r)),
       bus.on('streamsChanged', () => bucketer.setStreams(site.streams())),
     ];
+    const grid = new GridFeature({ site, db, bus, log: log.child({ feature: 'grid' }), debounce: config.grid.debounce });
+    grid.start();
     if (opts.beforePolling) await opts.beforePolling(ctx);
 
     poller.start();
@@ -114,8 +122,16 @@ export class Daemon {
     closeTimer.start();
 
     const app = await buildApp({ site, db, auth, https: tls.https, now: () => clock.now(), logger: log.child({ feature: 'http' }), version: VERSION });
+    const ws = new WsServer(app.server, bus, wsAccess(auth), {
+      log: log.child({ feature: 'ws' }),
+      stream: (id) => site.stream(id),
+      maxEntriesPerMessage: config.ws.maxEntriesPerMessage,
+      socScale: config.api.socScale,
+      pingTimeoutMs: opts.wsPingTimeoutMs,
+    });
+    ws.start();
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
-    const daemon = new Daemon(ctx, app, closeTimer, buses, unsubscribe);
+    const daemon = new Daemon(ctx, app, closeTimer, buses, [...unsubscribe, () => grid.stop()], ws);
     log.info({ site: site.id, devices: config.devices.length, url: daemon.url, fingerprint: tls.fingerprint, version: VERSION }, 'sitegw started');
     return daemon;
   }
@@ -123,6 +139,8 @@ export class Daemon {
   async stop(): Promise<void> {
     const { poller, bucketer, db, log } = this.ctx;
     this.closeTimer.stop();
+    // WebSocket clients hear 1001 (going away) before the HTTP server closes under them
+    this.ws.stop();
     await this.app.close();
     this.ctx.auth.stop();
     await poller.stop();

@@ -53,6 +53,8 @@ sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverte
   Energy Site API:       ${demo.url}
   OpenAPI document:      ${demo.url}/openapi.json
   Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
+  WebSocket streams:     ${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime,grid-events (same bearer token)
+  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   (opens the grid relay; false closes it)
 
 ${accessHelp(demo.credentials, credentialsFile(demo.daemon.ctx.config.dataDir), [
     `${demo.url}/api/v1/sites/${demo.siteId}/topology`,

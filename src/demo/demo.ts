@@ -11,6 +11,7 @@ import { SimSite } from '../sim/site.js';
 import { ensureDemoCredentials, type DemoCredentials } from './credentials.js';
 import { demoSiteConfig } from './default-site.js';
 import { prefillHistory } from './prefill.js';
+import { startSimControl, type SimControl } from './sim-control.js';
 
 export interface DemoOptions {
   /** HTTP port; 0 picks a free one */
@@ -33,6 +34,8 @@ export interface DemoOptions {
   configure?: (config: SiteConfig) => void;
   /** real time of the token service, ms epoch (tests expire codes and tokens with it) */
   authNow?: () => number;
+  /** WebSocket ping timeout, real ms (tests shorten it) */
+  wsPingTimeoutMs?: number;
 }
 
 export interface Demo {
@@ -46,6 +49,8 @@ export interface Demo {
   prefilledUntil: number;
   /** the demo client and owner, as written to <dataDir>/demo-credentials.json */
   credentials: DemoCredentials;
+  /** the simulator's own control endpoint (open/close the grid relay), not the gateway's API */
+  simControl: SimControl;
   /** stop and start the daemon alone, on the same data directory and simulator */
   restartDaemon(): Promise<void>;
   stop(): Promise<void>;
@@ -87,6 +92,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       clock,
       log,
       authNow: opts.authNow,
+      wsPingTimeoutMs: opts.wsPingTimeoutMs,
       beforePolling:
         withHistory && historyMs > 0
           ? async (ctx) => {
@@ -110,10 +116,12 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     await servers.close();
     throw err;
   }
+  const simControl = await startSimControl(sim);
   const demo: Demo = {
     daemon,
     sim,
     servers,
+    simControl,
     clock,
     get url() {
       return demo.daemon.url;
@@ -129,6 +137,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       demo.credentials = await ensureDemoCredentials(demo.daemon);
     },
     async stop() {
+      await simControl.close();
       await demo.daemon.stop();
       await servers.close();
     },

@@ -163,6 +163,22 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: 'grid events: relay state changes of the connection point',
+    up(db) {
+      db.exec(`
+        CREATE TABLE grid_events (
+          id        INTEGER PRIMARY KEY,
+          device_id TEXT NOT NULL,
+          ts        INTEGER NOT NULL,
+          state     TEXT NOT NULL CHECK (state IN ('ok', 'not_present', 'unknown')),
+          -- 0 for the first state seen (a baseline, never announced): it is what a restart resumes from
+          announced INTEGER NOT NULL DEFAULT 1
+        );
+        CREATE INDEX grid_events_by_device ON grid_events (device_id, ts);
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,13 +1,10 @@
 /**
- * The bearer check at the WebSocket upgrade, through src/api/http/ws-access.ts and the streams
- * module on the daemon's own HTTP server: no token, a bad one or one without svc/device.read is
+ * The bearer check at the WebSocket upgrade, through src/api/http/ws-access.ts and the daemon's
+ * streams server: no token, a bad one or one without svc/device.read is
  * refused before the upgrade with the same answer as on HTTP; a partner token connects.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { wsAccess } from '../../src/api/http/ws-access.js';
-import { WsServer } from '../../src/api/ws/server.js';
-import { silentLogger } from '../../src/core/log.js';
 import { basic, partnerToken, postForm } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 
@@ -31,23 +28,13 @@ function connect(url: string, authorization?: string): Promise<Outcome> {
 
 describe('WebSocket upgrade guard', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
-  let server: WsServer;
   const url = () => `${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime`;
 
   beforeAll(async () => {
+    // the daemon's own streams server (src/main.ts wires it with wsAccess)
     demo = await demoSite({ speed: 60 });
-    const { ctx } = demo.daemon;
-    server = new WsServer(demo.daemon.app.server, ctx.bus, wsAccess(ctx.auth), {
-      clock: ctx.clock,
-      log: silentLogger(),
-      stream: (id) => ctx.site.stream(id),
-      maxEntriesPerMessage: 100,
-      socScale: 'percent',
-    });
-    server.start();
   });
   afterAll(async () => {
-    server?.stop();
     await demo?.cleanup();
   });
 

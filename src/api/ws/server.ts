@@ -2,7 +2,6 @@ import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Clock, ClockTimer } from '../../core/clock.js';
 import { ApiError } from '../../core/errors.js';
 import type { ClosedBucket, EventBus, GridEvent } from '../../core/events.js';
 import type { StreamDef } from '../../telemetry/stream.js';
@@ -32,12 +31,14 @@ export interface WsAccess {
 }
 
 export interface WsOptions {
-  clock: Clock;
   log: Logger;
   stream: (id: string) => StreamDef | undefined;
   maxEntriesPerMessage: number;
   socScale: 'percent' | 'fraction';
-  /** a client silent for longer than this (clock ms) is closed; the spec asks for a ping every 20 s */
+  /**
+   * a client silent for longer than this (real ms, not the daemon clock: a real client pings on
+   * real time even when the demo runs faster) is closed; the spec asks for a ping every 20 s
+   */
   pingTimeoutMs?: number;
   /** a client whose unsent data exceeds this is dropped: it is not reading */
   maxBufferedBytes?: number;
@@ -62,7 +63,7 @@ const POLICY = 1008;
 export class WsServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096, clientTracking: false });
   private readonly clients = new Set<Client>();
-  private sweep: ClockTimer | null = null;
+  private sweep: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void)[] = [];
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head);
   dropped = 0;
@@ -90,7 +91,7 @@ export class WsServer {
   stop(): void {
     this.server.off('upgrade', this.onUpgrade);
     for (const u of this.unsubscribe) u();
-    if (this.sweep) this.opts.clock.clearTimeout(this.sweep);
+    if (this.sweep) clearInterval(this.sweep);
     for (const c of this.clients) c.ws.close(GOING_AWAY, 'server stopping');
     this.clients.clear();
   }
@@ -119,9 +120,9 @@ export class WsServer {
   }
 
   private accept(ws: WebSocket, principal: WsPrincipal, sub: WsSubscription): void {
-    const client: Client = { ws, principal, sub, lastSeen: this.opts.clock.now() };
+    const client: Client = { ws, principal, sub, lastSeen: Date.now() };
     this.clients.add(client);
-    const seen = () => (client.lastSeen = this.opts.clock.now());
+    const seen = () => (client.lastSeen = Date.now());
     ws.on('ping', seen);
     ws.on('pong', seen);
     // the streams take no commands; any frame still shows the client is alive
@@ -132,16 +133,16 @@ export class WsServer {
 
   private armSweep(): void {
     const timeout = this.opts.pingTimeoutMs ?? 60_000;
-    this.sweep = this.opts.clock.setTimeout(() => {
-      const now = this.opts.clock.now();
+    this.sweep = setInterval(() => {
+      const now = Date.now();
       for (const c of this.clients) {
         if (now - c.lastSeen > timeout) {
           c.ws.close(POLICY, `no ping for ${Math.round(timeout / 1000)} s`);
           this.clients.delete(c);
         }
       }
-      this.armSweep();
     }, Math.min(5_000, timeout / 4));
+    this.sweep.unref();
   }
 
   private send(c: Client, data: string): void {

@@ -1,0 +1,21 @@
+import type { Database } from 'better-sqlite3';
+import type { GridState } from '../core/channels.js';
+import type { GridEvent } from '../core/events.js';
+
+/**
+ * Grid relay states as they were established: each announced change, and the first state ever
+ * seen (a baseline, `announced` false). The newest per meter is the state a restart resumes from.
+ */
+export function insertGridEvent(db: Database, e: GridEvent, announced = true): void {
+  db.prepare('INSERT INTO grid_events (device_id, ts, state, announced) VALUES (?, ?, ?, ?)').run(e.deviceId, e.timestamp, e.state, announced ? 1 : 0);
+}
+
+export function lastGridState(db: Database, deviceId: string): GridState | null {
+  const row = db.prepare('SELECT state FROM grid_events WHERE device_id = ? ORDER BY ts DESC, id DESC LIMIT 1').pluck().get(deviceId) as GridState | undefined;
+  return row ?? null;
+}
+
+export function recentGridEvents(db: Database, limit: number): GridEvent[] {
+  const rows = db.prepare('SELECT device_id, ts, state FROM grid_events WHERE announced = 1 ORDER BY ts DESC, id DESC LIMIT ?').raw().all(limit) as [string, number, GridState][];
+  return rows.map(([deviceId, timestamp, state]) => ({ deviceId, timestamp, state }));
+}
