@@ -1,0 +1,83 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { WsServer, type WsAccess } from '../../src/api/ws/server.js';
+import { EventBus, type ClosedBucket } from '../../src/core/events.js';
+import { silentLogger } from '../../src/core/log.js';
+import type { StreamDef } from '../../src/telemetry/stream.js';
+import { waitFor } from '../support/demo.js';
+
+/** Access as the token service would answer it for one partner seeing device 'd'. */
+const access: WsAccess = {
+  authenticate: (req) => (req.headers.authorization === 'Bearer good' ? { ok: true, principal: { clientId: 'p' } } : { ok: false, statusCode: 401, body: { code: 'UNAUTHORIZED' } }),
+  partnerDevices: () => new Set(['d']),
+  customerDevices: () => new Set(),
+};
+/** every stream 'd…' belongs to device 'd' (a site with many sensors on one device) */
+const streamOf = (id: string): StreamDef | undefined => (id.startsWith('d') ? { id, deviceId: 'd', deviceKind: 'meter', channels: ['power_W'] } : undefined);
+
+let server: Server | undefined;
+let ws: WsServer | undefined;
+afterEach(async () => {
+  ws?.stop();
+  await new Promise((r) => (server ? server.close(r) : r(undefined)));
+});
+
+async function setup(opts: { maxBufferedBytes?: number; maxEntriesPerMessage?: number } = {}) {
+  server = createServer((_req, res) => res.end());
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+  const bus = new EventBus();
+  ws = new WsServer(server, bus, access, { log: silentLogger(), stream: streamOf, maxEntriesPerMessage: opts.maxEntriesPerMessage ?? 100, socScale: 'percent', maxBufferedBytes: opts.maxBufferedBytes });
+  ws.start();
+  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?streams=telemetry-realtime`;
+  return { bus, url };
+}
+
+const bucket = (start: number): ClosedBucket => ({ streamId: 'd', start, end: start + 900_000, values: { power_W: 1 } });
+
+describe('WsServer', () => {
+  it('drops a client that does not read before it can grow the gateway memory; a reading client stays', async () => {
+    const { bus, url } = await setup({ maxBufferedBytes: 64 * 1024 });
+    const reader = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
+    const stalled = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
+    let received = 0;
+    reader.on('message', () => received++);
+    await Promise.all([reader, stalled].map((c) => new Promise((r) => c.once('open', r))));
+    // the stalled client stops reading from its socket: the kernel buffers fill, then ours
+    (stalled as unknown as { _socket: { pause(): void } })._socket.pause();
+    // 200 sensors a push, about 20 kB: the stalled client falls behind within a few hundred pushes
+    for (let i = 0; i < 2000 && ws!.dropped === 0; i++) {
+      const start = i * 900_000;
+      const buckets = Array.from({ length: 200 }, (_, k) => ({ ...bucket(start), streamId: `d${k}`, values: { power_W: k + 0.123456789 } }));
+      bus.emit('bucketsClosed', { start, end: start + 900_000, buckets });
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(ws!.dropped).toBe(1);
+    expect(ws!.clientCount).toBe(1);
+    await waitFor('reader received', () => received > 0);
+    reader.close();
+    stalled.terminate();
+  });
+
+  it('closes every client with 1001 when it stops', async () => {
+    const { url } = await setup();
+    const c = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
+    await new Promise((r) => c.once('open', r));
+    const code = new Promise<number>((r) => c.once('close', (k) => r(k)));
+    ws!.stop();
+    expect(await code).toBe(1001);
+  });
+
+  it('takes no oversized frames: the connection is closed, the server goes on', async () => {
+    const { url } = await setup();
+    const c = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
+    await new Promise((r) => c.once('open', r));
+    const code = new Promise<number>((r) => c.once('close', (k) => r(k)));
+    c.send('x'.repeat(10_000));
+    expect(await code).toBe(1009);
+    const again = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
+    await new Promise((r) => again.once('open', r));
+    again.close();
+  });
+});
