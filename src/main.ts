@@ -14,13 +14,15 @@ import { BusRegistry } from './modbus/buses.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
 import { Site } from './site/site.js';
-import { openDatabase } from './store/db.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { CloseTimer } from './telemetry/close-timer.js';
 import { VERSION } from './version.js';
 import { GridFeature } from './grid/feature.js';
 import { WsServer } from './api/ws/server.js';
 import { wsAccess } from './api/http/ws-access.js';
+import { OpsFeature } from './ops/feature.js';
+import { openCheckedDatabase } from './ops/integrity.js';
+import { Uplink } from './uplink/feature.js';
 
 export { isLoopback } from './api/http/tls.js';
 
@@ -53,6 +55,8 @@ export interface DaemonContext {
   auth: AuthService;
   /** HTTPS certificate and fingerprint, or plain HTTP */
   tls: TlsSetup;
+  /** health, metrics, status page data and systemd notifications (src/ops) */
+  ops: OpsFeature;
 }
 
 /**
@@ -68,6 +72,8 @@ export class Daemon {
     private readonly buses: BusRegistry,
     private readonly unsubscribe: (() => void)[],
     readonly ws: WsServer,
+    /** the MQTT uplink, null without `uplink:` in site.yaml; health() is its state for probes */
+    readonly uplink: Uplink | null,
   ) {}
 
   get site(): Site {
@@ -90,7 +96,9 @@ export class Daemon {
     // HTTPS off loopback (a certificate problem stops the start before anything is opened)
     const tls = resolveTls(config, log.child({ feature: 'tls' }));
     const bus = new EventBus();
-    const db = openDatabase(join(config.dataDir, 'sitegw.db'));
+    // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
+    const dbFile = join(config.dataDir, 'sitegw.db');
+    const { db, replaced } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
     const site = new Site(config);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
     const bucketer = new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus });
@@ -101,7 +109,10 @@ export class Daemon {
     const poller = new Poller({ site, bus, clock, readerFor, log, profiles });
     const auth = new AuthService({ db, config: config.auth, dataDir: config.dataDir, siteId: site.id, log: log.child({ feature: 'auth' }), now: opts.authNow });
     auth.start();
-    const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls };
+    let ws: WsServer | undefined;
+    const ops = new OpsFeature({ site, db, dbFile, bus, clock, log, version: VERSION, bucketer, scheduler: poller, ws: () => ws, replaced });
+    ops.start();
+    const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
     const unsubscribe = [
       bus.on('reading', (r) => bucketer.ingest(r)),
@@ -109,20 +120,33 @@ export class Daemon {
     ];
     const grid = new GridFeature({ site, db, bus, log: log.child({ feature: 'grid' }), debounce: config.grid.debounce });
     grid.start();
+    // before the pre-fill and the poller, so every bucket they close goes into the outbox
+    const uplink = config.uplink
+      ? new Uplink({ config: config.uplink, db, site, bus, clock, log: log.child({ feature: 'uplink' }), bucketer, onGridRecord: (h) => grid.onRecord(h), socScale: config.api.socScale, version: VERSION })
+      : null;
+    uplink?.start();
+    if (uplink) {
+      ops.setUplink(() => {
+        const h = uplink.health();
+        return { connected: h.connected, outboxDepth: h.outbox.depth, lastError: h.lastError?.message ?? null };
+      });
+    }
     if (opts.beforePolling) await opts.beforePolling(ctx);
 
     poller.start();
     const closeTimer = new CloseTimer(clock, Math.min(pollPeriodMs * 1.5, 60_000), (boundary) => {
       try {
         bucketer.closeUntil(boundary);
+        ops.health.noteWrite();
       } catch (err) {
+        ops.health.noteWrite(err);
         log.error({ err }, 'closing buckets failed; they stay open and are retried at the next boundary');
       }
     });
     closeTimer.start();
 
-    const app = await buildApp({ site, db, auth, https: tls.https, now: () => clock.now(), logger: log.child({ feature: 'http' }), version: VERSION });
-    const ws = new WsServer(app.server, bus, wsAccess(auth), {
+    const app = await buildApp({ site, db, auth, https: tls.https, now: () => clock.now(), logger: log.child({ feature: 'http' }), version: VERSION, ops });
+    ws = new WsServer(app.server, bus, wsAccess(auth), {
       log: log.child({ feature: 'ws' }),
       stream: (id) => site.stream(id),
       maxEntriesPerMessage: config.ws.maxEntriesPerMessage,
@@ -131,13 +155,15 @@ export class Daemon {
     });
     ws.start();
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
-    const daemon = new Daemon(ctx, app, closeTimer, buses, [...unsubscribe, () => grid.stop()], ws);
+    const daemon = new Daemon(ctx, app, closeTimer, buses, [...unsubscribe, () => grid.stop()], ws, uplink);
+    ops.ready();
     log.info({ site: site.id, devices: config.devices.length, url: daemon.url, fingerprint: tls.fingerprint, version: VERSION }, 'sitegw started');
     return daemon;
   }
 
   async stop(): Promise<void> {
-    const { poller, bucketer, db, log } = this.ctx;
+    const { poller, bucketer, db, log, ops } = this.ctx;
+    ops.stopping();
     this.closeTimer.stop();
     // WebSocket clients hear 1001 (going away) before the HTTP server closes under them
     this.ws.stop();
@@ -148,7 +174,10 @@ export class Daemon {
     await this.buses.close();
     // buckets that ended before the stop are complete: write them now rather than lose the tail
     bucketer.closeUntil(this.ctx.clock.now());
+    // after the last close (its buckets wait in the outbox for the next start), before the store closes
+    await this.uplink?.stop();
     bucketer.stop();
+    await ops.stop();
     db.close();
     log.info('sitegw stopped');
   }

@@ -135,6 +135,12 @@ function finish(data: SiteConfig, baseDir: string): SiteConfig {
   if (data.http.tls.cert) data.http.tls.cert = resolve(baseDir, data.http.tls.cert);
   if (data.http.tls.key) data.http.tls.key = resolve(baseDir, data.http.tls.key);
   data.site.timezone = canonicalZone(data.site.timezone);
+  if (data.uplink) {
+    const u = data.uplink;
+    u.clientId = u.clientId.replaceAll('{siteId}', data.site.id);
+    u.topicPrefix = u.topicPrefix.replaceAll('{siteId}', data.site.id);
+    for (const k of ['ca', 'cert', 'key'] as const) if (u.tls[k]) u.tls[k] = resolve(baseDir, u.tls[k]);
+  }
   const firstInverter = data.devices.find((d) => d.role === 'inverter');
   for (const d of data.devices) {
     if (d.role === 'battery' && d.inverter === undefined && firstInverter) d.inverter = firstInverter.id;

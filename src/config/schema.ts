@@ -285,6 +285,157 @@ const TARIFF: SchemaNode = {
   ],
 };
 
+const pemFile = (what: string, example: string): SchemaNode => ({
+  type: 'string',
+  description: what,
+  minLength: 1,
+  hint: `give the path of a PEM file, e.g. ${example}`,
+});
+
+/**
+ * The MQTT uplink to the cloud (src/uplink). Optional: without it the gateway publishes nothing.
+ * `{siteId}` in clientId and topicPrefix stands for site.id.
+ */
+const UPLINK: SchemaNode = {
+  type: 'object',
+  description: 'the MQTT uplink to the cloud; leave it out for none',
+  hint: 'give at least url, e.g. uplink: { url: mqtts://broker.example.com:8883 }',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: {
+      type: 'string',
+      description: 'broker URL: mqtt:// (plain, port 1883), mqtts:// (TLS, 8883), ws:// or wss:// (WebSocket, with its path)',
+      pattern: '^(mqtt|mqtts|ws|wss)://[^\\s/?#]+[^\\s]*$',
+      maxLength: 500,
+      hint: 'write the broker URL with its scheme, e.g. mqtts://broker.example.com:8883 or wss://broker.example.com/mqtt',
+    },
+    protocolVersion: {
+      type: 'integer',
+      description: 'MQTT version: 5, or 4 for MQTT 3.1.1',
+      default: 5,
+      minimum: 4,
+      maximum: 5,
+      hint: 'write 5 for MQTT 5 or 4 for MQTT 3.1.1 (an older broker)',
+    },
+    clientId: {
+      type: 'string',
+      description: "MQTT client id; '{siteId}' stands for site.id",
+      default: 'sitegw-{siteId}',
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[A-Za-z0-9._:{}-]+$',
+      hint: "use letters, digits and . _ : -, e.g. 'sitegw-{siteId}'",
+    },
+    topicPrefix: {
+      type: 'string',
+      description: "first levels of every topic; '{siteId}' stands for site.id",
+      default: 'sitegw/{siteId}',
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^(?!/)(?!.*//)(?!.*/$)[^+#\\u0000]+$',
+      hint: "write topic levels joined by '/', without + or # and without a '/' at either end, e.g. 'sitegw/{siteId}'",
+    },
+    username: {
+      type: 'string',
+      description: 'user name at the broker',
+      minLength: 1,
+      maxLength: 200,
+      hint: 'give the user name the broker operator issued',
+    },
+    password: {
+      type: 'string',
+      description: 'password at the broker (keep site.yaml readable only by the sitegw user)',
+      minLength: 1,
+      maxLength: 500,
+      hint: 'give the password the broker operator issued, in quotes',
+    },
+    tls: {
+      type: 'object',
+      description: 'certificates for mqtts:// and wss://',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        ca: pemFile("PEM CA certificate(s) the broker's certificate is checked against; default the system's trusted CAs", '/etc/sitegw/mqtt/ca.pem'),
+        cert: pemFile('PEM client certificate, for brokers that want one', '/etc/sitegw/mqtt/client.pem'),
+        key: pemFile('PEM private key of the client certificate', '/etc/sitegw/mqtt/client.key'),
+      },
+    },
+    keepaliveSeconds: {
+      type: 'integer',
+      description: 'MQTT keep-alive: a silent connection is taken as lost after 1.5 times this, seconds',
+      default: 60,
+      minimum: 5,
+      maximum: 3600,
+      hint: 'use seconds between 5 and 3600, usually 60',
+    },
+    reconnectMaxSeconds: {
+      type: 'integer',
+      description: 'longest wait between two connection attempts (the wait starts at 1 s and doubles), seconds',
+      default: 60,
+      minimum: 1,
+      maximum: 3600,
+      hint: 'use seconds between 1 and 3600, usually 60',
+    },
+    statusIntervalSeconds: {
+      type: 'integer',
+      description: 'how often the retained status message is refreshed while connected, seconds',
+      default: 60,
+      minimum: 5,
+      maximum: 3600,
+      hint: 'use seconds between 5 and 3600, usually 60',
+    },
+    outbox: {
+      type: 'object',
+      description: 'messages kept on disk until the broker has them',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        maxAgeDays: {
+          type: 'integer',
+          description: 'messages older than this are dropped undelivered (counted and reported), days',
+          default: 30,
+          minimum: 1,
+          maximum: 366,
+          hint: 'use whole days between 1 and 366, usually 30',
+        },
+        maxMegabytes: {
+          type: 'integer',
+          description: 'the oldest messages are dropped (counted and reported) when the undelivered ones exceed this, MB',
+          default: 100,
+          minimum: 1,
+          maximum: 10000,
+          hint: 'use megabytes between 1 and 10000, usually 100',
+        },
+      },
+    },
+    replay: {
+      type: 'object',
+      description: 'pacing of the messages sent to the broker (mostly felt after an outage)',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        messagesPerSecond: {
+          type: 'integer',
+          description: 'most messages published per second',
+          default: 50,
+          minimum: 1,
+          maximum: 100000,
+          hint: 'use a whole number between 1 and 100000, usually 50',
+        },
+        maxInflight: {
+          type: 'integer',
+          description: "most messages published and not yet acknowledged at once (lowered to the broker's receive maximum)",
+          default: 20,
+          minimum: 1,
+          maximum: 1000,
+          hint: 'use a whole number between 1 and 1000, usually 20',
+        },
+      },
+    },
+  },
+};
+
 /** The root mapping keys; the edges of the file an installer most often misspells. */
 export const siteSchema: SchemaNode = {
   $schema: 'http://json-schema.org/draft-07/schema#',
@@ -475,6 +626,7 @@ export const siteSchema: SchemaNode = {
       },
     },
     tariff: TARIFF,
+    uplink: UPLINK,
     auth: {
       type: 'object',
       description: 'the on-device token service (OAuth 2)',

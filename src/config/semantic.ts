@@ -10,6 +10,7 @@ import { mayShareAddress, profileFindings } from '../profiles/config-check.js';
 import type { Finding } from './messages.js';
 import { closest } from './suggest.js';
 import { tariffFindings } from './tariff-check.js';
+import { uplinkFindings } from './uplink-check.js';
 
 type Rec = Record<string, unknown>;
 
@@ -242,6 +243,7 @@ export function semanticFindings(data: unknown): Finding[] {
     checkTls(data.http, out);
   }
   tariffFindings(data.tariff, out);
+  uplinkFindings(data.uplink, out);
   if (Array.isArray(data.devices)) checkDevices(data.devices, out);
   return out;
 }

@@ -95,7 +95,31 @@ export interface SiteConfig {
   ws: { maxEntriesPerMessage: number };
   /** what the site pays and earns per kWh in site.currency; savings need it */
   tariff?: SiteTariff;
+  /** the MQTT uplink to the cloud (src/uplink); absent = no uplink */
+  uplink?: UplinkConfig;
   devices: DeviceConfig[];
+}
+
+/** The MQTT uplink; `{siteId}` in clientId and topicPrefix is already replaced by the site id. */
+export interface UplinkConfig {
+  /** mqtt://, mqtts://, ws:// or wss:// broker URL */
+  url: string;
+  /** 5 = MQTT 5, 4 = MQTT 3.1.1 (the protocol level in CONNECT) */
+  protocolVersion: 4 | 5;
+  clientId: string;
+  topicPrefix: string;
+  username?: string;
+  password?: string;
+  /** PEM files for mqtts:// and wss:// (absolute after loading) */
+  tls: { ca?: string; cert?: string; key?: string };
+  keepaliveSeconds: number;
+  /** longest wait between two connection attempts, real seconds */
+  reconnectMaxSeconds: number;
+  /** how often the retained status is refreshed while connected, real seconds */
+  statusIntervalSeconds: number;
+  outbox: { maxAgeDays: number; maxMegabytes: number };
+  /** pacing of the drain: messages per real second and unacknowledged messages at once */
+  replay: { messagesPerSecond: number; maxInflight: number };
 }
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;

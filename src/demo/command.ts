@@ -33,6 +33,7 @@ export async function demoCommand(argv: string[], untilSignal: UntilSignal): Pro
       'data-dir': { type: 'string' },
       history: { type: 'string' },
       speed: { type: 'string' },
+      mqtt: { type: 'string' },
     },
   });
   const demo = await startDemo({
@@ -43,6 +44,7 @@ export async function demoCommand(argv: string[], untilSignal: UntilSignal): Pro
     speed: numberOption('speed', values.speed, 1),
     modbusPorts: 'auto',
     log: createLogger(),
+    mqtt: values.mqtt,
   });
   const now = new Date(demo.clock.now());
   const from = new Date(now.getTime() - 6 * 3_600_000).toISOString().slice(0, 16) + ':00Z';
@@ -54,7 +56,7 @@ sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverte
   OpenAPI document:      ${demo.url}/openapi.json
   Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
   WebSocket streams:     ${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime,grid-events (same bearer token)
-  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   (opens the grid relay; false closes it)
+${demo.daemon.uplink ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${demo.daemon.ctx.config.uplink!.topicPrefix}/)\n` : ''}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   (opens the grid relay; false closes it)
 
 ${accessHelp(demo.credentials, credentialsFile(demo.daemon.ctx.config.dataDir), [
     `${demo.url}/api/v1/sites/${demo.siteId}/topology`,

@@ -36,6 +36,8 @@ export interface DemoOptions {
   authNow?: () => number;
   /** WebSocket ping timeout, real ms (tests shorten it) */
   wsPingTimeoutMs?: number;
+  /** MQTT broker URL: the demo's gateway uplinks to it (uplink defaults otherwise) */
+  mqtt?: string;
 }
 
 export interface Demo {
@@ -82,6 +84,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     dataDir: resolve(opts.dataDir),
     pollSeconds,
     batteryBlocks: simConfig.battery.blocks.length,
+    uplinkUrl: opts.mqtt,
   });
   opts.configure?.(config);
 

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
-import type { EventBus } from '../core/events.js';
+import type { EventBus, GridEvent } from '../core/events.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
 import { insertGridEvent, lastGridState } from '../store/grid-events.js';
@@ -13,10 +13,22 @@ import { GridWatch } from './watch.js';
  */
 export class GridFeature {
   private off: (() => void) | null = null;
+  private recordHooks: ((e: GridEvent) => void)[] = [];
 
   constructor(
     private readonly deps: { site: Site; db: Database; bus: EventBus; log: Logger; debounce: number },
   ) {}
+
+  /**
+   * Runs `hook` for each announced event inside the transaction that stores it (the uplink's
+   * outbox row commits with the event or not at all). Returns the unregister function.
+   */
+  onRecord(hook: (e: GridEvent) => void): () => void {
+    this.recordHooks.push(hook);
+    return () => {
+      this.recordHooks = this.recordHooks.filter((h) => h !== hook);
+    };
+  }
 
   start(): void {
     const meter = this.deps.site.byRole('grid-meter')[0];
@@ -35,7 +47,10 @@ export class GridFeature {
         insertGridEvent(this.deps.db, { deviceId, timestamp: r.ts, state: watch.state }, false);
       }
       if (!e) return;
-      insertGridEvent(this.deps.db, e);
+      this.deps.db.transaction(() => {
+        insertGridEvent(this.deps.db, e);
+        for (const hook of this.recordHooks) hook(e);
+      })();
       this.deps.log.info({ device: e.deviceId, state: e.state, at: new Date(e.timestamp).toISOString() }, 'grid state changed');
       this.deps.bus.emit('gridEvent', e);
     });

@@ -179,6 +179,33 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: 'MQTT uplink: outbox of messages not yet acknowledged by the broker, drop counters',
+    up(db) {
+      db.exec(`
+        -- seq is the message's sequence number on the wire: AUTOINCREMENT never hands out a
+        -- number twice, even after the rows before it were delivered and deleted
+        CREATE TABLE uplink_outbox (
+          seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+          topic      TEXT NOT NULL,
+          body       TEXT NOT NULL,
+          retain     INTEGER NOT NULL DEFAULT 0,
+          created_at INTEGER NOT NULL
+        );
+
+        CREATE TABLE uplink_drops (
+          id      INTEGER PRIMARY KEY CHECK (id = 1),
+          by_age  INTEGER NOT NULL,
+          by_size INTEGER NOT NULL,
+          last_at INTEGER
+        );
+        INSERT INTO uplink_drops (id, by_age, by_size) VALUES (1, 0, 0);
+      `);
+      // numbers start above the wall clock's ms at creation, so a gateway whose database was
+      // wiped continues above what it sent before and a consumer's de-duplication stays right
+      db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('uplink_outbox', ?)").run(Date.now());
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

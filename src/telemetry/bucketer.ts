@@ -96,6 +96,7 @@ export class Bucketer {
   private readonly bus: EventBus | undefined;
   private readonly maxHoldMs: number;
   private runs = new Map<string, StreamRun>();
+  private closeHooks: ((closed: readonly ClosedBucket[]) => void)[] = [];
   private started = false;
   /** buckets ending at or before this are closed for every stream */
   private closedUntil = -Infinity;
@@ -200,6 +201,19 @@ export class Bucketer {
     return { ...this.counts };
   }
 
+  /**
+   * Runs `hook` with the buckets of every closeUntil() that writes some, inside the transaction
+   * that writes them (oldest first): what the hook writes to the same database commits or rolls
+   * back with the buckets. A hook that throws rolls the close back; the buckets are written
+   * again by the next closeUntil(). Returns the unregister function.
+   */
+  onClose(hook: (closed: readonly ClosedBucket[]) => void): () => void {
+    this.closeHooks.push(hook);
+    return () => {
+      this.closeHooks = this.closeHooks.filter((h) => h !== hook);
+    };
+  }
+
   ingest(r: Reading): void {
     if (!this.started) throw new Error('Bucketer.start() must be called before ingest()');
     const run = this.runs.get(r.streamId);
@@ -239,9 +253,9 @@ export class Bucketer {
   }
 
   /**
-   * Closes every bucket ending at or before `ts`, writes them with the energy state in one
-   * transaction, then emits one `bucketsClosed` per bucket period that has buckets. Calling it
-   * again for the same time writes and emits nothing.
+   * Closes every bucket ending at or before `ts`, writes them with the energy state (and what
+   * the onClose hooks write) in one transaction, then emits one `bucketsClosed` per bucket
+   * period that has buckets. Calling it again for the same time writes and emits nothing.
    */
   closeUntil(ts: number): ClosedBucket[] {
     if (!this.started) throw new Error('Bucketer.start() must be called before closeUntil()');
@@ -256,21 +270,27 @@ export class Bucketer {
       if (n > 0) closing.push(...run.done.splice(0, n));
     }
 
-    this.db.transaction(() => {
-      for (const d of closing) insertBucket(this.db, d.row);
-      for (const run of this.runs.values()) {
-        // Every stream, with or without counters, so a restart knows what is closed.
-        const state = run.tracker ? run.tracker.state() : emptyEnergyState();
-        saveEnergyState(this.db, run.key, { ...state, closedUntil: limit });
-      }
-    })();
+    closing.sort((a, b) => a.row.startS - b.row.startS);
+    const out = closing.map((d) => toClosedBucket(d.stream.def.id, d.row));
+    try {
+      this.db.transaction(() => {
+        for (const d of closing) insertBucket(this.db, d.row);
+        for (const run of this.runs.values()) {
+          // Every stream, with or without counters, so a restart knows what is closed.
+          const state = run.tracker ? run.tracker.state() : emptyEnergyState();
+          saveEnergyState(this.db, run.key, { ...state, closedUntil: limit });
+        }
+        if (out.length > 0) for (const hook of this.closeHooks) hook(out);
+      })();
+    } catch (err) {
+      // nothing was written: the buckets go back, so the next closeUntil() writes them
+      for (let i = closing.length - 1; i >= 0; i--) closing[i]!.stream.done.unshift(closing[i]!);
+      throw err;
+    }
     this.closedUntil = limit;
     this.counts.bucketsWritten += closing.length;
     for (const [id, run] of this.runs) if (run.retired && !run.open && run.done.length === 0) this.runs.delete(id);
 
-    const out = closing
-      .sort((a, b) => a.row.startS - b.row.startS)
-      .map((d) => toClosedBucket(d.stream.def.id, d.row));
     if (this.bus) {
       for (let i = 0; i < out.length; ) {
         const start = out[i]!.start;

@@ -1,0 +1,32 @@
+import type { Finding } from './messages.js';
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Uplink rules the schema cannot express: certificates only with a TLS scheme, a client certificate with its key. */
+export function uplinkFindings(uplink: unknown, out: Finding[]): void {
+  if (!isRec(uplink) || !isRec(uplink.tls) || typeof uplink.url !== 'string') return;
+  const tls = uplink.tls;
+  const secure = /^(mqtts|wss):\/\//.test(uplink.url);
+  for (const key of ['ca', 'cert', 'key'] as const) {
+    if (tls[key] !== undefined && !secure) {
+      out.push({
+        segments: ['uplink', 'tls', key],
+        anchor: ['uplink', 'tls', key],
+        message: `a certificate file is given but the url ${uplink.url.replace(/\/\/[^@/]*@/, '//')} does not use TLS`,
+        hint: 'use an mqtts:// or wss:// url, or remove uplink.tls',
+      });
+      return;
+    }
+  }
+  if ((tls.cert === undefined) !== (tls.key === undefined)) {
+    const given = tls.cert !== undefined ? 'cert' : 'key';
+    const missing = given === 'cert' ? 'key' : 'cert';
+    out.push({
+      segments: ['uplink', 'tls', missing],
+      anchor: ['uplink', 'tls', given],
+      message: `uplink.tls.${given} is given without uplink.tls.${missing}`,
+      hint: 'a client certificate needs its private key: give both cert and key, or neither',
+    });
+  }
+}

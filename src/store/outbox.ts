@@ -1,0 +1,118 @@
+import type { Database, Statement } from 'better-sqlite3';
+
+/**
+ * The uplink's outbox: messages written in the same transaction as the data they carry (a closed
+ * bucket, a grid event), deleted only once the broker acknowledged them. `seq` is the message's
+ * per-site sequence number; the body is the payload without it (see withSeq).
+ */
+export interface OutboxMessage {
+  /** topic below the uplink's prefix, e.g. `telemetry` */
+  topic: string;
+  /** a JSON object text */
+  body: string;
+  retain: boolean;
+}
+
+export interface OutboxRow extends OutboxMessage {
+  seq: number;
+  createdAt: number;
+}
+
+export interface OutboxStats {
+  depth: number;
+  bytes: number;
+  /** created_at of the oldest undelivered message, ms (daemon clock); null when empty */
+  oldestAt: number | null;
+}
+
+export interface OutboxDrops {
+  byAge: number;
+  bySize: number;
+  lastAt: number | null;
+}
+
+type RawRow = [number, string, string, number, number];
+interface Stmts {
+  insert: Statement<[string, string, number, number], { seq: number }>;
+  after: Statement<[number, number], RawRow>;
+  del: Statement<[number]>;
+  stats: Statement<[], [number, number | null, number | null]>;
+}
+const cache = new WeakMap<Database, Stmts>();
+
+function stmts(db: Database): Stmts {
+  let s = cache.get(db);
+  if (!s) {
+    s = {
+      insert: db.prepare<[string, string, number, number], { seq: number }>('INSERT INTO uplink_outbox (topic, body, retain, created_at) VALUES (?, ?, ?, ?) RETURNING seq'),
+      after: db.prepare<[number, number], RawRow>('SELECT seq, topic, body, retain, created_at FROM uplink_outbox WHERE seq > ? ORDER BY seq LIMIT ?').raw(),
+      del: db.prepare<[number]>('DELETE FROM uplink_outbox WHERE seq = ?'),
+      stats: db.prepare<[], [number, number | null, number | null]>('SELECT COUNT(*), SUM(length(CAST(body AS BLOB))), MIN(created_at) FROM uplink_outbox').raw(),
+    };
+    cache.set(db, s);
+  }
+  return s;
+}
+
+/** Appends messages (joining the caller's transaction when there is one); returns their seqs. */
+export function enqueue(db: Database, msgs: readonly OutboxMessage[], createdAt: number): number[] {
+  const s = stmts(db).insert;
+  return db.transaction(() => msgs.map((m) => s.get(m.topic, m.body, m.retain ? 1 : 0, createdAt)!.seq))();
+}
+
+/** The next `limit` messages after `afterSeq`, oldest first. */
+export function readAfter(db: Database, afterSeq: number, limit: number): OutboxRow[] {
+  return stmts(db)
+    .after.all(afterSeq, limit)
+    .map(([seq, topic, body, retain, createdAt]) => ({ seq, topic, body, retain: retain === 1, createdAt }));
+}
+
+/** Removes delivered messages, in one transaction. */
+export function remove(db: Database, seqs: readonly number[]): void {
+  const s = stmts(db).del;
+  db.transaction(() => {
+    for (const q of seqs) s.run(q);
+  })();
+}
+
+export function outboxStats(db: Database): OutboxStats {
+  const [depth, bytes, oldestAt] = stmts(db).stats.get()!;
+  return { depth, bytes: bytes ?? 0, oldestAt };
+}
+
+export function outboxDrops(db: Database): OutboxDrops {
+  const r = db.prepare('SELECT by_age, by_size, last_at FROM uplink_drops WHERE id = 1').raw().get() as [number, number, number | null] | undefined;
+  return r ? { byAge: r[0], bySize: r[1], lastAt: r[2] } : { byAge: 0, bySize: 0, lastAt: null };
+}
+
+/**
+ * Applies the outbox bounds: drops messages created before `olderThan`, then the oldest until
+ * the bodies fit in `maxBytes`. Drops are counted in the same transaction. Returns what went.
+ */
+export function trim(db: Database, olderThan: number, maxBytes: number, now: number): { byAge: number; bySize: number } {
+  return db.transaction(() => {
+    const byAge = db.prepare('DELETE FROM uplink_outbox WHERE created_at < ?').run(olderThan).changes;
+    let bySize = 0;
+    const { bytes } = outboxStats(db);
+    if (bytes > maxBytes) {
+      // the newest messages whose running size fits stay; everything older goes
+      const keepFrom = db
+        .prepare(
+          `SELECT seq FROM (SELECT seq, SUM(length(CAST(body AS BLOB))) OVER (ORDER BY seq DESC) AS running FROM uplink_outbox)
+            WHERE running <= ? ORDER BY seq ASC LIMIT 1`,
+        )
+        .pluck()
+        .get(maxBytes) as number | undefined;
+      bySize = keepFrom === undefined ? db.prepare('DELETE FROM uplink_outbox').run().changes : db.prepare('DELETE FROM uplink_outbox WHERE seq < ?').run(keepFrom).changes;
+    }
+    if (byAge + bySize > 0) {
+      db.prepare('UPDATE uplink_drops SET by_age = by_age + ?, by_size = by_size + ?, last_at = ? WHERE id = 1').run(byAge, bySize, now);
+    }
+    return { byAge, bySize };
+  })();
+}
+
+/** The payload on the wire: the body with `seq` as its first field. */
+export function withSeq(seq: number, body: string): string {
+  return `{"seq":${seq},${body.slice(1)}`;
+}

@@ -1,0 +1,156 @@
+import type { Database } from 'better-sqlite3';
+import type { MqttClient } from 'mqtt';
+import { readAfter, remove, withSeq, type OutboxRow } from '../store/outbox.js';
+import { topicOf } from './topics.js';
+
+export interface DrainOptions {
+  prefix: string;
+  /** unacknowledged messages at once */
+  maxInflight: number;
+  /** messages per real second */
+  ratePerSecond: number;
+  /** a PUBACK with an MQTT 5 failure reason (the message stays in the outbox) */
+  onRefused: (seq: number, topic: string, err: Error) => void;
+}
+
+const READ_AHEAD = 256;
+
+/**
+ * Publishes the outbox oldest first at QoS 1 over one connection at a time, with at most
+ * `maxInflight` unacknowledged and at most `ratePerSecond` per second (a token bucket on real
+ * time, so a long backlog is sent at a pace the broker and the site's own work can bear).
+ * A row is deleted only after its PUBACK; deletes are batched per I/O turn. A lost connection
+ * forgets what was in flight: those rows are still in the outbox and go again on the next one.
+ */
+export class Drainer {
+  private client: MqttClient | null = null;
+  /** bumped per connection, so acknowledgements of an old one are ignored */
+  private generation = 0;
+  private window = 1;
+  private cursor = 0;
+  private buffer: OutboxRow[] = [];
+  private readonly inflight = new Set<number>();
+  private acked: number[] = [];
+  private flushQueued = false;
+  private tokens: number;
+  private refilledAt = performance.now();
+  private refillTimer: NodeJS.Timeout | null = null;
+  private pumping = false;
+  delivered = 0;
+
+  constructor(
+    private readonly db: Database,
+    private readonly opts: DrainOptions,
+  ) {
+    this.tokens = this.burst;
+  }
+
+  private get burst(): number {
+    return Math.max(1, Math.ceil(this.opts.ratePerSecond / 10));
+  }
+
+  get inFlight(): number {
+    return this.inflight.size;
+  }
+
+  /** A connection is up: start from the oldest undelivered message. `receiveMaximum` is the broker's (MQTT 5 CONNACK). */
+  attach(client: MqttClient, receiveMaximum: number | undefined): void {
+    this.flush();
+    this.client = client;
+    this.generation++;
+    this.window = Math.max(1, Math.min(this.opts.maxInflight, receiveMaximum ?? Infinity));
+    this.cursor = 0;
+    this.buffer = [];
+    this.inflight.clear();
+    this.pump();
+  }
+
+  detach(): void {
+    this.client = null;
+    this.generation++;
+    this.inflight.clear();
+    this.buffer = [];
+    if (this.refillTimer) clearTimeout(this.refillTimer);
+    this.refillTimer = null;
+  }
+
+  /** New rows were committed. */
+  kick(): void {
+    this.pump();
+  }
+
+  /** Deletes the acknowledged rows now (also done once per I/O turn by itself). */
+  flush(): void {
+    this.flushQueued = false;
+    if (this.acked.length === 0) return;
+    const seqs = this.acked;
+    this.acked = [];
+    remove(this.db, seqs);
+  }
+
+  private next(): OutboxRow | undefined {
+    if (this.buffer.length === 0) {
+      // rows a bound drops after this read may still go out once; they are not lost data
+      this.buffer = readAfter(this.db, this.cursor, READ_AHEAD);
+    }
+    return this.buffer[0];
+  }
+
+  private takeToken(): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) * this.opts.ratePerSecond) / 1000);
+    this.refilledAt = now;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return true;
+    }
+    if (!this.refillTimer) {
+      const wait = Math.ceil(((1 - this.tokens) * 1000) / this.opts.ratePerSecond);
+      this.refillTimer = setTimeout(() => {
+        this.refillTimer = null;
+        this.pump();
+      }, wait);
+    }
+    return false;
+  }
+
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.client && this.inflight.size < this.window) {
+        const row = this.next();
+        if (!row || !this.takeToken()) break;
+        this.buffer.shift();
+        this.cursor = row.seq;
+        this.send(this.client, row);
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private send(client: MqttClient, row: OutboxRow): void {
+    const gen = this.generation;
+    const topic = topicOf(this.opts.prefix, row.topic);
+    this.inflight.add(row.seq);
+    client.publish(topic, withSeq(row.seq, row.body), { qos: 1, retain: row.retain }, (err) => {
+      if (gen !== this.generation) return;
+      this.inflight.delete(row.seq);
+      if (err) {
+        // MQTT 5 PUBACK with a failure reason (e.g. not authorized for the topic): keep the row
+        // for the next connection rather than lose it; the health shows why
+        if (typeof (err as { code?: unknown }).code === 'number') this.opts.onRefused(row.seq, topic, err);
+      } else {
+        this.acked.push(row.seq);
+        this.delivered++;
+        if (this.acked.length >= READ_AHEAD) this.flush();
+        else if (!this.flushQueued) {
+          this.flushQueued = true;
+          setImmediate(() => this.flush());
+        }
+      }
+      this.pump();
+    });
+  }
+}

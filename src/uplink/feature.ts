@@ -1,0 +1,288 @@
+import type { Database } from 'better-sqlite3';
+import type { IConnackPacket, IPublishPacket, MqttClient } from 'mqtt';
+import type { Logger } from 'pino';
+import type { UplinkConfig } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import type { ClosedBucket, EventBus, GridEvent } from '../core/events.js';
+import type { Site } from '../site/site.js';
+import { buildTopology } from '../site/topology.js';
+import { enqueue, outboxDrops, outboxStats, trim, type OutboxMessage } from '../store/outbox.js';
+import type { Bucketer } from '../telemetry/bucketer.js';
+import { formatInstant } from '../telemetry/interval.js';
+import { Drainer } from './drain.js';
+import { safeUrl, type UplinkError } from './errors.js';
+import { MqttLink } from './link.js';
+import { availabilityBody, gridEventBody, telemetryBodies, topologyBody, type PayloadContext } from './payloads.js';
+import { parseResync, resyncBodies, ResyncError } from './resync.js';
+import { PAYLOAD_VERSION, TOPIC, topicOf } from './topics.js';
+
+export interface UplinkDeps {
+  config: UplinkConfig;
+  db: Database;
+  site: Site;
+  bus: EventBus;
+  clock: Clock;
+  log: Logger;
+  bucketer: Bucketer;
+  /** grid events are recorded through this hook (GridFeature.onRecord) */
+  onGridRecord: (hook: (e: GridEvent) => void) => () => void;
+  socScale: 'percent' | 'fraction';
+  version: string;
+}
+
+/** What the installer-facing health probe and status page show; plain data. */
+export interface UplinkHealth {
+  broker: string;
+  connected: boolean;
+  /** daemon clock, ISO; null before the first connection */
+  connectedSince: string | null;
+  outbox: { depth: number; bytes: number; oldestUndeliveredAgeSeconds: number | null; inFlight: number };
+  delivered: number;
+  dropped: { byAge: number; bySize: number; lastAt: string | null };
+  lastError: { code: string; message: string; at: string } | null;
+}
+
+/** How often the outbox bounds are applied besides after every write, real ms. */
+const TRIM_EVERY_MS = 60_000;
+
+/**
+ * The MQTT uplink: messages go into the SQLite outbox in the transaction that produces their
+ * data (bucket close, grid event) or when state changes (topology, device availability), and a
+ * Drainer publishes them whenever a connection is up. The daemon never waits for the broker.
+ */
+export class Uplink {
+  private readonly ctx: PayloadContext;
+  private readonly prefix: string;
+  private link: MqttLink | null = null;
+  /** the connected client, null while there is none */
+  private client: MqttClient | null = null;
+  private drainer: Drainer | null = null;
+  private unsubscribe: (() => void)[] = [];
+  private statusTimer: NodeJS.Timeout | null = null;
+  private trimTimer: NodeJS.Timeout | null = null;
+  private lastTopology = '';
+  private lastError: UplinkError | null = null;
+  private connectedSince: number | null = null;
+  private readonly startedAt: number;
+  private kickQueued = false;
+
+  constructor(private readonly deps: UplinkDeps) {
+    this.prefix = deps.config.topicPrefix;
+    this.ctx = { siteId: deps.site.id, stream: (id) => deps.site.stream(id), socScale: deps.socScale };
+    this.startedAt = Date.now();
+  }
+
+  start(): void {
+    const { bus, bucketer, config, db, log } = this.deps;
+    this.drainer = new Drainer(db, {
+      prefix: this.prefix,
+      maxInflight: config.replay.maxInflight,
+      ratePerSecond: config.replay.messagesPerSecond,
+      onRefused: (seq, topic, err) => this.fail({ code: 'PUBLISH_REFUSED', message: `the broker refused message ${seq} on ${topic} (${err.message}): ask the broker operator to allow this gateway to publish below ${this.prefix}/` }),
+    });
+    this.unsubscribe = [
+      bucketer.onClose((closed: readonly ClosedBucket[]) => this.write(telemetryBodies(this.ctx, closed))),
+      this.deps.onGridRecord((e) => this.write([gridEventBody(this.ctx, e)])),
+      bus.on('deviceHealth', (h) => {
+        this.append([availabilityBody(this.ctx, this.deps.clock.now(), h)]);
+        this.checkTopology();
+      }),
+      bus.on('streamsChanged', () => this.checkTopology()),
+    ];
+    this.checkTopology();
+    this.applyBounds();
+    this.trimTimer = setInterval(() => this.applyBounds(), TRIM_EVERY_MS);
+    this.trimTimer.unref();
+    this.link = new MqttLink(config, { topic: this.topic(TOPIC.status), payload: JSON.stringify({ v: PAYLOAD_VERSION, state: 'offline', siteId: this.ctx.siteId }) }, {
+      connected: (client, connack) => this.onConnected(client, connack),
+      disconnected: () => this.onDisconnected(),
+      message: (topic, payload, packet) => this.onCommand(topic, payload, packet),
+      failed: (e) => this.fail(e),
+    });
+    this.link.start();
+    log.info({ broker: safeUrl(config.url), prefix: this.prefix, clientId: config.clientId, mqtt: config.protocolVersion === 5 ? '5' : '3.1.1' }, 'uplink started');
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe) u();
+    this.unsubscribe = [];
+    if (this.statusTimer) clearInterval(this.statusTimer);
+    if (this.trimTimer) clearInterval(this.trimTimer);
+    this.statusTimer = this.trimTimer = null;
+    // a clean stop says so itself; the will only covers a crash or a lost connection
+    await this.link?.stop({ topic: this.topic(TOPIC.status), payload: this.statusPayload('offline') });
+    this.drainer?.flush();
+    this.drainer?.detach();
+    this.drainer = null;
+    this.link = null;
+    this.client = null;
+  }
+
+  health(): UplinkHealth {
+    const { db, clock, config } = this.deps;
+    const s = outboxStats(db);
+    const d = outboxDrops(db);
+    return {
+      broker: safeUrl(config.url),
+      connected: this.link?.connected ?? false,
+      connectedSince: this.connectedSince === null ? null : formatInstant(this.connectedSince),
+      outbox: {
+        depth: s.depth,
+        bytes: s.bytes,
+        oldestUndeliveredAgeSeconds: s.oldestAt === null ? null : Math.max(0, Math.round((clock.now() - s.oldestAt) / 1000)),
+        inFlight: this.drainer?.inFlight ?? 0,
+      },
+      delivered: this.drainer?.delivered ?? 0,
+      dropped: { byAge: d.byAge, bySize: d.bySize, lastAt: d.lastAt === null ? null : formatInstant(d.lastAt) },
+      lastError: this.lastError && { code: this.lastError.code, message: this.lastError.message, at: formatInstant(this.lastError.at) },
+    };
+  }
+
+  private topic(suffix: string): string {
+    return topicOf(this.prefix, suffix);
+  }
+
+  /** Inside a producer's transaction: the rows commit with its data. Publishing waits for the commit. */
+  private write(msgs: OutboxMessage[]): void {
+    if (msgs.length === 0) return;
+    enqueue(this.deps.db, msgs, this.deps.clock.now());
+    this.afterCommit();
+  }
+
+  /** Outside any transaction (state changes the uplink itself notices). */
+  private append(msgs: OutboxMessage[]): void {
+    try {
+      this.write(msgs);
+    } catch (err) {
+      this.deps.log.error({ err }, 'uplink: writing to the outbox failed');
+    }
+  }
+
+  private afterCommit(): void {
+    if (this.kickQueued) return;
+    this.kickQueued = true;
+    setImmediate(() => {
+      this.kickQueued = false;
+      if (!this.drainer) return;
+      this.applyBounds();
+      this.drainer.kick();
+    });
+  }
+
+  private checkTopology(): void {
+    const site = this.deps.site;
+    const compact = buildTopology(site, true);
+    const expanded = buildTopology(site, false);
+    const key = JSON.stringify([compact, expanded]);
+    if (key === this.lastTopology) return;
+    this.lastTopology = key;
+    this.append([topologyBody(this.ctx, this.deps.clock.now(), compact, expanded)]);
+  }
+
+  private applyBounds(): void {
+    const { db, clock, config, log } = this.deps;
+    const now = clock.now();
+    try {
+      const r = trim(db, now - config.outbox.maxAgeDays * 86_400_000, config.outbox.maxMegabytes * 1_000_000, now);
+      if (r.byAge + r.bySize > 0) {
+        log.warn({ byAge: r.byAge, bySize: r.bySize, maxAgeDays: config.outbox.maxAgeDays, maxMegabytes: config.outbox.maxMegabytes }, 'uplink outbox full: oldest undelivered messages dropped');
+        this.publishStatus();
+      }
+    } catch (err) {
+      log.error({ err }, 'uplink: applying the outbox bounds failed');
+    }
+  }
+
+  private fail(e: Omit<UplinkError, 'at'>): void {
+    const before = this.lastError;
+    this.lastError = { ...e, at: this.deps.clock.now() };
+    // once per kind of failure in a row, not once per retry
+    if (before?.code !== e.code || before.message !== e.message) this.deps.log.warn({ code: e.code }, `uplink: ${e.message}`);
+  }
+
+  private onConnected(client: MqttClient, connack: IConnackPacket): void {
+    this.client = client;
+    this.connectedSince = this.deps.clock.now();
+    this.deps.log.info({ broker: safeUrl(this.deps.config.url), receiveMaximum: connack.properties?.receiveMaximum }, 'uplink connected');
+    this.lastError = null;
+    this.publishStatus();
+    if (this.statusTimer) clearInterval(this.statusTimer);
+    this.statusTimer = setInterval(() => this.publishStatus(), this.deps.config.statusIntervalSeconds * 1000);
+    this.statusTimer.unref();
+    client.subscribe(this.topic(TOPIC.resync), { qos: 1 }, (err) => {
+      if (err) this.fail({ code: 'NOT_AUTHORIZED', message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync requests cannot reach the gateway: ${err.message}` });
+    });
+    this.drainer?.attach(client, connack.properties?.receiveMaximum);
+  }
+
+  private onDisconnected(): void {
+    this.client = null;
+    if (this.statusTimer) clearInterval(this.statusTimer);
+    this.statusTimer = null;
+    this.drainer?.detach();
+    this.deps.log.info('uplink disconnected; messages wait in the outbox');
+  }
+
+  private statusPayload(state: 'online' | 'offline'): string {
+    const { site, clock, db, version } = this.deps;
+    const s = outboxStats(db);
+    const d = outboxDrops(db);
+    const devices = [...site.devices.values()];
+    return JSON.stringify({
+      v: PAYLOAD_VERSION,
+      state,
+      time: formatInstant(clock.now()),
+      siteId: site.id,
+      version,
+      uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
+      devices: devices.length,
+      devicesOnline: devices.filter((x) => x.online).length,
+      outbox: { depth: s.depth, oldestUndeliveredAgeSeconds: s.oldestAt === null ? null : Math.max(0, Math.round((clock.now() - s.oldestAt) / 1000)) },
+      dropped: { byAge: d.byAge, bySize: d.bySize },
+    });
+  }
+
+  /** Retained, QoS 1, straight to the broker (not through the outbox: it is the present state only). */
+  private publishStatus(): void {
+    this.client?.publish(this.topic(TOPIC.status), this.statusPayload('online'), { qos: 1, retain: true });
+  }
+
+  private onCommand(topic: string, payload: Buffer, packet: IPublishPacket): void {
+    if (topic !== this.topic(TOPIC.resync)) return;
+    const props = packet.properties;
+    const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(TOPIC.resyncResponse);
+    const respond = (body: Record<string, unknown>) => {
+      this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, ...body }), {
+        qos: 1,
+        ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
+      });
+    };
+    try {
+      const req = parseResync(payload);
+      const { db, site, config } = this.deps;
+      const { messages, buckets } = resyncBodies(db, site, this.ctx, req);
+      const bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.body), 0);
+      if (outboxStats(db).bytes + bytes > config.outbox.maxMegabytes * 1_000_000) {
+        throw new ResyncError('OUTBOX_FULL', `the ${messages.length} messages (${bytes} bytes) do not fit in the outbox now; ask for a shorter interval or later`, req.requestId);
+      }
+      const seqs = messages.length > 0 ? db.transaction(() => enqueue(db, messages, this.deps.clock.now()))() : [];
+      this.afterCommit();
+      this.deps.log.info({ requestId: req.requestId, interval: req.interval, buckets, messages: messages.length }, 'uplink resync queued');
+      respond({ requestId: req.requestId, status: 'accepted', interval: req.interval, buckets, messages: messages.length, firstSeq: seqs[0] ?? null, lastSeq: seqs.at(-1) ?? null });
+    } catch (err) {
+      if (!(err instanceof ResyncError)) {
+        this.deps.log.error({ err }, 'uplink resync failed');
+        respond({ requestId: null, status: 'error', code: 'INTERNAL_ERROR', message: 'the gateway could not answer this request; its log has the details' });
+        return;
+      }
+      this.deps.log.warn({ code: err.code, requestId: err.requestId }, `uplink resync refused: ${err.message}`);
+      respond({ requestId: err.requestId, status: 'error', code: err.code, message: err.message });
+    }
+  }
+}
+
+/** An MQTT 5 response topic from a command, if it is one we may publish to (no wildcards). */
+function validResponseTopic(t: string | undefined): string | undefined {
+  if (t === undefined || t.length === 0 || t.length > 512 || /[+#\u0000]/.test(t)) return undefined;
+  return t;
+}

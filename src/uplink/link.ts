@@ -1,0 +1,152 @@
+import { readFileSync } from 'node:fs';
+import mqtt, { type IClientOptions, type IConnackPacket, type IPublishPacket, type MqttClient } from 'mqtt';
+import type { UplinkConfig } from '../config/types.js';
+import { describeError, safeUrl, type UplinkError } from './errors.js';
+
+export interface LinkEvents {
+  connected(client: MqttClient, connack: IConnackPacket): void;
+  disconnected(): void;
+  message(topic: string, payload: Buffer, packet: IPublishPacket): void;
+  /** a failed attempt or a lost connection, in installer words */
+  failed(e: Omit<UplinkError, 'at'>): void;
+}
+
+export interface Will {
+  topic: string;
+  payload: string;
+}
+
+const FIRST_RETRY_MS = 1000;
+
+/**
+ * One MQTT connection at a time, each on a fresh client: mqtt.js's own reconnect would resend
+ * its in-memory copies of unacknowledged messages next to the outbox's, so reconnecting is done
+ * here, with a wait that starts at 1 s and doubles up to reconnectMaxSeconds (real time).
+ * Clean start: the outbox, not the broker's session, is what carries undelivered messages.
+ */
+export class MqttLink {
+  private client: MqttClient | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryMs = FIRST_RETRY_MS;
+  private stopping = false;
+  connected = false;
+  readonly host: string;
+
+  constructor(
+    private readonly cfg: UplinkConfig,
+    private readonly will: Will,
+    private readonly events: LinkEvents,
+  ) {
+    this.host = safeUrl(cfg.url).replace(/^[a-z]+:\/\//, '');
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.attempt();
+  }
+
+  /** Publishes `last` (retained, QoS 1) if connected, waits at most `graceMs` for it, then closes. */
+  async stop(last?: Will, graceMs = 1000): Promise<void> {
+    this.stopping = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const client = this.client;
+    this.client = null;
+    if (!client) return;
+    if (last && this.connected) {
+      await Promise.race([
+        new Promise<void>((resolve) => client.publish(last.topic, last.payload, { qos: 1, retain: true }, () => resolve())),
+        new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref()),
+      ]);
+    }
+    this.connected = false;
+    await new Promise<void>((resolve) => client.end(false, {}, () => resolve()));
+  }
+
+  private options(): IClientOptions {
+    const c = this.cfg;
+    const opts: IClientOptions = {
+      protocolVersion: c.protocolVersion,
+      clientId: c.clientId,
+      clean: true,
+      keepalive: c.keepaliveSeconds,
+      reconnectPeriod: 0,
+      connectTimeout: 30_000,
+      will: { topic: this.will.topic, payload: Buffer.from(this.will.payload), qos: 1, retain: true },
+      // nothing published while offline is kept by mqtt.js: the outbox does that
+      queueQoSZero: false,
+    };
+    if (c.username !== undefined) opts.username = c.username;
+    if (c.password !== undefined) opts.password = c.password;
+    if (c.tls.ca) opts.ca = readFileSync(c.tls.ca);
+    if (c.tls.cert) opts.cert = readFileSync(c.tls.cert);
+    if (c.tls.key) opts.key = readFileSync(c.tls.key);
+    if (c.url.startsWith('mqtts:') || c.url.startsWith('wss:')) opts.rejectUnauthorized = true;
+    return opts;
+  }
+
+  private attempt(): void {
+    this.retryTimer = null;
+    if (this.stopping) return;
+    let opts: IClientOptions;
+    try {
+      opts = this.options();
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      this.events.failed({ code: 'TLS_FAILURE', message: `cannot read a certificate file of uplink.tls (${e.code ?? ''} ${e.path ?? e.message}): check the path and that the sitegw user may read it` });
+      this.scheduleRetry();
+      return;
+    }
+    const client = mqtt.connect(this.cfg.url, opts);
+    this.client = client;
+    let failedHere = false;
+    let wasConnected = false;
+    client.on('connect', (connack) => {
+      if (client !== this.client) return;
+      wasConnected = true;
+      this.connected = true;
+      this.retryMs = FIRST_RETRY_MS;
+      this.events.connected(client, connack);
+    });
+    client.on('message', (topic, payload, packet) => {
+      if (client === this.client) this.events.message(topic, payload, packet);
+    });
+    client.on('error', (err) => {
+      if (client !== this.client || this.stopping) return;
+      failedHere = true;
+      this.events.failed(describeError(err, this.host));
+    });
+    client.on('disconnect', (packet) => {
+      // MQTT 5: the broker says why it closes the connection
+      if (client !== this.client || packet.reasonCode === undefined || packet.reasonCode === 0) return;
+      failedHere = true;
+      this.events.failed(describeError({ code: packet.reasonCode, message: packet.properties?.reasonString ?? `disconnect reason ${packet.reasonCode}` }, this.host));
+    });
+    client.on('close', () => {
+      if (client !== this.client) return;
+      this.client = null;
+      if (this.connected) {
+        this.connected = false;
+        this.events.disconnected();
+      }
+      client.end(true);
+      if (this.stopping) return;
+      if (!failedHere) {
+        this.events.failed(
+          wasConnected
+            ? { code: 'CONNECTION_LOST', message: `the connection to ${this.host} was lost; the gateway reconnects by itself` }
+            : { code: 'TIMEOUT', message: `${this.host} did not answer the connection request: check uplink.url (host, port, scheme) and the network` },
+        );
+      }
+      this.scheduleRetry();
+    });
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopping) return;
+    const wait = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, this.cfg.reconnectMaxSeconds * 1000);
+    this.retryTimer = setTimeout(() => this.attempt(), wait);
+    this.retryTimer.unref();
+  }
+}

@@ -1,0 +1,73 @@
+import type { IncludeGroup } from '../core/channels.js';
+import type { ClosedBucket, DeviceHealthEvent, GridEvent } from '../core/events.js';
+import { BucketFragments, gridEventMessage, telemetryMessages } from '../api/ws/messages.js';
+import type { TopoNode } from '../site/topology.js';
+import type { OutboxMessage } from '../store/outbox.js';
+import type { StreamDef } from '../telemetry/stream.js';
+import { formatInstant, formatInterval } from '../telemetry/interval.js';
+import { PAYLOAD_VERSION, TOPIC } from './topics.js';
+
+/**
+ * Message bodies of the uplink. Telemetry and grid events are the WebSocket's serialisations
+ * (src/api/ws/messages.ts) with the uplink's envelope fields in front: `v`, `time`, `siteId`,
+ * and `seq`, which the outbox adds on the way out (store/outbox.ts withSeq).
+ *
+ * The cloud operates the site, so every device goes out as one class, `partner`, with both
+ * field groups (`default` and `energy`).
+ */
+export const UPLINK_INCLUDE: readonly IncludeGroup[] = ['default', 'energy'];
+export const UPLINK_CLASS = 'partner';
+
+export interface PayloadContext {
+  siteId: string;
+  stream: (id: string) => StreamDef | undefined;
+  socScale: 'percent' | 'fraction';
+}
+
+function envelope(ctx: PayloadContext, time: number, extra = ''): string {
+  return `{"v":${PAYLOAD_VERSION},"time":${JSON.stringify(formatInstant(time))},"siteId":${JSON.stringify(ctx.siteId)}${extra}`;
+}
+
+/** `{...}` → its fields without the braces, to append after an envelope. */
+const inner = (json: string): string => json.slice(1, -1);
+
+/**
+ * One telemetry message per bucket period (buckets sorted by start), every stream in it;
+ * `resync` marks a republication answering that request id.
+ */
+export function telemetryBodies(ctx: PayloadContext, buckets: readonly ClosedBucket[], resync?: string): OutboxMessage[] {
+  const out: OutboxMessage[] = [];
+  const extra = resync === undefined ? '' : `,"resync":${JSON.stringify(resync)}`;
+  for (let i = 0; i < buckets.length; ) {
+    const start = buckets[i]!.start;
+    let j = i;
+    while (j < buckets.length && buckets[j]!.start === start) j++;
+    const group = buckets.slice(i, j);
+    i = j;
+    const entries = [...new BucketFragments(group, ctx.stream, ctx.socScale).entries(UPLINK_INCLUDE).values()];
+    if (entries.length === 0) continue;
+    const [msg] = telemetryMessages(entries, UPLINK_CLASS, formatInterval(start, group[0]!.end), UPLINK_INCLUDE, entries.length);
+    out.push({ topic: TOPIC.telemetry, body: `${envelope(ctx, start, extra)},${inner(msg!)}}`, retain: false });
+  }
+  return out;
+}
+
+export function gridEventBody(ctx: PayloadContext, e: GridEvent): OutboxMessage {
+  return { topic: TOPIC.gridEvents, body: `${envelope(ctx, e.timestamp)},${inner(gridEventMessage(e))}}`, retain: false };
+}
+
+/** Retained: the site's topology, compact (the API's default) and expanded. */
+export function topologyBody(ctx: PayloadContext, time: number, compact: TopoNode, expanded: TopoNode): OutboxMessage {
+  return { topic: TOPIC.topology, body: `${envelope(ctx, time)},"topology":${JSON.stringify(compact)},"expandedTopology":${JSON.stringify(expanded)}}`, retain: true };
+}
+
+/** Retained, one topic per device: whether the gateway reaches it. */
+export function availabilityBody(ctx: PayloadContext, time: number, h: DeviceHealthEvent): OutboxMessage {
+  const fields = {
+    deviceId: h.deviceId,
+    online: h.online,
+    lastSeen: h.lastSeen === null ? null : formatInstant(h.lastSeen),
+    ...(h.error !== undefined ? { error: h.error } : {}),
+  };
+  return { topic: TOPIC.availability(h.deviceId), body: `${envelope(ctx, time)},${inner(JSON.stringify(fields))}}`, retain: true };
+}

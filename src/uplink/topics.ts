@@ -1,0 +1,18 @@
+/**
+ * The uplink's topic tree below the configured prefix (README "MQTT uplink"). Device ids are
+ * limited to [a-z0-9_-] by the config schema, so they are safe as topic levels.
+ */
+export const TOPIC = {
+  telemetry: 'telemetry',
+  gridEvents: 'grid-events',
+  topology: 'topology',
+  status: 'status',
+  availability: (deviceId: string) => `devices/${deviceId}/availability`,
+  resync: 'cmd/resync',
+  resyncResponse: 'cmd/resync/response',
+} as const;
+
+/** Payload version: bumped when a field changes meaning or goes away (new fields do not bump it). */
+export const PAYLOAD_VERSION = 1;
+
+export const topicOf = (prefix: string, suffix: string): string => `${prefix}/${suffix}`;
