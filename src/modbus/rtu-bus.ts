@@ -35,6 +35,11 @@ export interface RtuBusOptions {
    * at most 1 s), which catches a unit answering late. Default 20 ms or 10 frame gaps.
    */
   settleMs?: number;
+  /**
+   * quiet time after a timeout instead of half the timeout: a scan, whose next request goes to
+   * another unit id, cannot take a late answer for its own and only needs the line to be free
+   */
+  settleAfterTimeoutMs?: number;
   backoff?: UnitBackoffOptions;
   reconnect?: ReconnectOptions;
 }
@@ -95,7 +100,7 @@ export class RtuBus extends QueuedBus {
       const kind = err instanceof ModbusError ? err.kind : 'connection';
       // RTU answers carry no transaction id: a unit answering after its timeout must finish before
       // the next request, or its frame would pass for that request's answer
-      if (kind === 'timeout') this.quietUntil = performance.now() + Math.max(this.settleMs, Math.min(timeoutMs / 2, 1000));
+      if (kind === 'timeout') this.quietUntil = performance.now() + (this.rtu.settleAfterTimeoutMs ?? Math.max(this.settleMs, Math.min(timeoutMs / 2, 1000)));
       else if (kind === 'crc') this.quietUntil = performance.now() + this.settleMs;
       throw err;
     } finally {

@@ -103,17 +103,19 @@ export function planScan(argv: string[]): ScanPlan {
   if (units.includes(0)) throw new UsageError('--units: 0 is the broadcast address on a serial line; start at 1');
   const timeoutMs = intOption('timeout', values.timeout, 200, (n) => n >= 20 && n <= 10_000, 'milliseconds from 20 to 10000');
   const gap = interFrameDelayMs(baudRate, parity, stopBits);
-  // after a timeout the bus keeps the line quiet for half the timeout (rtu-bus.ts), at least 20 ms
-  const settleMs = Math.max(20, Math.min(timeoutMs / 2, 1000));
+  // each unit id is asked in turn, so a late answer cannot pass for the next request's (another
+  // address): after a timeout the line only needs to be free again
+  const settleMs = 20;
   const bus = new RtuBus({
     name: `rtu:${device}`,
     link: () => new SerialLink({ device, baudRate, parity, dataBits: 8, stopBits }),
     timeoutMs,
     interFrameDelayMs: gap,
+    settleAfterTimeoutMs: settleMs,
     backoff,
     reconnect: { maxBackoffMs: 1000 },
   });
-  return { link: { type: 'rtu', device, baudRate, parity, stopBits }, units, timeoutMs, bus, boundMs: units.length * (timeoutMs + settleMs + gap + 20) };
+  return { link: { type: 'rtu', device, baudRate, parity, stopBits }, units, timeoutMs, bus, boundMs: units.length * (timeoutMs + settleMs + gap + 10) };
 }
 
 export async function scanCommand(argv: string[], io: ScanIo = consoleIo): Promise<number> {

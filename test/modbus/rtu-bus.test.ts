@@ -143,9 +143,10 @@ describe.skipIf(!HAVE_SOCAT)('Modbus RTU bus on a serial line (socat pty pair)',
   });
 
   it('an answer arriving after its timeout is never taken for the next request', async () => {
-    const b = bus({ timeoutMs: 200, backoff: { failuresBeforeBackoff: 10 } });
-    // a slow unit answers the first request late and, busy sending, misses the second one
-    server.faults.script('meter', 1, [{ kind: 'delay', ms: 260 }, { kind: 'silent' }]);
+    const b = bus({ timeoutMs: 400, backoff: { failuresBeforeBackoff: 10 } });
+    // a slow unit answers the first request late (between the timeout and 1.5 timeouts, 100 ms
+    // from either edge) and, busy sending, misses the second one
+    server.faults.script('meter', 1, [{ kind: 'delay', ms: 500 }, { kind: 'silent' }]);
     const voltage = expected(sim, 1, 'input', SDM630.at.phaseV[0], 2);
     expect(voltage).not.toEqual(expected(sim, 1, 'input', SDM630.at.importKWh, 2));
     expect((await failure(b.readInput(1, SDM630.at.phaseV[0], 2))).kind).toBe('timeout');

@@ -125,13 +125,14 @@ describe('scan over Modbus TCP', () => {
 
 describe.skipIf(!HAVE_SOCAT)('scan over Modbus RTU (socat pty pair)', () => {
   // a short timeout where nothing answers; where devices do, room for a loaded test machine
-  const rtuBus = (device: string, timeoutMs = 100) =>
+  const rtuBus = (device: string, timeoutMs = 300) =>
     new RtuBus({
       name: `rtu:${device}`,
       link: () => new SerialLink({ device, baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1 }),
       timeoutMs,
       interFrameDelayMs: 4,
       settleMs: 2,
+      settleAfterTimeoutMs: 2,
       backoff: { failuresBeforeBackoff: Number.POSITIVE_INFINITY },
     });
 
@@ -160,12 +161,12 @@ describe.skipIf(!HAVE_SOCAT)('scan over Modbus RTU (socat pty pair)', () => {
     const server = await startSimRtuServer(sim, new ManualClock(T0), { path: line.a, host: 'meter' });
     const bus = rtuBus(line.b);
     try {
-      const r = await scanBus(bus, { units: parseUnits('1-30'), profiles });
+      const r = await scanBus(bus, { units: parseUnits('1-12'), profiles });
       expect(r.found.map((f) => [f.unitId, f.profile])).toEqual([
         [1, 'eastron-sdm630'],
         [2, 'sunspec'],
       ]);
-      expect(r.silent).toEqual(parseUnits('3-30'));
+      expect(r.silent).toEqual(parseUnits('3-12'));
       expect(r.unknown).toEqual([]);
       expect(r.failed).toEqual([]);
       const config = expectValidSnippet(siteYamlSnippet(r, { type: 'rtu', device: line.b, baudRate: 9600, parity: 'none', stopBits: 1 }));
