@@ -15,9 +15,12 @@ import { authorizeBearer, verifyBearer, type BearerCheck, type Requirement } fro
 import type { AuthContext } from './context.js';
 import { tokenRequest, type FormParams, type TokenResponse } from './grants.js';
 import { IdTokenSigner, type PublicJwk } from './id-token.js';
-import { FailureLimiter } from './rate-limit.js';
+import { ownerIsSet, verifyOwner } from './owner.js';
+import { addressKey, FailureLimiter, OWNER_KEY } from './rate-limit.js';
 
 export type { Principal } from './context.js';
+
+export type OwnerLogin = { kind: 'ok' } | { kind: 'failed' } | { kind: 'no-owner' } | { kind: 'rate-limited'; retryAfter: number };
 
 export interface AuthServiceOptions {
   db: Database;
@@ -96,6 +99,23 @@ export class AuthService {
 
   decide(req: AuthorizeRequest, answer: { allow: boolean; username: string; password: string }, address: string): Promise<Decision> {
     return decide(this.c, req, answer, address);
+  }
+
+  /**
+   * The owner's password outside the consent page (the installer's status page, src/api/http/status.ts):
+   * the same check and the same failure limits per owner account and per address.
+   */
+  async ownerLogin(username: string, password: string, address: string): Promise<OwnerLogin> {
+    const keys = [OWNER_KEY, addressKey(address)];
+    const wait = this.c.limiter.retryAfter(keys);
+    if (wait > 0) return { kind: 'rate-limited', retryAfter: wait };
+    if (!ownerIsSet(this.c.db)) return { kind: 'no-owner' };
+    if (!(await verifyOwner(this.c.db, username, password))) {
+      this.c.limiter.fail(keys);
+      this.c.log.warn('status page: wrong owner user name or password');
+      return { kind: 'failed' };
+    }
+    return { kind: 'ok' };
   }
 
   /** Who the bearer token belongs to, without a scope check. */

@@ -31,6 +31,10 @@ export interface BusEvents {
   deviceHealth: [DeviceHealthEvent];
   /** a device told something that adds or removes streams (e.g. its number of PV optimisers) */
   streamsChanged: [{ deviceId: string }];
+  /** one device poll ended: how long it took (real ms) and whether it answered (metrics) */
+  devicePolled: [{ deviceId: string; ms: number; ok: boolean }];
+  /** the database was found damaged at start, moved aside and replaced by a fresh one (src/ops/integrity.ts) */
+  databaseReplaced: [{ movedTo: string; reason: string; at: number }];
 }
 
 export class EventBus {

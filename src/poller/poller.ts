@@ -36,11 +36,14 @@ export class Poller {
   private stopped = true;
   /** polls skipped because the device's previous poll was still running */
   overruns = 0;
+  /** when the scheduler last ran (start or tick), daemon clock ms: the watchdog's sign of life */
+  lastTickAt: number | null = null;
 
   constructor(private readonly deps: PollerDeps) {}
 
   start(): void {
     this.stopped = false;
+    this.lastTickAt = this.deps.clock.now();
     this.schedule();
   }
 
@@ -71,6 +74,7 @@ export class Poller {
   }
 
   private tick(): void {
+    this.lastTickAt = this.deps.clock.now();
     // a cycle does not wait for the last one: a device still busy on a slow bus is skipped this
     // time, and devices on other buses are polled on time
     const run = this.cycle().catch((err: unknown) => this.deps.log.error({ err }, 'poll cycle failed'));
@@ -145,8 +149,11 @@ export class Poller {
       this.devices.set(cfg.id, dev);
     }
     const wasOnline = site.devices.get(cfg.id)?.online ?? false;
+    const began = performance.now();
+    const polled = (ok: boolean) => this.deps.bus.emit('devicePolled', { deviceId: cfg.id, ms: performance.now() - began, ok });
     try {
       const poll = await dev.poll(this.deps.readerFor(cfg), now);
+      polled(true);
       const changed = site.learn(cfg.id, { identity: dev.identity, capacityWh: poll.capacityWh, pvModules: poll.pvModules });
       site.markOnline(cfg.id, now());
       if (!wasOnline) {
@@ -156,6 +163,7 @@ export class Poller {
       if (changed) this.deps.bus.emit('streamsChanged', { deviceId: cfg.id });
       return poll;
     } catch (err) {
+      polled(false);
       const e = toModbusError(err);
       // after an exception or a decode failure the register map may have changed (firmware update)
       if (e.kind === 'exception' || e.kind === 'decode') dev.reset();

@@ -12,7 +12,7 @@ import { basic, postForm } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 
 /** What may be called without a token. */
-const PUBLIC = new Set(['POST /oauth2/token', 'GET /oauth2/authorize', 'POST /oauth2/authorize', 'GET /oauth2/jwks', 'GET /openapi.json', 'GET /health', 'GET /healthz']);
+const PUBLIC = new Set(['POST /oauth2/token', 'GET /oauth2/authorize', 'POST /oauth2/authorize', 'GET /oauth2/jwks', 'GET /openapi.json', 'GET /health', 'GET /healthz', 'GET /login', 'POST /login', 'GET /status.css']);
 
 describe('every route is guarded', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
@@ -27,7 +27,9 @@ describe('every route is guarded', () => {
     await demo?.cleanup();
   });
 
-  const guarded = () => demo.daemon.app.routeTable.filter((r) => r.auth !== 'public');
+  const guarded = () => demo.daemon.app.routeTable.flatMap((r) => (typeof r.auth === 'object' ? [{ ...r, auth: r.auth }] : []));
+  /** the installer's status page: the owner's session cookie, never a bearer token */
+  const ownerOnly = () => demo.daemon.app.routeTable.filter((r) => r.auth === 'owner');
   const concrete = (url: string) => url.replace(/:siteId/g, demo.siteId).replace(/:synthId/g, 'inverter').replace(/:(\w+)/g, 'x');
   const call = (method: string, url: string, authorization?: string) =>
     fetch(`${demo.url}${concrete(url)}`, {
@@ -56,6 +58,18 @@ describe('every route is guarded', () => {
     expect(answers.filter((a) => a.status !== 401 || a.challenge !== 'Bearer realm="sitegw"')).toEqual([]);
   });
 
+  it('status page routes refuse a request without the owner session, even with a valid token', async () => {
+    expect(ownerOnly().map((r) => `${r.method} ${r.url}`)).toContain('GET /');
+    const full = (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) })).body.access_token;
+    for (const r of ownerOnly()) {
+      for (const authorization of [undefined, `Bearer ${full}`]) {
+        const res = await call(r.method, r.url, authorization);
+        expect({ route: `${r.method} ${r.url}`, status: res.status }).toEqual({ route: `${r.method} ${r.url}`, status: 401 });
+        expect(res.headers.get('www-authenticate')).toBeNull();
+      }
+    }
+  });
+
   it('with a malformed or unknown token: 401 invalid_token on every guarded route', async () => {
     for (const authorization of ['Bearer', 'Bearer a b', 'Bearer sgw_at_unknown', 'Basic Zm9vOmJhcg==']) {
       for (const r of guarded()) {
@@ -68,7 +82,6 @@ describe('every route is guarded', () => {
 
   it('with a valid token that lacks the scope: 403 insufficient_scope naming the scope each route needs', async () => {
     for (const r of guarded()) {
-      if (r.auth === 'public') continue;
       const res = await call(r.method, r.url, `Bearer ${planOnly}`);
       expect({ route: `${r.method} ${r.url}`, status: res.status }).toEqual({ route: `${r.method} ${r.url}`, status: 403 });
       expect(res.headers.get('www-authenticate')).toBe(`Bearer realm="sitegw", error="insufficient_scope", error_description="this call needs scope svc/${r.auth.permission}", scope="svc/${r.auth.permission}"`);

@@ -12,6 +12,13 @@ import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
 import { sitesRoutes } from './sites.js';
 import { tariffsRoutes } from './tariffs.js';
+import type { Health } from '../../ops/health.js';
+import type { Metrics } from '../../ops/metrics.js';
+import type { StatusView } from '../../ops/status-view.js';
+import { healthRoutes } from './health.js';
+import { metricsRoutes } from './metrics.js';
+import { LOGIN_PATH, statusRoutes } from './status.js';
+import { OwnerSessions } from './status-session.js';
 
 export interface BuildOptions extends ApiDeps {
   logger?: Logger | false;
@@ -20,6 +27,8 @@ export interface BuildOptions extends ApiDeps {
   https?: { cert: string; key: string };
   /** the daemon clock, ms (default real time): the default tariff page and which buckets savings count */
   now?: () => number;
+  /** installer operations (src/ops): /healthz, /metrics and the status page at / */
+  ops?: { health: Health; metrics: Metrics; status(): StatusView };
 }
 
 /** Builds the HTTP app without listening, so tests use app.inject() and main decides where to listen. */
@@ -41,7 +50,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
 
   installErrorHandling(app);
   // before any route: it refuses routes that do not declare who may call them
-  installGuard(app, opts.auth);
+  const sessions = opts.ops ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined }) : undefined;
+  installGuard(app, opts.auth, sessions && { check: (req) => sessions.check(req), loginPath: LOGIN_PATH });
   app.addSchema(TopologyNode);
   const scopes = Object.fromEntries(ALL_SCOPES.map((s) => [s, s === OPENID ? 'OpenID Connect: an id_token (granted in the code flow anyway)' : s]));
   await app.register(swagger, {
@@ -71,6 +81,12 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const clocked = { ...deps, now: opts.now ?? Date.now };
   await app.register(tariffsRoutes, clocked);
   await app.register(savingsRoutes, clocked);
+  if (opts.ops) {
+    const ops = opts.ops;
+    await app.register(healthRoutes, { health: ops.health });
+    await app.register(metricsRoutes, { metrics: ops.metrics });
+    await app.register(statusRoutes, { auth: opts.auth, sessions: sessions!, status: () => ops.status(), https: opts.https !== undefined });
+  }
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();
   return app;

@@ -4,14 +4,25 @@
  * says nothing is refused at registration, so a new endpoint cannot ship unguarded by omission.
  * The check runs in onRequest, before the body is read or validated.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { challenge, checkRequirement, type AuthFailure, type Requirement } from '../../auth/bearer.js';
 import type { Principal } from '../../auth/context.js';
 import { wireScope } from '../../auth/scopes.js';
 import type { AuthService } from '../../auth/service.js';
 import { ErrorBodySchema, errorBody, type ErrorBody } from './errors.js';
 
-export type RouteAuth = 'public' | Requirement;
+/**
+ * `'owner'`: the installer's status page, for the site owner logged in with a session cookie
+ * (src/api/http/status-session.ts) rather than a bearer token; not part of the API document.
+ */
+export type RouteAuth = 'public' | 'owner' | Requirement;
+
+/** Tells whether a request carries a valid owner session. */
+export interface OwnerGate {
+  check(req: FastifyRequest): boolean;
+  /** where a browser without a session is sent */
+  loginPath: string;
+}
 
 export interface RouteEntry {
   method: string;
@@ -43,7 +54,7 @@ function deny(reply: FastifyReply, f: AuthFailure): FastifyReply {
   return reply.code(r.statusCode).headers(r.headers).send(r.body);
 }
 
-export function installGuard(app: FastifyInstance, auth: AuthService): void {
+export function installGuard(app: FastifyInstance, auth: AuthService, owner?: OwnerGate): void {
   app.decorate('routeTable', [] as RouteEntry[]);
   app.decorateRequest('principal', null);
 
@@ -52,6 +63,11 @@ export function installGuard(app: FastifyInstance, auth: AuthService): void {
     if (!need) throw new Error(`route ${String(route.method)} ${route.url} declares no config.auth: give it 'public' or the permission it needs`);
     for (const method of [route.method].flat()) app.routeTable.push({ method, url: route.url, auth: need });
     if (need === 'public') return;
+    if (need === 'owner') {
+      if (!owner) throw new Error(`route ${String(route.method)} ${route.url} needs the owner login, and this server has none`);
+      ((route.schema ??= {}) as { hide?: boolean }).hide = true;
+      return;
+    }
     // the OpenAPI document shows what each route needs and that it can answer 401/403
     const schema = (route.schema ??= {}) as { security?: unknown; response?: Record<string, unknown> };
     schema.security = [{ oauth2: [wireScope(need.permission)] }];
@@ -67,6 +83,12 @@ export function installGuard(app: FastifyInstance, auth: AuthService): void {
     const need = req.routeOptions.config.auth;
     if (need === 'public') return;
     if (!need) throw new Error(`route ${req.method} ${req.routeOptions.url ?? ''} has no auth requirement`);
+    if (need === 'owner') {
+      if (owner!.check(req)) return;
+      // a browser goes to the login form; a script gets the error body (never a bearer challenge)
+      if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html')) return reply.code(303).header('Location', owner!.loginPath).send();
+      return reply.code(401).send(errorBody(401, 'LOGIN_REQUIRED', `log in as the site owner at ${owner!.loginPath}`));
+    }
     const r = auth.verify(req.headers.authorization);
     if (!r.ok) return deny(reply, r.failure);
     const f = checkRequirement(r.principal, need);

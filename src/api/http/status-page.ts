@@ -1,0 +1,125 @@
+/**
+ * The installer's status page, rendered on the server from the StatusView. Every value is
+ * escaped; no inline script or style (the page is served with a strict Content-Security-Policy),
+ * so presentation is CSS classes from /status.css and behaviour is /status.js. The same section
+ * renderers serve the first page and the live updates (/status/live), so there is one renderer.
+ */
+import { escapeHtml } from '../../auth/consent-page.js';
+import type { DeviceView, PowerFlow, StatusView } from '../../ops/status-view.js';
+
+const e = escapeHtml;
+
+export function watts(w: number | null): string {
+  if (w === null) return '—';
+  const a = Math.abs(w);
+  return a < 1000 ? `${Math.round(a)} W` : `${(a / 1000).toFixed(2)} kW`;
+}
+
+const ROLE: Record<string, string> = { inverter: 'Inverter', battery: 'Battery', 'grid-meter': 'Grid meter', 'consumption-meter': 'House meter' };
+
+function head(title: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${e(title)} · sitegw</title><link rel="stylesheet" href="/status.css"></head>`;
+}
+
+/** One arm of the flow diagram: hub ↔ node, animated in the direction energy moves. */
+function arm(id: string, label: string, x: number, y: number, w: number | null, towardHub: boolean | null, extra = ''): string {
+  const dir = w === null || Math.abs(w) < 1 || towardHub === null ? 'idle' : towardHub ? 'in' : 'out';
+  const [x1, y1, x2, y2] = dir === 'out' ? [200, 150, x, y] : [x, y, 200, 150];
+  return `<g class="arm ${dir}" id="flow-${id}" data-watts="${w ?? ''}">
+<line x1="${x1}" y1="${y1}" x2="${x2}" y2="${y2}"/>
+<circle cx="${x}" cy="${y}" r="34"/>
+<text x="${x}" y="${y - 4}" class="name">${e(label)}</text>
+<text x="${x}" y="${y + 14}" class="value">${e(watts(w))}</text>${extra}
+</g>`;
+}
+
+export function flowSection(f: PowerFlow): string {
+  const soc = f.batterySoc === null ? '' : `<text x="80" y="300" class="soc">${Math.round(f.batterySoc)} %</text>`;
+  const grid = f.gridState === 'not_present' ? ' outage' : '';
+  return `<svg viewBox="0 0 400 310" role="img" aria-label="Power flow" class="flow${grid}">
+${arm('pv', 'PV', 200, 40, f.pvW, f.pvW === null ? null : true)}
+${arm('grid', f.gridState === 'not_present' ? 'Grid (off)' : 'Grid', 50, 150, f.gridW, f.gridW === null ? null : f.gridW > 0)}
+${arm('house', 'House', 350, 150, f.houseW, f.houseW === null ? null : false)}
+${arm('battery', 'Battery', 200, 260, f.batteryW, f.batteryW === null ? null : f.batteryW < 0, soc)}
+<circle cx="200" cy="150" r="12" class="hub"/>
+</svg>
+<p class="legend">Grid: ${f.gridW === null ? 'no reading' : f.gridW >= 0 ? 'importing' : 'exporting'} · Battery: ${f.batteryW === null ? 'no reading' : f.batteryW >= 0 ? 'charging' : 'discharging'} · Relay: ${e(f.gridState ?? 'no meter')}</p>`;
+}
+
+function values(d: DeviceView): string {
+  const v = d.values;
+  if (!v) return '<span class="muted">—</span>';
+  const parts: string[] = [];
+  if (v.power_W !== undefined) parts.push(`${watts(v.power_W)}${v.power_W < 0 ? ' out' : ''}`);
+  if (v.power_AC_W !== undefined) parts.push(`AC ${watts(v.power_AC_W)}`);
+  if (v.power_DC_W !== undefined) parts.push(`DC ${watts(v.power_DC_W)}`);
+  if (v.soc !== undefined) parts.push(`SoC ${Math.round(v.soc)} %`);
+  if (v.state !== undefined) parts.push(`relay ${v.state}`);
+  return e(parts.join(' · '));
+}
+
+export function devicesSection(devices: DeviceView[]): string {
+  const rows = devices.map((d) => {
+    const errs = Object.entries(d.errors).filter(([, n]) => n > 0);
+    return `<tr class="${d.online ? 'online' : 'offline'}" data-device="${e(d.id)}">
+<td><strong>${e(d.name ?? d.id)}</strong><br><span class="muted">${e(d.id)} · ${e(ROLE[d.role] ?? d.role)}${d.manufacturer ? ` · ${e(d.manufacturer)} ${e(d.model ?? '')}` : ''}</span></td>
+<td><span class="dot"></span>${d.online ? 'online' : 'offline'}${!d.online && d.lastError ? `<br><span class="muted">${e(d.lastError)}</span>` : ''}</td>
+<td>${values(d)}</td>
+<td>${errs.length === 0 ? '0' : e(errs.map(([k, n]) => `${k} ${n}`).join(', '))}</td>
+<td class="muted">${d.lastSeen ? e(d.lastSeen.replace('T', ' ').replace(/\.\d+Z$/, 'Z')) : 'never'}</td>
+</tr>`;
+  });
+  return `<table><thead><tr><th>Device</th><th>State</th><th>Now</th><th>Errors</th><th>Last answer</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+export function healthSection(v: StatusView): string {
+  const h = v.health;
+  const items = h.problems.map((p) => `<li>${e(p)}</li>`).join('');
+  return `<p class="badge ${h.status}">${h.status}</p><p class="muted">up ${Math.floor(h.uptimeSeconds / 3600)} h ${Math.floor((h.uptimeSeconds % 3600) / 60)} min · sitegw ${e(v.version)} · ${e(v.now.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))}</p>${items ? `<ul class="problems">${items}</ul>` : ''}`;
+}
+
+export function uplinkSection(v: StatusView): string {
+  const u = v.uplink;
+  if (!u.configured) return '<p class="muted">No uplink configured (no <code>uplink:</code> in site.yaml).</p>';
+  return `<p><span class="badge ${u.connected ? 'ok' : 'degraded'}">${u.connected ? 'connected' : 'not connected'}</span> ${u.outboxDepth} messages waiting${u.lastError ? ` · last error: ${e(u.lastError)}` : ''}</p>`;
+}
+
+export function eventsSection(v: StatusView): string {
+  if (v.gridEvents.length === 0) return '<p class="muted">No grid events yet.</p>';
+  return `<ul class="events">${v.gridEvents.map((g) => `<li><span class="badge ${g.state === 'ok' ? 'ok' : 'degraded'}">${e(g.state)}</span> ${e(g.timestamp.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))} <span class="muted">${e(g.deviceId)}</span></li>`).join('')}</ul>`;
+}
+
+/** The sections that /status.js refreshes, by element id. */
+export function liveSections(v: StatusView): Record<string, string> {
+  return { health: healthSection(v), flow: flowSection(v.flow), devices: devicesSection(v.devices), uplink: uplinkSection(v), events: eventsSection(v) };
+}
+
+export function statusPage(v: StatusView): string {
+  const s = liveSections(v);
+  const section = (id: string, title: string) => `<section><h2>${title}</h2><div id="${id}">${s[id]}</div></section>`;
+  return `${head(`${v.site.name} status`)}
+<body><header><h1>${e(v.site.name)}</h1><form method="post" action="/logout"><button type="submit">Log out</button></form></header>
+<main>
+<div class="grid2">${section('health', 'Health')}${section('flow', 'Power flow')}</div>
+${section('devices', 'Devices')}
+<div class="grid2">${section('uplink', 'Uplink')}${section('events', 'Recent grid events')}</div>
+</main>
+<footer class="muted">Updates every 2 s · <span id="updated">rendered by the gateway</span></footer>
+<script src="/status.js"></script>
+</body></html>
+`;
+}
+
+export function loginPage(opts: { error?: string; username?: string; status?: number } = {}): string {
+  return `${head('Log in')}
+<body><main class="login"><h1>Gateway status</h1><p class="muted">Log in with the site owner's user name and password.</p>
+${opts.error ? `<p class="error" role="alert">${e(opts.error)}</p>` : ''}
+<form method="post" action="/login">
+<label for="username">User name</label><input id="username" name="username" autocomplete="username" value="${e(opts.username ?? '')}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
+<button type="submit">Log in</button>
+</form></main></body></html>
+`;
+}

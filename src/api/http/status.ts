@@ -1,0 +1,105 @@
+/**
+ * The installer's status page on the LAN, behind the site owner's login:
+ *   GET  /login, POST /login   the owner's user name and password (public; failure-limited)
+ *   POST /logout               ends the session
+ *   GET  /                     the page (server-rendered)
+ *   GET  /status/live          its sections, re-rendered, for /status.js
+ *   GET  /status.json          the same facts as data, for scripts
+ *   GET  /status.js, /status.css
+ * Forms are checked against cross-site posting (Origin / Sec-Fetch-Site), the cookie is
+ * SameSite=Strict, no token or password ever goes into a URL, and the pages may not be framed.
+ */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthService } from '../../auth/service.js';
+import type { StatusView } from '../../ops/status-view.js';
+import { errorBody } from './errors.js';
+import { STATUS_CSS, STATUS_JS } from './status-assets.js';
+import { liveSections, loginPage, statusPage } from './status-page.js';
+import type { OwnerSessions } from './status-session.js';
+
+export const LOGIN_PATH = '/login';
+
+export interface StatusDeps {
+  auth: AuthService;
+  sessions: OwnerSessions;
+  status: () => StatusView;
+  https: boolean;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+const OWNER = { auth: 'owner' } as const;
+const PUBLIC = { auth: 'public' } as const;
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+function pageHeaders(reply: FastifyReply): FastifyReply {
+  return reply
+    .header('Content-Type', 'text/html; charset=utf-8')
+    .header('Cache-Control', 'no-store')
+    .header('Content-Security-Policy', CSP)
+    .header('X-Frame-Options', 'DENY')
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('Referrer-Policy', 'no-referrer');
+}
+
+/** A form post from a page of this gateway, or from a non-browser client (which sends neither header). */
+export function sameOrigin(req: FastifyRequest, https: boolean): boolean {
+  const site = req.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+  const origin = req.headers.origin;
+  if (origin === undefined) return true;
+  return origin === `${https ? 'https' : 'http'}://${req.headers.host ?? ''}`;
+}
+
+export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) => {
+  const { auth, sessions } = deps;
+  app.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
+    done(null, new URLSearchParams(body as string));
+  });
+  const form = (req: FastifyRequest): URLSearchParams => (req.body instanceof URLSearchParams ? req.body : new URLSearchParams());
+  const crossSite = (reply: FastifyReply) => reply.code(403).send(errorBody(403, 'CROSS_SITE_FORM', 'this form must be sent from the gateway’s own page'));
+
+  app.get(LOGIN_PATH, { config: PUBLIC, schema: { hide: true } }, async (req, reply) => {
+    if (sessions.check(req)) return reply.code(303).header('Location', '/').send();
+    return pageHeaders(reply).send(loginPage());
+  });
+
+  app.post(LOGIN_PATH, { config: PUBLIC, schema: { hide: true } }, async (req, reply) => {
+    if (!sameOrigin(req, deps.https)) return crossSite(reply);
+    const f = form(req);
+    const username = (f.get('username') ?? '').slice(0, 64);
+    const result = await auth.ownerLogin(username, f.get('password') ?? '', req.ip);
+    switch (result.kind) {
+      case 'ok':
+        return reply.code(303).header('Set-Cookie', sessions.create()).header('Location', '/').send();
+      case 'failed':
+        return pageHeaders(reply.code(401)).send(loginPage({ error: 'Wrong user name or password.', username }));
+      case 'rate-limited':
+        reply.header('Retry-After', String(result.retryAfter));
+        return pageHeaders(reply.code(429)).send(loginPage({ error: `Too many failed attempts. Try again in ${result.retryAfter} seconds.`, username }));
+      case 'no-owner':
+        return pageHeaders(reply.code(403)).send(loginPage({ error: 'No site owner is set on this gateway yet: run sitegw owner set-password.' }));
+    }
+  });
+
+  app.post('/logout', { config: OWNER, schema: { hide: true } }, async (req, reply) => {
+    if (!sameOrigin(req, deps.https)) return crossSite(reply);
+    return reply.code(303).header('Set-Cookie', sessions.destroy(req)).header('Location', LOGIN_PATH).send();
+  });
+
+  app.get('/', { config: OWNER, schema: { hide: true } }, async (_req, reply) => pageHeaders(reply).send(statusPage(deps.status())));
+
+  app.get('/status/live', { config: OWNER, schema: { hide: true } }, async (_req, reply) => {
+    const v = deps.status();
+    return reply.header('Cache-Control', 'no-store').send({ now: v.now, status: v.health.status, sections: liveSections(v) });
+  });
+
+  app.get('/status.json', { config: OWNER, schema: { hide: true } }, async (_req, reply) => reply.header('Cache-Control', 'no-store').send(deps.status()));
+
+  app.get('/status.js', { config: OWNER, schema: { hide: true } }, async (_req, reply) =>
+    reply.header('Content-Type', 'text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(STATUS_JS),
+  );
+  // public: the login page needs it, and it holds nothing but styles
+  app.get('/status.css', { config: PUBLIC, schema: { hide: true } }, async (_req, reply) =>
+    reply.header('Content-Type', 'text/css; charset=utf-8').header('Cache-Control', 'no-cache').send(STATUS_CSS),
+  );
+};

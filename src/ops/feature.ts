@@ -1,0 +1,100 @@
+/**
+ * Installer operations as one feature of the daemon: health, metrics, the live values of the
+ * status page, and the conversation with systemd (READY, WATCHDOG, STATUS, STOPPING). start()
+ * subscribes and builds; ready() is called once the daemon listens; stopping() before the stop.
+ */
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import type { EventBus } from '../core/events.js';
+import type { Site } from '../site/site.js';
+import type { BucketerStats } from '../telemetry/bucketer.js';
+import { Health, type UplinkHealth } from './health.js';
+import type { DatabaseReplaced } from './integrity.js';
+import { LiveValues } from './live.js';
+import { Metrics } from './metrics.js';
+import { SdNotify, watchdogMs } from './sd-notify.js';
+import { statusView, type StatusView } from './status-view.js';
+import { installTestHooks } from './test-hooks.js';
+import { Watchdog } from './watchdog.js';
+
+export interface OpsOptions {
+  site: Site;
+  db: Database;
+  dbFile: string;
+  bus: EventBus;
+  clock: Clock;
+  log: Logger;
+  version: string;
+  bucketer: { stats(): BucketerStats };
+  scheduler: { readonly lastTickAt: number | null; readonly tickMs: number; stop(): Promise<void> };
+  ws: () => { clientCount: number; dropped: number } | undefined;
+  /** what the integrity check did at start */
+  replaced: DatabaseReplaced | null;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class OpsFeature {
+  readonly health: Health;
+  readonly metrics: Metrics;
+  readonly live: LiveValues;
+  readonly notify: SdNotify;
+  readonly watchdog: Watchdog;
+  private uplink: (() => UplinkHealth | undefined) | undefined;
+  private removeHooks: (() => void) | null = null;
+
+  constructor(private readonly opts: OpsOptions) {
+    const { site, clock, bus, scheduler, log } = opts;
+    this.health = new Health({ clock, site, scheduler, uplink: () => this.uplink?.() });
+    this.metrics = new Metrics({ site, bus, clock, health: this.health, bucketer: opts.bucketer, dbFile: opts.dbFile, ws: opts.ws });
+    this.live = new LiveValues(bus, site);
+    const env = opts.env ?? process.env;
+    this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
+    this.watchdog = new Watchdog({ notify: this.notify, health: this.health, log: log.child({ feature: 'watchdog' }), periodMs: watchdogMs(env) });
+  }
+
+  start(): void {
+    const r = this.opts.replaced;
+    if (r) {
+      this.health.noteAtStart(`the database was damaged at start (${r.reason}); it was moved to ${r.movedTo} and a fresh one started`);
+    }
+    this.metrics.start();
+    this.live.start();
+    this.notify.start();
+  }
+
+  /** The uplink's health (src/uplink), once it runs: shown in health, metrics and the status page. */
+  setUplink(health: () => UplinkHealth | undefined): void {
+    this.uplink = health;
+    this.metrics.setUplink(health);
+  }
+
+  /** The daemon listens and polls: tell systemd, start the watchdog, announce a replaced database. */
+  ready(): void {
+    this.metrics.markReady();
+    this.notify.notify({ READY: '1', STATUS: this.health.summary() });
+    this.watchdog.start();
+    this.removeHooks = installTestHooks(this.opts.env ?? process.env, { scheduler: this.opts.scheduler, log: this.opts.log });
+    const r = this.opts.replaced;
+    // after every feature subscribed, so the uplink hears of it too
+    if (r) this.opts.bus.emit('databaseReplaced', { movedTo: r.movedTo, reason: r.reason, at: r.at });
+  }
+
+  status(): StatusView {
+    const { site, db, clock, version } = this.opts;
+    return statusView({ site, db, clock, version, health: this.health, live: this.live, uplink: this.uplink });
+  }
+
+  stopping(): void {
+    this.watchdog.stop();
+    this.notify.notify({ STOPPING: '1', STATUS: 'stopping' });
+  }
+
+  async stop(): Promise<void> {
+    this.watchdog.stop();
+    this.removeHooks?.();
+    this.live.stop();
+    this.metrics.stop();
+    await this.notify.stop();
+  }
+}

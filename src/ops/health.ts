@@ -1,0 +1,122 @@
+/**
+ * The daemon's health in words an installer understands, and the narrower "is the main loop
+ * alive" that feeds the systemd watchdog.
+ *
+ * The main loop is healthy when
+ * - the poll scheduler ticked recently (three ticks on the daemon's clock, plus 10 s of real
+ *   time for a slow Pi), and
+ * - the last write to the database (bucket close) did not fail.
+ * A blocked event loop needs no check of its own: the watchdog timer runs on the same loop, so
+ * a loop that is stuck sends no ping at all. Devices that do not answer or an uplink that is
+ * down make the daemon `degraded`, not unhealthy: restarting would not help them.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Site } from '../site/site.js';
+
+export type HealthStatus = 'ok' | 'degraded' | 'failing';
+
+export interface HealthReport {
+  status: HealthStatus;
+  uptimeSeconds: number;
+  /** what is wrong, one sentence each, no site data (device ids and values stay out) */
+  problems: string[];
+}
+
+/** What the uplink feature reports about itself (src/uplink), when it runs. */
+export interface UplinkHealth {
+  connected: boolean;
+  /** messages waiting in the outbox */
+  outboxDepth: number;
+  /** the last error in words, e.g. "broker refused the credentials" */
+  lastError?: string | null;
+}
+
+export interface HealthSources {
+  clock: Clock;
+  site: Site;
+  /** the poll scheduler: when it last ticked (daemon clock, ms) and its tick period */
+  scheduler: { readonly lastTickAt: number | null; readonly tickMs: number };
+  /** the uplink's health, when an uplink runs */
+  uplink?: () => UplinkHealth | undefined;
+  /** real time, ms (tests move it) */
+  now?: () => number;
+}
+
+/** real ms of grace on top of three ticks before the scheduler counts as stuck */
+const TICK_SLACK_MS = 10_000;
+
+export class Health {
+  private readonly startedAt: number;
+  private lastWriteError: string | null = null;
+  private readonly notes: string[] = [];
+
+  constructor(private readonly src: HealthSources) {
+    this.startedAt = this.now();
+  }
+
+  private now(): number {
+    return (this.src.now ?? Date.now)();
+  }
+
+  /** The outcome of the last database write (a bucket close). */
+  noteWrite(err?: unknown): void {
+    this.lastWriteError = err === undefined ? null : err instanceof Error ? err.message : String(err);
+  }
+
+  /** Something that happened at start and stays worth telling (e.g. a damaged database replaced). */
+  noteAtStart(sentence: string): void {
+    this.notes.push(sentence);
+  }
+
+  /** Why the main loop is not healthy; empty when it is. */
+  mainLoopProblems(): string[] {
+    const out: string[] = [];
+    const { clock, scheduler } = this.src;
+    const last = scheduler.lastTickAt;
+    const allowedMs = (3 * scheduler.tickMs) / clock.speed + TICK_SLACK_MS;
+    if (last === null) out.push('the poll scheduler has not started');
+    else {
+      const realSince = (clock.now() - last) / clock.speed;
+      if (realSince > allowedMs) out.push(`the poll scheduler has not run for ${Math.round(realSince / 1000)} s`);
+    }
+    if (this.lastWriteError !== null) out.push(`writing to the database failed: ${this.lastWriteError}`);
+    return out;
+  }
+
+  mainLoopHealthy(): boolean {
+    return this.mainLoopProblems().length === 0;
+  }
+
+  report(): HealthReport {
+    const problems = [...this.mainLoopProblems()];
+    const failing = problems.length > 0;
+    const devices = [...this.src.site.devices.values()];
+    const down = devices.filter((d) => !d.online);
+    if (down.length > 0) {
+      const kinds = new Map<string, number>();
+      for (const d of down) {
+        const kind = d.lastError ? d.lastError.split(':')[0]! : 'not polled yet';
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+      }
+      const why = [...kinds].map(([k, n]) => `${k}: ${n}`).join(', ');
+      problems.push(`${down.length} of ${devices.length} devices not answering (${why})`);
+    }
+    const up = this.src.uplink?.();
+    if (up && !up.connected) problems.push(`the uplink is not connected${up.lastError ? ` (${up.lastError})` : ''}; ${up.outboxDepth} messages wait in the outbox`);
+    problems.push(...this.notes);
+    return {
+      status: failing ? 'failing' : problems.length > 0 ? 'degraded' : 'ok',
+      uptimeSeconds: Math.round((this.now() - this.startedAt) / 1000),
+      problems,
+    };
+  }
+
+  /** One line for systemd's STATUS= and the log. */
+  summary(): string {
+    const r = this.report();
+    const devices = [...this.src.site.devices.values()];
+    const online = devices.filter((d) => d.online).length;
+    const head = `${r.status}: ${online}/${devices.length} devices online`;
+    return r.problems.length > 0 ? `${head}; ${r.problems[0]}` : head;
+  }
+}

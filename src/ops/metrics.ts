@@ -1,0 +1,252 @@
+/**
+ * Prometheus metrics (text exposition format via prom-client, the maintained client for Node).
+ * One registry per daemon, so tests can run several daemons in one process. Values that live
+ * elsewhere (device health, bucketer counts, WebSocket clients, disk) are read when scraped;
+ * poll durations come from the poller's `devicePolled` events.
+ *
+ * An uplink's outbox depth is exported only once an uplink reports its health (setUplink):
+ * until then the series is absent rather than a made-up zero.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Clock } from '../core/clock.js';
+import type { EventBus } from '../core/events.js';
+import type { ModbusErrorKind } from '../modbus/errors.js';
+import type { Site } from '../site/site.js';
+import type { BucketerStats } from '../telemetry/bucketer.js';
+import { databaseBytes, processWriteBytes } from './disk-io.js';
+import type { Health, UplinkHealth } from './health.js';
+
+export interface MetricsSources {
+  site: Site;
+  bus: EventBus;
+  clock: Clock;
+  health: Health;
+  bucketer: { stats(): BucketerStats };
+  /** the database file (its -wal beside it is counted too) */
+  dbFile: string;
+  /** WebSocket server counters, once it runs */
+  ws: () => { clientCount: number; dropped: number } | undefined;
+  /** real time, ms */
+  now?: () => number;
+}
+
+const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const DAY_MS = 86_400_000;
+
+/** Adds the growth of an externally kept total to a counter (counters only go up). */
+function follow(counter: Counter<string>, seen: Map<string, number>, key: string, labels: Record<string, string>, total: number): void {
+  const before = seen.get(key) ?? 0;
+  if (total > before) counter.inc(labels, total - before);
+  seen.set(key, Math.max(before, total));
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly unsubscribe: (() => void)[] = [];
+  private newestBucketEnd: number | null = null;
+  private writeBaseline: { at: number; bytes: number } | null = null;
+  private uplink: (() => UplinkHealth | undefined) | null = null;
+
+  constructor(private readonly src: MetricsSources) {}
+
+  private now(): number {
+    return (this.src.now ?? Date.now)();
+  }
+
+  start(): void {
+    const { site, bus, clock, health, bucketer, dbFile } = this.src;
+    const r = this.registry;
+    collectDefaultMetrics({ register: r });
+
+    const poll = new Histogram({ name: 'sitegw_device_poll_seconds', help: 'Duration of one device poll (all its register reads), by outcome', labelNames: ['device', 'outcome'], buckets: POLL_BUCKETS, registers: [r] });
+    this.unsubscribe.push(bus.on('devicePolled', (e) => poll.observe({ device: e.deviceId, outcome: e.ok ? 'ok' : 'error' }, e.ms / 1000)));
+    this.unsubscribe.push(bus.on('bucketsClosed', (e) => (this.newestBucketEnd = Math.max(this.newestBucketEnd ?? -Infinity, e.end))));
+
+    const errorsSeen = new Map<string, number>();
+    new Counter({
+      name: 'sitegw_device_errors_total',
+      help: 'Failed device requests by kind (timeout, exception, connection, crc, decode) since start',
+      labelNames: ['device', 'kind'],
+      registers: [r],
+      collect() {
+        for (const d of site.devices.values()) {
+          for (const [kind, n] of Object.entries(d.errors) as [ModbusErrorKind, number][]) {
+            follow(this, errorsSeen, `${d.config.id}\0${kind}`, { device: d.config.id, kind }, n);
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: 'sitegw_device_online',
+      help: '1 when the device answered its last poll',
+      labelNames: ['device'],
+      registers: [r],
+      collect() {
+        for (const d of site.devices.values()) this.set({ device: d.config.id }, d.online ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'sitegw_device_last_seen_timestamp_seconds',
+      help: 'When the device last answered (daemon clock, unix seconds)',
+      labelNames: ['device'],
+      registers: [r],
+      collect() {
+        for (const d of site.devices.values()) if (d.lastSeen !== null) this.set({ device: d.config.id }, d.lastSeen / 1000);
+      },
+    });
+
+    const self = this;
+    new Gauge({
+      name: 'sitegw_bucket_lag_seconds',
+      help: 'Daemon-clock time since the end of the newest written 15-minute bucket (grace + up to 15 min when healthy)',
+      registers: [r],
+      collect() {
+        if (self.newestBucketEnd !== null) this.set((clock.now() - self.newestBucketEnd) / 1000);
+      },
+    });
+    const bucketStats = new Map<string, number>();
+    new Counter({
+      name: 'sitegw_buckets_written_total',
+      help: '15-minute buckets written to the database',
+      registers: [r],
+      collect() {
+        follow(this, bucketStats, 'written', {}, bucketer.stats().bucketsWritten);
+      },
+    });
+    new Counter({
+      name: 'sitegw_readings_dropped_total',
+      help: 'Readings not taken into a bucket, by reason',
+      labelNames: ['reason'],
+      registers: [r],
+      collect() {
+        const s = bucketer.stats();
+        follow(this, bucketStats, 'late', { reason: 'late' }, s.lateDropped);
+        follow(this, bucketStats, 'order', { reason: 'out_of_order' }, s.outOfOrderDropped);
+        follow(this, bucketStats, 'unknown', { reason: 'unknown_stream' }, s.unknownStream);
+      },
+    });
+
+    const wsSeen = new Map<string, number>();
+    new Gauge({
+      name: 'sitegw_ws_clients',
+      help: 'Connected WebSocket clients',
+      registers: [r],
+      collect() {
+        const ws = self.src.ws();
+        if (ws) this.set(ws.clientCount);
+      },
+    });
+    new Counter({
+      name: 'sitegw_ws_dropped_clients_total',
+      help: 'WebSocket clients dropped because they did not read their messages',
+      registers: [r],
+      collect() {
+        const ws = self.src.ws();
+        if (ws) follow(this, wsSeen, 'dropped', {}, ws.dropped);
+      },
+    });
+
+    new Gauge({
+      name: 'sitegw_database_size_bytes',
+      help: 'Size of the SQLite database and its WAL on disk',
+      registers: [r],
+      collect() {
+        this.set(databaseBytes(dbFile));
+      },
+    });
+    if (processWriteBytes() !== null) {
+      this.writeBaseline = { at: this.now(), bytes: processWriteBytes()! };
+      const ioSeen = new Map<string, number>();
+      new Counter({
+        name: 'sitegw_storage_written_bytes_total',
+        help: 'Bytes this process caused to be written to storage (Linux /proc/self/io write_bytes): the SD-card wear',
+        registers: [r],
+        collect() {
+          follow(this, ioSeen, 'w', {}, processWriteBytes() ?? 0);
+        },
+      });
+      new Gauge({
+        name: 'sitegw_storage_written_bytes_per_day',
+        help: 'Storage writes since the daemon was ready, extrapolated to one real day (target < 10 MB)',
+        registers: [r],
+        collect() {
+          const rate = self.writesPerDay();
+          if (rate !== null) this.set(rate);
+        },
+      });
+    }
+    new Gauge({
+      name: 'sitegw_main_loop_healthy',
+      help: '1 while the poll scheduler runs and database writes succeed (what feeds the systemd watchdog)',
+      registers: [r],
+      collect() {
+        this.set(health.mainLoopHealthy() ? 1 : 0);
+      },
+    });
+  }
+
+  /** From now on storage writes are counted for the per-day figure (call once start-up writes are done). */
+  markReady(): void {
+    const bytes = processWriteBytes();
+    if (bytes !== null) this.writeBaseline = { at: this.now(), bytes };
+  }
+
+  /** Bytes written per real day since markReady(), or null before an hour of data... or where unknown. */
+  writesPerDay(): number | null {
+    const bytes = processWriteBytes();
+    if (bytes === null || !this.writeBaseline) return null;
+    const ms = this.now() - this.writeBaseline.at;
+    if (ms < 60_000) return null;
+    return ((bytes - this.writeBaseline.bytes) / ms) * DAY_MS;
+  }
+
+  /** The uplink reports its health: export its outbox depth and connection from now on. */
+  setUplink(health: () => UplinkHealth | undefined): void {
+    if (this.uplink) return;
+    this.uplink = health;
+    new Gauge({
+      name: 'sitegw_uplink_outbox_messages',
+      help: 'Messages waiting in the MQTT outbox',
+      registers: [this.registry],
+      collect() {
+        const h = health();
+        if (h) this.set(h.outboxDepth);
+      },
+    });
+    new Gauge({
+      name: 'sitegw_uplink_connected',
+      help: '1 while the MQTT uplink is connected',
+      registers: [this.registry],
+      collect() {
+        const h = health();
+        if (h) this.set(h.connected ? 1 : 0);
+      },
+    });
+  }
+
+  stop(): void {
+    for (const u of this.unsubscribe.splice(0)) u();
+    this.registry.clear();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /**
+   * The exposition text. With `visible`, series labelled with a device the caller may not see
+   * are left out (a partner's token shows its own devices only).
+   */
+  async text(visible?: (deviceId: string) => boolean): Promise<string> {
+    const all = await this.registry.metrics();
+    if (!visible) return all;
+    return all
+      .split('\n')
+      .filter((line) => {
+        if (line.startsWith('#')) return true;
+        const m = /[{,]device="((?:[^"\\]|\\.)*)"/.exec(line);
+        return !m || visible(m[1]!);
+      })
+      .join('\n');
+  }
+}

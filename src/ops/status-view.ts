@@ -1,0 +1,145 @@
+/**
+ * What the installer's status page shows, as JSON: the health report, each device with its
+ * state, current values and error counts, the power flow between PV, battery, house and grid,
+ * the uplink and the recent grid events. Built on request from what the daemon already holds.
+ */
+import type { Database } from 'better-sqlite3';
+import type { InstantValues } from '../core/channels.js';
+import type { Clock } from '../core/clock.js';
+import type { Site } from '../site/site.js';
+import { streamIds } from '../site/stream-ids.js';
+import { recentGridEvents } from '../store/grid-events.js';
+import type { Health, HealthReport, UplinkHealth } from './health.js';
+import type { LiveValues } from './live.js';
+
+export interface DeviceView {
+  id: string;
+  name: string | null;
+  role: string;
+  online: boolean;
+  /** ISO time of the last answer (daemon clock) */
+  lastSeen: string | null;
+  lastError: string | null;
+  errors: Record<string, number>;
+  manufacturer: string | null;
+  model: string | null;
+  /** the device's current values (its main stream), absent when not current */
+  values: InstantValues | null;
+}
+
+/** Watts, design.md signs turned into what a person reads: each flow positive in its named direction. */
+export interface PowerFlow {
+  /** PV production (>= 0) */
+  pvW: number | null;
+  /** battery: + charging, - discharging */
+  batteryW: number | null;
+  /** battery state of charge, percent */
+  batterySoc: number | null;
+  /** house consumption (>= 0) */
+  houseW: number | null;
+  /** grid: + importing, - exporting */
+  gridW: number | null;
+  /** grid relay: ok, not_present (outage), unknown */
+  gridState: string | null;
+}
+
+export interface StatusView {
+  site: { id: string; name: string; timezone: string };
+  version: string;
+  now: string;
+  health: HealthReport;
+  devices: DeviceView[];
+  flow: PowerFlow;
+  uplink: (UplinkHealth & { configured: true }) | { configured: false };
+  gridEvents: { deviceId: string; timestamp: string; state: string }[];
+}
+
+export interface StatusSources {
+  site: Site;
+  db: Database;
+  clock: Clock;
+  health: Health;
+  live: LiveValues;
+  version: string;
+  uplink?: () => UplinkHealth | undefined;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function mainStream(site: Site, id: string): string {
+  const d = site.devices.get(id)!;
+  switch (d.config.role) {
+    case 'inverter':
+      return streamIds.inverter(id);
+    case 'battery':
+      return streamIds.batteryBlock(id);
+    case 'grid-meter':
+      return streamIds.gridMeter(id);
+    case 'consumption-meter':
+      return streamIds.consumptionMeter(id);
+  }
+}
+
+/** Sum of one channel over streams; null when none of them has a current value. */
+function sum(values: (InstantValues | undefined)[], pick: (v: InstantValues) => number | undefined): number | null {
+  let total: number | null = null;
+  for (const v of values) {
+    const x = v ? pick(v) : undefined;
+    if (x !== undefined && Number.isFinite(x)) total = (total ?? 0) + x;
+  }
+  return total;
+}
+
+export function powerFlow(src: Pick<StatusSources, 'site' | 'live' | 'clock'>): PowerFlow {
+  const { site, live } = src;
+  const now = src.clock.now();
+  const cur = (id: string) => live.current(id, now)?.values;
+  const inverters = site.byRole('inverter').map((d) => d.config.id);
+  const pv = sum(inverters.map((i) => cur(streamIds.pvAggregate(i))), (v) => v.power_W);
+  // one battery figure per inverter: its aggregate of every block
+  const batteries = inverters.filter((i) => site.batteriesOf(i).length > 0).map((i) => cur(streamIds.batteryAggregate(i)));
+  const batteryW = sum(batteries, (v) => v.power_W);
+  const socs = batteries.map((v) => v?.soc).filter((s): s is number => s !== undefined);
+  const grid = site.byRole('grid-meter').map((d) => cur(streamIds.gridMeter(d.config.id)));
+  const gridW = sum(grid, (v) => v.power_W);
+  const consumption = site.byRole('consumption-meter').map((d) => cur(streamIds.consumptionMeter(d.config.id)));
+  let houseW = sum(consumption, (v) => v.power_W);
+  if (site.byRole('consumption-meter').length === 0) houseW = sum([cur(streamIds.consumptionDerived(site.id))], (v) => v.power_W);
+  const gridState = grid.find((v) => v?.state !== undefined)?.state ?? (grid.length > 0 ? 'unknown' : null);
+  return {
+    pvW: pv === null ? null : Math.max(0, -pv),
+    batteryW,
+    batterySoc: socs.length > 0 ? socs.reduce((a, b) => a + b, 0) / socs.length : null,
+    houseW,
+    gridW,
+    gridState,
+  };
+}
+
+export function statusView(src: StatusSources): StatusView {
+  const { site, clock, live } = src;
+  const now = clock.now();
+  const devices: DeviceView[] = [...site.devices.values()].map((d) => ({
+    id: d.config.id,
+    name: d.config.name ?? null,
+    role: d.config.role,
+    online: d.online,
+    lastSeen: d.lastSeen === null ? null : iso(d.lastSeen),
+    lastError: d.lastError,
+    errors: { ...d.errors },
+    manufacturer: d.identity.manufacturer ?? null,
+    model: d.identity.model ?? null,
+    values: d.online ? (live.current(mainStream(site, d.config.id), now)?.values ?? null) : null,
+  }));
+  const up = src.uplink?.();
+  return {
+    site: { id: site.id, name: site.config.site.name, timezone: site.config.site.timezone },
+    version: src.version,
+    now: iso(now),
+    health: src.health.report(),
+    devices,
+    flow: powerFlow(src),
+    uplink: up ? { configured: true, ...up } : { configured: false },
+    gridEvents: recentGridEvents(src.db, 10).map((e) => ({ deviceId: e.deviceId, timestamp: iso(e.timestamp), state: e.state })),
+  };
+}
