@@ -99,7 +99,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       beforePolling:
         withHistory && historyMs > 0
           ? async (ctx) => {
-              prefilledUntil = await prefillHistory(ctx, sim, servers, clock.now() - historyMs);
+              prefilledUntil = await prefillHistory(ctx, sim, clock.now() - historyMs);
             }
           : undefined,
     });

@@ -4,7 +4,6 @@ import { Poller } from '../poller/poller.js';
 import type { SimSite } from '../sim/site.js';
 import { BUCKET_MS } from '../telemetry/align.js';
 import { SimMemoryReader } from './memory-reader.js';
-import type { DemoEndpoints } from './default-site.js';
 
 /**
  * Fills past buckets by stepping the simulator from `from` to the clock's present one poll
@@ -12,13 +11,13 @@ import type { DemoEndpoints } from './default-site.js';
  * boundaries pass, with the daemon's own poller, profiles and bucketer. Returns the time it
  * reached; live polling carries on from there.
  */
-export async function prefillHistory(ctx: DaemonContext, sim: SimSite, endpoints: DemoEndpoints, from: number): Promise<number> {
+export async function prefillHistory(ctx: DaemonContext, sim: SimSite, from: number): Promise<number> {
   const readers = {
     inverter: new SimMemoryReader(sim, 'inverter'),
     meter: new SimMemoryReader(sim, 'meter'),
   };
-  const onMeterHost = (c: DeviceConfig['connection']) => c.type !== 'rtu' && c.port === endpoints.meter.port && c.host === endpoints.meter.host;
-  const readerFor = (d: DeviceConfig) => (onMeterHost(d.connection) ? readers.meter : readers.inverter);
+  // the simulator keeps its meters on the meter host however the site reaches them (TCP or RTU)
+  const readerFor = (d: DeviceConfig) => (d.role === 'grid-meter' || d.role === 'consumption-meter' ? readers.meter : readers.inverter);
   const poller = new Poller({ site: ctx.site, bus: ctx.bus, clock: ctx.clock, readerFor, log: ctx.log });
   const period = poller.tickMs;
   let t = Math.ceil(from / period) * period;
