@@ -6,7 +6,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SerialLink, SocketLink } from '../../src/modbus/byte-link.js';
-import { ModbusError } from '../../src/modbus/errors.js';
 import { RtuBus, type RtuBusOptions } from '../../src/modbus/rtu-bus.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { readRegisters } from '../../src/sim/registers.js';
@@ -14,6 +13,7 @@ import { startSimRtuServer, type SimRtuServer } from '../../src/sim/rtu-server.j
 import { SDM630 } from '../../src/sim/sdm630.js';
 import { SimSite } from '../../src/sim/site.js';
 import { waitFor } from '../support/demo.js';
+import { failure } from './failure.js';
 import { HAVE_SOCAT, ptyPair, serialServer, type PtyPair } from '../support/socat.js';
 
 const T0 = Date.parse('2026-06-21T10:00:00Z');
@@ -25,16 +25,6 @@ function simSite(): SimSite {
 
 /** what the simulator's registers hold now, read in memory */
 const expected = (sim: SimSite, unitId: number, fn: 'holding' | 'input', address: number, n: number) => readRegisters(sim.unit('meter', unitId)!, fn, address, n);
-
-async function failure(p: Promise<unknown>): Promise<ModbusError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ModbusError) return err;
-    throw err;
-  }
-  throw new Error('expected the read to fail');
-}
 
 describe.skipIf(!HAVE_SOCAT)('Modbus RTU bus on a serial line (socat pty pair)', () => {
   const sim = simSite();

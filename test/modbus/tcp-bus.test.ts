@@ -1,7 +1,6 @@
 /** The Modbus TCP bus against the simulator's real TCP servers, with injected faults. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { ModbusError } from '../../src/modbus/errors.js';
 import { TcpBus, type TcpBusOptions } from '../../src/modbus/tcp-bus.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { readRegisters } from '../../src/sim/registers.js';
@@ -9,19 +8,10 @@ import { SDM630 } from '../../src/sim/sdm630.js';
 import { startSimServers, type SimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { waitFor } from '../support/demo.js';
+import { failure } from './failure.js';
 
 const T0 = Date.parse('2026-06-21T10:00:00Z');
 const SUNS = [0x5375, 0x6e53];
-
-async function failure(p: Promise<unknown>): Promise<ModbusError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ModbusError) return err;
-    throw err;
-  }
-  throw new Error('expected the read to fail');
-}
 
 describe('Modbus TCP bus', () => {
   const sim = new SimSite({ ...defaultSimConfig(), gridMeter: 'sdm630' }, T0);
