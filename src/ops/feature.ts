@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
-import { Health, type UplinkHealth } from './health.js';
+import { Health, TICK_SLACK_MS, type UplinkHealth } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
 import { Metrics } from './metrics.js';
@@ -45,12 +45,13 @@ export class OpsFeature {
 
   constructor(private readonly opts: OpsOptions) {
     const { site, clock, bus, scheduler, log } = opts;
-    this.health = new Health({ clock, site, scheduler, uplink: () => this.uplink?.() });
+    const env = opts.env ?? process.env;
+    const period = watchdogMs(env);
+    this.health = new Health({ clock, site, scheduler, uplink: () => this.uplink?.(), tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS) });
     this.metrics = new Metrics({ site, bus, clock, health: this.health, bucketer: opts.bucketer, dbFile: opts.dbFile, ws: opts.ws });
     this.live = new LiveValues(bus, site);
-    const env = opts.env ?? process.env;
     this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
-    this.watchdog = new Watchdog({ notify: this.notify, health: this.health, log: log.child({ feature: 'watchdog' }), periodMs: watchdogMs(env) });
+    this.watchdog = new Watchdog({ notify: this.notify, health: this.health, log: log.child({ feature: 'watchdog' }), periodMs: period });
   }
 
   start(): void {
