@@ -61,8 +61,10 @@ function refusal(rc: number, host: string, text: string): Described {
       return { code: 'AUTH_REFUSED', message: `the broker ${host} refused the user name or password: check uplink.username and uplink.password with the broker operator` };
     case 5:
     case 135:
+      // mosquitto answers a wrong password with "not authorized" too
+      return { code: 'AUTH_REFUSED', message: `the broker ${host} refused the login (not authorized): check uplink.username and uplink.password with the broker operator, and that it allows client id and user` };
     case 138:
-      return { code: 'NOT_AUTHORIZED', message: `the broker ${host} does not let this gateway connect (${rc === 138 ? 'banned' : 'not authorized'}): ask the broker operator to allow this client id and user name` };
+      return { code: 'NOT_AUTHORIZED', message: `the broker ${host} has banned this gateway: ask the broker operator why` };
     case 2:
     case 133:
       return { code: 'CLIENT_ID_REJECTED', message: `the broker ${host} rejected the client id: set uplink.clientId to one the broker accepts` };

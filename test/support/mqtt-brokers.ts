@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Aedes } from 'aedes';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
@@ -92,7 +92,8 @@ export async function mosquittoBroker(opts: BrokerOptions & { tls?: { cafile: st
   if (!MOSQUITTO) throw new Error('mosquitto is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-mosq-'));
   const port = await freePort();
-  const lines = [`listener ${port} 127.0.0.1`, 'persistence true', `persistence_location ${dir}/`, 'autosave_interval 1', 'log_dest none'];
+  // run as whoever runs the tests: as root, mosquitto would switch to its own user and could not read our temp dir
+  const lines = [`user ${userInfo().username}`, `listener ${port} 127.0.0.1`, 'persistence true', `persistence_location ${dir}/`, 'autosave_interval 1', 'log_dest none'];
   if (opts.tls) {
     lines.push(`cafile ${opts.tls.cafile}`, `certfile ${opts.tls.certfile}`, `keyfile ${opts.tls.keyfile}`);
     if (opts.tls.requireCertificate) lines.push('require_certificate true');

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { EventBus, type ClosedBucket } from '../../src/core/events.js';
+import { openDatabase, type Database } from '../../src/store/db.js';
+import { enqueue, outboxDrops, outboxStats, readAfter, remove, trim, withSeq } from '../../src/store/outbox.js';
+import { Bucketer } from '../../src/telemetry/bucketer.js';
+import type { StreamDef } from '../../src/telemetry/stream.js';
+
+const MIN = 60_000;
+const T0 = Date.parse('2026-11-23T00:00:00Z');
+const at = (minutes: number) => T0 + minutes * MIN;
+const meter: StreamDef = { id: 'gm__GRID_METER_DERIVED', deviceId: 'gm', deviceKind: 'meter', channels: ['power_W', 'state'] };
+const count = (db: Database, table: string) => db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
+const msg = (topic: string, n: number) => ({ topic, body: `{"v":1,"n":${n}}`, retain: false });
+
+function bucketer(db: Database, bus?: EventBus): Bucketer {
+  const b = new Bucketer({ db, streams: [meter], pollPeriodMs: 10_000, bus });
+  b.start();
+  for (let s = 0; s < 40 * 60; s += 10) b.ingest({ streamId: meter.id, ts: at(s / 60), values: { power_W: 100, state: 'ok' } });
+  return b;
+}
+
+describe('bucket close hook (the outbox row commits with the bucket)', () => {
+  it('runs inside the close transaction: its rows and the buckets are written together', () => {
+    const db = openDatabase(':memory:');
+    const b = bucketer(db);
+    const seen: ClosedBucket[][] = [];
+    b.onClose((closed) => {
+      seen.push([...closed]);
+      expect(db.inTransaction).toBe(true);
+      enqueue(db, [msg('telemetry', closed.length)], 0);
+    });
+    b.closeUntil(at(30));
+    expect(seen.map((c) => c.map((x) => x.start))).toEqual([[at(0), at(15)]]);
+    expect(count(db, 'buckets')).toBe(2);
+    expect(count(db, 'uplink_outbox')).toBe(1);
+  });
+
+  it('a failing hook rolls the bucket write back, emits nothing, and the next close writes the buckets', () => {
+    const db = openDatabase(':memory:');
+    const bus = new EventBus();
+    const events: number[] = [];
+    bus.on('bucketsClosed', (e) => events.push(e.start));
+    const b = bucketer(db, bus);
+    let fail = true;
+    b.onClose((closed) => {
+      enqueue(db, [msg('telemetry', closed.length)], 0);
+      if (fail) throw new Error('disk full');
+    });
+    expect(() => b.closeUntil(at(30))).toThrow('disk full');
+    expect(count(db, 'buckets')).toBe(0);
+    expect(count(db, 'uplink_outbox')).toBe(0);
+    expect(events).toEqual([]);
+    fail = false;
+    const out = b.closeUntil(at(30));
+    expect(out.map((x) => x.start)).toEqual([at(0), at(15)]);
+    expect(count(db, 'buckets')).toBe(2);
+    expect(count(db, 'uplink_outbox')).toBe(1);
+    expect(events).toEqual([at(0), at(15)]);
+  });
+
+  it('an unregistered hook no longer runs', () => {
+    const db = openDatabase(':memory:');
+    const b = bucketer(db);
+    let calls = 0;
+    const off = b.onClose(() => calls++);
+    off();
+    b.closeUntil(at(30));
+    expect(calls).toBe(0);
+  });
+});
+
+describe('outbox', () => {
+  it('numbers messages upward from above the creation time, never reusing a number after deletes', () => {
+    const before = Date.now();
+    const db = openDatabase(':memory:');
+    const [a, b2] = enqueue(db, [msg('t', 1), msg('t', 2)], 5);
+    expect(a!).toBeGreaterThan(before);
+    expect(b2).toBe(a! + 1);
+    remove(db, [a!, b2!]);
+    const [c] = enqueue(db, [msg('t', 3)], 6);
+    expect(c).toBe(b2! + 1);
+    expect(readAfter(db, 0, 10).map((r) => r.seq)).toEqual([c]);
+  });
+
+  it('puts seq first in the payload and keeps the body otherwise as written', () => {
+    expect(JSON.parse(withSeq(42, '{"v":1,"x":"y"}'))).toEqual({ seq: 42, v: 1, x: 'y' });
+  });
+
+  it('reads oldest first after a cursor', () => {
+    const db = openDatabase(':memory:');
+    const seqs = enqueue(db, [1, 2, 3, 4].map((n) => msg('t', n)), 0);
+    expect(readAfter(db, seqs[1]!, 10).map((r) => r.seq)).toEqual(seqs.slice(2));
+    expect(readAfter(db, 0, 2).map((r) => JSON.parse(r.body).n)).toEqual([1, 2]);
+  });
+
+  it('drops by age, then the oldest past the size bound, and counts both', () => {
+    const db = openDatabase(':memory:');
+    enqueue(db, [msg('t', 1), msg('t', 2)], 1000);
+    enqueue(db, [msg('t', 3), msg('t', 4), msg('t', 5)], 2000);
+    const size = Buffer.byteLength(msg('t', 5).body);
+    // age drops 1 and 2; the size bound then keeps the newest two
+    expect(trim(db, 1500, 2 * size, 9000)).toEqual({ byAge: 2, bySize: 1 });
+    expect(readAfter(db, 0, 10).map((r) => JSON.parse(r.body).n)).toEqual([4, 5]);
+    expect(outboxDrops(db)).toEqual({ byAge: 2, bySize: 1, lastAt: 9000 });
+    expect(outboxStats(db)).toEqual({ depth: 2, bytes: 2 * size, oldestAt: 2000 });
+    expect(trim(db, 0, 10 * size, 9500)).toEqual({ byAge: 0, bySize: 0 });
+    expect(outboxDrops(db).lastAt).toBe(9000);
+  });
+
+  it('a size bound smaller than one message empties the outbox', () => {
+    const db = openDatabase(':memory:');
+    enqueue(db, [msg('t', 1)], 1000);
+    expect(trim(db, 0, 3, 1)).toEqual({ byAge: 0, bySize: 1 });
+    expect(outboxStats(db).depth).toBe(0);
+  });
+});
