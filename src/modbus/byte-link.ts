@@ -23,6 +23,8 @@ export class SerialLink implements ByteLink {
   onData: ((chunk: Buffer) => void) | null = null;
   onClose: ((reason: string) => void) | null = null;
   private port: SerialPort | null = null;
+  /** close() was called; an open that completes afterwards closes the port again */
+  private abandoned = false;
 
   constructor(private readonly s: SerialSettings) {}
 
@@ -43,6 +45,12 @@ export class SerialLink implements ByteLink {
       port.open((err) => {
         if (err) {
           reject(err);
+          return;
+        }
+        if (this.abandoned) {
+          // the bus gave up waiting: release the port, or its lock would keep every later open out
+          port.close(() => undefined);
+          reject(new Error('opened after the bus gave up waiting'));
           return;
         }
         this.port = port;
@@ -71,6 +79,7 @@ export class SerialLink implements ByteLink {
   }
 
   close(): Promise<void> {
+    this.abandoned = true;
     const port = this.port;
     this.port = null;
     if (!port?.isOpen) return Promise.resolve();
