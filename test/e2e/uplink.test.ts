@@ -245,3 +245,33 @@ describe.skipIf(!MOSQUITTO)('uplink over MQTT 5 (mosquitto)', () => {
     expect(r.correlation).toBe('corr-7');
   });
 });
+
+describe('uplink: a message the broker never acknowledged', () => {
+  let broker: TestBroker;
+  let demo: Demo;
+  let c: Collector;
+  let swallow = true;
+  beforeAll(async () => {
+    broker = await aedesBroker({ accept: (topic) => !(swallow && topic === `${PREFIX}/telemetry`) });
+    c = await collect(broker.url, `${PREFIX}/#`, { clean: false, clientId: 'swallow-consumer' });
+    demo = await demoSite({ speed: 600, history: 'PT2H', ...uplinkTo(broker) });
+  });
+  afterAll(async () => {
+    await demo?.cleanup();
+    await c?.close();
+    await broker?.close();
+  });
+
+  it('stays in the outbox and goes again on the next connection', async () => {
+    const up = demo.daemon.uplink!;
+    await waitFor('telemetry in flight without PUBACK', () => (up.health().outbox.inFlight > 0 && up.health().outbox.depth >= 8) || undefined);
+    expect(telemetryKeys(dedupe(c))).toEqual([]);
+    swallow = false;
+    // the connection breaks with the messages unacknowledged
+    await broker.stop();
+    await broker.start();
+    await waitFor('outbox drained', () => (up.health().connected && up.health().outbox.depth === 0) || undefined, 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expectComplete(dedupe(c), storedBuckets(demo.daemon.ctx.db));
+  });
+});

@@ -21,6 +21,8 @@ export interface TestBroker {
 export interface BrokerOptions {
   /** user → password; when given, every other login is refused */
   users?: Record<string, string>;
+  /** aedes only: false = take the message in but never acknowledge it (no PUBACK, not forwarded) */
+  accept?: (topic: string) => boolean;
 }
 
 export async function freePort(): Promise<number> {
@@ -51,6 +53,9 @@ export async function aedesBroker(opts: BrokerOptions = {}): Promise<TestBroker>
       if (ok) return done(null, true);
       const err = Object.assign(new Error('bad user name or password'), { returnCode: 4 as const });
       done(err, false);
+    },
+    authorizePublish: (_client, packet, done) => {
+      if (!opts.accept || opts.accept(packet.topic)) done(null);
     },
   });
   let server: Server | null = null;
