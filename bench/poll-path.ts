@@ -31,6 +31,7 @@ import { SimSite } from '../src/sim/site.js';
 import { Site } from '../src/site/site.js';
 import { openDatabase } from '../src/store/db.js';
 import { Bucketer } from '../src/telemetry/bucketer.js';
+import { median } from './lib/stats.js';
 
 const CYCLES = Number(process.argv[2] ?? 300);
 const T0 = Date.parse('2026-06-21T10:00:00Z');
@@ -120,10 +121,6 @@ devices:
       samples.get(name)!.push(performance.now() - t0);
     }
   }
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   const base = median(samples.get(cases[0]![0])!);
   const registers = blocks.reduce((a, b) => a + b.length, 0);
   console.log(`one TCP bus, 3 SunSpec devices (inverter 1/103/160x4/124, two 802 BMSs): ${blocks.length} requests, ${registers} registers per cycle; ${CYCLES} cycles each`);

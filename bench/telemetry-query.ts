@@ -23,6 +23,7 @@ import { findStreamKey } from '../src/store/streams.js';
 import { Bucketer } from '../src/telemetry/bucketer.js';
 import { queryTelemetry, type TelemetryResolution } from '../src/telemetry/query.js';
 import type { StreamDef } from '../src/telemetry/stream.js';
+import { median } from './lib/stats.js';
 
 const RUNS = Number(process.argv[2] ?? 15);
 const YEAR_START = Date.parse('2026-01-01T00:00:00Z');
@@ -118,10 +119,6 @@ try {
       samples.get(name)!.push(performance.now() - t0);
     }
   }
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   const base = median(samples.get(cases[0]![0])!);
   const rows = db.prepare('SELECT count(*) FROM buckets WHERE stream = ?').pluck().get(key) as number;
 

@@ -16,6 +16,7 @@ import { WsServer, type WsAccess } from '../src/api/ws/server.js';
 import { EventBus, type ClosedBucket } from '../src/core/events.js';
 import { silentLogger } from '../src/core/log.js';
 import type { StreamDef } from '../src/telemetry/stream.js';
+import { median } from './lib/stats.js';
 
 const CLIENTS = Number(process.argv[2] ?? 500);
 const ENTRIES = Number(process.argv[3] ?? 1000);
@@ -134,7 +135,6 @@ async function main(): Promise<void> {
   wss.close();
   await new Promise((r) => b.server.close(r));
 
-  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
   const kb = (messages.reduce((s, m) => s + m.length, 0) / 1024).toFixed(0);
   console.log(`${CLIENTS} clients, a bucket of ${ENTRIES} entries in ${MESSAGES} messages (${kb} kB a client); median of ${rounds} rounds`);
   console.log('');
