@@ -14,12 +14,18 @@ export interface DrainOptions {
 }
 
 const READ_AHEAD = 256;
+/**
+ * Acknowledged rows are deleted in one transaction at most this long after their PUBACK: one
+ * commit per batch rather than per message. A crash inside the window only means those few
+ * messages go out once more, which seq de-duplication absorbs.
+ */
+const FLUSH_MS = 50;
 
 /**
  * Publishes the outbox oldest first at QoS 1 over one connection at a time, with at most
  * `maxInflight` unacknowledged and at most `ratePerSecond` per second (a token bucket on real
  * time, so a long backlog is sent at a pace the broker and the site's own work can bear).
- * A row is deleted only after its PUBACK; deletes are batched per I/O turn. A lost connection
+ * A row is deleted only after its PUBACK; deletes are batched (FLUSH_MS). A lost connection
  * forgets what was in flight: those rows are still in the outbox and go again on the next one.
  */
 export class Drainer {
@@ -147,7 +153,7 @@ export class Drainer {
         if (this.acked.length >= READ_AHEAD) this.flush();
         else if (!this.flushQueued) {
           this.flushQueued = true;
-          setImmediate(() => this.flush());
+          setTimeout(() => this.flush(), FLUSH_MS).unref();
         }
       }
       this.pump();
