@@ -28,9 +28,14 @@ function pairsOfQuery(req: FastifyRequest): [string, string][] {
   return q < 0 ? [] : [...new URLSearchParams(req.url.slice(q + 1))];
 }
 
+/** What the form parser makes of a body; a JSON array sent as the body is something else (it used to pass for pairs and crash) */
+class FormPairs {
+  constructor(readonly pairs: [string, string][]) {}
+}
+
 function pairsOfBody(body: unknown): [string, string][] {
   if (body === undefined || body === null || body === '') return [];
-  if (Array.isArray(body)) return body as [string, string][];
+  if (body instanceof FormPairs) return body.pairs;
   throw new OAuthError('invalid_request', `send the parameters as ${FORM}`);
 }
 
@@ -68,7 +73,7 @@ function htmlHeaders(reply: FastifyReply): FastifyReply {
 
 export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth }) => {
   app.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_req, body, done) => {
-    done(null, [...new URLSearchParams(body as string)]);
+    done(null, new FormPairs([...new URLSearchParams(body as string)]));
   });
 
   // anything that escapes a handler (an oversized body, a bad content type) still answers in the
