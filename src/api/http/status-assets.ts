@@ -19,7 +19,7 @@ tr.offline .dot{background:var(--bad)}tr.offline td:first-child strong{color:var
 svg.flow{width:100%;max-width:26rem;display:block;margin:0 auto}
 .arm line{stroke:#9aa3b2;stroke-width:4;stroke-dasharray:8 8}.arm.in line,.arm.out line{stroke:#2b6cb0;animation:flow 1s linear infinite}
 .arm circle{fill:#fff;stroke:#2b6cb0;stroke-width:2}.arm.idle circle{stroke:#9aa3b2}
-.arm text{text-anchor:middle;font-size:13px}.arm .name{font-weight:600}.arm .value{font-size:12px;fill:var(--muted)}.soc{text-anchor:middle;font-size:12px;fill:var(--ok);font-weight:600}
+.arm text{text-anchor:middle;font-size:13px}.arm .name{font-weight:600}.arm .value{font-size:12px;fill:var(--muted)}.soc{text-anchor:start;font-size:12px;fill:var(--ok);font-weight:600}
 .hub{fill:#1d2330}.outage #flow-grid circle{stroke:var(--bad)}.legend{text-align:center;margin:.2rem 0 0}
 @keyframes flow{to{stroke-dashoffset:-16}}
 .events{list-style:none;padding:0;margin:0}.events li{padding:.2rem 0}

@@ -35,8 +35,13 @@ function arm(id: string, label: string, x: number, y: number, w: number | null, 
 </g>`;
 }
 
+function direction(w: number | null, plus: string, minus: string): string {
+  if (w === null) return 'no reading';
+  return Math.abs(w) < 1 ? 'idle' : w > 0 ? plus : minus;
+}
+
 export function flowSection(f: PowerFlow): string {
-  const soc = f.batterySoc === null ? '' : `<text x="80" y="300" class="soc">${Math.round(f.batterySoc)} %</text>`;
+  const soc = f.batterySoc === null ? '' : `<text x="262" y="265" class="soc">${Math.round(f.batterySoc)} %</text>`;
   const grid = f.gridState === 'not_present' ? ' outage' : '';
   return `<svg viewBox="0 0 400 310" role="img" aria-label="Power flow" class="flow${grid}">
 ${arm('pv', 'PV', 200, 40, f.pvW, f.pvW === null ? null : true)}
@@ -45,7 +50,7 @@ ${arm('house', 'House', 350, 150, f.houseW, f.houseW === null ? null : false)}
 ${arm('battery', 'Battery', 200, 260, f.batteryW, f.batteryW === null ? null : f.batteryW < 0, soc)}
 <circle cx="200" cy="150" r="12" class="hub"/>
 </svg>
-<p class="legend">Grid: ${f.gridW === null ? 'no reading' : f.gridW >= 0 ? 'importing' : 'exporting'} · Battery: ${f.batteryW === null ? 'no reading' : f.batteryW >= 0 ? 'charging' : 'discharging'} · Relay: ${e(f.gridState ?? 'no meter')}</p>`;
+<p class="legend">Grid: ${direction(f.gridW, 'importing', 'exporting')} · Battery: ${direction(f.batteryW, 'charging', 'discharging')} · Relay: ${e(f.gridState ?? 'no meter')}</p>`;
 }
 
 function values(d: DeviceView): string {

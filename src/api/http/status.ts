@@ -38,7 +38,8 @@ function pageHeaders(reply: FastifyReply): FastifyReply {
     .header('Content-Security-Policy', CSP)
     .header('X-Frame-Options', 'DENY')
     .header('X-Content-Type-Options', 'nosniff')
-    .header('Referrer-Policy', 'no-referrer');
+    // same-origin, not no-referrer: with no-referrer browsers send 'Origin: null' on our own form posts
+    .header('Referrer-Policy', 'same-origin');
 }
 
 /** A form post from a page of this gateway, or from a non-browser client (which sends neither header). */
