@@ -81,7 +81,7 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
       const db = demo.daemon.ctx.db;
       const grid = streams.find((s) => s.endsWith('__GRID_METER_DERIVED'))!;
       const rows = bucketRange(db, findStreamKey(db, grid)!, 0, 4e9);
-      const sent = new Map(tele.flatMap((m) => m.body.entries.filter((e: any) => e.deviceId === grid).map((e: any) => [e.interval.split('/')[0], e])));
+      const sent = new Map<string, any>(tele.flatMap((m) => m.body.entries.filter((e: any) => e.deviceId === grid).map((e: any) => [e.interval.split('/')[0], e])));
       for (const r of rows) {
         const e = sent.get(iso(r[0] * 1000));
         if (!e) continue;
