@@ -30,6 +30,8 @@ Usage:
       Set the site owner's login for the consent page (password read from the terminal or stdin).
   sitegw tls fingerprint --config FILE
       Show the SHA-256 fingerprint of the API's HTTPS certificate.
+  sitegw backup --config FILE OUT
+      Write a consistent copy of the database to OUT while the gateway runs (restore: README).
 `;
 
 type Command = (argv: string[]) => Promise<number>;
@@ -88,6 +90,7 @@ const COMMANDS: Record<string, Command> = {
   clients: async (argv) => (await import('./auth/commands.js')).clientsCommand(argv),
   owner: async (argv) => (await import('./auth/commands.js')).ownerCommand(argv),
   tls: async (argv) => (await import('./auth/commands.js')).tlsCommand(argv),
+  backup: async (argv) => (await import('./ops/backup.js')).backupCommand(argv),
 };
 
 async function main(argv: string[]): Promise<number> {
