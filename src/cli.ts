@@ -54,6 +54,9 @@ function untilSignal(stop: () => Promise<void>): Promise<number> {
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
+    // node's default for SIGHUP is to die without saving the open buckets' energy state; a clean
+    // stop instead, and under systemd (Restart=always) the start that follows reads the new config
+    process.once('SIGHUP', onSignal);
   });
 }
 
