@@ -191,7 +191,7 @@ export class Metrics {
     if (bytes !== null) this.writeBaseline = { at: this.now(), bytes };
   }
 
-  /** Bytes written per real day since markReady(), or null before an hour of data... or where unknown. */
+  /** Bytes written per real day since markReady(); null in its first minute or where /proc/self/io is missing. */
   writesPerDay(): number | null {
     const bytes = processWriteBytes();
     if (bytes === null || !this.writeBaseline) return null;
