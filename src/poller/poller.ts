@@ -70,14 +70,18 @@ export class Poller {
     const now = this.deps.clock.now();
     // aligned ticks: every reading of a cycle lands at the same phase of each bucket
     const next = Math.floor(now / this.tickMs) * this.tickMs + this.tickMs;
-    this.timer = this.deps.clock.setTimeout(() => this.tick(), next - now);
+    this.timer = this.deps.clock.setTimeout(() => this.tick(next), next - now);
   }
 
-  private tick(): void {
+  private tick(scheduled: number): void {
     this.lastTickAt = this.deps.clock.now();
+    // every reading of the cycle is stamped with the tick it belongs to, as history pre-fill
+    // does: on a busy box the stamps stay one period apart and in order, and a relay change is
+    // stamped within one period of the switch however late the answer came
+    const at = Math.min(scheduled, this.lastTickAt);
     // a cycle does not wait for the last one: a device still busy on a slow bus is skipped this
     // time, and devices on other buses are polled on time
-    const run = this.cycle().catch((err: unknown) => this.deps.log.error({ err }, 'poll cycle failed'));
+    const run = this.cycle(() => at).catch((err: unknown) => this.deps.log.error({ err }, 'poll cycle failed'));
     this.cycles.add(run);
     void run.finally(() => this.cycles.delete(run));
     this.schedule();
