@@ -3,22 +3,10 @@ import { bucketRange, insertBucket, insertBuckets, type BucketRow } from '../../
 import { openDatabase } from '../../src/store/db.js';
 import { loadEnergyStates, saveEnergyState } from '../../src/store/energy-state.js';
 import { findStreamKey, listStreams, streamKey } from '../../src/store/streams.js';
+import { bucketRow } from '../support/bucket-row.js';
 
 function row(stream: number, startS: number, power_W: number | null, extra: Partial<BucketRow> = {}): BucketRow {
-  return {
-    stream,
-    startS,
-    coveredMs: 900_000,
-    power_W,
-    power_AC_W: null,
-    power_DC_W: null,
-    soc: null,
-    soh: null,
-    energyIn: null,
-    energyOut: null,
-    state: null,
-    ...extra,
-  };
+  return bucketRow({ stream, startS, power_W, ...extra });
 }
 
 describe('streams', () => {

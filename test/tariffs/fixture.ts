@@ -4,6 +4,7 @@ import { Site } from '../../src/site/site.js';
 import { insertBucket } from '../../src/store/buckets.js';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { streamKey } from '../../src/store/streams.js';
+import { bucketRow } from '../support/bucket-row.js';
 
 /** A site.yaml with an inverter, a grid meter and (optionally) a house meter, plus `extra` lines at the root. */
 export function siteYaml(extra: readonly string[] = [], opts: { houseMeter?: boolean; timezone?: string; currency?: string } = {}): string {
@@ -47,19 +48,7 @@ export interface Fixture {
 export function fixture(config: SiteConfig, db: Database = openDatabase(':memory:')): Fixture {
   const site = new Site(config);
   const put = (streamId: string, startIso: string, powerW: number) =>
-    insertBucket(db, {
-      stream: streamKey(db, streamId),
-      startS: Date.parse(startIso) / 1000,
-      coveredMs: 900_000,
-      power_W: powerW,
-      power_AC_W: null,
-      power_DC_W: null,
-      soc: null,
-      soh: null,
-      energyIn: null,
-      energyOut: null,
-      state: null,
-    });
+    insertBucket(db, bucketRow({ stream: streamKey(db, streamId), startS: Date.parse(startIso) / 1000, power_W: powerW }));
   const house = site.byRole('consumption-meter').length > 0 ? HOUSE : DERIVED_HOUSE;
   return {
     db,

@@ -4,6 +4,7 @@ import { insertBucket, type BucketRow } from '../../src/store/buckets.js';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { streamKey } from '../../src/store/streams.js';
 import { queryTelemetry, type TelemetryQuery, type TelemetryResolution } from '../../src/telemetry/query.js';
+import { bucketRow } from '../support/bucket-row.js';
 
 const ms = (iso: string) => Date.parse(iso);
 const STREAM = 'inv1__bb_agg';
@@ -15,20 +16,7 @@ function fixture(rows: Fixture[]): Database {
   const db = openDatabase(':memory:');
   const stream = streamKey(db, STREAM);
   for (const { at, ...r } of rows) {
-    insertBucket(db, {
-      stream,
-      startS: ms(at) / 1000,
-      coveredMs: 900_000,
-      power_W: null,
-      power_AC_W: null,
-      power_DC_W: null,
-      soc: null,
-      soh: null,
-      energyIn: null,
-      energyOut: null,
-      state: null,
-      ...r,
-    });
+    insertBucket(db, bucketRow({ stream, startS: ms(at) / 1000, ...r }));
   }
   return db;
 }
