@@ -4,27 +4,11 @@
  * refused before the upgrade with the same answer as on HTTP; a partner token connects.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { basic, partnerToken, postForm } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
+import { tryUpgrade } from '../support/ws-client.js';
 
-type Outcome = { open: true } | { open: false; status: number; challenge?: string; body: string };
-
-function connect(url: string, authorization?: string): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const ws = new WebSocket(url, { headers: authorization ? { authorization } : {} });
-    ws.on('open', () => {
-      ws.close();
-      resolve({ open: true });
-    });
-    ws.on('unexpected-response', (_req, res) => {
-      let body = '';
-      res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ open: false, status: res.statusCode ?? 0, challenge: res.headers['www-authenticate'] as string | undefined, body }));
-    });
-    ws.on('error', () => undefined);
-  });
-}
+const connect = (url: string, authorization?: string) => tryUpgrade(url, authorization ? { authorization } : {});
 
 describe('WebSocket upgrade guard', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
@@ -41,7 +25,7 @@ describe('WebSocket upgrade guard', () => {
   it('refuses a missing, unknown or under-scoped token before the upgrade, and lets a partner in', async () => {
     const none = await connect(url());
     expect(none).toMatchObject({ open: false, status: 401, challenge: 'Bearer realm="sitegw"' });
-    expect(JSON.parse((none as { body: string }).body)).toMatchObject({ statusCode: 401, code: 'UNAUTHORIZED' });
+    expect((none as { body: unknown }).body).toMatchObject({ statusCode: 401, code: 'UNAUTHORIZED' });
 
     const unknown = await connect(url(), 'Bearer sgw_at_nothing');
     expect(unknown).toMatchObject({ open: false, status: 401 });

@@ -38,8 +38,10 @@ export class StreamClient {
   }
 }
 
-/** Try an upgrade and report the HTTP refusal, if any. */
-export function tryUpgrade(url: string, headers: Record<string, string>): Promise<{ open: boolean; status?: number; body?: any }> {
+export type UpgradeOutcome = { open: true } | { open: false; status: number; challenge?: string; body: any };
+
+/** Try an upgrade and report the HTTP refusal, if any: status, parsed body, WWW-Authenticate. */
+export function tryUpgrade(url: string, headers: Record<string, string> = {}): Promise<UpgradeOutcome> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, { headers });
     ws.once('open', () => {
@@ -49,7 +51,15 @@ export function tryUpgrade(url: string, headers: Record<string, string>): Promis
     ws.once('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (d: Buffer) => (body += d.toString()));
-      res.on('end', () => resolve({ open: false, status: res.statusCode, body: JSON.parse(body) }));
+      res.on('end', () => {
+        let parsed: unknown = body;
+        try {
+          parsed = JSON.parse(body);
+        } catch {
+          // not JSON: keep the text for the assertion message
+        }
+        resolve({ open: false, status: res.statusCode ?? 0, challenge: res.headers['www-authenticate'] as string | undefined, body: parsed });
+      });
     });
     ws.once('error', () => undefined);
   });
