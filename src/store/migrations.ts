@@ -206,6 +206,17 @@ export const MIGRATIONS: readonly Migration[] = [
       db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('uplink_outbox', ?)").run(Date.now());
     },
   },
+  {
+    description: 'the bucket in progress of each stream, saved at a clean stop so a restart continues it',
+    up(db) {
+      db.exec(`
+        CREATE TABLE open_buckets (
+          stream INTEGER PRIMARY KEY REFERENCES streams(id),
+          state  TEXT NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

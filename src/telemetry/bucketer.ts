@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { POWER_CHANNELS, type Reading } from '../core/channels.js';
 import type { ClosedBucket, EventBus } from '../core/events.js';
 import { insertBucket, type BucketRow } from '../store/buckets.js';
+import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
 import { loadEnergyStates, saveEnergyState } from '../store/energy-state.js';
 import { streamKey } from '../store/streams.js';
 import { BUCKET_MS, floorToBucket } from './align.js';
@@ -95,6 +96,8 @@ export class Bucketer {
   private readonly pollPeriodMs: number;
   private readonly bus: EventBus | undefined;
   private readonly maxHoldMs: number;
+  /** buckets in progress saved by the last clean stop, not yet given back to their stream */
+  private savedRuns = new Map<number, unknown>();
   private runs = new Map<string, StreamRun>();
   private closeHooks: ((closed: readonly ClosedBucket[]) => void)[] = [];
   private started = false;
@@ -137,17 +140,20 @@ export class Bucketer {
   }
 
   /**
-   * Persists every stream's energy state (without writing the unfinished buckets), so a restart
-   * continues the counts from the last reading. Call closeUntil(now) first to keep the buckets
-   * that are already complete.
+   * Persists every stream's energy state and the running sums of its bucket in progress (not
+   * written as a bucket), so a restart continues both from the last reading. Call
+   * closeUntil(now) first to keep the buckets that are already complete.
    */
   stop(): void {
     if (!this.started) return;
     const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
     this.db.transaction(() => {
+      const open = new Map<number, SavedRun>();
       for (const run of this.runs.values()) {
         if (run.tracker) saveEnergyState(this.db, run.key, { ...run.tracker.state(), closedUntil });
+        if (run.open && !run.retired) open.set(run.key, saveRun(run));
       }
+      saveOpenBuckets(this.db, open);
     })();
     this.started = false;
   }
@@ -155,6 +161,8 @@ export class Bucketer {
   private setStreamDefs(defs: StreamDef[], first: boolean): void {
     const keys = this.db.transaction(() => defs.map((d) => streamKey(this.db, d.id)))();
     const stored = loadEnergyStates(this.db);
+    // streams found later (an inverter's optimisers) take theirs when they appear
+    if (first) this.savedRuns = takeOpenBuckets(this.db);
     const keep = new Set(defs.map((d) => d.id));
     for (const run of this.runs.values()) if (!keep.has(run.def.id)) run.retired = true;
     defs.forEach((def, i) => {
@@ -195,6 +203,13 @@ export class Bucketer {
         });
       }
     });
+    // after the loop: closedUntil is known only once every stream's state was read
+    for (const run of this.runs.values()) {
+      if (!this.savedRuns.has(run.key) || run.lastTs !== -Infinity) continue;
+      const r = restoredRun(this.savedRuns.get(run.key));
+      this.savedRuns.delete(run.key);
+      if (r && r.open.end > this.closedUntil && r.open.start >= this.closedUntil) Object.assign(run, r);
+    }
   }
 
   stats(): BucketerStats {
@@ -389,4 +404,59 @@ function toClosedBucket(streamId: string, r: BucketRow): ClosedBucket {
   if (r.state !== null) values.state = r.state;
   const start = r.startS * 1000;
   return { streamId, start, end: start + BUCKET_MS, values };
+}
+
+/** What a clean stop keeps of a stream's bucket in progress (JSON has no -Infinity: null stands for it). */
+interface SavedRun {
+  open: OpenBucket;
+  heldValue: number[];
+  heldAt: number[];
+  lastTs: number;
+  cursor: number;
+}
+
+function saveRun(run: StreamRun): SavedRun {
+  return { open: run.open!, heldValue: run.heldValue, heldAt: run.heldAt, lastTs: run.lastTs, cursor: run.cursor };
+}
+
+const finiteOr = (v: unknown, fallback: number): number | null => (v === null ? fallback : typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/** A saved run read back, or null when anything in it is not what saveRun() wrote. */
+function restoredRun(x: unknown): SavedRun | null {
+  if (typeof x !== 'object' || x === null) return null;
+  const r = x as Record<string, unknown>;
+  const o = r.open as Record<string, unknown> | undefined;
+  if (!o || typeof o !== 'object') return null;
+  const nums = (a: unknown, fallback: number): number[] | null => {
+    if (!Array.isArray(a) || a.length !== NPOWER) return null;
+    const out = a.map((v) => finiteOr(v, fallback));
+    return out.every((v): v is number => v !== null) ? out : null;
+  };
+  const sum = nums(o.sum, 0);
+  const cov = nums(o.cov, 0);
+  const heldValue = nums(r.heldValue, 0);
+  const heldAt = nums(r.heldAt, -Infinity);
+  const lastTs = finiteOr(r.lastTs, -Infinity);
+  const cursor = finiteOr(r.cursor, -Infinity);
+  const start = finiteOr(o.start, NaN);
+  const end = finiteOr(o.end, NaN);
+  if (!sum || !cov || !heldValue || !heldAt || lastTs === null || cursor === null || start === null || end === null || end - start !== BUCKET_MS) return null;
+  const opt = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  return {
+    open: {
+      start,
+      end,
+      samples: opt(o.samples) ?? 0,
+      coveredMs: opt(o.coveredMs) ?? 0,
+      sum,
+      cov,
+      soc: opt(o.soc),
+      soh: opt(o.soh),
+      state: typeof o.state === 'string' ? o.state : null,
+    },
+    heldValue,
+    heldAt,
+    lastTs,
+    cursor,
+  };
 }

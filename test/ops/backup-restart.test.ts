@@ -95,6 +95,7 @@ describe('backup, restore and restart', () => {
     const mid = open + BUCKET_MS / 2;
     if (clock.now() < mid) await clock.sleep(mid - clock.now());
     const spanning = Math.floor(clock.now() / BUCKET_MS) * BUCKET_MS;
+    const stoppedAt = clock.now();
     await demo.restartDaemon();
     // what the stop persisted (nothing is written again before the next bucket close): the
     // lifetime counts of every stream up to its last reading
@@ -108,6 +109,9 @@ describe('backup, restore and restart', () => {
     for (const key of keys) {
       const b = rows.find((r) => r.key === key && r.start_s * 1000 === spanning);
       expect({ key, written: b !== undefined }).toEqual({ key, written: true });
+      // the part before the restart counts too (the stop saved the bucket in progress): the
+      // bucket holds more than what was left of it after the stop
+      expect(b!.covered_ms, key).toBeGreaterThan(spanning + BUCKET_MS - stoppedAt);
       const prev = rows.find((r) => r.key === key && r.start_s * 1000 === spanning - BUCKET_MS)!;
       const inWh = saved.get(key);
       if (b!.energy_in === null || inWh === undefined) continue;

@@ -50,6 +50,52 @@ afterEach(() => {
 });
 
 describe('Bucketer power means', () => {
+  it('a clean stop and start in the middle of a bucket keep the part before the stop in its mean', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitegw-open-'));
+    dirs.push(dir);
+    const file = join(dir, 'b.db');
+    let db = openDatabase(file);
+    let b = make(db, MIN);
+    for (let m = 0; m <= 7; m++) b.ingest(bat(m, 100));
+    b.closeUntil(at(7));
+    b.stop();
+    db.close();
+    // restarted a minute later (a config change): 100 W held until the restart's first sample
+    db = openDatabase(file);
+    b = make(db, MIN);
+    for (let m = 8; m <= 14; m++) b.ingest(bat(m, 400));
+    const out = byStart(b.closeUntil(at(15)), 0)!;
+    // 0..8 min at 100 W, 8..15 at 400 W: (8·100 + 7·400) / 15 = 240 W, over the whole bucket
+    expect(out.values.power_W).toBeCloseTo(240, 6);
+    expect(rowsOf(db, battery.id)[0]![COL.coveredMs]).toBe(15 * MIN);
+    // taken back once: a second restart does not replay it
+    b.stop();
+    db.close();
+    db = openDatabase(file);
+    b = make(db, MIN);
+    b.ingest(bat(16, 50));
+    expect(b.closeUntil(at(30)).find((x) => x.start === at(15))!.values.power_W).toBeCloseTo(50, 6);
+    db.close();
+  });
+
+  it('a saved bucket in progress that is damaged or already closed is ignored', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitegw-open-'));
+    dirs.push(dir);
+    const file = join(dir, 'b.db');
+    let db = openDatabase(file);
+    let b = make(db, MIN);
+    b.ingest(bat(0, 100));
+    b.stop();
+    db.prepare("UPDATE open_buckets SET state = '{\"open\":{\"start\":\"x\"}}'").run();
+    db.close();
+    db = openDatabase(file);
+    b = make(db, MIN);
+    b.ingest(bat(10, 400));
+    const out = byStart(b.closeUntil(at(15)), 0)!;
+    expect(out.values.power_W).toBeCloseTo(400, 6);
+    db.close();
+  });
+
   it("holds a sample for 3 of its own device's poll periods when the stream has one", () => {
     const db = openDatabase(':memory:');
     // site polls every minute, this battery every 5: samples 5 minutes apart cover the bucket
@@ -235,7 +281,7 @@ describe('Bucketer energy', () => {
     let b = make(db, MIN, streams);
     for (let m = 0; m < 15; m++) b.ingest(bat(m, 400)); // 100 Wh in
     b.ingest(reading(meter.id, 5, {}, { inWh: 1000, outWh: 10 }));
-    b.ingest(bat(15, 400)); // in the next bucket: lost with the restart, like any unclosed data
+    b.ingest(bat(15, 400)); // in the next bucket: lost, as this restart had no clean stop (a crash)
     b.closeUntil(at(15));
     db.close();
 
