@@ -8,10 +8,15 @@
  * The measured process is a child (`BENCH_ROLE=gateway`) that runs `sitegw demo`'s code: it holds
  * the simulator too, so its memory and CPU are an upper bound for the gateway alone.
  *
- *   node --expose-gc --import tsx bench/footprint.ts [windowSeconds] [requests]
+ * Then the gateway ALONE: the built `node dist/cli.js run --config` (no tsx, no simulator in it)
+ * as a child, polling the same ten devices served from this process, its RSS read from
+ * /proc/<pid>/status over the window, beside a bare `node` idling in the same run.
+ *
+ *   npm run build && node --expose-gc --import tsx bench/footprint.ts [windowSeconds] [requests]
+ *   (BENCH_ONLY=alone: the gateway-alone part only)
  */
-import { fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +70,8 @@ if (process.env.BENCH_ROLE === 'gateway') {
     }, m.measure * 1000);
   });
   process.send!({ ready: { url: demo.url, bareUrl: `${bareUrl}/bare`, telemetryPath, token } satisfies Ready });
+} else if (process.env.BENCH_ONLY === 'alone') {
+  await gatewayAlone();
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-'));
   const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_ROLE: 'gateway', BENCH_DIR: dir, SITEGW_LOG_LEVEL: 'silent' }, execArgv: ['--expose-gc', '--import', 'tsx'] });
@@ -111,6 +118,67 @@ if (process.env.BENCH_ROLE === 'gateway') {
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await gatewayAlone();
+}
+
+/** VmRSS of a process, MB (1e6 bytes, as above) */
+function rssOf(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return (Number(kb) * 1024) / 1e6;
+}
+
+async function gatewayAlone(): Promise<void> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const { ScaledClock } = await import('../src/core/clock.js');
+  const { defaultSimConfig } = await import('../src/sim/config.js');
+  const { SimSite } = await import('../src/sim/site.js');
+  const { startSimServers } = await import('../src/sim/servers.js');
+  const { demoSiteYaml } = await import('../src/demo/default-site.js');
+  const { freePort } = await import('../test/support/mqtt-brokers.js');
+  const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-alone-'));
+  const clock = new ScaledClock(1);
+  const simConfig = defaultSimConfig();
+  simConfig.battery.blocks = Array.from({ length: BLOCKS }, () => ({ ...simConfig.battery.blocks[0]! }));
+  const servers = await startSimServers(new SimSite(simConfig, clock.now()), clock);
+  const port = await freePort();
+  writeFileSync(join(dir, 'site.yaml'), demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: port, dataDir: dir, pollSeconds: 1, batteryBlocks: BLOCKS }));
+  const procs: ChildProcess[] = [];
+  try {
+    const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    const gw = spawn(process.execPath, [join(root, 'dist/cli.js'), 'run', '--config', join(dir, 'site.yaml')], { cwd: dir, stdio: 'ignore', env: { ...process.env, SITEGW_LOG_LEVEL: 'silent' } });
+    procs.push(bare, gw);
+    const until = Date.now() + 30_000;
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status < 500, () => false);
+      if (ok) break;
+      if (Date.now() > until || gw.exitCode !== null) throw new Error('the gateway did not come up');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await new Promise((r) => setTimeout(r, 3000));
+    const samples: number[] = [];
+    for (let t = 0; t < WINDOW_S; t++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      samples.push(rssOf(gw.pid!));
+    }
+    const polls = servers.faults.requests('inverter', 1);
+    console.log('');
+    console.log(`gateway alone: node ${join('dist', 'cli.js')} run --config (no tsx), the same ten devices at 1 s served from the bench process; RSS sampled every second over ${WINDOW_S} s (the inverter unit answered ${polls} requests)`);
+    console.log('');
+    console.log('| case                                   | figure        | target / ratio    |');
+    console.log('|----------------------------------------|--------------:|------------------:|');
+    console.log(`| baseline: bare node, idle              | ${rssOf(bare.pid!).toFixed(0).padStart(9)} MB |                   |`);
+    console.log(`| resident memory, gateway alone (max)   | ${Math.max(...samples).toFixed(0).padStart(9)} MB | < 80 MB           |`);
+    console.log(`| resident memory, gateway alone (last)  | ${samples.at(-1)!.toFixed(0).padStart(9)} MB |                   |`);
+  } finally {
+    for (const p of procs) {
+      if (p.exitCode === null) {
+        p.kill('SIGTERM');
+        await new Promise((r) => p.once('exit', r));
+      }
+    }
+    await servers.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
