@@ -22,7 +22,7 @@ import { WsServer } from './api/ws/server.js';
 import { wsAccess } from './api/http/ws-access.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
-import { Uplink } from './uplink/feature.js';
+import type { Uplink } from './uplink/feature.js';
 
 export { isLoopback } from './api/http/tls.js';
 
@@ -122,7 +122,8 @@ export class Daemon {
     grid.start();
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
     const uplink = config.uplink
-      ? new Uplink({ config: config.uplink, db, site, bus, clock, log: log.child({ feature: 'uplink' }), bucketer, onGridRecord: (h) => grid.onRecord(h), socScale: config.api.socScale, version: VERSION })
+      ? // loaded only when configured: mqtt alone is ~20 MB of resident memory (README Performance)
+        new (await import('./uplink/feature.js')).Uplink({ config: config.uplink, db, site, bus, clock, log: log.child({ feature: 'uplink' }), bucketer, onGridRecord: (h) => grid.onRecord(h), socScale: config.api.socScale, version: VERSION })
       : null;
     uplink?.start();
     if (uplink) {
