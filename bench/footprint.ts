@@ -16,7 +16,7 @@
  *   (BENCH_ONLY=alone: the gateway-alone part only)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,6 +131,10 @@ function rssOf(pid: number): number {
 
 async function gatewayAlone(): Promise<void> {
   const root = fileURLToPath(new URL('..', import.meta.url));
+  if (!existsSync(join(root, 'dist/cli.js'))) {
+    console.log('\ngateway alone: SKIPPED, dist/cli.js is missing (npm run build first)');
+    return;
+  }
   const { ScaledClock } = await import('../src/core/clock.js');
   const { defaultSimConfig } = await import('../src/sim/config.js');
   const { SimSite } = await import('../src/sim/site.js');
