@@ -24,7 +24,6 @@ import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
 import type { Uplink } from './uplink/feature.js';
 
-export { isLoopback } from './api/http/tls.js';
 
 export interface DaemonOptions {
   config: SiteConfig;
