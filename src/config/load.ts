@@ -8,10 +8,12 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, isSeq, isScalar, LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
 import { formatPath, type ConfigError, type PathSegment } from './errors.js';
 import { translate, type Finding } from './messages.js';
+import { weakValidator } from './weak-validator.js';
 import { siteSchema } from './schema.js';
 import { canonicalZone, semanticFindings } from './semantic.js';
 import { nodeAtOffset, offsetOf, positionOf } from './source-map.js';
 import type { SiteConfig } from './types.js';
+import { uplinkFileErrors } from './uplink-files.js';
 
 export type { ConfigError } from './errors.js';
 
@@ -20,11 +22,13 @@ export type ConfigResult =
   /** `unreadable` is set when the file itself could not be read (missing, no permission, a folder) */
   | { ok: false; errors: ConfigError[]; unreadable?: boolean };
 
-// discriminator: a connection's `type` picks the branch, so defaults apply and errors name that branch's keys
-const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, discriminator: true });
-// `hint` carries the advice for installers next to each rule; it does not validate anything
-ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
-const validate = ajv.compile(siteSchema);
+const siteValidator = weakValidator(() => {
+  // discriminator: a connection's `type` picks the branch, so defaults apply and errors name that branch's keys
+  const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, discriminator: true });
+  // `hint` carries the advice for installers next to each rule; it does not validate anything
+  ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
+  return ajv.compile(siteSchema);
+});
 
 /** YAML parser codes → what an installer should look at. */
 const SYNTAX_ADVICE: Record<string, { message: string; hint: string }> = {
@@ -167,6 +171,7 @@ export function parseConfig(text: string, sourceName = 'site.yaml', baseDir: str
     return { ok: false, errors: [{ path: '', line: 1, column: 1, message: `cannot read the file: ${(e as Error).message}`, hint: 'write plain values instead of many nested YAML aliases (*name)' }] };
   }
 
+  const validate = siteValidator();
   const valid = validate(data);
   const findings = [...((validate.errors ?? []) as ErrorObject[]).map((e) => translate(e, data)), ...semanticFindings(data)];
   const errors: ConfigError[] = [];
@@ -212,5 +217,9 @@ export async function loadConfig(file: string): Promise<ConfigResult> {
   } catch (e) {
     return { ok: false, errors: [readFailure(file, e)], unreadable: true };
   }
-  return parseConfig(text, file, dirname(resolve(file)));
+  const result = parseConfig(text, file, dirname(resolve(file)));
+  // the certificate files are read here: parseConfig looks at the text alone
+  if (!result.ok || !result.config.uplink) return result;
+  const errors = uplinkFileErrors(result.config.uplink, text);
+  return errors.length > 0 ? { ok: false, errors } : result;
 }

@@ -10,6 +10,7 @@ import { formatPath, type ConfigError } from '../config/errors.js';
 import { formatConfigError } from '../config/format.js';
 import { translate, type Finding } from '../config/messages.js';
 import { positionOf } from '../config/source-map.js';
+import { weakValidator } from '../config/weak-validator.js';
 import { compileProfile } from './compile.js';
 import type { DeviceProfile } from './compiled.js';
 import type { ProfileFile } from './profile-types.js';
@@ -17,10 +18,12 @@ import { profileSchema } from './schema.js';
 
 export type ProfileResult = { ok: true; profile: DeviceProfile } | { ok: false; errors: ConfigError[] };
 
-// the pattern on sentinels applies to their string form only; union types are intended there
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
-ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
-const validate = ajv.compile(profileSchema);
+const profileValidator = weakValidator(() => {
+  // the pattern on sentinels applies to their string form only; union types are intended there
+  const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
+  ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
+  return ajv.compile(profileSchema);
+});
 
 /** Validates one profile's text; `name` is its file name without .yaml, `file` its path for messages. */
 export function parseProfile(text: string, name: string, file: string): ProfileResult {
@@ -45,6 +48,7 @@ export function parseProfile(text: string, name: string, file: string): ProfileR
     const pos = positionOf(doc, lineCounter, f.anchor);
     return { path: formatPath(f.segments), message: f.message, ...(pos ? { line: pos.line, column: pos.column } : {}), ...(f.hint ? { hint: f.hint } : {}) };
   };
+  const validate = profileValidator();
   if (!validate(data)) {
     const seen = new Set<string>();
     const errors: ConfigError[] = [];

@@ -1,0 +1,42 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Ajv } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { weakValidator } from '../../src/config/weak-validator.js';
+
+// a full collection on demand, without starting the test process with --expose-gc
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+function counted() {
+  let compiles = 0;
+  const get = weakValidator(() => {
+    compiles++;
+    return new Ajv().compile({ type: 'object', required: ['a'] });
+  });
+  return { get, compiles: () => compiles };
+}
+
+describe('weakValidator', () => {
+  it('compiles on first use and reuses the validator while it is alive', () => {
+    const v = counted();
+    expect(v.compiles()).toBe(0);
+    const first = v.get();
+    expect(first({ a: 1 })).toBe(true);
+    expect(first({})).toBe(false);
+    expect(v.get()).toBe(first);
+    expect(v.compiles()).toBe(1);
+  });
+
+  it('lets a collection free the validator once nobody holds it, and compiles it again when needed', async () => {
+    const v = counted();
+    expect(v.get()({ a: 1 })).toBe(true);
+    // a WeakRef's target lives at least until the current job ends
+    await new Promise((r) => setImmediate(r));
+    gc();
+    await new Promise((r) => setImmediate(r));
+    gc();
+    expect(v.get()({})).toBe(false);
+    expect(v.compiles()).toBe(2);
+  });
+});
