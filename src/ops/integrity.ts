@@ -13,7 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
-import { openDatabase } from '../store/db.js';
+import { CACHE_KIB, openDatabase } from '../store/db.js';
 
 /** What happened to a damaged database at start. */
 export interface DatabaseReplaced {
@@ -44,6 +44,8 @@ export function quickCheck(file: string): string | null {
   let db: Database | null = null;
   try {
     db = new BetterSqlite3(file, { fileMustExist: true });
+    // the check reads every page: with the default cache they would all stay for its duration
+    db.pragma(`cache_size = -${CACHE_KIB}`);
     const rows = db.pragma('quick_check(5)', { simple: false }) as { quick_check: string }[];
     const bad = rows.map((r) => r.quick_check).filter((r) => r !== 'ok');
     return bad.length === 0 ? null : bad.join('; ');

@@ -23,12 +23,21 @@ export class DatabaseVersionError extends Error {
 
 /** Writers on a Pi's SD card can stall for a while; wait rather than fail with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
+/**
+ * SQLite's own page cache per connection, in KiB (negative: a size, not a page count). better-sqlite3
+ * builds SQLite with 16 MiB (SQLITE_DEFAULT_CACHE_SIZE=-16000 in its deps/defines.gypi), which a
+ * year of partner queries fills and SQLite never gives back: 16 MiB of a Pi's memory copying pages
+ * the kernel's file cache holds anyway. 2 MiB keeps the open buckets' and indexes' hot pages.
+ * https://sqlite.org/pragma.html#pragma_cache_size
+ */
+export const CACHE_KIB = 2048;
 
 export function openDatabase(file: string | ':memory:'): Database {
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   const db = new BetterSqlite3(file);
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma(`cache_size = -${CACHE_KIB}`);
     db.pragma('journal_mode = WAL');
     // WAL + NORMAL can lose the last commits on power loss but never corrupts; an fsync per
     // 15-minute close is not worth the SD-card wear.

@@ -38,6 +38,12 @@ describe('openDatabase', () => {
     db.close();
   });
 
+  it("caps SQLite's page cache at 2 MiB instead of better-sqlite3's 16 MiB build default", () => {
+    const db = openDatabase(tempFile('sitegw.db'));
+    expect(db.pragma('cache_size', { simple: true })).toBe(-2048);
+    db.close();
+  });
+
   it('reopening an up-to-date file changes nothing and keeps the data', () => {
     const file = tempFile('sitegw.db');
     const a = openDatabase(file);
