@@ -8,6 +8,7 @@ import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { startSimServers, type SimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
+import { exampleWithoutUplinkFiles } from '../config/fixtures.js';
 import { httpsGet, partnerToken } from '../support/auth.js';
 import { getJson, waitFor } from '../support/demo.js';
 
@@ -105,7 +106,9 @@ describe('sitegw CLI', () => {
     expect(bad.err()).toMatch(/site\.yaml:2:\d+ site\.id/);
     const missing = sitegw(['check-config', join(dir, 'nope.yaml')]);
     expect(await missing.exit).toBe(2);
-    const ok = sitegw(['check-config', join(ROOT, 'examples/site.example.yaml')]);
+    const example = join(dir, 'example.yaml');
+    writeFileSync(example, exampleWithoutUplinkFiles());
+    const ok = sitegw(['check-config', example]);
     expect(await ok.exit).toBe(0);
   });
 

@@ -1,9 +1,9 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfigCommand, type CheckOutput } from '../../src/config/check.js';
-import { MINIMAL, text, withAppended } from './fixtures.js';
+import { exampleWithoutUplinkFiles, MINIMAL, text, withAppended } from './fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,8 +34,7 @@ describe('sitegw check-config', () => {
 
   it('returns 0 for the shipped example', async () => {
     const io = capture();
-    const example = new URL('../../examples/site.example.yaml', import.meta.url);
-    const file = write('site.yaml', readFileSync(example, 'utf8'));
+    const file = write('site.yaml', exampleWithoutUplinkFiles());
     expect(await checkConfigCommand(file, io)).toBe(0);
     expect(io.stdout[0]).toMatch(/^OK: site 'miller-home' with 5 devices$/);
   });

@@ -2,6 +2,7 @@
  * A minimal valid site.yaml as numbered lines, so each test can break one line and assert the
  * exact line number the error names.
  */
+import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { ConfigError } from '../../src/config/errors.js';
 import type { ConfigResult } from '../../src/config/load.js';
@@ -57,4 +58,15 @@ export function expectSingleError(
   expect(e.message).toMatch(want.message);
   expect(e.hint ?? '').toMatch(want.hint);
   return e;
+}
+
+/**
+ * examples/site.example.yaml without its uplink.tls block: those lines name certificate files an
+ * installer puts in /etc/sitegw/mqtt, and loading a site.yaml reads them (src/config/uplink-files.ts).
+ */
+export function exampleWithoutUplinkFiles(): string {
+  const example = readFileSync(new URL('../../examples/site.example.yaml', import.meta.url), 'utf8');
+  const out = example.replace(/^ {2}tls:\n {4}ca: .*\n {4}cert: .*\n {4}key: .*\n/m, '');
+  if (out === example) throw new Error('examples/site.example.yaml: the uplink.tls block was not found');
+  return out;
 }
