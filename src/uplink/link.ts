@@ -97,7 +97,16 @@ export class MqttLink {
       this.scheduleRetry();
       return;
     }
-    const client = mqtt.connect(this.cfg.url, opts);
+    let client: MqttClient;
+    try {
+      // mqtts:// builds its TLS context right here and throws on a client certificate or key it
+      // cannot decode, e.g. one replaced after loading (wss:// reports it as an 'error' event)
+      client = mqtt.connect(this.cfg.url, opts);
+    } catch (err) {
+      this.events.failed(describeError(err, this.host, this.cfg.tls));
+      this.scheduleRetry();
+      return;
+    }
     this.client = client;
     let failedHere = false;
     let wasConnected = false;
@@ -114,7 +123,7 @@ export class MqttLink {
     client.on('error', (err) => {
       if (client !== this.client || this.stopping) return;
       failedHere = true;
-      this.events.failed(describeError(err, this.host));
+      this.events.failed(describeError(err, this.host, this.cfg.tls));
     });
     client.on('disconnect', (packet) => {
       // MQTT 5: the broker says why it closes the connection

@@ -13,6 +13,8 @@ export interface TestBroker {
   protocolVersion: 4 | 5;
   port: number;
   url: string;
+  /** mosquitto with `websockets`: the WebSocket listener's port (TLS like the MQTT one) */
+  wsPort?: number;
   start(): Promise<void>;
   stop(): Promise<void>;
   close(): Promise<void>;
@@ -93,16 +95,21 @@ export async function aedesBroker(opts: BrokerOptions = {}): Promise<TestBroker>
  * mosquitto run from its binary with a config file of our own in a temp dir (never the system
  * service). Persistence on, so retained messages survive a stop/start like a real broker's.
  */
-export async function mosquittoBroker(opts: BrokerOptions & { tls?: { cafile: string; certfile: string; keyfile: string; requireCertificate?: boolean } } = {}): Promise<TestBroker> {
+export async function mosquittoBroker(
+  opts: BrokerOptions & { tls?: { cafile: string; certfile: string; keyfile: string; requireCertificate?: boolean }; websockets?: boolean } = {},
+): Promise<TestBroker> {
   if (!MOSQUITTO) throw new Error('mosquitto is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-mosq-'));
   const port = await freePort();
+  const wsPort = opts.websockets ? await freePort() : undefined;
   // run as whoever runs the tests: as root, mosquitto would switch to its own user and could not read our temp dir
   const lines = [`user ${userInfo().username}`, `listener ${port} 127.0.0.1`, 'persistence true', `persistence_location ${dir}/`, 'autosave_interval 1', 'log_dest none'];
-  if (opts.tls) {
-    lines.push(`cafile ${opts.tls.cafile}`, `certfile ${opts.tls.certfile}`, `keyfile ${opts.tls.keyfile}`);
-    if (opts.tls.requireCertificate) lines.push('require_certificate true');
-  }
+  // TLS settings belong to the listener above them
+  const tls = opts.tls ? [`cafile ${opts.tls.cafile}`, `certfile ${opts.tls.certfile}`, `keyfile ${opts.tls.keyfile}`, ...(opts.tls.requireCertificate ? ['require_certificate true'] : [])] : [];
+  lines.push(...tls);
+  // mosquitto 2.0 (libwebsockets) ignores a bind address here and listens on every interface, and
+  // starts a websockets listener only next to a plain MQTT one (eclipse-mosquitto/mosquitto#2284)
+  if (wsPort !== undefined) lines.push(`listener ${wsPort}`, 'protocol websockets', ...tls);
   if (opts.users) {
     const pw = join(dir, 'passwd');
     writeFileSync(pw, '');
@@ -121,6 +128,7 @@ export async function mosquittoBroker(opts: BrokerOptions & { tls?: { cafile: st
     kind: 'mosquitto',
     protocolVersion: 5,
     port,
+    ...(wsPort !== undefined ? { wsPort } : {}),
     url: `${opts.tls ? 'mqtts' : 'mqtt'}://${opts.tls ? 'localhost' : '127.0.0.1'}:${port}`,
     async start() {
       proc = spawn('mosquitto', ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -129,7 +137,7 @@ export async function mosquittoBroker(opts: BrokerOptions & { tls?: { cafile: st
       const until = Date.now() + 10_000;
       for (;;) {
         if (proc.exitCode !== null) throw new Error(`mosquitto exited: ${stderr}`);
-        if (await canConnect(port)) return;
+        if ((await canConnect(port)) && (wsPort === undefined || (await canConnect(wsPort)))) return;
         if (Date.now() > until) throw new Error(`mosquitto did not listen on ${port}: ${stderr}`);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -166,7 +174,7 @@ function canConnect(port: number): Promise<boolean> {
 /** A consumer of the uplink: subscribes to `filter` and keeps every message it gets. */
 export interface Collector {
   client: MqttClient;
-  messages: { topic: string; payload: string; retain: boolean }[];
+  messages: { topic: string; payload: string; retain: boolean; qos: number }[];
   json<T = any>(topicSuffix?: string): T[];
   close(): Promise<void>;
 }
@@ -174,7 +182,7 @@ export interface Collector {
 export async function collect(url: string, filter: string, opts: IClientOptions = {}): Promise<Collector> {
   const client = await mqtt.connectAsync(url, { reconnectPeriod: 200, clean: true, ...opts });
   const messages: Collector['messages'] = [];
-  client.on('message', (topic, payload, packet) => messages.push({ topic, payload: payload.toString(), retain: packet.retain }));
+  client.on('message', (topic, payload, packet) => messages.push({ topic, payload: payload.toString(), retain: packet.retain, qos: packet.qos }));
   await client.subscribeAsync(filter, { qos: 1 });
   // a reconnecting consumer subscribes again (clean session)
   client.on('connect', () => void client.subscribeAsync(filter, { qos: 1 }).catch(() => undefined));
