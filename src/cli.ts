@@ -71,8 +71,14 @@ const run: Command = async (argv) => {
     for (const line of formatConfigErrors(result.errors, values.config)) process.stderr.write(`${line}\n`);
     return result.unreadable ? 2 : 1;
   }
-  const daemon = await Daemon.start({ config: result.config, log: createLogger() });
-  return untilSignal(() => daemon.stop());
+  const { http } = result.config;
+  // Daemon.start has stopped what it started when it throws; a taken port is the installer's to fix
+  const daemon = await Daemon.start({ config: result.config, log: createLogger() }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EADDRINUSE' || err.syscall !== 'listen') throw err;
+    process.stderr.write(`sitegw run: port ${http.port} on ${http.host} is already in use: set http.port in site.yaml or stop the other program\n`);
+    return null;
+  });
+  return daemon ? untilSignal(() => daemon.stop()) : 1;
 };
 
 const checkConfig: Command = async (argv) => {

@@ -58,18 +58,38 @@ export interface DaemonContext {
   ops: OpsFeature;
 }
 
+/** How one started feature is undone; `what` names it in the log when undoing fails. */
+interface Stopper {
+  what: string;
+  /** may return a promise (awaited) or any value (ignored: e.g. closeUntil's buckets) */
+  stop: () => unknown;
+}
+
+/** Runs the stoppers last-first and empties the list; one that fails is logged and the rest still run. */
+async function unwind(stoppers: Stopper[], log: Logger): Promise<unknown[]> {
+  const failures: unknown[] = [];
+  for (const { what, stop } of stoppers.splice(0).reverse()) {
+    try {
+      await stop();
+    } catch (err) {
+      failures.push(err);
+      log.error({ err, feature: what }, `stopping ${what} failed; the other features still stop`);
+    }
+  }
+  return failures;
+}
+
 /**
  * The composition root: wires features that each start and stop, and owns nothing else.
- * Order on start: store → registry → bucketer → (pre-fill) → poller → bucket closing → HTTP.
- * Order on stop is the reverse, and the open buckets' energy state is flushed last.
+ * Order on start: store → bucketer → auth → ops → grid → uplink → (pre-fill) → poller → bucket
+ * closing → HTTP → WebSocket → listen. Each started feature pushes its stopper, and both stop()
+ * and a failed start run that one list backwards, so the store closes last.
  */
 export class Daemon {
   private constructor(
     readonly ctx: DaemonContext,
     readonly app: FastifyInstance,
-    private readonly closeTimer: CloseTimer,
-    private readonly buses: BusRegistry,
-    private readonly unsubscribe: (() => void)[],
+    private readonly stoppers: Stopper[],
     readonly ws: WsServer,
     /** the MQTT uplink, null without `uplink:` in site.yaml; health() is its state for probes */
     readonly uplink: Uplink | null,
@@ -87,38 +107,60 @@ export class Daemon {
   }
 
   static async start(opts: DaemonOptions): Promise<Daemon> {
+    const log = opts.log ?? createLogger();
+    const stoppers: Stopper[] = [];
+    try {
+      return await Daemon.compose(opts, log, stoppers);
+    } catch (err) {
+      // undo exactly what had started (a taken HTTP port is the usual cause), so nothing keeps the
+      // store open, polls or stays connected; the caller hears the original error, not an undo's
+      if (stoppers.length > 0) log.warn({ reason: String(err) }, 'start failed: stopping the features already started');
+      await unwind(stoppers, log);
+      throw err;
+    }
+  }
+
+  /** Starts the features in order; each one that started pushes its stopper onto `stoppers`. */
+  private static async compose(opts: DaemonOptions, log: Logger, stoppers: Stopper[]): Promise<Daemon> {
+    const started = (what: string, stop: Stopper['stop']): void => void stoppers.push({ what, stop });
     const { config } = opts;
     // before anything is opened: a broken device profile stops the start with its file and line
     const profiles = loadProfiles();
     const clock = opts.clock ?? new ScaledClock(1);
-    const log = opts.log ?? createLogger();
     // HTTPS off loopback (a certificate problem stops the start before anything is opened)
     const tls = resolveTls(config, log.child({ feature: 'tls' }));
     const bus = new EventBus();
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
     const { db, replaced } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
+    started('store', () => db.close());
     const site = new Site(config);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
     const bucketer = new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus });
     bucketer.start();
+    // saves the energy counts and the open buckets' sums, so the next start continues them
+    started('bucketer', () => bucketer.stop());
 
     const buses = new BusRegistry();
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
     const poller = new Poller({ site, bus, clock, readerFor, log, profiles });
     const auth = new AuthService({ db, config: config.auth, dataDir: config.dataDir, siteId: site.id, log: log.child({ feature: 'auth' }), now: opts.authNow });
     auth.start();
+    started('auth', () => auth.stop());
     let ws: WsServer | undefined;
     const ops = new OpsFeature({ site, db, dbFile, bus, clock, log, version: VERSION, bucketer, scheduler: poller, ws: () => ws, replaced });
     ops.start();
+    started('ops', () => ops.stop());
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
     const unsubscribe = [
       bus.on('reading', (r) => bucketer.ingest(r)),
       bus.on('streamsChanged', () => bucketer.setStreams(site.streams())),
     ];
+    started('bucketer feed', () => unsubscribe.forEach((off) => off()));
     const grid = new GridFeature({ site, db, bus, log: log.child({ feature: 'grid' }), debounce: config.grid.debounce });
     grid.start();
+    started('grid', () => grid.stop());
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
     const uplink = config.uplink
       ? // loaded only when configured: mqtt alone is ~20 MB of resident memory (README Performance)
@@ -126,14 +168,22 @@ export class Daemon {
       : null;
     uplink?.start();
     if (uplink) {
+      started('uplink', () => uplink.stop());
       ops.setUplink(() => {
         const h = uplink.health();
         return { connected: h.connected, outboxDepth: h.outbox.depth, lastError: h.lastError?.message ?? null };
       });
     }
+    // buckets that ended before the stop are complete: written after the poller's last reading and
+    // while the uplink still listens (its outbox keeps them for the next start)
+    started('bucket flush', () => bucketer.closeUntil(clock.now()));
     if (opts.beforePolling) await opts.beforePolling(ctx);
 
     poller.start();
+    started('poller', async () => {
+      await poller.stop();
+      await buses.close();
+    });
     const closeTimer = new CloseTimer(clock, Math.min(pollPeriodMs * 1.5, 60_000), (boundary) => {
       try {
         bucketer.closeUntil(boundary);
@@ -144,8 +194,10 @@ export class Daemon {
       }
     });
     closeTimer.start();
+    started('bucket closing', () => closeTimer.stop());
 
     const app = await buildApp({ site, db, auth, https: tls.https, now: () => clock.now(), logger: log.child({ feature: 'http' }), version: VERSION, ops });
+    started('http', () => app.close());
     ws = new WsServer(app.server, bus, wsAccess(auth), {
       log: log.child({ feature: 'ws' }),
       stream: (id) => site.stream(id),
@@ -154,31 +206,21 @@ export class Daemon {
       pingTimeoutMs: opts.wsPingTimeoutMs,
     });
     ws.start();
+    // WebSocket clients hear 1001 (going away) before the HTTP server closes under them
+    started('websocket', () => ws?.stop());
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
-    const daemon = new Daemon(ctx, app, closeTimer, buses, [...unsubscribe, () => grid.stop()], ws, uplink);
+    const daemon = new Daemon(ctx, app, stoppers, ws, uplink);
     ops.ready();
     log.info({ site: site.id, devices: config.devices.length, url: daemon.url, fingerprint: tls.fingerprint, version: VERSION }, 'sitegw started');
     return daemon;
   }
 
+  /** Stops what start() started, last-first; every feature gets its stop even when one fails. */
   async stop(): Promise<void> {
-    const { poller, bucketer, db, log, ops } = this.ctx;
-    ops.stopping();
-    this.closeTimer.stop();
-    // WebSocket clients hear 1001 (going away) before the HTTP server closes under them
-    this.ws.stop();
-    await this.app.close();
-    this.ctx.auth.stop();
-    await poller.stop();
-    for (const u of this.unsubscribe) u();
-    await this.buses.close();
-    // buckets that ended before the stop are complete: write them now rather than lose the tail
-    bucketer.closeUntil(this.ctx.clock.now());
-    // after the last close (its buckets wait in the outbox for the next start), before the store closes
-    await this.uplink?.stop();
-    bucketer.stop();
-    await ops.stop();
-    db.close();
-    log.info('sitegw stopped');
+    if (this.stoppers.length === 0) return; // stopped already
+    this.ctx.ops.stopping();
+    const failures = await unwind(this.stoppers, this.ctx.log);
+    if (failures.length > 0) throw failures[0];
+    this.ctx.log.info('sitegw stopped');
   }
 }
