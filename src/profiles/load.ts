@@ -19,8 +19,9 @@ import { profileSchema } from './schema.js';
 export type ProfileResult = { ok: true; profile: DeviceProfile } | { ok: false; errors: ConfigError[] };
 
 const profileValidator = weakValidator(() => {
-  // the pattern on sentinels applies to their string form only; union types are intended there
-  const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
+  // the pattern on sentinels applies to their string form only; union types are intended there.
+  // inlineRefs off: the schema's $defs become functions called from each use, not copies of code
+  const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, inlineRefs: false });
   ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
   return ajv.compile(profileSchema);
 });
