@@ -11,6 +11,8 @@ export interface ByteLink {
   open(timeoutMs: number): Promise<void>;
   /** resolves once the bytes have left (serial: transmitted, so the answer timeout starts after them) */
   write(bytes: Buffer): Promise<void>;
+  /** drop bytes received but not yet delivered (serial: the driver's input queue) */
+  discardInput(): Promise<void>;
   close(): Promise<void>;
   onData: ((chunk: Buffer) => void) | null;
   /** the link broke (adapter unplugged, socket reset); it will not deliver data again */
@@ -78,6 +80,13 @@ export class SerialLink implements ByteLink {
     });
   }
 
+  discardInput(): Promise<void> {
+    const port = this.port;
+    if (!port) return Promise.resolve();
+    // tcflush(TCIOFLUSH): nothing of ours is waiting to go out, the request is written after this
+    return new Promise((resolve, reject) => port.flush((err) => (err ? reject(err) : resolve())));
+  }
+
   close(): Promise<void> {
     this.abandoned = true;
     const port = this.port;
@@ -132,6 +141,11 @@ export class SocketLink implements ByteLink {
     const socket = this.socket;
     if (!socket) return Promise.reject(new Error('not connected'));
     return new Promise((resolve, reject) => socket.write(bytes, (err) => (err ? reject(err) : resolve())));
+  }
+
+  /** a socket has no input queue to drop: what it received was delivered as data already */
+  discardInput(): Promise<void> {
+    return Promise.resolve();
   }
 
   close(): Promise<void> {

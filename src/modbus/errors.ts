@@ -1,7 +1,11 @@
-/** Why a Modbus request failed, in the words an installer's troubleshooting table uses. */
-export type ModbusErrorKind = 'timeout' | 'exception' | 'connection' | 'crc' | 'decode';
+/**
+ * Why a Modbus request failed, in the words an installer's troubleshooting table uses.
+ * `protocol`: RTU, a well-formed frame arrived that does not fit the request (another function,
+ * register count or unit): an answer after its timeout, or a second master on the line.
+ */
+export type ModbusErrorKind = 'timeout' | 'exception' | 'connection' | 'crc' | 'decode' | 'protocol';
 
-export const MODBUS_ERROR_KINDS: readonly ModbusErrorKind[] = ['timeout', 'exception', 'connection', 'crc', 'decode'];
+export const MODBUS_ERROR_KINDS: readonly ModbusErrorKind[] = ['timeout', 'exception', 'connection', 'crc', 'decode', 'protocol'];
 
 export class ModbusError extends Error {
   constructor(

@@ -7,9 +7,20 @@
  * Why not modbus-serial's connectRTUBuffered/connectTelnet here: their ports keep unread bytes
  * from one request to the next and give every RTU request the same transaction id, so an answer
  * that arrives after its request timed out can be taken for the answer to the next request of
- * the same unit and length: stale registers presented as new. This bus drops every byte received
- * before a request is sent, keeps the line quiet for a settle time after a failed request, and
- * accepts only a frame whose address, function, length and CRC match.
+ * the same unit and length: stale registers presented as new.
+ *
+ * RTU answers carry no transaction id, so this bus keeps a late answer away from the next request
+ * by time, as MODBUS over Serial Line V1.02 §2.5.1.1 frames messages: a frame ends with a silent
+ * interval of at least 3.5 character times (rtu-timing.ts), and bytes are only a new frame after
+ * such a silence. After a timeout or an answer that does not fit (`protocol`) the line is dirty:
+ * the next request waits until the line has been silent for a whole quiet period (by default the
+ * failed request's timeout; every byte received starts it again, bounded so a babbling line still
+ * gets its request), which drops an answer up to one timeout late. libmodbus's protocol error
+ * recovery does the like (modbus_set_error_recovery(3): "a sleep and flush sequence"). Right
+ * before each request the port's input is flushed and every byte received so far dropped, and
+ * only a frame whose unit, function, byte count and CRC fit the request is taken as its answer
+ * (rtu-frame.ts). What no master can tell apart is an answer later than the quiet period to a
+ * request of the same shape.
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,7 +28,7 @@ import type { ByteLink } from './byte-link.js';
 import { ModbusError } from './errors.js';
 import { QueuedBus } from './queued-bus.js';
 import { ReconnectBackoff, withTimeout, type ReconnectOptions } from './reconnect.js';
-import { encodeReadRequest, parseReadResponse, type ReadRequest } from './rtu-frame.js';
+import { encodeReadRequest, parseReadResponse, strayFrame, type ReadRequest } from './rtu-frame.js';
 import type { UnitBackoffOptions } from './unit-backoff.js';
 
 export interface RtuBusOptions {
@@ -30,14 +41,14 @@ export interface RtuBusOptions {
   /** silence kept before every request, ms (rtu-timing.ts) */
   interFrameDelayMs: number;
   /**
-   * quiet time after a garbled answer, ms, so the rest of it ends before the next request goes
-   * out (its bytes are then dropped); after a timeout the wait is half the timeout (at least this,
-   * at most 1 s), which catches a unit answering late. Default 20 ms or 10 frame gaps.
+   * silence kept after a whole answer with a bad CRC, ms, so any rest of it ends before the next
+   * request goes out; default 20 ms or 10 frame gaps (a USB adapter delivers bytes up to 16 ms late)
    */
   settleMs?: number;
   /**
-   * quiet time after a timeout instead of half the timeout: a scan, whose next request goes to
-   * another unit id, cannot take a late answer for its own and only needs the line to be free
+   * silence kept after a timeout or a `protocol` error instead of the failed request's timeout: a
+   * scan, whose next request goes to another unit id, cannot take a late answer for its own and
+   * only needs the line to be free
    */
   settleAfterTimeoutMs?: number;
   backoff?: UnitBackoffOptions;
@@ -60,7 +71,10 @@ export class RtuBus extends QueuedBus {
   private pending: Pending | null = null;
   /** performance.now() of the last byte seen or sent on the line */
   private lastTraffic = 0;
-  private quietUntil = 0;
+  /** silence the line needs before the next request, beyond the frame gap: non-zero while it is dirty */
+  private quietMs = 0;
+  /** performance.now() of the failure that left the line dirty */
+  private dirtySince = 0;
   private readonly reconnect: ReconnectBackoff;
   private readonly settleMs: number;
 
@@ -72,13 +86,17 @@ export class RtuBus extends QueuedBus {
 
   protected async transact(req: ReadRequest, timeoutMs: number): Promise<number[]> {
     const link = await this.opened(timeoutMs);
-    await this.silence(timeoutMs);
-    this.rxLength = 0; // whatever came before this request is not its answer
+    await this.silence(timeoutMs + this.quietMs);
+    this.quietMs = 0;
+    // whatever came before this request is not its answer: bytes still in the driver, and those received
+    await withTimeout(link.discardInput(), WRITE_LIMIT_MS, `flushing ${link.description}`).catch(() => undefined);
+    this.rxLength = 0;
     const frame = encodeReadRequest(req);
     const answer = new Promise<number[] | ModbusError>((resolve) => {
       this.pending = { req, settle: resolve };
     });
     let timer: NodeJS.Timeout | undefined;
+    let expired = false;
     try {
       try {
         // a port whose device vanished may never report the write done: that must not hold the queue
@@ -90,18 +108,21 @@ export class RtuBus extends QueuedBus {
       this.lastTraffic = performance.now();
       if (this.pending) {
         // the timeout counts from the end of the request, so a long frame at a low baud rate is not cut short
-        timer = setTimeout(() => this.finish(this.timeoutError(req, timeoutMs)), timeoutMs);
+        timer = setTimeout(() => {
+          expired = true;
+          this.finish(this.timeoutError(req, timeoutMs));
+        }, timeoutMs);
       }
       const result = await answer;
       if (result instanceof ModbusError) throw result;
       return result;
     } catch (err) {
-      // an exception or a wrong-length answer ended cleanly; after silence or garbage the line may not have
+      // an exception ended cleanly. After the deadline the unit may still answer, and after a
+      // frame that does not fit, this request's own answer may still come: either would pass for
+      // the answer to a next request of the same shape (no transaction id), so the line is dirty
       const kind = err instanceof ModbusError ? err.kind : 'connection';
-      // RTU answers carry no transaction id: a unit answering after its timeout must finish before
-      // the next request, or its frame would pass for that request's answer
-      if (kind === 'timeout') this.quietUntil = performance.now() + (this.rtu.settleAfterTimeoutMs ?? Math.max(this.settleMs, Math.min(timeoutMs / 2, 1000)));
-      else if (kind === 'crc') this.quietUntil = performance.now() + this.settleMs;
+      if (expired || kind === 'protocol') this.dirty(this.rtu.settleAfterTimeoutMs ?? timeoutMs);
+      else if (kind === 'crc') this.dirty(this.settleMs);
       throw err;
     } finally {
       clearTimeout(timer);
@@ -115,7 +136,16 @@ export class RtuBus extends QueuedBus {
     await link?.close();
   }
 
+  private dirty(quietMs: number): void {
+    this.quietMs = quietMs;
+    this.dirtySince = performance.now();
+  }
+
   private timeoutError(req: ReadRequest, timeoutMs: number): ModbusError {
+    const stray = strayFrame(this.rx, this.rxLength, req.unitId);
+    if (stray) {
+      return new ModbusError('protocol', `no answer from unit ${req.unitId} in ${timeoutMs} ms, but a frame from unit ${stray.unitId} (function ${stray.fn}): an answer after its timeout, or a second master on the line`);
+    }
     if (this.rxLength > 0) {
       const shown = this.rx.subarray(0, Math.min(this.rxLength, 16)).toString('hex');
       return new ModbusError('crc', `no valid answer from unit ${req.unitId} in ${timeoutMs} ms, only ${this.rxLength} garbled or short bytes (${shown}${this.rxLength > 16 ? '…' : ''})`);
@@ -152,12 +182,15 @@ export class RtuBus extends QueuedBus {
     else if (parsed.status === 'error') this.finish(parsed.error);
   }
 
-  /** Wait for the inter-frame silence (and any settle time), measured from the last byte either way. */
+  /**
+   * Wait until the line has been silent for the frame gap, or on a dirty line for the quiet
+   * period: measured from the last byte either way, so every byte received starts it again.
+   */
   private async silence(limitMs: number): Promise<void> {
     const giveUpAt = performance.now() + limitMs;
     for (;;) {
       const now = performance.now();
-      const wait = Math.max(this.lastTraffic + this.rtu.interFrameDelayMs, this.quietUntil) - now;
+      const wait = Math.max(this.lastTraffic, this.dirtySince) + Math.max(this.rtu.interFrameDelayMs, this.quietMs) - now;
       // a line that never goes quiet (another master, a faulty device) still gets our request; its answers will say the rest
       if (wait <= 0 || now >= giveUpAt) return;
       await sleep(Math.min(wait, giveUpAt - now));

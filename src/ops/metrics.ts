@@ -65,7 +65,7 @@ export class Metrics {
     const errorsSeen = new Map<string, number>();
     new Counter({
       name: 'sitegw_device_errors_total',
-      help: 'Failed device requests by kind (timeout, exception, connection, crc, decode) since start',
+      help: 'Failed device requests by kind (timeout, exception, connection, crc, decode, protocol) since start',
       labelNames: ['device', 'kind'],
       registers: [r],
       collect() {

@@ -51,7 +51,7 @@ export class Site {
         online: false,
         lastSeen: null,
         lastError: null,
-        errors: { timeout: 0, exception: 0, connection: 0, crc: 0, decode: 0 },
+        errors: { timeout: 0, exception: 0, connection: 0, crc: 0, decode: 0, protocol: 0 },
         exceptionCodes: {},
       });
     }

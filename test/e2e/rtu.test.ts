@@ -35,7 +35,7 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
   };
 
   /** Inject a fault on a meter unit, wait for the named error count to grow and the device to go offline, clear it, wait for it to come back. */
-  async function faultAndRecover(id: string, unitId: number, fault: SimFault, kind: 'timeout' | 'exception' | 'crc' | 'decode') {
+  async function faultAndRecover(id: string, unitId: number, fault: SimFault, kind: 'timeout' | 'exception' | 'crc' | 'protocol') {
     const before = health(id).errors[kind];
     rtu.faults.set('meter', unitId, fault);
     await waitFor(`${id} ${kind} counted`, () => health(id).errors[kind] > before && !health(id).online);
@@ -80,7 +80,7 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
     expect(grid).toMatchObject({ online: true, manufacturer: 'Eastron', kind: 'meter' });
     const house = await apiDevice(HOUSE);
     expect(house).toMatchObject({ online: true, manufacturer: 'sitegw-sim', model: 'EM3-LOAD' });
-    expect(Object.keys(house.errors).sort()).toEqual(['connection', 'crc', 'decode', 'exception', 'timeout']);
+    expect(Object.keys(house.errors).sort()).toEqual(['connection', 'crc', 'decode', 'exception', 'protocol', 'timeout']);
   });
 
   it('their readings reach the buckets and the telemetry API', async () => {
@@ -110,10 +110,10 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
     expect((await apiDevice(HOUSE)).errors.crc).toBeGreaterThan(0);
   });
 
-  it('bad CRCs and cut-off frames count as crc too; a well-framed answer of the wrong length as decode', async () => {
+  it('bad CRCs and cut-off frames count as crc too; a well-framed answer of the wrong length as protocol', async () => {
     await faultAndRecover(HOUSE, 2, { kind: 'bad-crc' }, 'crc');
     await faultAndRecover(HOUSE, 2, { kind: 'truncated' }, 'crc');
-    await faultAndRecover(HOUSE, 2, { kind: 'short-count' }, 'decode');
+    await faultAndRecover(HOUSE, 2, { kind: 'short-count' }, 'protocol');
   });
 
   it('exception answers: counted with their code, and the grid state is unknown, not the last value', async () => {

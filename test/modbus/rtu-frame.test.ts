@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { crc16, crcOk } from '../../src/modbus/crc16.js';
-import { encodeReadRequest, parseReadResponse, type ReadRequest } from '../../src/modbus/rtu-frame.js';
+import { encodeReadRequest, parseReadResponse, strayFrame, type ReadRequest } from '../../src/modbus/rtu-frame.js';
 
 const require = createRequire(import.meta.url);
 const theirCrc = require('modbus-serial/utils/crc16') as (b: Buffer) => number;
@@ -83,13 +83,51 @@ describe('finding the answer among received bytes', () => {
     }
   });
 
-  it('an answer with another register count than asked is a decode error', () => {
-    const r = parse(framed('11 03 04 02 2B 00 00'));
-    expect(r.status === 'error' && r.error.kind).toBe('decode');
+  it('an echo of the request alone is not an answer, nor a garbled one', () => {
+    expect(parse(encodeReadRequest(SPEC_EXAMPLE)).status).toBe('incomplete');
+  });
+});
+
+describe('an answer that does not fit its request (RTU has no transaction id)', () => {
+  const parse = (bytes: Buffer, req = SPEC_EXAMPLE) => parseReadResponse(bytes, bytes.length, req);
+  const error = (bytes: Buffer, req = SPEC_EXAMPLE) => {
+    const r = parse(bytes, req);
+    if (r.status !== 'error') throw new Error(`expected an error, got ${JSON.stringify(r)}`);
+    return r.error;
+  };
+
+  it('another byte count than 2 × quantity is a protocol error, not registers', () => {
+    // the example's answer holds 3 registers: asked for 2 or 4 of them it is an earlier request's answer
+    for (const quantity of [2, 4]) {
+      expect(error(SPEC_ANSWER, { ...SPEC_EXAMPLE, quantity })).toMatchObject({ kind: 'protocol', message: `asked unit 17 for ${quantity} registers at 107, the answer holds 6 bytes` });
+    }
+    expect(error(framed('11 03 04 02 2B 00 00'))).toMatchObject({ kind: 'protocol' });
   });
 
-  it("another unit's or function's frame is not this request's answer", () => {
-    expect(parse(framed('12 03 06 02 2B 00 00 00 64')).status).toBe('incomplete');
-    expect(parse(framed('11 04 06 02 2B 00 00 00 64')).status).toBe('incomplete');
+  it('another function code, or the exception form of another one, is a protocol error', () => {
+    expect(error(SPEC_ANSWER, { ...SPEC_EXAMPLE, fn: 'input' })).toMatchObject({ kind: 'protocol', message: 'asked unit 17 for input registers (function 4), the answer is function 3' });
+    expect(error(framed('11 84 02'))).toMatchObject({ kind: 'protocol', message: expect.stringContaining('function 4 (exception)') });
+    // a write's echo (FC6) from the asked unit
+    expect(error(framed('11 06 00 6B 00 01'))).toMatchObject({ kind: 'protocol' });
+  });
+
+  it("only the asked function's exception form is an exception", () => {
+    expect(error(framed('11 83 02'))).toMatchObject({ kind: 'exception', exceptionCode: 2 });
+  });
+
+  it("another unit's frame is never the answer: passed over, and named by strayFrame", () => {
+    const other = framed('12 03 06 02 2B 00 00 00 64');
+    expect(parse(other).status).toBe('incomplete');
+    expect(strayFrame(other, other.length, 0x11)).toEqual({ unitId: 0x12, fn: 3 });
+    // the asked unit's own answer after it is taken
+    expect(parse(Buffer.concat([other, SPEC_ANSWER]))).toEqual({ status: 'ok', registers: [555, 0, 100] });
+  });
+
+  it('strayFrame finds no frame in noise, a cut-off frame or the asked unit\'s own frames', () => {
+    const noise = hex('00 FF 12 03 A5 5A 01 02');
+    expect(strayFrame(noise, noise.length, 0x11)).toBeUndefined();
+    const cut = framed('12 03 06 02 2B 00 00 00 64').subarray(0, 9);
+    expect(strayFrame(cut, cut.length, 0x11)).toBeUndefined();
+    expect(strayFrame(SPEC_ANSWER, SPEC_ANSWER.length, 0x11)).toBeUndefined();
   });
 });

@@ -35,6 +35,7 @@ export const DeviceRecord = Type.Object({
       connection: Type.Integer({ minimum: 0 }),
       crc: Type.Integer({ minimum: 0 }),
       decode: Type.Integer({ minimum: 0 }),
+      protocol: Type.Integer({ minimum: 0 }),
     },
     { description: 'failed Modbus requests to the device since the gateway started, by kind (README: Troubleshooting)' },
   ),
