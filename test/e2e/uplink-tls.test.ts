@@ -11,7 +11,7 @@ import type { SiteConfig, UplinkConfig } from '../../src/config/types.js';
 import { collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
 import { HAVE_OPENSSL, makePki, type Pki } from '../support/pki.js';
-import { capturingLogger, dedupe, expectComplete, storedBuckets, telemetryKeys, uplinkTo } from '../support/uplink.js';
+import { capturingLogger, expectDelivered, storedBuckets, uplinkTo } from '../support/uplink.js';
 
 noteMosquittoSkipped('test/e2e/uplink-tls.test.ts');
 if (!HAVE_OPENSSL) console.warn('\n*** test/e2e/uplink-tls.test.ts: openssl is not installed: the TLS uplink tests are SKIPPED (.ci/run installs it) ***\n');
@@ -82,9 +82,7 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
         await waitFor('connected', () => up.health().connected || undefined);
         // wait for a live bucket too, so pre-filled and live ones both went over TLS
         await waitFor('a live bucket', () => storedBuckets(demo.daemon.ctx.db).size > 4 * 7 || undefined);
-        const stored = storedBuckets(demo.daemon.ctx.db);
-        await waitFor('consumer has every stored bucket', () => telemetryKeys(dedupe(c)).filter((k) => stored.has(k)).length === stored.size || undefined);
-        expectComplete(dedupe(c), stored);
+        await expectDelivered(c, storedBuckets(demo.daemon.ctx.db));
         const withSeq = c.messages.filter((m) => typeof JSON.parse(m.payload).seq === 'number');
         // a QoS 1 subscription hands on each message at the QoS it was published with, at most 1
         expect(new Set(withSeq.map((m) => m.qos))).toEqual(new Set([1]));
@@ -161,10 +159,7 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
         const firstSeq = (demo.daemon.ctx.db.prepare('SELECT MIN(seq) AS s FROM uplink_outbox').get() as { s: number }).s;
         config.uplink!.tls.ca = pki.rogueCa;
         await demo.restartDaemon();
-        const stored = storedBuckets(demo.daemon.ctx.db);
-        await waitFor('consumer has every stored bucket', () => telemetryKeys(dedupe(c)).filter((k) => stored.has(k)).length === stored.size || undefined, 30_000);
-        const d = dedupe(c);
-        expectComplete(d, stored);
+        const d = await expectDelivered(c, storedBuckets(demo.daemon.ctx.db), 30_000);
         expect(d[0]!.seq).toBe(firstSeq);
         expect(demo.daemon.uplink!.health()).toMatchObject({ connected: true, lastError: null });
       } finally {

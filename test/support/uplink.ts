@@ -85,4 +85,22 @@ export function expectComplete(d: Delivered[], stored: Set<string>): void {
   }
 }
 
+/**
+ * Waits until the consumer has every bucket of `stored` (a PUBACK to the gateway does not mean the
+ * subscriber has it yet), then checks the whole delivery with expectComplete. Take `stored` once,
+ * before waiting: a bucket that closes later may still be on its way when the check runs.
+ */
+export async function expectDelivered(c: Collector, stored: Set<string>, timeoutMs = 20_000): Promise<Delivered[]> {
+  const until = Date.now() + timeoutMs;
+  let missing = [...stored];
+  while (missing.length > 0 && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 25));
+    const got = new Set(telemetryKeys(dedupe(c)));
+    missing = missing.filter((k) => !got.has(k));
+  }
+  const d = dedupe(c);
+  expectComplete(d, stored);
+  return d;
+}
+
 export const BUCKET_MS = Q;
