@@ -1,188 +1,204 @@
 /**
- * Footprint of a ten-device site polled every second (an inverter, seven battery blocks, a grid
- * and a house meter, all on the simulator's real Modbus TCP servers, real time): the gateway
- * process's resident memory and CPU share over a real-time window, then HTTP throughput of the
- * telemetry endpoint (one day of PT15M buckets, bearer token) with, in the same process and run,
- * a bare fastify route answering the same bytes as the baseline.
+ * Footprint of the gateway as deployed: the built `node dist/cli.js run --config site.yaml` in its
+ * own process, started with the node flags and environment of systemd/sitegw.service (read from
+ * the unit, so this measures what a Pi runs), polling a ten-device site (an inverter, seven
+ * battery blocks, a grid and a house meter) every second on real time. The simulator's Modbus
+ * TCP servers and the load generator live in this process, so nothing of theirs is counted.
  *
- * The measured process is a child (`BENCH_ROLE=gateway`) that runs `sitegw demo`'s code: it holds
- * the simulator too, so its memory and CPU are an upper bound for the gateway alone.
+ * Reported: resident memory (VmRSS every 0.5 s: the start-up peak, then the steady window), what
+ * of it is the process's own (private) and its proportional share (PSS: the node binary's pages
+ * are shared with the kernel's file cache and other node processes), CPU share of one core over
+ * the window (utime + stime from /proc/<pid>/stat), and HTTP throughput of the telemetry endpoint
+ * (one day of PT15M buckets, bearer token) against a bare fastify process, same flags, answering
+ * the same bytes, in interleaved rounds. Two memory baselines with the same flags: a bare idle
+ * `node`, and the bare stack (every runtime dependency the daemon loads on this site imported, a
+ * fastify server listening, an SQLite database open, one time-zone conversion) idling: what any
+ * gateway on this stack costs before its own code and data.
  *
- * Then the gateway ALONE: the built `node dist/cli.js run --config` (no tsx, no simulator in it)
- * as a child, polling the same ten devices served from this process, its RSS read from
- * /proc/<pid>/status over the window, beside a bare `node` idling in the same run.
- *
- *   npm run build && node --expose-gc --import tsx bench/footprint.ts [windowSeconds] [requests]
- *   (BENCH_ONLY=alone: the gateway-alone part only)
+ *   npm run build && node --import tsx bench/footprint.ts [windowSeconds] [requests]
+ *   BENCH_NODE_ARGS="..." overrides the unit's node flags (e.g. "" for node's defaults)
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TOKEN_PATH } from '../src/api/http/oauth.js';
+import { startDemo } from '../src/demo/demo.js';
+import { demoSiteYaml } from '../src/demo/default-site.js';
+import { defaultSimConfig } from '../src/sim/config.js';
+import { freePort } from '../test/support/mqtt-brokers.js';
+import { partnerToken } from '../test/support/auth.js';
+import { median } from './lib/stats.js';
 
 const WINDOW_S = Number(process.argv[2] ?? 30);
 const REQUESTS = Number(process.argv[3] ?? 3000);
+const SETTLE_S = 15;
 const CONCURRENCY = 8;
 const BLOCKS = 7;
+const root = fileURLToPath(new URL('..', import.meta.url));
 
-interface Ready {
-  url: string;
-  bareUrl: string;
-  telemetryPath: string;
-  token: string;
+/** `node` flags and environment from the unit's ExecStart= and Environment= lines */
+function unitRuntime(): { args: string[]; env: Record<string, string> } {
+  const unit = readFileSync(join(root, 'systemd/sitegw.service'), 'utf8');
+  const exec = /^ExecStart=\S+\s+(.*?)\s*\S*dist\/cli\.js/m.exec(unit);
+  if (!exec) throw new Error('systemd/sitegw.service: no ExecStart= running dist/cli.js');
+  const env: Record<string, string> = {};
+  for (const m of unit.matchAll(/^Environment=(\w+)=(\S*)/gm)) env[m[1]!] = m[2]!;
+  const override = process.env.BENCH_NODE_ARGS;
+  return { args: (override ?? exec[1]!).split(/\s+/).filter(Boolean), env };
 }
-interface Footprint {
-  rssMB: number;
-  heapMB: number;
-  cpuPercent: number;
-  polls: number;
+
+interface Proc {
+  rssMB(): number;
+  /** Pss and private (Private_Clean + Private_Dirty) from smaps_rollup, MB */
+  shares(): { pssMB: number; privateMB: number };
+  cpuSeconds(): number;
+}
+function proc(pid: number): Proc {
+  const kb = (text: string, key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    rssMB: () => (kb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS') * 1024) / 1e6,
+    shares() {
+      const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      return { pssMB: (kb(t, 'Pss') * 1024) / 1e6, privateMB: ((kb(t, 'Private_Clean') + kb(t, 'Private_Dirty')) * 1024) / 1e6 };
+    },
+    cpuSeconds() {
+      // fields after the parenthesised command name; utime and stime are the 14th and 15th (proc(5))
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ is 100 on Linux
+    },
+  };
 }
 
-if (process.env.BENCH_ROLE === 'gateway') {
-  const { default: Fastify } = await import('fastify');
-  const { startDemo } = await import('../src/demo/demo.js');
-  const { defaultSimConfig } = await import('../src/sim/config.js');
-  const { partnerToken } = await import('../test/support/auth.js');
-  const sim = defaultSimConfig();
-  sim.battery.blocks = Array.from({ length: BLOCKS }, () => ({ ...sim.battery.blocks[0]! }));
-  const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, pollSeconds: 1, history: 'P1D', quiet: true, dataDir: process.env.BENCH_DIR!, sim });
-  const token = await partnerToken(demo.credentials);
-  const stream = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
-  const from = new Date(demo.clock.now() - 86_400_000).toISOString().slice(0, 14) + '00:00Z';
-  const telemetryPath = `/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry?interval=${from}/P1D&include=default,energy`;
-  const bytes = Buffer.from(await (await fetch(`${demo.url}${telemetryPath}`, { headers: { authorization: `Bearer ${token}` } })).arrayBuffer());
-  const bare = Fastify();
-  bare.get('/bare', async (_req, reply) => reply.type('application/json; charset=utf-8').send(bytes));
-  const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
-  process.on('message', (m: { measure?: number }) => {
-    if (m.measure === undefined) return;
-    // a quiet start: the pre-fill and first polls are done; measure the steady state
-    global.gc?.();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    setTimeout(() => {
-      const cpu = process.cpuUsage(cpu0);
-      const wallUs = (performance.now() - t0) * 1000;
-      const polls = demo.servers.faults.requests('inverter', 1);
-      const f: Footprint = { rssMB: process.memoryUsage().rss / 1e6, heapMB: process.memoryUsage().heapUsed / 1e6, cpuPercent: ((cpu.user + cpu.system) / wallUs) * 100, polls };
-      process.send!({ footprint: f });
-    }, m.measure * 1000);
-  });
-  process.send!({ ready: { url: demo.url, bareUrl: `${bareUrl}/bare`, telemetryPath, token } satisfies Ready });
-} else if (process.env.BENCH_ONLY === 'alone') {
-  await gatewayAlone();
-} else {
-  const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-'));
-  const child = fork(fileURLToPath(import.meta.url), [], { env: { ...process.env, BENCH_ROLE: 'gateway', BENCH_DIR: dir, SITEGW_LOG_LEVEL: 'silent' }, execArgv: ['--expose-gc', '--import', 'tsx'] });
-  const next = <T>(key: string) => new Promise<T>((resolve) => child.on('message', (m: Record<string, T>) => m[key] !== undefined && resolve(m[key]!)));
-  try {
-    const ready = await next<Ready>('ready');
-    await new Promise((r) => setTimeout(r, 3000));
-    child.send({ measure: WINDOW_S });
-    const fp = await next<Footprint>('footprint');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-    const load = async (url: string, headers: Record<string, string>): Promise<number> => {
-      let left = REQUESTS;
-      const t0 = performance.now();
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          while (left-- > 0) {
-            const res = await fetch(url, { headers });
-            if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
-            await res.arrayBuffer();
-          }
-        }),
-      );
-      return REQUESTS / ((performance.now() - t0) / 1000);
-    };
-    const auth = { authorization: `Bearer ${ready.token}` };
-    // interleaved rounds, so drift (JIT, the poller's own work) falls on both alike
-    const gw: number[] = [];
-    const bare: number[] = [];
-    for (let round = 0; round < 3; round++) {
-      bare.push(await load(ready.bareUrl, {}));
-      gw.push(await load(`${ready.url}${ready.telemetryPath}`, auth));
-    }
-    const best = (xs: number[]) => Math.max(...xs);
-    const ratio = best(bare) / best(gw);
-    console.log(`ten devices (inverter, ${BLOCKS} battery blocks, grid and house meter) polled every 1 s on real time; ${WINDOW_S} s window after the start; ${REQUESTS} requests × 3 rounds, ${CONCURRENCY} at a time; the inverter unit answered ${fp.polls} Modbus requests by the end of the window`);
-    console.log('');
-    console.log('| case                                   | figure        | target / ratio    |');
-    console.log('|----------------------------------------|--------------:|------------------:|');
-    console.log(`| resident memory (gateway + simulator)  | ${fp.rssMB.toFixed(0).padStart(9)} MB | < 80 MB           |`);
-    console.log(`| heap used after GC                     | ${fp.heapMB.toFixed(0).padStart(9)} MB |                   |`);
-    console.log(`| CPU share of one core                  | ${fp.cpuPercent.toFixed(2).padStart(10)} %  | < 5 %             |`);
-    console.log(`| baseline: bare fastify, same bytes     | ${best(bare).toFixed(0).padStart(8)} req/s | 1.00x             |`);
-    console.log(`| telemetry endpoint (P1D of PT15M)      | ${best(gw).toFixed(0).padStart(8)} req/s | ${ratio.toFixed(2).padStart(4)}x slower      |`);
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    rmSync(dir, { recursive: true, force: true });
+async function until(what: string, child: ChildProcess, ok: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await ok().catch(() => false))) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${what} did not come up`);
+    await sleep(100);
   }
-  await gatewayAlone();
 }
 
-/** VmRSS of a process, MB (1e6 bytes, as above) */
-function rssOf(pid: number): number {
-  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return (Number(kb) * 1024) / 1e6;
-}
-
-async function gatewayAlone(): Promise<void> {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  if (!existsSync(join(root, 'dist/cli.js'))) {
-    console.log('\ngateway alone: SKIPPED, dist/cli.js is missing (npm run build first)');
-    return;
-  }
-  const { ScaledClock } = await import('../src/core/clock.js');
-  const { defaultSimConfig } = await import('../src/sim/config.js');
-  const { SimSite } = await import('../src/sim/site.js');
-  const { startSimServers } = await import('../src/sim/servers.js');
-  const { demoSiteYaml } = await import('../src/demo/default-site.js');
-  const { freePort } = await import('../test/support/mqtt-brokers.js');
-  const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-alone-'));
-  const clock = new ScaledClock(1);
-  const simConfig = defaultSimConfig();
-  simConfig.battery.blocks = Array.from({ length: BLOCKS }, () => ({ ...simConfig.battery.blocks[0]! }));
-  const servers = await startSimServers(new SimSite(simConfig, clock.now()), clock);
-  const port = await freePort();
-  writeFileSync(join(dir, 'site.yaml'), demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: port, dataDir: dir, pollSeconds: 1, batteryBlocks: BLOCKS }));
-  const procs: ChildProcess[] = [];
-  try {
-    const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
-    const gw = spawn(process.execPath, [join(root, 'dist/cli.js'), 'run', '--config', join(dir, 'site.yaml')], { cwd: dir, stdio: 'ignore', env: { ...process.env, SITEGW_LOG_LEVEL: 'silent' } });
-    procs.push(bare, gw);
-    const until = Date.now() + 30_000;
-    for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status < 500, () => false);
-      if (ok) break;
-      if (Date.now() > until || gw.exitCode !== null) throw new Error('the gateway did not come up');
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    await new Promise((r) => setTimeout(r, 3000));
-    const samples: number[] = [];
-    for (let t = 0; t < WINDOW_S; t++) {
-      await new Promise((r) => setTimeout(r, 1000));
-      samples.push(rssOf(gw.pid!));
-    }
-    const polls = servers.faults.requests('inverter', 1);
-    console.log('');
-    console.log(`gateway alone: node ${join('dist', 'cli.js')} run --config (no tsx), the same ten devices at 1 s served from the bench process; RSS sampled every second over ${WINDOW_S} s (the inverter unit answered ${polls} requests)`);
-    console.log('');
-    console.log('| case                                   | figure        | target / ratio    |');
-    console.log('|----------------------------------------|--------------:|------------------:|');
-    console.log(`| baseline: bare node, idle              | ${rssOf(bare.pid!).toFixed(0).padStart(9)} MB |                   |`);
-    console.log(`| resident memory, gateway alone (max)   | ${Math.max(...samples).toFixed(0).padStart(9)} MB | < 80 MB           |`);
-    console.log(`| resident memory, gateway alone (last)  | ${samples.at(-1)!.toFixed(0).padStart(9)} MB |                   |`);
-  } finally {
-    for (const p of procs) {
-      if (p.exitCode === null) {
-        p.kill('SIGTERM');
-        await new Promise((r) => p.once('exit', r));
+async function load(url: string, headers: Record<string, string>): Promise<number> {
+  let left = REQUESTS;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (left-- > 0) {
+        const res = await fetch(url, { headers });
+        if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
+        await res.arrayBuffer();
       }
-    }
-    await servers.close();
-    rmSync(dir, { recursive: true, force: true });
+    }),
+  );
+  return REQUESTS / ((performance.now() - t0) / 1000);
+}
+
+if (!existsSync(join(root, 'dist/cli.js'))) {
+  console.log('footprint: SKIPPED, dist/cli.js is missing (npm run build first)');
+  process.exit(0);
+}
+
+const runtime = unitRuntime();
+const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-footprint-'));
+const sim = defaultSimConfig();
+sim.battery.blocks = Array.from({ length: BLOCKS }, () => ({ ...sim.battery.blocks[0]! }));
+// the demo pre-fills a day of buckets through the real poller and registers its partner client;
+// its daemon then stops and the deployed process takes over the same database and devices
+const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, pollSeconds: 1, history: 'P1D', quiet: true, dataDir: dir, sim });
+await demo.daemon.stop();
+await demo.simControl.close();
+const stream = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
+const port = await freePort();
+writeFileSync(join(dir, 'site.yaml'), demoSiteYaml(demo.servers, { httpHost: '127.0.0.1', httpPort: port, dataDir: dir, pollSeconds: 1, batteryBlocks: BLOCKS }));
+
+// mqtt is imported only when `uplink:` is configured (src/main.ts), and this site has none
+const stackDeps = Object.keys((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies).filter((d) => d !== 'mqtt');
+const bareStack = `
+for (const d of ${JSON.stringify(stackDeps)}) await import(d);
+const { default: Database } = await import('better-sqlite3');
+new Database(':memory:').prepare('SELECT 1').get();
+const { DateTime } = await import('luxon');
+DateTime.now().setZone('Europe/Berlin').toISO();
+const { default: Fastify } = await import('fastify');
+await Fastify().listen({ host: '127.0.0.1', port: 0 });`;
+
+const procs: ChildProcess[] = [];
+const start = (args: string[], cwd: string) => {
+  const p = spawn(process.execPath, [...runtime.args, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...runtime.env, SITEGW_LOG_LEVEL: 'silent' } });
+  procs.push(p);
+  return p;
+};
+try {
+  const idle = start(['-e', 'setInterval(() => {}, 1000)'], root);
+  const stack = start(['--input-type=module', '-e', bareStack], root);
+  const gwChild = start([join(root, 'dist/cli.js'), 'run', '--config', join(dir, 'site.yaml')], dir);
+  const gw = proc(gwChild.pid!);
+  const startRss: number[] = [];
+  const sampler = setInterval(() => startRss.push(gw.rssMB()), 500);
+  const url = `http://127.0.0.1:${port}`;
+  await until('the gateway', gwChild, async () => (await fetch(`${url}/healthz`)).status < 500);
+  const token = await partnerToken({ ...demo.credentials, tokenUrl: `${url}${TOKEN_PATH}` });
+  const from = new Date(demo.clock.now() - 86_400_000).toISOString().slice(0, 14) + '00:00Z';
+  const telemetry = `${url}/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry?interval=${from}/P1D&include=default,energy`;
+  const auth = { authorization: `Bearer ${token}` };
+  const bytesFile = join(dir, 'telemetry.json');
+  writeFileSync(bytesFile, Buffer.from(await (await fetch(telemetry, { headers: auth })).arrayBuffer()));
+
+  await sleep(SETTLE_S * 1000);
+  clearInterval(sampler);
+  const window: number[] = [];
+  const cpu0 = gw.cpuSeconds();
+  const polls0 = demo.servers.faults.requests('inverter', 1);
+  const t0 = performance.now();
+  for (let i = 0; i < WINDOW_S * 2; i++) {
+    await sleep(500);
+    window.push(gw.rssMB());
   }
+  const cpuPercent = ((gw.cpuSeconds() - cpu0) / ((performance.now() - t0) / 1000)) * 100;
+  const polls = demo.servers.faults.requests('inverter', 1) - polls0;
+  const shares = gw.shares();
+
+  const bareChild = start(
+    ['-e', `const app = require('fastify')(); const body = require('fs').readFileSync(${JSON.stringify(bytesFile)}); app.get('/bare', (req, reply) => reply.type('application/json; charset=utf-8').send(body)); app.listen({ host: '127.0.0.1', port: 0 }).then((a) => console.log(a));`],
+    root,
+  );
+  const bareUrl = await new Promise<string>((resolve) => bareChild.stdout!.once('data', (d: Buffer) => resolve(`${d.toString().trim()}/bare`)));
+  // interleaved rounds, so drift (JIT warm-up, the poller's own work) falls on both alike
+  const gwRate: number[] = [];
+  const bareRate: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    bareRate.push(await load(bareUrl, {}));
+    gwRate.push(await load(telemetry, auth));
+  }
+  const afterLoad = gw.rssMB();
+  const best = (xs: number[]) => Math.max(...xs);
+  const mb = (x: number) => `${x.toFixed(0).padStart(9)} MB`;
+
+  console.log(`node ${runtime.args.join(' ') || '(no flags)'} dist/cli.js run, environment ${Object.entries(runtime.env).map(([k, v]) => `${k}=${v}`).join(' ')}; ten devices (inverter, ${BLOCKS} battery blocks, grid and house meter) polled every 1 s on real time; a day of history; window of ${WINDOW_S} s from ${SETTLE_S} s after the API answered (the inverter unit answered ${polls} requests in it); then ${REQUESTS} requests × 3 rounds, ${CONCURRENCY} at a time`);
+  console.log('');
+  console.log('| case                                   | figure        | target / ratio    |');
+  console.log('|----------------------------------------|--------------:|------------------:|');
+  console.log(`| baseline: bare node, idle, same flags  | ${mb(proc(idle.pid!).rssMB())} |                   |`);
+  console.log(`| baseline: bare stack, idle, same flags | ${mb(proc(stack.pid!).rssMB())} |                   |`);
+  console.log(`| resident memory, start-up peak         | ${mb(Math.max(...startRss))} |                   |`);
+  console.log(`| resident memory, steady (median)       | ${mb(median(window))} | < 80 MB           |`);
+  console.log(`| resident memory, steady (max)          | ${mb(Math.max(...window))} | < 80 MB           |`);
+  console.log(`| of it private to the process           | ${mb(shares.privateMB)} |                   |`);
+  console.log(`| proportional share (PSS)               | ${mb(shares.pssMB)} |                   |`);
+  console.log(`| resident memory after the HTTP rounds  | ${mb(afterLoad)} |                   |`);
+  console.log(`| CPU share of one core                  | ${cpuPercent.toFixed(2).padStart(10)} %  | < 5 %             |`);
+  console.log(`| baseline: bare fastify, same bytes     | ${best(bareRate).toFixed(0).padStart(8)} req/s | 1.00x             |`);
+  console.log(`| telemetry endpoint (P1D of PT15M)      | ${best(gwRate).toFixed(0).padStart(8)} req/s | ${(best(bareRate) / best(gwRate)).toFixed(2).padStart(4)}x slower      |`);
+} finally {
+  for (const p of procs) {
+    if (p.exitCode === null) {
+      p.kill('SIGTERM');
+      await new Promise((r) => p.once('exit', r));
+    }
+  }
+  await demo.servers.close();
+  rmSync(dir, { recursive: true, force: true });
 }
