@@ -1,0 +1,152 @@
+/**
+ * HTTP throughput of the telemetry endpoint (GET /api/v1/devices/{id}/telemetry, one day of
+ * PT15M buckets of the grid meter, include=default,energy, partner bearer token) against a bare
+ * fastify route answering the same bytes, both served by one child process that runs
+ * `sitegw demo`'s code (simulator, poller, token service, log level silent). This process is the
+ * load: keep-alive node:http clients, CONCURRENCY requests in flight, rounds alternating which
+ * side goes first. Every gateway answer is checked against the bytes the bare route sends.
+ *
+ * Figures per side: requests/s (median over rounds) and the server child's CPU time per request
+ * (process.cpuUsage across the round), which is what the gateway pays whatever the client costs.
+ *
+ *   node --expose-gc --import tsx bench/telemetry-http.ts [rounds] [requestsPerRound]
+ *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile there, `node --cpu-prof`)
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median } from './lib/stats.js';
+
+const ROUNDS = Number(process.argv[2] ?? 9);
+const REQUESTS = Number(process.argv[3] ?? 2000);
+const CONCURRENCY = 8;
+
+interface Ready {
+  gatewayUrl: string;
+  bareUrl: string;
+  token: string;
+  bytes: number;
+  entries: number;
+}
+type ToChild = { cpu: true } | { stop: true };
+type FromChild = { ready: Ready } | { cpuUs: number };
+
+if (process.env.BENCH_ROLE === 'server') {
+  const { default: Fastify } = await import('fastify');
+  const { startDemo } = await import('../src/demo/demo.js');
+  const { partnerToken } = await import('../test/support/auth.js');
+  const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, history: 'P2D', quiet: true, dataDir: process.env.BENCH_DIR! });
+  const token = await partnerToken(demo.credentials);
+  const stream = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
+  // a day that ended over an hour ago: every bucket in it is closed, so the answer is the same all run
+  const from = new Date(demo.clock.now() - 25 * 3_600_000).toISOString().slice(0, 14) + '00:00Z';
+  const path = `/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry?interval=${from}/P1D&include=default,energy`;
+  const res = await fetch(`${demo.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  if (res.status !== 200) throw new Error(`telemetry answered ${res.status}`);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const bare = Fastify();
+  bare.get('/bare', async (_req, reply) => reply.type('application/json; charset=utf-8').send(bytes));
+  const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+  process.on('message', (m: ToChild) => {
+    if ('cpu' in m) {
+      const u = process.cpuUsage();
+      process.send!({ cpuUs: u.user + u.system } satisfies FromChild);
+    } else {
+      // a clean exit, so --cpu-prof writes its profile
+      void Promise.all([bare.close(), demo.stop()]).then(() => process.exit(0));
+    }
+  });
+  const entries = (JSON.parse(bytes.toString()) as { entries: unknown[] }).entries.length;
+  process.send!({ ready: { gatewayUrl: `${demo.url}${path}`, bareUrl: `${bareUrl}/bare`, token, bytes: bytes.length, entries } } satisfies FromChild);
+} else {
+  const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-http-'));
+  const prof = process.env.BENCH_CPU_PROF;
+  const child = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, BENCH_ROLE: 'server', BENCH_DIR: dir },
+    execArgv: ['--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
+  });
+  const next = () => new Promise<FromChild>((resolve) => child.once('message', (m: FromChild) => resolve(m)));
+  const serverCpuUs = async () => {
+    child.send({ cpu: true } satisfies ToChild);
+    const m = await next();
+    if (!('cpuUs' in m)) throw new Error('expected cpuUs');
+    return m.cpuUs;
+  };
+  try {
+    const first = await next();
+    if (!('ready' in first)) throw new Error('expected ready');
+    const ready = first.ready;
+    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+    let expected: Buffer | undefined;
+
+    const get = (url: string, headers: Record<string, string>) =>
+      new Promise<Buffer>((resolve, reject) => {
+        request(url, { agent, headers }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (d: Buffer) => parts.push(d));
+          res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`${url} answered ${res.statusCode}`))));
+        })
+          .on('error', reject)
+          .end();
+      });
+    const load = async (url: string, headers: Record<string, string>, n: number): Promise<{ rps: number; cpuUsPerReq: number }> => {
+      let left = n;
+      const cpu0 = await serverCpuUs();
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (left-- > 0) {
+            const body = await get(url, headers);
+            if (!body.equals(expected!)) throw new Error(`${url} answered other bytes than the bare route (${body.length} vs ${expected!.length})`);
+          }
+        }),
+      );
+      const s = (performance.now() - t0) / 1000;
+      const cpuUs = (await serverCpuUs()) - cpu0;
+      return { rps: n / s, cpuUsPerReq: cpuUs / n };
+    };
+    const auth = { authorization: `Bearer ${ready.token}` };
+    expected = await get(ready.bareUrl, {});
+    // warm-up: JIT and the statement caches of both sides
+    await load(ready.bareUrl, {}, 500);
+    await load(ready.gatewayUrl, auth, 500);
+
+    const bare: { rps: number; cpuUsPerReq: number }[] = [];
+    const gw: { rps: number; cpuUsPerReq: number }[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      // alternate who goes first, so drift (the poller, JIT, GC debt) falls on both alike
+      if (r % 2 === 0) {
+        bare.push(await load(ready.bareUrl, {}, REQUESTS));
+        gw.push(await load(ready.gatewayUrl, auth, REQUESTS));
+      } else {
+        gw.push(await load(ready.gatewayUrl, auth, REQUESTS));
+        bare.push(await load(ready.bareUrl, {}, REQUESTS));
+      }
+    }
+    agent.destroy();
+    const rps = (xs: typeof bare) => median(xs.map((x) => x.rps));
+    const cpu = (xs: typeof bare) => median(xs.map((x) => x.cpuUsPerReq));
+    const ratios = bare.map((b, i) => b.rps / gw[i]!.rps);
+    const cpuRatios = bare.map((b, i) => gw[i]!.cpuUsPerReq / b.cpuUsPerReq);
+    const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}×`;
+
+    console.log(
+      `${ready.bytes} B per answer (${ready.entries} PT15M entries); ${ROUNDS} interleaved rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight over keep-alive; ` +
+        `server: sitegw demo (simulator + gateway, log level silent) in one child; medians over rounds, ratio range per round`,
+    );
+    console.log('');
+    console.log('| telemetry endpoint vs bare fastify       | req/s  | server CPU µs/req | slower than bare (req/s) | CPU ratio |');
+    console.log('|------------------------------------------|-------:|------------------:|-------------------------:|----------:|');
+    console.log(`| baseline: bare fastify, same bytes       | ${rps(bare).toFixed(0).padStart(6)} | ${cpu(bare).toFixed(0).padStart(17)} | 1.00× | 1.00× |`);
+    console.log(
+      `| GET telemetry, P1D of PT15M, bearer      | ${rps(gw).toFixed(0).padStart(6)} | ${cpu(gw).toFixed(0).padStart(17)} | ${median(ratios).toFixed(2)}× (${range(ratios)}) | ${median(cpuRatios).toFixed(2)}× |`,
+    );
+  } finally {
+    child.send({ stop: true } satisfies ToChild);
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
