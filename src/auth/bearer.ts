@@ -3,7 +3,7 @@
  * is neutral data; the HTTP guard and the WebSocket upgrade turn a failure into a 401 or 403 with
  * the RFC 6750 §3 challenge.
  */
-import { clientDevices, findClient } from '../store/clients.js';
+import { clientActive, clientDevices } from '../store/clients.js';
 import { findToken } from '../store/tokens.js';
 import type { AuthContext, Principal } from './context.js';
 import { hasPermission, wireScope, type Permission } from './scopes.js';
@@ -45,7 +45,7 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
   if (!row) return invalid('the access token is unknown');
   if (row.revokedAt !== null) return invalid('the access token was revoked');
   if (row.expiresAt <= ctx.now()) return invalid('the access token expired; request a new one');
-  if (!findClient(ctx.db, row.clientId)) return invalid('the access token was revoked (its client was removed)');
+  if (!clientActive(ctx.db, row.clientId)) return invalid('the access token was revoked (its client was removed)');
   return {
     ok: true,
     principal: {

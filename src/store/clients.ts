@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 
 /** A registered OAuth client as stored; `secretHash` is null for a public client (PKCE only). */
 export interface ClientRow {
@@ -34,10 +34,37 @@ function toRow(db: Database, r: RawClient): ClientRow {
   };
 }
 
+/**
+ * The statements every guarded request runs (is the token's client still there, which devices
+ * it sees), prepared once per connection: preparing cost more than running them.
+ */
+interface Stmts {
+  active: Statement<[string], number>;
+  devices: Statement<[string], string>;
+}
+const cache = new WeakMap<Database, Stmts>();
+
+function stmts(db: Database): Stmts {
+  let s = cache.get(db);
+  if (!s) {
+    s = {
+      active: db.prepare<[string], number>('SELECT 1 FROM auth_clients WHERE id = ? AND removed_at IS NULL').pluck(),
+      devices: db.prepare<[string], string>('SELECT device_id FROM auth_client_devices WHERE client_id = ? ORDER BY device_id').pluck(),
+    };
+    cache.set(db, s);
+  }
+  return s;
+}
+
 /** An active (not removed) client, or undefined. */
 export function findClient(db: Database, id: string): ClientRow | undefined {
   const r = db.prepare<[string], RawClient>('SELECT * FROM auth_clients WHERE id = ? AND removed_at IS NULL').get(id);
   return r ? toRow(db, r) : undefined;
+}
+
+/** True while the client exists and was not removed: findClient without reading its row. */
+export function clientActive(db: Database, id: string): boolean {
+  return stmts(db).active.get(id) !== undefined;
 }
 
 /** True when the id was ever used, removed or not: ids are never reused. */
@@ -79,7 +106,7 @@ export function setClientDevices(db: Database, id: string, devices: readonly str
 }
 
 export function clientDevices(db: Database, id: string): string[] {
-  return db.prepare<[string], string>('SELECT device_id FROM auth_client_devices WHERE client_id = ? ORDER BY device_id').pluck().all(id);
+  return stmts(db).devices.all(id);
 }
 
 /** Marks the client removed and drops its device assignments; returns false when there was no such active client. */

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 
 /**
  * Authorization codes and tokens, keyed by the SHA-256 of their value so a copy of the database
@@ -123,8 +123,17 @@ export function insertToken(db: Database, t: Omit<TokenRow, 'rotatedAt' | 'revok
   ).run(t.hash, t.kind, t.clientId, t.customer ? 1 : 0, t.scopes.join(' '), t.family, t.authTime, t.createdAt, t.expiresAt);
 }
 
+// Every guarded request looks its bearer token up: preparing the statement each time cost more
+// than running it (bench/telemetry-http.ts), so it is prepared once per connection.
+const findStmts = new WeakMap<Database, Statement<[string, TokenKind], RawToken>>();
+
 export function findToken(db: Database, hash: string, kind: TokenKind): TokenRow | undefined {
-  const r = db.prepare<[string, TokenKind], RawToken>('SELECT * FROM auth_tokens WHERE hash = ? AND kind = ?').get(hash, kind);
+  let find = findStmts.get(db);
+  if (!find) {
+    find = db.prepare<[string, TokenKind], RawToken>('SELECT * FROM auth_tokens WHERE hash = ? AND kind = ?');
+    findStmts.set(db, find);
+  }
+  const r = find.get(hash, kind);
   return r ? toToken(r) : undefined;
 }
 
