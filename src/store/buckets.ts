@@ -54,7 +54,6 @@ export const COL = {
 type InsertParams = [number, number, number, ...(number | string | null)[]];
 interface Stmts {
   insert: Statement<InsertParams>;
-  range: Statement<[number, number, number], BucketTuple>;
 }
 const cache = new WeakMap<Database, Stmts>();
 
@@ -68,12 +67,6 @@ function stmts(db: Database): Stmts {
            (stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      range: db
-        .prepare<[number, number, number], BucketTuple>(
-          `SELECT start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state
-             FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
-        )
-        .raw(),
     };
     cache.set(db, s);
   }
@@ -103,7 +96,38 @@ export function insertBuckets(db: Database, rows: readonly BucketRow[]): void {
   })();
 }
 
+/** A stored column besides start_s, by its name in the table. */
+export type BucketColumn = 'covered_ms' | 'power_W' | 'power_AC_W' | 'power_DC_W' | 'soc' | 'soh' | 'energy_in' | 'energy_out' | 'state';
+/** `[start_s, ...the asked columns in the asked order]` */
+export type PartialBucket = [startS: number, ...values: (number | string | null)[]];
+
+/** every column after start_s, in BucketTuple order */
+const ALL_COLUMNS: readonly BucketColumn[] = ['covered_ms', 'power_W', 'power_AC_W', 'power_DC_W', 'soc', 'soh', 'energy_in', 'energy_out', 'state'];
+
 /** Rows of one stream whose start lies in [fromS, toS), ascending by start. */
 export function bucketRange(db: Database, stream: number, fromS: number, toS: number): BucketTuple[] {
-  return stmts(db).range.all(stream, fromS, toS);
+  return bucketColumns(db, stream, fromS, toS, ALL_COLUMNS) as BucketTuple[];
+}
+
+/** one statement per column list a caller asks for: a handful (stream shapes × PT15M or rollup) */
+const ranges = new WeakMap<Database, Map<string, Statement<[number, number, number], PartialBucket>>>();
+
+/**
+ * bucketRange reading only some columns. Every value handed to JavaScript costs time, NULL or
+ * not, and most streams fill half of the columns or fewer (a meter has no soc, soh or AC/DC
+ * split): a day of a meter's ten columns took about 1.3–1.4× as long as the five it fills. A
+ * caller that knows what it needs asks for that alone.
+ */
+export function bucketColumns(db: Database, stream: number, fromS: number, toS: number, columns: readonly BucketColumn[]): PartialBucket[] {
+  let byColumns = ranges.get(db);
+  if (!byColumns) ranges.set(db, (byColumns = new Map()));
+  const key = columns.join(',');
+  let st = byColumns.get(key);
+  if (!st) {
+    // the names come from the BucketColumn union, never from a request
+    const list = ['start_s', ...columns].join(', ');
+    st = db.prepare<[number, number, number], PartialBucket>(`SELECT ${list} FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`).raw();
+    byColumns.set(key, st);
+  }
+  return st.all(stream, fromS, toS);
 }

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { CHANNEL_GROUP, type ChannelId, type DeviceKind, type GridState, type IncludeGroup } from '../core/channels.js';
-import { bucketRange, COL, type BucketTuple } from '../store/buckets.js';
+import { bucketColumns, type BucketColumn, type PartialBucket } from '../store/buckets.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, periodBoundaries } from './align.js';
 import { formatInterval } from './interval.js';
@@ -43,15 +43,15 @@ export interface TelemetryEntry {
   state?: GridState;
 }
 
-const COLUMN: Record<ChannelId, number> = {
-  power_W: COL.power_W,
-  power_AC_W: COL.power_AC_W,
-  power_DC_W: COL.power_DC_W,
-  soc: COL.soc,
-  soh: COL.soh,
-  energy_Wh_increment: COL.energyIn,
-  energy_Wh_decrement: COL.energyOut,
-  state: COL.state,
+const COLUMN: Record<ChannelId, BucketColumn> = {
+  power_W: 'power_W',
+  power_AC_W: 'power_AC_W',
+  power_DC_W: 'power_DC_W',
+  soc: 'soc',
+  soh: 'soh',
+  energy_Wh_increment: 'energy_in',
+  energy_Wh_decrement: 'energy_out',
+  state: 'state',
 };
 const IS_POWER: Record<ChannelId, boolean> = {
   power_W: true,
@@ -64,19 +64,30 @@ const IS_POWER: Record<ChannelId, boolean> = {
   state: false,
 };
 
-/** The requested channels resolved to bucket columns once, so the row loops only index arrays. */
+/**
+ * The requested channels resolved to bucket columns once, so the row loops only index arrays.
+ * Only those columns are read: a row is `[start_s, covered_ms (rollups only), ...names]`.
+ */
 interface Plan {
   names: ChannelId[];
-  cols: number[];
+  columns: BucketColumn[];
+  /** row index of names[0] */
+  first: number;
   /** index into names of soc when it must be scaled to a fraction, else -1 */
   fractionAt: number;
 }
 
+/** row index of covered_ms in a rollup's rows */
+const COVERED = 1;
+
 function plan(q: TelemetryQuery): Plan {
   const names = [...new Set(q.channels)].filter((c) => q.include.has(CHANNEL_GROUP[c]));
+  const values = names.map((c) => COLUMN[c]);
+  const rollup = q.resolution !== 'PT15M';
   return {
     names,
-    cols: names.map((c) => COLUMN[c]),
+    columns: rollup ? ['covered_ms', ...values] : values,
+    first: rollup ? 2 : 1,
     fractionAt: q.socScale === 'fraction' ? names.indexOf('soc') : -1,
   };
 }
@@ -97,13 +108,13 @@ export function queryTelemetry(db: Database, q: TelemetryQuery): TelemetryEntry[
   if (key === undefined) return [];
   const p = plan(q);
   if (p.names.length === 0) return [];
-  const rows = bucketRange(db, key, Math.ceil(q.start / 1000), Math.ceil(q.end / 1000));
+  const rows = bucketColumns(db, key, Math.ceil(q.start / 1000), Math.ceil(q.end / 1000), p.columns);
   if (q.resolution === 'PT15M') return fromBuckets(rows, p, q);
   return rollup(rows, periodBoundaries(q.resolution, q.start, q.end, q.timezone), p, q);
 }
 
-function fromBuckets(rows: BucketTuple[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
-  const { names, cols, fractionAt } = p;
+function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
+  const { names, first, fractionAt } = p;
   const n = names.length;
   const kind = q.deviceKind;
   const deviceId = q.deviceId;
@@ -115,7 +126,7 @@ function fromBuckets(rows: BucketTuple[], p: Plan, q: TelemetryQuery): Telemetry
     const w = e as unknown as Record<string, number | string>;
     let any = false;
     for (let j = 0; j < n; j++) {
-      const v = r[cols[j]!];
+      const v = r[first + j] as number | string | null;
       if (v === null) continue;
       w[names[j]!] = j === fractionAt ? percentToFraction(v as number) : v;
       any = true;
@@ -129,8 +140,8 @@ function fromBuckets(rows: BucketTuple[], p: Plan, q: TelemetryQuery): Telemetry
  * One routine for every coarser resolution: walks the rows and the period boundaries together.
  * `bounds` must cover the rows (bounds[0] <= first start, last bound > last start).
  */
-function rollup(rows: BucketTuple[], bounds: number[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
-  const { names, cols, fractionAt } = p;
+function rollup(rows: PartialBucket[], bounds: number[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
+  const { names, first, fractionAt } = p;
   const n = names.length;
   const power = names.map((c) => IS_POWER[c]);
   const kind = q.deviceKind;
@@ -175,9 +186,9 @@ function rollup(rows: BucketTuple[], bounds: number[], p: Plan, q: TelemetryQuer
       while (s >= bounds[pi + 1]!);
     }
     inPeriod++;
-    const weight = r[COL.coveredMs];
+    const weight = r[COVERED] as number;
     for (let j = 0; j < n; j++) {
-      const v = r[cols[j]!];
+      const v = r[first + j] as number | string | null;
       if (v === null) continue;
       if (power[j]) {
         if (weight > 0) {
