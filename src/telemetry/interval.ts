@@ -1,6 +1,7 @@
 import { Duration, Interval } from 'luxon';
 import { INCLUDE_GROUPS, type IncludeGroup } from '../core/channels.js';
 import { apiError } from '../core/errors.js';
+import { fastUtcInterval } from './interval-fast.js';
 
 export interface TimeRange {
   /** ms since epoch, inclusive */
@@ -31,6 +32,8 @@ const invalid = (text: string, why: string) => apiError('INVALID_INTERVAL', `int
 export function parseInterval(text: string, now?: number): TimeRange {
   const t = text.trim();
   if (t === '') throw apiError('INVALID_INTERVAL', `interval is empty; ${FORMS}`);
+  const fast = fastUtcInterval(t);
+  if (fast) return checked(text, fast);
   const parts = t.split('/');
 
   if (parts.length === 1 && /^P/.test(t) && now !== undefined) {
