@@ -11,7 +11,7 @@
  * the window (utime + stime from /proc/<pid>/stat), and HTTP throughput of the telemetry endpoint
  * (one day of PT15M buckets, bearer token) against a bare fastify process, same flags, answering
  * the same bytes, in interleaved rounds. Two memory baselines with the same flags: a bare idle
- * `node`, and the bare stack (every runtime dependency the daemon loads on this site imported, a
+ * `node`, and the bare stack (every dependency the daemon loads on this site imported, a
  * fastify server listening, an SQLite database open, one time-zone conversion) idling: what any
  * gateway on this stack costs before its own code and data.
  *
@@ -19,7 +19,7 @@
  *   BENCH_NODE_ARGS="..." overrides the unit's node flags (e.g. "" for node's defaults)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -114,8 +114,21 @@ const stream = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METE
 const port = await freePort();
 writeFileSync(join(dir, 'site.yaml'), demoSiteYaml(demo.servers, { httpHost: '127.0.0.1', httpPort: port, dataDir: dir, pollSeconds: 1, batteryBlocks: BLOCKS }));
 
-// mqtt is imported only when `uplink:` is configured (src/main.ts), and this site has none
-const stackDeps = Object.keys((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies).filter((d) => d !== 'mqtt');
+/**
+ * The dependencies the built code imports at run time (a type-only import, such as
+ * @fastify/type-provider-typebox's, is erased by tsc and loads nothing), less mqtt: it is imported
+ * only when `uplink:` is configured (src/main.ts), and this site has none.
+ */
+function runtimeDeps(): string[] {
+  const declared = Object.keys((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
+  const imported = new Set<string>();
+  for (const f of readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' })) {
+    if (!f.endsWith('.js')) continue;
+    for (const m of readFileSync(join(root, 'dist', f), 'utf8').matchAll(/(?:from |import\()'([^'.][^']*)'/g)) imported.add(m[1]!);
+  }
+  return declared.filter((d) => imported.has(d) && d !== 'mqtt');
+}
+const stackDeps = runtimeDeps();
 const bareStack = `
 for (const d of ${JSON.stringify(stackDeps)}) await import(d);
 const { default: Database } = await import('better-sqlite3');
