@@ -53,8 +53,11 @@ export interface Demo {
   credentials: DemoCredentials;
   /** the simulator's own control endpoint (open/close the grid relay), not the gateway's API */
   simControl: SimControl;
-  /** stop and start the daemon alone, on the same data directory and simulator */
-  restartDaemon(): Promise<void>;
+  /**
+   * stop and start the daemon alone, on the same data directory and simulator; `whileStopped`
+   * runs in between (the simulator and its clock go on meanwhile)
+   */
+  restartDaemon(whileStopped?: () => void | Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -134,8 +137,9 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       return prefilledUntil;
     },
     credentials,
-    async restartDaemon() {
+    async restartDaemon(whileStopped) {
       await demo.daemon.stop();
+      await whileStopped?.();
       demo.daemon = await startDaemon(false);
       demo.credentials = await ensureDemoCredentials(demo.daemon);
     },
