@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { perConnection } from './per-connection.js';
 
 /**
  * 15-minute bucket rows. Values are the spec values already rounded by the writer, so a PT15M
@@ -55,23 +56,14 @@ type InsertParams = [number, number, number, ...(number | string | null)[]];
 interface Stmts {
   insert: Statement<InsertParams>;
 }
-const cache = new WeakMap<Database, Stmts>();
-
-function stmts(db: Database): Stmts {
-  let s = cache.get(db);
-  if (!s) {
-    s = {
-      // A bucket written twice (a re-close after restart) replaces itself: one row per key.
-      insert: db.prepare<InsertParams>(
-        `INSERT OR REPLACE INTO buckets
-           (stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-    };
-    cache.set(db, s);
-  }
-  return s;
-}
+const stmts = perConnection((db): Stmts => ({
+  // A bucket written twice (a re-close after restart) replaces itself: one row per key.
+  insert: db.prepare<InsertParams>(
+    `INSERT OR REPLACE INTO buckets
+       (stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ),
+}));
 
 export function insertBucket(db: Database, b: BucketRow): void {
   stmts(db).insert.run(
@@ -110,7 +102,7 @@ export function bucketRange(db: Database, stream: number, fromS: number, toS: nu
 }
 
 /** one statement per column list a caller asks for: a handful (stream shapes × PT15M or rollup) */
-const ranges = new WeakMap<Database, Map<string, Statement<[number, number, number], PartialBucket>>>();
+const ranges = perConnection(() => new Map<string, Statement<[number, number, number], PartialBucket>>());
 
 /**
  * bucketRange reading only some columns. Every value handed to JavaScript costs time, NULL or
@@ -119,8 +111,7 @@ const ranges = new WeakMap<Database, Map<string, Statement<[number, number, numb
  * caller that knows what it needs asks for that alone.
  */
 export function bucketColumns(db: Database, stream: number, fromS: number, toS: number, columns: readonly BucketColumn[]): PartialBucket[] {
-  let byColumns = ranges.get(db);
-  if (!byColumns) ranges.set(db, (byColumns = new Map()));
+  const byColumns = ranges(db);
   const key = columns.join(',');
   let st = byColumns.get(key);
   if (!st) {

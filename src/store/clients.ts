@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { perConnection } from './per-connection.js';
 
 /** A registered OAuth client as stored; `secretHash` is null for a public client (PKCE only). */
 export interface ClientRow {
@@ -42,19 +43,10 @@ interface Stmts {
   active: Statement<[string], number>;
   devices: Statement<[string], string>;
 }
-const cache = new WeakMap<Database, Stmts>();
-
-function stmts(db: Database): Stmts {
-  let s = cache.get(db);
-  if (!s) {
-    s = {
-      active: db.prepare<[string], number>('SELECT 1 FROM auth_clients WHERE id = ? AND removed_at IS NULL').pluck(),
-      devices: db.prepare<[string], string>('SELECT device_id FROM auth_client_devices WHERE client_id = ? ORDER BY device_id').pluck(),
-    };
-    cache.set(db, s);
-  }
-  return s;
-}
+const stmts = perConnection((db): Stmts => ({
+  active: db.prepare<[string], number>('SELECT 1 FROM auth_clients WHERE id = ? AND removed_at IS NULL').pluck(),
+  devices: db.prepare<[string], string>('SELECT device_id FROM auth_client_devices WHERE client_id = ? ORDER BY device_id').pluck(),
+}));
 
 /** An active (not removed) client, or undefined. */
 export function findClient(db: Database, id: string): ClientRow | undefined {

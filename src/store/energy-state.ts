@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { perConnection } from './per-connection.js';
 
 /**
  * What the energy tracker of one stream needs to continue its count after a restart. Lifetime
@@ -32,28 +33,19 @@ interface Stmts {
   save: Statement<SaveParams>;
   all: Statement<[], Row>;
 }
-const cache = new WeakMap<Database, Stmts>();
-
-function stmts(db: Database): Stmts {
-  let s = cache.get(db);
-  if (!s) {
-    s = {
-      save: db.prepare<SaveParams>(
-        `INSERT OR REPLACE INTO energy_state
-           (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      all: db
-        .prepare<[], Row>(
-          `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until
-             FROM energy_state`,
-        )
-        .raw(),
-    };
-    cache.set(db, s);
-  }
-  return s;
-}
+const stmts = perConnection((db): Stmts => ({
+  save: db.prepare<SaveParams>(
+    `INSERT OR REPLACE INTO energy_state
+       (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ),
+  all: db
+    .prepare<[], Row>(
+      `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until
+         FROM energy_state`,
+    )
+    .raw(),
+}));
 
 /** Call inside the transaction that writes the buckets this state belongs to. */
 export function saveEnergyState(db: Database, stream: number, s: StoredEnergyState): void {

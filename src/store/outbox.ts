@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { perConnection } from './per-connection.js';
 
 /**
  * The uplink's outbox: messages written in the same transaction as the data they carry (a closed
@@ -38,21 +39,12 @@ interface Stmts {
   del: Statement<[number]>;
   stats: Statement<[], [number, number | null, number | null]>;
 }
-const cache = new WeakMap<Database, Stmts>();
-
-function stmts(db: Database): Stmts {
-  let s = cache.get(db);
-  if (!s) {
-    s = {
-      insert: db.prepare<[string, string, number, number], { seq: number }>('INSERT INTO uplink_outbox (topic, body, retain, created_at) VALUES (?, ?, ?, ?) RETURNING seq'),
-      after: db.prepare<[number, number], RawRow>('SELECT seq, topic, body, retain, created_at FROM uplink_outbox WHERE seq > ? ORDER BY seq LIMIT ?').raw(),
-      del: db.prepare<[number]>('DELETE FROM uplink_outbox WHERE seq = ?'),
-      stats: db.prepare<[], [number, number | null, number | null]>('SELECT COUNT(*), SUM(length(CAST(body AS BLOB))), MIN(created_at) FROM uplink_outbox').raw(),
-    };
-    cache.set(db, s);
-  }
-  return s;
-}
+const stmts = perConnection((db): Stmts => ({
+  insert: db.prepare<[string, string, number, number], { seq: number }>('INSERT INTO uplink_outbox (topic, body, retain, created_at) VALUES (?, ?, ?, ?) RETURNING seq'),
+  after: db.prepare<[number, number], RawRow>('SELECT seq, topic, body, retain, created_at FROM uplink_outbox WHERE seq > ? ORDER BY seq LIMIT ?').raw(),
+  del: db.prepare<[number]>('DELETE FROM uplink_outbox WHERE seq = ?'),
+  stats: db.prepare<[], [number, number | null, number | null]>('SELECT COUNT(*), SUM(length(CAST(body AS BLOB))), MIN(created_at) FROM uplink_outbox').raw(),
+}));
 
 /** Appends messages (joining the caller's transaction when there is one); returns their seqs. */
 export function enqueue(db: Database, msgs: readonly OutboxMessage[], createdAt: number): number[] {

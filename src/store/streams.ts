@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { perConnection } from './per-connection.js';
 
 /**
  * Stream ids are long strings (`inv1__bb_agg`); bucket rows carry a small integer instead so the
@@ -9,20 +10,11 @@ interface Stmts {
   insert: Statement<[string]>;
   all: Statement<[], [number, string]>;
 }
-const cache = new WeakMap<Database, Stmts>();
-
-function stmts(db: Database): Stmts {
-  let s = cache.get(db);
-  if (!s) {
-    s = {
-      find: db.prepare<[string], number>('SELECT id FROM streams WHERE key = ?').pluck(),
-      insert: db.prepare<[string]>('INSERT INTO streams (key) VALUES (?) ON CONFLICT (key) DO NOTHING'),
-      all: db.prepare<[], [number, string]>('SELECT id, key FROM streams ORDER BY id').raw(),
-    };
-    cache.set(db, s);
-  }
-  return s;
-}
+const stmts = perConnection((db): Stmts => ({
+  find: db.prepare<[string], number>('SELECT id FROM streams WHERE key = ?').pluck(),
+  insert: db.prepare<[string]>('INSERT INTO streams (key) VALUES (?) ON CONFLICT (key) DO NOTHING'),
+  all: db.prepare<[], [number, string]>('SELECT id, key FROM streams ORDER BY id').raw(),
+}));
 
 /** The integer id of a stream, created on first use. */
 export function streamKey(db: Database, streamId: string): number {

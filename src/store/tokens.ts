@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { perConnection } from './per-connection.js';
 
 /**
  * Authorization codes and tokens, keyed by the SHA-256 of their value so a copy of the database
@@ -125,15 +126,10 @@ export function insertToken(db: Database, t: Omit<TokenRow, 'rotatedAt' | 'revok
 
 // Every guarded request looks its bearer token up: preparing the statement each time cost more
 // than running it (bench/telemetry-http.ts), so it is prepared once per connection.
-const findStmts = new WeakMap<Database, Statement<[string, TokenKind], RawToken>>();
+const findStmt = perConnection((db) => db.prepare<[string, TokenKind], RawToken>('SELECT * FROM auth_tokens WHERE hash = ? AND kind = ?'));
 
 export function findToken(db: Database, hash: string, kind: TokenKind): TokenRow | undefined {
-  let find = findStmts.get(db);
-  if (!find) {
-    find = db.prepare<[string, TokenKind], RawToken>('SELECT * FROM auth_tokens WHERE hash = ? AND kind = ?');
-    findStmts.set(db, find);
-  }
-  const r = find.get(hash, kind);
+  const r = findStmt(db).get(hash, kind);
   return r ? toToken(r) : undefined;
 }
 
