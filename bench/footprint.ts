@@ -29,6 +29,7 @@ import { demoSiteYaml } from '../src/demo/default-site.js';
 import { defaultSimConfig } from '../src/sim/config.js';
 import { freePort } from '../test/support/mqtt-brokers.js';
 import { partnerToken } from '../test/support/auth.js';
+import { unitRuntime } from '../test/support/unit-runtime.js';
 import { median } from './lib/stats.js';
 
 const WINDOW_S = Number(process.argv[2] ?? 30);
@@ -37,17 +38,6 @@ const SETTLE_S = 15;
 const CONCURRENCY = 8;
 const BLOCKS = 7;
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-/** `node` flags and environment from the unit's ExecStart= and Environment= lines */
-function unitRuntime(): { args: string[]; env: Record<string, string> } {
-  const unit = readFileSync(join(root, 'systemd/sitegw.service'), 'utf8');
-  const exec = /^ExecStart=\S+\s+(.*?)\s*\S*dist\/cli\.js/m.exec(unit);
-  if (!exec) throw new Error('systemd/sitegw.service: no ExecStart= running dist/cli.js');
-  const env: Record<string, string> = {};
-  for (const m of unit.matchAll(/^Environment=(\w+)=(\S*)/gm)) env[m[1]!] = m[2]!;
-  const override = process.env.BENCH_NODE_ARGS;
-  return { args: (override ?? exec[1]!).split(/\s+/).filter(Boolean), env };
-}
 
 interface Proc {
   rssMB(): number;
@@ -147,12 +137,14 @@ const start = (args: string[], cwd: string) => {
 try {
   const idle = start(['-e', 'setInterval(() => {}, 1000)'], root);
   const stack = start(['--input-type=module', '-e', bareStack], root);
+  const spawnedAt = performance.now();
   const gwChild = start([join(root, 'dist/cli.js'), 'run', '--config', join(dir, 'site.yaml')], dir);
   const gw = proc(gwChild.pid!);
   const startRss: number[] = [];
   const sampler = setInterval(() => startRss.push(gw.rssMB()), 500);
   const url = `http://127.0.0.1:${port}`;
   await until('the gateway', gwChild, async () => (await fetch(`${url}/healthz`)).status < 500);
+  const startupS = (performance.now() - spawnedAt) / 1000;
   const token = await partnerToken({ ...demo.credentials, tokenUrl: `${url}${TOKEN_PATH}` });
   const from = new Date(demo.clock.now() - 86_400_000).toISOString().slice(0, 14) + '00:00Z';
   const telemetry = `${url}/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry?interval=${from}/P1D&include=default,energy`;
@@ -196,6 +188,7 @@ try {
   console.log('|----------------------------------------|--------------:|------------------:|');
   console.log(`| baseline: bare node, idle, same flags  | ${mb(proc(idle.pid!).rssMB())} |                   |`);
   console.log(`| baseline: bare stack, idle, same flags | ${mb(proc(stack.pid!).rssMB())} |                   |`);
+  console.log(`| start-up, spawn to the API answering   | ${startupS.toFixed(1).padStart(10)} s  |                   |`);
   console.log(`| resident memory, start-up peak         | ${mb(Math.max(...startRss))} |                   |`);
   console.log(`| resident memory, steady (median)       | ${mb(median(window))} | < 80 MB           |`);
   console.log(`| resident memory, steady (max)          | ${mb(Math.max(...window))} | < 80 MB           |`);

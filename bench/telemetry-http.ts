@@ -10,6 +10,7 @@
  * (process.cpuUsage across the round), which is what the gateway pays whatever the client costs.
  *
  *   node --expose-gc --import tsx bench/telemetry-http.ts [rounds] [requestsPerRound]
+ *   The server child runs with the node flags of systemd/sitegw.service (BENCH_NODE_ARGS overrides).
  *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile there, `node --cpu-prof`)
  */
 import { fork } from 'node:child_process';
@@ -18,6 +19,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unitRuntime } from '../test/support/unit-runtime.js';
 import { median } from './lib/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 9);
@@ -37,16 +39,20 @@ type FromChild = { ready: Ready } | { cpuUs: number };
 if (process.env.BENCH_ROLE === 'server') {
   const { default: Fastify } = await import('fastify');
   const { startDemo } = await import('../src/demo/demo.js');
-  const { partnerToken } = await import('../test/support/auth.js');
+  // node:http, not fetch: undici's parser is WebAssembly, which the unit's --lite-mode leaves out
+  const { basic, FORM, rawRequest } = await import('../test/support/auth.js');
   const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, history: 'P2D', quiet: true, dataDir: process.env.BENCH_DIR! });
-  const token = await partnerToken(demo.credentials);
+  const c = demo.credentials;
+  const granted = await rawRequest({ method: 'POST', url: c.tokenUrl, headers: { ...FORM, authorization: basic(c.client.id, c.client.secret) }, body: 'grant_type=client_credentials' });
+  if (granted.status !== 200) throw new Error(`token request failed: ${granted.status} ${granted.text}`);
+  const token = granted.body.access_token as string;
   const stream = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
   // a day that ended over an hour ago: every bucket in it is closed, so the answer is the same all run
   const from = new Date(demo.clock.now() - 25 * 3_600_000).toISOString().slice(0, 14) + '00:00Z';
   const path = `/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry?interval=${from}/P1D&include=default,energy`;
-  const res = await fetch(`${demo.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await rawRequest({ url: `${demo.url}${path}`, headers: { authorization: `Bearer ${token}` } });
   if (res.status !== 200) throw new Error(`telemetry answered ${res.status}`);
-  const bytes = Buffer.from(await res.arrayBuffer());
+  const bytes = Buffer.from(res.text);
   const bare = Fastify();
   bare.get('/bare', async (_req, reply) => reply.type('application/json; charset=utf-8').send(bytes));
   const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
@@ -66,7 +72,7 @@ if (process.env.BENCH_ROLE === 'server') {
   const prof = process.env.BENCH_CPU_PROF;
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, BENCH_ROLE: 'server', BENCH_DIR: dir },
-    execArgv: ['--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
+    execArgv: [...unitRuntime().args, '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
   });
   const next = () => new Promise<FromChild>((resolve) => child.once('message', (m: FromChild) => resolve(m)));
   const serverCpuUs = async () => {

@@ -33,6 +33,7 @@ import { aedesBroker, collect, type Collector, type TestBroker } from '../suppor
 import { waitFor } from '../support/demo.js';
 import { dedupe, expectComplete, storedBuckets } from '../support/uplink.js';
 import { int, rng } from '../fuzz/gen.js';
+import { unitRuntime } from '../support/unit-runtime.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RUNS = Number(process.env.SITEGW_CRASH_RUNS ?? 50);
@@ -73,11 +74,13 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  const runtime = unitRuntime();
   const spawnDaemon = (): { proc: ChildProcess; started: Promise<void> } => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/crash/daemon-child.ts'), confFile], {
+    // with the unit's node flags (--lite-mode: no JIT, no WebAssembly), so the daemon is proved as deployed
+    const proc = spawn(process.execPath, [...runtime.args, '--import', 'tsx', join(ROOT, 'test/crash/daemon-child.ts'), confFile], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'ignore'],
-      env: { ...process.env, SITEGW_LOG_LEVEL: 'silent', SITEGW_CLOCK: `${SPEED},${originSim},${originReal}` },
+      env: { ...process.env, ...runtime.env, SITEGW_LOG_LEVEL: 'silent', SITEGW_CLOCK: `${SPEED},${originSim},${originReal}` },
     });
     const started = new Promise<void>((resolve, reject) => {
       let out = '';

@@ -1,0 +1,20 @@
+/**
+ * The node flags and environment systemd/sitegw.service starts the gateway with, read from its
+ * ExecStart= and Environment= lines, so benchmarks and the crash suite run the daemon the way a
+ * Pi does. BENCH_NODE_ARGS overrides the flags ("" for node's defaults).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const UNIT = join(fileURLToPath(new URL('../..', import.meta.url)), 'systemd/sitegw.service');
+
+export function unitRuntime(): { args: string[]; env: Record<string, string> } {
+  const unit = readFileSync(UNIT, 'utf8');
+  const exec = /^ExecStart=\S+\s+(.*?)\s*\S*dist\/cli\.js/m.exec(unit);
+  if (!exec) throw new Error('systemd/sitegw.service: no ExecStart= running dist/cli.js');
+  const env: Record<string, string> = {};
+  for (const m of unit.matchAll(/^Environment=(\w+)=(\S*)/gm)) env[m[1]!] = m[2]!;
+  const override = process.env.BENCH_NODE_ARGS;
+  return { args: (override ?? exec[1]!).split(/\s+/).filter(Boolean), env };
+}
