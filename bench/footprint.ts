@@ -5,7 +5,8 @@
  * battery blocks, a grid and a house meter) every second on real time. The simulator's Modbus
  * TCP servers and the load generator live in this process, so nothing of theirs is counted.
  *
- * Reported: resident memory (VmRSS every 0.5 s: the start-up peak, then the steady window), what
+ * Reported: resident memory (VmRSS every 0.5 s: the start-up peak, then the steady window: its
+ * median, max and least-squares trend, which shows a leak only over a long window), what
  * of it is the process's own (private) and its proportional share (PSS: the node binary's pages
  * are shared with the kernel's file cache and other node processes), CPU share of one core over
  * the window (utime + stime from /proc/<pid>/stat), and HTTP throughput of the telemetry endpoint
@@ -30,7 +31,7 @@ import { defaultSimConfig } from '../src/sim/config.js';
 import { freePort } from '../test/support/mqtt-brokers.js';
 import { partnerToken } from '../test/support/auth.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
-import { median } from './lib/stats.js';
+import { median, slopePerHour } from './lib/stats.js';
 
 const WINDOW_S = Number(process.argv[2] ?? 30);
 const REQUESTS = Number(process.argv[3] ?? 3000);
@@ -192,6 +193,7 @@ try {
   console.log(`| resident memory, start-up peak         | ${mb(Math.max(...startRss))} |                   |`);
   console.log(`| resident memory, steady (median)       | ${mb(median(window))} | < 80 MB           |`);
   console.log(`| resident memory, steady (max)          | ${mb(Math.max(...window))} | < 80 MB           |`);
+  console.log(`| resident memory, trend over the window | ${slopePerHour(window, 0.5).toFixed(1).padStart(7)} MB/h |                   |`);
   console.log(`| of it private to the process           | ${mb(shares.privateMB)} |                   |`);
   console.log(`| proportional share (PSS)               | ${mb(shares.pssMB)} |                   |`);
   console.log(`| resident memory after the HTTP rounds  | ${mb(afterLoad)} |                   |`);
