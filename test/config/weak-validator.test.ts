@@ -1,12 +1,7 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { weakValidator } from '../../src/config/weak-validator.js';
-
-// a full collection on demand, without starting the test process with --expose-gc
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+import { collectWeakRefs } from '../support/gc.js';
 
 function counted() {
   let compiles = 0;
@@ -31,11 +26,7 @@ describe('weakValidator', () => {
   it('lets a collection free the validator once nobody holds it, and compiles it again when needed', async () => {
     const v = counted();
     expect(v.get()({ a: 1 })).toBe(true);
-    // a WeakRef's target lives at least until the current job ends
-    await new Promise((r) => setImmediate(r));
-    gc();
-    await new Promise((r) => setImmediate(r));
-    gc();
+    await collectWeakRefs();
     expect(v.get()({})).toBe(false);
     expect(v.compiles()).toBe(2);
   });

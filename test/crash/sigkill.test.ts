@@ -76,7 +76,7 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
 
   const runtime = unitRuntime();
   const spawnDaemon = (): { proc: ChildProcess; started: Promise<void> } => {
-    // with the unit's node flags (--lite-mode: no JIT, no WebAssembly), so the daemon is proved as deployed
+    // with the node flags of systemd/sitegw.service, so the daemon is proved as deployed
     const proc = spawn(process.execPath, [...runtime.args, '--import', 'tsx', join(ROOT, 'test/crash/daemon-child.ts'), confFile], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'ignore'],

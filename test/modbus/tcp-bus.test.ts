@@ -1,6 +1,4 @@
 /** The Modbus TCP bus against the simulator's real TCP servers, with injected faults. */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { TcpBus, type TcpBusOptions } from '../../src/modbus/tcp-bus.js';
@@ -10,12 +8,10 @@ import { SDM630 } from '../../src/sim/sdm630.js';
 import { startSimServers, type SimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { waitFor } from '../support/demo.js';
+import { collectWeakRefs } from '../support/gc.js';
 import { failure } from './failure.js';
 
 const T0 = Date.parse('2026-06-21T10:00:00Z');
-// a full collection on demand, without starting the test process with --expose-gc
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 const SUNS = [0x5375, 0x6e53];
 
 describe('Modbus TCP bus', () => {
@@ -55,11 +51,7 @@ describe('Modbus TCP bus', () => {
     const b = bus();
     const answers: WeakRef<number[]>[] = [];
     for (let i = 0; i < 300; i++) answers.push(new WeakRef(await b.readInput(1, 0, 80)));
-    for (let i = 0; i < 2; i++) {
-      // a WeakRef's target lives at least until the current job ends
-      await new Promise((r) => setImmediate(r));
-      gc();
-    }
+    await collectWeakRefs();
     expect(answers.slice(0, 40).filter((a) => a.deref() !== undefined)).toHaveLength(0);
     expect(await b.readHolding(2, 40000, 2)).toEqual(SUNS);
   });

@@ -19,13 +19,12 @@
  * - every uplink seq from the first to the last is delivered and every stored bucket with it;
  * - heap after a forced GC in the last hour is within +25 % or +10 MB of the first hour's.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimHost } from '../../src/sim/device-images.js';
 import { aedesBroker, collect, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, waitFor } from '../support/demo.js';
 import { dedupe, expectComplete, storedBuckets, uplinkTo } from '../support/uplink.js';
+import { gc } from '../support/gc.js';
 
 const HOURS = Number(process.env.SITEGW_SOAK_HOURS ?? 2);
 const SPEED = Number(process.env.SITEGW_SOAK_SPEED ?? 150);
@@ -33,8 +32,6 @@ const MIN = 60_000;
 const Q = 15 * MIN;
 const PREFIX = 'sitegw/demo-site';
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 const heapAfterGc = (): number => {
   gc();
   gc();
