@@ -60,7 +60,9 @@ export class MqttLink {
       ]);
     }
     this.connected = false;
-    await new Promise<void>((resolve) => client.end(false, {}, () => resolve()));
+    // before CONNACK, mqtt.js's end(false) queues its DISCONNECT for a connection that has not come,
+    // calls back at once and leaves the socket open: the broker would go on seeing a stopped gateway
+    await new Promise<void>((resolve) => client.end(!client.connected, {}, () => resolve()));
   }
 
   private options(): IClientOptions {
