@@ -4,8 +4,10 @@
  */
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
 import type { UplinkConfig } from '../../src/config/types.js';
 import { MqttLink } from '../../src/uplink/link.js';
+import { text, withAppended } from '../config/fixtures.js';
 import { waitFor } from '../support/demo.js';
 
 const silentBroker = async () => {
@@ -35,18 +37,12 @@ afterEach(async () => {
   await broker?.close();
 });
 
-const config = (url: string): UplinkConfig => ({
-  url,
-  protocolVersion: 4,
-  clientId: 'link-test',
-  topicPrefix: 'sitegw/test',
-  tls: {},
-  keepaliveSeconds: 30,
-  reconnectMaxSeconds: 1,
-  statusIntervalSeconds: 60,
-  outbox: { maxAgeDays: 1, maxMegabytes: 1 },
-  replay: { messagesPerSecond: 10, maxInflight: 1 },
-});
+/** the uplink as site.yaml gives it, every default filled in */
+function config(url: string): UplinkConfig {
+  const r = parseConfig(text(withAppended(['uplink:', `  url: ${url}`, '  protocolVersion: 4'])), 'site.yaml', '/etc/sitegw');
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.config.uplink!;
+}
 
 it('a stop before the broker has answered CONNECT closes the socket', async () => {
   // mqtt.js's end(false) before CONNACK queues its DISCONNECT for a connection that never comes,
