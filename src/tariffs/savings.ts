@@ -17,7 +17,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
-import { bucketRange, COL } from '../store/buckets.js';
+import { bucketColumns } from '../store/buckets.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, periodBoundaries } from '../telemetry/align.js';
 import { formatInterval, type TimeRange } from '../telemetry/interval.js';
@@ -116,11 +116,11 @@ export function powerSeries(db: Database, streamIdsToSum: readonly string[], ran
   for (const id of streamIdsToSum) {
     const key = findStreamKey(db, id);
     if (key === undefined) return new Map();
-    for (const r of bucketRange(db, key, Math.ceil(range.start / 1000), Math.ceil(range.end / 1000))) {
-      const w = r[COL.power_W];
+    // power_W alone: every column handed to JavaScript costs time, and a year has 35,040 rows
+    for (const [startS, w] of bucketColumns(db, key, Math.ceil(range.start / 1000), Math.ceil(range.end / 1000), ['power_W'])) {
       if (w === null) continue;
-      const b = r[COL.startS] * 1000;
-      out.set(b, (out.get(b) ?? 0) + w);
+      const b = startS * 1000;
+      out.set(b, (out.get(b) ?? 0) + (w as number));
       seen.set(b, (seen.get(b) ?? 0) + 1);
     }
   }
