@@ -106,7 +106,7 @@ export class EnergyTracker {
   private counterIn(raw: number): void {
     if (!(raw >= 0) || !Number.isFinite(raw)) return;
     const s = this.s;
-    s.offsetIn = this.nextOffset(s.inWh, s.rawIn, s.offsetIn, raw);
+    s.offsetIn = this.nextOffset(s.rawIn, s.offsetIn, raw);
     s.rawIn = raw;
     s.inWh = Math.max(s.inWh, s.offsetIn + raw);
   }
@@ -114,7 +114,7 @@ export class EnergyTracker {
   private counterOut(raw: number): void {
     if (!(raw >= 0) || !Number.isFinite(raw)) return;
     const s = this.s;
-    s.offsetOut = this.nextOffset(s.outWh, s.rawOut, s.offsetOut, raw);
+    s.offsetOut = this.nextOffset(s.rawOut, s.offsetOut, raw);
     s.rawOut = raw;
     s.outWh = Math.max(s.outWh, s.offsetOut + raw);
   }
@@ -125,10 +125,12 @@ export class EnergyTracker {
    * COUNTER_NOISE_WH is read jitter (the lifetime just does not move); any other fall is a reset
    * to zero (what the device counted between the last sample and the reset is unknowable).
    */
-  private nextOffset(lifetime: number, last: number | null, offset: number, raw: number): number {
-    // The first counter is the device's own lifetime figure, unless power integration already
-    // started a count: then continue that one so the series has no jump.
-    if (last === null) return this.s.integratedUntil === null ? 0 : lifetime - raw;
+  private nextOffset(last: number | null, offset: number, raw: number): number {
+    // The first counter is the device's own lifetime figure (design: a meter reading 4,321.25 kWh
+    // reports 4,321,250 Wh at first contact), even when power integration already counted a little
+    // before it: the callers' max() keeps the series from ever going back, so an integrated count
+    // larger than a young device's counter only holds until the counter passes it.
+    if (last === null) return 0;
     if (raw >= last || last - raw <= COUNTER_NOISE_WH) return offset;
     const w = this.wrapWh;
     if (last >= 0.9 * w && raw <= 0.1 * w) return offset + w;

@@ -56,15 +56,37 @@ describe('EnergyTracker from device counters', () => {
     expect(t.decrement).toBe(-(ACC32_WRAP + 150));
   });
 
-  it('continues from an integrated count when counters appear, and ignores read jitter', () => {
+  it('takes the device\'s own lifetime figure at first contact, even in a sample that also carries power', () => {
+    // The figures an independent device served (issue: lifetime counters came out as 0):
+    // an SDM630 importing 4,321.25 kWh, a SunSpec meter at TotWhImp 7,000,000 / TotWhExp 2,500,000.
+    const sdm = new EnergyTracker({ maxHoldMs: 3 * MIN });
+    sdm.sample(0, 850, { inWh: 4_321_250 });
+    expect(sdm.increment).toBe(4_321_250);
+    const meter = new EnergyTracker({ maxHoldMs: 3 * MIN });
+    meter.sample(0, -1200, { inWh: 7_000_000, outWh: 2_500_000 });
+    meter.sample(MIN, -1200, { inWh: 7_000_000, outWh: 2_500_020 });
+    expect(meter.increment).toBe(7_000_000);
+    expect(meter.decrement).toBe(-2_500_020);
+  });
+
+  it('jumps to the device\'s figure when counters appear after integration, then follows them and ignores read jitter', () => {
     const t = new EnergyTracker({ maxHoldMs: 3 * MIN });
     t.sample(0, 600);
-    t.sample(MIN, 600, { inWh: 50_000 }); // 10 Wh integrated, then the counter takes over
-    expect(t.increment).toBeCloseTo(10, 9);
+    t.sample(MIN, 600, { inWh: 50_000 }); // 10 Wh integrated first; the device's own figure wins
+    expect(t.increment).toBe(50_000);
     t.sample(2 * MIN, 600, { inWh: 49_999.5 });
-    expect(t.increment).toBeCloseTo(10, 9);
+    expect(t.increment).toBe(50_000);
     t.sample(3 * MIN, 600, { inWh: 50_020 });
-    expect(t.increment).toBeCloseTo(30, 9);
+    expect(t.increment).toBe(50_020);
+  });
+
+  it('never goes back when a young device\'s first counter is below what integration counted', () => {
+    const t = new EnergyTracker({ maxHoldMs: 3 * MIN });
+    t.sample(0, 600);
+    t.sample(MIN, 600, { inWh: 4 }); // 10 Wh integrated, the counter says 4
+    expect(t.increment).toBeCloseTo(10, 9);
+    t.sample(2 * MIN, 600, { inWh: 25 });
+    expect(t.increment).toBe(25);
   });
 
   it('resumes from serialised state: the held power and the raw counters carry over', () => {
