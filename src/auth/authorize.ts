@@ -7,11 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { findClient, type ClientRow } from '../store/clients.js';
 import { insertCode } from '../store/tokens.js';
+import { checkOwner, type OwnerCheck } from './attempts.js';
 import { CODE_PREFIX, type AuthContext } from './context.js';
 import type { OAuthErrorCode } from './oauth-error.js';
-import { ownerIsSet, verifyOwner } from './owner.js';
 import { CHALLENGE } from './pkce.js';
-import { addressKey, OWNER_KEY } from './rate-limit.js';
 import { notAllowed, parseScopeParam, ScopeError } from './scopes.js';
 import { randomSecret, sha256 } from './secrets.js';
 
@@ -163,26 +162,16 @@ export function parseAuthorizeRequest(ctx: AuthContext, p: RequestParams): Autho
   }
 }
 
-export type Decision =
-  | { kind: 'redirect'; location: string }
-  | { kind: 'login-failed' }
-  | { kind: 'no-owner' }
-  | { kind: 'rate-limited'; retryAfter: number };
+export type Decision = { kind: 'redirect'; location: string } | { kind: 'login-failed' } | Exclude<OwnerCheck, { kind: 'ok' | 'failed' }>;
 
 /** The owner's answer on the consent page. */
 export async function decide(ctx: AuthContext, req: AuthorizeRequest, answer: { allow: boolean; username: string; password: string }, address: string): Promise<Decision> {
   if (!answer.allow) {
     return { kind: 'redirect', location: redirectTo(req.redirectUri, { error: 'access_denied', error_description: 'the owner declined', state: req.state }) };
   }
-  const keys = [OWNER_KEY, addressKey(address)];
-  const wait = ctx.limiter.retryAfter(keys);
-  if (wait > 0) return { kind: 'rate-limited', retryAfter: wait };
-  if (!ownerIsSet(ctx.db)) return { kind: 'no-owner' };
-  if (!(await verifyOwner(ctx.db, answer.username, answer.password))) {
-    ctx.limiter.fail(keys);
-    ctx.log.warn({ clientId: req.client.id }, 'consent page: wrong owner user name or password');
-    return { kind: 'login-failed' };
-  }
+  const owner = await checkOwner(ctx, answer.username, answer.password, address, 'consent page');
+  if (owner.kind === 'failed') return { kind: 'login-failed' };
+  if (owner.kind !== 'ok') return owner;
   const now = ctx.now();
   const code = randomSecret(CODE_PREFIX);
   insertCode(ctx.db, {

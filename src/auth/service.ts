@@ -11,16 +11,17 @@ import { clientDevices, findClient } from '../store/clients.js';
 import { devicesPublishedTo } from '../store/publish-to.js';
 import { pruneExpired } from '../store/tokens.js';
 import { decide, parseAuthorizeRequest, type AuthorizeRequest, type Decision, type RequestParams } from './authorize.js';
+import { checkOwner, type OwnerCheck } from './attempts.js';
 import { authorizeBearer, verifyBearer, type BearerCheck, type Requirement } from './bearer.js';
 import type { AuthContext } from './context.js';
 import { tokenRequest, type FormParams, type TokenResponse } from './grants.js';
+import { HashGate, PI_HASHING } from './hash-gate.js';
 import { IdTokenSigner, type PublicJwk } from './id-token.js';
-import { ownerIsSet, verifyOwner } from './owner.js';
-import { addressKey, FailureLimiter, OWNER_KEY } from './rate-limit.js';
+import { FailureLimiter } from './rate-limit.js';
 
 export type { Principal } from './context.js';
 
-export type OwnerLogin = { kind: 'ok' } | { kind: 'failed' } | { kind: 'no-owner' } | { kind: 'rate-limited'; retryAfter: number };
+export type OwnerLogin = OwnerCheck;
 
 export interface AuthServiceOptions {
   db: Database;
@@ -54,6 +55,7 @@ export class AuthService {
       now,
       log,
       limiter: new FailureLimiter({ maxFailures: config.maxFailedAttempts, windowMs: config.failureWindowSeconds * 1000, now }),
+      hashGate: new HashGate(PI_HASHING),
       signer: IdTokenSigner.loadOrCreate(join(dataDir, 'auth', 'id-token-es256.pem')),
       issuer: `urn:sitegw:${siteId}`,
       siteId,
@@ -103,19 +105,15 @@ export class AuthService {
 
   /**
    * The owner's password outside the consent page (the installer's status page, src/api/http/status.ts):
-   * the same check and the same failure limits per owner account and per address.
+   * the same check, failure limits and hashing gate (attempts.ts).
    */
-  async ownerLogin(username: string, password: string, address: string): Promise<OwnerLogin> {
-    const keys = [OWNER_KEY, addressKey(address)];
-    const wait = this.c.limiter.retryAfter(keys);
-    if (wait > 0) return { kind: 'rate-limited', retryAfter: wait };
-    if (!ownerIsSet(this.c.db)) return { kind: 'no-owner' };
-    if (!(await verifyOwner(this.c.db, username, password))) {
-      this.c.limiter.fail(keys);
-      this.c.log.warn('status page: wrong owner user name or password');
-      return { kind: 'failed' };
-    }
-    return { kind: 'ok' };
+  ownerLogin(username: string, password: string, address: string): Promise<OwnerLogin> {
+    return checkOwner(this.c, username, password, address, 'status page');
+  }
+
+  /** Secret checks waiting and started so far (the attack tests watch the queue fill). */
+  get hashing(): { waiting: number; started: number } {
+    return { waiting: this.c.hashGate.waiting, started: this.c.hashGate.started };
   }
 
   /** Who the bearer token belongs to, without a scope check. */

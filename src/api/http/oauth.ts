@@ -6,6 +6,7 @@
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AuthorizePageError, AuthorizeRedirectError, REQUEST_PARAMS, RequestParams, type AuthorizeRequest } from '../../auth/authorize.js';
+import { refusalText } from '../../auth/attempts.js';
 import { consentPage, errorPage } from '../../auth/consent-page.js';
 import { ClientAuthError } from '../../auth/grants.js';
 import { OAuthError } from '../../auth/oauth-error.js';
@@ -154,7 +155,7 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
           return present(reply, params, { status: 401, error: 'Wrong user name or password.', username });
         case 'rate-limited':
           reply.header('Retry-After', String(result.retryAfter));
-          return present(reply, params, { status: 429, error: `Too many failed attempts. Try again in ${result.retryAfter} seconds.`, username });
+          return present(reply, params, { status: 429, error: refusalText(result), username });
         case 'no-owner':
           return htmlHeaders(reply.code(403)).send(errorPage('No site owner yet', 'The installer has not set the owner password on this gateway yet (sitegw owner set-password).'));
       }
