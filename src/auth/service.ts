@@ -10,9 +10,10 @@ import type { AuthConfig } from '../config/types.js';
 import { clientDevices, findClient } from '../store/clients.js';
 import { devicesPublishedTo } from '../store/publish-to.js';
 import { pruneExpired } from '../store/tokens.js';
-import { decide, parseAuthorizeRequest, type AuthorizeRequest, type Decision, type RequestParams } from './authorize.js';
+import { decide, parseAuthorizeRequest, type AuthorizeRequest, type RequestParams } from './authorize.js';
 import { checkOwner, type OwnerCheck } from './attempts.js';
 import { authorizeBearer, verifyBearer, type BearerCheck, type Requirement } from './bearer.js';
+import { ConsentTickets } from './consent-ticket.js';
 import type { AuthContext } from './context.js';
 import { tokenRequest, type FormParams, type TokenResponse } from './grants.js';
 import { HashGate, PI_HASHING } from './hash-gate.js';
@@ -42,6 +43,7 @@ export const REALTIME_STREAM = 'telemetry-realtime';
 
 export class AuthService {
   private ctx: AuthContext | null = null;
+  private tickets: ConsentTickets | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: AuthServiceOptions) {}
@@ -60,6 +62,7 @@ export class AuthService {
       issuer: `urn:sitegw:${siteId}`,
       siteId,
     };
+    this.tickets = new ConsentTickets(now);
     this.prune();
     this.pruneTimer = setInterval(() => this.prune(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
@@ -99,16 +102,31 @@ export class AuthService {
     return parseAuthorizeRequest(this.c, params);
   }
 
-  decide(req: AuthorizeRequest, answer: { allow: boolean; username: string; password: string }, address: string): Promise<Decision> {
-    return decide(this.c, req, answer, address);
+  /** The signed-in owner's answer: the redirect to the client, with a code or access_denied. */
+  decide(req: AuthorizeRequest, allow: boolean): string {
+    return decide(this.c, req, allow);
   }
 
   /**
-   * The owner's password outside the consent page (the installer's status page, src/api/http/status.ts):
-   * the same check, failure limits and hashing gate (attempts.ts).
+   * The owner's user name and password, on the consent page or the installer's status page
+   * (src/api/http/status.ts): one check, one set of failure limits and the hashing gate (attempts.ts).
    */
-  ownerLogin(username: string, password: string, address: string): Promise<OwnerLogin> {
-    return checkOwner(this.c, username, password, address, 'status page');
+  ownerLogin(username: string, password: string, address: string, where: 'status page' | 'consent page' = 'status page'): Promise<OwnerLogin> {
+    return checkOwner(this.c, username, password, address, where);
+  }
+
+  /** The consent page's proof that the owner signed in for this request (consent-ticket.ts). */
+  consentTicket(request: ReadonlyMap<string, string>): string {
+    return this.t.issue(request);
+  }
+
+  takeConsentTicket(ticket: string, request: ReadonlyMap<string, string>): boolean {
+    return this.t.take(ticket, request);
+  }
+
+  private get t(): ConsentTickets {
+    if (!this.tickets) throw new Error('AuthService used before start()');
+    return this.tickets;
   }
 
   /** Secret checks waiting and started so far (the attack tests watch the queue fill). */

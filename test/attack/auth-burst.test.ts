@@ -125,6 +125,33 @@ describe('failure limits hold under parallel bursts, per address', () => {
     expect((await token('127.0.1.16', 'grant_type=client_credentials')).status).toBe(200);
   });
 
+  it('the authorize page: before the owner signs in, a registered client, a wrong redirect URI and an unknown client look the same', async () => {
+    const cases: Record<string, string>[] = [
+      { client_id: c().client.id, redirect_uri: c().client.redirectUri },
+      { client_id: c().client.id },
+      { client_id: c().client.id, redirect_uri: 'https://attacker.example/cb' },
+      { client_id: 'no-such-app', redirect_uri: c().client.redirectUri },
+      { client_id: 'no-such-app' },
+    ];
+    // the request's own values come back in hidden fields; everything else must be the same
+    const seen = (r: Reply) => ({ status: r.status, type: r.headers['content-type'], location: r.headers.location, text: r.text.replace(/<input type="hidden"[^>]*>\n?/g, '') });
+    const pages: ReturnType<typeof seen>[] = [];
+    const wrong: ReturnType<typeof seen>[] = [];
+    for (const [i, q] of cases.entries()) {
+      const page = await rawRequest({ url: `${c().authorizeUrl}?${new URLSearchParams({ response_type: 'code', state: 's', ...q })}`, localAddress: `127.0.1.${30 + i}` });
+      pages.push(seen(page));
+      const body = new URLSearchParams([...parseForm(page.text).fields, ['username', c().owner.username], ['password', 'wrong-guess'], ['decision', 'sign-in']]).toString();
+      wrong.push(seen(await rawRequest({ method: 'POST', url: `${c().apiUrl}${consentAction}`, localAddress: `127.0.1.${30 + i}`, headers: FORM, body })));
+    }
+    expect(pages[0]).toMatchObject({ status: 200, location: undefined });
+    expect(pages[0]!.text).not.toContain('Demo partner app');
+    expect(wrong[0]).toMatchObject({ status: 401, location: undefined });
+    for (let i = 1; i < cases.length; i++) {
+      expect(pages[i]).toEqual(pages[0]);
+      expect(wrong[i]).toEqual(wrong[0]);
+    }
+  });
+
   it('the consent page: of a burst of wrong owner passwords LIMIT are checked, the rest get 429; the owner consents from another address', async () => {
     const n = attackCount(30);
     const replies = await burst(n, () => decide('127.0.1.10', 'wrong-guess'));
