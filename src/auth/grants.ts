@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { findClient, type ClientRow } from '../store/clients.js';
 import { findToken, insertToken, markRotated, revokeFamily, takeCode } from '../store/tokens.js';
+import { guarded, type Hashing } from './attempts.js';
 import { ACCESS_PREFIX, REFRESH_PREFIX, type AuthContext } from './context.js';
 import { OAuthError } from './oauth-error.js';
 import { verifierMatches } from './pkce.js';
-import { guarded, type Hashing } from './attempts.js';
 import { clientIdentity, Refused, type Attempt } from './rate-limit.js';
 import { formatScopes, notAllowed, OPENID, parseScopeParam, ScopeError } from './scopes.js';
 import { randomSecret, sha256, verifySecret } from './secrets.js';

@@ -5,8 +5,8 @@
  * id_token keys at /oauth2/jwks. These routes are public; everything else is guarded.
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { AuthorizePageError, AuthorizeRedirectError, namedTarget, REQUEST_PARAMS, RequestParams, type AuthorizeRequest } from '../../auth/authorize.js';
 import { refusalText } from '../../auth/attempts.js';
+import { AuthorizePageError, AuthorizeRedirectError, namedTarget, REQUEST_PARAMS, RequestParams, type AuthorizeRequest } from '../../auth/authorize.js';
 import { consentPage, errorPage, SIGN_IN, signInPage, TICKET_FIELD } from '../../auth/consent-page.js';
 import { ClientAuthError } from '../../auth/grants.js';
 import { OAuthError } from '../../auth/oauth-error.js';
