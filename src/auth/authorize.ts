@@ -3,15 +3,17 @@
  * turning the owner's decision on the consent page into a redirect with a code or an error.
  * While the client or its redirect URI is in doubt nothing is redirected (§4.1.2.1, RFC 9700
  * §4.11): the owner sees an error page instead, so the endpoint is no open redirector.
+ *
+ * Nothing about the client is looked at before the owner's password checked out: until then
+ * every request that names a client gets the same sign-in page, so a visitor cannot learn which
+ * client ids exist, their names or their redirect URIs (issue 14, finding 4).
  */
 import { randomUUID } from 'node:crypto';
 import { findClient, type ClientRow } from '../store/clients.js';
 import { insertCode } from '../store/tokens.js';
 import { CODE_PREFIX, type AuthContext } from './context.js';
 import type { OAuthErrorCode } from './oauth-error.js';
-import { ownerIsSet, verifyOwner } from './owner.js';
 import { CHALLENGE } from './pkce.js';
-import { addressKey, OWNER_KEY } from './rate-limit.js';
 import { notAllowed, parseScopeParam, ScopeError } from './scopes.js';
 import { randomSecret, sha256 } from './secrets.js';
 
@@ -90,8 +92,11 @@ class RepeatedParam extends Error {
   }
 }
 
-/** client_id and redirect_uri: errors here are shown, never redirected. */
-function trustedTarget(ctx: AuthContext, p: RequestParams): { client: ClientRow; redirectUri: string; redirectGiven: boolean } {
+/**
+ * What can be said of a request before the owner signs in: only its own shape, nothing that
+ * depends on the registered clients. Throws AuthorizePageError.
+ */
+export function namedTarget(p: RequestParams): { clientId: string; given: string | undefined } {
   let clientId: string | undefined;
   let given: string | undefined;
   try {
@@ -102,6 +107,12 @@ function trustedTarget(ctx: AuthContext, p: RequestParams): { client: ClientRow;
     throw e;
   }
   if (!clientId) throw new AuthorizePageError('the request names no client (client_id is missing)');
+  return { clientId, given };
+}
+
+/** client_id and redirect_uri: errors here are shown, never redirected. */
+function trustedTarget(ctx: AuthContext, p: RequestParams): { client: ClientRow; redirectUri: string; redirectGiven: boolean } {
+  const { clientId, given } = namedTarget(p);
   const client = findClient(ctx.db, clientId);
   if (!client) throw new AuthorizePageError(`no app '${clientId.slice(0, 64)}' is registered on this gateway`);
   if (client.redirectUris.length === 0) throw new AuthorizePageError(`the app '${client.name}' is not registered for sign-in (it has no redirect URI)`);
@@ -163,26 +174,9 @@ export function parseAuthorizeRequest(ctx: AuthContext, p: RequestParams): Autho
   }
 }
 
-export type Decision =
-  | { kind: 'redirect'; location: string }
-  | { kind: 'login-failed' }
-  | { kind: 'no-owner' }
-  | { kind: 'rate-limited'; retryAfter: number };
-
-/** The owner's answer on the consent page. */
-export async function decide(ctx: AuthContext, req: AuthorizeRequest, answer: { allow: boolean; username: string; password: string }, address: string): Promise<Decision> {
-  if (!answer.allow) {
-    return { kind: 'redirect', location: redirectTo(req.redirectUri, { error: 'access_denied', error_description: 'the owner declined', state: req.state }) };
-  }
-  const keys = [OWNER_KEY, addressKey(address)];
-  const wait = ctx.limiter.retryAfter(keys);
-  if (wait > 0) return { kind: 'rate-limited', retryAfter: wait };
-  if (!ownerIsSet(ctx.db)) return { kind: 'no-owner' };
-  if (!(await verifyOwner(ctx.db, answer.username, answer.password))) {
-    ctx.limiter.fail(keys);
-    ctx.log.warn({ clientId: req.client.id }, 'consent page: wrong owner user name or password');
-    return { kind: 'login-failed' };
-  }
+/** The signed-in owner's answer to a checked request: where the browser goes next. */
+export function decide(ctx: AuthContext, req: AuthorizeRequest, allow: boolean): string {
+  if (!allow) return redirectTo(req.redirectUri, { error: 'access_denied', error_description: 'the owner declined', state: req.state });
   const now = ctx.now();
   const code = randomSecret(CODE_PREFIX);
   insertCode(ctx.db, {
@@ -198,5 +192,5 @@ export async function decide(ctx: AuthContext, req: AuthorizeRequest, answer: { 
     expiresAt: now + ctx.config.codeSeconds * 1000,
   });
   ctx.log.info({ clientId: req.client.id, scopes: req.scopes }, 'owner granted access');
-  return { kind: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state }) };
+  return redirectTo(req.redirectUri, { code, state: req.state });
 }

@@ -1,8 +1,10 @@
 /**
- * The login-and-consent page of the authorization endpoint: plain HTML with no script, every
- * value escaped. The form carries the authorization request back in hidden fields; the POST is
- * checked again from scratch, and needs the owner's password each time (there is no session to
- * steal or forge).
+ * The pages of the authorization endpoint: plain HTML with no script, every value escaped.
+ * First a sign-in page that says nothing about the app (the same for every client id, known or
+ * not); after the owner's password checked out, the consent page with the app's name, what it
+ * asks for and Allow/Deny. Both forms carry the authorization request back in hidden fields and
+ * the POST checks it again from scratch; the consent form adds a single-use ticket
+ * (consent-ticket.ts) in place of the password.
  */
 import { REQUEST_PARAMS, type AuthorizeRequest } from './authorize.js';
 import { canonicalScope, OPENID, PERMISSION_TEXT, SCOPE_PREFIX, type Permission } from './scopes.js';
@@ -31,8 +33,11 @@ function scopeText(scope: string): string {
   return p ? PERMISSION_TEXT[p] : scope;
 }
 
-export interface ConsentView {
-  req: AuthorizeRequest;
+export const TICKET_FIELD = 'consent_ticket';
+/** the value of the sign-in page's button */
+export const SIGN_IN = 'sign-in';
+
+export interface SignInView {
   /** the request as received, re-sent by the form */
   params: ReadonlyMap<string, string>;
   siteName: string;
@@ -42,10 +47,41 @@ export interface ConsentView {
   username?: string;
 }
 
-export function consentPage(v: ConsentView): string {
-  const hidden = REQUEST_PARAMS.filter((k) => v.params.has(k))
-    .map((k) => `<input type="hidden" name="${k}" value="${escapeHtml(v.params.get(k)!)}">`)
+export interface ConsentView extends SignInView {
+  req: AuthorizeRequest;
+  ticket: string;
+}
+
+function hiddenFields(params: ReadonlyMap<string, string>, extra: [string, string][] = []): string {
+  return [...REQUEST_PARAMS.filter((k) => params.has(k)).map((k): [string, string] => [k, params.get(k)!]), ...extra]
+    .map(([k, v]) => `<input type="hidden" name="${k}" value="${escapeHtml(v)}">`)
     .join('\n');
+}
+
+const errorLine = (error: string | undefined): string => (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : '');
+
+/** Before the owner's password: nothing here depends on the client the request names. */
+export function signInPage(v: SignInView): string {
+  return page(
+    'Sign in',
+    `<h1>Sign in to ${escapeHtml(v.siteName)}</h1>
+<p>An app asks for access to this site. Sign in as the site owner to see which app it is and what it asks for.</p>
+${errorLine(v.error)}
+<form method="post" action="${escapeHtml(v.action)}">
+${hiddenFields(v.params)}
+<label for="username">Site owner user name</label>
+<input id="username" name="username" autocomplete="username" value="${escapeHtml(v.username ?? '')}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password">
+<div class="buttons">
+<button type="submit" name="decision" value="${SIGN_IN}">Sign in</button>
+</div>
+</form>`,
+  );
+}
+
+/** After the owner's password: the app, what it asks for, and the owner's answer. */
+export function consentPage(v: ConsentView): string {
   const returnTo = new URL(v.req.redirectUri);
   const where = returnTo.host || returnTo.protocol;
   return page(
@@ -54,13 +90,9 @@ export function consentPage(v: ConsentView): string {
 <p>It asks to:</p>
 <ul>${v.req.scopes.map((s) => `<li>${escapeHtml(scopeText(s))} <span class="muted">(${escapeHtml(s)})</span></li>`).join('')}</ul>
 <p class="muted">After you answer you return to ${escapeHtml(where)}.</p>
-${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
+${errorLine(v.error)}
 <form method="post" action="${escapeHtml(v.action)}">
-${hidden}
-<label for="username">Site owner user name</label>
-<input id="username" name="username" autocomplete="username" value="${escapeHtml(v.username ?? '')}">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password">
+${hiddenFields(v.params, [[TICKET_FIELD, v.ticket]])}
 <div class="buttons">
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>

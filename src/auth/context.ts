@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { AuthConfig } from '../config/types.js';
 import type { IdTokenSigner } from './id-token.js';
+import type { HashGate } from './hash-gate.js';
 import type { FailureLimiter } from './rate-limit.js';
 
 /** What the grant, authorization and bearer functions share; AuthService builds it on start(). */
@@ -12,6 +13,8 @@ export interface AuthContext {
   now: () => number;
   log: Logger;
   limiter: FailureLimiter;
+  /** every secret check of a request runs through it (attempts.ts) */
+  hashGate: HashGate;
   signer: IdTokenSigner;
   /** `iss` of id_tokens */
   issuer: string;

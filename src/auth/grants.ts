@@ -6,10 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { findClient, type ClientRow } from '../store/clients.js';
 import { findToken, insertToken, markRotated, revokeFamily, takeCode } from '../store/tokens.js';
+import { guarded, type Hashing } from './attempts.js';
 import { ACCESS_PREFIX, REFRESH_PREFIX, type AuthContext } from './context.js';
 import { OAuthError } from './oauth-error.js';
 import { verifierMatches } from './pkce.js';
-import { addressKey, clientKey } from './rate-limit.js';
+import { clientIdentity, Refused, type Attempt } from './rate-limit.js';
 import { formatScopes, notAllowed, OPENID, parseScopeParam, ScopeError } from './scopes.js';
 import { randomSecret, sha256, verifySecret } from './secrets.js';
 
@@ -67,28 +68,29 @@ function required(params: FormParams, name: string): string {
   return v;
 }
 
-/** Who is asking, proven by secret (confidential client) or named by client_id (public client). */
-async function authenticateClient(ctx: AuthContext, params: FormParams, authorization: string | undefined, address: string): Promise<ClientRow> {
+/** The client a request names, and its secret when it sent one; nothing is checked yet. */
+function claimedClient(params: FormParams, authorization: string | undefined): { id: string; basic: BasicCredentials | undefined } {
   if (params.has('client_secret')) throw new OAuthError('invalid_request', 'send the client secret with HTTP Basic authentication, not in the form');
   const basic = parseBasic(authorization);
   const formId = params.get('client_id');
   if (basic && formId !== undefined && formId !== basic.id) throw new OAuthError('invalid_request', 'client_id in the form differs from the HTTP Basic user');
   const id = basic?.id ?? formId;
   if (!id) throw new ClientAuthError('no client credentials: send client_id and client_secret with HTTP Basic', false);
+  return { id, basic };
+}
 
-  const keys = [clientKey(id), addressKey(address)];
-  const wait = ctx.limiter.retryAfter(keys);
-  if (wait > 0) throw new OAuthError('temporarily_unavailable', `too many failed attempts; try again in ${wait} s`, 429, wait);
-
+/** Who is asking, proven by secret (confidential client) or named by client_id (public client). */
+async function authenticateClient(ctx: AuthContext, claim: { id: string; basic: BasicCredentials | undefined }, attempt: Attempt, hash: Hashing): Promise<ClientRow> {
+  const { id, basic } = claim;
   const client = findClient(ctx.db, id);
   if (basic) {
     // the hash check runs for unknown and public clients too, so timing does not tell them apart
-    const ok = await verifySecret(basic.secret, client?.secretHash);
+    const ok = await hash(() => verifySecret(basic.secret, client?.secretHash));
     if (ok && client) return client;
   } else if (client && client.secretHash === null) {
     return client;
   }
-  ctx.limiter.fail(keys);
+  attempt.fail();
   throw new ClientAuthError(basic ? 'unknown client or wrong secret' : 'this client must authenticate with HTTP Basic', basic !== undefined);
 }
 
@@ -150,8 +152,8 @@ function issue(ctx: AuthContext, what: Issue): TokenResponse {
 }
 
 /** A failed grant counts against the client and the address like a wrong secret does. */
-function grantFailure(ctx: AuthContext, client: ClientRow, address: string, description: string): OAuthError {
-  ctx.limiter.fail([clientKey(client.id), addressKey(address)]);
+function grantFailure(attempt: Attempt, description: string): OAuthError {
+  attempt.fail();
   return new OAuthError('invalid_grant', description);
 }
 
@@ -162,48 +164,48 @@ function clientCredentials(ctx: AuthContext, client: ClientRow, params: FormPara
   return issue(ctx, { client, customer: false, scopes, family: randomUUID() });
 }
 
-function authorizationCode(ctx: AuthContext, client: ClientRow, params: FormParams, address: string): TokenResponse {
+function authorizationCode(ctx: AuthContext, client: ClientRow, params: FormParams, attempt: Attempt): TokenResponse {
   const code = required(params, 'code');
   const now = ctx.now();
   const row = takeCode(ctx.db, sha256(code), now);
-  if (!row || row.clientId !== client.id) throw grantFailure(ctx, client, address, 'unknown authorization code');
+  if (!row || row.clientId !== client.id) throw grantFailure(attempt, 'unknown authorization code');
   if (row.usedAt !== null) {
     // RFC 6749 §4.1.2: a replayed code revokes what it was exchanged for
     const revoked = revokeFamily(ctx.db, row.family, now);
     ctx.log.warn({ clientId: client.id, revokedTokens: revoked }, 'authorization code presented twice; its tokens are revoked');
-    throw grantFailure(ctx, client, address, 'authorization code was already used');
+    throw grantFailure(attempt, 'authorization code was already used');
   }
-  if (row.expiresAt <= now) throw grantFailure(ctx, client, address, 'authorization code expired; start the authorization again');
+  if (row.expiresAt <= now) throw grantFailure(attempt, 'authorization code expired; start the authorization again');
   const redirectUri = params.get('redirect_uri');
   if ((row.redirectGiven || redirectUri !== undefined) && redirectUri !== row.redirectUri) {
-    throw grantFailure(ctx, client, address, 'redirect_uri differs from the one of the authorization request');
+    throw grantFailure(attempt, 'redirect_uri differs from the one of the authorization request');
   }
   const verifier = params.get('code_verifier');
   if (row.codeChallenge !== null) {
-    if (verifier === undefined) throw grantFailure(ctx, client, address, 'code_verifier is required: the authorization request carried a code_challenge');
-    if (!verifierMatches(verifier, row.codeChallenge)) throw grantFailure(ctx, client, address, 'code_verifier does not match the code_challenge');
+    if (verifier === undefined) throw grantFailure(attempt, 'code_verifier is required: the authorization request carried a code_challenge');
+    if (!verifierMatches(verifier, row.codeChallenge)) throw grantFailure(attempt, 'code_verifier does not match the code_challenge');
   } else if (verifier !== undefined) {
     // RFC 9700 §2.1.1: a verifier without a challenge is a PKCE downgrade attempt
-    throw grantFailure(ctx, client, address, 'code_verifier given but the authorization request had no code_challenge');
+    throw grantFailure(attempt, 'code_verifier given but the authorization request had no code_challenge');
   }
   const scopes = row.scopes.filter((s) => client.scopes.includes(s));
   return issue(ctx, { client, customer: true, scopes, family: row.family, refresh: { scopes, authTime: row.authTime, nonce: row.nonce } });
 }
 
-function refreshToken(ctx: AuthContext, client: ClientRow, params: FormParams, address: string): TokenResponse {
+function refreshToken(ctx: AuthContext, client: ClientRow, params: FormParams, attempt: Attempt): TokenResponse {
   const token = required(params, 'refresh_token');
   const now = ctx.now();
   const hash = sha256(token);
   const row = findToken(ctx.db, hash, 'refresh');
-  if (!row || row.clientId !== client.id) throw grantFailure(ctx, client, address, 'unknown refresh token');
-  if (row.revokedAt !== null) throw grantFailure(ctx, client, address, 'refresh token was revoked');
+  if (!row || row.clientId !== client.id) throw grantFailure(attempt, 'unknown refresh token');
+  if (row.revokedAt !== null) throw grantFailure(attempt, 'refresh token was revoked');
   const reuse = () => {
     const revoked = revokeFamily(ctx.db, row.family, now);
     ctx.log.warn({ clientId: client.id, revokedTokens: revoked }, 'a spent refresh token was presented again; its whole family is revoked');
-    return grantFailure(ctx, client, address, 'refresh token was already used; every token of this grant is revoked, ask the owner to consent again');
+    return grantFailure(attempt, 'refresh token was already used; every token of this grant is revoked, ask the owner to consent again');
   };
   if (row.rotatedAt !== null) throw reuse();
-  if (row.expiresAt <= now) throw grantFailure(ctx, client, address, 'refresh token expired; ask the owner to consent again');
+  if (row.expiresAt <= now) throw grantFailure(attempt, 'refresh token expired; ask the owner to consent again');
   // RFC 6749 §6: a narrower scope may be asked for, never a wider one
   const scopes = requestedScopes(params, row.scopes, row.scopes);
   if (!markRotated(ctx.db, hash, now)) throw reuse();
@@ -214,13 +216,27 @@ export async function tokenRequest(ctx: AuthContext, params: FormParams, authori
   const grant = params.get('grant_type');
   if (!grant) throw new OAuthError('invalid_request', `grant_type is required: one of ${GRANTS.join(', ')}`);
   if (!(GRANTS as readonly string[]).includes(grant)) throw new OAuthError('unsupported_grant_type', `grant_type '${grant.slice(0, 40)}' is not supported; use one of ${GRANTS.join(', ')}`);
-  const client = await authenticateClient(ctx, params, authorization, address);
-  switch (grant as Grant) {
+  const claim = claimedClient(params, authorization);
+  const r = await guarded(ctx, { identity: clientIdentity(claim.id), address }, async (attempt, hash) => {
+    const client = await authenticateClient(ctx, claim, attempt, hash);
+    const tokens = grantTokens(ctx, grant as Grant, client, params, attempt);
+    attempt.succeed();
+    return tokens;
+  });
+  if (r instanceof Refused) {
+    const why = r.reason === 'busy' ? 'the gateway is busy checking other client secrets' : 'too many failed attempts';
+    throw new OAuthError('temporarily_unavailable', `${why}; try again in ${r.retryAfter} s`, 429, r.retryAfter);
+  }
+  return r;
+}
+
+function grantTokens(ctx: AuthContext, grant: Grant, client: ClientRow, params: FormParams, attempt: Attempt): TokenResponse {
+  switch (grant) {
     case 'client_credentials':
       return clientCredentials(ctx, client, params);
     case 'authorization_code':
-      return authorizationCode(ctx, client, params, address);
+      return authorizationCode(ctx, client, params, attempt);
     case 'refresh_token':
-      return refreshToken(ctx, client, params, address);
+      return refreshToken(ctx, client, params, attempt);
   }
 }

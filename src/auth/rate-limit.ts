@@ -1,61 +1,184 @@
 /**
- * Counts failed attempts (wrong client secret, bad code or refresh token, wrong owner password)
- * per key — a client id, an address, the owner account — in a sliding window. A key with
- * `maxFailures` failures inside the window is refused until the oldest of them leaves it. The
- * refusal happens before any secret is hashed, so a flood of guesses costs the Pi no scrypt work.
+ * Failed attempts (wrong client secret, bad code or refresh token, wrong owner password) counted
+ * in a sliding window, per address and per identity (the owner account, a client id).
+ *
+ * An attempt is RESERVED before its secret is hashed, synchronously, so parallel requests see
+ * each other: with `maxFailures` reservations and failures on a key, the next request is refused
+ * at once, before any scrypt work. A reservation that succeeds (or turns out not to be a guess)
+ * is released and never counts; one that fails stays as a failure.
+ *
+ * Who can lock out whom (the LAN is hostile; an attacker has one or a few addresses):
+ * - `addr:<ip>` takes `maxFailures` failures of any identity. A host that guesses blocks only
+ *   itself, and guessing many client ids or the owner's password from it stops after maxFailures.
+ * - `id:<identity>` takes `maxFailures * IDENTITY_SPREAD` failures from all addresses together. It
+ *   bounds guessing spread over many addresses (a LAN host can take many IPv6 addresses). One
+ *   address can never fill it alone (its own key stops it first), so one host cannot lock the
+ *   owner or a partner out; several colluding addresses can, and then only for addresses that
+ *   have not proven this identity lately: an address where the identity succeeded within
+ *   KNOWN_ADDRESS_MS is exempt from the identity key (it is still held to its own address key).
+ *   The owner's own browser and a partner's server keep working during a distributed attack;
+ *   what that attack can do is make a first login from a new address wait out the window.
+ * - No key per (identity, address) pair: the address key already bounds what one address may
+ *   fail, whatever identity it names, so a pair key would never be the one that refuses.
+ * A refusal costs the gateway nothing but a map lookup; the attacker learns nothing from it.
  */
 export interface LimiterOptions {
   maxFailures: number;
   windowMs: number;
   now: () => number;
-  /** keys tracked at most; the least recently failed are forgotten first (memory stays bounded under a spray of ids) */
+  /** keys tracked at most; the least recently used are forgotten first (memory stays bounded under a spray of ids) */
   maxKeys?: number;
 }
 
+/** Who is trying: the identity the attempt claims and the address it comes from. */
+export interface Subject {
+  identity: string;
+  address: string;
+}
+
+/** Failures of one identity from all addresses, as a multiple of the per-address limit. */
+export const IDENTITY_SPREAD = 3;
+/** An address where an identity succeeded is exempt from that identity's key this long. */
+export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
+/** addresses remembered per identity (a browser or two, a partner's servers) */
+const KNOWN_PER_IDENTITY = 32;
+/** While attempts are still being checked, a refused request may come back this soon. */
+const IN_FLIGHT_RETRY_S = 1;
+
+/** The request was refused without being checked. */
+export class Refused {
+  constructor(
+    /** seconds, for Retry-After */
+    readonly retryAfter: number,
+    readonly reason: 'failures' | 'busy',
+  ) {}
+}
+
+interface Counter {
+  failures: number[];
+  /** attempts reserved and still being checked */
+  pending: number;
+}
+
+interface Limit {
+  key: string;
+  max: number;
+}
+
+/** One reserved attempt; settle it exactly once (later calls do nothing). */
+export class Attempt {
+  private open = true;
+
+  constructor(
+    private readonly limiter: FailureLimiter,
+    readonly subject: Subject,
+    private readonly keys: readonly string[],
+  ) {}
+
+  /** The credentials were right: nothing counts, and the address becomes known for the identity. */
+  succeed(): void {
+    if (this.settle()) this.limiter.settled(this.keys, false, this.subject);
+  }
+
+  /** A wrong guess: the reservation stays as a failure. */
+  fail(): void {
+    if (this.settle()) this.limiter.settled(this.keys, true);
+  }
+
+  /** Not a guess after all (a malformed request, or it was never checked): nothing counts. */
+  release(): void {
+    if (this.settle()) this.limiter.settled(this.keys, false);
+  }
+
+  private settle(): boolean {
+    const was = this.open;
+    this.open = false;
+    return was;
+  }
+}
+
 export class FailureLimiter {
-  private readonly failures = new Map<string, number[]>();
+  private readonly counters = new Map<string, Counter>();
+  private readonly known = new Map<string, Map<string, number>>();
   private readonly maxKeys: number;
 
   constructor(private readonly opts: LimiterOptions) {
     this.maxKeys = opts.maxKeys ?? 10_000;
   }
 
-  /** Seconds until every key may try again, or 0 when none is blocked. */
-  retryAfter(keys: readonly string[]): number {
+  /** Reserves an attempt on every key of `who`, or refuses it when one of them is full. */
+  reserve(who: Subject): Attempt | Refused {
+    const limits: Limit[] = [{ key: addressKey(who.address), max: this.opts.maxFailures }];
+    if (!this.isKnown(who)) limits.push({ key: identityKey(who.identity), max: this.opts.maxFailures * IDENTITY_SPREAD });
     const now = this.opts.now();
     let wait = 0;
-    for (const key of keys) {
-      const times = this.recent(key, now);
-      if (times.length >= this.opts.maxFailures) {
-        const free = times[times.length - this.opts.maxFailures]! + this.opts.windowMs;
-        wait = Math.max(wait, Math.ceil((free - now) / 1000));
-      }
+    for (const { key, max } of limits) {
+      const c = this.counter(key, now);
+      if (c.failures.length >= max) wait = Math.max(wait, Math.ceil((c.failures[c.failures.length - max]! + this.opts.windowMs - now) / 1000));
+      else if (c.failures.length + c.pending >= max) wait = Math.max(wait, IN_FLIGHT_RETRY_S);
+      this.dropIfEmpty(key, c);
     }
-    return wait;
+    if (wait > 0) return new Refused(wait, 'failures');
+    const keys = limits.map((l) => l.key);
+    for (const key of keys) this.counter(key, now).pending++;
+    this.bound();
+    return new Attempt(this, who, keys);
   }
 
-  fail(keys: readonly string[]): void {
+  /** @internal Attempt's settlement */
+  settled(keys: readonly string[], failed: boolean, succeeded?: Subject): void {
     const now = this.opts.now();
     for (const key of keys) {
-      const times = this.recent(key, now);
-      times.push(now);
-      // re-insert so Map order is least recently failed first
-      this.failures.delete(key);
-      this.failures.set(key, times.slice(-this.opts.maxFailures));
+      const c = this.counter(key, now);
+      c.pending = Math.max(0, c.pending - 1);
+      if (failed) c.failures.push(now);
+      // keep only what can still refuse: the newest failures up to the largest limit
+      if (c.failures.length > this.opts.maxFailures * IDENTITY_SPREAD) c.failures.shift();
+      this.dropIfEmpty(key, c);
     }
-    while (this.failures.size > this.maxKeys) this.failures.delete(this.failures.keys().next().value!);
+    if (succeeded) this.remember(succeeded, now);
+    this.bound();
   }
 
-  private recent(key: string, now: number): number[] {
-    const times = this.failures.get(key);
-    if (!times) return [];
-    const kept = times.filter((t) => t > now - this.opts.windowMs);
-    if (kept.length === 0) this.failures.delete(key);
-    else if (kept.length !== times.length) this.failures.set(key, kept);
-    return kept;
+  private isKnown(who: Subject): boolean {
+    const at = this.known.get(who.identity)?.get(who.address);
+    return at !== undefined && at > this.opts.now() - KNOWN_ADDRESS_MS;
+  }
+
+  private remember(who: Subject, now: number): void {
+    const addresses = this.known.get(who.identity) ?? new Map<string, number>();
+    addresses.delete(who.address);
+    addresses.set(who.address, now);
+    while (addresses.size > KNOWN_PER_IDENTITY) addresses.delete(addresses.keys().next().value!);
+    this.known.delete(who.identity);
+    this.known.set(who.identity, addresses);
+    while (this.known.size > this.maxKeys) this.known.delete(this.known.keys().next().value!);
+  }
+
+  /** The key's counter with failures outside the window dropped; moved to the most recently used end. */
+  private counter(key: string, now: number): Counter {
+    const c = this.counters.get(key) ?? { failures: [], pending: 0 };
+    c.failures = c.failures.filter((t) => t > now - this.opts.windowMs);
+    this.counters.delete(key);
+    this.counters.set(key, c);
+    return c;
+  }
+
+  private dropIfEmpty(key: string, c: Counter): void {
+    if (c.failures.length === 0 && c.pending === 0) this.counters.delete(key);
+  }
+
+  private bound(): void {
+    for (const [key, c] of this.counters) {
+      if (this.counters.size <= this.maxKeys) break;
+      // a key with attempts in flight is kept: its settlement must find it
+      if (c.pending === 0) this.counters.delete(key);
+    }
   }
 }
 
-export const clientKey = (id: string): string => `client:${id.slice(0, 200)}`;
-export const addressKey = (ip: string): string => `addr:${ip}`;
-export const OWNER_KEY = 'owner';
+const addressKey = (ip: string): string => `addr:${ip}`;
+const identityKey = (identity: string): string => `id:${identity.slice(0, 200)}`;
+
+export const OWNER_IDENTITY = 'owner';
+export const clientIdentity = (id: string): string => `client:${id.slice(0, 200)}`;

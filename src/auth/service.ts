@@ -10,17 +10,19 @@ import type { AuthConfig } from '../config/types.js';
 import { clientDevices, findClient } from '../store/clients.js';
 import { devicesPublishedTo } from '../store/publish-to.js';
 import { pruneExpired } from '../store/tokens.js';
-import { decide, parseAuthorizeRequest, type AuthorizeRequest, type Decision, type RequestParams } from './authorize.js';
+import { checkOwner, type OwnerCheck } from './attempts.js';
+import { decide, parseAuthorizeRequest, type AuthorizeRequest, type RequestParams } from './authorize.js';
 import { authorizeBearer, verifyBearer, type BearerCheck, type Requirement } from './bearer.js';
+import { ConsentTickets } from './consent-ticket.js';
 import type { AuthContext } from './context.js';
 import { tokenRequest, type FormParams, type TokenResponse } from './grants.js';
+import { HashGate, PI_HASHING } from './hash-gate.js';
 import { IdTokenSigner, type PublicJwk } from './id-token.js';
-import { ownerIsSet, verifyOwner } from './owner.js';
-import { addressKey, FailureLimiter, OWNER_KEY } from './rate-limit.js';
+import { FailureLimiter } from './rate-limit.js';
 
 export type { Principal } from './context.js';
 
-export type OwnerLogin = { kind: 'ok' } | { kind: 'failed' } | { kind: 'no-owner' } | { kind: 'rate-limited'; retryAfter: number };
+export type OwnerLogin = OwnerCheck;
 
 export interface AuthServiceOptions {
   db: Database;
@@ -41,6 +43,7 @@ export const REALTIME_STREAM = 'telemetry-realtime';
 
 export class AuthService {
   private ctx: AuthContext | null = null;
+  private tickets: ConsentTickets | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly opts: AuthServiceOptions) {}
@@ -54,10 +57,12 @@ export class AuthService {
       now,
       log,
       limiter: new FailureLimiter({ maxFailures: config.maxFailedAttempts, windowMs: config.failureWindowSeconds * 1000, now }),
+      hashGate: new HashGate(PI_HASHING),
       signer: IdTokenSigner.loadOrCreate(join(dataDir, 'auth', 'id-token-es256.pem')),
       issuer: `urn:sitegw:${siteId}`,
       siteId,
     };
+    this.tickets = new ConsentTickets(now);
     this.prune();
     this.pruneTimer = setInterval(() => this.prune(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
@@ -97,25 +102,36 @@ export class AuthService {
     return parseAuthorizeRequest(this.c, params);
   }
 
-  decide(req: AuthorizeRequest, answer: { allow: boolean; username: string; password: string }, address: string): Promise<Decision> {
-    return decide(this.c, req, answer, address);
+  /** The signed-in owner's answer: the redirect to the client, with a code or access_denied. */
+  decide(req: AuthorizeRequest, allow: boolean): string {
+    return decide(this.c, req, allow);
   }
 
   /**
-   * The owner's password outside the consent page (the installer's status page, src/api/http/status.ts):
-   * the same check and the same failure limits per owner account and per address.
+   * The owner's user name and password, on the consent page or the installer's status page
+   * (src/api/http/status.ts): one check, one set of failure limits and the hashing gate (attempts.ts).
    */
-  async ownerLogin(username: string, password: string, address: string): Promise<OwnerLogin> {
-    const keys = [OWNER_KEY, addressKey(address)];
-    const wait = this.c.limiter.retryAfter(keys);
-    if (wait > 0) return { kind: 'rate-limited', retryAfter: wait };
-    if (!ownerIsSet(this.c.db)) return { kind: 'no-owner' };
-    if (!(await verifyOwner(this.c.db, username, password))) {
-      this.c.limiter.fail(keys);
-      this.c.log.warn('status page: wrong owner user name or password');
-      return { kind: 'failed' };
-    }
-    return { kind: 'ok' };
+  ownerLogin(username: string, password: string, address: string, where: 'status page' | 'consent page' = 'status page'): Promise<OwnerLogin> {
+    return checkOwner(this.c, username, password, address, where);
+  }
+
+  /** The consent page's proof that the owner signed in for this request (consent-ticket.ts). */
+  consentTicket(request: ReadonlyMap<string, string>): string {
+    return this.t.issue(request);
+  }
+
+  takeConsentTicket(ticket: string, request: ReadonlyMap<string, string>): boolean {
+    return this.t.take(ticket, request);
+  }
+
+  private get t(): ConsentTickets {
+    if (!this.tickets) throw new Error('AuthService used before start()');
+    return this.tickets;
+  }
+
+  /** Secret checks waiting and started so far (the attack tests watch the queue fill). */
+  get hashing(): { waiting: number; started: number } {
+    return { waiting: this.c.hashGate.waiting, started: this.c.hashGate.started };
   }
 
   /** Who the bearer token belongs to, without a scope check. */

@@ -659,7 +659,7 @@ export const siteSchema: SchemaNode = {
         },
         maxFailedAttempts: {
           type: 'integer',
-          description: 'failed token or login attempts per client and per address before further tries are refused for a while',
+          description: 'failed token or login attempts per address before further tries from it are refused for a while; a client id or the owner account takes three times as many from all addresses together',
           default: 10,
           minimum: 1,
           maximum: 10000,

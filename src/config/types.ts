@@ -61,7 +61,7 @@ export interface AuthConfig {
   refreshTokenDays: number;
   /** lifetime of an authorization code, seconds */
   codeSeconds: number;
-  /** failed token or login attempts per client and per address before they are refused for a while */
+  /** failed token or login attempts per address before they are refused for a while; an identity takes 3x from all addresses (src/auth/rate-limit.ts) */
   maxFailedAttempts: number;
   /** the window the failures are counted in, seconds */
   failureWindowSeconds: number;

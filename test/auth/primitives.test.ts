@@ -8,7 +8,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createSelfSigned } from '../../src/api/http/self-signed.js';
 import { IdTokenSigner } from '../../src/auth/id-token.js';
 import { s256, verifierMatches } from '../../src/auth/pkce.js';
-import { FailureLimiter } from '../../src/auth/rate-limit.js';
 import { parseScopeParam, ScopeError } from '../../src/auth/scopes.js';
 import { hashSecret, safeEqual, verifySecret } from '../../src/auth/secrets.js';
 import { rawRequest } from '../support/auth.js';
@@ -71,31 +70,6 @@ describe('secrets', () => {
     expect(safeEqual('owner', 'owner')).toBe(true);
     expect(safeEqual('owner', 'owners')).toBe(false);
     expect(safeEqual('', 'a')).toBe(false);
-  });
-});
-
-describe('failure limiter', () => {
-  it('blocks a key after maxFailures inside the window, until the oldest failure leaves it', () => {
-    let now = 0;
-    const l = new FailureLimiter({ maxFailures: 3, windowMs: 60_000, now: () => now });
-    l.fail(['a']);
-    now = 10_000;
-    l.fail(['a', 'b']);
-    now = 20_000;
-    expect(l.retryAfter(['a'])).toBe(0);
-    l.fail(['a']);
-    expect(l.retryAfter(['a'])).toBe(40); // the first failure (t=0) leaves at t=60 s
-    expect(l.retryAfter(['b'])).toBe(0);
-    expect(l.retryAfter(['b', 'a'])).toBe(40);
-    now = 60_001;
-    expect(l.retryAfter(['a'])).toBe(0);
-  });
-  it('forgets the least recently failing keys beyond maxKeys', () => {
-    const l = new FailureLimiter({ maxFailures: 1, windowMs: 60_000, now: () => 0, maxKeys: 2 });
-    l.fail(['a']);
-    l.fail(['b']);
-    l.fail(['c']);
-    expect([l.retryAfter(['a']), l.retryAfter(['b']), l.retryAfter(['c'])]).toEqual([0, 60, 60]);
   });
 });
 

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addClient } from '../../src/auth/clients.js';
 import { publishAudit } from '../../src/store/publish-to.js';
-import { basic, bearer, consent, get, partnerToken, postForm, redirectParams } from '../support/auth.js';
+import { basic, bearer, consent, get, parseForm, partnerToken, postForm, redirectParams, type HttpResult } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 
 const logLines: string[] = [];
@@ -61,6 +61,22 @@ describe('token flows over real HTTP', () => {
     await demo?.cleanup();
   });
 
+  /**
+   * The authorization request as a browser walks it: the sign-in page (nothing about the app), the
+   * owner's password, the consent page (the app and what it asks), the button.
+   */
+  async function browserConsent(query: Record<string, string>, decision: 'allow' | 'deny'): Promise<{ signIn: HttpResult; page: HttpResult; answer: HttpResult; form: [string, string][] }> {
+    const signIn = await get(`${api()}/oauth2/authorize?${new URLSearchParams(query)}`);
+    expect(signIn.status).toBe(200);
+    const first = parseForm(signIn.text);
+    const page = await postForm(new URL(first.action, api()).toString(), [...first.fields, ['username', owner().username], ['password', owner().password], ['decision', 'sign-in']]);
+    expect(page.status).toBe(200);
+    const second = parseForm(page.text);
+    const form: [string, string][] = [...second.fields, ['decision', decision]];
+    const answer = await postForm(new URL(second.action, api()).toString(), form);
+    return { signIn, page, answer, form };
+  }
+
   it('partner: client credentials with HTTP Basic, grant_type in the query as the spec sends it', async () => {
     const r = await postForm(`${demo.credentials.tokenUrl}?grant_type=client_credentials`, {}, { authorization: basic(client().id, client().secret) });
     expect(r.status).toBe(200);
@@ -85,9 +101,8 @@ describe('token flows over real HTTP', () => {
     const { verifier, challenge } = pkcePair();
     const state = b64url(randomBytes(12));
     const nonce = b64url(randomBytes(12));
-    const { page, answer } = await consent({
-      apiUrl: api(),
-      query: {
+    const { signIn, page, answer } = await browserConsent(
+      {
         response_type: 'code',
         client_id: client().id,
         redirect_uri: client().redirectUri,
@@ -97,14 +112,18 @@ describe('token flows over real HTTP', () => {
         code_challenge_method: 'S256',
         nonce,
       },
-      ...owner(),
-    });
-    expect(page.status).toBe(200);
-    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(page.headers.get('x-frame-options')).toBe('DENY');
-    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      'allow',
+    );
+    for (const p of [signIn, page]) {
+      expect(p.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(p.headers.get('x-frame-options')).toBe('DENY');
+      expect(p.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    }
+    // the app is named only once the owner has signed in
+    expect(signIn.text).not.toContain('Demo partner app');
     expect(page.text).toContain('Demo partner app');
     expect(page.text).toContain('svc/device.write');
+    expect(parseForm(page.text).inputs).not.toContain('password');
 
     expect(answer.status).toBe(302);
     const back = redirectParams(answer.headers.get('location'));
@@ -188,19 +207,17 @@ describe('token flows over real HTTP', () => {
     expect(narrower.body.scope).toBe('svc/device.read');
   });
 
-  it('customer: Deny sends the owner back with access_denied and no code', async () => {
-    const { answer } = await consent({
-      apiUrl: api(),
-      query: { response_type: 'code', client_id: client().id, state: 'xyz' },
-      username: '',
-      password: '',
-      decision: 'deny',
-    });
+  it('customer: Deny sends the owner back with access_denied and no code; the consent form works once', async () => {
+    const { answer, form } = await browserConsent({ response_type: 'code', client_id: client().id, state: 'xyz' }, 'deny');
     expect(answer.status).toBe(302);
     const back = redirectParams(answer.headers.get('location'));
     expect(back.get('error')).toBe('access_denied');
     expect(back.get('state')).toBe('xyz');
     expect(back.get('code')).toBeNull();
+    const again = await postForm(`${api()}/oauth2/authorize`, form.map(([k, v]): [string, string] => [k, k === 'decision' ? 'allow' : v]));
+    expect(again.status).toBe(400);
+    expect(again.headers.get('location')).toBeNull();
+    expect(again.text).toContain('expired');
   });
 
   it('customer: a wrong password shows the form again with a message, and no redirect', async () => {

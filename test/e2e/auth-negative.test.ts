@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addClient, removeClient } from '../../src/auth/clients.js';
-import { basic, bearer, consent, get, postForm, redirectParams, type HttpResult } from '../support/auth.js';
+import { basic, bearer, consent, get, parseForm, postForm, redirectParams, type HttpResult } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 
 describe('the token service refuses', () => {
@@ -113,11 +113,19 @@ describe('the token service refuses', () => {
   it('a wrong redirect URI: at the token endpoint invalid_grant; at the authorization endpoint a page, never a redirect', async () => {
     const x = await code();
     oauthError(await exchange(x, { redirect_uri: 'http://localhost/elsewhere' }), 400, 'invalid_grant', /redirect_uri/);
-    const page = await get(`${c().apiUrl}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: c().client.id, redirect_uri: 'https://attacker.example/cb', state: 's' })}`);
+    // before the owner signs in the page says nothing about the client (test/attack/auth-burst.test.ts);
+    // signed in, the owner is told why, and nothing is redirected
+    const signedIn = async (query: Record<string, string>) => {
+      const first = await get(`${c().apiUrl}/oauth2/authorize?${new URLSearchParams(query)}`);
+      expect(first.status).toBe(200);
+      expect(first.headers.get('location')).toBeNull();
+      return postForm(`${c().apiUrl}/oauth2/authorize`, [...parseForm(first.text).fields, ['username', c().owner.username], ['password', c().owner.password], ['decision', 'allow']]);
+    };
+    const page = await signedIn({ response_type: 'code', client_id: c().client.id, redirect_uri: 'https://attacker.example/cb', state: 's' });
     expect(page.status).toBe(400);
     expect(page.headers.get('location')).toBeNull();
     expect(page.text).toContain('not one registered');
-    const unknownClient = await get(`${c().apiUrl}/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: 'nobody', redirect_uri: c().client.redirectUri })}`);
+    const unknownClient = await signedIn({ response_type: 'code', client_id: 'nobody', redirect_uri: c().client.redirectUri });
     expect(unknownClient.status).toBe(400);
     expect(unknownClient.headers.get('location')).toBeNull();
   });

@@ -1,12 +1,13 @@
 /**
  * The token service's HTTP face: POST /oauth2/token (RFC 6749 §3.2, JSON answers with
  * Cache-Control: no-store, errors as {"error","error_description"}), GET and POST
- * /oauth2/authorize (the owner's login-and-consent page, then 302 to the client), and the
+ * /oauth2/authorize (the owner signs in, then consents; then 302 to the client), and the
  * id_token keys at /oauth2/jwks. These routes are public; everything else is guarded.
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { AuthorizePageError, AuthorizeRedirectError, REQUEST_PARAMS, RequestParams, type AuthorizeRequest } from '../../auth/authorize.js';
-import { consentPage, errorPage } from '../../auth/consent-page.js';
+import { refusalText } from '../../auth/attempts.js';
+import { AuthorizePageError, AuthorizeRedirectError, namedTarget, REQUEST_PARAMS, RequestParams, type AuthorizeRequest } from '../../auth/authorize.js';
+import { consentPage, errorPage, SIGN_IN, signInPage, TICKET_FIELD } from '../../auth/consent-page.js';
 import { ClientAuthError } from '../../auth/grants.js';
 import { OAuthError } from '../../auth/oauth-error.js';
 import type { ApiDeps } from './deps.js';
@@ -108,56 +109,75 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
     },
   );
 
-  /** Shows the consent page, or the reason there is none. */
-  const present = (reply: FastifyReply, params: RequestParams, view: { status?: number; error?: string; username?: string } = {}): FastifyReply => {
-    let req: AuthorizeRequest;
+  const pageError = (reply: FastifyReply, e: unknown): FastifyReply => {
+    if (e instanceof AuthorizePageError) return htmlHeaders(reply.code(400)).send(errorPage('This sign-in link does not work', e.message));
+    if (e instanceof AuthorizeRedirectError) return reply.code(302).header('Cache-Control', 'no-store').header('Location', e.location).send();
+    throw e;
+  };
+
+  /** The sign-in page: the same for every client id, registered or not (authorize.ts). */
+  const signIn = (reply: FastifyReply, params: RequestParams, view: { status?: number; error?: string; username?: string } = {}): FastifyReply => {
     try {
-      req = auth.authorizeRequest(params);
+      namedTarget(params);
     } catch (e) {
-      if (e instanceof AuthorizePageError) return htmlHeaders(reply.code(400)).send(errorPage('This sign-in link does not work', e.message));
-      if (e instanceof AuthorizeRedirectError) return reply.code(302).header('Cache-Control', 'no-store').header('Location', e.location).send();
-      throw e;
+      return pageError(reply, e);
     }
-    const page = consentPage({ req, params: params.toMap(), siteName: site.config.site.name, action: AUTHORIZE_PATH, ...view });
-    return htmlHeaders(reply.code(view.status ?? 200)).send(page);
+    return htmlHeaders(reply.code(view.status ?? 200)).send(signInPage({ params: params.toMap(), siteName: site.config.site.name, action: AUTHORIZE_PATH, ...view }));
   };
 
   app.get(
     AUTHORIZE_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Authorization endpoint: the site owner logs in and consents' } },
-    async (req, reply) => present(reply, new RequestParams(pairsOfQuery(req))),
+    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Authorization endpoint: the site owner signs in, then consents' } },
+    async (req, reply) => signIn(reply, new RequestParams(pairsOfQuery(req))),
   );
 
   app.post(
     AUTHORIZE_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'The consent form posts here; answers 302 to the redirect_uri' } },
+    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'The sign-in and consent forms post here; answers the consent page, then 302 to the redirect_uri' } },
     async (req, reply) => {
       const pairs = pairsOfBody(req.body);
       const isRequestParam = ([k]: [string, string]) => (REQUEST_PARAMS as readonly string[]).includes(k);
       const params = new RequestParams(pairs.filter(isRequestParam));
       const fields = new RequestParams(pairs.filter((p) => !isRequestParam(p))).toMap();
+      const decision = fields.get('decision');
+      const username = (fields.get('username') ?? '').slice(0, 64);
+      if (decision !== SIGN_IN && decision !== 'allow' && decision !== 'deny') return signIn(reply, params, { status: 400, error: 'Sign in, then choose Allow or Deny.', username });
+      try {
+        namedTarget(params);
+      } catch (e) {
+        return pageError(reply, e);
+      }
+
+      const ticket = fields.get(TICKET_FIELD);
+      if (ticket !== undefined) {
+        if (!auth.takeConsentTicket(ticket, params.toMap())) return signIn(reply, params, { status: 400, error: 'This page has expired. Sign in again.' });
+      } else {
+        const owner = await auth.ownerLogin(username, fields.get('password') ?? '', req.ip, 'consent page');
+        switch (owner.kind) {
+          case 'failed':
+            return signIn(reply, params, { status: 401, error: 'Wrong user name or password.', username });
+          case 'rate-limited':
+            reply.header('Retry-After', String(owner.retryAfter));
+            return signIn(reply, params, { status: 429, error: refusalText(owner), username });
+          case 'no-owner':
+            return htmlHeaders(reply.code(403)).send(errorPage('No site owner yet', 'The installer has not set the owner password on this gateway yet (sitegw owner set-password).'));
+          case 'ok':
+            break;
+        }
+      }
+
+      // the owner is signed in: only now is the client looked at
       let areq: AuthorizeRequest;
       try {
         areq = auth.authorizeRequest(params);
-      } catch {
-        // the same answer as for the GET: an error page, or a redirect with the error
-        return present(reply, params);
+      } catch (e) {
+        return pageError(reply, e);
       }
-      const decision = fields.get('decision');
-      const username = fields.get('username') ?? '';
-      if (decision !== 'allow' && decision !== 'deny') return present(reply, params, { status: 400, error: 'Choose Allow or Deny.', username });
-      const result = await auth.decide(areq, { allow: decision === 'allow', username, password: fields.get('password') ?? '' }, req.ip);
-      switch (result.kind) {
-        case 'redirect':
-          return reply.code(302).header('Cache-Control', 'no-store').header('Location', result.location).send();
-        case 'login-failed':
-          return present(reply, params, { status: 401, error: 'Wrong user name or password.', username });
-        case 'rate-limited':
-          reply.header('Retry-After', String(result.retryAfter));
-          return present(reply, params, { status: 429, error: `Too many failed attempts. Try again in ${result.retryAfter} seconds.`, username });
-        case 'no-owner':
-          return htmlHeaders(reply.code(403)).send(errorPage('No site owner yet', 'The installer has not set the owner password on this gateway yet (sitegw owner set-password).'));
+      if (decision === SIGN_IN) {
+        const view = { req: areq, params: params.toMap(), siteName: site.config.site.name, action: AUTHORIZE_PATH, ticket: auth.consentTicket(params.toMap()) };
+        return htmlHeaders(reply.code(200)).send(consentPage(view));
       }
+      return reply.code(302).header('Cache-Control', 'no-store').header('Location', auth.decide(areq, decision === 'allow')).send();
     },
   );
 

@@ -10,6 +10,7 @@
  * SameSite=Strict, no token or password ever goes into a URL, and the pages may not be framed.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { refusalText } from '../../auth/attempts.js';
 import type { AuthService } from '../../auth/service.js';
 import type { StatusView } from '../../ops/status-view.js';
 import { errorBody } from './errors.js';
@@ -76,7 +77,7 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
         return pageHeaders(reply.code(401)).send(loginPage({ error: 'Wrong user name or password.', username }));
       case 'rate-limited':
         reply.header('Retry-After', String(result.retryAfter));
-        return pageHeaders(reply.code(429)).send(loginPage({ error: `Too many failed attempts. Try again in ${result.retryAfter} seconds.`, username }));
+        return pageHeaders(reply.code(429)).send(loginPage({ error: refusalText(result), username }));
       case 'no-owner':
         return pageHeaders(reply.code(403)).send(loginPage({ error: 'No site owner is set on this gateway yet: run sitegw owner set-password.' }));
     }
