@@ -48,7 +48,7 @@ export function corpusSiteYaml(f: DeviceFixture, siteId: string, endpoint: { hos
   return stringify(doc);
 }
 
-export const corpusSiteId = (f: DeviceFixture): string => `corpus-${f.name}`.slice(0, 64);
+export const corpusSiteId = (f: DeviceFixture): string => `corpus-${f.name}`.replace(/[^a-z0-9_-]/g, '-').slice(0, 64);
 
 export async function startCorpusSite(f: DeviceFixture, mqttUrl?: string): Promise<CorpusSite> {
   const server = await serveImage(f);
