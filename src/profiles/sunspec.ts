@@ -33,7 +33,9 @@ import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
  *   profile of its own;
  * - storage 124 has no measured power: `InWRte`/`OutWRte` are the commanded charge/discharge
  *   rates (percent of `WChaMax`), not what flows, so a 124-only battery reports SoC (`ChaState`)
- *   and nothing else rather than a setpoint dressed as a measurement;
+ *   and nothing else rather than a setpoint dressed as a measurement — unless the device's 160
+ *   has the battery's charge and discharge modules (Fronius GEN24 Plus: 'StCha'/'StDisCha'), whose
+ *   `DCW` and `DCWH` are measured: power = charge − discharge, lifetime in/out from their `DCWH`;
  * - meters 20x/21x `W`: positive = import into the site (or consumption, for a load meter);
  *   `TotWhImp`/`TotWhExp`: lifetime imported/exported.
  * Unimplemented points and counters that read 0 (acc) or NaN (float32) stay absent, never 0.
@@ -55,7 +57,8 @@ interface RolePlan {
 
 const ROLE_MODELS: Record<DeviceRole, RolePlan> = {
   inverter: { poll: [INVERTER_AC, [160], [714]], needs: [...INVERTER_AC, 160, 714] },
-  battery: { poll: [BATTERY], once: [120], needs: BATTERY },
+  // 160 for hybrids that list the battery's DC flows as MPPT modules (Fronius GEN24 Plus)
+  battery: { poll: [BATTERY, [160]], once: [120], needs: BATTERY },
   'grid-meter': { poll: [METERS, CONNECTION_STATUS], needs: [...METERS, ...CONNECTION_STATUS] },
   'consumption-meter': { poll: [METERS], needs: METERS },
 };
@@ -193,10 +196,32 @@ function inverterReadings(id: string, values: Values, ts: number): DevicePoll {
   return { readings, pvModules: modules.length };
 }
 
-/** PV strings or optimisers: 160's modules, else 714's ports of type PV (battery and other ports are not PV) */
-function pvModules(values: Values): { w: number | undefined; wh: number | undefined }[] | undefined {
+interface DcModule {
+  w: number | undefined;
+  wh: number | undefined;
+}
+
+/**
+ * A Fronius GEN24 Plus lists its battery's DC flows as two more 160 modules, IDStr 'StCha 3'
+ * (charging) and 'StDisCha 4' (discharging) after 'MPPT 1' and 'MPPT 2' (Fronius' SunSpec map;
+ * evcc's fronius-gen24 template reads them as the battery). They are not PV strings.
+ */
+const STORAGE_MODULE = { charge: /^StCha\b/, discharge: /^StDisCha\b/ } as const;
+const isStorageModule = (m: ModelValues['repeating'][number]) => {
+  const id = str(m.IDStr)?.trim() ?? '';
+  return STORAGE_MODULE.charge.test(id) || STORAGE_MODULE.discharge.test(id);
+};
+
+/** the 160 module whose IDStr marks it as the battery's charge or discharge path */
+function storageModule(values: Values, which: keyof typeof STORAGE_MODULE): DcModule | undefined {
+  const m = values.get(160)?.repeating.find((x) => STORAGE_MODULE[which].test(str(x.IDStr)?.trim() ?? ''));
+  return m ? { w: num(m.DCW), wh: num(m.DCWH) } : undefined;
+}
+
+/** PV strings or optimisers: 160's modules but the battery's, else 714's ports of type PV (battery and other ports are not PV) */
+function pvModules(values: Values): DcModule[] | undefined {
   const mppt = values.get(160);
-  if (mppt) return mppt.repeating.map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
+  if (mppt) return mppt.repeating.filter((m) => !isStorageModule(m)).map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
   const dc = values.get(714);
   return dc?.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
 }
@@ -206,11 +231,15 @@ function batteryReadings(id: string, values: Values, once: Values, ts: number): 
   const b = values.get(802)?.fixed;
   const storage = values.get(124)?.fixed;
   const capacityWh = num(b?.WHRtg) ?? nameplateWh;
+  // without 802, a hybrid's 160 storage modules are measured DC flows: charge in, discharge out
+  const charge = b ? undefined : storageModule(values, 'charge');
+  const discharge = b ? undefined : storageModule(values, 'discharge');
+  const dcPower = charge?.w !== undefined && discharge?.w !== undefined ? charge.w - discharge.w : undefined;
   const readingValues = b
     ? clean({ power_W: neg(num(b.W)), soc: percent(b.SoC), soh: percent(b.SoH) })
-    : clean({ soc: percent(storage?.ChaState) });
+    : clean({ power_W: dcPower, soc: percent(storage?.ChaState) });
   return {
-    readings: [{ streamId: streamIds.batteryBlock(id), ts, values: readingValues }],
+    readings: [{ streamId: streamIds.batteryBlock(id), ts, values: readingValues, counters: counters(charge?.wh, discharge?.wh) }],
     ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}),
   };
 }

@@ -101,9 +101,10 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
     const r = await getJson(`${site.url}/api/v1/sites/${site.siteId}/topology?compact=false`, site.token);
     expect(r.status).toBe(200);
     const sensors: string[] = [];
-    const walk = (n: { kind?: string; id?: string; nodes?: unknown[] }) => {
+    type Node = { kind?: string; id?: string; nodes?: Node[]; node?: Node; rightCircuit?: Node };
+    const walk = (n: Node) => {
       if (n.kind === 'sensor' && n.id) sensors.push(n.id);
-      for (const c of n.nodes ?? []) walk(c as typeof n);
+      for (const c of [...(n.nodes ?? []), n.node, n.rightCircuit]) if (c) walk(c);
     };
     walk(r.body.topology);
     expect(sensors.sort()).toEqual([...f.expect.sensors!].sort());
