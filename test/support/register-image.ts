@@ -49,8 +49,8 @@ export interface DeviceFixture {
   image: { unitId: number; wordOrder: 'big' | 'little'; registers: ImageRegister[] };
   expect: {
     identity?: Record<string, { manufacturer?: string; model?: string; serial?: string }>;
-    /** stream id → the values a person reads off the source for the first closed bucket */
-    streams: Record<string, Record<string, number | string>>;
+    /** stream id → the values a person reads off the source for the first closed bucket; null = the channel is absent */
+    streams: Record<string, Record<string, number | string | null>>;
     /** every sensor id of the expanded topology, when the fixture is about which streams exist */
     sensors?: string[];
   };
