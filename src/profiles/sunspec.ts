@@ -228,21 +228,23 @@ interface DcModule {
  * evcc's fronius-gen24 template reads them as the battery). They are not PV strings.
  */
 const STORAGE_MODULE = { charge: /^StCha\b/, discharge: /^StDisCha\b/ } as const;
-const isStorageModule = (m: ModelValues['repeating'][number]) => {
-  const id = str(m.IDStr)?.trim() ?? '';
-  return STORAGE_MODULE.charge.test(id) || STORAGE_MODULE.discharge.test(id);
-};
+type StoragePath = keyof typeof STORAGE_MODULE;
 
-/** the 160 module whose IDStr marks it as the battery's charge or discharge path */
-function storageModule(values: Values, which: keyof typeof STORAGE_MODULE): DcModule | undefined {
-  const m = values.get(160)?.repeating.find((x) => STORAGE_MODULE[which].test(str(x.IDStr)?.trim() ?? ''));
+/** the battery path a 160 module's IDStr names, if it names one */
+function storagePath(m: ModelValues['repeating'][number]): StoragePath | undefined {
+  const id = str(m.IDStr)?.trim() ?? '';
+  return (Object.keys(STORAGE_MODULE) as StoragePath[]).find((k) => STORAGE_MODULE[k].test(id));
+}
+
+function storageModule(values: Values, which: StoragePath): DcModule | undefined {
+  const m = values.get(160)?.repeating.find((x) => storagePath(x) === which);
   return m ? { w: num(m.DCW), wh: num(m.DCWH) } : undefined;
 }
 
 /** PV strings or optimisers: 160's modules but the battery's, else 714's ports of type PV (battery and other ports are not PV) */
 function pvModules(values: Values): DcModule[] | undefined {
   const mppt = values.get(160);
-  if (mppt) return mppt.repeating.filter((m) => !isStorageModule(m)).map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
+  if (mppt) return mppt.repeating.filter((m) => storagePath(m) === undefined).map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
   const dc = values.get(714);
   return dc?.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
 }
