@@ -36,6 +36,15 @@ Usage:
 
 type Command = (argv: string[]) => Promise<number>;
 
+/** The command's own lines of USAGE: its synopsis and what it does. */
+function commandUsage(name: string): string {
+  const lines = USAGE.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(`  sitegw ${name} `) || l === `  sitegw ${name}`);
+  let end = start + 1;
+  while (end < lines.length && lines[end]!.startsWith('   ')) end++;
+  return `Usage:\n${lines.slice(start, end).join('\n')}\n`;
+}
+
 /** Runs until SIGTERM/SIGINT, then stops cleanly so the open buckets' state is saved. */
 function untilSignal(stop: () => Promise<void>): Promise<number> {
   return new Promise((resolve) => {
@@ -116,6 +125,12 @@ async function main(argv: string[]): Promise<number> {
   if (!cmd) {
     process.stderr.write(`sitegw: unknown command '${name}'\n\n${USAGE}`);
     return 2;
+  }
+  // here for every command at once, before its own strict option parsing refuses the flag
+  const options = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (options.includes('--help') || options.includes('-h')) {
+    process.stdout.write(commandUsage(name));
+    return 0;
   }
   try {
     return await cmd(rest);

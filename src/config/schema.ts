@@ -728,6 +728,20 @@ export const siteSchema: SchemaNode = {
             maximum: 3600,
             hint: 'use whole seconds between 1 and 3600, or leave it out',
           },
+          meterSign: {
+            type: 'string',
+            description:
+              "SunSpec meters only: the sign of the meter's power. auto (default) reads it as the vendor is documented to send it (SolarEdge: + export); import-positive or export-positive says it for this meter",
+            enum: ['auto', 'import-positive', 'export-positive'],
+            hint: "leave it out (auto), or write import-positive or export-positive as 'sitegw scan' or the meter's manual says",
+          },
+          sunspecMeter: {
+            type: 'integer',
+            description: "SunSpec meters only: which meter of the unit's model chain this device is, 1 = the first (e.g. SolarEdge's meters after the inverter); default: the unit's meter",
+            minimum: 1,
+            maximum: 8,
+            hint: "write the meter's number as 'sitegw scan' lists it, e.g. 2",
+          },
           connection: CONNECTION,
         },
       },

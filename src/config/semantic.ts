@@ -161,6 +161,18 @@ function checkDevices(devices: unknown[], out: Finding[]): void {
   }
 
   for (const d of views) {
+    for (const key of ['meterSign', 'sunspecMeter'] as const) {
+      if (d.raw[key] === undefined) continue;
+      const at = ['devices', d.index, key];
+      if (d.role !== undefined && d.role !== 'grid-meter' && d.role !== 'consumption-meter') {
+        out.push({ segments: at, anchor: at, message: `'${key}' only applies to a meter; this device's role is ${d.role}`, hint: 'remove the line' });
+      } else if (d.raw.profile !== undefined && d.raw.profile !== 'sunspec') {
+        out.push({ segments: at, anchor: at, message: `'${key}' applies to SunSpec meters; profile ${String(d.raw.profile)} gives its own registers and signs`, hint: 'remove the line' });
+      }
+    }
+  }
+
+  for (const d of views) {
     if (isRec(d.raw.connection)) checkHost(d.raw.connection.host, ['devices', d.index, 'connection', 'host'], out, '192.168.1.50');
   }
   checkLinks(views, out);

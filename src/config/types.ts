@@ -4,6 +4,8 @@
  * default filled in.
  */
 export type DeviceRole = 'inverter' | 'battery' | 'grid-meter' | 'consumption-meter';
+/** how a SunSpec meter signs its power: auto = as its vendor is documented to (src/profiles/sunspec-vendors.ts) */
+export type MeterSign = 'auto' | 'import-positive' | 'export-positive';
 
 export interface TcpConnection {
   type: 'tcp';
@@ -52,6 +54,10 @@ export interface DeviceConfig {
   pollIntervalSeconds?: number;
   /** optional human name */
   name?: string;
+  /** SunSpec meters only: the sign of the meter's power; absent = auto */
+  meterSign?: MeterSign;
+  /** SunSpec meters only: which meter model of the unit's chain (1 = the first); absent = the preferred one */
+  sunspecMeter?: number;
 }
 
 export interface AuthConfig {

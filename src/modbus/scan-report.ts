@@ -5,7 +5,7 @@
  * so a device cannot write escape sequences to the installer's terminal or break the YAML.
  */
 import type { DeviceRole } from '../config/types.js';
-import type { ScanFinding, ScanResult } from './scan.js';
+import { chainMeters, type ScanFinding, type ScanResult } from './scan.js';
 
 export type ScanLink =
   | { type: 'tcp'; host: string; port: number }
@@ -31,13 +31,16 @@ export function ranges(units: readonly number[]): string {
   return out.join(', ');
 }
 
+const SIGN_WORDS = { 'import-positive': '+ import', 'export-positive': '+ export' } as const;
+
 function what(f: ScanFinding): string {
   const id = f.identity;
   const name = [shown(id.manufacturer), shown(id.model)].filter(Boolean).join(' ') || '(no name given)';
   const serial = id.serial ? `serial ${shown(id.serial)}` : 'no serial';
   const alt = f.alternatives?.length ? ` (also matches ${f.alternatives.join(', ')})` : '';
   const how = f.family === 'sunspec' ? `SunSpec models ${(f.models ?? []).join(', ')}` : `profile ${f.profile}${alt}`;
-  return `${name}, ${serial}, ${how}`;
+  const sign = f.meterSign ? `, meter power read as ${SIGN_WORDS[f.meterSign.sign]}${f.meterSign.source ? ` (${f.meterSign.source})` : ''}` : '';
+  return `${name}, ${serial}, ${how}${sign}`;
 }
 
 /** Role per finding: one grid-meter per site, so meters after the first are consumption meters. */
@@ -58,9 +61,31 @@ function connection(link: ScanLink, unitId: number): string {
     : `{ type: rtu, device: ${link.device}, baudRate: ${link.baudRate}, parity: ${link.parity}, stopBits: ${link.stopBits}, unitId: ${unitId} }`;
 }
 
+/**
+ * The meters of an inverter's chain as their own entries on the same unit, the first at the grid
+ * connection point unless one is taken already.
+ */
+function chainEntries(f: ScanFinding, link: ScanLink, gridTaken: boolean): { lines: string[]; tookGrid: boolean } {
+  const lines: string[] = [];
+  let tookGrid = false;
+  for (const m of chainMeters(f.models ?? [])) {
+    const role: DeviceRole = gridTaken || tookGrid ? 'consumption-meter' : 'grid-meter';
+    if (role === 'grid-meter') tookGrid = true;
+    lines.push(`  # unit ${f.unitId}, model ${m.model} in the inverter's chain: a meter of its own${m.sunspecMeter ? ` (meter ${m.sunspecMeter})` : ''}`);
+    lines.push(`  - id: meter-${f.unitId}${m.sunspecMeter ? `-${m.sunspecMeter}` : ''}`);
+    lines.push(`    role: ${role}  # or ${role === 'grid-meter' ? 'consumption-meter' : 'grid-meter'}`);
+    lines.push('    profile: sunspec');
+    if (m.sunspecMeter) lines.push(`    sunspecMeter: ${m.sunspecMeter}`);
+    if (f.meterSign?.sign === 'export-positive') lines.push('    meterSign: export-positive');
+    lines.push(`    connection: ${connection(link, f.unitId)}`);
+  }
+  return { lines, tookGrid };
+}
+
 /** The devices found as site.yaml `devices:` entries. */
 export function siteYamlSnippet(result: ScanResult, link: ScanLink): string {
   const roles = assignRoles(result.found);
+  let gridTaken = roles.includes('grid-meter');
   const lines = ['devices:'];
   result.found.forEach((f, i) => {
     const role = roles[i];
@@ -72,7 +97,12 @@ export function siteYamlSnippet(result: ScanResult, link: ScanLink): string {
     const others = f.roles.filter((r) => r !== role);
     lines.push(`    role: ${role ?? 'inverter'}${others.length > 0 ? `  # or ${others.join(', ')}` : ''}`);
     lines.push(`    profile: ${f.profile}`);
+    // the vendor's documented sign, written out so the installer sees it and can change it
+    if (f.meterSign?.sign === 'export-positive' && (role === 'grid-meter' || role === 'consumption-meter')) lines.push(`    meterSign: export-positive`);
     lines.push(`    connection: ${connection(link, f.unitId)}`);
+    const chain = chainEntries(f, link, gridTaken);
+    lines.push(...chain.lines);
+    gridTaken ||= chain.tookGrid;
   });
   return `${lines.join('\n')}\n`;
 }

@@ -13,6 +13,7 @@ import type { DeviceProfile } from '../profiles/compiled.js';
 import type { DeviceIdentity } from '../profiles/driver.js';
 import { matchesProfile, readIdentity } from '../profiles/identify.js';
 import { rolesOf } from '../profiles/registry.js';
+import { vendorMeterSign, type KnownMeterSign } from '../profiles/sunspec-vendors.js';
 import { ModbusError, toModbusError } from './errors.js';
 import type { RegisterReader } from './register-reader.js';
 import { discoverSunSpec, readModel } from './sunspec/discovery.js';
@@ -32,6 +33,8 @@ export interface ScanFinding {
   alsoAt: number[];
   /** other profiles whose identity registers this device matched just as well */
   alternatives?: string[];
+  /** SunSpec meters: the sign its power is read with (auto: from the manufacturer) and the source that documents it */
+  meterSign?: { sign: KnownMeterSign; source?: string };
 }
 
 export interface ScanResult {
@@ -84,6 +87,19 @@ const INVERTER_MODELS = new Set([101, 102, 103, 111, 112, 113]);
 const METER_MODELS = new Set([201, 202, 203, 204, 211, 212, 213, 214]);
 const BATTERY_MODELS = new Set([124, 802]);
 
+/**
+ * The meters an inverter's SunSpec chain holds after the inverter (SolarEdge: up to three from
+ * 40121), each a logical device of its own on the same unit, numbered in chain order as
+ * site.yaml's `sunspecMeter` counts them. A unit without inverter models has none. (A chain's
+ * 124 storage model is not offered as a battery: on most sites the battery blocks are units of
+ * their own, and a second battery entry would count them twice.)
+ */
+export function chainMeters(models: readonly number[]): { sunspecMeter?: number; model: number }[] {
+  if (!models.some((m) => INVERTER_MODELS.has(m))) return [];
+  const meters = models.filter((m) => METER_MODELS.has(m));
+  return meters.map((model, i) => ({ model, ...(meters.length > 1 ? { sunspecMeter: i + 1 } : {}) }));
+}
+
 /** The roles a SunSpec device's models allow, most likely first. */
 export function sunspecRoles(models: readonly number[]): DeviceRole[] {
   if (models.some((m) => INVERTER_MODELS.has(m))) return ['inverter'];
@@ -111,7 +127,8 @@ async function probeUnit(reader: RegisterReader, unitId: number, profiles: reado
         Object.entries({ manufacturer: text(c.Mn), model: text(c.Md), serial: text(c.SN), version: text(c.Vr) }).filter(([, v]) => v !== undefined),
       );
     }
-    return { found: { family: 'sunspec', profile: 'sunspec', identity, models, roles: sunspecRoles(models) } };
+    const meterSign = models.some((m) => METER_MODELS.has(m)) ? { meterSign: vendorMeterSign(identity.manufacturer) } : {};
+    return { found: { family: 'sunspec', profile: 'sunspec', identity, models, roles: sunspecRoles(models), ...meterSign } };
   } catch (err) {
     if (err instanceof NoDevice) return { silent: true };
     const e = toModbusError(err);

@@ -134,8 +134,10 @@ class Compiler {
     }
     const scaleFactor = spec.scaleFactor && this.numeric(spec.scaleFactor, [...at, 'scaleFactor']) ? this.single(spec.scaleFactor, [...at, 'scaleFactor']) : undefined;
     const signFrom = spec.signFrom && this.numeric(spec.signFrom, [...at, 'signFrom']) ? this.single(spec.signFrom, [...at, 'signFrom']) : undefined;
-    if (!parts || (spec.scaleFactor && !scaleFactor) || (spec.signFrom && !signFrom)) return undefined;
+    const otherwise = spec.otherwise ? this.source(spec.otherwise, [...at, 'otherwise']) : undefined;
+    if (!parts || (spec.scaleFactor && !scaleFactor) || (spec.signFrom && !signFrom) || (spec.otherwise && !otherwise)) return undefined;
     return {
+      ...(otherwise ? { otherwise } : {}),
       parts,
       factor: (spec.scale ?? 1) * UNIT_FACTOR[spec.unit]!,
       ...(scaleFactor ? { scaleFactor } : {}),

@@ -34,6 +34,8 @@ export interface CompiledSource {
   sign: 1 | -1;
   absolute: boolean;
   signFrom?: { ref: ValueRef; mask: number };
+  /** the source read when this one has no value (older firmware without the register) */
+  otherwise?: CompiledSource;
   label: string;
 }
 

@@ -14,6 +14,9 @@ import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
 import { readIdentity } from './identify.js';
 import { isException, readRange, RegisterCache } from './registers.js';
 
+/** an optional register the device refused is asked for again after this long (a firmware update may add it) */
+const REFUSED_RETRY_MS = 3_600_000;
+
 /** SunSpec bounds a scale factor to -10..10; anything else is a misread register. */
 const MAX_SF = 10;
 
@@ -24,6 +27,7 @@ function refsOf(role: CompiledRole): ValueRef[] {
     out.push(...s.parts);
     if (s.scaleFactor) out.push(s.scaleFactor);
     if (s.signFrom) out.push(s.signFrom.ref);
+    addSource(s.otherwise);
   };
   for (const k of INSTANT_KEYS) addSource(role.instant[k]);
   addSource(role.inWh);
@@ -47,6 +51,8 @@ export class ProfileDevice implements DeviceDriver {
   private readonly refs: ValueRef[];
   private readonly cache = new RegisterCache();
   private readonly readAt = new Map<ValueRef, number>();
+  /** optional registers the device refused, and when to ask again */
+  private readonly refusedUntil = new Map<ValueRef, number>();
   private identified = false;
 
   constructor(
@@ -62,6 +68,7 @@ export class ProfileDevice implements DeviceDriver {
   reset(): void {
     this.cache.clear();
     this.readAt.clear();
+    this.refusedUntil.clear();
     this.identified = false;
   }
 
@@ -74,18 +81,28 @@ export class ProfileDevice implements DeviceDriver {
     const started = now();
     const due = this.refs.filter((r) => {
       const last = this.readAt.get(r);
+      const refusedUntil = this.refusedUntil.get(r);
+      if (refusedUntil !== undefined && started < refusedUntil) return false;
       return last === undefined || r.intervalMs === 0 || started - last >= r.intervalMs;
     });
-    const plan = planReads(
-      due.map((r) => ({ fn: r.fn, address: r.address, count: r.count, optional: r.optional })),
-      this.profile.batching,
-    );
-    for (const req of plan) {
+    const asRange = (r: ValueRef) => ({ fn: r.fn, address: r.address, count: r.count, optional: r.optional });
+    for (const req of planReads(due.map(asRange), this.profile.batching)) {
       try {
         this.cache.store(req, await readRange(reader, unit, req, `profile ${this.profile.name}`));
       } catch (err) {
         if (!req.optional || !isException(err)) throw err;
         this.cache.forget(req);
+        // one refused register must not cost the others of the batch: ask each alone, and leave
+        // the refused ones out for a while (firmware that lacks them lacks them on every poll)
+        const inside = due.filter((r) => r.optional && r.fn === req.fn && r.address >= req.address && r.address + r.count <= req.address + req.count);
+        for (const r of inside) {
+          try {
+            this.cache.store(asRange(r), await readRange(reader, unit, asRange(r), `profile ${this.profile.name}, ${r.label}`));
+          } catch (e) {
+            if (!isException(e)) throw e;
+            this.refusedUntil.set(r, started + REFUSED_RETRY_MS);
+          }
+        }
       }
     }
     for (const r of due) this.readAt.set(r, started);
@@ -96,9 +113,13 @@ export class ProfileDevice implements DeviceDriver {
     return new ModbusError('decode', `profile ${this.profile.name}, ${s.label}: ${what}`);
   }
 
-  /** A source's value in spec units and signs; undefined when any register it needs is absent. */
+  /** A source's value in spec units and signs, else its `otherwise`'s; undefined when neither has every register it needs. */
   private value(s: CompiledSource | undefined): number | undefined {
     if (!s) return undefined;
+    return this.own(s) ?? this.value(s.otherwise);
+  }
+
+  private own(s: CompiledSource): number | undefined {
     let sum = 0;
     for (const p of s.parts) {
       const v = this.cache.number(p);

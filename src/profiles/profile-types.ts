@@ -44,6 +44,8 @@ export interface SourceSpec extends RegisterSpec {
   absolute?: boolean;
   /** the value is a magnitude and a status register's bits say the direction */
   signFrom?: RegisterSpec & { negativeMask: number };
+  /** where the value comes from when this register is absent (refused, or a not-available value) */
+  otherwise?: SourceSpec;
 }
 
 export interface StateRule {

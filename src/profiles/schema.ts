@@ -72,8 +72,9 @@ function register(hint: string, extra: Record<string, Node> = {}, required: stri
 
 const plainRegister = register('give at least address and type', {}, ['type']);
 
-function source(units: string[], what: string): Node {
+function source(units: string[], what: string, fallback = true): Node {
   return register(`describe the register that gives ${what}: address, type and unit`, {
+    ...(fallback ? { otherwise: source(units, what, false) } : {}),
     unit: { type: 'string', enum: units, hint: `the unit the register counts in after scaling: ${units.join(' or ')}` },
     scale: { type: 'number', hint: 'the factor to multiply the raw value by; a "gain" of 10 is scale 0.1' },
     scaleFactor: { $ref: '#/$defs/scaleFactor' },

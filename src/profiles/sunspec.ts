@@ -3,12 +3,13 @@ import type { DeviceConfig, DeviceRole } from '../config/types.js';
 import { ModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../modbus/register-reader.js';
 import { num, type ModelValues, type PointValue } from '../modbus/sunspec/decode.js';
-import { discoverSunSpec, readModel, type SunSpecMap } from '../modbus/sunspec/discovery.js';
+import { discoverSunSpec, readModel, type DiscoveredModel, type SunSpecMap } from '../modbus/sunspec/discovery.js';
 import { CONN_BITS } from '../modbus/sunspec/models-controls.js';
 import { DC_PORT, DER_701 } from '../modbus/sunspec/models-der.js';
 import { METER_EVT } from '../modbus/sunspec/models.js';
 import { streamIds } from '../site/stream-ids.js';
 import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
+import { meterSignOf, type KnownMeterSign } from './sunspec-vendors.js';
 
 /**
  * SunSpec devices by role: which models a role reads and how their points become spec channels
@@ -33,9 +34,12 @@ import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
  *   profile of its own;
  * - storage 124 has no measured power: `InWRte`/`OutWRte` are the commanded charge/discharge
  *   rates (percent of `WChaMax`), not what flows, so a 124-only battery reports SoC (`ChaState`)
- *   and nothing else rather than a setpoint dressed as a measurement;
- * - meters 20x/21x `W`: positive = import into the site (or consumption, for a load meter);
- *   `TotWhImp`/`TotWhExp`: lifetime imported/exported.
+ *   and nothing else rather than a setpoint dressed as a measurement — unless the device's 160
+ *   has the battery's charge and discharge modules (Fronius GEN24 Plus: 'StCha'/'StDisCha'), whose
+ *   `DCW` and `DCWH` are measured: power = charge − discharge, lifetime in/out from their `DCWH`;
+ * - meters 20x/21x `W`: positive = import into the site (or consumption, for a load meter),
+ *   except where the vendor is documented to send + = export (sunspec-vendors.ts; site.yaml
+ *   `meterSign` overrides); `TotWhImp`/`TotWhExp`: lifetime imported/exported.
  * Unimplemented points and counters that read 0 (acc) or NaN (float32) stay absent, never 0.
  */
 const INVERTER_AC = [701, 113, 112, 111, 103, 102, 101] as const;
@@ -55,7 +59,8 @@ interface RolePlan {
 
 const ROLE_MODELS: Record<DeviceRole, RolePlan> = {
   inverter: { poll: [INVERTER_AC, [160], [714]], needs: [...INVERTER_AC, 160, 714] },
-  battery: { poll: [BATTERY], once: [120], needs: BATTERY },
+  // 160 for hybrids that list the battery's DC flows as MPPT modules (Fronius GEN24 Plus)
+  battery: { poll: [BATTERY, [160]], once: [120], needs: BATTERY },
   'grid-meter': { poll: [METERS, CONNECTION_STATUS], needs: [...METERS, ...CONNECTION_STATUS] },
   'consumption-meter': { poll: [METERS], needs: METERS },
 };
@@ -63,6 +68,8 @@ const ROLE_MODELS: Record<DeviceRole, RolePlan> = {
 export class SunSpecDevice implements DeviceDriver {
   private map: SunSpecMap | null = null;
   private once = new Map<number, ModelValues>();
+  /** meters: the 20x/21x model of the chain this device reads */
+  private meter: DiscoveredModel | undefined;
   identity: DeviceIdentity = {};
 
   constructor(readonly config: DeviceConfig) {}
@@ -83,7 +90,9 @@ export class SunSpecDevice implements DeviceDriver {
           `unit ${unit} has none of the SunSpec models a ${this.config.role} needs (${plan.needs.join(', ')}); it has ${map.models.map((m) => m.id).join(', ') || 'none'}`,
         );
       }
-      const common = map.models.find((m) => m.id === 1);
+      const meter = isMeterRole(this.config.role) ? chosenMeter(map, this.config, unit) : undefined;
+      // a meter in an inverter's chain (SolarEdge) has its own common model just before it
+      const common = meter ? map.models.filter((m) => m.id === 1 && m.address < meter.address).at(-1) : map.models.find((m) => m.id === 1);
       if (common) {
         const c = (await readModel(reader, unit, common)).fixed;
         this.identity = { manufacturer: str(c.Mn), model: str(c.Md), serial: str(c.SN), version: str(c.Vr) };
@@ -91,14 +100,29 @@ export class SunSpecDevice implements DeviceDriver {
       this.once = new Map();
       for (const m of map.models.filter((x) => plan.once?.includes(x.id))) this.once.set(m.id, await readModel(reader, unit, m));
       this.map = map;
+      this.meter = meter;
     }
     const values = new Map<number, ModelValues>();
     for (const alternatives of plan.poll) {
-      const m = preferred(this.map, alternatives);
+      const m = alternatives === METERS ? this.meter : preferred(this.map, alternatives);
       if (m) values.set(m.id, await readModel(reader, unit, m));
     }
-    return toReadings(this.config, values, this.once, now());
+    return toReadings(this.config, values, this.once, now(), meterSignOf(this.config.meterSign, this.identity.manufacturer));
   }
+}
+
+const isMeterRole = (role: DeviceRole) => role === 'grid-meter' || role === 'consumption-meter';
+
+/**
+ * The meter model a meter device reads: with `sunspecMeter: n` the n-th meter of the chain
+ * (SolarEdge puts up to three after the inverter, from 40121), else the preferred one.
+ */
+function chosenMeter(map: SunSpecMap, cfg: DeviceConfig, unit: number): DiscoveredModel | undefined {
+  if (cfg.sunspecMeter === undefined) return preferred(map, METERS);
+  const meters = map.models.filter((m) => (METERS as readonly number[]).includes(m.id));
+  const m = meters[cfg.sunspecMeter - 1];
+  if (!m) throw new ModbusError('decode', `sunspecMeter: ${cfg.sunspecMeter}, but unit ${unit} has ${meters.length} meter model${meters.length === 1 ? '' : 's'} (${meters.map((x) => x.id).join(', ') || 'none'})`);
+  return m;
 }
 
 /** the device's model that comes first in `alternatives` (the list's order is the preference, not the chain's) */
@@ -151,16 +175,16 @@ function first(values: ReadonlyMap<number, ModelValues>, ids: readonly number[])
 
 type Values = ReadonlyMap<number, ModelValues>;
 
-function toReadings(cfg: DeviceConfig, values: Values, once: Values, ts: number): DevicePoll {
+function toReadings(cfg: DeviceConfig, values: Values, once: Values, ts: number, meterSign: KnownMeterSign): DevicePoll {
   switch (cfg.role) {
     case 'inverter':
       return inverterReadings(cfg.id, values, ts);
     case 'battery':
       return batteryReadings(cfg.id, values, once, ts);
     case 'grid-meter':
-      return meterReadings(streamIds.gridMeter(cfg.id), true, values, ts);
+      return meterReadings(streamIds.gridMeter(cfg.id), true, values, ts, meterSign);
     case 'consumption-meter':
-      return meterReadings(streamIds.consumptionMeter(cfg.id), false, values, ts);
+      return meterReadings(streamIds.consumptionMeter(cfg.id), false, values, ts, meterSign);
   }
 }
 
@@ -193,10 +217,34 @@ function inverterReadings(id: string, values: Values, ts: number): DevicePoll {
   return { readings, pvModules: modules.length };
 }
 
-/** PV strings or optimisers: 160's modules, else 714's ports of type PV (battery and other ports are not PV) */
-function pvModules(values: Values): { w: number | undefined; wh: number | undefined }[] | undefined {
+interface DcModule {
+  w: number | undefined;
+  wh: number | undefined;
+}
+
+/**
+ * A Fronius GEN24 Plus lists its battery's DC flows as two more 160 modules, IDStr 'StCha 3'
+ * (charging) and 'StDisCha 4' (discharging) after 'MPPT 1' and 'MPPT 2' (Fronius' SunSpec map;
+ * evcc's fronius-gen24 template reads them as the battery). They are not PV strings.
+ */
+const STORAGE_MODULE = { charge: /^StCha\b/, discharge: /^StDisCha\b/ } as const;
+type StoragePath = keyof typeof STORAGE_MODULE;
+
+/** the battery path a 160 module's IDStr names, if it names one */
+function storagePath(m: ModelValues['repeating'][number]): StoragePath | undefined {
+  const id = str(m.IDStr)?.trim() ?? '';
+  return (Object.keys(STORAGE_MODULE) as StoragePath[]).find((k) => STORAGE_MODULE[k].test(id));
+}
+
+function storageModule(values: Values, which: StoragePath): DcModule | undefined {
+  const m = values.get(160)?.repeating.find((x) => storagePath(x) === which);
+  return m ? { w: num(m.DCW), wh: num(m.DCWH) } : undefined;
+}
+
+/** PV strings or optimisers: 160's modules but the battery's, else 714's ports of type PV (battery and other ports are not PV) */
+function pvModules(values: Values): DcModule[] | undefined {
   const mppt = values.get(160);
-  if (mppt) return mppt.repeating.map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
+  if (mppt) return mppt.repeating.filter((m) => storagePath(m) === undefined).map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
   const dc = values.get(714);
   return dc?.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
 }
@@ -206,11 +254,15 @@ function batteryReadings(id: string, values: Values, once: Values, ts: number): 
   const b = values.get(802)?.fixed;
   const storage = values.get(124)?.fixed;
   const capacityWh = num(b?.WHRtg) ?? nameplateWh;
+  // without 802, a hybrid's 160 storage modules are measured DC flows: charge in, discharge out
+  const charge = b ? undefined : storageModule(values, 'charge');
+  const discharge = b ? undefined : storageModule(values, 'discharge');
+  const dcPower = charge?.w !== undefined && discharge?.w !== undefined ? charge.w - discharge.w : undefined;
   const readingValues = b
     ? clean({ power_W: neg(num(b.W)), soc: percent(b.SoC), soh: percent(b.SoH) })
-    : clean({ soc: percent(storage?.ChaState) });
+    : clean({ power_W: dcPower, soc: percent(storage?.ChaState) });
   return {
-    readings: [{ streamId: streamIds.batteryBlock(id), ts, values: readingValues }],
+    readings: [{ streamId: streamIds.batteryBlock(id), ts, values: readingValues, counters: counters(charge?.wh, discharge?.wh) }],
     ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}),
   };
 }
@@ -258,14 +310,15 @@ function connectionState(meter: ModelValues['fixed'] | undefined, values: Values
 }
 
 /** A meter's one stream: power and its import/export counters, plus the relay state at the grid. */
-function meterReadings(streamId: string, withState: boolean, values: Values, ts: number): DevicePoll {
+function meterReadings(streamId: string, withState: boolean, values: Values, ts: number, sign: KnownMeterSign): DevicePoll {
   const m = first(values, METERS)?.fixed;
+  const w = num(m?.W);
   return {
     readings: [
       {
         streamId,
         ts,
-        values: clean({ power_W: num(m?.W), ...(withState ? { state: connectionState(m, values) } : {}) }),
+        values: clean({ power_W: sign === 'export-positive' ? neg(w) : w, ...(withState ? { state: connectionState(m, values) } : {}) }),
         counters: m ? counters(num(m.TotWhImp), num(m.TotWhExp)) : undefined,
       },
     ],

@@ -92,7 +92,7 @@ export async function startSimServers(site: SimSite, clock: Clock, opts: SimServ
  * ServerTCP treats port 0 as "use 502" and never says which port it bound, so a free port is
  * found first with a throwaway net server; if someone grabs it in between, try another.
  */
-async function listen(vector: SimVector, host: string, port: number): Promise<{ server: ServerTCP; port: number }> {
+export async function listen(vector: SimVector, host: string, port: number): Promise<{ server: ServerTCP; port: number }> {
   for (let attempt = 1; ; attempt++) {
     const p = port === 0 ? await freePort(host) : port;
     try {

@@ -44,7 +44,10 @@ export function siteRefresher(site: SimSite, clock: Clock): () => void {
   };
 }
 
-export function simVector(site: SimSite, host: SimHost, refresh: () => void, opts: VectorOptions) {
+/** Where a vector finds a unit's registers: the simulated site, or a fixed register image (tests). */
+export type UnitSource = Pick<SimSite, 'unit'>;
+
+export function simVector(site: UnitSource, host: SimHost, refresh: () => void, opts: VectorOptions) {
   const serve = (fn: SimFunction, addr: number, len: number, unitId: number, cb: Callback): void => {
     const fault = opts.faults?.take(host, unitId);
     const regs = site.unit(host, unitId);

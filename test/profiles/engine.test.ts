@@ -152,6 +152,29 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
     expect(b.requests).toContainEqual({ fn: 'holding', unit: 1, address: 37758, count: 2 });
   });
 
+  it('battery: the combined storage registers of two LUNA2000 stacks win over unit 1; refused, they are not asked again within the hour', async () => {
+    const combined = bank();
+    zeros(combined, 'holding', 37758, 37784);
+    combined
+      .set('holding', 37760, '02 26') // 550 → 55.0 % over both stacks
+      .set('holding', 37765, '00 00 0A F0') // 2800 W charging
+      .set('holding', 37780, '00 02 BF 20') // 180000 → 1800.00 kWh
+      .set('holding', 37782, '00 02 84 88'); // 165000 → 1650.00 kWh
+    const both = await device('huawei-sun2000', 'battery').poll(combined, at(0));
+    expect(both.readings[0]).toMatchObject({ values: { power_W: 2800, soc: 55 }, counters: { inWh: 1_800_000, outWh: 1_650_000 } });
+
+    // older firmware refuses 37758 and up: unit 1's registers, and the refused ones rest for an hour
+    const older = bank();
+    const dev = device('huawei-sun2000', 'battery');
+    expect((await dev.poll(older, at(0))).readings[0]).toMatchObject({ values: { power_W: -2000, soc: 51.5 } });
+    const n = older.requests.length;
+    await dev.poll(older, at(10_000));
+    expect(older.requests.slice(n).filter((r) => r.address >= 37758)).toEqual([]);
+    const m = older.requests.length;
+    await dev.poll(older, at(3_600_001));
+    expect(older.requests.slice(m).some((r) => r.address === 37765)).toBe(true);
+  });
+
   it('battery: rated capacity when the firmware has it', async () => {
     const poll = await device('huawei-sun2000', 'battery').poll(bank().set('holding', 37758, '00 00 3A 98'), at(0));
     expect(poll.capacityWh).toBe(15000);

@@ -9,7 +9,7 @@ import type { DeviceProfile } from '../../src/profiles/compiled.js';
 import { ProfileDevice } from '../../src/profiles/engine.js';
 import { matchesProfile, readIdentity } from '../../src/profiles/identify.js';
 import { parseProfile } from '../../src/profiles/load.js';
-import { loadProfiles } from '../../src/profiles/registry.js';
+import { installedProfiles, loadProfiles } from '../../src/profiles/registry.js';
 import { BankReader } from './bank.js';
 
 function profile(roles: string, extra = ''): DeviceProfile {
@@ -147,5 +147,15 @@ describe('identification for a scan', () => {
   it('a timeout is not "no match": it is thrown, so the scan can report a silent unit', async () => {
     const silent = { readHolding: () => Promise.reject(new ModbusError('timeout', 'no answer')), readInput: () => Promise.reject(new ModbusError('timeout', 'no answer')) };
     await expect(matchesProfile(registry.get('eastron-sdm630')!, silent, 1)).rejects.toMatchObject({ kind: 'timeout' });
+  });
+});
+
+describe('sungrow-sh-rt: the identity match and the model names list the same device type codes', () => {
+  it('every code that is matched has a model name, and every named code is matched (SH-RT-V112, SH-RS, SH-T included)', () => {
+    const p = installedProfiles().profiles.get('sungrow-sh-rt')!;
+    const matched = [...p.identify.match[0]!.in!].sort((a, b) => a - b);
+    const named = Object.keys(p.identify.registers.model!.map!).map(Number).sort((a, b) => a - b);
+    expect(matched).toEqual(named);
+    for (const code of [0x0e0c, 0x0e0f, 0x0e0b, 0x0e13, 0x0d17, 0x0d18, 0x0d1a, 0x0d1b, 0x0e20, 0x0e28]) expect(matched).toContain(code);
   });
 });

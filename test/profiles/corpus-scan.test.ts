@@ -1,0 +1,30 @@
+/**
+ * `sitegw scan` against every golden-corpus image: each device built from its public register
+ * document is recognised as what the document says it is (the profile, or SunSpec), with the
+ * model the document's identity registers name.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { scanCommand } from '../../src/modbus/scan-command.js';
+import { allFixtures, serveImage, type ImageServer } from '../support/register-image.js';
+
+const FIXTURES = allFixtures();
+
+describe.each(FIXTURES.map((f) => [f.name, f] as const))('sitegw scan on %s', (_name, f) => {
+  let server: ImageServer | undefined;
+  afterEach(async () => server?.close());
+
+  it('finds it at its unit id, as the profile its site.yaml names, with the model its identity registers give', async () => {
+    server = await serveImage(f);
+    const out: string[] = [];
+    const code = await scanCommand(['--tcp', `${server.host}:${server.port}`, '--units', String(f.image.unitId)], { out: (t) => out.push(t), err: () => undefined });
+    const text = out.join('');
+    expect(code, text).toBe(0);
+    const profile = f.devices[0]!.profile;
+    const identity = Object.values(f.expect.identity ?? {})[0];
+    const line = text.split('\n').find((l) => l.trimStart().startsWith(`unit ${f.image.unitId} `));
+    expect(line, text).toBeDefined();
+    if (identity?.model) expect(line).toContain(`${identity.manufacturer} ${identity.model}`);
+    expect(line).toContain(profile === 'sunspec' ? 'SunSpec models' : `profile ${profile}`);
+    expect(text).toContain(`profile: ${profile}`);
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * The golden corpus (test/fixtures/devices/): for each register image built from a public register
+ * document, the real daemon polls it over Modbus TCP, and what the API and the MQTT uplink report
+ * for the first closed bucket is compared with the values a person reads off that document (the
+ * fixture's `expect`), never with what the gateway's own decoder makes of the image.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { corpusSiteId, corpusSiteYaml, startCorpusSite, type CorpusSite } from '../support/corpus-site.js';
+import { getJson, waitFor } from '../support/demo.js';
+import { aedesBroker, collect, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
+import { allFixtures, imageRegisters, loadFixture, FIXTURE_DIR } from '../support/register-image.js';
+
+const FIXTURES = allFixtures();
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+interface Entry {
+  deviceId?: string;
+  interval: string;
+  [channel: string]: unknown;
+}
+
+let broker: TestBroker;
+beforeAll(async () => {
+  broker = await aedesBroker();
+});
+afterAll(async () => broker?.close());
+
+describe('the corpus files', () => {
+  it('every fixture names its sources and encodes without overlaps', () => {
+    expect(FIXTURES.length).toBeGreaterThanOrEqual(3);
+    for (const f of FIXTURES) {
+      expect(() => imageRegisters(f), f.name).not.toThrow();
+      expect(Object.keys(f.expect.streams).length, f.name).toBeGreaterThan(0);
+    }
+  });
+
+  it('a fixture whose float is not what the meter would hold is refused, not rounded', () => {
+    const f = loadFixture(`${FIXTURE_DIR}/eastron-sdm630.yaml`);
+    f.image.registers[0] = { ...f.image.registers[0]!, value: 230.1 };
+    expect(() => imageRegisters(f)).toThrow(/not exactly representable/);
+  });
+
+  it('the generated site.yaml puts every device on the image unit', () => {
+    const f = FIXTURES[0]!;
+    const text = corpusSiteYaml(f, 'x', { host: '127.0.0.1', port: 1502 }, '/tmp/x');
+    expect(text).toContain(`unitId: ${f.image.unitId}`);
+  });
+});
+
+describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
+  let site: CorpusSite;
+  let uplink: Collector;
+  const firstStream = Object.keys(f.expect.streams)[0]!;
+  const telemetry = async (stream: string): Promise<Entry[]> => {
+    const r = await getJson(`${site.url}/api/v1/devices/${encodeURIComponent(stream)}/telemetry?interval=${iso(site.start - 3_600_000)}/PT3H&include=default,energy`, site.token);
+    if (r.status !== 200) throw new Error(`telemetry ${stream}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.entries as Entry[];
+  };
+
+  beforeAll(async () => {
+    uplink = await collect(broker.url, `sitegw/${corpusSiteId(f)}/#`);
+    site = await startCorpusSite(f, broker.url);
+  });
+  afterAll(async () => {
+    await site?.stop();
+    await uplink?.close();
+  });
+
+  it('reports the identity the device gives', async () => {
+    const r = await getJson(`${site.url}/api/v1/devices`, site.token);
+    expect(r.status).toBe(200);
+    for (const [id, identity] of Object.entries(f.expect.identity ?? {})) {
+      const device = r.body.devices.find((d: { deviceId: string }) => d.deviceId === id);
+      expect(device, id).toMatchObject({ ...identity, online: true });
+    }
+  });
+
+  it("the first closed bucket carries the source's values, lifetime counters included", async () => {
+    const first = await waitFor(`a closed bucket of ${firstStream}`, async () => (await telemetry(firstStream))[0], 30_000);
+    for (const [stream, values] of Object.entries(f.expect.streams)) {
+      const entries = await telemetry(stream);
+      const entry = entries.find((e) => e.interval === first.interval);
+      expect(entry, `${stream} has the bucket ${first.interval}`).toBeDefined();
+      for (const [channel, want] of Object.entries(values)) expect(entry![channel], `${stream} ${channel}`).toBe(want ?? undefined);
+    }
+  });
+
+  it('the uplink message of that bucket carries the same values', async () => {
+    const first = (await telemetry(firstStream))[0]!;
+    const sent = await waitFor(`the uplink message for ${first.interval}`, () =>
+      uplink.json('telemetry').find((m: { interval: string; resync?: string }) => m.interval === first.interval && m.resync === undefined),
+    );
+    for (const [stream, values] of Object.entries(f.expect.streams)) {
+      const entry = (sent.entries as Entry[]).find((e) => e.deviceId === stream);
+      expect(entry, `${stream} in the uplink message`).toBeDefined();
+      for (const [channel, want] of Object.entries(values)) expect(entry![channel], `uplink ${stream} ${channel}`).toBe(want ?? undefined);
+    }
+  });
+
+  it.skipIf(!f.expect.sensors)('the topology lists exactly the streams the device has', async () => {
+    const r = await getJson(`${site.url}/api/v1/sites/${site.siteId}/topology?compact=false`, site.token);
+    expect(r.status).toBe(200);
+    const sensors: string[] = [];
+    type Node = { kind?: string; id?: string; nodes?: Node[]; node?: Node; rightCircuit?: Node };
+    const walk = (n: Node) => {
+      if (n.kind === 'sensor' && n.id) sensors.push(n.id);
+      for (const c of [...(n.nodes ?? []), n.node, n.rightCircuit]) if (c) walk(c);
+    };
+    walk(r.body.topology);
+    expect(sensors.sort()).toEqual([...f.expect.sensors!].sort());
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * The real daemon on one golden-corpus fixture: the fixture's register image on a Modbus TCP
+ * server, a site.yaml naming its devices (validated like any installer's file), the gateway
+ * polling the image, its API on a free port and its uplink to the given broker.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { formatConfigErrors } from '../../src/config/format.js';
+import { parseConfig } from '../../src/config/load.js';
+import { ScaledClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/log.js';
+import { ensureDemoCredentials } from '../../src/demo/credentials.js';
+import { Daemon } from '../../src/main.js';
+import { partnerToken } from './auth.js';
+import { serveImage, type DeviceFixture } from './register-image.js';
+
+export interface CorpusSite {
+  siteId: string;
+  daemon: Daemon;
+  url: string;
+  token: string;
+  /** simulated time the daemon started at */
+  start: number;
+  stop(): Promise<void>;
+}
+
+/** a quarter-hour boundary three simulated minutes ahead: the first bucket closes within about 1.5 s real */
+const START = Date.parse('2026-06-21T10:00:00Z') - 3 * 60_000;
+const SPEED = 120;
+
+export function corpusSiteYaml(f: DeviceFixture, siteId: string, endpoint: { host: string; port: number }, dataDir: string, mqttUrl?: string): string {
+  const doc = {
+    site: { id: siteId, name: f.title.slice(0, 100), timezone: 'Europe/Berlin', currency: 'EUR', location: { latitude: 52.52, longitude: 13.4 } },
+    http: { host: '127.0.0.1', port: 0 },
+    dataDir,
+    poll: { intervalSeconds: 10 },
+    ...(mqttUrl ? { uplink: { url: mqttUrl, protocolVersion: 4, reconnectMaxSeconds: 1 } } : {}),
+    devices: f.devices.map((d) => ({
+      id: d.id,
+      role: d.role,
+      profile: d.profile,
+      ...d.options,
+      connection: { type: 'tcp', host: endpoint.host, port: endpoint.port, unitId: f.image.unitId },
+    })),
+  };
+  return stringify(doc);
+}
+
+export const corpusSiteId = (f: DeviceFixture): string => `corpus-${f.name}`.replace(/[^a-z0-9_-]/g, '-').slice(0, 64);
+
+export async function startCorpusSite(f: DeviceFixture, mqttUrl?: string): Promise<CorpusSite> {
+  const server = await serveImage(f);
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-corpus-'));
+  const siteId = corpusSiteId(f);
+  const cleanup = async () => {
+    await server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const parsed = parseConfig(corpusSiteYaml(f, siteId, server, dataDir, mqttUrl), `${f.name} site.yaml`);
+    if (!parsed.ok) throw new Error(`${f.name}: site.yaml is invalid:\n${formatConfigErrors(parsed.errors, f.name).join('\n')}`);
+    const daemon = await Daemon.start({ config: parsed.config, clock: new ScaledClock(SPEED, START), log: silentLogger() });
+    const token = await ensureDemoCredentials(daemon)
+      .then(partnerToken)
+      .catch(async (err: unknown) => {
+        await daemon.stop();
+        throw err;
+      });
+    return {
+      siteId,
+      daemon,
+      url: daemon.url,
+      token,
+      start: START,
+      stop: async () => {
+        await daemon.stop();
+        await cleanup();
+      },
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
