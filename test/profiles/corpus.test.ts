@@ -97,7 +97,8 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
     }
   });
 
-  it.skipIf(!f.expect.sensors)('the topology lists exactly the streams the device has', async () => {
+  // only fixtures whose source names every stream the device has can say the list is exact
+  if (f.expect.sensors) it('the topology lists exactly the streams the device has', async () => {
     const r = await getJson(`${site.url}/api/v1/sites/${site.siteId}/topology?compact=false`, site.token);
     expect(r.status).toBe(200);
     const sensors: string[] = [];
@@ -107,6 +108,6 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
       for (const c of [...(n.nodes ?? []), n.node, n.rightCircuit]) if (c) walk(c);
     };
     walk(r.body.topology);
-    expect(sensors.sort()).toEqual([...f.expect.sensors!].sort());
+    expect(sensors.sort()).toEqual([...(f.expect.sensors ?? [])].sort());
   });
 });
