@@ -9,6 +9,7 @@ import { formatInterval } from '../../telemetry/interval.js';
 import { errorBody } from '../http/errors.js';
 import { BucketFragments, gridEventMessage, telemetryMessages } from './messages.js';
 import { parseWsQuery, type DeviceClass, type WsSubscription } from './query.js';
+import { remoteOf, UpgradeLog } from './refusals.js';
 
 export const WS_PATH = '/ws';
 
@@ -65,7 +66,18 @@ export class WsServer {
   private readonly clients = new Set<Client>();
   private sweep: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void)[] = [];
-  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head);
+  private readonly upgradeLog: UpgradeLog;
+  /**
+   * The upgrade event's listener: whatever the upgrade throws stays with this one connection,
+   * logged with the client's address, and its socket is dropped; nothing reaches the process as
+   * an unhandled rejection.
+   */
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    this.upgrade(req, socket, head).catch((err: unknown) => {
+      this.upgradeLog.note('error', { err, remote: remoteOf(req), target: (req.url ?? '').slice(0, 100) }, 'websocket upgrade failed; its connection is dropped');
+      socket.destroy();
+    });
+  };
   dropped = 0;
 
   constructor(
@@ -73,7 +85,16 @@ export class WsServer {
     private readonly bus: EventBus,
     private readonly access: WsAccess,
     private readonly opts: WsOptions,
-  ) {}
+  ) {
+    this.upgradeLog = new UpgradeLog(opts.log);
+    // ws's own handshake checks (method, Sec-WebSocket-Key and -Version) answer in the API's error
+    // shape, as every other refusal does, instead of ws's plain-text one
+    this.wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
+      const status = req.method === 'GET' ? 400 : 405;
+      const headers: Record<string, string> = status === 405 ? { Allow: 'GET' } : { 'Sec-WebSocket-Version': '13' };
+      this.refuse(req, socket, status, errorBody(status, status === 405 ? 'METHOD_NOT_ALLOWED' : 'BAD_REQUEST', `${err.message}: a WebSocket upgrade is GET ${WS_PATH} with Upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13`), headers);
+    });
+  }
 
   get clientCount(): number {
     return this.clients.size;
@@ -96,27 +117,55 @@ export class WsServer {
     this.clients.clear();
   }
 
+  /**
+   * The request target as a URL, or null when it is none: `//` and `/\\` name no host, so the URL
+   * parser throws on them, and a throw here used to escape as an unhandled rejection that ended
+   * the process (issue 14 finding 1). An absolute-form target (`ws://host/ws`) is allowed, as
+   * RFC 6455 §4.2.1 allows it; only its path and query count.
+   */
+  private static target(raw: string | undefined): URL | null {
+    try {
+      return new URL(raw ?? '/', 'http://gateway');
+    } catch {
+      return null;
+    }
+  }
+
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    if (url.pathname !== WS_PATH) return refuse(socket, 404, errorBody(404, 'ROUTE_NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 100)}; use ${WS_PATH}`));
+    const url = WsServer.target(req.url);
+    if (!url) return this.refuse(req, socket, 400, errorBody(400, 'BAD_REQUEST', `the request target is not a path; use ${WS_PATH}?streams=...`));
+    if (url.pathname !== WS_PATH) return this.refuse(req, socket, 404, errorBody(404, 'ROUTE_NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 100)}; use ${WS_PATH}`));
     let sub: WsSubscription;
     try {
       sub = parseWsQuery(url.searchParams);
     } catch (err) {
-      if (err instanceof ApiError) return refuse(socket, err.statusCode, errorBody(err.statusCode, err.code, err.message));
+      if (err instanceof ApiError) return this.refuse(req, socket, err.statusCode, errorBody(err.statusCode, err.code, err.message));
       throw err;
     }
     let auth: WsAuthResult;
     try {
       auth = await this.access.authenticate(req);
     } catch (err) {
-      this.opts.log.error({ err }, 'websocket authentication failed');
-      return refuse(socket, 500, errorBody(500, 'INTERNAL_ERROR', 'internal error; the gateway log has the details'));
+      this.opts.log.error({ err, remote: remoteOf(req) }, 'websocket authentication failed');
+      return this.refuse(req, socket, 500, errorBody(500, 'INTERNAL_ERROR', 'internal error; the gateway log has the details'));
     }
-    if (!auth.ok) return refuse(socket, auth.statusCode, auth.body, auth.headers);
+    if (!auth.ok) return this.refuse(req, socket, auth.statusCode, auth.body, auth.headers);
     const principal = auth.principal;
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, principal, sub));
+  }
+
+  /** An HTTP answer with the error body on the raw socket, and a bounded log line naming the client. */
+  private refuse(req: IncomingMessage, socket: Duplex, status: number, body: object, headers: Record<string, string> = {}): void {
+    const code = (body as { code?: unknown }).code;
+    this.upgradeLog.note('info', { remote: remoteOf(req), status, code, target: (req.url ?? '').slice(0, 100) }, 'websocket upgrade refused');
+    const json = JSON.stringify(body);
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n${extra}\r\n${json}`,
+    );
   }
 
   private accept(ws: WebSocket, principal: WsPrincipal, sub: WsSubscription): void {
@@ -194,14 +243,4 @@ export class WsServer {
   private devicesOf(c: Client, cls: DeviceClass): ReadonlySet<string> {
     return cls === 'partner' ? this.access.partnerDevices(c.principal) : this.access.customerDevices(c.principal);
   }
-}
-
-function refuse(socket: Duplex, status: number, body: object, headers: Record<string, string> = {}): void {
-  const json = JSON.stringify(body);
-  const extra = Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('');
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n${extra}\r\n${json}`,
-  );
 }
