@@ -7,6 +7,7 @@ import { EventBus, type ClosedBucket } from '../../src/core/events.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { StreamDef } from '../../src/telemetry/stream.js';
 import { waitFor } from '../support/demo.js';
+import { capturingLogger } from '../support/uplink.js';
 
 /** Access as the token service would answer it for one partner seeing device 'd'. */
 const access: WsAccess = {
@@ -76,6 +77,36 @@ describe('WsServer', () => {
     const code = new Promise<number>((r) => c.once('close', (k) => r(k)));
     c.send('x'.repeat(10_000));
     expect(await code).toBe(1009);
+    const again = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
+    await new Promise((r) => again.once('open', r));
+    again.close();
+  });
+
+  it('contains a failure inside the upgrade: logged with the client address, that socket dropped, the server goes on', async () => {
+    server = createServer((_req, res) => res.end());
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const { log, lines } = capturingLogger();
+    let calls = 0;
+    // the first answer breaks when read (a fault outside every try of the upgrade), later ones are fine
+    const faulty: WsAccess = {
+      ...access,
+      authenticate: (req) => {
+        if (calls++ > 0) return access.authenticate(req);
+        return Object.defineProperty({}, 'ok', { get: () => { throw new Error('injected upgrade fault'); } }) as never;
+      },
+    };
+    ws = new WsServer(server, new EventBus(), faulty, { log, stream: streamOf, maxEntriesPerMessage: 100, socScale: 'percent' });
+    ws.start();
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?streams=telemetry-realtime`;
+    // handshakeTimeout only bounds how long the old, hanging behaviour takes to fail
+    const broken = new WebSocket(url, { headers: { authorization: 'Bearer good' }, handshakeTimeout: 10_000 });
+    const outcome = await new Promise<string>((r) => {
+      broken.once('open', () => r('open'));
+      broken.once('error', (e) => r(`error: ${e.message}`));
+    });
+    expect(outcome).toMatch(/^error: socket hang up/);
+    const failed = lines().find((l) => l.msg === 'websocket upgrade failed; its connection is dropped');
+    expect(failed).toMatchObject({ level: 50, remote: '127.0.0.1', err: { message: 'injected upgrade fault' } });
     const again = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
     await new Promise((r) => again.once('open', r));
     again.close();
