@@ -10,11 +10,11 @@ import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { waitFor } from './demo.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 
 export interface ChildDemo {
   child: ChildProcess;
   url: string;
+  dataDir: string;
   credentials: DemoCredentials;
   /** stdout so far: the daemon's JSON log lines and the demo banner */
   out: () => string;
@@ -25,10 +25,12 @@ export interface ChildDemo {
   cleanup: () => Promise<void>;
 }
 
-/** Starts the demo on a free port with a fresh data directory; `nodeArgs` go before the script (e.g. --import). */
-export async function childDemo(opts: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<ChildDemo> {
+/** Starts the demo on a free port with a fresh data directory; `nodeArgs` go before the script (e.g. --import), `args` after `demo`. */
+export async function childDemo(opts: { nodeArgs?: string[]; args?: string[]; env?: Record<string, string> } = {}): Promise<ChildDemo> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-child-'));
-  const child = spawn(TSX, [...(opts.nodeArgs ?? []), join(ROOT, 'src/cli.ts'), 'demo', '--port', '0', '--data-dir', dataDir], {
+  // node itself with tsx's loader, not the tsx launcher: signals then reach the daemon, and a
+  // SIGKILL leaves no orphan behind
+  const child = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), join(ROOT, 'src/cli.ts'), 'demo', '--port', '0', '--data-dir', dataDir, ...(opts.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, SITEGW_LOG_LEVEL: 'info', ...opts.env },
   });
@@ -51,7 +53,7 @@ export async function childDemo(opts: { nodeArgs?: string[]; env?: Record<string
       exit.then((e) => Promise.reject(new Error(`the demo exited (${e.code ?? e.signal}) before it was up: ${err}`))),
     ]);
     const credentials = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')) as DemoCredentials;
-    return { child, url, credentials, out: () => out, err: () => err, exit, alive, cleanup };
+    return { child, url, dataDir, credentials, out: () => out, err: () => err, exit, alive, cleanup };
   } catch (e) {
     await cleanup();
     throw e;
