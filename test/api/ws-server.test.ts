@@ -12,6 +12,7 @@ import { capturingLogger } from '../support/uplink.js';
 /** Access as the token service would answer it for one partner seeing device 'd'. */
 const access: WsAccess = {
   authenticate: (req) => (req.headers.authorization === 'Bearer good' ? { ok: true, principal: { clientId: 'p' } } : { ok: false, statusCode: 401, body: { code: 'UNAUTHORIZED' } }),
+  recheck: () => null,
   partnerDevices: () => new Set(['d']),
   customerDevices: () => new Set(),
 };
