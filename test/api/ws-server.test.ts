@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { WsServer, type WsAccess } from '../../src/api/ws/server.js';
+import { GRANT_CLOSE, WsServer, type WsAccess, type WsGrantEnd } from '../../src/api/ws/server.js';
 import { EventBus, type ClosedBucket } from '../../src/core/events.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { StreamDef } from '../../src/telemetry/stream.js';
@@ -111,5 +111,38 @@ describe('WsServer', () => {
     const again = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
     await new Promise((r) => again.once('open', r));
     again.close();
+  });
+
+  /** a server whose periodic recheck never comes within a test: only the expiry timer or a push can end a grant */
+  async function grantServer(grant: () => WsGrantEnd | null, expiresInMs?: number) {
+    server = createServer((_req, res) => res.end());
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const bus = new EventBus();
+    const timed: WsAccess = { ...access, authenticate: () => ({ ok: true, principal: { clientId: 'p', expiresInMs } }), recheck: grant };
+    ws = new WsServer(server, bus, timed, { log: silentLogger(), stream: streamOf, maxEntriesPerMessage: 100, socScale: 'percent', grantRecheckMs: 3_600_000 });
+    ws.start();
+    const c = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?streams=telemetry-realtime`);
+    const messages: string[] = [];
+    c.on('message', (d) => messages.push(d.toString()));
+    const closed = new Promise<{ code: number; reason: string }>((r) => c.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+    await new Promise((r) => c.once('open', r));
+    return { bus, closed, messages };
+  }
+
+  it("closes with 4401 when the token's expiry timer fires", async () => {
+    // the timer is set 10 ms past the expiry the check sees: timers may fire a millisecond early
+    const expiresAt = Date.now() + 40;
+    const { closed } = await grantServer(() => (Date.now() >= expiresAt ? 'expired' : null), 50);
+    expect(await closed).toEqual(GRANT_CLOSE.expired);
+  });
+
+  it('checks the grant before a push: a revoked client gets no data, only the close', async () => {
+    let revoked = false;
+    const { bus, closed, messages } = await grantServer(() => (revoked ? 'revoked' : null));
+    revoked = true;
+    bus.emit('bucketsClosed', { start: 0, end: 900_000, buckets: [bucket(0)] });
+    expect(await closed).toEqual(GRANT_CLOSE.revoked);
+    expect(messages).toEqual([]);
+    expect(ws!.clientCount).toBe(0);
   });
 });
