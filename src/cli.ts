@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import type { Logger } from 'pino';
 import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
 import { checkConfigCommand } from './config/check.js';
 import { formatConfigErrors } from './config/format.js';
 import { loadConfig } from './config/load.js';
