@@ -37,22 +37,30 @@ type Proc = Pick<NodeJS.Process, 'on' | 'off'>;
 /** Installs the handlers on `proc`; returns their removal. */
 export function exitOnUnhandled(proc: Proc, t: FatalTargets): () => void {
   let fatal = false;
+  // the log itself may be what broke (stdout gone: EPIPE); the stop and the exit must still happen
+  const fatalLine = (fields: Record<string, unknown>, msg: string) => {
+    try {
+      t.log.fatal(fields, msg);
+    } catch {
+      // nothing left to tell it to
+    }
+  };
   const onFault = (kind: 'uncaughtException' | 'unhandledRejection') => (reason: unknown) => {
     const err = reason instanceof Error ? reason : new Error(`non-Error ${kind}: ${String(reason)}`);
     if (fatal) {
-      t.log.fatal({ err, kind }, `another ${kind} while stopping after a fatal fault; exiting now`);
+      fatalLine({ err, kind }, `another ${kind} while stopping after a fatal fault; exiting now`);
       t.exit(EXIT_FATAL);
       return;
     }
     fatal = true;
-    t.log.fatal({ err, kind }, `${kind}: a fault no handler contained; stopping the gateway in order, then exiting with ${EXIT_FATAL} for systemd to restart it`);
+    fatalLine({ err, kind }, `${kind}: a fault no handler contained; stopping the gateway in order, then exiting with ${EXIT_FATAL} for systemd to restart it`);
     const timer = setTimeout(() => {
-      t.log.fatal({ graceMs: t.graceMs }, 'the stop after a fatal fault did not finish in time; exiting now');
+      fatalLine({ graceMs: t.graceMs }, 'the stop after a fatal fault did not finish in time; exiting now');
       t.exit(EXIT_FATAL);
     }, t.graceMs ?? 20_000);
-    timer.unref();
+    // not unref'd: with a stop stuck on nothing, the loop would empty and node would exit with 0
     t.stop()
-      .catch((stopErr: unknown) => t.log.fatal({ err: stopErr }, 'stopping after a fatal fault failed'))
+      .catch((stopErr: unknown) => fatalLine({ err: stopErr }, 'stopping after a fatal fault failed'))
       .finally(() => {
         clearTimeout(timer);
         t.exit(EXIT_FATAL);

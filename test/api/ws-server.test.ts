@@ -93,7 +93,11 @@ describe('WsServer', () => {
       ...access,
       authenticate: (req) => {
         if (calls++ > 0) return access.authenticate(req);
-        return Object.defineProperty({}, 'ok', { get: () => { throw new Error('injected upgrade fault'); } }) as never;
+        return Object.defineProperty({}, 'ok', {
+          get: () => {
+            throw new Error('injected upgrade fault');
+          },
+        }) as never;
       },
     };
     ws = new WsServer(server, new EventBus(), faulty, { log, stream: streamOf, maxEntriesPerMessage: 100, socScale: 'percent' });

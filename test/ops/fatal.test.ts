@@ -4,6 +4,7 @@
  * and one that never ends. The process is an EventEmitter here; exit is a promise.
  */
 import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { EXIT_FATAL, exitOnUnhandled } from '../../src/ops/fatal.js';
 import { capturingLogger } from '../support/uplink.js';
@@ -51,6 +52,22 @@ describe('exitOnUnhandled', () => {
     h.proc.emit('uncaughtException', new Error('stuck'));
     expect(await h.exit).toBe(EXIT_FATAL);
     expect(h.lines().at(-1)?.msg).toBe('the stop after a fatal fault did not finish in time; exiting now');
+  });
+
+  it('a log that throws (stdout gone) still gets the stop and the exit', async () => {
+    const proc = new EventEmitter();
+    let stopped = false;
+    const exit = new Promise<number>((done) => {
+      const broken = {
+        fatal: () => {
+          throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+        },
+      } as unknown as Logger;
+      exitOnUnhandled(proc as unknown as NodeJS.Process, { log: broken, stop: async () => void (stopped = true), exit: done });
+    });
+    proc.emit('uncaughtException', new Error('first'));
+    expect(await exit).toBe(EXIT_FATAL);
+    expect(stopped).toBe(true);
   });
 
   it('removed, it no longer listens', () => {
