@@ -37,16 +37,21 @@ type Proc = Pick<NodeJS.Process, 'on' | 'off'>;
 /** Installs the handlers on `proc`; returns their removal. */
 export function exitOnUnhandled(proc: Proc, t: FatalTargets): () => void {
   let fatal = false;
-  // the log itself may be what broke (stdout gone: EPIPE); the stop and the exit must still happen
+  let logGone = false;
+  // the log itself may be what broke (journald gone: EPIPE on stdout or stderr). Then no line is
+  // written at all: pino's fatal() flushes synchronously, and sonic-boom's flushSync retries a
+  // broken pipe for ever, which turned the exit into a hang. The stop and the exit still happen.
   const fatalLine = (fields: Record<string, unknown>, msg: string) => {
+    if (logGone) return;
     try {
       t.log.fatal(fields, msg);
     } catch {
-      // nothing left to tell it to
+      logGone = true;
     }
   };
   const onFault = (kind: 'uncaughtException' | 'unhandledRejection') => (reason: unknown) => {
     const err = reason instanceof Error ? reason : new Error(`non-Error ${kind}: ${String(reason)}`);
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE') logGone = true;
     if (fatal) {
       fatalLine({ err, kind }, `another ${kind} while stopping after a fatal fault; exiting now`);
       t.exit(EXIT_FATAL);

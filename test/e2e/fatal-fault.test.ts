@@ -20,15 +20,27 @@ afterEach(async () => {
 });
 
 describe('a fault that escapes every handler', () => {
+  /** a reading is in, so there is a bucket in progress to save */
+  const firstReading = async (demo: ChildDemo) => {
+    const token = await partnerToken(demo.credentials);
+    await waitFor('a first reading', async () => {
+      const r = await get(`${demo.url}/api/v1/devices`, bearer(token));
+      return r.body.devices.some((x: { lastSeen: string | null }) => x.lastSeen !== null);
+    });
+  };
+  const openBuckets = (demo: ChildDemo) => {
+    const db = new BetterSqlite3(join(demo.dataDir, 'sitegw.db'), { readonly: true });
+    try {
+      return db.prepare('SELECT COUNT(*) FROM open_buckets').pluck().get() as number;
+    } finally {
+      db.close();
+    }
+  };
+
   for (const kind of ['rejection', 'exception'] as const) {
     it(`an unhandled ${kind}: fatal log line with the stack, ordered stop, exit ${EXIT_FATAL}`, async () => {
       d = await childDemo({ nodeArgs: ['--import', INJECT], args: ['--speed', '60'], env: { SITEGW_INJECT: kind } });
-      const token = await partnerToken(d.credentials);
-      // a reading is in, so there is a bucket in progress to save
-      await waitFor('a first reading', async () => {
-        const r = await get(`${d!.url}/api/v1/devices`, bearer(token));
-        return r.body.devices.some((x: { lastSeen: string | null }) => x.lastSeen !== null);
-      });
+      await firstReading(d);
       d.child.kill('SIGWINCH');
       expect(await d.exit).toEqual({ code: EXIT_FATAL, signal: null });
 
@@ -39,12 +51,18 @@ describe('a fault that escapes every handler', () => {
       expect(err.message).toBe(`injected ${kind === 'rejection' ? 'unhandled rejection' : 'uncaught exception'}`);
       expect(err.stack).toContain('inject-fault.ts');
       expect(lines.findIndex((l) => l.msg === 'sitegw stopped')).toBeGreaterThan(fatal);
-      const db = new BetterSqlite3(join(d.dataDir, 'sitegw.db'), { readonly: true });
-      try {
-        expect((db.prepare('SELECT COUNT(*) FROM open_buckets').pluck().get() as number)).toBeGreaterThan(0);
-      } finally {
-        db.close();
-      }
+      expect(openBuckets(d)).toBeGreaterThan(0);
     });
   }
+
+  it('with the log channel gone (stdout and stderr closed, as when journald goes away): no hang, the stop still runs, exit 70', async () => {
+    d = await childDemo({ args: ['--speed', '60'] });
+    await firstReading(d);
+    d.child.stdout!.destroy();
+    d.child.stderr!.destroy();
+    // the stop's own lines meet the broken pipes (EPIPE): a fault of the log channel itself
+    d.child.kill('SIGTERM');
+    expect(await d.exit).toEqual({ code: EXIT_FATAL, signal: null });
+    expect(openBuckets(d)).toBeGreaterThan(0);
+  });
 });
