@@ -149,4 +149,16 @@ describe('WsServer', () => {
     expect(messages).toEqual([]);
     expect(ws!.clientCount).toBe(0);
   });
+
+  it('a grant that cannot be checked (the store failing) is not assumed to hold: closed with 1011', async () => {
+    let broken = false;
+    const { bus, closed, messages } = await grantServer(() => {
+      if (broken) throw new Error('SQLITE_IOERR');
+      return null;
+    });
+    broken = true;
+    bus.emit('bucketsClosed', { start: 0, end: 900_000, buckets: [bucket(0)] });
+    expect(await closed).toEqual({ code: 1011, reason: 'grant could not be checked' });
+    expect(messages).toEqual([]);
+  });
 });
