@@ -127,7 +127,7 @@ async function drainOnce(url: string, file: string): Promise<{ ms: number; n: nu
   const n = outboxStats(db).depth;
   const client = await mqtt.connectAsync(url, { protocolVersion: 5, clean: true, reconnectPeriod: 0 });
   const receiveMaximum = (client as unknown as { _serverProperties?: { receiveMaximum?: number } })._serverProperties?.receiveMaximum;
-  const drainer = new Drainer(db, { prefix: 'bench/site', maxInflight: 1000, ratePerSecond: 1_000_000, onRefused: () => undefined });
+  const drainer = new Drainer(db, { prefix: 'bench/site', maxInflight: 1000, ratePerSecond: 1_000_000, onRefused: () => undefined, onFault: (err) => console.error(err) });
   const t0 = performance.now();
   drainer.attach(client, receiveMaximum);
   while (drainer.delivered < n) await new Promise((r) => setTimeout(r, 1));

@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   const streams = new Map<string, StreamDef>();
   for (let i = 0; i < ENTRIES; i++) streams.set(`s${i}`, { id: `s${i}`, deviceId: `dev${i % 50}`, deviceKind: 'battery_pack', channels: ['power_W', 'soc', 'energy_Wh_increment', 'energy_Wh_decrement'] });
   const devices = new Set([...streams.values()].map((s) => s.deviceId));
-  const access: WsAccess = { authenticate: () => ({ ok: true, principal: { clientId: 'bench' } }), partnerDevices: () => devices, customerDevices: () => new Set() };
+  const access: WsAccess = { authenticate: () => ({ ok: true, principal: { clientId: 'bench' } }), recheck: () => null, partnerDevices: () => devices, customerDevices: () => new Set() };
   const start = Date.parse('2026-11-23T10:00:00Z');
   const buckets: ClosedBucket[] = [...streams.keys()].map((id, i) => ({ streamId: id, start, end: start + 900_000, values: { power_W: 1234.56 + i, soc: 55.5, energy_Wh_increment: 123456.78, energy_Wh_decrement: -98765.43 } }));
 

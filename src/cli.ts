@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
 import { checkConfigCommand } from './config/check.js';
 import { formatConfigErrors } from './config/format.js';
 import { loadConfig } from './config/load.js';
 import { createLogger } from './core/log.js';
 import { Daemon } from './main.js';
+import { EXIT_FATAL, exitOnUnhandled } from './ops/fatal.js';
 import { VERSION } from './version.js';
 
 const USAGE = `sitegw ${VERSION}: edge site gateway
@@ -45,19 +47,24 @@ function commandUsage(name: string): string {
   return `Usage:\n${lines.slice(start, end).join('\n')}\n`;
 }
 
-/** Runs until SIGTERM/SIGINT, then stops cleanly so the open buckets' state is saved. */
-function untilSignal(stop: () => Promise<void>): Promise<number> {
+/**
+ * Runs until SIGTERM/SIGINT, then stops cleanly so the open buckets' state is saved. With the
+ * daemon's logger, a fault no handler contained stops it the same way and ends the process with
+ * EX_SOFTWARE (src/ops/fatal.ts has the policy and why).
+ */
+function untilSignal(stop: () => Promise<void>, log?: Logger): Promise<number> {
   return new Promise((resolve) => {
-    let stopping = false;
+    let stopping: Promise<void> | null = null;
+    let fault = false;
+    const stopOnce = () => (stopping ??= stop());
     const onSignal = (sig: NodeJS.Signals) => {
       if (stopping) return;
-      stopping = true;
       process.stderr.write(`\n${sig}: stopping\n`);
-      stop().then(
-        () => resolve(0),
+      stopOnce().then(
+        () => resolve(fault ? EXIT_FATAL : 0),
         (err: unknown) => {
           process.stderr.write(`error while stopping: ${String(err)}\n`);
-          resolve(1);
+          resolve(fault ? EXIT_FATAL : 1);
         },
       );
     };
@@ -66,6 +73,16 @@ function untilSignal(stop: () => Promise<void>): Promise<number> {
     // node's default for SIGHUP is to die without saving the open buckets' energy state; a clean
     // stop instead, and under systemd (Restart=always) the start that follows reads the new config
     process.once('SIGHUP', onSignal);
+    if (log) {
+      exitOnUnhandled(process, {
+        log,
+        stop: () => {
+          fault = true;
+          return stopOnce();
+        },
+        exit: resolve,
+      });
+    }
   });
 }
 
@@ -87,7 +104,7 @@ const run: Command = async (argv) => {
     process.stderr.write(`sitegw run: port ${http.port} on ${http.host} is already in use: set http.port in site.yaml or stop the other program\n`);
     return null;
   });
-  return daemon ? untilSignal(() => daemon.stop()) : 1;
+  return daemon ? untilSignal(() => daemon.stop(), daemon.ctx.log) : 1;
 };
 
 const checkConfig: Command = async (argv) => {

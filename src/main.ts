@@ -39,6 +39,8 @@ export interface DaemonOptions {
   authNow?: () => number;
   /** WebSocket ping timeout, real ms (default 60 s, design.md); tests shorten it */
   wsPingTimeoutMs?: number;
+  /** how often open WebSockets' grants are checked again, real ms (default 5 s); tests shorten it */
+  wsGrantRecheckMs?: number;
 }
 
 export interface DaemonContext {
@@ -204,6 +206,7 @@ export class Daemon {
       maxEntriesPerMessage: config.ws.maxEntriesPerMessage,
       socScale: config.api.socScale,
       pingTimeoutMs: opts.wsPingTimeoutMs,
+      grantRecheckMs: opts.wsGrantRecheckMs,
     });
     ws.start();
     // WebSocket clients hear 1001 (going away) before the HTTP server closes under them

@@ -20,7 +20,14 @@ export interface AuthFailure {
   code: 'UNAUTHORIZED' | 'INVALID_TOKEN' | 'INSUFFICIENT_SCOPE' | 'CUSTOMER_TOKEN_REQUIRED';
 }
 
-export type BearerCheck = { ok: true; principal: Principal } | { ok: false; failure: AuthFailure };
+export type BearerCheck =
+  | {
+      ok: true;
+      principal: Principal;
+      /** when the token stops working by itself (ms epoch, auth clock): an open WebSocket ends then */
+      expiresAt: number;
+    }
+  | { ok: false; failure: AuthFailure };
 
 /** What a route asks of its caller. */
 export interface Requirement {
@@ -54,6 +61,7 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
       scopes: new Set(row.scopes),
       devices: row.customer ? 'all' : new Set(clientDevices(ctx.db, row.clientId)),
     },
+    expiresAt: row.expiresAt,
   };
 }
 

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { Logger } from 'pino';
 import { ScaledClock } from '../core/clock.js';
 import { createLogger } from '../core/log.js';
 import { defaultSimConfig, GRID_METER_KINDS, type GridMeterKind } from '../sim/config.js';
@@ -8,7 +9,7 @@ import { SimSite } from '../sim/site.js';
 import { accessHelp, credentialsFile } from './credentials.js';
 import { startDemo } from './demo.js';
 
-type UntilSignal = (stop: () => Promise<void>) => Promise<number>;
+type UntilSignal = (stop: () => Promise<void>, log?: Logger) => Promise<number>;
 
 function intOption(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
   if (v === undefined) return fallback;
@@ -64,7 +65,7 @@ ${accessHelp(demo.credentials, credentialsFile(demo.daemon.ctx.config.dataDir), 
   ])}
 Ctrl-C stops it; data stays in the data directory.
 `);
-  return untilSignal(() => demo.stop());
+  return untilSignal(() => demo.stop(), demo.daemon.ctx.log);
 }
 
 export async function simulateCommand(argv: string[], untilSignal: UntilSignal): Promise<number> {

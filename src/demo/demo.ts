@@ -36,6 +36,8 @@ export interface DemoOptions {
   authNow?: () => number;
   /** WebSocket ping timeout, real ms (tests shorten it) */
   wsPingTimeoutMs?: number;
+  /** how often open WebSockets' grants are checked again, real ms (tests shorten it) */
+  wsGrantRecheckMs?: number;
   /** MQTT broker URL: the demo's gateway uplinks to it (uplink defaults otherwise) */
   mqtt?: string;
 }
@@ -99,6 +101,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       log,
       authNow: opts.authNow,
       wsPingTimeoutMs: opts.wsPingTimeoutMs,
+      wsGrantRecheckMs: opts.wsGrantRecheckMs,
       beforePolling:
         withHistory && historyMs > 0
           ? async (ctx) => {

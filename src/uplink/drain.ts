@@ -11,6 +11,8 @@ export interface DrainOptions {
   ratePerSecond: number;
   /** a PUBACK with an MQTT 5 failure reason (the message stays in the outbox) */
   onRefused: (seq: number, topic: string, err: Error) => void;
+  /** reading or deleting outbox rows failed inside a PUBACK callback or a timer (logged by the caller) */
+  onFault: (err: unknown) => void;
 }
 
 const READ_AHEAD = 256;
@@ -82,7 +84,7 @@ export class Drainer {
 
   /** New rows were committed. */
   kick(): void {
-    this.pump();
+    this.contained(() => this.pump());
   }
 
   /** Deletes the acknowledged rows now (also done once per I/O turn by itself). */
@@ -114,7 +116,7 @@ export class Drainer {
       const wait = Math.ceil(((1 - this.tokens) * 1000) / this.opts.ratePerSecond);
       this.refillTimer = setTimeout(() => {
         this.refillTimer = null;
-        this.pump();
+        this.contained(() => this.pump());
       }, wait);
     }
     return false;
@@ -140,23 +142,39 @@ export class Drainer {
     const gen = this.generation;
     const topic = topicOf(this.opts.prefix, row.topic);
     this.inflight.add(row.seq);
-    client.publish(topic, withSeq(row.seq, row.body), { qos: 1, retain: row.retain }, (err) => {
-      if (gen !== this.generation) return;
-      this.inflight.delete(row.seq);
-      if (err) {
-        // MQTT 5 PUBACK with a failure reason (e.g. not authorized for the topic): keep the row
-        // for the next connection rather than lose it; the health shows why
-        if (typeof (err as { code?: unknown }).code === 'number') this.opts.onRefused(row.seq, topic, err);
-      } else {
-        this.acked.push(row.seq);
-        this.delivered++;
-        if (this.acked.length >= READ_AHEAD) this.flush();
-        else if (!this.flushQueued) {
-          this.flushQueued = true;
-          setTimeout(() => this.flush(), FLUSH_MS).unref();
+    client.publish(topic, withSeq(row.seq, row.body), { qos: 1, retain: row.retain }, (err) =>
+      this.contained(() => {
+        if (gen !== this.generation) return;
+        this.inflight.delete(row.seq);
+        if (err) {
+          // MQTT 5 PUBACK with a failure reason (e.g. not authorized for the topic): keep the row
+          // for the next connection rather than lose it; the health shows why
+          if (typeof (err as { code?: unknown }).code === 'number') this.opts.onRefused(row.seq, topic, err);
+        } else {
+          this.acked.push(row.seq);
+          this.delivered++;
+          if (this.acked.length >= READ_AHEAD) this.flush();
+          else if (!this.flushQueued) {
+            this.flushQueued = true;
+            setTimeout(() => this.contained(() => this.flush()), FLUSH_MS).unref();
+          }
         }
-      }
-      this.pump();
-    });
+        this.pump();
+      }),
+    );
+  }
+
+  /**
+   * The outbox is read and trimmed from mqtt.js's PUBACK callbacks and from timers: a store fault
+   * there would reach the process as an uncaught exception. It is reported instead; the rows
+   * stay in the outbox and go at the next kick or connection (acknowledged ones not yet deleted
+   * may go once more, which seq de-duplication absorbs).
+   */
+  private contained(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.opts.onFault(err);
+    }
   }
 }

@@ -78,6 +78,7 @@ export class Uplink {
       prefix: this.prefix,
       maxInflight: config.replay.maxInflight,
       ratePerSecond: config.replay.messagesPerSecond,
+      onFault: (err) => log.error({ err }, 'uplink: reading or trimming the outbox failed; its messages wait for the next try'),
       onRefused: (seq, topic, err) => this.fail({ code: 'PUBLISH_REFUSED', message: `the broker refused message ${seq} on ${topic} (${err.message}): ask the broker operator to allow this gateway to publish below ${this.prefix}/` }),
     });
     this.unsubscribe = [
@@ -98,6 +99,7 @@ export class Uplink {
       disconnected: () => this.onDisconnected(),
       message: (topic, payload, packet) => this.onCommand(topic, payload, packet),
       failed: (e) => this.fail(e),
+      faulted: (handler, err) => log.error({ err, handler }, 'uplink: handling an MQTT event failed; the connection goes on'),
     });
     this.link.start();
     log.info({ broker: safeUrl(config.url), prefix: this.prefix, clientId: config.clientId, mqtt: config.protocolVersion === 5 ? '5' : '3.1.1' }, 'uplink started');
@@ -244,7 +246,12 @@ export class Uplink {
 
   /** Retained, QoS 1, straight to the broker (not through the outbox: it is the present state only). */
   private publishStatus(): void {
-    this.client?.publish(this.topic(TOPIC.status), this.statusPayload('online'), { qos: 1, retain: true });
+    // also run by a timer, where a store fault would otherwise reach the process uncaught
+    try {
+      this.client?.publish(this.topic(TOPIC.status), this.statusPayload('online'), { qos: 1, retain: true });
+    } catch (err) {
+      this.deps.log.error({ err }, 'uplink: publishing the status failed; retried at the next interval');
+    }
   }
 
   private onCommand(topic: string, payload: Buffer, packet: IPublishPacket): void {

@@ -9,6 +9,8 @@ export interface LinkEvents {
   message(topic: string, payload: Buffer, packet: IPublishPacket): void;
   /** a failed attempt or a lost connection, in installer words */
   failed(e: Omit<UplinkError, 'at'>): void;
+  /** one of the handlers above threw: a bug or a store fault, logged; the connection goes on */
+  faulted(handler: string, err: unknown): void;
 }
 
 export interface Will {
@@ -117,40 +119,51 @@ export class MqttLink {
       wasConnected = true;
       this.connected = true;
       this.retryMs = FIRST_RETRY_MS;
-      this.events.connected(client, connack);
+      this.contain('connected', () => this.events.connected(client, connack));
     });
     client.on('message', (topic, payload, packet) => {
-      if (client === this.client) this.events.message(topic, payload, packet);
+      if (client === this.client) this.contain('message', () => this.events.message(topic, payload, packet));
     });
     client.on('error', (err) => {
       if (client !== this.client || this.stopping) return;
       failedHere = true;
-      this.events.failed(describeError(err, this.host, this.cfg.tls));
+      this.contain('failed', () => this.events.failed(describeError(err, this.host, this.cfg.tls)));
     });
     client.on('disconnect', (packet) => {
       // MQTT 5: the broker says why it closes the connection
       if (client !== this.client || packet.reasonCode === undefined || packet.reasonCode === 0) return;
       failedHere = true;
-      this.events.failed(describeError({ code: packet.reasonCode, message: packet.properties?.reasonString ?? `disconnect reason ${packet.reasonCode}` }, this.host));
+      this.contain('failed', () => this.events.failed(describeError({ code: packet.reasonCode!, message: packet.properties?.reasonString ?? `disconnect reason ${packet.reasonCode}` }, this.host)));
     });
     client.on('close', () => {
       if (client !== this.client) return;
       this.client = null;
       if (this.connected) {
         this.connected = false;
-        this.events.disconnected();
+        this.contain('disconnected', () => this.events.disconnected());
       }
       client.end(true);
       if (this.stopping) return;
       if (!failedHere) {
-        this.events.failed(
-          wasConnected
-            ? { code: 'CONNECTION_LOST', message: `the connection to ${this.host} was lost; the gateway reconnects by itself` }
-            : { code: 'TIMEOUT', message: `${this.host} did not answer the connection request: check uplink.url (host, port, scheme) and the network` },
-        );
+        const e: Omit<UplinkError, 'at'> = wasConnected
+          ? { code: 'CONNECTION_LOST', message: `the connection to ${this.host} was lost; the gateway reconnects by itself` }
+          : { code: 'TIMEOUT', message: `${this.host} did not answer the connection request: check uplink.url (host, port, scheme) and the network` };
+        this.contain('failed', () => this.events.failed(e));
       }
       this.scheduleRetry();
     });
+  }
+
+  /**
+   * The handlers run inside mqtt.js's stream callbacks: a throw there would unwind through the
+   * library and reach the process as an uncaught exception. Each call is contained here instead.
+   */
+  private contain(handler: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.events.faulted(handler, err);
+    }
   }
 
   private scheduleRetry(): void {

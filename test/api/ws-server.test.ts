@@ -2,15 +2,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { WsServer, type WsAccess } from '../../src/api/ws/server.js';
+import { GRANT_CLOSE, WsServer, type WsAccess, type WsGrantEnd } from '../../src/api/ws/server.js';
 import { EventBus, type ClosedBucket } from '../../src/core/events.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { StreamDef } from '../../src/telemetry/stream.js';
 import { waitFor } from '../support/demo.js';
+import { capturingLogger } from '../support/uplink.js';
 
 /** Access as the token service would answer it for one partner seeing device 'd'. */
 const access: WsAccess = {
   authenticate: (req) => (req.headers.authorization === 'Bearer good' ? { ok: true, principal: { clientId: 'p' } } : { ok: false, statusCode: 401, body: { code: 'UNAUTHORIZED' } }),
+  recheck: () => null,
   partnerDevices: () => new Set(['d']),
   customerDevices: () => new Set(),
 };
@@ -79,5 +81,84 @@ describe('WsServer', () => {
     const again = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
     await new Promise((r) => again.once('open', r));
     again.close();
+  });
+
+  it('contains a failure inside the upgrade: logged with the client address, that socket dropped, the server goes on', async () => {
+    server = createServer((_req, res) => res.end());
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const { log, lines } = capturingLogger();
+    let calls = 0;
+    // the first answer breaks when read (a fault outside every try of the upgrade), later ones are fine
+    const faulty: WsAccess = {
+      ...access,
+      authenticate: (req) => {
+        if (calls++ > 0) return access.authenticate(req);
+        return Object.defineProperty({}, 'ok', {
+          get: () => {
+            throw new Error('injected upgrade fault');
+          },
+        }) as never;
+      },
+    };
+    ws = new WsServer(server, new EventBus(), faulty, { log, stream: streamOf, maxEntriesPerMessage: 100, socScale: 'percent' });
+    ws.start();
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?streams=telemetry-realtime`;
+    // handshakeTimeout only bounds how long the old, hanging behaviour takes to fail
+    const broken = new WebSocket(url, { headers: { authorization: 'Bearer good' }, handshakeTimeout: 10_000 });
+    const outcome = await new Promise<string>((r) => {
+      broken.once('open', () => r('open'));
+      broken.once('error', (e) => r(`error: ${e.message}`));
+    });
+    expect(outcome).toMatch(/^error: socket hang up/);
+    const failed = lines().find((l) => l.msg === 'websocket upgrade failed; its connection is dropped');
+    expect(failed).toMatchObject({ level: 50, remote: '127.0.0.1', err: { message: 'injected upgrade fault' } });
+    const again = new WebSocket(url, { headers: { authorization: 'Bearer good' } });
+    await new Promise((r) => again.once('open', r));
+    again.close();
+  });
+
+  /** a server whose periodic recheck never comes within a test: only the expiry timer or a push can end a grant */
+  async function grantServer(grant: () => WsGrantEnd | null, expiresInMs?: number) {
+    server = createServer((_req, res) => res.end());
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
+    const bus = new EventBus();
+    const timed: WsAccess = { ...access, authenticate: () => ({ ok: true, principal: { clientId: 'p', expiresInMs } }), recheck: grant };
+    ws = new WsServer(server, bus, timed, { log: silentLogger(), stream: streamOf, maxEntriesPerMessage: 100, socScale: 'percent', grantRecheckMs: 3_600_000 });
+    ws.start();
+    const c = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?streams=telemetry-realtime`);
+    const messages: string[] = [];
+    c.on('message', (d) => messages.push(d.toString()));
+    const closed = new Promise<{ code: number; reason: string }>((r) => c.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+    await new Promise((r) => c.once('open', r));
+    return { bus, closed, messages };
+  }
+
+  it("closes with 4401 when the token's expiry timer fires", async () => {
+    // the timer is set 10 ms past the expiry the check sees: timers may fire a millisecond early
+    const expiresAt = Date.now() + 40;
+    const { closed } = await grantServer(() => (Date.now() >= expiresAt ? 'expired' : null), 50);
+    expect(await closed).toEqual(GRANT_CLOSE.expired);
+  });
+
+  it('checks the grant before a push: a revoked client gets no data, only the close', async () => {
+    let revoked = false;
+    const { bus, closed, messages } = await grantServer(() => (revoked ? 'revoked' : null));
+    revoked = true;
+    bus.emit('bucketsClosed', { start: 0, end: 900_000, buckets: [bucket(0)] });
+    expect(await closed).toEqual(GRANT_CLOSE.revoked);
+    expect(messages).toEqual([]);
+    expect(ws!.clientCount).toBe(0);
+  });
+
+  it('a grant that cannot be checked (the store failing) is not assumed to hold: closed with 1011', async () => {
+    let broken = false;
+    const { bus, closed, messages } = await grantServer(() => {
+      if (broken) throw new Error('SQLITE_IOERR');
+      return null;
+    });
+    broken = true;
+    bus.emit('bucketsClosed', { start: 0, end: 900_000, buckets: [bucket(0)] });
+    expect(await closed).toEqual({ code: 1011, reason: 'grant could not be checked' });
+    expect(messages).toEqual([]);
   });
 });

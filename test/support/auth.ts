@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
@@ -139,4 +140,23 @@ export async function consent(input: ConsentInput): Promise<{ page: HttpResult; 
 export function redirectParams(location: string | null): URLSearchParams {
   if (!location) throw new Error('no Location header');
   return new URL(location).searchParams;
+}
+
+/**
+ * A customer grant for the demo client: the owner consents on the page (PKCE), the code is
+ * exchanged. Returns the token response (access_token, refresh_token, ...).
+ */
+export async function customerTokens(c: DemoCredentials, scope = 'svc/device.read'): Promise<{ access_token: string; refresh_token: string }> {
+  const verifier = randomBytes(40).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const { answer } = await consent({
+    apiUrl: c.apiUrl,
+    query: { response_type: 'code', client_id: c.client.id, redirect_uri: c.client.redirectUri, state: 's', scope, code_challenge: challenge, code_challenge_method: 'S256' },
+    ...c.owner,
+  });
+  const code = redirectParams(answer.headers.get('location')).get('code');
+  if (!code) throw new Error(`consent gave no code: ${answer.status} ${answer.text}`);
+  const r = await postForm(c.tokenUrl, { grant_type: 'authorization_code', code, redirect_uri: c.client.redirectUri, code_verifier: verifier }, { authorization: basic(c.client.id, c.client.secret) });
+  if (r.status !== 200) throw new Error(`code exchange failed: ${r.status} ${r.text}`);
+  return r.body;
 }

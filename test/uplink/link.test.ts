@@ -54,6 +54,9 @@ it('a stop before the broker has answered CONNECT closes the socket', async () =
     disconnected: () => undefined,
     message: () => undefined,
     failed: (e) => failures.push(e.code),
+    faulted: (_handler, err) => {
+      throw err;
+    },
   });
   link.start();
   await waitFor('the connection', () => broker!.sockets.length === 1);

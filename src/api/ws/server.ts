@@ -9,13 +9,19 @@ import { formatInterval } from '../../telemetry/interval.js';
 import { errorBody } from '../http/errors.js';
 import { BucketFragments, gridEventMessage, telemetryMessages } from './messages.js';
 import { parseWsQuery, type DeviceClass, type WsSubscription } from './query.js';
+import { remoteOf, UpgradeLog } from './refusals.js';
 
 export const WS_PATH = '/ws';
 
 /** Who is on the other end of a connection, as the token service established it. */
 export interface WsPrincipal {
   clientId: string;
+  /** real ms until the token expires by itself, at the upgrade; the socket is rechecked then */
+  expiresInMs?: number;
 }
+
+/** Why an open socket's grant no longer holds (see GRANT_CLOSE for the close codes). */
+export type WsGrantEnd = 'expired' | 'revoked' | 'devices-changed';
 
 export type WsAuthResult =
   | { ok: true; principal: WsPrincipal }
@@ -24,6 +30,11 @@ export type WsAuthResult =
 /** What the streams need from access control: who connects, and which devices each class shows them. */
 export interface WsAccess {
   authenticate(req: IncomingMessage): Promise<WsAuthResult> | WsAuthResult;
+  /**
+   * Whether the grant the socket was let in on still holds, or why not. Runs every
+   * `grantRecheckMs`, at the token's expiry and before every push, so it must stay cheap.
+   */
+  recheck(p: WsPrincipal): WsGrantEnd | null;
   /** device ids the client sees as a partner (assigned by the installer) */
   partnerDevices(p: WsPrincipal): ReadonlySet<string>;
   /** device ids whose owner granted this client `telemetry-realtime` through publishTo */
@@ -42,6 +53,11 @@ export interface WsOptions {
   pingTimeoutMs?: number;
   /** a client whose unsent data exceeds this is dropped: it is not reading */
   maxBufferedBytes?: number;
+  /**
+   * how often every open socket's grant is checked again, real ms (default 5 s): revocations
+   * are made by `sitegw clients ...` in another process, so the daemon learns of them from the store
+   */
+  grantRecheckMs?: number;
 }
 
 interface Client {
@@ -49,11 +65,29 @@ interface Client {
   principal: WsPrincipal;
   sub: WsSubscription;
   lastSeen: number;
+  remote: string;
+  /** fires at the token's expiry */
+  expiry: NodeJS.Timeout | null;
 }
 
 /** Close codes (RFC 6455 §7.4.1). */
 const GOING_AWAY = 1001;
 const POLICY = 1008;
+const INTERNAL = 1011;
+
+/**
+ * Close codes of a socket whose grant ended (RFC 6455 §7.4.2 private range; docs/security.md):
+ * 4401 the access token expired (get a new one, reconnect); 4403 the grant was revoked: secret
+ * rotated, client removed, refresh family revoked, owner password changed (the token is dead);
+ * 4409 the installer changed the client's devices (reconnect with the same token for the new set).
+ */
+export const GRANT_CLOSE: Record<WsGrantEnd, { code: number; reason: string }> = {
+  expired: { code: 4401, reason: 'access token expired' },
+  revoked: { code: 4403, reason: 'access revoked' },
+  'devices-changed': { code: 4409, reason: 'assigned devices changed; reconnect' },
+};
+/** A timer longer than this fires at once (node clamps it to 1 ms); the periodic recheck covers the rest. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * The `/ws` endpoint on the HTTP port: the query and the bearer token are checked before the
@@ -64,8 +98,20 @@ export class WsServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096, clientTracking: false });
   private readonly clients = new Set<Client>();
   private sweep: NodeJS.Timeout | null = null;
+  private grantTimer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void)[] = [];
-  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(req, socket, head);
+  private readonly upgradeLog: UpgradeLog;
+  /**
+   * The upgrade event's listener: whatever the upgrade throws stays with this one connection,
+   * logged with the client's address, and its socket is dropped; nothing reaches the process as
+   * an unhandled rejection.
+   */
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    this.upgrade(req, socket, head).catch((err: unknown) => {
+      this.upgradeLog.note('error', { err, remote: remoteOf(req), target: (req.url ?? '').slice(0, 100) }, 'websocket upgrade failed; its connection is dropped');
+      socket.destroy();
+    });
+  };
   dropped = 0;
 
   constructor(
@@ -73,7 +119,16 @@ export class WsServer {
     private readonly bus: EventBus,
     private readonly access: WsAccess,
     private readonly opts: WsOptions,
-  ) {}
+  ) {
+    this.upgradeLog = new UpgradeLog(opts.log);
+    // ws's own handshake checks (method, Sec-WebSocket-Key and -Version) answer in the API's error
+    // shape, as every other refusal does, instead of ws's plain-text one
+    this.wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
+      const status = req.method === 'GET' ? 400 : 405;
+      const headers: Record<string, string> = status === 405 ? { Allow: 'GET' } : { 'Sec-WebSocket-Version': '13' };
+      this.refuse(req, socket, status, errorBody(status, status === 405 ? 'METHOD_NOT_ALLOWED' : 'BAD_REQUEST', `${err.message}: a WebSocket upgrade is GET ${WS_PATH} with Upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13`), headers);
+    });
+  }
 
   get clientCount(): number {
     return this.clients.size;
@@ -86,49 +141,117 @@ export class WsServer {
       this.bus.on('gridEvent', (e) => this.pushGridEvent(e)),
     ];
     this.armSweep();
+    this.grantTimer = setInterval(() => {
+      for (const c of this.clients) this.holds(c);
+    }, this.opts.grantRecheckMs ?? 5_000);
+    this.grantTimer.unref();
   }
 
   stop(): void {
     this.server.off('upgrade', this.onUpgrade);
     for (const u of this.unsubscribe) u();
     if (this.sweep) clearInterval(this.sweep);
-    for (const c of this.clients) c.ws.close(GOING_AWAY, 'server stopping');
-    this.clients.clear();
+    if (this.grantTimer) clearInterval(this.grantTimer);
+    for (const c of this.clients) this.drop(c, GOING_AWAY, 'server stopping');
+  }
+
+  /**
+   * The request target as a URL, or null when it is none: `//` and `/\\` name no host, so the URL
+   * parser throws on them, and a throw here used to escape as an unhandled rejection that ended
+   * the process (issue 14 finding 1). An absolute-form target (`ws://host/ws`) is allowed, as
+   * RFC 6455 §4.2.1 allows it; only its path and query count.
+   */
+  private static target(raw: string | undefined): URL | null {
+    try {
+      return new URL(raw ?? '/', 'http://gateway');
+    } catch {
+      return null;
+    }
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
-    const url = new URL(req.url ?? '/', 'http://gateway');
-    if (url.pathname !== WS_PATH) return refuse(socket, 404, errorBody(404, 'ROUTE_NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 100)}; use ${WS_PATH}`));
+    const url = WsServer.target(req.url);
+    if (!url) return this.refuse(req, socket, 400, errorBody(400, 'BAD_REQUEST', `the request target is not a path; use ${WS_PATH}?streams=...`));
+    if (url.pathname !== WS_PATH) return this.refuse(req, socket, 404, errorBody(404, 'ROUTE_NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 100)}; use ${WS_PATH}`));
     let sub: WsSubscription;
     try {
       sub = parseWsQuery(url.searchParams);
     } catch (err) {
-      if (err instanceof ApiError) return refuse(socket, err.statusCode, errorBody(err.statusCode, err.code, err.message));
+      if (err instanceof ApiError) return this.refuse(req, socket, err.statusCode, errorBody(err.statusCode, err.code, err.message));
       throw err;
     }
     let auth: WsAuthResult;
     try {
       auth = await this.access.authenticate(req);
     } catch (err) {
-      this.opts.log.error({ err }, 'websocket authentication failed');
-      return refuse(socket, 500, errorBody(500, 'INTERNAL_ERROR', 'internal error; the gateway log has the details'));
+      this.opts.log.error({ err, remote: remoteOf(req) }, 'websocket authentication failed');
+      return this.refuse(req, socket, 500, errorBody(500, 'INTERNAL_ERROR', 'internal error; the gateway log has the details'));
     }
-    if (!auth.ok) return refuse(socket, auth.statusCode, auth.body, auth.headers);
+    if (!auth.ok) return this.refuse(req, socket, auth.statusCode, auth.body, auth.headers);
     const principal = auth.principal;
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, principal, sub));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, principal, sub, remoteOf(req)));
   }
 
-  private accept(ws: WebSocket, principal: WsPrincipal, sub: WsSubscription): void {
-    const client: Client = { ws, principal, sub, lastSeen: Date.now() };
+  /** An HTTP answer with the error body on the raw socket, and a bounded log line naming the client. */
+  private refuse(req: IncomingMessage, socket: Duplex, status: number, body: object, headers: Record<string, string> = {}): void {
+    const code = (body as { code?: unknown }).code;
+    this.upgradeLog.note('info', { remote: remoteOf(req), status, code, target: (req.url ?? '').slice(0, 100) }, 'websocket upgrade refused');
+    const json = JSON.stringify(body);
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n${extra}\r\n${json}`,
+    );
+  }
+
+  private accept(ws: WebSocket, principal: WsPrincipal, sub: WsSubscription, remote: string): void {
+    const client: Client = { ws, principal, sub, lastSeen: Date.now(), remote, expiry: null };
     this.clients.add(client);
+    if (principal.expiresInMs !== undefined && principal.expiresInMs < MAX_TIMER_MS) {
+      client.expiry = setTimeout(() => this.holds(client), Math.max(0, principal.expiresInMs));
+      client.expiry.unref();
+    }
     const seen = () => (client.lastSeen = Date.now());
     ws.on('ping', seen);
     ws.on('pong', seen);
     // the streams take no commands; any frame still shows the client is alive
     ws.on('message', seen);
     ws.on('error', () => ws.terminate());
-    ws.on('close', () => this.clients.delete(client));
+    ws.on('close', () => this.forget(client));
+  }
+
+  /**
+   * True while the client's grant holds; otherwise the socket is closed with the code that says
+   * why (GRANT_CLOSE). A grant that cannot be checked (the store failing) is not assumed to hold.
+   */
+  private holds(c: Client): boolean {
+    if (!this.clients.has(c)) return false;
+    let end: WsGrantEnd | null;
+    try {
+      end = this.access.recheck(c.principal);
+    } catch (err) {
+      this.opts.log.error({ err, client: c.principal.clientId, remote: c.remote }, 'websocket grant could not be checked; closing the socket');
+      this.drop(c, INTERNAL, 'grant could not be checked');
+      return false;
+    }
+    if (end === null) return true;
+    const { code, reason } = GRANT_CLOSE[end];
+    this.opts.log.info({ client: c.principal.clientId, remote: c.remote, code }, `websocket closed: ${reason}`);
+    this.drop(c, code, reason);
+    return false;
+  }
+
+  private drop(c: Client, code: number, reason: string): void {
+    this.forget(c);
+    c.ws.close(code, reason);
+  }
+
+  private forget(c: Client): void {
+    this.clients.delete(c);
+    if (c.expiry) clearTimeout(c.expiry);
+    c.expiry = null;
   }
 
   private armSweep(): void {
@@ -136,10 +259,7 @@ export class WsServer {
     this.sweep = setInterval(() => {
       const now = Date.now();
       for (const c of this.clients) {
-        if (now - c.lastSeen > timeout) {
-          c.ws.close(POLICY, `no ping for ${Math.round(timeout / 1000)} s`);
-          this.clients.delete(c);
-        }
+        if (now - c.lastSeen > timeout) this.drop(c, POLICY, `no ping for ${Math.round(timeout / 1000)} s`);
       }
     }, Math.min(5_000, timeout / 4));
     this.sweep.unref();
@@ -150,7 +270,7 @@ export class WsServer {
       // a client that does not read would make the gateway hold every push for it
       this.opts.log.warn({ client: c.principal.clientId, buffered: c.ws.bufferedAmount }, 'dropping websocket client that does not read');
       this.dropped++;
-      this.clients.delete(c);
+      this.forget(c);
       c.ws.terminate();
       return;
     }
@@ -163,7 +283,7 @@ export class WsServer {
     // clients that see the same devices with the same include get the same strings
     const built = new Map<string, string[]>();
     for (const c of this.clients) {
-      if (!c.sub.streams.has('telemetry-realtime')) continue;
+      if (!c.sub.streams.has('telemetry-realtime') || !this.holds(c)) continue;
       for (const cls of c.sub.telemetryDevices) {
         const devices = this.devicesOf(c, cls);
         if (devices.size === 0) continue;
@@ -187,21 +307,11 @@ export class WsServer {
     const msg = gridEventMessage(e);
     for (const c of this.clients) {
       // customer-delegated devices get no grid events (spec "Stream grid-events" rule 2)
-      if (c.sub.streams.has('grid-events') && this.access.partnerDevices(c.principal).has(e.deviceId)) this.send(c, msg);
+      if (c.sub.streams.has('grid-events') && this.holds(c) && this.access.partnerDevices(c.principal).has(e.deviceId)) this.send(c, msg);
     }
   }
 
   private devicesOf(c: Client, cls: DeviceClass): ReadonlySet<string> {
     return cls === 'partner' ? this.access.partnerDevices(c.principal) : this.access.customerDevices(c.principal);
   }
-}
-
-function refuse(socket: Duplex, status: number, body: object, headers: Record<string, string> = {}): void {
-  const json = JSON.stringify(body);
-  const extra = Object.entries(headers)
-    .map(([k, v]) => `${k}: ${v}\r\n`)
-    .join('');
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n${extra}\r\n${json}`,
-  );
 }

@@ -1,0 +1,68 @@
+/**
+ * The process's last line of defence (src/ops/fatal.ts) in `sitegw demo` as its own process: a
+ * fault no handler contained is logged at fatal level with its stack, the daemon stops in order
+ * (the open buckets are saved) and the process exits with 70 for systemd to restart it.
+ */
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EXIT_FATAL } from '../../src/ops/fatal.js';
+import { get, bearer, partnerToken } from '../support/auth.js';
+import { childDemo, logLines, type ChildDemo } from '../support/child-daemon.js';
+import { waitFor } from '../support/demo.js';
+
+const INJECT = new URL('../support/inject-fault.ts', import.meta.url).pathname;
+
+let d: ChildDemo | undefined;
+afterEach(async () => {
+  await d?.cleanup();
+  d = undefined;
+});
+
+describe('a fault that escapes every handler', () => {
+  /** a reading is in, so there is a bucket in progress to save */
+  const firstReading = async (demo: ChildDemo) => {
+    const token = await partnerToken(demo.credentials);
+    await waitFor('a first reading', async () => {
+      const r = await get(`${demo.url}/api/v1/devices`, bearer(token));
+      return r.body.devices.some((x: { lastSeen: string | null }) => x.lastSeen !== null);
+    });
+  };
+  const openBuckets = (demo: ChildDemo) => {
+    const db = new BetterSqlite3(join(demo.dataDir, 'sitegw.db'), { readonly: true });
+    try {
+      return db.prepare('SELECT COUNT(*) FROM open_buckets').pluck().get() as number;
+    } finally {
+      db.close();
+    }
+  };
+
+  for (const kind of ['rejection', 'exception'] as const) {
+    it(`an unhandled ${kind}: fatal log line with the stack, ordered stop, exit ${EXIT_FATAL}`, async () => {
+      d = await childDemo({ nodeArgs: ['--import', INJECT], args: ['--speed', '60'], env: { SITEGW_INJECT: kind } });
+      await firstReading(d);
+      d.child.kill('SIGWINCH');
+      expect(await d.exit).toEqual({ code: EXIT_FATAL, signal: null });
+
+      const lines = logLines(d.out());
+      const fatal = lines.findIndex((l) => l.level === 60);
+      expect(fatal).toBeGreaterThanOrEqual(0);
+      const err = lines[fatal]!.err as { message: string; stack: string };
+      expect(err.message).toBe(`injected ${kind === 'rejection' ? 'unhandled rejection' : 'uncaught exception'}`);
+      expect(err.stack).toContain('inject-fault.ts');
+      expect(lines.findIndex((l) => l.msg === 'sitegw stopped')).toBeGreaterThan(fatal);
+      expect(openBuckets(d)).toBeGreaterThan(0);
+    });
+  }
+
+  it('with the log channel gone (stdout and stderr closed, as when journald goes away): no hang, the stop still runs, exit 70', async () => {
+    d = await childDemo({ args: ['--speed', '60'] });
+    await firstReading(d);
+    d.child.stdout!.destroy();
+    d.child.stderr!.destroy();
+    // the stop's own lines meet the broken pipes (EPIPE): a fault of the log channel itself
+    d.child.kill('SIGTERM');
+    expect(await d.exit).toEqual({ code: EXIT_FATAL, signal: null });
+    expect(openBuckets(d)).toBeGreaterThan(0);
+  });
+});
