@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { IANAZone } from 'luxon';
 import { mayShareAddress, profileFindings } from '../profiles/config-check.js';
 import type { Finding } from './messages.js';
+import { DEFAULT_REQUEST_SECONDS } from './schema.js';
 import { closest } from './suggest.js';
 import { tariffFindings } from './tariff-check.js';
 import { uplinkFindings } from './uplink-check.js';
@@ -92,6 +93,20 @@ function checkTls(http: Rec, out: Finding[]): void {
       });
     }
   }
+}
+
+/** node refuses a headers timeout longer than the request timeout it is part of. */
+function checkLimits(limits: Rec, out: Finding[]): void {
+  const { headersSeconds, requestSeconds } = limits;
+  const request = typeof requestSeconds === 'number' ? requestSeconds : DEFAULT_REQUEST_SECONDS;
+  if (typeof headersSeconds !== 'number' || headersSeconds <= request) return;
+  const at = ['limits', 'http', requestSeconds === undefined ? 'headersSeconds' : 'requestSeconds'];
+  out.push({
+    segments: at,
+    anchor: at,
+    message: `headersSeconds (${headersSeconds}) is longer than requestSeconds (${request}${requestSeconds === undefined ? ', the default' : ''}), which includes the headers`,
+    hint: 'make requestSeconds at least as long as headersSeconds',
+  });
 }
 
 interface DeviceView {
@@ -242,6 +257,7 @@ export function semanticFindings(data: unknown): Finding[] {
     checkHost(data.http.host, ['http', 'host'], out, '0.0.0.0');
     checkTls(data.http, out);
   }
+  if (isRec(data.limits) && isRec(data.limits.http)) checkLimits(data.limits.http, out);
   tariffFindings(data.tariff, out);
   uplinkFindings(data.uplink, out);
   if (Array.isArray(data.devices)) checkDevices(data.devices, out);

@@ -27,7 +27,7 @@ export async function tariffApi(config: SiteConfig, now: number, db?: Database):
   const auth = new AuthService({ db: f.db, config: config.auth, dataDir: dir, siteId: f.site.id, log: silentLogger() });
   auth.start();
   const clock = { now };
-  const app = await buildApp({ site: f.site, db: f.db, auth, now: () => clock.now });
+  const app = await buildApp({ site: f.site, db: f.db, auth, now: () => clock.now, tariffQuota: config.limits.dynamicTariffs });
   const all = [...f.site.devices.keys()];
   const token = async (id: string, scopes: string[], devices: string[]) => {
     const { secret } = await addClient(f.db, { id, scopes, devices }, Date.now());
