@@ -106,7 +106,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(devicesRoutes, deps);
   await app.register(publishToRoute, deps);
   const clocked = { ...deps, now: opts.now ?? Date.now };
-  await app.register(tariffsRoutes, clocked);
+  await app.register(tariffsRoutes, { ...clocked, quota: opts.tariffQuota });
   await app.register(savingsRoutes, clocked);
   if (opts.ops) {
     const ops = opts.ops;
