@@ -436,43 +436,36 @@ const UPLINK: SchemaNode = {
   },
 };
 
-const seconds = (description: string, dflt: number, min: number, max: number, usual: string): SchemaNode => ({
+/** A whole number with its bounds; the hint names them and the default. */
+const bounded = (description: string, dflt: number, min: number, max: number, unit = 'a whole number'): SchemaNode => ({
   type: 'integer',
   description,
   default: dflt,
   minimum: min,
   maximum: max,
-  hint: `use whole seconds between ${min} and ${max}, ${usual}`,
+  hint: `use ${unit} between ${min} and ${max}, usually ${dflt}`,
 });
+const seconds = (description: string, dflt: number, min: number, max: number) => bounded(description, dflt, min, max, 'whole seconds');
 
-const count = (description: string, dflt: number, min: number, max: number): SchemaNode => ({
-  type: 'integer',
-  description,
-  default: dflt,
-  minimum: min,
-  maximum: max,
-  hint: `use a whole number between ${min} and ${max}, usually ${dflt}`,
-});
+export const DEFAULT_REQUEST_SECONDS = 30;
 
 /**
  * What one client may hold of the box's sockets and time (docs/security.md "HTTP limits"). The
  * defaults are sized for a Pi serving a handful of LAN partners; they bound what a hostile host
  * on the LAN can tie up, not what a well-behaved client needs.
  */
-export const DEFAULT_REQUEST_SECONDS = 30;
-
 const HTTP_LIMITS: SchemaNode = {
   type: 'object',
   description: 'timeouts and connection caps of the API port (HTTP and WebSocket)',
   default: {},
   additionalProperties: false,
   properties: {
-    headersSeconds: seconds('a request whose headers have not all arrived this long after it began is answered 408 and closed', 10, 1, 300, 'usually 10'),
-    requestSeconds: seconds('a request (headers and body) not received completely this long after it began is answered 408 and closed; at least headersSeconds', DEFAULT_REQUEST_SECONDS, 1, 600, `usually ${DEFAULT_REQUEST_SECONDS}`),
-    idleSeconds: seconds('a connection on which nothing is sent or received for this long is closed (a WebSocket is kept alive by its pings instead)', 60, 1, 3600, 'usually 60'),
-    keepAliveSeconds: seconds('an idle keep-alive connection is closed after this long without a new request', 5, 1, 600, 'usually 5'),
-    maxConnections: count('most open connections on the API port, WebSockets included; further ones are closed at once', 128, 1, 10000),
-    maxConnectionsPerAddress: count('most open connections from one client address, WebSockets included', 32, 1, 10000),
+    headersSeconds: seconds('a request whose headers have not all arrived this long after it began is answered 408 and closed', 10, 1, 300),
+    requestSeconds: seconds('a request (headers and body) not received completely this long after it began is answered 408 and closed; at least headersSeconds', DEFAULT_REQUEST_SECONDS, 1, 600),
+    idleSeconds: seconds('a connection on which nothing is sent or received for this long is closed (a WebSocket is kept alive by its pings instead)', 60, 1, 3600),
+    keepAliveSeconds: seconds('an idle keep-alive connection is closed after this long without a new request', 5, 1, 600),
+    maxConnections: bounded('most open connections on the API port, WebSockets included; further ones are closed at once', 128, 1, 10000),
+    maxConnectionsPerAddress: bounded('most open connections from one client address, WebSockets included', 32, 1, 10000),
   },
 };
 
@@ -486,9 +479,9 @@ const DYNAMIC_TARIFFS: SchemaNode = {
   default: {},
   additionalProperties: false,
   properties: {
-    maxPerClient: count('most dynamic tariffs one API client may own', 10, 1, 1000),
-    maxValuesPerTariff: count('most price values one dynamic tariff may hold (350400 = ten years of quarter hours)', 350400, 96, 10000000),
-    maxValuesPerClientPerDay: count('most price values one API client may store in 24 hours, over all its tariffs (a PATCH that replaces values counts its new ones)', 50000, 96, 10000000),
+    maxPerClient: bounded('most dynamic tariffs one API client may own', 10, 1, 1000),
+    maxValuesPerTariff: bounded('most price values one dynamic tariff may hold (350400 = ten years of quarter hours)', 350400, 96, 10000000),
+    maxValuesPerClientPerDay: bounded('most price values one API client may store in 24 hours, over all its tariffs (a PATCH that replaces values counts its new ones)', 50000, 96, 10000000),
   },
 };
 

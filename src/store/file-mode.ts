@@ -8,8 +8,8 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
-export const DATA_DIR_MODE = 0o700;
-export const DATA_FILE_MODE = 0o600;
+const DATA_DIR_MODE = 0o700;
+const DATA_FILE_MODE = 0o600;
 const SIDE_FILES = ['', '-wal', '-shm'];
 
 export type ModeLog = (fields: Record<string, unknown>, msg: string) => void;

@@ -10,9 +10,9 @@ import { devicesRoutes } from './devices.js';
 import { installErrorHandling } from './errors.js';
 import { installGuard } from './guard.js';
 import { capConnections, serverTimeouts } from './limits.js';
-import { RefusalLog } from './refusals.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
 import { publishToRoute } from './publish-to.js';
+import { RefusalLog } from './refusals.js';
 import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
 import { sitesRoutes } from './sites.js';
@@ -34,9 +34,9 @@ export interface BuildOptions extends ApiDeps {
   now?: () => number;
   /** installer operations (src/ops): /healthz, /metrics and the status page at / */
   ops?: { health: Health; metrics: Metrics; status(): StatusView };
-  /** timeouts and connection caps of the listening server (site.yaml http.limits); absent = node's and fastify's own (inject-only tests) */
+  /** timeouts and connection caps of the listening server (site.yaml limits.http); absent = node's and fastify's own (inject-only tests) */
   limits?: HttpLimits;
-  /** what one client may store of dynamic tariffs (site.yaml dynamicTariffs) */
+  /** what one client may store of dynamic tariffs (site.yaml limits.dynamicTariffs) */
   tariffQuota: TariffQuota;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Timeouts and connection caps of the API port (site.yaml http.limits, docs/security.md "HTTP
+ * Timeouts and connection caps of the API port (site.yaml limits.http, docs/security.md "HTTP
  * limits"). Without them a client that trickles its headers or body holds a socket, a parser
  * and its buffers for as long as it likes: fastify's requestTimeout of 0 even turns off node's
  * own five-minute limit.
@@ -44,13 +44,13 @@ export function serverTimeouts(l: HttpLimits): {
  */
 export function capConnections(server: Server, l: HttpLimits, refusals: RefusalLog): void {
   server.maxConnections = l.maxConnections;
-  server.on('drop', (d?: { remoteAddress?: string }) => refusals.note({ remote: d?.remoteAddress, statusCode: 'connection', reason: `http.limits.maxConnections (${l.maxConnections}) reached` }));
+  server.on('drop', (d?: { remoteAddress?: string }) => refusals.note({ remote: d?.remoteAddress, statusCode: 'connection', reason: `limits.http.maxConnections (${l.maxConnections}) reached` }));
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
     const addr = socket.remoteAddress ?? '';
     const n = (open.get(addr) ?? 0) + 1;
     if (n > l.maxConnectionsPerAddress) {
-      refusals.note({ remote: addr, statusCode: 'connection', reason: `http.limits.maxConnectionsPerAddress (${l.maxConnectionsPerAddress}) reached` });
+      refusals.note({ remote: addr, statusCode: 'connection', reason: `limits.http.maxConnectionsPerAddress (${l.maxConnectionsPerAddress}) reached` });
       socket.destroy();
       return;
     }

@@ -10,8 +10,8 @@ import { firstCursor, readPage } from '../../tariffs/pages.js';
 import { createTariff, patchTariff, requireTariff, type TariffCaller } from '../../tariffs/write.js';
 import { formatInterval, parseInterval } from '../../telemetry/interval.js';
 import type { ApiDeps } from './deps.js';
-import { principalOf } from './guard.js';
 import { ErrorBodySchema } from './errors.js';
+import { principalOf } from './guard.js';
 import { ErrorResponses } from './schemas.js';
 
 export interface ClockedDeps extends ApiDeps {
