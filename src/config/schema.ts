@@ -447,8 +447,6 @@ const bounded = (description: string, dflt: number, min: number, max: number, un
 });
 const seconds = (description: string, dflt: number, min: number, max: number) => bounded(description, dflt, min, max, 'whole seconds');
 
-export const DEFAULT_REQUEST_SECONDS = 30;
-
 /**
  * What one client may hold of the box's sockets and time (docs/security.md "HTTP limits"). The
  * defaults are sized for a Pi serving a handful of LAN partners; they bound what a hostile host
@@ -461,7 +459,7 @@ const HTTP_LIMITS: SchemaNode = {
   additionalProperties: false,
   properties: {
     headersSeconds: seconds('a request whose headers have not all arrived this long after it began is answered 408 and closed', 10, 1, 300),
-    requestSeconds: seconds('a request (headers and body) not received completely this long after it began is answered 408 and closed; at least headersSeconds', DEFAULT_REQUEST_SECONDS, 1, 600),
+    requestSeconds: seconds('a request (headers and body) not received completely this long after it began is answered 408 and closed; at least headersSeconds', 30, 1, 600),
     idleSeconds: seconds('a connection on which nothing is sent or received for this long is closed (a WebSocket is kept alive by its pings instead)', 60, 1, 3600),
     keepAliveSeconds: seconds('an idle keep-alive connection is closed after this long without a new request', 5, 1, 600),
     maxConnections: bounded('most open connections on the API port, WebSockets included; further ones are closed at once', 128, 1, 10000),

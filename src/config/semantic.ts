@@ -8,7 +8,6 @@ import { isIP } from 'node:net';
 import { IANAZone } from 'luxon';
 import { mayShareAddress, profileFindings } from '../profiles/config-check.js';
 import type { Finding } from './messages.js';
-import { DEFAULT_REQUEST_SECONDS } from './schema.js';
 import { closest } from './suggest.js';
 import { tariffFindings } from './tariff-check.js';
 import { uplinkFindings } from './uplink-check.js';
@@ -95,17 +94,16 @@ function checkTls(http: Rec, out: Finding[]): void {
   }
 }
 
-/** node refuses a headers timeout longer than the request timeout it is part of. */
+/** node refuses a headers timeout longer than the request timeout it is part of (defaults are filled in by now). */
 function checkLimits(limits: Rec, out: Finding[]): void {
   const { headersSeconds, requestSeconds } = limits;
-  const request = typeof requestSeconds === 'number' ? requestSeconds : DEFAULT_REQUEST_SECONDS;
-  if (typeof headersSeconds !== 'number' || headersSeconds <= request) return;
-  const at = ['limits', 'http', requestSeconds === undefined ? 'headersSeconds' : 'requestSeconds'];
+  if (typeof headersSeconds !== 'number' || typeof requestSeconds !== 'number' || headersSeconds <= requestSeconds) return;
+  const at = ['limits', 'http', 'headersSeconds'];
   out.push({
     segments: at,
     anchor: at,
-    message: `headersSeconds (${headersSeconds}) is longer than requestSeconds (${request}${requestSeconds === undefined ? ', the default' : ''}), which includes the headers`,
-    hint: 'make requestSeconds at least as long as headersSeconds',
+    message: `headersSeconds (${headersSeconds}) is longer than requestSeconds (${requestSeconds}), which includes the headers`,
+    hint: 'make headersSeconds at most requestSeconds, or raise requestSeconds (default 30)',
   });
 }
 
