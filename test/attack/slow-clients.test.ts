@@ -58,6 +58,8 @@ class Raw {
 
 describe('slow and greedy clients', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
+  let token: string;
+  const wsUrl = () => `${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime`;
   const port = () => Number(new URL(demo.url).port);
   const openConnections = () => new Promise<number>((resolve, reject) => demo.daemon.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
 
@@ -69,6 +71,9 @@ describe('slow and greedy clients', () => {
         c.limits.http = { headersSeconds: 1, requestSeconds: 2, idleSeconds: 60, keepAliveSeconds: 60, maxConnections: TOTAL, maxConnectionsPerAddress: PER_ADDRESS };
       },
     });
+    const { id, secret } = demo.credentials.client;
+    // Connection: close, so the token request holds no slot afterwards
+    token = (await rawRequest({ method: 'POST', url: demo.credentials.tokenUrl, headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded', connection: 'close' }, body: 'grant_type=client_credentials' })).body.access_token as string;
   });
   afterAll(async () => {
     await demo?.cleanup();
@@ -86,7 +91,8 @@ describe('slow and greedy clients', () => {
     }
   });
 
-  it('a token request whose body comes a byte at a time is answered 408 and closed', { timeout: 20_000 }, async () => {
+  it('a token request whose body comes a byte at a time is answered 408 and closed; a WebSocket outlives that timeout', { timeout: 20_000 }, async () => {
+    const ws = await StreamClient.connect(wsUrl(), token);
     const { id, secret } = demo.credentials.client;
     const body = 'grant_type=client_credentials';
     const c = await Raw.open(port());
@@ -98,14 +104,15 @@ describe('slow and greedy clients', () => {
     await c.closed;
     expect(c.data).toMatch(/^HTTP\/1\.1 408 /);
     expect(c.data).not.toMatch(/access_token/);
+    // opened before the slow request and so older than requestSeconds: the timeouts are for requests, not upgraded sockets
+    expect(ws.closed).toBeNull();
+    ws.close();
   });
 
   it('caps connections per address and in all, a WebSocket included; open ones keep working; freed slots are taken again', { timeout: 30_000 }, async () => {
-    const { id, secret } = demo.credentials.client;
-    const token = (await rawRequest({ method: 'POST', url: demo.credentials.tokenUrl, headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded', connection: 'close' }, body: 'grant_type=client_credentials' })).body.access_token as string;
     await waitFor('the earlier connections to close', async () => (await openConnections()) === 0);
 
-    const ws = await StreamClient.connect(`${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime`, token);
+    const ws = await StreamClient.connect(wsUrl(), token);
     const first: Raw[] = [];
     for (let i = 1; i < PER_ADDRESS; i++) first.push(await Raw.open(port()));
     for (const c of first) expect(await c.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
