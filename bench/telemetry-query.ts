@@ -83,7 +83,7 @@ try {
   const auth = new AuthService({ db, config: site.config.auth, dataDir: dir, siteId: site.id, log: silentLogger() });
   auth.start();
   const { secret } = await addClient(db, { id: 'bench', devices: [...site.devices.keys()] }, Date.now());
-  const app = await buildApp({ site, db, auth, logger: false });
+  const app = await buildApp({ site, db, auth, logger: false, tariffQuota: site.config.limits.dynamicTariffs });
   const tokenRes = await app.inject({
     method: 'POST',
     url: '/oauth2/token',

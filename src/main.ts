@@ -198,7 +198,18 @@ export class Daemon {
     closeTimer.start();
     started('bucket closing', () => closeTimer.stop());
 
-    const app = await buildApp({ site, db, auth, https: tls.https, now: () => clock.now(), logger: log.child({ feature: 'http' }), version: VERSION, ops });
+    const app = await buildApp({
+      site,
+      db,
+      auth,
+      https: tls.https,
+      limits: config.limits.http,
+      tariffQuota: config.limits.dynamicTariffs,
+      now: () => clock.now(),
+      logger: log.child({ feature: 'http' }),
+      version: VERSION,
+      ops,
+    });
     started('http', () => app.close());
     ws = new WsServer(app.server, bus, wsAccess(auth), {
       log: log.child({ feature: 'ws' }),

@@ -13,7 +13,7 @@ import { siteSchema } from './schema.js';
 import { canonicalZone, semanticFindings } from './semantic.js';
 import { nodeAtOffset, offsetOf, positionOf } from './source-map.js';
 import type { SiteConfig } from './types.js';
-import { uplinkFileErrors } from './uplink-files.js';
+import { tlsFileErrors } from './tls-files.js';
 
 export type { ConfigError } from './errors.js';
 
@@ -218,8 +218,9 @@ export async function loadConfig(file: string): Promise<ConfigResult> {
     return { ok: false, errors: [readFailure(file, e)], unreadable: true };
   }
   const result = parseConfig(text, file, dirname(resolve(file)));
-  // the certificate files are read here: parseConfig looks at the text alone
-  if (!result.ok || !result.config.uplink) return result;
-  const errors = uplinkFileErrors(result.config.uplink, text);
+  // the certificate files are read here, for `run` and `check-config` alike: parseConfig looks at the text alone
+  if (!result.ok) return result;
+  const { http, uplink } = result.config;
+  const errors = [...tlsFileErrors('http', http.tls, text), ...(uplink ? tlsFileErrors('uplink', uplink.tls, text) : [])];
   return errors.length > 0 ? { ok: false, errors } : result;
 }

@@ -94,6 +94,19 @@ function checkTls(http: Rec, out: Finding[]): void {
   }
 }
 
+/** node refuses a headers timeout longer than the request timeout it is part of (defaults are filled in by now). */
+function checkLimits(limits: Rec, out: Finding[]): void {
+  const { headersSeconds, requestSeconds } = limits;
+  if (typeof headersSeconds !== 'number' || typeof requestSeconds !== 'number' || headersSeconds <= requestSeconds) return;
+  const at = ['limits', 'http', 'headersSeconds'];
+  out.push({
+    segments: at,
+    anchor: at,
+    message: `headersSeconds (${headersSeconds}) is longer than requestSeconds (${requestSeconds}), which includes the headers`,
+    hint: 'make headersSeconds at most requestSeconds, or raise requestSeconds (default 30)',
+  });
+}
+
 interface DeviceView {
   index: number;
   raw: Rec;
@@ -254,6 +267,7 @@ export function semanticFindings(data: unknown): Finding[] {
     checkHost(data.http.host, ['http', 'host'], out, '0.0.0.0');
     checkTls(data.http, out);
   }
+  if (isRec(data.limits) && isRec(data.limits.http)) checkLimits(data.limits.http, out);
   tariffFindings(data.tariff, out);
   uplinkFindings(data.uplink, out);
   if (Array.isArray(data.devices)) checkDevices(data.devices, out);

@@ -73,6 +73,30 @@ export interface AuthConfig {
   failureWindowSeconds: number;
 }
 
+/** Timeouts and connection caps of the API port (docs/security.md "HTTP limits"). */
+export interface HttpLimits {
+  /** all headers of a request within this long, else 408 */
+  headersSeconds: number;
+  /** the whole request (headers and body) within this long, else 408; >= headersSeconds */
+  requestSeconds: number;
+  /** a connection with no traffic either way for this long is closed */
+  idleSeconds: number;
+  /** an idle keep-alive connection is closed after this long */
+  keepAliveSeconds: number;
+  /** open connections on the port, WebSockets included */
+  maxConnections: number;
+  /** open connections from one remote address */
+  maxConnectionsPerAddress: number;
+}
+
+/** What one API client may store of dynamic tariffs (docs/security.md "Tariff ownership and quotas"). */
+export interface TariffQuota {
+  maxPerClient: number;
+  maxValuesPerTariff: number;
+  /** values stored per client in any 24 hours */
+  maxValuesPerClientPerDay: number;
+}
+
 export interface SiteConfig {
   site: {
     id: string;
@@ -104,6 +128,8 @@ export interface SiteConfig {
   /** the MQTT uplink to the cloud (src/uplink); absent = no uplink */
   uplink?: UplinkConfig;
   devices: DeviceConfig[];
+  /** what one client may tie up or store (docs/security.md) */
+  limits: { http: HttpLimits; dynamicTariffs: TariffQuota };
 }
 
 /** The MQTT uplink; `{siteId}` in clientId and topicPrefix is already replaced by the site id. */

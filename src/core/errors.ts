@@ -8,6 +8,8 @@ export class ApiError extends Error {
     readonly statusCode: number,
     readonly code: string,
     message: string,
+    /** seconds after which the same request may succeed (a 429's Retry-After) */
+    readonly retryAfter?: number,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -30,11 +32,15 @@ export const ErrorCodes = {
   INVALID_NEXT_TOKEN: { status: 400, code: 'INVALID_NEXT_TOKEN' },
   TARIFF_NOT_FOUND: { status: 404, code: 'TARIFF_NOT_FOUND' },
   SITE_TARIFF_UNAVAILABLE: { status: 409, code: 'SITE_TARIFF_UNAVAILABLE' },
+  // a client's tariffs or a tariff's values at their limit (limits.dynamicTariffs)
+  TARIFF_LIMIT_REACHED: { status: 409, code: 'TARIFF_LIMIT_REACHED' },
+  // a client's values per 24 hours spent; Retry-After says when enough are free again
+  TARIFF_QUOTA_EXCEEDED: { status: 429, code: 'TARIFF_QUOTA_EXCEEDED' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
 } as const;
 export type ErrorName = keyof typeof ErrorCodes;
 
-export function apiError(name: ErrorName, message: string): ApiError {
+export function apiError(name: ErrorName, message: string, retryAfter?: number): ApiError {
   const e = ErrorCodes[name];
-  return new ApiError(e.status, e.code, message);
+  return new ApiError(e.status, e.code, message, retryAfter);
 }

@@ -86,7 +86,7 @@ export function openCheckedDatabase(file: string, log: Logger, now: () => number
   }
   if (reason === null) {
     try {
-      return { db: openDatabase(file), replaced: null };
+      return { db: openDatabase(file, (fields, msg) => log.warn(fields, msg)), replaced: null };
     } catch (err) {
       if (!isCorruption(err)) throw err;
       reason = (err as Error).message;
@@ -95,5 +95,5 @@ export function openCheckedDatabase(file: string, log: Logger, now: () => number
   const at = now();
   const movedTo = moveAside(file, at);
   log.error({ file, movedTo, reason }, 'the database is damaged: moved aside, starting a fresh one (history before now is in the moved file)');
-  return { db: openDatabase(file), replaced: { file, movedTo, reason, at } };
+  return { db: openDatabase(file, (fields, msg) => log.warn(fields, msg)), replaced: { file, movedTo, reason, at } };
 }

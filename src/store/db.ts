@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from 'better-sqlite3';
+import { secureDataFile, type ModeLog } from './file-mode.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
 export type { Database } from 'better-sqlite3';
@@ -32,8 +31,8 @@ const BUSY_TIMEOUT_MS = 5000;
  */
 export const CACHE_KIB = 2048;
 
-export function openDatabase(file: string | ':memory:'): Database {
-  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+export function openDatabase(file: string | ':memory:', warn?: ModeLog): Database {
+  if (file !== ':memory:') secureDataFile(file, warn);
   const db = new BetterSqlite3(file);
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);

@@ -217,6 +217,25 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: 'dynamic tariffs belong to the client that created them; the values each client stored, for its daily quota',
+    up(db) {
+      db.exec(`
+        -- NULL: created before owners were recorded. Who did is unknown, so such a tariff is left
+        -- to the site owner (customer tokens) rather than guessed or opened to every partner
+        ALTER TABLE tariffs ADD COLUMN owner_client TEXT;
+        CREATE INDEX tariffs_by_owner ON tariffs (owner_client);
+
+        -- one row per accepted write; rows older than the quota window are deleted on the next write
+        CREATE TABLE tariff_writes (
+          client_id   TEXT NOT NULL,
+          at_ms       INTEGER NOT NULL,
+          value_count INTEGER NOT NULL
+        );
+        CREATE INDEX tariff_writes_by_client ON tariff_writes (client_id, at_ms);
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -32,19 +32,46 @@ const toValue = ([s, e, imp, exp]: ValueRow): TariffValue => ({
   ...(exp !== null ? { exportPrice: exp } : {}),
 });
 
-export function insertTariff(db: Database, t: TariffMeta, createdAt: number): void {
-  db.prepare('INSERT INTO tariffs (id, name, currency, timezone, kind, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+/** A stored tariff with the client that owns it; null = the site owner alone (created before owners were recorded). */
+export interface StoredTariff extends TariffMeta {
+  owner: string | null;
+}
+
+export function insertTariff(db: Database, t: TariffMeta, owner: string, createdAt: number): void {
+  db.prepare('INSERT INTO tariffs (id, name, currency, timezone, kind, owner_client, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
     t.id,
     t.name,
     t.currency,
     t.timezone,
     t.kind,
+    owner,
     createdAt,
   );
 }
 
-export function findTariff(db: Database, id: string): TariffMeta | undefined {
-  return db.prepare<[string], TariffMeta>('SELECT id, name, currency, timezone, kind FROM tariffs WHERE id = ?').get(id);
+export function findTariff(db: Database, id: string): StoredTariff | undefined {
+  return db.prepare<[string], StoredTariff>('SELECT id, name, currency, timezone, kind, owner_client AS owner FROM tariffs WHERE id = ?').get(id);
+}
+
+export function countTariffsOwnedBy(db: Database, clientId: string): number {
+  return db.prepare<[string], number>('SELECT count(*) FROM tariffs WHERE owner_client = ?').pluck().get(clientId)!;
+}
+
+export function countValues(db: Database, tariffId: string): number {
+  return db.prepare<[string], number>('SELECT count(*) FROM tariff_values WHERE tariff_id = ?').pluck().get(tariffId)!;
+}
+
+/** One accepted write of `count` values by a client, for its quota. */
+export function recordTariffWrite(db: Database, clientId: string, atMs: number, count: number): void {
+  db.prepare('INSERT INTO tariff_writes (client_id, at_ms, value_count) VALUES (?, ?, ?)').run(clientId, atMs, count);
+}
+
+/** The client's writes after `sinceMs`, oldest first; older rows of every client are deleted. */
+export function tariffWritesSince(db: Database, clientId: string, sinceMs: number): { atMs: number; count: number }[] {
+  db.prepare('DELETE FROM tariff_writes WHERE at_ms <= ?').run(sinceMs);
+  return db
+    .prepare<[string, number], { atMs: number; count: number }>('SELECT at_ms AS atMs, value_count AS count FROM tariff_writes WHERE client_id = ? AND at_ms > ? ORDER BY at_ms')
+    .all(clientId, sinceMs);
 }
 
 /** Values whose start lies in [from, to), ascending. */

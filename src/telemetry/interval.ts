@@ -45,6 +45,8 @@ export function parseInterval(text: string, now?: number): TimeRange {
 
   for (const [i, p] of parts.entries()) {
     if (/^P/i.test(p)) continue;
+    // a five-digit or signed year, which luxon reads in some spellings and not in others
+    if (/^(?:[+-]\d{4,}|\d{5,})-/.test(p)) throw outsideYears(text);
     if (!ZONED.test(p)) {
       const which = i === 0 ? 'start' : 'end';
       // An unencoded '+' in a query string arrives as a space: say so rather than "no offset".
@@ -63,8 +65,20 @@ export function parseInterval(text: string, now?: number): TimeRange {
   return checked(text, { start: iv.start!.toMillis(), end: iv.end!.toMillis() });
 }
 
+/**
+ * The instants an interval may hold: years 0000 to 9999, what ISO 8601's four-digit year writes.
+ * Beyond them only the expanded form (+010000-…) could answer, which clients do not expect.
+ */
+export const FIRST_INSTANT = '0000-01-01T00:00:00Z';
+export const LAST_INSTANT = '9999-12-31T23:59:59Z';
+const FIRST_MS = Date.parse(FIRST_INSTANT);
+const LAST_MS = Date.parse(LAST_INSTANT);
+
+const outsideYears = (text: string) => invalid(text, `reaches outside the years 0000 to 9999: its start and end must lie from ${FIRST_INSTANT} to ${LAST_INSTANT}`);
+
 function checked(text: string, r: TimeRange): TimeRange {
   if (!(r.end > r.start)) throw invalid(text, 'ends before or at its start: the end must be after the start');
+  if (r.start < FIRST_MS || r.end > LAST_MS) throw outsideYears(text);
   if (r.end - r.start > MAX_INTERVAL_MS) {
     const days = Math.ceil((r.end - r.start) / 86_400_000);
     throw apiError(
@@ -137,7 +151,9 @@ let prefixB = '';
 function datePrefix(day: number): string {
   if (day === dayA) return prefixA;
   if (day === dayB) return prefixB;
-  const p = new Date(day * DAY_MS).toISOString().slice(0, 11);
+  // up to the 'T': six digits and a sign for years outside 0000-9999 (ISO 8601 expanded form)
+  const iso = new Date(day * DAY_MS).toISOString();
+  const p = iso.slice(0, iso.indexOf('T') + 1);
   dayB = dayA;
   prefixB = prefixA;
   dayA = day;
@@ -145,7 +161,11 @@ function datePrefix(day: number): string {
   return p;
 }
 
-/** `2026-11-23T00:15:00Z`: canonical UTC, whole seconds (sub-second parts are dropped). */
+/**
+ * `2026-11-23T00:15:00Z`: canonical UTC, whole seconds (sub-second parts are dropped). Input
+ * intervals stay in the years 0000-9999; a period widened past them (a day or month bucket at
+ * the edge) is written in the expanded form `+010000-01-01T00:00:00Z`, never cut short.
+ */
 export function formatInstant(ms: number): string {
   const day = Math.floor(ms / DAY_MS);
   const s = Math.floor((ms - day * DAY_MS) / 1000);

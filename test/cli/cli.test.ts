@@ -8,7 +8,7 @@ import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { startSimServers, type SimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
-import { exampleWithoutUplinkFiles } from '../config/fixtures.js';
+import { exampleElsewhere } from '../config/fixtures.js';
 import { httpsGet, partnerToken } from '../support/auth.js';
 import { getJson, waitFor } from '../support/demo.js';
 
@@ -107,7 +107,7 @@ describe('sitegw CLI', () => {
     const missing = sitegw(['check-config', join(dir, 'nope.yaml')]);
     expect(await missing.exit).toBe(2);
     const example = join(dir, 'example.yaml');
-    writeFileSync(example, exampleWithoutUplinkFiles());
+    writeFileSync(example, exampleElsewhere());
     const ok = sitegw(['check-config', example]);
     expect(await ok.exit).toBe(0);
   });

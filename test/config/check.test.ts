@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfigCommand, type CheckOutput } from '../../src/config/check.js';
-import { exampleWithoutUplinkFiles, MINIMAL, text, withAppended } from './fixtures.js';
+import { exampleElsewhere, MINIMAL, text, withAppended } from './fixtures.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-check-'));
@@ -37,7 +37,7 @@ describe('sitegw check-config', () => {
 
   it('returns 0 for the shipped example', async () => {
     const io = capture();
-    const file = write('site.yaml', exampleWithoutUplinkFiles());
+    const file = write('site.yaml', exampleElsewhere());
     expect(await checkConfigCommand(file, io)).toBe(0);
     expect(io.stdout[0]).toMatch(/^OK: site 'miller-home' with 5 devices$/);
   });

@@ -29,6 +29,10 @@ describe('a minimal site.yaml', () => {
           connection: { type: 'tcp', host: '192.168.1.50', port: 502, unitId: 1, timeoutMs: 1000 },
         },
       ],
+      limits: {
+        http: { headersSeconds: 10, requestSeconds: 30, idleSeconds: 60, keepAliveSeconds: 5, maxConnections: 128, maxConnectionsPerAddress: 32 },
+        dynamicTariffs: { maxPerClient: 10, maxValuesPerTariff: 350400, maxValuesPerClientPerDay: 50000 },
+      },
     });
   });
 

@@ -3,6 +3,7 @@
  * exact line number the error names.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { ConfigError } from '../../src/config/errors.js';
 import type { ConfigResult } from '../../src/config/load.js';
@@ -61,12 +62,14 @@ export function expectSingleError(
 }
 
 /**
- * examples/site.example.yaml without its uplink.tls block: those lines name certificate files an
- * installer puts in /etc/sitegw/mqtt, and loading a site.yaml reads them (src/config/uplink-files.ts).
+ * examples/site.example.yaml for a site.yaml written to another folder: its TLS paths name the
+ * sample files beside the example (relative, and loading a site.yaml reads them:
+ * src/config/tls-files.ts), so they are made absolute.
  */
-export function exampleWithoutUplinkFiles(): string {
+export function exampleElsewhere(): string {
   const example = readFileSync(new URL('../../examples/site.example.yaml', import.meta.url), 'utf8');
-  const out = example.replace(/^ {2}tls:\n {4}ca: .*\n {4}cert: .*\n {4}key: .*\n/m, '');
-  if (out === example) throw new Error('examples/site.example.yaml: the uplink.tls block was not found');
+  const samples = fileURLToPath(new URL('../../examples/samples/', import.meta.url));
+  const out = example.replace(/^( +(?:ca|cert|key): )samples\//gm, `$1${samples}`);
+  if (out === example) throw new Error('examples/site.example.yaml: no TLS path into samples/ was found');
   return out;
 }

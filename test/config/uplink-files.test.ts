@@ -1,5 +1,5 @@
 /**
- * uplink.tls files are read when site.yaml is loaded (src/config/uplink-files.ts): each mistake
+ * uplink.tls files are read when site.yaml is loaded (src/config/tls-files.ts): each mistake
  * is named with its line, with real files made by openssl (test/support/pki.ts).
  */
 import { execFileSync, spawnSync } from 'node:child_process';

@@ -14,7 +14,7 @@ export interface TariffApi extends Fixture {
   app: FastifyInstance;
   /** the daemon clock the app reads */
   clock: { now: number };
-  /** bearer tokens: read+write on every device, read only, and read on the inverter alone */
+  /** bearer tokens: read+write on every device, read only (of the same client), and read on the inverter alone (another client) */
   tokens: { writer: string; reader: string; inverterOnly: string };
   req(method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown, token?: string): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -27,10 +27,10 @@ export async function tariffApi(config: SiteConfig, now: number, db?: Database):
   const auth = new AuthService({ db: f.db, config: config.auth, dataDir: dir, siteId: f.site.id, log: silentLogger() });
   auth.start();
   const clock = { now };
-  const app = await buildApp({ site: f.site, db: f.db, auth, now: () => clock.now });
+  const app = await buildApp({ site: f.site, db: f.db, auth, now: () => clock.now, tariffQuota: config.limits.dynamicTariffs });
   const all = [...f.site.devices.keys()];
-  const token = async (id: string, scopes: string[], devices: string[]) => {
-    const { secret } = await addClient(f.db, { id, scopes, devices }, Date.now());
+  const client = async (id: string, scopes: string[], devices: string[]) => ({ id, secret: (await addClient(f.db, { id, scopes, devices }, Date.now())).secret! });
+  const token = async ({ id, secret }: { id: string; secret: string }, scopes: string[]) => {
     const res = await app.inject({
       method: 'POST',
       url: '/oauth2/token',
@@ -40,10 +40,12 @@ export async function tariffApi(config: SiteConfig, now: number, db?: Database):
     if (res.statusCode !== 200) throw new Error(`token for ${id}: ${res.statusCode} ${res.body}`);
     return (res.json() as { access_token: string }).access_token;
   };
+  const writer = await client('writer', ['device.read', 'device.write'], all);
   const tokens = {
-    writer: await token('writer', ['device.read', 'device.write'], all),
-    reader: await token('reader', ['device.read'], all),
-    inverterOnly: await token('inverter-partner', ['device.read'], ['inv']),
+    writer: await token(writer, ['device.read', 'device.write']),
+    // the writer's own client with the read scope alone: tariffs belong to the client that made them
+    reader: await token(writer, ['device.read']),
+    inverterOnly: await token(await client('inverter-partner', ['device.read'], ['inv']), ['device.read']),
   };
   return {
     ...f,

@@ -218,7 +218,7 @@ describe('dynamic tariff pages', () => {
     const auth = new AuthService({ db: api.db, config: api.site.config.auth, dataDir: dir, siteId: 'home', log: silentLogger() });
     auth.start();
     // a second app on the same database, as after a daemon restart
-    const again = await buildApp({ site: api.site, db: api.db, auth, now: () => NOW });
+    const again = await buildApp({ site: api.site, db: api.db, auth, now: () => NOW, tariffQuota: api.site.config.limits.dynamicTariffs });
     try {
       const r = await again.inject({ method: 'GET', url: `/api/v1/dynamicTariffs/${tariffId}?nextToken=${encodeURIComponent(token)}`, headers: { authorization: `Bearer ${api.tokens.reader}` } });
       expect(r.statusCode).toBe(200);

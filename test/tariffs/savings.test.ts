@@ -120,6 +120,8 @@ describe('savings with a dynamic tariff', () => {
     const t = createTariff(
       probe.db,
       { name: 'day-ahead', currency: 'EUR', timezone: 'Europe/Berlin', kind, values: values.map((v) => ({ ...v, start: ms(v.start), end: ms(v.end) })) },
+      { clientId: 'partner', siteOwner: false },
+      { quota: probe.site.config.limits.dynamicTariffs, nowMs: 0 },
       0,
     );
     const f = fixture(siteConfig(['tariff:', '  type: dynamic', `  tariffId: ${t.id}`]), probe.db);
@@ -206,7 +208,7 @@ describe('savings sources', () => {
     const missing = fixture(siteConfig(['tariff:', '  type: dynamic', '  tariffId: not-stored']));
     expect(code(missing)).toMatch(/^409 SITE_TARIFF_UNAVAILABLE .*'not-stored'.*is not stored/);
     const usd = fixture(siteConfig(FLAT));
-    const t = createTariff(usd.db, { name: 'x', currency: 'USD', timezone: 'UTC', kind: 'both', values: [] }, 0);
+    const t = createTariff(usd.db, { name: 'x', currency: 'USD', timezone: 'UTC', kind: 'both', values: [] }, { clientId: 'partner', siteOwner: false }, { quota: usd.site.config.limits.dynamicTariffs, nowMs: 0 }, 0);
     expect(code(fixture(siteConfig(['tariff:', '  type: dynamic', `  tariffId: ${t.id}`]), usd.db))).toMatch(/is in USD, the site in EUR/);
   });
 });

@@ -157,3 +157,31 @@ describe('formatInterval', () => {
     }
   });
 });
+
+describe('years outside 0000-9999', () => {
+  it('an interval reaching past them is refused with the allowed range, whichever way it is written', () => {
+    for (const text of [
+      '9999-12-31T00:00:00Z/P1D',
+      '9999-12-31T00:00:00Z/10000-01-01T00:00:00Z',
+      '+010001-01-01T00:00:00Z/P1D',
+      '-000001-12-31T00:00:00Z/P1D',
+      'P2D/0000-01-01T12:00:00Z',
+      '9999-12-31T23:00:00+00:00/PT2H',
+    ]) {
+      const e = errorOf(() => parseInterval(text));
+      expect(e.statusCode, text).toBe(400);
+      expect(e.code, text).toBe('INVALID_INTERVAL');
+      expect(e.message, text).toContain('0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z');
+    }
+    // the edges themselves are inside
+    expect(parseInterval('9999-12-30T23:59:59Z/9999-12-31T23:59:59Z').end).toBe(ms('9999-12-31T23:59:59Z'));
+    expect(parseInterval('0000-01-01T00:00:00Z/P1D').start).toBe(ms('0000-01-01T00:00:00Z'));
+  });
+
+  it('an instant beyond them (a period widened past the edge) is written whole in the expanded form, as toISOString does', () => {
+    for (const iso of ['+010000-01-01T00:00:00Z', '+010001-01-01T00:15:00Z', '-000001-12-31T23:45:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:45:00Z']) {
+      expect(formatInstant(ms(iso))).toBe(iso);
+    }
+    expect(formatInterval(ms('9999-12-31T23:00:00Z'), ms('+010000-01-01T00:00:00Z'))).toBe('9999-12-31T23:00:00Z/+010000-01-01T00:00:00Z');
+  });
+});

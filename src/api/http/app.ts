@@ -1,13 +1,18 @@
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ALL_SCOPES, OPENID } from '../../auth/scopes.js';
+import type { HttpLimits, TariffQuota } from '../../config/types.js';
+import { silentLogger } from '../../core/log.js';
 import type { ApiDeps } from './deps.js';
 import { devicesRoutes } from './devices.js';
 import { installErrorHandling } from './errors.js';
 import { installGuard } from './guard.js';
+import { capConnections, serverTimeouts } from './limits.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
 import { publishToRoute } from './publish-to.js';
+import { RefusalLog } from './refusals.js';
 import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
 import { sitesRoutes } from './sites.js';
@@ -29,13 +34,24 @@ export interface BuildOptions extends ApiDeps {
   now?: () => number;
   /** installer operations (src/ops): /healthz, /metrics and the status page at / */
   ops?: { health: Health; metrics: Metrics; status(): StatusView };
+  /** timeouts and connection caps of the listening server (site.yaml limits.http); absent = node's and fastify's own (inject-only tests) */
+  limits?: HttpLimits;
+  /** what one client may store of dynamic tariffs (site.yaml limits.dynamicTariffs) */
+  tariffQuota: TariffQuota;
+}
+
+/** Refused requests worth an installer's eye: credentials or scope refused, limits hit, and any 4xx of the login and token pages. */
+function isRefusal(statusCode: number, path: string): boolean {
+  return [401, 403, 408, 413, 429].includes(statusCode) || (statusCode >= 400 && statusCode < 500 && (path.startsWith('/oauth2/') || path === LOGIN_PATH));
 }
 
 /** Builds the HTTP app without listening, so tests use app.inject() and main decides where to listen. */
 export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
+  const timeouts = opts.limits && serverTimeouts(opts.limits);
   const app: FastifyInstance = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : { logger: false }),
-    ...(opts.https ? { https: opts.https } : {}),
+    ...(opts.https ? { https: { ...opts.https, ...timeouts?.node } } : timeouts ? { http: timeouts.node } : {}),
+    ...timeouts?.fastify,
     // fastify's request lines carry the query string, where a careless client may put a code or
     // token; the line below logs the path only
     logController: new LogController({ disableRequestLogging: true }),
@@ -44,9 +60,20 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: true, allErrors: false } },
   });
+  const refusals = new RefusalLog(opts.logger || silentLogger());
   app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, path: req.url.split('?')[0], statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    const path = req.url.split('?')[0]!;
+    // refusals go to the bounded log alone, so a flood of them cannot fill the disk through this line
+    if (isRefusal(reply.statusCode, path)) return refusals.note({ remote: req.ip, statusCode: reply.statusCode, method: req.method, path });
+    req.log.info({ method: req.method, path, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime), remote: req.ip }, 'request');
   });
+  // timeouts and malformed requests end before fastify sees a request: node answers (408, 400) and
+  // closes; a peer that merely hung up (ECONNRESET) was not refused anything
+  app.server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const statusCode = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code?.startsWith('HPE_') ? 400 : undefined;
+    if (statusCode) refusals.note({ remote: socket.remoteAddress, statusCode, reason: err.code });
+  });
+  if (opts.limits) capConnections(app.server, opts.limits, refusals);
 
   installErrorHandling(app);
   // before any route: it refuses routes that do not declare who may call them
@@ -79,7 +106,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   await app.register(devicesRoutes, deps);
   await app.register(publishToRoute, deps);
   const clocked = { ...deps, now: opts.now ?? Date.now };
-  await app.register(tariffsRoutes, clocked);
+  await app.register(tariffsRoutes, { ...clocked, quota: opts.tariffQuota });
   await app.register(savingsRoutes, clocked);
   if (opts.ops) {
     const ops = opts.ops;

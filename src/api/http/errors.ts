@@ -38,6 +38,7 @@ function validationMessage(err: FastifyError): { code: string; message: string }
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) {
+      if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
       return reply.status(err.statusCode).send(errorBody(err.statusCode, err.code, err.message));
     }
     if (err.validation) {

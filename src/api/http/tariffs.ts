@@ -1,19 +1,36 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
 import type { Requirement } from '../../auth/bearer.js';
+import type { TariffQuota } from '../../config/types.js';
 import { pageTokenKey, TARIFF_KINDS, type TariffMeta, type TariffValue } from '../../store/tariffs.js';
 import { MAX_ABS_PRICE, MAX_NAME_LENGTH, MAX_VALUES_PER_REQUEST, parseCreateBody, parsePatchBody } from '../../tariffs/body.js';
 import { MAX_TOKEN_LENGTH, readPageToken, signPageToken } from '../../tariffs/page-token.js';
 import { firstCursor, readPage } from '../../tariffs/pages.js';
-import { createTariff, patchTariff, requireTariff } from '../../tariffs/write.js';
+import { createTariff, patchTariff, requireTariff, type TariffCaller } from '../../tariffs/write.js';
 import { formatInterval, parseInterval } from '../../telemetry/interval.js';
 import type { ApiDeps } from './deps.js';
+import { ErrorBodySchema } from './errors.js';
+import { principalOf } from './guard.js';
 import { ErrorResponses } from './schemas.js';
 
 export interface ClockedDeps extends ApiDeps {
   /** the daemon clock, ms: "now" of the default page and of savings */
   now: () => number;
 }
+
+export interface TariffDeps extends ClockedDeps {
+  quota: TariffQuota;
+}
+
+/** The token's client, and whether it is a customer token (the site owner's, which reaches every tariff). */
+function callerOf(req: FastifyRequest): TariffCaller {
+  const p = principalOf(req);
+  return { clientId: p.clientId, siteOwner: p.customer };
+}
+
+/** Real time for the daily quota, however fast the demo's site clock runs. */
+const limitsNow = (quota: TariffQuota) => ({ quota, nowMs: Date.now() });
 
 const Price = (which: string) =>
   Type.Number({ description: `${which} price per kWh in the tariff's currency; negative allowed, |price| <= ${MAX_ABS_PRICE}` });
@@ -56,6 +73,12 @@ const PageSchema = Type.Object({
   nextToken: Type.Union([Type.String(), Type.Null()], { description: 'opaque token for the 7 days before this page; null on the last page' }),
 });
 
+/** A write past the client's quotas (site.yaml limits.dynamicTariffs) stores nothing. */
+const QuotaResponses = {
+  409: { ...ErrorBodySchema, description: 'TARIFF_LIMIT_REACHED: the client owns its most tariffs, or the tariff would hold more values than allowed' },
+  429: { ...ErrorBodySchema, description: 'TARIFF_QUOTA_EXCEEDED: the client stored its most values of the last 24 hours; Retry-After says when enough are free' },
+};
+
 const READ: Requirement = { permission: 'device.read' };
 const WRITE: Requirement = { permission: 'device.write' };
 
@@ -65,7 +88,7 @@ const WRITE: Requirement = { permission: 'device.write' };
  * become a price) and names only the first path segment; the schema stays for the OpenAPI
  * document.
  */
-export const tariffsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app, { db, now }) => {
+export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, { db, now, quota }) => {
   const key = () => pageTokenKey(db);
   const valueOut = (v: TariffValue) => ({ interval: formatInterval(v.start, v.end), ...(v.importPrice !== undefined ? { importPrice: v.importPrice } : {}), ...(v.exportPrice !== undefined ? { exportPrice: v.exportPrice } : {}) });
   const metaOut = (t: TariffMeta) => ({ tariffId: t.id, name: t.name, currency: t.currency, timezone: t.timezone, kind: t.kind });
@@ -80,11 +103,11 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
         tags: ['tariffs'],
         summary: 'Create a dynamic tariff, optionally with its first values',
         body: CreateBody,
-        response: { 201: Type.Object({ tariffId: Type.String(), ...Meta, ...Written }), ...ErrorResponses },
+        response: { 201: Type.Object({ tariffId: Type.String(), ...Meta, ...Written }), ...ErrorResponses, ...QuotaResponses },
       },
     },
     async (req, reply) => {
-      const created = createTariff(db, parseCreateBody(req.body), now());
+      const created = createTariff(db, parseCreateBody(req.body), callerOf(req), limitsNow(quota), now());
       reply.code(201).header('location', `/api/v1/dynamicTariffs/${created.id}`);
       return { ...metaOut(created), inserted: created.inserted, replaced: created.replaced };
     },
@@ -100,12 +123,13 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
         summary: 'Add or replace values of a dynamic tariff',
         params: TariffIdParams,
         body: PatchBody,
-        response: { 200: Type.Object({ tariffId: Type.String(), ...Written }), ...ErrorResponses },
+        response: { 200: Type.Object({ tariffId: Type.String(), ...Written }), ...ErrorResponses, ...QuotaResponses },
       },
     },
     async (req) => {
-      const tariff = requireTariff(db, req.params.tariffId);
-      const result = patchTariff(db, tariff.id, parsePatchBody(req.body, tariff.kind));
+      const caller = callerOf(req);
+      const tariff = requireTariff(db, req.params.tariffId, caller);
+      const result = patchTariff(db, tariff.id, parsePatchBody(req.body, tariff.kind), caller, limitsNow(quota));
       return { tariffId: tariff.id, ...result };
     },
   );
@@ -136,7 +160,7 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
         nextToken !== undefined
           ? readPageToken(key(), tariffId, nextToken)
           : firstCursor(now(), interval !== undefined ? parseInterval(interval) : undefined);
-      const tariff = requireTariff(db, tariffId);
+      const tariff = requireTariff(db, tariffId, callerOf(req));
       const page = readPage(db, tariff.id, cursor);
       return {
         ...metaOut(tariff),

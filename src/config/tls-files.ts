@@ -1,16 +1,16 @@
 /**
- * The uplink's certificate files (uplink.tls) are read when site.yaml is loaded, so a wrong path, a
- * file the sitegw user may not read, a DER file, an encrypted key or a key that is not the client
- * certificate's is named with its line by `sitegw check-config` and at start, instead of showing up
- * as a failed connection attempt later. Validity dates are not checked here: a Pi without a clock
- * battery may load its config before NTP has set the date.
+ * The TLS files site.yaml names (http.tls and uplink.tls) are read when it is loaded, so a wrong
+ * path, a file the sitegw user may not read, a DER file, an encrypted key or a key that is not
+ * the certificate's is named with its line by `sitegw check-config` and by `sitegw run` alike
+ * (both load the file through loadConfig), instead of showing up later as a failed start or a
+ * failed connection attempt. Validity dates are not checked here: a Pi without a clock battery
+ * may load its config before NTP has set the date.
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { formatPath, type ConfigError } from './errors.js';
 import { positionOf } from './source-map.js';
-import type { UplinkConfig } from './types.js';
 
 type TlsKey = 'ca' | 'cert' | 'key';
 type Problem = { key: TlsKey; message: string; hint: string };
@@ -18,11 +18,11 @@ type Problem = { key: TlsKey; message: string; hint: string };
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 const PEM_HINT = 'give the file in PEM form (text starting with -----BEGIN); a DER file converts with openssl x509 -inform der -in FILE.der -out FILE.pem';
 
-/** `config` is the loaded uplink (paths absolute); `text` is site.yaml, for the lines. */
-export function uplinkFileErrors(config: UplinkConfig, text: string): ConfigError[] {
+/** `tls` is the loaded section's files (paths absolute); `text` is site.yaml, for the lines. */
+export function tlsFileErrors(section: 'http' | 'uplink', tls: Partial<Record<TlsKey, string>>, text: string): ConfigError[] {
   const problems: Problem[] = [];
   const read = (key: TlsKey): Buffer | null => {
-    const file = config.tls[key];
+    const file = tls[key];
     if (file === undefined) return null;
     try {
       return readFileSync(file);
@@ -33,15 +33,15 @@ export function uplinkFileErrors(config: UplinkConfig, text: string): ConfigErro
   };
 
   const caPem = read('ca');
-  if (caPem) certificates('ca', config.tls.ca!, caPem, problems);
+  if (caPem) certificates('ca', tls.ca!, caPem, problems);
   const certPem = read('cert');
-  const cert = certPem ? certificates('cert', config.tls.cert!, certPem, problems)[0] : undefined;
+  const cert = certPem ? certificates('cert', tls.cert!, certPem, problems)[0] : undefined;
   const keyPem = read('key');
-  const key = keyPem ? privateKey(config.tls.key!, keyPem, problems) : undefined;
+  const key = keyPem ? privateKey(tls.key!, keyPem, problems) : undefined;
   if (cert && key && !cert.checkPrivateKey(key)) {
     problems.push({
       key: 'key',
-      message: `the key in ${config.tls.key} does not belong to the certificate in uplink.tls.cert (${config.tls.cert})`,
+      message: `the key in ${tls.key} does not belong to the certificate in ${section}.tls.cert (${tls.cert})`,
       hint: 'give the key file that was made together with this certificate',
     });
   }
@@ -50,7 +50,7 @@ export function uplinkFileErrors(config: UplinkConfig, text: string): ConfigErro
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter });
   return problems.map((p) => {
-    const segments = ['uplink', 'tls', p.key];
+    const segments = [section, 'tls', p.key];
     const pos = positionOf(doc, lineCounter, segments);
     return { path: formatPath(segments), ...(pos ? { line: pos.line, column: pos.column } : {}), message: p.message, hint: p.hint };
   });
