@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PI_HASHING } from '../../src/auth/hash-gate.js';
+import type { SiteConfig } from '../../src/config/types.js';
 import { attackCount } from '../support/attack-scale.js';
 import { basic, FORM, parseForm, rawRequest } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
@@ -34,6 +35,16 @@ function heldAtLimit(replies: Reply[], checked: number, n: number): void {
   for (const r of replies.filter((x) => x.status === 429)) expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
 }
 
+/**
+ * A burst opens one connection per request from one address, more than limits.http lets one host
+ * hold (test/attack/slow-clients.test.ts proves that cap); these tests are about what stands
+ * behind it, so the cap is opened wide.
+ */
+function openConnectionCaps(cfg: SiteConfig): void {
+  cfg.limits.http.maxConnections = 100_000;
+  cfg.limits.http.maxConnectionsPerAddress = 100_000;
+}
+
 describe('failure limits hold under parallel bursts, per address', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
   let shiftMs = 0;
@@ -60,6 +71,7 @@ describe('failure limits hold under parallel bursts, per address', () => {
       configure: (cfg) => {
         cfg.auth.maxFailedAttempts = LIMIT;
         cfg.auth.failureWindowSeconds = WINDOW_S;
+        openConnectionCaps(cfg);
       },
       authNow: () => Date.now() + shiftMs,
     });
@@ -170,7 +182,12 @@ describe('secret hashing is bounded and fair across addresses', () => {
 
   beforeAll(async () => {
     // the failure limits are out of the way: only the hashing gate stands against the flood
-    demo = await demoSite({ configure: (cfg) => void (cfg.auth.maxFailedAttempts = 10_000) });
+    demo = await demoSite({
+      configure: (cfg) => {
+        cfg.auth.maxFailedAttempts = 10_000;
+        openConnectionCaps(cfg);
+      },
+    });
   });
   afterAll(async () => {
     await demo?.cleanup();
