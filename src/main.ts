@@ -18,6 +18,7 @@ import { Bucketer } from './telemetry/bucketer.js';
 import { CloseTimer } from './telemetry/close-timer.js';
 import { VERSION } from './version.js';
 import { GridFeature } from './grid/feature.js';
+import { RefusalLog } from './api/refusals.js';
 import { WsServer } from './api/ws/server.js';
 import { wsAccess } from './api/http/ws-access.js';
 import { OpsFeature } from './ops/feature.js';
@@ -198,8 +199,11 @@ export class Daemon {
     closeTimer.start();
     started('bucket closing', () => closeTimer.stop());
 
+    // one bound for the HTTP and WebSocket refusals: a host alternating between them meets one budget
+    const refusals = new RefusalLog(log.child({ feature: 'http' }));
     const app = await buildApp({
       site,
+      refusals,
       db,
       auth,
       https: tls.https,
@@ -218,6 +222,7 @@ export class Daemon {
       socScale: config.api.socScale,
       pingTimeoutMs: opts.wsPingTimeoutMs,
       grantRecheckMs: opts.wsGrantRecheckMs,
+      refusals,
     });
     ws.start();
     // WebSocket clients hear 1001 (going away) before the HTTP server closes under them

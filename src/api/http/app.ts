@@ -12,7 +12,7 @@ import { installGuard } from './guard.js';
 import { capConnections, serverTimeouts } from './limits.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
 import { publishToRoute } from './publish-to.js';
-import { RefusalLog } from './refusals.js';
+import { RefusalLog } from '../refusals.js';
 import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
 import { sitesRoutes } from './sites.js';
@@ -36,6 +36,8 @@ export interface BuildOptions extends ApiDeps {
   ops?: { health: Health; metrics: Metrics; status(): StatusView };
   /** timeouts and connection caps of the listening server (site.yaml limits.http); absent = node's and fastify's own (inject-only tests) */
   limits?: HttpLimits;
+  /** the bounded log of refusals, shared with the WebSocket side (a new one when absent) */
+  refusals?: RefusalLog;
   /** what one client may store of dynamic tariffs (site.yaml limits.dynamicTariffs) */
   tariffQuota: TariffQuota;
 }
@@ -60,7 +62,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: true, allErrors: false } },
   });
-  const refusals = new RefusalLog(opts.logger || silentLogger());
+  const refusals = opts.refusals ?? new RefusalLog(opts.logger || silentLogger());
   app.addHook('onResponse', async (req, reply) => {
     const path = req.url.split('?')[0]!;
     // refusals go to the bounded log alone, so a flood of them cannot fill the disk through this line

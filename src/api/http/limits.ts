@@ -20,7 +20,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HttpLimits } from '../../config/types.js';
-import type { RefusalLog } from './refusals.js';
+import type { RefusalLog } from '../refusals.js';
 
 /** Options for http(s).createServer (through fastify's `http` / `https`) and for fastify itself. */
 export function serverTimeouts(l: HttpLimits): {

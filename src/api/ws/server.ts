@@ -9,7 +9,7 @@ import { formatInterval } from '../../telemetry/interval.js';
 import { errorBody } from '../http/errors.js';
 import { BucketFragments, gridEventMessage, telemetryMessages } from './messages.js';
 import { parseWsQuery, type DeviceClass, type WsSubscription } from './query.js';
-import { remoteOf, UpgradeLog } from './refusals.js';
+import { RefusalLog, remoteOf } from '../refusals.js';
 
 export const WS_PATH = '/ws';
 
@@ -58,6 +58,8 @@ export interface WsOptions {
    * are made by `sitegw clients ...` in another process, so the daemon learns of them from the store
    */
   grantRecheckMs?: number;
+  /** the bounded log of refusals, shared with the HTTP side (a new one when absent) */
+  refusals?: RefusalLog;
 }
 
 interface Client {
@@ -100,7 +102,7 @@ export class WsServer {
   private sweep: NodeJS.Timeout | null = null;
   private grantTimer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void)[] = [];
-  private readonly upgradeLog: UpgradeLog;
+  private readonly refusals: RefusalLog;
   /**
    * The upgrade event's listener: whatever the upgrade throws stays with this one connection,
    * logged with the client's address, and its socket is dropped; nothing reaches the process as
@@ -108,7 +110,7 @@ export class WsServer {
    */
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     this.upgrade(req, socket, head).catch((err: unknown) => {
-      this.upgradeLog.note('error', { err, remote: remoteOf(req), target: (req.url ?? '').slice(0, 100) }, 'websocket upgrade failed; its connection is dropped');
+      this.refusals.fault({ err, remote: remoteOf(req), target: (req.url ?? '').slice(0, 100) }, 'websocket upgrade failed; its connection is dropped');
       socket.destroy();
     });
   };
@@ -120,7 +122,7 @@ export class WsServer {
     private readonly access: WsAccess,
     private readonly opts: WsOptions,
   ) {
-    this.upgradeLog = new UpgradeLog(opts.log);
+    this.refusals = opts.refusals ?? new RefusalLog(opts.log);
     // ws's own handshake checks (method, Sec-WebSocket-Key and -Version) answer in the API's error
     // shape, as every other refusal does, instead of ws's plain-text one
     this.wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
@@ -196,7 +198,7 @@ export class WsServer {
   /** An HTTP answer with the error body on the raw socket, and a bounded log line naming the client. */
   private refuse(req: IncomingMessage, socket: Duplex, status: number, body: object, headers: Record<string, string> = {}): void {
     const code = (body as { code?: unknown }).code;
-    this.upgradeLog.note('info', { remote: remoteOf(req), status, code, target: (req.url ?? '').slice(0, 100) }, 'websocket upgrade refused');
+    this.refusals.note({ remote: remoteOf(req), statusCode: status, code, method: req.method, path: (req.url ?? '').slice(0, 100), upgrade: true });
     const json = JSON.stringify(body);
     const extra = Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)

@@ -1,11 +1,19 @@
 /**
- * One warn line per refused request or connection, naming the client's address, so an installer
- * can tell which LAN host is knocking. A flood must not fill the SD card through this log, so the
- * lines are bounded: a burst of `burst`, then one per `refillMs`; what is not logged meanwhile
- * is counted and reported with the next line. The address is the socket's peer: sitegw trusts no
- * X-Forwarded-For, as nothing stands between it and the LAN.
+ * One warn line per refused request, connection or WebSocket upgrade, naming the client's address,
+ * so an installer can tell which LAN host is knocking. HTTP and WebSocket share one instance (the
+ * composition root makes it), so a host that alternates between them meets one bound: a flood
+ * must not fill the SD card through this log, so the lines are bounded: a burst of `burst`, then
+ * one per `refillMs`; what is not logged meanwhile is counted and reported with the next line. The
+ * address is the socket's peer: sitegw trusts no X-Forwarded-For, as nothing stands between it
+ * and the LAN.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
+
+/** The client's address as the socket sees it (no proxy sits in front of the gateway). */
+export function remoteOf(req: IncomingMessage): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
 
 export interface Refusal {
   /** the peer address of the connection */
@@ -13,8 +21,12 @@ export interface Refusal {
   /** 401, 403, 429, 408 … or 'connection' for a socket refused before any request */
   statusCode: number | 'connection';
   reason?: string;
+  /** the error code of the answer's body, where it has one */
+  code?: unknown;
   method?: string;
   path?: string;
+  /** a WebSocket upgrade, refused before it became one */
+  upgrade?: true;
 }
 
 export interface RefusalLogOptions {
@@ -43,6 +55,18 @@ export class RefusalLog {
   }
 
   note(r: Refusal): void {
+    this.line('warn', r, 'refused');
+  }
+
+  /**
+   * A request the gateway failed to handle (a fault, not the client's mistake): at error level,
+   * but inside the same bound, as a client that can trigger it can trigger it in a loop.
+   */
+  fault(fields: { remote: string | undefined; err: unknown; [k: string]: unknown }, msg: string): void {
+    this.line('error', fields, msg);
+  }
+
+  private line(level: 'warn' | 'error', fields: object, msg: string): void {
     const now = this.now();
     const refilled = Math.floor((now - this.last) / this.refillMs);
     if (refilled > 0) {
@@ -59,6 +83,6 @@ export class RefusalLog {
     this.tokens--;
     const notLogged = this.suppressed;
     this.suppressed = 0;
-    this.log.warn({ ...r, ...(notLogged > 0 ? { notLogged } : {}) }, 'refused');
+    this.log[level]({ ...fields, ...(notLogged > 0 ? { notLogged } : {}) }, msg);
   }
 }
