@@ -11,9 +11,9 @@ import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { exampleElsewhere } from '../config/fixtures.js';
 import { httpsGet, partnerToken } from '../support/auth.js';
 import { getJson, waitFor } from '../support/demo.js';
+import { sitegwCommand } from '../support/cli.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 
 interface Proc {
   child: ChildProcess;
@@ -23,7 +23,7 @@ interface Proc {
 }
 
 function sitegw(args: string[]): Proc {
-  const child = spawn(TSX, [join(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT, env: { ...process.env, SITEGW_LOG_LEVEL: 'info' } });
+  const child = spawn(...sitegwCommand(args), { cwd: ROOT, env: { ...process.env, SITEGW_LOG_LEVEL: 'info' } });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -6,10 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sitegwCommand } from '../support/cli.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
-const sitegw = (args: string[]) => spawnSync(TSX, [join(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+const sitegw = (args: string[]) => spawnSync(...sitegwCommand(args), { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
 
 const top = sitegw(['--help']);
 const COMMANDS = [...new Set([...top.stdout.matchAll(/^ {2}sitegw ([a-z-]+)/gm)].map((m) => m[1]!))];

@@ -12,9 +12,9 @@ import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import { sitegwCommand } from '../support/cli.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 
 it('run: a taken HTTP port ends with one clear line and exit code 1', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-cli-port-'));
@@ -26,7 +26,7 @@ it('run: a taken HTTP port ends with one clear line and exit code 1', async () =
     const port = (squatter.address() as AddressInfo).port;
     const file = join(dir, 'site.yaml');
     writeFileSync(file, demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: port, dataDir: 'data', pollSeconds: 1, batteryBlocks: 2 }));
-    const child = spawn(TSX, [join(ROOT, 'src/cli.ts'), 'run', '--config', file], { cwd: ROOT, env: { ...process.env, SITEGW_LOG_LEVEL: 'info', SITEGW_DEBUG: '' } });
+    const child = spawn(...sitegwCommand(['run', '--config', file]), { cwd: ROOT, env: { ...process.env, SITEGW_LOG_LEVEL: 'info', SITEGW_DEBUG: '' } });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -9,15 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MINIMAL, text, withAppended } from './fixtures.js';
+import { sitegwCommand } from '../support/cli.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-examples-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function sitegw(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const child = spawn(TSX, [join(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT });
+    const child = spawn(...sitegwCommand(args), { cwd: ROOT });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
