@@ -1,11 +1,13 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Ajv } from 'ajv';
 import type { Logger } from 'pino';
 import { ALL_SCOPES, OPENID } from '../../auth/scopes.js';
 import type { ApiDeps } from './deps.js';
 import { devicesRoutes } from './devices.js';
 import { installErrorHandling } from './errors.js';
 import { installGuard } from './guard.js';
+import { COMMA_LIST, installLenientQuery } from './lenient-query.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
 import { publishToRoute } from './publish-to.js';
 import { savingsRoutes } from './savings.js';
@@ -42,13 +44,18 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     // partners on a LAN send small requests; anything larger is a mistake or an attack
     bodyLimit: 1 << 20,
     routerOptions: { maxParamLength: 200 },
-    ajv: { customOptions: { coerceTypes: true, allErrors: false } },
+    ajv: {
+      customOptions: { coerceTypes: true, allErrors: false },
+      // marks comma-list query parameters for the lenient query hook (lenient-query.ts)
+      plugins: [(ajv: Ajv) => ajv.addKeyword({ keyword: COMMA_LIST, schemaType: 'boolean' })],
+    },
   });
   app.addHook('onResponse', async (req, reply) => {
     req.log.info({ method: req.method, path: req.url.split('?')[0], statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
   });
 
   installErrorHandling(app);
+  installLenientQuery(app);
   // before any route: it refuses routes that do not declare who may call them
   const sessions = opts.ops ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined }) : undefined;
   installGuard(app, opts.auth, sessions && { check: (req) => sessions.check(req), loginPath: LOGIN_PATH });

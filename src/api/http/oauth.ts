@@ -11,6 +11,7 @@ import { consentPage, errorPage, SIGN_IN, signInPage, TICKET_FIELD } from '../..
 import { ClientAuthError } from '../../auth/grants.js';
 import { OAuthError } from '../../auth/oauth-error.js';
 import type { ApiDeps } from './deps.js';
+import { TokenErrorResponses, TokenForm, TokenResponseSchema } from './oauth-schemas.js';
 
 export const TOKEN_PATH = '/oauth2/token';
 export const AUTHORIZE_PATH = '/oauth2/authorize';
@@ -95,7 +96,13 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
         tags: ['oauth2'],
         summary: 'Token endpoint (RFC 6749): client_credentials, authorization_code, refresh_token',
         description: `Form-encoded (${FORM}); the client authenticates with HTTP Basic. grant_type may also be given in the query.`,
+        body: { content: { [FORM]: { schema: TokenForm } } },
+        response: { 200: TokenResponseSchema, ...TokenErrorResponses },
       },
+      // the form parser hands the handler pairs, which it checks itself (tokenParams, grants.ts);
+      // the schemas above document them
+      validatorCompiler: () => () => true,
+      serializerCompiler: () => (data) => JSON.stringify(data),
     },
     async (req, reply) => {
       try {

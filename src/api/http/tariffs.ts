@@ -80,7 +80,7 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
         tags: ['tariffs'],
         summary: 'Create a dynamic tariff, optionally with its first values',
         body: CreateBody,
-        response: { 201: Type.Object({ tariffId: Type.String(), ...Meta, ...Written }), ...ErrorResponses },
+        response: { 201: Type.Object({ tariffId: Type.String(), ...Meta, ...Written }), 400: ErrorResponses[400] },
       },
     },
     async (req, reply) => {
