@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addClient } from '../../src/auth/clients.js';
-import { basic, bearer, consent, postForm, redirectParams } from '../support/auth.js';
+import { basic, bearer, clientToken, ownerToken as ownerTokenOf, postForm } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
 import { StreamClient, tryUpgrade } from '../support/ws-client.js';
 import { sensorsOf } from '../support/topology.js';
@@ -10,17 +9,8 @@ const Q = 15 * 60 * 1000;
 
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 
-async function clientToken(demo: Demo, id: string, devices: string[]): Promise<string> {
-  const { secret } = await addClient(demo.daemon.ctx.db, { id, devices }, Date.now(), new Set(demo.daemon.site.devices.keys()));
-  return (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(id, secret!) })).body.access_token;
-}
 
-async function ownerToken(demo: Demo): Promise<string> {
-  const c = demo.credentials;
-  const { answer } = await consent({ apiUrl: c.apiUrl, query: { response_type: 'code', client_id: c.client.id, state: 's', scope: 'svc/device.read svc/device.write' }, ...c.owner });
-  const code = redirectParams(answer.headers.get('location')).get('code')!;
-  return (await postForm(c.tokenUrl, { grant_type: 'authorization_code', code }, { authorization: basic(c.client.id, c.client.secret) })).body.access_token;
-}
+const ownerToken = (demo: Demo): Promise<string> => ownerTokenOf(demo.credentials);
 
 async function publish(demo: Demo, owner: string, deviceId: string, publishTo: unknown): Promise<number> {
   const r = await fetch(`${demo.url}/api/v1/devices/${deviceId}`, { method: 'PATCH', headers: { ...bearer(owner), 'content-type': 'application/json' }, body: JSON.stringify({ publishTo }) });

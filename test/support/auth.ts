@@ -1,7 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { addClient } from '../../src/auth/clients.js';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
+import type { Demo } from '../../src/demo/demo.js';
 
 export const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 export const bearer = (token: string): { authorization: string } => ({ authorization: `Bearer ${token}` });
@@ -139,4 +141,20 @@ export async function consent(input: ConsentInput): Promise<{ page: HttpResult; 
 export function redirectParams(location: string | null): URLSearchParams {
   if (!location) throw new Error('no Location header');
   return new URL(location).searchParams;
+}
+
+/** The full answer of an authorization-code exchange for the demo owner (consent over real HTTP). */
+export async function ownerTokens(c: DemoCredentials, scope = 'svc/device.read svc/device.write'): Promise<any> {
+  const { answer } = await consent({ apiUrl: c.apiUrl, query: { response_type: 'code', client_id: c.client.id, state: 's', scope }, ...c.owner });
+  const code = redirectParams(answer.headers.get('location')).get('code')!;
+  return (await postForm(c.tokenUrl, { grant_type: 'authorization_code', code }, { authorization: basic(c.client.id, c.client.secret) })).body;
+}
+
+/** A customer (site owner) access token through the authorization code flow. */
+export const ownerToken = async (c: DemoCredentials, scope?: string): Promise<string> => (await ownerTokens(c, scope)).access_token as string;
+
+/** Registers a partner client given `devices` on the demo daemon and returns its access token. */
+export async function clientToken(demo: Demo, id: string, devices: string[], scopes?: string[]): Promise<string> {
+  const { secret } = await addClient(demo.daemon.ctx.db, { id, devices, ...(scopes ? { scopes } : {}) }, Date.now(), new Set(demo.daemon.site.devices.keys()));
+  return (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(id, secret!) })).body.access_token;
 }

@@ -56,3 +56,58 @@ export const TokenErrorResponses = {
   415: OAuthErrorBody('invalid_request: the body is not application/x-www-form-urlencoded'),
   429: OAuthErrorBody('temporarily_unavailable: too many failed attempts; Retry-After says when to try again'),
 } as const;
+
+const page = (description: string) => ({ description, content: { 'text/html; charset=utf-8': { schema: { type: 'string' } } } }) as const;
+const redirect = { description: 'To the redirect_uri with code and state, or error and state (RFC 6749 §4.1.2)', headers: { Location: { type: 'string', description: 'the redirect_uri with its parameters' } } } as const;
+
+/** GET /oauth2/authorize: the sign-in page, or an error page for a request that names no usable client or redirect. */
+export const AuthorizeGetResponses = {
+  200: page('The sign-in page'),
+  400: page('An error page: the request names no registered client or redirect_uri, so nothing is redirected'),
+} as const;
+
+/** POST /oauth2/authorize: the sign-in and consent forms. */
+export const AuthorizePostResponses = {
+  200: page('The consent page, after a successful sign-in'),
+  302: redirect,
+  400: page('The sign-in page again (expired page, no decision) or an error page'),
+  401: page('The sign-in page again: wrong user name or password'),
+  403: page('No site owner has been set on this gateway yet'),
+  429: page('The sign-in page again: too many failed attempts; Retry-After says when to try again'),
+} as const;
+
+export const JwksResponses = {
+  200: {
+    description: 'JWK Set (RFC 7517) of the id_token signing keys',
+    type: 'object',
+    properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+    required: ['keys'],
+  },
+} as const;
+
+const REQUEST_FIELDS = {
+  response_type: { type: 'string', enum: ['code'] },
+  client_id: str('the registered client'),
+  redirect_uri: str('one of the client’s registered redirect URIs (exact match); may be left out when it has only one'),
+  state: str('returned unchanged with the code'),
+  scope: str('space-separated scopes'),
+  code_challenge: str('PKCE (RFC 7636); required for public clients'),
+  code_challenge_method: { type: 'string', enum: ['S256'] },
+  nonce: str('OpenID Connect: echoed in the id_token'),
+} as const;
+
+/** The authorization request (RFC 6749 §4.1.1), in the query of GET /oauth2/authorize. */
+export const AuthorizeQuery = { type: 'object', properties: REQUEST_FIELDS, required: ['client_id'] } as const;
+
+/** The sign-in and consent forms: the authorization request again as hidden fields, plus the owner's input. */
+export const AuthorizeForm = {
+  type: 'object',
+  properties: {
+    ...REQUEST_FIELDS,
+    username: str('the site owner'),
+    password: str('the site owner’s password (sign-in form)'),
+    decision: { type: 'string', enum: ['sign-in', 'allow', 'deny'] },
+    consent_ticket: str('from the consent page: the owner signed in for this request'),
+  },
+  required: ['client_id', 'decision'],
+} as const;

@@ -11,7 +11,7 @@ import { consentPage, errorPage, SIGN_IN, signInPage, TICKET_FIELD } from '../..
 import { ClientAuthError } from '../../auth/grants.js';
 import { OAuthError } from '../../auth/oauth-error.js';
 import type { ApiDeps } from './deps.js';
-import { TokenErrorResponses, TokenForm, TokenResponseSchema } from './oauth-schemas.js';
+import { AuthorizeForm, AuthorizeGetResponses, AuthorizePostResponses, AuthorizeQuery, JwksResponses, TokenErrorResponses, TokenForm, TokenResponseSchema } from './oauth-schemas.js';
 
 export const TOKEN_PATH = '/oauth2/token';
 export const AUTHORIZE_PATH = '/oauth2/authorize';
@@ -134,13 +134,27 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
 
   app.get(
     AUTHORIZE_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Authorization endpoint: the site owner signs in, then consents' } },
+    {
+      config: PUBLIC,
+      schema: { tags: ['oauth2'], summary: 'Authorization endpoint: the site owner signs in, then consents', querystring: AuthorizeQuery, response: AuthorizeGetResponses },
+      // the request is checked by authorize.ts, whose errors are pages; the schema documents it
+      validatorCompiler: () => () => true,
+    },
     async (req, reply) => signIn(reply, new RequestParams(pairsOfQuery(req))),
   );
 
   app.post(
     AUTHORIZE_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'The sign-in and consent forms post here; answers the consent page, then 302 to the redirect_uri' } },
+    {
+      config: PUBLIC,
+      schema: {
+        tags: ['oauth2'],
+        summary: 'The sign-in and consent forms post here; answers the consent page, then 302 to the redirect_uri',
+        body: { content: { [FORM]: { schema: AuthorizeForm } } },
+        response: AuthorizePostResponses,
+      },
+      validatorCompiler: () => () => true,
+    },
     async (req, reply) => {
       const pairs = pairsOfBody(req.body);
       const isRequestParam = ([k]: [string, string]) => (REQUEST_PARAMS as readonly string[]).includes(k);
@@ -190,7 +204,7 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
 
   app.get(
     JWKS_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Public keys of id_token signatures (JWK Set, RFC 7517)' } },
+    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Public keys of id_token signatures (JWK Set, RFC 7517)', response: JwksResponses } },
     async () => auth.jwks,
   );
 };
