@@ -187,6 +187,17 @@ describe('/openapi.json', () => {
     expect(backend.initialized).toBe(true);
   });
 
+  it('every response says what it is: none is left as "Default Response"', () => {
+    const vague = Object.entries(paths(doc)).flatMap(([p, ops]) =>
+      Object.entries(ops).flatMap(([m, op]) =>
+        Object.entries((op.responses ?? {}) as Record<string, { description?: string }>)
+          .filter(([, r]) => !r.description || r.description === 'Default Response')
+          .map(([s]) => `${m.toUpperCase()} ${p} ${s}`),
+      ),
+    );
+    expect(vague).toEqual([]);
+  });
+
   it('every documented status of every route has a case below, and no case answers an undocumented one', () => {
     const documentedPairs = Object.entries(paths(doc)).flatMap(([p, ops]) =>
       Object.entries(ops).flatMap(([m, op]) => Object.keys(op.responses ?? {}).map((s) => `${m.toUpperCase()} ${p} ${s}`)),

@@ -5,7 +5,7 @@ import { SAVINGS_RESOLUTIONS, siteSavings } from '../../tariffs/savings.js';
 import { parseInterval, parseResolution } from '../../telemetry/interval.js';
 import { ErrorBodySchema } from './errors.js';
 import { principalOf } from './guard.js';
-import { ErrorResponses, WHOLE_PERIODS } from './schemas.js';
+import { described, ErrorResponses, WHOLE_PERIODS } from './schemas.js';
 import type { ClockedDeps } from './tariffs.js';
 import { seesStream } from './visibility.js';
 
@@ -47,7 +47,7 @@ export const savingsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
           resolution: Type.Optional(Type.String({ description: 'required: PT15M, PT1H, P1D or P1M (calendar months in the site time zone)' })),
         }),
         response: {
-          200: SavingsResponse,
+          200: described('Savings per period of the resolution', SavingsResponse),
           ...ErrorResponses,
           409: { ...ErrorBodySchema, description: 'The site has no usable tariff (none in site.yaml, its dynamic tariff not stored, or in another currency)' },
         },

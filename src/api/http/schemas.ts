@@ -13,6 +13,9 @@ export const WHOLE_PERIODS =
   'An interval that cuts a period of the resolution is widened to whole periods (PT15M and PT1H on UTC, P1D on local midnight in the site time zone, P1M calendar months): ' +
   'every entry stands for its whole period, so deviceId + interval is a stable key. A period still in progress holds the data so far (docs/api.md).';
 
+/** A response schema with the description the OpenAPI document shows for it (else "Default Response"). */
+export const described = <T extends object>(description: string, schema: T): T => ({ ...schema, description });
+
 /** A comma-separated list query parameter; it may also be repeated (lenient-query.ts). */
 export const CommaList = (description: string) =>
   Type.String({ description: `${description}. Comma-separated; the parameter may also be repeated (a=x&a=y is a=x,y)`, [COMMA_LIST]: true });
