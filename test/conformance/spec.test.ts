@@ -692,7 +692,7 @@ describe('Decisions (design.md) › lenient input where the spec is silent, stri
   it.each(['compact=true', 'compact=True', 'compact=TRUE', 'compact=1', 'compact=', 'compact', ''])('%s: compact', async (q) => {
     expect(await expanded(q)).toBe(false);
   });
-  it.each(['compact=false', 'compact=False', 'compact=FALSE', 'compact=0'])('%s: expanded', async (q) => {
+  it.each(['compact=false', 'compact=False', 'compact=FALSE', 'compact=0', 'compact=0&compact=false'])('%s: expanded', async (q) => {
     expect(await expanded(q)).toBe(true);
   });
   it('compact=yes is a 400 naming what is accepted', async () => {

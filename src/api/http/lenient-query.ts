@@ -52,8 +52,11 @@ export function installLenientQuery(app: FastifyInstance): void {
     for (const [name, prop] of Object.entries(props)) {
       const raw = q[name];
       if (raw === undefined || typeof raw === 'boolean') continue;
-      const one = singleValue(name, raw, prop[COMMA_LIST] === true);
-      const v = prop.type === 'boolean' ? lenientBoolean(one) : one;
+      const bool = prop.type === 'boolean';
+      // booleans are compared by meaning, so compact=1&compact=true is one value
+      const values = bool ? (typeof raw === 'string' ? [raw] : raw).map((t) => String(lenientBoolean(t) ?? '')) : raw;
+      const one = singleValue(name, values, prop[COMMA_LIST] === true);
+      const v = bool ? lenientBoolean(one) : one;
       if (v === undefined) delete q[name];
       else q[name] = v;
     }
