@@ -20,9 +20,11 @@ const Q = 15 * 60_000;
 const DAY = 86_400_000;
 const TZ = 'Europe/Berlin';
 
-/** The named test exists in the named file: the rule is asserted there. */
-function coveredBy(file: string, testName: string): void {
-  expect(readFileSync(new URL(`../${file}`, import.meta.url), 'utf8'), `${file} › ${testName}`).toContain(testName);
+/** A test (or describe block) whose title starts with `title` exists in `file`: the rule is asserted there. */
+function coveredBy(file: string, title: string): void {
+  const source = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+  const opening = new RegExp(`\\b(?:it|describe)\\(\\s*(['"\`])${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
+  expect(opening.test(source), `${file} has a test titled "${title}…"`).toBe(true);
 }
 
 let demo: Demo;
@@ -44,19 +46,29 @@ beforeAll(async () => {
 afterAll(async () => demo?.cleanup());
 
 describe('Resources and their fields › Token response', () => {
-  it('client credentials: access_token, token_type Bearer, expires_in 3600; no id_token or refresh_token', async () => {
-    const r = await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) });
-    expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
-    expect(typeof r.body.access_token).toBe('string');
-    expect(r.body).not.toHaveProperty('id_token');
-    expect(r.body).not.toHaveProperty('refresh_token');
+  let partnerBody: Record<string, unknown>;
+  let ownerBody: Record<string, unknown>;
+  beforeAll(async () => {
+    partnerBody = (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) })).body;
+    ownerBody = await ownerTokens(demo.credentials, 'svc/device.read');
   });
-
-  it('authorization code: id_token and refresh_token as well', async () => {
-    const body = await ownerTokens(demo.credentials, 'svc/device.read');
-    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
-    for (const f of ['access_token', 'id_token', 'refresh_token']) expect(typeof body[f], f).toBe('string');
+  it('access_token: a string, sent as a Bearer token', async () => {
+    expect(typeof partnerBody.access_token).toBe('string');
+    expect((await api('/api/v1/sites', partnerBody.access_token as string)).status).toBe(200);
+  });
+  it('id_token: only in the authorization-code flow', () => {
+    expect(typeof ownerBody.id_token).toBe('string');
+    expect(partnerBody).not.toHaveProperty('id_token');
+  });
+  it('refresh_token: only in the authorization-code flow', () => {
+    expect(typeof ownerBody.refresh_token).toBe('string');
+    expect(partnerBody).not.toHaveProperty('refresh_token');
+  });
+  it('token_type: Bearer', () => {
+    expect([partnerBody.token_type, ownerBody.token_type]).toEqual(['Bearer', 'Bearer']);
+  });
+  it('expires_in: integer seconds, 3600 as documented', () => {
+    expect([partnerBody.expires_in, ownerBody.expires_in]).toEqual([3600, 3600]);
   });
 });
 
@@ -200,29 +212,64 @@ describe('Resources and their fields › Sensor ID suffixes (telemetry streams)'
 });
 
 describe('Resources and their fields › Topology', () => {
-  it('an object with key topology, rooted at the site; the root has no kind', async () => {
+  let compact: TopoNode[];
+  let expanded: TopoNode[];
+  beforeAll(async () => {
+    compact = allNodes(await topology());
+    expanded = allNodes(await topology('?compact=false'));
+  });
+  const values = (f: keyof TopoNode) => new Set([...compact, ...expanded].map((n) => n[f]).filter((v) => v !== undefined));
+
+  it('an object with key topology, a tree rooted at the site; the root has no kind', async () => {
     const root = await topology();
     expect(root).toMatchObject({ id: siteId, category: 'site' });
     expect(root).not.toHaveProperty('kind');
   });
-  it('kind, category, currentType and nodeType take the values shown', async () => {
-    const nodes = allNodes(await topology(`?compact=false`));
-    const values = (f: keyof TopoNode) => new Set(nodes.map((n) => n[f]).filter((v) => v !== undefined));
-    for (const v of values('kind')) expect(['sensor', 'circuit', 'inverter', 'connection-point', 'BMS', 'PV-array']).toContain(v);
-    for (const v of values('category')) expect(['site', 'logical', 'behind-inverter', 'grid']).toContain(v);
-    for (const v of values('currentType')) expect(['AC-split-phase', 'AC-three-phase', 'DC']).toContain(v);
-    for (const v of values('nodeType')) expect(['neutral', 'source-sink', 'source']).toContain(v);
+  it('id: a string on every node; for a sensor node the telemetry stream key', () => {
+    for (const n of compact) expect(typeof n.id).toBe('string');
+    const streams = new Set(demo.daemon.site.streams().map((x) => x.id));
+    for (const n of expanded.filter((x) => x.kind === 'sensor')) expect(streams.has(n.id), n.id).toBe(true);
   });
-  it('channels and node only on sensor nodes; maxCapacity_J on BMS nodes; leftCurrent and rightCircuit on inverter and connection point', async () => {
-    for (const n of allNodes(await topology())) {
-      if (n.kind !== 'sensor') expect(n.channels ?? n.node, n.id).toBeUndefined();
-      if (n.maxCapacity_J !== undefined) expect(n.kind).toBe('BMS');
-      if (n.leftCurrent !== undefined || n.rightCircuit !== undefined) expect(['inverter', 'connection-point']).toContain(n.kind);
+  it('kind: sensor, circuit, inverter, connection-point, BMS, PV-array', () => {
+    expect([...values('kind')].sort()).toEqual(['BMS', 'PV-array', 'circuit', 'connection-point', 'inverter', 'sensor']);
+  });
+  it('category: site, logical, behind-inverter, grid', () => {
+    expect([...values('category')].sort()).toEqual(['behind-inverter', 'grid', 'logical', 'site']);
+  });
+  it('currentType: AC-split-phase, AC-three-phase or DC', () => {
+    for (const v of values('currentType')) expect(['AC-split-phase', 'AC-three-phase', 'DC']).toContain(v);
+  });
+  it('nodeType: neutral, source-sink, source', () => {
+    expect([...values('nodeType')].sort()).toEqual(['neutral', 'source', 'source-sink']);
+  });
+  it('nodes: the children', () => {
+    expect(compact.filter((n) => n.nodes).flatMap((n) => n.nodes!).length).toBeGreaterThan(5);
+  });
+  it('channels: only on sensor nodes, an array of {id, unit}', () => {
+    for (const n of expanded) {
+      if (n.kind !== 'sensor') expect(n.channels, n.id).toBeUndefined();
+      else for (const c of n.channels!) expect(Object.keys(c).sort()).toEqual(['id', 'unit']);
     }
-    const inverter = allNodes(await topology()).find((n) => n.kind === 'inverter')!;
-    expect(inverter.rightCircuit!.currentType).toBe('DC');
-    const cp = allNodes(await topology()).find((n) => n.kind === 'connection-point')!;
-    expect(cp.rightCircuit!.category).toBe('grid');
+  });
+  it('node: only on sensor nodes, the element the sensor measures', () => {
+    for (const n of expanded) {
+      if (n.kind !== 'sensor') expect(n.node, n.id).toBeUndefined();
+      else expect(expanded.some((x) => x.id === n.node!.id && x.kind === n.node!.kind), n.id).toBe(true);
+    }
+  });
+  it('maxCapacity_J: on BMS nodes, in joules', () => {
+    const bms = expanded.filter((n) => n.kind === 'BMS');
+    for (const n of bms) expect(n.maxCapacity_J, n.id).toBeGreaterThan(3_600_000);
+    for (const n of expanded.filter((x) => x.maxCapacity_J !== undefined)) expect(n.kind).toBe('BMS');
+  });
+  it('leftCurrent: a current type, on inverter and connection-point elements', () => {
+    for (const n of expanded.filter((x) => x.leftCurrent !== undefined)) expect(['inverter', 'connection-point']).toContain(n.kind);
+    for (const n of expanded.filter((x) => x.kind === 'inverter' || x.kind === 'connection-point')) expect(['AC-split-phase', 'AC-three-phase', 'DC']).toContain(n.leftCurrent);
+  });
+  it('rightCircuit: the DC circuit of an inverter, the grid circuit of a connection point', () => {
+    for (const n of expanded.filter((x) => x.rightCircuit !== undefined)) expect(['inverter', 'connection-point']).toContain(n.kind);
+    expect(expanded.find((n) => n.kind === 'inverter')!.rightCircuit).toMatchObject({ kind: 'circuit', currentType: 'DC' });
+    expect(expanded.find((n) => n.kind === 'connection-point')!.rightCircuit).toMatchObject({ kind: 'circuit', category: 'grid' });
   });
 });
 
@@ -255,6 +302,16 @@ describe('States and transitions', () => {
   it('the state channel of a connection point is ok, not_present or unknown', async () => {
     const { body } = await tel(streamEnding('__GRID_METER_DERIVED'), 'interval=2026-11-23T00:00:00Z/P1D');
     for (const e of body.entries) expect(['ok', 'not_present', 'unknown']).toContain(e.state);
+  });
+  it('ok: the system is on grid', async () => {
+    const { body } = await tel(streamEnding('__GRID_METER_DERIVED'), 'interval=2026-11-23T00:00:00Z/P1D');
+    expect(new Set(body.entries.map((e: { state: string }) => e.state))).toEqual(new Set(['ok']));
+  });
+  it('not_present: the system is off grid', () => {
+    coveredBy('conformance/spec.test.ts', 'state: ok, not_present or unknown');
+  });
+  it('unknown: the grid state is unknown (the meter does not answer)', () => {
+    coveredBy('e2e/device-outage.test.ts', 'go offline with a named error and an unknown grid state, then recover on the same ports');
   });
   it('a grid event is sent when the status changes (ok → not_present → ok)', () => {
     coveredBy('e2e/realtime.test.ts', 'sends exactly one not_present and one ok event near the switch times, and telemetry agrees');
@@ -524,8 +581,12 @@ describe('Authentication › Scopes', () => {
     const t = await partnerToken(demo.credentials, scope);
     expect((await api(path, t)).status).toBe(status);
   });
-  it('svc/device.write: needed to set publishTo', () => {
+  it('svc/device.write: change devices; needed to set publishTo', () => {
     coveredBy('conformance/spec.test.ts', '1. needs a customer access token with the write device scope');
+  });
+  it('svc/plan.write: accepted and reserved: a token can be issued with it', async () => {
+    const t = await partnerToken(demo.credentials, 'svc/plan.write');
+    expect((await api('/api/v1/devices', t)).status).toBe(403);
   });
 });
 
@@ -550,20 +611,36 @@ describe('Events › Connection', () => {
 });
 
 describe('Events › Stream telemetry-realtime', () => {
-  it('fields: stream, entries (telemetry entries with kind, deviceId, interval), telemetryDevices, interval (the completed 15 minutes), telemetryInclude', async () => {
+  let m: any;
+  beforeAll(async () => {
     const c = await StreamClient.connect(wsUrl('streams=telemetry-realtime&telemetryInclude=default'), token);
     try {
-      const m = await waitFor('a telemetry push', () => c.of('telemetry-realtime')[0], 60_000);
-      expect(m).toMatchObject({ stream: 'telemetry-realtime', telemetryDevices: 'partner', telemetryInclude: ['default'] });
-      const [s, e] = m.interval.split('/').map(Date.parse);
-      expect([e - s, s % Q]).toEqual([Q, 0]); // rule 1: clock-aligned 15 minutes
-      for (const x of m.entries) expect(x).toMatchObject({ kind: x.deviceKind, deviceId: expect.any(String), interval: m.interval });
+      m = await waitFor('a telemetry push', () => c.of('telemetry-realtime')[0], 60_000);
     } finally {
       c.close();
     }
+  }, 70_000);
+  it('stream: always telemetry-realtime', () => expect(m.stream).toBe('telemetry-realtime'));
+  it('entries: telemetry entries, each with kind, deviceId and interval plus telemetry fields', () => {
+    expect(m.entries.length).toBeGreaterThan(0);
+    for (const x of m.entries) {
+      expect(x).toMatchObject({ kind: x.deviceKind, deviceId: expect.any(String), interval: m.interval });
+      expect(Object.keys(x).length).toBeGreaterThan(4);
+    }
+  });
+  it('telemetryDevices: partner or customer, the class of the devices of this message', () => expect(m.telemetryDevices).toBe('partner'));
+  it('interval: the recently completed 15 minute period', () => {
+    const [s, e] = m.interval.split('/').map(Date.parse);
+    expect([e - s, s % Q]).toEqual([Q, 0]);
+    expect(e).toBeLessThanOrEqual(demo.clock.now());
+  });
+  it('telemetryInclude: the field groups requested', () => expect(m.telemetryInclude).toEqual(['default']));
+  it('1. sent every 15 minutes, clock-aligned, for the period just completed', () => {
+    coveredBy('e2e/realtime.test.ts', 'pushes each completed bucket at its boundary, chunked, with every stream the partner may see');
   });
   it('2. one interval can take several messages; 3. device classes in separate messages; 4. best effort', () => {
     coveredBy('e2e/realtime.test.ts', 'pushes each completed bucket at its boundary, chunked, with every stream the partner may see');
+    coveredBy('e2e/realtime.test.ts', 'a publishTo grant takes effect from the next push, in a customer-class message of its own');
   });
   it('5. receiving customer telemetry: token, publishTo, telemetryDevices=customer', () => {
     coveredBy('e2e/realtime.test.ts', 'a publishTo grant takes effect from the next push, in a customer-class message of its own');
@@ -571,34 +648,49 @@ describe('Events › Stream telemetry-realtime', () => {
 });
 
 describe('Events › Stream grid-events', () => {
-  it('fields; 1. sent on a change; 3. the deviceId is found in the topology and its telemetry gives the status', async () => {
+  let e: any;
+  beforeAll(async () => {
     const c = await StreamClient.connect(wsUrl('streams=grid-events'), token);
     const post = (on: boolean) => fetch(`${demo.simControl.url}/grid-outage`, { method: 'POST', body: JSON.stringify({ on }) });
     try {
       expect((await post(true)).status).toBe(200);
-      const e = await waitFor('a grid event', () => c.of('grid-events')[0], 30_000);
-      expect(e).toEqual({ stream: 'grid-events', deviceId: expect.any(String), timestamp: expect.stringMatching(/Z$/), deviceKind: 'meter', state: 'not_present' });
-      const sensor = sensorsOf(await topology()).find((s) => s.id === e.deviceId);
-      expect(sensor, `topology lists ${e.deviceId}`).toBeDefined();
-      expect(sensor!.channels!.map((ch) => ch.id)).toContain('state');
-      const { body } = await tel(e.deviceId, 'interval=2026-11-23T10:00:00Z/PT1H');
-      expect(body.entries.map((x: { state: string }) => x.state)).toEqual(['ok', 'ok', 'ok', 'ok']);
+      e = await waitFor('a grid event', () => c.of('grid-events')[0], 30_000);
     } finally {
       await post(false);
       c.close();
     }
+  }, 40_000);
+  it('stream: always grid-events', () => expect(e.stream).toBe('grid-events'));
+  it('deviceId: the meter, an id the topology lists as a sensor with a state channel', async () => {
+    const sensor = sensorsOf(await topology()).find((x) => x.id === e.deviceId);
+    expect(sensor, `topology lists ${e.deviceId}`).toBeDefined();
+    expect(sensor!.node!.kind).toBe('connection-point');
+    expect(sensor!.channels!.map((ch) => ch.id)).toContain('state');
+  });
+  it('timestamp: ISO 8601 UTC date-time', () => expect(new Date(e.timestamp).toISOString()).toBe(e.timestamp));
+  it('deviceKind: always meter', () => expect(e.deviceKind).toBe('meter'));
+  it('state: ok, not_present or unknown', () => expect(e).toEqual({ stream: 'grid-events', deviceId: e.deviceId, timestamp: e.timestamp, deviceKind: 'meter', state: 'not_present' }));
+  it('1. an event is sent only when the status changes', () => {
+    coveredBy('e2e/realtime.test.ts', 'sends exactly one not_present and one ok event near the switch times, and telemetry agrees');
   });
   it('2. only for devices the partner has as a partner; customer-delegated devices get none', () => {
-    coveredBy('e2e/realtime.test.ts', 'customer-delegated devices get no grid events (spec)');
+    coveredBy('e2e/realtime.test.ts', 'sends exactly one not_present and one ok event near the switch times, and telemetry agrees');
+  });
+  it('3. status from before the connection: the topology gives the meter id, the telemetry endpoint its state', async () => {
+    const { body } = await tel(e.deviceId, 'interval=2026-11-23T10:00:00Z/PT1H');
+    expect(body.entries.map((x: { state: string }) => x.state)).toEqual(['ok', 'ok', 'ok', 'ok']);
   });
 });
 
 describe('Errors', () => {
-  it('401 and 404 of the tariff endpoint use the same body as the site list endpoints', async () => {
-    const keys = (b: object) => Object.keys(b).sort();
+  const keys = (b: object) => Object.keys(b).sort();
+  it('401 GET dynamic tariff: not authenticated, the same body as the site list endpoint', async () => {
     const [t401, s401] = await Promise.all([api('/api/v1/dynamicTariffs/x', ''), api('/api/v1/sites', '')]);
     expect([t401.status, s401.status]).toEqual([401, 401]);
     expect(keys(t401.body)).toEqual(keys(s401.body));
+    expect(t401.body).toMatchObject({ statusCode: 401, code: 'UNAUTHORIZED' });
+  });
+  it('404 GET dynamic tariff: tariff not found, the same body as the site endpoints', async () => {
     const [t404, s404] = await Promise.all([api('/api/v1/dynamicTariffs/x'), api('/api/v1/sites/x/topology')]);
     expect([t404.status, s404.status]).toEqual([404, 404]);
     expect(keys(t404.body)).toEqual(keys(s404.body));
@@ -611,17 +703,17 @@ describe('Errors', () => {
 
 describe('Limits', () => {
   it('page window: 7 days; nextToken moves back 7 days per page', () => {
-    coveredBy('conformance/spec.test.ts', 'each nextToken moves back 7 days until interval.start is reached');
+    coveredBy('conformance/spec.test.ts', 'interval: the first page is the latest 7 days inside it; each nextToken moves back 7 days until interval.start is reached');
     coveredBy('conformance/spec.test.ts', 'without interval: the previous 7 days, nextToken paginating backwards');
   });
   it('ping interval: at least one ping every 20 seconds', () => {
     coveredBy('conformance/spec.test.ts', '2. a ping at least every 20 s keeps it alive');
   });
   it('telemetry push schedule: every 15 minutes, clock-aligned', () => {
-    coveredBy('conformance/spec.test.ts', 'interval (the completed 15 minutes)');
+    coveredBy('conformance/spec.test.ts', 'interval: the recently completed 15 minute period');
   });
   it('access token lifetime: expires_in 3600', () => {
-    coveredBy('conformance/spec.test.ts', 'access_token, token_type Bearer, expires_in 3600');
+    coveredBy('conformance/spec.test.ts', 'expires_in: integer seconds, 3600 as documented');
   });
   it('default telemetry resolution: PT15M', () => {
     coveredBy('conformance/spec.test.ts', 'resolution: PT15M is the default');
@@ -726,7 +818,7 @@ describe('Decisions (design.md) › lenient input where the spec is silent, stri
     }
   });
   it('WebSocket: messages always spell the stream grid-events', () => {
-    coveredBy('conformance/spec.test.ts', "deviceKind: 'meter', state: 'not_present'");
+    coveredBy('conformance/spec.test.ts', 'stream: always grid-events');
   });
 });
 
