@@ -11,7 +11,13 @@ export interface ClosedBucket {
 }
 
 export interface GridEvent {
+  /** the grid meter's device id: storage and partner visibility are per device */
   deviceId: string;
+  /**
+   * the connection point's telemetry stream id, which the topology lists and whose telemetry
+   * carries `state`: the id events are sent under (design.md "grid events")
+   */
+  streamId: string;
   timestamp: number;
   state: GridState;
 }

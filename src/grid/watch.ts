@@ -55,6 +55,6 @@ export class GridWatch {
     this.candidateCount = 0;
     // the first state ever seen is a baseline, not a change
     if (previous === null) return null;
-    return { deviceId: this.opts.deviceId, timestamp: this.candidateSince, state: s };
+    return { deviceId: this.opts.deviceId, streamId: this.opts.streamId, timestamp: this.candidateSince, state: s };
   }
 }

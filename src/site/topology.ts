@@ -1,4 +1,4 @@
-import { CHANNEL_UNITS } from '../core/channels.js';
+import { CHANNEL_UNITS, type ChannelId } from '../core/channels.js';
 import type { StreamDef } from '../telemetry/stream.js';
 import type { DeviceState, Site } from './site.js';
 import { streamIds } from './stream-ids.js';
@@ -49,6 +49,11 @@ export function buildTopology(site: Site, compact: boolean): TopoNode {
   return { id: siteId, category: 'site', nodes: [home] };
 }
 
+/** The unit the API sends the channel in: `soc` follows api.socScale (design.md), as a 0–1 `fraction`. */
+function unitOf(c: ChannelId, socScale: 'percent' | 'fraction'): string {
+  return c === 'soc' && socScale === 'fraction' ? 'fraction' : CHANNEL_UNITS[c];
+}
+
 function sensor(site: Site, streamId: string, measured: { id: string; kind: string }): TopoNode[] {
   const s: StreamDef | undefined = site.stream(streamId);
   if (!s) return [];
@@ -56,7 +61,7 @@ function sensor(site: Site, streamId: string, measured: { id: string; kind: stri
     {
       id: s.id,
       kind: 'sensor',
-      channels: s.channels.map((c) => ({ id: c, unit: CHANNEL_UNITS[c] })),
+      channels: s.channels.map((c) => ({ id: c, unit: unitOf(c, site.config.api.socScale) })),
       node: measured,
     },
   ];

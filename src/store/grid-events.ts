@@ -2,11 +2,14 @@ import type { Database } from 'better-sqlite3';
 import type { GridState } from '../core/channels.js';
 import type { GridEvent } from '../core/events.js';
 
+/** Rows are keyed by the meter's device id; the stream id follows from the site's configuration. */
+export type StoredGridEvent = Omit<GridEvent, 'streamId'>;
+
 /**
  * Grid relay states as they were established: each announced change, and the first state ever
  * seen (a baseline, `announced` false). The newest per meter is the state a restart resumes from.
  */
-export function insertGridEvent(db: Database, e: GridEvent, announced = true): void {
+export function insertGridEvent(db: Database, e: StoredGridEvent, announced = true): void {
   db.prepare('INSERT INTO grid_events (device_id, ts, state, announced) VALUES (?, ?, ?, ?)').run(e.deviceId, e.timestamp, e.state, announced ? 1 : 0);
 }
 
@@ -15,7 +18,7 @@ export function lastGridState(db: Database, deviceId: string): GridState | null 
   return row ?? null;
 }
 
-export function recentGridEvents(db: Database, limit: number): GridEvent[] {
+export function recentGridEvents(db: Database, limit: number): StoredGridEvent[] {
   const rows = db.prepare('SELECT device_id, ts, state FROM grid_events WHERE announced = 1 ORDER BY ts DESC, id DESC LIMIT ?').raw().all(limit) as [string, number, GridState][];
   return rows.map(([deviceId, timestamp, state]) => ({ deviceId, timestamp, state }));
 }

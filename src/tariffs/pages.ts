@@ -7,7 +7,8 @@
  *   (the price in force now is on it) and reaches back 7 days; the walk goes on while older
  *   values are stored.
  * - interval [S, E): the first window is the latest 7 days inside it, the next 7 days earlier
- *   each, the last one cut at S; the walk also ends early once nothing older is stored in it.
+ *   each, the last one cut at S; the walk goes on until S is reached even where nothing is
+ *   stored (spec: each nextToken moves back 7 days until interval.start is reached).
  */
 import type { Database } from 'better-sqlite3';
 import { anyValueStartingIn, valuesStartingIn, type TariffValue } from '../store/tariffs.js';
@@ -42,6 +43,6 @@ export function readPage(db: Database, tariffId: string, cursor: PageCursor): Pa
   const start = Math.max(floor, cursor.end - PAGE_MS);
   const window = { start, end: cursor.end };
   const values = start < cursor.end ? valuesStartingIn(db, tariffId, start, cursor.end) : [];
-  const more = start > floor && anyValueStartingIn(db, tariffId, floor, start);
+  const more = cursor.floor !== null ? start > cursor.floor : anyValueStartingIn(db, tariffId, floor, start);
   return { window, values, next: more ? { end: start, floor: cursor.floor } : null };
 }

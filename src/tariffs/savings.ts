@@ -19,7 +19,7 @@ import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
 import { bucketColumns } from '../store/buckets.js';
 import { findStreamKey } from '../store/streams.js';
-import { BUCKET_MS, periodBoundaries } from '../telemetry/align.js';
+import { BUCKET_MS, wholePeriods } from '../telemetry/align.js';
 import { formatInterval, type TimeRange } from '../telemetry/interval.js';
 import { sitePrices, type PriceLookup } from './site-prices.js';
 
@@ -145,15 +145,17 @@ export interface SavingsResult {
 
 /** Savings of the site for GET /api/v2/sites/{siteId}/savings. */
 export function siteSavings(db: Database, site: Site, q: SavingsQuery): SavingsResult {
-  const price = sitePrices(db, site.config, q.range);
+  // whole periods, as telemetry (design.md "partial periods"): an entry's interval is a stable key
+  const { bounds, ...range } = wholePeriods(q.resolution, q.range.start, q.range.end, site.config.site.timezone);
+  const price = sitePrices(db, site.config, range);
   const { grid, house } = savingsStreams(site);
   const visible = (ids: string[]) => (q.sees === undefined || ids.every(q.sees) ? ids : []);
   const { entries, skipped } = computeSavings({
-    range: q.range,
-    bounds: periodBoundaries(q.resolution, q.range.start, q.range.end, site.config.site.timezone),
+    range,
+    bounds,
     now: q.now,
-    house: powerSeries(db, visible(house), q.range),
-    grid: powerSeries(db, visible(grid ? [grid] : []), q.range),
+    house: powerSeries(db, visible(house), range),
+    grid: powerSeries(db, visible(grid ? [grid] : []), range),
     price,
   });
   return { currency: site.config.site.currency, entries, skipped };

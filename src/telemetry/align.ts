@@ -79,3 +79,13 @@ export function periodBoundaries(resolution: PeriodResolution, start: number, en
       return localMonthBoundaries(start, end, timezone);
   }
 }
+
+/**
+ * [start, end) widened to whole `resolution` periods (design.md "partial periods"): an entry
+ * always stands for its whole period, so `deviceId` + `interval` is a stable key for a client
+ * that stores entries. Returns the period boundaries too, since every caller walks them.
+ */
+export function wholePeriods(resolution: PeriodResolution, start: number, end: number, timezone: string): { start: number; end: number; bounds: number[] } {
+  const bounds = periodBoundaries(resolution, start, end, timezone);
+  return { start: bounds[0]!, end: bounds[bounds.length - 1]!, bounds };
+}

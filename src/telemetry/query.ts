@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { CHANNEL_GROUP, type ChannelId, type DeviceKind, type GridState, type IncludeGroup } from '../core/channels.js';
 import { bucketColumns, type BucketColumn, type PartialBucket } from '../store/buckets.js';
 import { findStreamKey } from '../store/streams.js';
-import { BUCKET_MS, periodBoundaries } from './align.js';
+import { BUCKET_MS, wholePeriods } from './align.js';
 import { formatInterval } from './interval.js';
 import { percentToFraction, round2 } from './round.js';
 
@@ -93,10 +93,10 @@ function plan(q: TelemetryQuery): Plan {
 }
 
 /**
- * Telemetry entries of one stream, ascending. A period is listed when it overlaps
- * [start, end) and a 15-minute bucket starting inside [start, end) falls in it; its interval is
- * the whole period. A period whose buckets hold none of the requested channels is left out
- * rather than sent as an entry without values.
+ * Telemetry entries of one stream, ascending. [start, end) is first widened to whole periods
+ * of the resolution (align.ts wholePeriods): every period it overlaps is listed with the values
+ * of all its buckets, never a part of it labelled as the whole. A period whose buckets hold none
+ * of the requested channels is left out rather than sent as an entry without values.
  *
  * PT15M hands out the stored rows; PT1H and P1D are rolled up in one pass: power is the mean
  * weighted by each bucket's covered time, soc/soh/state the last value, energy the value at
@@ -108,9 +108,10 @@ export function queryTelemetry(db: Database, q: TelemetryQuery): TelemetryEntry[
   if (key === undefined) return [];
   const p = plan(q);
   if (p.names.length === 0) return [];
-  const rows = bucketColumns(db, key, Math.ceil(q.start / 1000), Math.ceil(q.end / 1000), p.columns);
+  const whole = wholePeriods(q.resolution, q.start, q.end, q.timezone);
+  const rows = bucketColumns(db, key, whole.start / 1000, whole.end / 1000, p.columns);
   if (q.resolution === 'PT15M') return fromBuckets(rows, p, q);
-  return rollup(rows, periodBoundaries(q.resolution, q.start, q.end, q.timezone), p, q);
+  return rollup(rows, whole.bounds, p, q);
 }
 
 function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {

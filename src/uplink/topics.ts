@@ -12,7 +12,10 @@ export const TOPIC = {
   resyncResponse: 'cmd/resync/response',
 } as const;
 
-/** Payload version: bumped when a field changes meaning or goes away (new fields do not bump it). */
-export const PAYLOAD_VERSION = 1;
+/**
+ * Payload version: bumped when a field changes meaning or goes away (new fields do not bump it).
+ * 2: a grid event's `deviceId` is the connection point's stream id, no longer the meter's device id.
+ */
+export const PAYLOAD_VERSION = 2;
 
 export const topicOf = (prefix: string, suffix: string): string => `${prefix}/${suffix}`;

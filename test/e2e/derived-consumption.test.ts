@@ -8,17 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TopoNode } from '../../src/site/topology.js';
 import { partnerToken } from '../support/auth.js';
 import { demoSite, getJson } from '../support/demo.js';
+import { sensorsOf as sensors } from '../support/topology.js';
 
 const Q = 15 * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 
-function sensors(n: TopoNode, out: TopoNode[] = []): TopoNode[] {
-  if (n.kind === 'sensor') out.push(n);
-  for (const c of n.nodes ?? []) sensors(c, out);
-  if (n.rightCircuit) sensors(n.rightCircuit, out);
-  return out;
-}
 
 describe('derived house consumption on the demo site without its house meter', () => {
   let metered: Demo;

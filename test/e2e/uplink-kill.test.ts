@@ -70,7 +70,7 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
     const will = await waitFor('retained status', () => late.messages.find((m) => m.retain), 5000);
     await late.close();
     const status = JSON.parse(will.payload);
-    expect(status).toEqual({ v: 1, state: 'offline', siteId: 'demo-site' });
+    expect(status).toEqual({ v: 2, state: 'offline', siteId: 'demo-site' });
 
     child = startGateway(dataDir, broker.url);
     await waitFor('outbox drained after the restart', () => outboxDepth() === 0 || undefined, 60_000);

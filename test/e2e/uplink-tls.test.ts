@@ -91,7 +91,7 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
         const later = await collect(url(broker), `${PREFIX}/status`, { ca });
         try {
           const status = await waitFor('retained status', () => later.messages.find((m) => m.retain));
-          expect(JSON.parse(status.payload)).toMatchObject({ v: 1, state: 'online', siteId: 'demo-site', devices: 5 });
+          expect(JSON.parse(status.payload)).toMatchObject({ v: 2, state: 'online', siteId: 'demo-site', devices: 5 });
         } finally {
           await later.close();
         }

@@ -67,7 +67,7 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
       const streams = demo.daemon.site.streams().map((s) => s.id);
       for (const m of tele) {
         const b = m.body;
-        expect(b).toMatchObject({ v: 1, siteId: 'demo-site', stream: 'telemetry-realtime', telemetryDevices: 'partner', telemetryInclude: ['default', 'energy'] });
+        expect(b).toMatchObject({ v: 2, siteId: 'demo-site', stream: 'telemetry-realtime', telemetryDevices: 'partner', telemetryInclude: ['default', 'energy'] });
         expect(b.interval).toBe(`${b.time}/${iso(Date.parse(b.time) + BUCKET_MS)}`);
         for (const e of b.entries) {
           expect(streams).toContain(e.deviceId);
@@ -94,7 +94,7 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
     it('keeps status (online), topology and each device availability retained for a client that comes later', async () => {
       const r = await retained(broker, `${PREFIX}/#`);
       const status = r.get(`${PREFIX}/status`);
-      expect(status).toMatchObject({ v: 1, state: 'online', siteId: 'demo-site', devices: 5, devicesOnline: 5 });
+      expect(status).toMatchObject({ v: 2, state: 'online', siteId: 'demo-site', devices: 5, devicesOnline: 5 });
       expect(typeof status.version).toBe('string');
       expect(status.uptimeSeconds).toBeGreaterThanOrEqual(0);
       expect(status.dropped).toEqual({ byAge: 0, bySize: 0 });
@@ -104,7 +104,7 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
       const sensors = JSON.stringify([topo.topology, topo.expandedTopology]);
       for (const s of demo.daemon.site.streams()) expect(sensors).toContain(`"id":"${s.id}"`);
       for (const dev of ['inverter', 'battery-1', 'battery-2', 'grid-meter', 'house-meter']) {
-        expect(r.get(`${PREFIX}/devices/${dev}/availability`), dev).toMatchObject({ v: 1, deviceId: dev, online: true });
+        expect(r.get(`${PREFIX}/devices/${dev}/availability`), dev).toMatchObject({ v: 2, deviceId: dev, online: true });
       }
       // only present state is retained: telemetry is not
       expect(r.has(`${PREFIX}/telemetry`)).toBe(false);
@@ -118,7 +118,7 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
         const t = Date.parse(k.split('|')[1]!);
         return t >= start && t < end;
       });
-      expect(res).toMatchObject({ v: 1, requestId: 'r-1', status: 'accepted', buckets: stored.length, messages: 4 });
+      expect(res).toMatchObject({ v: 2, requestId: 'r-1', status: 'accepted', buckets: stored.length, messages: 4 });
       expect(res.lastSeq - res.firstSeq).toBe(3);
       const again = await waitFor('resync messages', () => {
         const m = dedupe(c).filter((x) => x.body.resync === 'r-1');

@@ -14,8 +14,8 @@ describe('GridWatch', () => {
     const w = new GridWatch({ streamId: S, deviceId: 'gm', debounce: 2 });
     const events = feed(w, ['ok', 'ok', 'not_present', 'not_present', 'not_present', 'ok', 'ok']);
     expect(events).toEqual([
-      { deviceId: 'gm', timestamp: 20, state: 'not_present' },
-      { deviceId: 'gm', timestamp: 50, state: 'ok' },
+      { deviceId: 'gm', streamId: S, timestamp: 20, state: 'not_present' },
+      { deviceId: 'gm', streamId: S, timestamp: 50, state: 'ok' },
     ]);
   });
 
@@ -34,7 +34,7 @@ describe('GridWatch', () => {
   it('takes the first state as a baseline, but reports a change from the state known before a restart', () => {
     expect(feed(new GridWatch({ streamId: S, deviceId: 'gm', debounce: 2 }), ['not_present', 'not_present'])).toEqual([]);
     const after = feed(new GridWatch({ streamId: S, deviceId: 'gm', debounce: 2, initial: 'ok' }), ['not_present', 'not_present']);
-    expect(after).toEqual([{ deviceId: 'gm', timestamp: 0, state: 'not_present' }]);
+    expect(after).toEqual([{ deviceId: 'gm', streamId: S, timestamp: 0, state: 'not_present' }]);
   });
 
   it('readings of other streams and readings without state change nothing', () => {

@@ -2,7 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
+import { addClient } from '../../src/auth/clients.js';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
+import type { Demo } from '../../src/demo/demo.js';
 
 export const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 export const bearer = (token: string): { authorization: string } => ({ authorization: `Bearer ${token}` });
@@ -159,4 +161,16 @@ export async function customerTokens(c: DemoCredentials, scope = 'svc/device.rea
   const r = await postForm(c.tokenUrl, { grant_type: 'authorization_code', code, redirect_uri: c.client.redirectUri, code_verifier: verifier }, { authorization: basic(c.client.id, c.client.secret) });
   if (r.status !== 200) throw new Error(`code exchange failed: ${r.status} ${r.text}`);
   return r.body;
+}
+
+/** The full answer of an authorization-code exchange for the demo owner, read and write by default. */
+export const ownerTokens = (c: DemoCredentials, scope = 'svc/device.read svc/device.write'): Promise<any> => customerTokens(c, scope);
+
+/** A customer (site owner) access token through the authorization code flow. */
+export const ownerToken = async (c: DemoCredentials, scope?: string): Promise<string> => (await ownerTokens(c, scope)).access_token as string;
+
+/** Registers a partner client given `devices` on the demo daemon and returns its access token. */
+export async function clientToken(demo: Demo, id: string, devices: string[], scopes?: string[]): Promise<string> {
+  const { secret } = await addClient(demo.daemon.ctx.db, { id, devices, ...(scopes ? { scopes } : {}) }, Date.now(), new Set(demo.daemon.site.devices.keys()));
+  return (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(id, secret!) })).body.access_token;
 }

@@ -155,21 +155,28 @@ describe('dynamic tariff pages', () => {
     expect(got).toHaveLength((e - s) / H); // hourly values, one per hour of the interval
   });
 
-  it('with an interval reaching past the stored history: the future is on the first page and the walk ends at the oldest value', async () => {
+  it('with an interval reaching past the stored history: the future is on the first page and the walk goes on to interval.start', async () => {
     const pages = await walk('interval=2026-09-01T00:00:00Z/2026-12-01T00:00:00Z');
     const got = checkWalk(pages);
     expect(sortByStart(got)).toEqual(sortByStart(all));
-    // windows end 1 Dec, 24 Nov, ... 27 Oct; the sixth (20-27 Oct) holds the oldest value
-    expect(pages).toHaveLength(6);
-    expect(pages.at(-1)!.interval).toBe('2026-10-20T00:00:00Z/2026-10-27T00:00:00Z');
+    // 91 days: windows end 1 Dec, 24 Nov, ... 8 Sep; the sixth (20-27 Oct) holds the oldest
+    // value and the seven older ones are empty (spec: nextToken moves back until interval.start)
+    expect(pages).toHaveLength(13);
+    expect(pages[5]!.interval).toBe('2026-10-20T00:00:00Z/2026-10-27T00:00:00Z');
+    expect(pages.at(-1)!.interval).toBe('2026-09-01T00:00:00Z/2026-09-08T00:00:00Z');
+    expect(pages.slice(6).flatMap((p) => p.values)).toEqual([]);
   });
 
-  it('an interval with nothing stored in it: one empty page', async () => {
-    const { status, body } = await get(tariffId, 'interval=2025-01-01T00:00:00Z/P30D');
-    expect(status).toBe(200);
-    expect(body.values).toEqual([]);
-    expect(body.nextToken).toBeNull();
-    expect(body.interval).toBe('2025-01-24T00:00:00Z/2025-01-31T00:00:00Z');
+  it('an interval with nothing stored in it: empty pages back to interval.start', async () => {
+    const pages = await walk('interval=2025-01-01T00:00:00Z/P30D');
+    expect(pages.map((p) => p.interval)).toEqual([
+      '2025-01-24T00:00:00Z/2025-01-31T00:00:00Z',
+      '2025-01-17T00:00:00Z/2025-01-24T00:00:00Z',
+      '2025-01-10T00:00:00Z/2025-01-17T00:00:00Z',
+      '2025-01-03T00:00:00Z/2025-01-10T00:00:00Z',
+      '2025-01-01T00:00:00Z/2025-01-03T00:00:00Z',
+    ]);
+    expect(pages.flatMap((p) => p.values)).toEqual([]);
   });
 
   it('nextToken wins over interval', async () => {

@@ -49,7 +49,8 @@ describe('savings with a flat tariff (import 0.30, export 0.08 EUR/kWh)', () => 
     const r = savings(f, '2026-06-01T10:00:00Z/2026-06-01T11:30:00Z', 'PT1H');
     // 0.12 + 0.106 + 0 + 0.102
     expect(r.entries).toEqual([{ interval: '2026-06-01T10:00:00Z/2026-06-01T11:00:00Z', savings: 0.328 }]);
-    expect(r.skipped).toEqual({ noData: 2, noPrice: 0 });
+    // the query is widened to whole hours (design.md "partial periods"): 11:00 to 11:45, all without data
+    expect(r.skipped).toEqual({ noData: 4, noPrice: 0 });
   });
 
   it('buckets not closed by now are neither summed nor skipped', () => {
@@ -61,12 +62,13 @@ describe('savings with a flat tariff (import 0.30, export 0.08 EUR/kWh)', () => 
     expect(r.skipped).toEqual({ noData: 0, noPrice: 0 });
   });
 
-  it('an interval that does not start on a quarter hour counts the buckets that start inside it', () => {
+  it('an interval that cuts a period is widened to whole periods: the entry is the whole hour, label and value', () => {
     const f = fixture(siteConfig(FLAT));
     hourOfFour(f);
     const r = savings(f, '2026-06-01T10:05:00Z/2026-06-01T10:50:00Z', 'PT1H');
-    // buckets 10:15, 10:30, 10:45: 0.106 + 0 + 0.102; the entry is the whole hour
-    expect(r.entries).toEqual([{ interval: '2026-06-01T10:00:00Z/2026-06-01T11:00:00Z', savings: 0.208 }]);
+    // all four buckets of 10:00-11:00, as a query for the whole hour answers
+    expect(r).toEqual(savings(f, '2026-06-01T10:00:00Z/PT1H', 'PT1H'));
+    expect(r.entries).toEqual([{ interval: '2026-06-01T10:00:00Z/2026-06-01T11:00:00Z', savings: 0.328 }]);
   });
 
   /**

@@ -54,9 +54,11 @@ const hourFixture = () =>
   ]);
 
 describe('queryTelemetry PT15M', () => {
-  it('returns stored buckets inside [start, end) with both kind fields, omitting absent channels', () => {
+  it('returns the stored buckets the request overlaps, with both kind fields, omitting absent channels', () => {
+    // 00:20 cuts the 00:15 bucket: it is listed whole (design.md "partial periods")
     const out = query(hourFixture(), '2026-11-23T00:20:00Z/2026-11-23T01:30:00Z', 'PT15M');
     expect(out).toEqual([
+      { deviceKind: 'battery_pack', kind: 'battery_pack', deviceId: STREAM, interval: '2026-11-23T00:15:00Z/2026-11-23T00:30:00Z', power_W: 200, soc: 51 },
       {
         deviceKind: 'battery_pack',
         kind: 'battery_pack',
@@ -113,11 +115,11 @@ describe('queryTelemetry PT1H', () => {
     ]);
   });
 
-  it('labels a partly requested period with its full interval but counts only buckets inside the request', () => {
+  it('widens a request that cuts periods to whole periods: each entry is its whole period, label and values', () => {
     const out = query(hourFixture(), '2026-11-23T00:20:00Z/2026-11-23T01:10:00Z', 'PT1H');
-    expect(out).toHaveLength(1);
-    expect(out[0]).toMatchObject({ interval: '2026-11-23T00:00:00Z/2026-11-23T01:00:00Z', power_W: 300 });
-    expect(out[0]).not.toHaveProperty('soc');
+    expect(out).toEqual(query(hourFixture(), '2026-11-23T00:00:00Z/2026-11-23T02:00:00Z', 'PT1H'));
+    expect(out.map((e) => e.interval)).toEqual(['2026-11-23T00:00:00Z/2026-11-23T01:00:00Z', '2026-11-23T01:00:00Z/2026-11-23T02:00:00Z']);
+    expect(out[0]).toMatchObject({ power_W: 180, soc: 51 });
   });
 
   it('agrees with a plain reference rollup over a day of irregular rows', () => {

@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Ajv } from 'ajv';
 import type { Logger } from 'pino';
 import { ALL_SCOPES, OPENID } from '../../auth/scopes.js';
 import type { HttpLimits, TariffQuota } from '../../config/types.js';
@@ -10,6 +11,7 @@ import { devicesRoutes } from './devices.js';
 import { installErrorHandling } from './errors.js';
 import { installGuard } from './guard.js';
 import { capConnections, serverTimeouts } from './limits.js';
+import { COMMA_LIST, installLenientQuery } from './lenient-query.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
 import { publishToRoute } from './publish-to.js';
 import { RefusalLog } from '../refusals.js';
@@ -60,7 +62,11 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     // partners on a LAN send small requests; anything larger is a mistake or an attack
     bodyLimit: 1 << 20,
     routerOptions: { maxParamLength: 200 },
-    ajv: { customOptions: { coerceTypes: true, allErrors: false } },
+    ajv: {
+      customOptions: { coerceTypes: true, allErrors: false },
+      // marks comma-list query parameters for the lenient query hook (lenient-query.ts)
+      plugins: [(ajv: Ajv) => ajv.addKeyword({ keyword: COMMA_LIST, schemaType: 'boolean' })],
+    },
   });
   const refusals = opts.refusals ?? new RefusalLog(opts.logger || silentLogger());
   app.addHook('onResponse', async (req, reply) => {
@@ -78,6 +84,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   if (opts.limits) capConnections(app.server, opts.limits, refusals);
 
   installErrorHandling(app);
+  installLenientQuery(app);
   // before any route: it refuses routes that do not declare who may call them
   const sessions = opts.ops ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined }) : undefined;
   installGuard(app, opts.auth, sessions && { check: (req) => sessions.check(req), loginPath: LOGIN_PATH });

@@ -6,7 +6,7 @@ import { queryTelemetry } from '../../telemetry/query.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
-import { DeviceRecord, ErrorResponses, TelemetryEntry } from './schemas.js';
+import { CommaList, described, DeviceRecord, ErrorResponses, TelemetryEntry, WHOLE_PERIODS } from './schemas.js';
 import { seesDevice, seesStream } from './visibility.js';
 
 export const TELEMETRY_RESOLUTIONS = ['PT15M', 'PT1H', 'P1D'] as const;
@@ -22,7 +22,7 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
         tags: ['devices'],
         summary: 'List devices',
         description: 'A partner sees the devices assigned to it, and only its own publishTo entries; the owner sees every device and every entry.',
-        response: { 200: Type.Object({ devices: Type.Array(DeviceRecord) }) },
+        response: { 200: described('The devices the caller sees', Type.Object({ devices: Type.Array(DeviceRecord) })) },
       },
     },
     async (req) => {
@@ -45,11 +45,12 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
           "synthId is a sensor id from the topology. An id with no stored stream, or of a device the caller does not see, answers 200 with no entries.",
         params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
         querystring: Type.Object({
-          interval: Type.String({ description: 'ISO 8601 interval in UTC: start/end, start/duration or duration/end' }),
+          interval: Type.String({ description: `ISO 8601 interval in UTC: start/end, start/duration or duration/end. ${WHOLE_PERIODS}` }),
           resolution: Type.Optional(Type.String({ description: 'PT15M (default), PT1H or P1D' })),
-          include: Type.Optional(Type.String({ description: 'comma-separated: default, energy' })),
+          include: Type.Optional(CommaList('default (power, soc, soh, state) and/or energy (lifetime counters); default: default')),
         }),
-        response: { 200: Type.Object({ entries: Type.Array(TelemetryEntry) }), ...ErrorResponses },
+        // no 404: an id without a stream answers 200 with no entries (spec)
+        response: { 200: described('Telemetry entries, ascending; empty for an id without a stream', Type.Object({ entries: Type.Array(TelemetryEntry) })), 400: ErrorResponses[400] },
       },
       // entries are built by queryTelemetry to the schema already; for a year of buckets V8's
       // JSON.stringify is several times faster than a schema-compiled serialiser full of

@@ -7,7 +7,7 @@ const ACCEPTS: Record<string, string> = {
   interval: 'an ISO 8601 interval in UTC: start/end, start/duration or duration/end, e.g. 2026-11-01T00:00:00Z/P1D',
   resolution: 'an ISO 8601 duration: PT15M, PT1H or P1D',
   include: 'a comma-separated list of default and/or energy',
-  compact: 'true or false',
+  compact: 'true, false, 1 or 0 (any case)',
 };
 
 export interface ErrorBody {

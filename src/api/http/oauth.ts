@@ -11,6 +11,7 @@ import { consentPage, errorPage, SIGN_IN, signInPage, TICKET_FIELD } from '../..
 import { ClientAuthError } from '../../auth/grants.js';
 import { OAuthError } from '../../auth/oauth-error.js';
 import type { ApiDeps } from './deps.js';
+import { AuthorizeForm, AuthorizeGetResponses, AuthorizePostResponses, AuthorizeQuery, JwksResponses, TokenErrorResponses, TokenForm, TokenResponseSchema } from './oauth-schemas.js';
 
 export const TOKEN_PATH = '/oauth2/token';
 export const AUTHORIZE_PATH = '/oauth2/authorize';
@@ -95,7 +96,13 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
         tags: ['oauth2'],
         summary: 'Token endpoint (RFC 6749): client_credentials, authorization_code, refresh_token',
         description: `Form-encoded (${FORM}); the client authenticates with HTTP Basic. grant_type may also be given in the query.`,
+        body: { content: { [FORM]: { schema: TokenForm } } },
+        response: { 200: TokenResponseSchema, ...TokenErrorResponses },
       },
+      // the form parser hands the handler pairs, which it checks itself (tokenParams, grants.ts);
+      // the schemas above document them
+      validatorCompiler: () => () => true,
+      serializerCompiler: () => (data) => JSON.stringify(data),
     },
     async (req, reply) => {
       try {
@@ -127,13 +134,27 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
 
   app.get(
     AUTHORIZE_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Authorization endpoint: the site owner signs in, then consents' } },
+    {
+      config: PUBLIC,
+      schema: { tags: ['oauth2'], summary: 'Authorization endpoint: the site owner signs in, then consents', querystring: AuthorizeQuery, response: AuthorizeGetResponses },
+      // the request is checked by authorize.ts, whose errors are pages; the schema documents it
+      validatorCompiler: () => () => true,
+    },
     async (req, reply) => signIn(reply, new RequestParams(pairsOfQuery(req))),
   );
 
   app.post(
     AUTHORIZE_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'The sign-in and consent forms post here; answers the consent page, then 302 to the redirect_uri' } },
+    {
+      config: PUBLIC,
+      schema: {
+        tags: ['oauth2'],
+        summary: 'The sign-in and consent forms post here; answers the consent page, then 302 to the redirect_uri',
+        body: { content: { [FORM]: { schema: AuthorizeForm } } },
+        response: AuthorizePostResponses,
+      },
+      validatorCompiler: () => () => true,
+    },
     async (req, reply) => {
       const pairs = pairsOfBody(req.body);
       const isRequestParam = ([k]: [string, string]) => (REQUEST_PARAMS as readonly string[]).includes(k);
@@ -183,7 +204,7 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
 
   app.get(
     JWKS_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Public keys of id_token signatures (JWK Set, RFC 7517)' } },
+    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Public keys of id_token signatures (JWK Set, RFC 7517)', response: JwksResponses } },
     async () => auth.jwks,
   );
 };

@@ -11,7 +11,7 @@ import { replacePublishTo } from '../../store/publish-to.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
-import { DeviceRecord, ErrorResponses } from './schemas.js';
+import { described, DeviceRecord, ErrorResponses } from './schemas.js';
 
 /** The streams a device can be published to (spec: `telemetry-realtime` is the value shown). */
 export const PUBLISHABLE = [REALTIME_STREAM] as const;
@@ -45,7 +45,7 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
           'the list applies to the device. The whole publishTo list is replaced.',
         params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
         body: PatchBody,
-        response: { 200: DeviceRecord, ...ErrorResponses },
+        response: { 200: described('The device record with its new publishTo list', DeviceRecord), ...ErrorResponses },
       },
     },
     async (req) => {

@@ -5,7 +5,7 @@ import { SAVINGS_RESOLUTIONS, siteSavings } from '../../tariffs/savings.js';
 import { parseInterval, parseResolution } from '../../telemetry/interval.js';
 import { ErrorBodySchema } from './errors.js';
 import { principalOf } from './guard.js';
-import { ErrorResponses } from './schemas.js';
+import { described, ErrorResponses, WHOLE_PERIODS } from './schemas.js';
 import type { ClockedDeps } from './tariffs.js';
 import { seesStream } from './visibility.js';
 
@@ -39,15 +39,15 @@ export const savingsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
         description:
           'Per 15-minute bucket: H*pImport - (I*pImport - E*pExport), H house consumption, I grid import, E grid export in kWh from the ' +
           "buckets' mean power, prices from the site's tariff (site.yaml). Buckets are summed into the resolution; an entry holds at least one priced bucket. " +
-          'Only buckets that have ended count.',
+          'Only buckets that have ended count; the query is widened to whole periods (see interval).',
         params: Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 200 }) }),
         querystring: Type.Object({
-          interval: Type.String({ description: 'ISO 8601 interval in UTC: start/end or start/duration (duration/end also accepted)' }),
+          interval: Type.String({ description: `ISO 8601 interval in UTC: start/end or start/duration (duration/end also accepted). ${WHOLE_PERIODS}` }),
           // required; checked in the handler so the message lists the savings resolutions, not the telemetry ones
           resolution: Type.Optional(Type.String({ description: 'required: PT15M, PT1H, P1D or P1M (calendar months in the site time zone)' })),
         }),
         response: {
-          200: SavingsResponse,
+          200: described('Savings per period of the resolution', SavingsResponse),
           ...ErrorResponses,
           409: { ...ErrorBodySchema, description: 'The site has no usable tariff (none in site.yaml, its dynamic tariff not stored, or in another currency)' },
         },

@@ -1,10 +1,28 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DEVICE_KINDS } from '../../core/channels.js';
 import { ErrorBodySchema } from './errors.js';
+import { COMMA_LIST } from './lenient-query.js';
 
 export const ErrorResponses = {
   400: { ...ErrorBodySchema, description: 'Malformed or missing parameter' },
   404: { ...ErrorBodySchema, description: 'Not found' },
 } as const;
+
+/** design.md "partial periods", as the interval parameters of telemetry and savings describe it */
+export const WHOLE_PERIODS =
+  'An interval that cuts a period of the resolution is widened to whole periods (PT15M and PT1H on UTC, P1D on local midnight in the site time zone, P1M calendar months): ' +
+  'every entry stands for its whole period, so deviceId + interval is a stable key. A period still in progress holds the data so far (docs/api.md).';
+
+/** A response schema with the description the OpenAPI document shows for it (else "Default Response"). */
+export const described = <T extends object>(description: string, schema: T): T => ({ ...schema, description });
+
+/** A comma-separated list query parameter; it may also be repeated (lenient-query.ts). */
+export const CommaList = (description: string) =>
+  Type.String({ description: `${description}. Comma-separated; the parameter may also be repeated (a=x&a=y is a=x,y)`, [COMMA_LIST]: true });
+
+/** A boolean query parameter: true/false/1/0 in any case; an empty value counts as absent (lenient-query.ts). */
+export const QueryBoolean = (defaultValue: boolean, description: string) =>
+  Type.Optional(Type.Boolean({ default: defaultValue, description: `${description}. true/false/1/0 in any case; empty means the default (${defaultValue})` }));
 
 export const SiteRecord = Type.Object({
   siteId: Type.String(),
@@ -63,9 +81,15 @@ export const TopologyNode = Type.Recursive(
 );
 
 /** Telemetry entry (spec "Telemetry entry"); channels present only when requested and measured. */
+const DeviceKindSchema = Type.String({
+  enum: [...DEVICE_KINDS],
+  description:
+    'the spec shows battery_pack, inverter and meter; sitegw also sends pv for PV array streams (the aggregate …__dcm and one per optimiser), which are none of those (docs/api.md)',
+});
+
 export const TelemetryEntry = Type.Object({
-  deviceKind: Type.String(),
-  kind: Type.String(),
+  deviceKind: DeviceKindSchema,
+  kind: DeviceKindSchema,
   deviceId: Type.String({ description: 'sensor (stream) id' }),
   interval: Type.String({ description: 'ISO 8601 interval, canonical UTC start/end' }),
   power_W: Type.Optional(Type.Number()),

@@ -4,7 +4,7 @@ import { apiError } from '../../core/errors.js';
 import { buildTopology } from '../../site/topology.js';
 import type { ApiDeps } from './deps.js';
 import { principalOf } from './guard.js';
-import { ErrorResponses, SiteRecord, TopologyNode } from './schemas.js';
+import { described, ErrorResponses, QueryBoolean, SiteRecord, TopologyNode } from './schemas.js';
 import { filterTopology, seesStream } from './visibility.js';
 
 const READ = { auth: { permission: 'device.read' } } as const;
@@ -14,13 +14,13 @@ export const sitesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { sit
 
   app.get(
     '/api/v1/sites',
-    { config: READ, schema: { tags: ['sites'], summary: 'List sites', response: { 200: Type.Object({ sites: Type.Array(SiteRecord) }) } } },
+    { config: READ, schema: { tags: ['sites'], summary: 'List sites', response: { 200: described('The sites of this gateway (one)', Type.Object({ sites: Type.Array(SiteRecord) })) } } },
     async () => ({ sites: [record()] }),
   );
 
   app.get(
     '/api/v2/sites',
-    { config: READ, schema: { tags: ['sites'], summary: "List the customer's site ids", response: { 200: Type.Object({ siteIds: Type.Array(Type.String()) }) } } },
+    { config: READ, schema: { tags: ['sites'], summary: "List the customer's site ids", response: { 200: described('The site ids', Type.Object({ siteIds: Type.Array(Type.String()) })) } } },
     async () => ({ siteIds: [site.id] }),
   );
 
@@ -33,14 +33,14 @@ export const sitesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { sit
         summary: 'Devices of a site and their connections as a tree',
         description: 'A partner sees the devices assigned to it; the owner sees the whole site.',
         params: Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 200 }) }),
-        querystring: Type.Object({ compact: Type.Boolean({ default: true, description: 'aggregate battery blocks (__bb_agg) and PV optimisers (__dcm)' }) }),
-        response: { 200: Type.Object({ topology: Type.Ref(TopologyNode) }), ...ErrorResponses },
+        querystring: Type.Object({ compact: QueryBoolean(true, 'aggregate battery blocks (__bb_agg) and PV optimisers (__dcm)') }),
+        response: { 200: described('The topology tree, rooted at the site', Type.Object({ topology: Type.Ref(TopologyNode) })), ...ErrorResponses },
       },
     },
     async (req) => {
       if (req.params.siteId !== site.id) throw apiError('SITE_NOT_FOUND', `site '${req.params.siteId}' is not on this gateway`);
       const p = principalOf(req);
-      const tree = buildTopology(site, req.query.compact);
+      const tree = buildTopology(site, req.query.compact ?? true);
       return { topology: p.devices === 'all' ? tree : filterTopology(tree, (id) => seesStream(p, site, id)) };
     },
   );

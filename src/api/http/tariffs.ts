@@ -12,7 +12,7 @@ import { formatInterval, parseInterval } from '../../telemetry/interval.js';
 import type { ApiDeps } from './deps.js';
 import { ErrorBodySchema } from './errors.js';
 import { principalOf } from './guard.js';
-import { ErrorResponses } from './schemas.js';
+import { described, ErrorResponses } from './schemas.js';
 
 export interface ClockedDeps extends ApiDeps {
   /** the daemon clock, ms: "now" of the default page and of savings */
@@ -103,7 +103,7 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, 
         tags: ['tariffs'],
         summary: 'Create a dynamic tariff, optionally with its first values',
         body: CreateBody,
-        response: { 201: Type.Object({ tariffId: Type.String(), ...Meta, ...Written }), ...ErrorResponses, ...QuotaResponses },
+        response: { 201: described('The tariff was created (Location names it)', Type.Object({ tariffId: Type.String(), ...Meta, ...Written })), 400: ErrorResponses[400], ...QuotaResponses },
       },
     },
     async (req, reply) => {
@@ -123,7 +123,7 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, 
         summary: 'Add or replace values of a dynamic tariff',
         params: TariffIdParams,
         body: PatchBody,
-        response: { 200: Type.Object({ tariffId: Type.String(), ...Written }), ...ErrorResponses, ...QuotaResponses },
+        response: { 200: described('The values were stored', Type.Object({ tariffId: Type.String(), ...Written })), ...ErrorResponses, ...QuotaResponses },
       },
     },
     async (req) => {
@@ -149,7 +149,7 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, 
           interval: Type.Optional(Type.String({ description: 'ISO 8601 interval: start/end, start/duration or duration/end' })),
           nextToken: Type.Optional(Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'nextToken of the previous page' })),
         }),
-        response: { 200: PageSchema, ...ErrorResponses },
+        response: { 200: described('The tariff metadata and one 7-day page of values', PageSchema), ...ErrorResponses },
       },
     },
     async (req) => {

@@ -51,6 +51,7 @@ export function telemetryMessages(entries: string[], cls: DeviceClass, interval:
   return out;
 }
 
+/** `deviceId` is the stream id, so a client finds the meter in the topology and its `state` in telemetry. */
 export function gridEventMessage(e: GridEvent): string {
-  return JSON.stringify({ stream: 'grid-events', deviceId: e.deviceId, timestamp: new Date(e.timestamp).toISOString(), deviceKind: 'meter', state: e.state });
+  return JSON.stringify({ stream: 'grid-events', deviceId: e.streamId, timestamp: new Date(e.timestamp).toISOString(), deviceKind: 'meter', state: e.state });
 }

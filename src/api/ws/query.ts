@@ -1,5 +1,6 @@
 import { INCLUDE_GROUPS, type IncludeGroup } from '../../core/channels.js';
 import { ApiError, apiError } from '../../core/errors.js';
+import { singleValue } from '../http/lenient-query.js';
 
 export const STREAMS = ['telemetry-realtime', 'grid-events'] as const;
 export type WsStream = (typeof STREAMS)[number];
@@ -12,7 +13,10 @@ export interface WsSubscription {
   telemetryInclude: IncludeGroup[];
 }
 
-/** Comma list of known words: every word must be known, none may repeat, the list may not be empty. */
+/** Spellings the spec also uses for a value (design.md "lenient input"): its table once says `grid-event`. */
+const ALIASES: Record<string, string> = { 'grid-event': 'grid-events' };
+
+/** Comma list of known words: every word must be known, repeats count once, the list may not be empty. */
 function list<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T[] | null): T[] {
   if (raw === undefined) {
     if (fallback) return fallback;
@@ -20,9 +24,10 @@ function list<T extends string>(name: string, raw: string | undefined, allowed: 
   }
   const words = raw.split(',').map((w) => w.trim());
   const out: T[] = [];
-  for (const w of words) {
+  for (const raw of words) {
+    const w = ALIASES[raw] ?? raw;
     if (!(allowed as readonly string[]).includes(w)) {
-      throw apiError('INVALID_PARAMETER', `query parameter '${name}': '${w.slice(0, 40)}' is not one of ${allowed.join(', ')}`);
+      throw apiError('INVALID_PARAMETER', `query parameter '${name}': '${raw.slice(0, 40)}' is not one of ${allowed.join(', ')}`);
     }
     if (!out.includes(w as T)) out.push(w as T);
   }
@@ -32,16 +37,14 @@ function list<T extends string>(name: string, raw: string | undefined, allowed: 
 /**
  * The WebSocket connection's query (spec "Events / Connection"), checked before the upgrade so
  * a bad request is an HTTP 400 with the error body rather than a socket that closes later.
- * `telemetryInclude` defaults to `default`, as the telemetry endpoint's `include` does.
+ * `telemetryInclude` defaults to `default`, as the telemetry endpoint's `include` does. As on
+ * HTTP (lenient-query.ts), a repeated list parameter is one list and unknown parameters are ignored.
  */
 export function parseWsQuery(search: URLSearchParams): WsSubscription {
-  for (const key of search.keys()) {
-    if (search.getAll(key).length > 1) throw apiError('INVALID_PARAMETER', `query parameter '${key}' is given more than once`);
-    if (!['streams', 'telemetryDevices', 'telemetryInclude'].includes(key)) {
-      throw apiError('INVALID_PARAMETER', `unknown query parameter '${key.slice(0, 40)}'; expected streams, telemetryDevices, telemetryInclude`);
-    }
-  }
-  const get = (k: string) => search.get(k) ?? undefined;
+  const get = (k: string) => {
+    const all = search.getAll(k);
+    return all.length === 0 ? undefined : singleValue(k, all, true);
+  };
   return {
     streams: new Set(list('streams', get('streams'), STREAMS, null)),
     telemetryDevices: list('telemetryDevices', get('telemetryDevices'), DEVICE_CLASSES, ['partner']),
