@@ -7,7 +7,7 @@
  */
 import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, bearer, consent, ownerToken, partnerToken } from '../support/auth.js';
+import { basic, bearer, clientToken, consent, ownerToken, partnerToken } from '../support/auth.js';
 import { demoSite, getJson } from '../support/demo.js';
 import { tariffApi } from '../tariffs/http.js';
 import { FLAT, siteConfig } from '../tariffs/fixture.js';
@@ -70,8 +70,17 @@ function add(route: string, status: number, what: string, opts: { path: string; 
 }
 
 beforeAll(async () => {
-  // two failed attempts per address: the rate-limit answers are reachable in a few requests
-  demo = await demoSite({ speed: 1, start: Date.parse('2026-11-24T01:00:00Z'), history: 'PT6H', configure: (c) => (c.auth.maxFailedAttempts = 2) });
+  demo = await demoSite({
+    speed: 1,
+    start: Date.parse('2026-11-24T01:00:00Z'),
+    history: 'PT6H',
+    configure: (c) => {
+      // two failed attempts per address: the rate-limit answers are reachable in a few requests
+      c.auth.maxFailedAttempts = 2;
+      // tariff quotas small enough that their 409 and 429 take a few writes (the other cases store 3 values)
+      c.limits.dynamicTariffs = { ...c.limits.dynamicTariffs, maxValuesPerTariff: 4, maxValuesPerClientPerDay: 8 };
+    },
+  });
   doc = (await getJson(`${demo.url}/openapi.json`)).body;
   // openapi-backend needs an operationId per operation; the document leaves them out
   const withIds = structuredClone(doc);
@@ -124,6 +133,19 @@ beforeAll(async () => {
   add('PATCH /api/v1/dynamicTariffs/{tariffId}', 401, 'no token', { path: `/api/v1/dynamicTariffs/${tariffId}`, body: values });
   add('PATCH /api/v1/dynamicTariffs/{tariffId}', 403, 'read scope only', { path: `/api/v1/dynamicTariffs/${tariffId}`, token: readOnly, body: values });
   add('PATCH /api/v1/dynamicTariffs/{tariffId}', 404, 'unknown tariff', { path: '/api/v1/dynamicTariffs/none', token: owner, body: values });
+  // a client of its own for the quota answers, so the cases above do not count against it
+  const quotaClient = await clientToken(demo, 'openapi-quota', [], ['svc/device.read', 'svc/device.write']);
+  const hours = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ interval: `2026-11-22T${String(from + i).padStart(2, '0')}:00:00Z/PT1H`, importPrice: 0.3, exportPrice: 0.07 }));
+  add('POST /api/v1/dynamicTariffs', 409, 'more values than a tariff may hold', { path: '/api/v1/dynamicTariffs', token: quotaClient, body: { ...tariff, values: hours(5) } });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 409, 'more values than a tariff may hold', { path: `/api/v1/dynamicTariffs/${tariffId}`, token: owner, body: { values: hours(4, 12) } });
+  // 8 values stored today by this client: the next write is over its daily quota
+  for (const from of [0, 4]) {
+    const r = await fetch(`${demo.url}/api/v1/dynamicTariffs`, { method: 'POST', headers: { ...bearer(quotaClient), 'content-type': 'application/json' }, body: JSON.stringify({ ...tariff, values: hours(4, from) }) });
+    if (r.status !== 201) throw new Error(`quota set-up: ${r.status} ${await r.text()}`);
+  }
+  const full = ((await (await fetch(`${demo.url}/api/v1/dynamicTariffs`, { method: 'POST', headers: { ...bearer(quotaClient), 'content-type': 'application/json' }, body: JSON.stringify({ ...tariff, values: [] }) })).json()) as { tariffId: string }).tariffId;
+  add('POST /api/v1/dynamicTariffs', 429, 'over the daily quota of stored values', { path: '/api/v1/dynamicTariffs', token: quotaClient, body: tariff });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 429, 'over the daily quota of stored values', { path: `/api/v1/dynamicTariffs/${full}`, token: quotaClient, body: values });
   add('GET /api/v1/dynamicTariffs/{tariffId}', 200, 'a page', { path: `/api/v1/dynamicTariffs/${tariffId}?interval=2026-11-20T00:00:00Z/2026-11-24T00:00:00Z`, token: partner });
   add('GET /api/v1/dynamicTariffs/{tariffId}', 400, 'a forged nextToken', { path: `/api/v1/dynamicTariffs/${tariffId}?nextToken=forged`, token: partner });
   add('GET /api/v1/dynamicTariffs/{tariffId}', 401, 'no token', { path: `/api/v1/dynamicTariffs/${tariffId}` });
