@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
 import { waitFor } from '../support/demo.js';
 import { dedupe, expectComplete, storedBuckets, telemetryKeys } from '../support/uplink.js';
+import { expectConforming } from '../support/contract.js';
 
 noteMosquittoSkipped('test/e2e/uplink-kill.test.ts');
 
@@ -95,5 +96,9 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
     const delivered = dedupe(c).filter((m) => !waitingSeqs.has(m.seq));
     expect(stored.size).toBeGreaterThan(96 * 7);
     expectComplete(delivered, stored);
+  });
+
+  it('sent only messages that conform to docs/asyncapi.yaml (the last will and the replay after the kill too)', () => {
+    expectConforming(c, PREFIX);
   });
 });

@@ -9,6 +9,7 @@ import { bucketRange } from '../../src/store/buckets.js';
 import { findStreamKey } from '../../src/store/streams.js';
 import { aedesBroker, collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, waitFor } from '../support/demo.js';
+import { expectConforming, loadContract } from '../support/contract.js';
 import { BUCKET_MS, capturingLogger, dedupe, expectDelivered, storedBuckets, telemetryKeys, uplinkTo } from '../support/uplink.js';
 
 noteMosquittoSkipped('test/e2e/uplink.test.ts');
@@ -145,6 +146,12 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
       const ok = await request(c, JSON.stringify({ requestId: 'r-5', interval: '2020-01-01T00:00:00Z/2020-01-02T00:00:00Z' }));
       expect(ok).toMatchObject({ status: 'accepted', requestId: 'r-5', buckets: 0, messages: 0 });
     });
+
+    it('sent only messages that conform to docs/asyncapi.yaml (every topic, the resync answers too)', () => {
+      expect(expectConforming(c, PREFIX)).toBeGreaterThan(20);
+      const topics = new Set(c.messages.map((m) => m.topic.slice(PREFIX.length + 1).replace(/^devices\/[^/]+/, 'devices/+')));
+      for (const t of ['telemetry', 'topology', 'status', 'devices/+/availability', 'cmd/resync/response']) expect(topics).toContain(t);
+    });
   });
 
   describe.skipIf(skip)('broker down for two simulated hours', () => {
@@ -178,6 +185,10 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
       await waitFor('outbox drained after the outage', () => up.health().outbox.depth === 0 || undefined, 30_000);
       await expectDelivered(c, storedBuckets(demo.daemon.ctx.db));
       expect(up.health()).toMatchObject({ connected: true, lastError: null, dropped: { byAge: 0, bySize: 0 } });
+    });
+
+    it('sent only messages that conform to docs/asyncapi.yaml, the replayed backlog too', () => {
+      expectConforming(c, PREFIX);
     });
   });
 
@@ -239,6 +250,12 @@ describe.skipIf(!MOSQUITTO)('uplink over MQTT 5 (mosquitto)', () => {
     const r = await got;
     expect(r.body).toMatchObject({ status: 'error', code: 'INVALID_INTERVAL', requestId: 'q' });
     expect(r.correlation).toBe('corr-7');
+  });
+
+  it('sent only messages that conform to docs/asyncapi.yaml (the answer on its response topic too)', () => {
+    const answer = c.messages.find((m) => m.topic === 'replies/abc')!;
+    expect(loadContract(PREFIX).check(`${PREFIX}/cmd/resync/response`, JSON.parse(answer.payload))).toEqual([]);
+    expectConforming(c, PREFIX);
   });
 });
 
