@@ -34,6 +34,12 @@ Usage:
       Show the SHA-256 fingerprint of the API's HTTPS certificate.
   sitegw backup --config FILE OUT
       Write a consistent copy of the database to OUT while the gateway runs (restore: README).
+  sitegw consume --broker URL [--group G] [--filter sitegw/+] [--db FILE] [--client-id ID] [--username U]
+                 [--gap-wait S] [--retry-after S]
+      The reference cloud consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscription
+      $share/G/<filter>/…, de-duplication by seq, telemetry upserted into SQLite, holes asked for with
+      cmd/resync after --gap-wait seconds. Instances with the same --group and --db split a fleet;
+      the password for --username is read from SITEGW_CONSUMER_PASSWORD.
 `;
 
 type Command = (argv: string[]) => Promise<number>;
@@ -126,6 +132,7 @@ const COMMANDS: Record<string, Command> = {
   owner: async (argv) => (await import('./auth/commands.js')).ownerCommand(argv),
   tls: async (argv) => (await import('./auth/commands.js')).tlsCommand(argv),
   backup: async (argv) => (await import('./ops/backup.js')).backupCommand(argv),
+  consume: async (argv) => (await import('./consumer/command.js')).consumeCommand(argv, untilSignal),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,138 @@
+import mqtt, { type MqttClient } from 'mqtt';
+import { scanGaps, type GapPolicy } from './gaps.js';
+import { parseMessage } from './parse.js';
+import { ConsumerStore } from './store.js';
+
+export interface ConsumerOptions {
+  broker: string;
+  /** shared-subscription group: instances with the same group split the fleet's messages */
+  group: string;
+  /** the sites' topic prefixes as a filter, e.g. `sitegw/+` for the default `sitegw/{siteId}` */
+  filter: string;
+  db: string;
+  clientId?: string;
+  username?: string;
+  password?: string;
+  gaps?: Partial<GapPolicy>;
+  /** how often the ledger is scanned for holes, real ms */
+  scanMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ConsumerStats {
+  received: number;
+  processed: number;
+  duplicates: number;
+  ignored: number;
+  resyncRequests: number;
+  holesFound: number;
+  holesClosed: number;
+}
+
+/** Topic levels below a site's prefix that the consumer reads (docs/asyncapi.yaml). */
+const SUFFIXES = ['telemetry', 'grid-events', 'topology', 'devices/+/availability', 'cmd/resync/response'];
+
+/**
+ * The reference consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscriptions so
+ * that N instances split a fleet, de-duplication by seq per site, telemetry upserted by deviceId
+ * and interval, and holes in a site's seqs asked for again with cmd/resync. Instances that
+ * share a group must share the database: a site's messages are spread over all of them.
+ */
+export class Consumer {
+  readonly store: ConsumerStore;
+  readonly stats: ConsumerStats = { received: 0, processed: 0, duplicates: 0, ignored: 0, resyncRequests: 0, holesFound: 0, holesClosed: 0 };
+  private client: MqttClient | null = null;
+  private scanTimer: NodeJS.Timeout | null = null;
+  private readonly policy: GapPolicy;
+  private readonly ignoredReasons = new Set<string>();
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly opts: ConsumerOptions) {
+    this.store = new ConsumerStore(opts.db);
+    this.policy = { waitMs: opts.gaps?.waitMs ?? 30_000, retryMs: opts.gaps?.retryMs ?? 120_000 };
+    this.log = opts.log ?? (() => undefined);
+  }
+
+  get filters(): string[] {
+    return SUFFIXES.map((s) => `$share/${this.opts.group}/${this.opts.filter}/${s}`);
+  }
+
+  async start(): Promise<void> {
+    const o = this.opts;
+    // clean start, no session kept: a stopped instance's share goes to the others at once, and
+    // what it had in flight is found as a hole and asked for again
+    const client = await mqtt.connectAsync(o.broker, {
+      protocolVersion: 5,
+      clean: true,
+      reconnectPeriod: 1000,
+      ...(o.clientId ? { clientId: o.clientId } : {}),
+      ...(o.username !== undefined ? { username: o.username } : {}),
+      ...(o.password !== undefined ? { password: o.password } : {}),
+    });
+    this.client = client;
+    client.on('message', (topic, payload) => this.onMessage(topic, payload));
+    client.on('connect', () => void this.subscribe().catch((err: Error) => this.log(`subscribe failed: ${err.message}`)));
+    client.on('error', (err) => this.log(`broker: ${err.message}`));
+    await this.subscribe();
+    this.scanTimer = setInterval(() => this.scan(), o.scanMs ?? 1000);
+  }
+
+  private async subscribe(): Promise<void> {
+    const granted = await this.client!.subscribeAsync(this.filters, { qos: 1 });
+    const refused = granted.filter((g) => g.qos > 2);
+    if (refused.length > 0) throw new Error(`the broker refused ${refused.map((g) => g.topic).join(', ')} (shared subscriptions need MQTT 5 and a broker that has them)`);
+  }
+
+  async stop(): Promise<void> {
+    if (this.scanTimer) clearInterval(this.scanTimer);
+    this.scanTimer = null;
+    await this.client?.endAsync();
+    this.client = null;
+    this.store.close();
+  }
+
+  /** One pass of gap detection now (also run every scanMs). */
+  scan(now = Date.now()): void {
+    try {
+      const r = scanGaps(this.store, this.policy, (prefix, requestId, interval) => this.requestResync(prefix, requestId, interval), now);
+      this.stats.holesFound += r.found;
+      this.stats.holesClosed += r.closed;
+    } catch (err) {
+      this.log(`gap scan failed: ${(err as Error).message}`);
+    }
+  }
+
+  private requestResync(prefix: string, requestId: string, interval: string): void {
+    this.stats.resyncRequests++;
+    this.log(`resync ${prefix} ${interval} (${requestId})`);
+    this.client?.publish(`${prefix}/cmd/resync`, JSON.stringify({ requestId, interval }), { qos: 1 });
+  }
+
+  /**
+   * Runs inside mqtt.js's message event; the PUBACK goes after it returns, so a message is
+   * acknowledged only once its transaction committed (a crash before that gets it redelivered or
+   * leaves a hole, never a message acknowledged and lost).
+   */
+  private onMessage(topic: string, payload: Buffer): void {
+    this.stats.received++;
+    try {
+      const p = parseMessage(topic, payload);
+      if (p.kind === 'ignored') {
+        this.stats.ignored++;
+        if (!this.ignoredReasons.has(p.reason)) {
+          this.ignoredReasons.add(p.reason);
+          this.log(`ignored a message on ${topic}: ${p.reason}`);
+        }
+      } else if (p.kind === 'response') {
+        if (p.status === 'accepted' && p.requestId) this.store.accepted(p.requestId, p.firstSeq, p.lastSeq);
+        else if (p.status !== 'accepted') this.log(`resync ${p.requestId ?? '?'} refused by ${p.prefix}: ${p.code ?? p.status}`);
+      } else if (this.store.accept(p.siteId, p.prefix, p.seq, p.time, p.msg, Date.now())) {
+        this.stats.processed++;
+      } else {
+        this.stats.duplicates++;
+      }
+    } catch (err) {
+      this.log(`storing a message from ${topic} failed: ${(err as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import type { Incoming, TelemetryRow } from './store.js';
+
+/** The topic levels after a site's prefix that carry a seq (docs/asyncapi.yaml). */
+const SEQ_TOPICS = /\/(telemetry|grid-events|topology|devices\/[^/]+\/availability)$/;
+const RESPONSE = /\/cmd\/resync\/response$/;
+
+export type Parsed =
+  | { kind: 'data'; siteId: string; prefix: string; seq: number; time: number; msg: Incoming }
+  | { kind: 'response'; prefix: string; requestId: string | null; status: string; firstSeq: number | null; lastSeq: number | null; code?: string }
+  | { kind: 'ignored'; reason: string };
+
+const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
+
+/**
+ * One uplink message as the consumer uses it. What it cannot use is `ignored` with a reason
+ * (counted, logged once per reason), never thrown: a consumer keeps going whatever a topic holds.
+ */
+export function parseMessage(topic: string, payload: Buffer): Parsed {
+  const data = SEQ_TOPICS.exec(topic);
+  const response = data ? null : RESPONSE.exec(topic);
+  if (!data && !response) return { kind: 'ignored', reason: 'not a topic the consumer reads' };
+  let body: unknown;
+  try {
+    body = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return { kind: 'ignored', reason: 'payload is not JSON' };
+  }
+  if (!isObject(body)) return { kind: 'ignored', reason: 'payload is not a JSON object' };
+  if (response) {
+    const seqOrNull = (x: unknown) => (typeof x === 'number' ? x : null);
+    return {
+      kind: 'response',
+      prefix: topic.slice(0, response.index),
+      requestId: typeof body.requestId === 'string' ? body.requestId : null,
+      status: String(body.status),
+      firstSeq: seqOrNull(body.firstSeq),
+      lastSeq: seqOrNull(body.lastSeq),
+      ...(typeof body.code === 'string' ? { code: body.code } : {}),
+    };
+  }
+  const { seq, siteId } = body;
+  const time = typeof body.time === 'string' ? Date.parse(body.time) : NaN;
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return { kind: 'ignored', reason: 'no valid seq' };
+  if (typeof siteId !== 'string' || siteId.length === 0) return { kind: 'ignored', reason: 'no siteId' };
+  if (!Number.isFinite(time)) return { kind: 'ignored', reason: 'no valid time' };
+  const prefix = topic.slice(0, data!.index);
+  const suffix = data![1]!;
+  let msg: Incoming;
+  if (suffix === 'telemetry') {
+    if (!Array.isArray(body.entries)) return { kind: 'ignored', reason: 'telemetry without entries' };
+    const entries: TelemetryRow[] = [];
+    for (const e of body.entries as unknown[]) {
+      if (!isObject(e) || typeof e.deviceId !== 'string' || typeof e.interval !== 'string') return { kind: 'ignored', reason: 'telemetry entry without deviceId or interval' };
+      const start = Date.parse(e.interval.slice(0, e.interval.indexOf('/')));
+      if (!Number.isFinite(start)) return { kind: 'ignored', reason: 'telemetry entry with a bad interval' };
+      entries.push({ deviceId: e.deviceId, start, interval: e.interval, deviceKind: String(e.deviceKind), entry: JSON.stringify(e) });
+    }
+    msg = { kind: 'telemetry', entries, resync: typeof body.resync === 'string' ? body.resync : null };
+  } else if (suffix === 'grid-events') {
+    msg = { kind: 'grid-event', deviceId: String(body.deviceId), timestamp: String(body.timestamp), state: String(body.state) };
+  } else {
+    msg = { kind: 'state', key: suffix, body: JSON.stringify(body) };
+  }
+  return { kind: 'data', siteId, prefix, seq, time, msg };
+}

@@ -1,0 +1,50 @@
+/** `sitegw consume` as a process: its argument mistakes, and a start and clean stop against mosquitto. */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConsumerStore } from '../../src/consumer/store.js';
+import { ROOT, sitegwCommand } from '../support/cli.js';
+import { waitFor } from '../support/demo.js';
+import { MOSQUITTO, mosquittoBroker, type TestBroker } from '../support/mqtt-brokers.js';
+
+const sitegw = (args: string[]) => spawnSync(...sitegwCommand(args), { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+const dir = mkdtempSync(join(tmpdir(), 'sitegw-consume-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('sitegw consume', () => {
+  it('names what is wrong with its arguments and exits 2', () => {
+    const none = sitegw(['consume']);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toMatch(/--broker URL is required/);
+    const wait = sitegw(['consume', '--broker', 'mqtt://127.0.0.1:1', '--gap-wait', 'soon']);
+    expect(wait.status).toBe(2);
+    expect(wait.stderr).toMatch(/--gap-wait must be seconds/);
+    const group = sitegw(['consume', '--broker', 'mqtt://127.0.0.1:1', '--group', 'a/b']);
+    expect(group.status).toBe(2);
+    expect(group.stderr).toMatch(/--group must be one topic level/);
+  });
+
+  describe.skipIf(!MOSQUITTO)('against mosquitto', () => {
+    let broker: TestBroker;
+    afterAll(async () => broker?.close());
+
+    it('subscribes with a shared subscription, creates its database and stops cleanly on SIGTERM', async () => {
+      broker = await mosquittoBroker();
+      const db = join(dir, 'c.db');
+      const child = spawn(...sitegwCommand(['consume', '--broker', broker.url, '--group', 'g1', '--db', db]), { cwd: ROOT });
+      let out = '';
+      child.stdout.on('data', (d) => (out += String(d)));
+      await waitFor('consuming', () => out.includes('consuming') || undefined, 30_000);
+      expect(out).toContain('consuming $share/g1/sitegw/+/');
+      const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.kill('SIGTERM');
+      expect(await exit).toBe(0);
+      expect(out).toMatch(/"received":0/);
+      const s = new ConsumerStore(db);
+      expect(s.siteCounts()).toEqual([]);
+      s.close();
+    });
+  });
+});
