@@ -385,6 +385,15 @@ const UPLINK: SchemaNode = {
       maximum: 3600,
       hint: 'use seconds between 5 and 3600, usually 60',
     },
+    publishJitterSeconds: {
+      type: 'integer',
+      description:
+        "a bucket close's telemetry waits this site's share of it (the same for every close, spread over the fleet by site id) before it is published, so a fleet's gateways do not all publish at minutes 0/15/30/45 at once; seconds, 0 = at once",
+      default: 5,
+      minimum: 0,
+      maximum: 300,
+      hint: 'use seconds between 0 and 300, usually 5 (docs/fleet-scale.md)',
+    },
     outbox: {
       type: 'object',
       description: 'messages kept on disk until the broker has them',

@@ -149,6 +149,8 @@ export interface UplinkConfig {
   reconnectMaxSeconds: number;
   /** how often the retained status is refreshed while connected, real seconds */
   statusIntervalSeconds: number;
+  /** a bucket close's telemetry waits a per-site share of this before it is published, daemon-clock seconds */
+  publishJitterSeconds: number;
   outbox: { maxAgeDays: number; maxMegabytes: number };
   /** pacing of the drain: messages per real second and unacknowledged messages at once */
   replay: { messagesPerSecond: number; maxInflight: number };

@@ -44,6 +44,8 @@ export class Drainer {
   private refilledAt = performance.now();
   private refillTimer: NodeJS.Timeout | null = null;
   private pumping = false;
+  /** rows from this seq on wait for release() (publish jitter) */
+  private holdFrom = Infinity;
   delivered = 0;
 
   constructor(
@@ -87,6 +89,16 @@ export class Drainer {
     this.contained(() => this.pump());
   }
 
+  /** Rows from `seq` on are not published until release(); a hold already in place keeps its start. */
+  hold(seq: number): void {
+    this.holdFrom = Math.min(this.holdFrom, seq);
+  }
+
+  release(): void {
+    this.holdFrom = Infinity;
+    this.kick();
+  }
+
   /** Deletes the acknowledged rows now (also done once per I/O turn by itself). */
   flush(): void {
     this.flushQueued = false;
@@ -128,7 +140,7 @@ export class Drainer {
     try {
       while (this.client && this.inflight.size < this.window) {
         const row = this.next();
-        if (!row || !this.takeToken()) break;
+        if (!row || row.seq >= this.holdFrom || !this.takeToken()) break;
         this.buffer.shift();
         this.cursor = row.seq;
         this.send(this.client, row);

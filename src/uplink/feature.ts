@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import type { IConnackPacket, IPublishPacket, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { UplinkConfig } from '../config/types.js';
-import type { Clock } from '../core/clock.js';
+import type { Clock, ClockTimer } from '../core/clock.js';
 import type { ClosedBucket, EventBus, GridEvent } from '../core/events.js';
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
@@ -11,6 +11,7 @@ import type { Bucketer } from '../telemetry/bucketer.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
+import { publishDelayMs } from './jitter.js';
 import { MqttLink } from './link.js';
 import { availabilityBody, gridEventBody, telemetryBodies, topologyBody, type PayloadContext } from './payloads.js';
 import { parseResync, resyncBodies, ResyncError } from './resync.js';
@@ -65,11 +66,15 @@ export class Uplink {
   private connectedSince: number | null = null;
   private readonly startedAt: number;
   private kickQueued = false;
+  /** this site's publish jitter after a bucket close, daemon-clock ms */
+  private readonly closeDelayMs: number;
+  private releaseTimer: ClockTimer | null = null;
 
   constructor(private readonly deps: UplinkDeps) {
     this.prefix = deps.config.topicPrefix;
     this.ctx = { siteId: deps.site.id, stream: (id) => deps.site.stream(id), socScale: deps.socScale };
     this.startedAt = Date.now();
+    this.closeDelayMs = publishDelayMs(deps.site.id, deps.config.publishJitterSeconds);
   }
 
   start(): void {
@@ -82,7 +87,7 @@ export class Uplink {
       onRefused: (seq, topic, err) => this.fail({ code: 'PUBLISH_REFUSED', message: `the broker refused message ${seq} on ${topic} (${err.message}): ask the broker operator to allow this gateway to publish below ${this.prefix}/` }),
     });
     this.unsubscribe = [
-      bucketer.onClose((closed: readonly ClosedBucket[]) => this.write(telemetryBodies(this.ctx, closed))),
+      bucketer.onClose((closed: readonly ClosedBucket[]) => this.hold(this.write(telemetryBodies(this.ctx, closed)))),
       this.deps.onGridRecord((e) => this.write([gridEventBody(this.ctx, e)])),
       bus.on('deviceHealth', (h) => {
         this.append([availabilityBody(this.ctx, this.deps.clock.now(), h)]);
@@ -111,6 +116,8 @@ export class Uplink {
     if (this.statusTimer) clearInterval(this.statusTimer);
     if (this.trimTimer) clearInterval(this.trimTimer);
     this.statusTimer = this.trimTimer = null;
+    if (this.releaseTimer) this.deps.clock.clearTimeout(this.releaseTimer);
+    this.releaseTimer = null;
     // a clean stop says so itself; the will only covers a crash or a lost connection
     await this.link?.stop({ topic: this.topic(TOPIC.status), payload: this.statusPayload('offline') });
     this.drainer?.flush();
@@ -145,10 +152,24 @@ export class Uplink {
   }
 
   /** Inside a producer's transaction: the rows commit with its data. Publishing waits for the commit. */
-  private write(msgs: OutboxMessage[]): void {
-    if (msgs.length === 0) return;
-    enqueue(this.deps.db, msgs, this.deps.clock.now());
+  private write(msgs: OutboxMessage[]): number[] {
+    if (msgs.length === 0) return [];
+    const seqs = enqueue(this.deps.db, msgs, this.deps.clock.now());
     this.afterCommit();
+    return seqs;
+  }
+
+  /**
+   * Publish jitter: a bucket close's messages wait this site's delay, so the fleet's gateways do
+   * not all publish at the same second. Later messages wait behind them (seq order is kept).
+   */
+  private hold(seqs: number[]): void {
+    if (this.closeDelayMs === 0 || seqs.length === 0 || !this.drainer) return;
+    this.drainer.hold(seqs[0]!);
+    this.releaseTimer ??= this.deps.clock.setTimeout(() => {
+      this.releaseTimer = null;
+      this.drainer?.release();
+    }, this.closeDelayMs);
   }
 
   /** Outside any transaction (state changes the uplink itself notices). */

@@ -29,6 +29,7 @@ describe('uplink in site.yaml', () => {
       keepaliveSeconds: 60,
       reconnectMaxSeconds: 60,
       statusIntervalSeconds: 60,
+      publishJitterSeconds: 5,
       outbox: { maxAgeDays: 30, maxMegabytes: 100 },
       replay: { messagesPerSecond: 50, maxInflight: 20 },
     });
