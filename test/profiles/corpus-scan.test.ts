@@ -28,3 +28,20 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('sitegw scan on %s', (_
     expect(text).toContain(`profile: ${profile}`);
   });
 });
+
+// a vendor's fixed unit id outside 1-10 must be among the ids a TCP scan tries unasked
+const FIXED_IDS = FIXTURES.filter((f) => f.image.unitId > 10);
+
+describe.each(FIXED_IDS.map((f) => [f.name, f.image.unitId, f] as const))('sitegw scan without --units on %s', (_name, unitId, f) => {
+  let server: ImageServer | undefined;
+  afterEach(async () => server?.close());
+
+  it(`reaches its unit ${unitId} among the default TCP unit ids`, async () => {
+    server = await serveImage(f);
+    const out: string[] = [];
+    const code = await scanCommand(['--tcp', `${server.host}:${server.port}`], { out: (t) => out.push(t), err: () => undefined });
+    const text = out.join('');
+    expect(code, text).toBe(0);
+    expect(text.split('\n').some((l) => l.trimStart().startsWith(`unit ${unitId} `)), text).toBe(true);
+  });
+});
