@@ -43,6 +43,13 @@ function what(f: ScanFinding): string {
   return `${name}, ${serial}, ${how}${sign}`;
 }
 
+/** a profile the SunSpec unit also answers, as the found line names it */
+function besideWhat(b: NonNullable<ScanFinding['beside']>[number]): string {
+  const name = [shown(b.identity.manufacturer), shown(b.identity.model)].filter(Boolean).join(' ');
+  const serial = b.identity.serial ? `, serial ${shown(b.identity.serial)}` : '';
+  return `${name}${serial}, profile ${b.profile} (${b.roles.join(', ')})`;
+}
+
 /** Role per finding: one grid-meter per site, so meters after the first are consumption meters. */
 function assignRoles(found: readonly ScanFinding[]): (DeviceRole | undefined)[] {
   let gridTaken = false;
@@ -103,6 +110,17 @@ export function siteYamlSnippet(result: ScanResult, link: ScanLink): string {
     const chain = chainEntries(f, link, gridTaken);
     lines.push(...chain.lines);
     gridTaken ||= chain.tookGrid;
+    for (const b of f.beside ?? []) {
+      // not the SunSpec device's own role: one device, two roles at one address
+      const first = b.roles.find((r) => r !== role && (r !== 'grid-meter' || !gridTaken)) ?? b.roles.find((r) => r !== role) ?? b.roles[0]!;
+      if (first === 'grid-meter') gridTaken = true;
+      lines.push(`  # unit ${f.unitId}, next to its SunSpec map: ${besideWhat(b)}`);
+      lines.push(`  - id: ${ID_WORD[first]}-${f.unitId}-${b.profile}`);
+      const others = b.roles.filter((r) => r !== first);
+      lines.push(`    role: ${first}${others.length > 0 ? `  # or ${others.join(', ')}` : ''}`);
+      lines.push(`    profile: ${b.profile}`);
+      lines.push(`    connection: ${connection(link, f.unitId)}`);
+    }
   });
   return `${lines.join('\n')}\n`;
 }
@@ -114,6 +132,7 @@ export function formatScanReport(result: ScanResult, link: ScanLink): string {
   for (const f of result.found) {
     out.push(`  unit ${String(f.unitId).padEnd(3)}  ${what(f)}`);
     if (f.alsoAt.length > 0) out.push(`            answers on unit ids ${ranges(f.alsoAt)} too (it ignores the unit id)`);
+    for (const b of f.beside ?? []) out.push(`            and next to its SunSpec map: ${besideWhat(b)}`);
   }
   for (const u of result.unknown) out.push(`  unit ${String(u.unitId).padEnd(3)}  answers, but is not SunSpec and matches no device profile (${shown(u.reason, 120)})`);
   for (const u of result.failed) {

@@ -1,7 +1,7 @@
 /**
  * site.yaml rules about device profiles: the name must be a file in device-profiles/, the file
  * must describe the device's role, and several devices may share one Modbus address only as the
- * roles of one device (same profile, different roles).
+ * roles of one device (same profile, different roles; or a vendor profile next to SunSpec).
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,6 +87,19 @@ describe('devices sharing one Modbus address', () => {
     const errors = errorsOf(parse(devices(huawei('inv', 'inverter'), other)));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ path: 'devices[1].connection', message: "same address as devices[0] ('inv'): 192.168.1.60:502 unit 1" });
+  });
+
+  it("a vendor's own map next to the unit's SunSpec map shares it (a SolarEdge inverter and its StorEdge battery)", () => {
+    const at = 'connection: { type: tcp, host: 192.168.1.70, port: 1502, unitId: 1 }';
+    const r = parse(devices(`{ id: inv, role: inverter, profile: sunspec, ${at} }`, `{ id: bat, role: battery, profile: solaredge-storedge, ${at} }`));
+    expect(r.ok ? [] : r.errors).toEqual([]);
+  });
+
+  it('a sunspec device next to a profile not written for its unit is refused (a meter set to the same address)', () => {
+    const at = 'connection: { type: tcp, host: 192.168.1.70, unitId: 1 }';
+    const errors = errorsOf(parse(devices(`{ id: grid, role: grid-meter, profile: sunspec, ${at} }`, `{ id: house, role: consumption-meter, profile: shelly-pro-3em, ${at} }`)));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ path: 'devices[1].connection', message: "same address as devices[0] ('grid'): 192.168.1.70:502 unit 1" });
   });
 
   it('another unit id on the same host is a different device', () => {
