@@ -33,21 +33,22 @@ export function ranges(units: readonly number[]): string {
 
 const SIGN_WORDS = { 'import-positive': '+ import', 'export-positive': '+ export' } as const;
 
-function what(f: ScanFinding): string {
-  const id = f.identity;
+/** "maker model, serial …" of a device's identity, its text made safe */
+function named(id: ScanFinding['identity']): string {
   const name = [shown(id.manufacturer), shown(id.model)].filter(Boolean).join(' ') || '(no name given)';
-  const serial = id.serial ? `serial ${shown(id.serial)}` : 'no serial';
+  return `${name}, ${id.serial ? `serial ${shown(id.serial)}` : 'no serial'}`;
+}
+
+function what(f: ScanFinding): string {
   const alt = f.alternatives?.length ? ` (also matches ${f.alternatives.join(', ')})` : '';
   const how = f.family === 'sunspec' ? `SunSpec models ${(f.models ?? []).join(', ')}` : `profile ${f.profile}${alt}`;
   const sign = f.meterSign ? `, meter power read as ${SIGN_WORDS[f.meterSign.sign]}${f.meterSign.source ? ` (${f.meterSign.source})` : ''}` : '';
-  return `${name}, ${serial}, ${how}${sign}`;
+  return `${named(f.identity)}, ${how}${sign}`;
 }
 
 /** a profile the SunSpec unit also answers, as the found line names it */
 function besideWhat(b: NonNullable<ScanFinding['beside']>[number]): string {
-  const name = [shown(b.identity.manufacturer), shown(b.identity.model)].filter(Boolean).join(' ');
-  const serial = b.identity.serial ? `, serial ${shown(b.identity.serial)}` : '';
-  return `${name}${serial}, profile ${b.profile} (${b.roles.join(', ')})`;
+  return `${named(b.identity)}, profile ${b.profile} (${b.roles.join(', ')})`;
 }
 
 /** Role per finding: one grid-meter per site, so meters after the first are consumption meters. */

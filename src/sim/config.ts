@@ -60,7 +60,7 @@ export interface SimConfig {
 }
 
 export const GRID_METER_KINDS = ['sunspec', 'sdm630', 'em340'] as const;
-/** what each kind is, in the words `sitegw demo` prints */
+/** what each kind is, in the words `sitegw simulate` prints */
 export const GRID_METER_DESCRIPTIONS: Record<GridMeterKind, string> = {
   sunspec: 'grid meter (1, 203)',
   sdm630: 'grid meter Eastron SDM630 (float32 input registers)',

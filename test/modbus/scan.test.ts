@@ -105,7 +105,7 @@ describe('scan over Modbus TCP', () => {
       requests: 0,
     };
     const link = { type: 'tcp' as const, host: '192.168.1.80', port: 1502 };
-    expect(formatScanReport(r, link)).toMatch(/\n {12}and next to its SunSpec map: KOSTAL PLENTICORE plus, profile kostal-plenticore-modbus \(inverter, battery, grid-meter\)\n/);
+    expect(formatScanReport(r, link)).toMatch(/\n {12}and next to its SunSpec map: KOSTAL PLENTICORE plus, no serial, profile kostal-plenticore-modbus \(inverter, battery, grid-meter\)\n/);
     const config = expectValidSnippet(siteYamlSnippet(r, link));
     expect(config.devices.map((d) => [d.role, d.profile])).toEqual([
       ['inverter', 'sunspec'],
