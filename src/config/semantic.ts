@@ -249,8 +249,8 @@ function checkLinks(views: DeviceView[], out: Finding[]): void {
       anchor: at,
       message: `same address as ${name(first)}: ${address}`,
       hint: serial
-        ? 'every device on one RS-485 line needs its own Modbus address (unless they are roles of one device: same profile, different roles); set unitId to the address configured on this device'
-        : 'devices behind one host and port must have different unitIds (unless they are roles of one device: same profile, different roles); set unitId to the one configured on this device',
+        ? 'every device on one RS-485 line needs its own Modbus address (unless they are roles of one device: same profile, different roles; or a profile with besideSunSpec next to a sunspec device); set unitId to the address configured on this device'
+        : 'devices behind one host and port must have different unitIds (unless they are roles of one device: same profile, different roles; or a profile with besideSunSpec next to a sunspec device); set unitId to the one configured on this device',
     });
   }
 }

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { ScaledClock } from '../core/clock.js';
 import { createLogger } from '../core/log.js';
-import { defaultSimConfig, GRID_METER_KINDS, type GridMeterKind } from '../sim/config.js';
+import { defaultSimConfig, GRID_METER_DESCRIPTIONS, GRID_METER_KINDS, type GridMeterKind } from '../sim/config.js';
 import { startSimRtuServer, type SimRtuServer } from '../sim/rtu-server.js';
 import { startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
@@ -96,10 +96,9 @@ export async function simulateCommand(argv: string[], untilSignal: UntilSignal):
     inverterPort: intOption('inverter-port', values['inverter-port'], 1502, 0, 65535),
     meterPort: intOption('meter-port', values['meter-port'], 1503, 0, 65535),
   });
-  const meter1 = gridMeter === 'sdm630' ? 'grid meter Eastron SDM630 (float32 input registers)' : 'grid meter (1, 203)';
   process.stdout.write(`simulated site listening (Modbus TCP, SunSpec at 40000):
   inverter host ${servers.inverter.host}:${servers.inverter.port}: unit 1 inverter (1, 103, 160, 124), units 2.. battery blocks (1, 802)
-  meter host    ${servers.meter.host}:${servers.meter.port}: unit 1 ${meter1}, unit 2 consumption meter (1, 203)
+  meter host    ${servers.meter.host}:${servers.meter.port}: unit 1 ${GRID_METER_DESCRIPTIONS[gridMeter as GridMeterKind]}, unit 2 consumption meter (1, 203)
 `);
   let rtu: SimRtuServer | undefined;
   if (values.rtu !== undefined) {
