@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './preflight.js';
 import { parseArgs } from 'node:util';
 import { checkConfigCommand } from './config/check.js';
 import { formatConfigErrors } from './config/format.js';

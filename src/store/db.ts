@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from 'better-sqlite3';
+import { sqliteDriver } from './driver.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
 export type { Database } from 'better-sqlite3';
@@ -34,7 +34,7 @@ export const CACHE_KIB = 2048;
 
 export function openDatabase(file: string | ':memory:'): Database {
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
-  const db = new BetterSqlite3(file);
+  const db = new (sqliteDriver())(file);
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma(`cache_size = -${CACHE_KIB}`);
