@@ -4,23 +4,24 @@
  * SITEGW_SMOKE_APP (a folder with dist/ and node_modules built for it). The demo starts, answers
  * the API with data for a partner's token, and stops cleanly on SIGTERM.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { partnerToken } from '../support/auth.js';
-import { getJson, waitFor } from '../support/demo.js';
+import { getJson } from '../support/demo.js';
+import { killLeftover, spawnDemo, type SpawnedDemo } from './spawned-demo.js';
 
 const NODE = process.env.SITEGW_SMOKE_NODE?.split(' ');
 const APP = process.env.SITEGW_SMOKE_APP;
 if (!NODE || !APP) console.warn('\n*** test/runtime/arm64-smoke.test.ts: SKIPPED, it runs from .ci/arm64-smoke.sh (which sets SITEGW_SMOKE_NODE and SITEGW_SMOKE_APP) ***\n');
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-smoke-'));
-let daemon: ChildProcess | undefined;
+let demo: SpawnedDemo | undefined;
 afterAll(() => {
-  if (daemon && daemon.exitCode === null && daemon.signalCode === null) daemon.kill('SIGKILL');
+  killLeftover(demo);
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -29,17 +30,8 @@ it.skipIf(!NODE || !APP)('the built demo on the given Node: topology and telemet
   const [cmd, ...pre] = NODE!;
   const which = spawnSync(cmd!, [...pre, '-p', 'process.version + " " + process.arch'], { encoding: 'utf8' });
   console.log(`smoke: Node ${which.stdout.trim()}`);
-  const child = (daemon = spawn(cmd!, [...pre, join(APP!, 'dist/cli.js'), 'demo', '--port', '0', '--data-dir', join(dir, 'data'), '--speed', '60', '--history', 'PT1H'], { cwd: APP }));
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const died = exit.then((e) => {
-    throw new Error(`the demo ended before it served: ${JSON.stringify(e)}; ${err.slice(-800)}`);
-  });
-  died.catch(() => undefined); // after the address is seen, the exit is awaited below
-  const url = await Promise.race([waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(out)?.[1], 800_000), died]);
+  demo = spawnDemo(cmd!, [...pre, join(APP!, 'dist/cli.js'), 'demo', '--port', '0', '--data-dir', join(dir, 'data'), '--speed', '60', '--history', 'PT1H'], APP!, 800_000);
+  const url = await demo.url;
   const token = await partnerToken(JSON.parse(readFileSync(join(dir, 'data', 'demo-credentials.json'), 'utf8')) as DemoCredentials);
   const topo = await getJson(`${url}/api/v1/sites/demo-site/topology`, token);
   expect(topo.status).toBe(200);
@@ -49,6 +41,6 @@ it.skipIf(!NODE || !APP)('the built demo on the given Node: topology and telemet
   expect(tel.status).toBe(200);
   expect(tel.body.entries.length).toBeGreaterThanOrEqual(3); // the pre-filled hour's buckets
   console.log(`smoke: topology of ${topo.body.topology.id} with ${topo.body.topology.nodes.length} nodes; telemetry ${tel.body.entries.length} buckets, the last ${JSON.stringify(tel.body.entries.at(-1))}`);
-  child.kill('SIGTERM');
-  expect(await exit).toEqual({ code: 0, signal: null });
+  demo.child.kill('SIGTERM');
+  expect(await demo.exit).toEqual({ code: 0, signal: null });
 });

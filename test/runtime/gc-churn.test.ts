@@ -6,48 +6,42 @@
  * INSERT prepared for it, each read its SELECTs), then stops on SIGTERM: exit 0 and no abort.
  * It runs on every runtime; Node 24 is where the old arrangement fails it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { partnerToken } from '../support/auth.js';
-import { getJson, waitFor } from '../support/demo.js';
+import { getJson } from '../support/demo.js';
+import { killLeftover, spawnDemo, type SpawnedDemo } from './spawned-demo.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
-/** requests, each with a token of its own: hundreds of statements prepared and dropped */
+/** rounds of a new token (its INSERT is prepared for it) and two reads, under GC every 200 ms */
 const ROUNDS = 20;
 
 /** Node's own report of the abort (a failed assertion in its C++), or null */
 const abortLine = (stderr: string): string | null => /.*Assertion failed.*|.*RemoveEnvironmentCleanupHook.*/.exec(stderr)?.[0]?.trim() ?? null;
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-gc-churn-'));
-let daemon: ChildProcess | undefined;
+let demo: SpawnedDemo | undefined;
 afterAll(() => {
-  // a timed-out test must not leave the daemon running
-  if (daemon && daemon.exitCode === null && daemon.signalCode === null) daemon.kill('SIGKILL');
+  killLeftover(demo);
   rmSync(dir, { recursive: true, force: true });
 });
 
 it(`Node ${process.versions.node}: statement churn under forced GC, then SIGTERM: exit 0, no abort`, { timeout: 180_000 }, async () => {
   const forceGc = join(dir, 'force-gc.mjs');
   writeFileSync(forceGc, 'setInterval(() => globalThis.gc(), 200).unref();\n');
-  const child = (daemon = spawn(
+  demo = spawnDemo(
     process.execPath,
     ['--expose-gc', '--import', forceGc, '--import', 'tsx', join(ROOT, 'src/cli.ts'), 'demo', '--port', '0', '--data-dir', join(dir, 'data'), '--speed', '60', '--history', 'PT2H'],
-    { cwd: ROOT },
-  ));
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  const died = exit.then((e) => {
-    throw new Error(`the daemon ended before it served: ${JSON.stringify(e)}; ${abortLine(err) ?? err.slice(-500)}`);
+    ROOT,
+    90_000,
+  );
+  // Node's assertion first: the rest of stderr is its native stack
+  const url = await demo.url.catch((e: Error) => {
+    throw new Error(`${abortLine(demo!.err()) ?? ''} ${e.message}`.trim());
   });
-  died.catch(() => undefined); // after the address is seen, the exit is awaited below
-  const url = await Promise.race([waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(out + err)?.[1], 90_000), died]);
   const creds = JSON.parse(readFileSync(join(dir, 'data', 'demo-credentials.json'), 'utf8')) as DemoCredentials;
   const from = new Date(Date.now() - 86_400_000).toISOString();
   for (let i = 0; i < ROUNDS; i++) {
@@ -58,7 +52,6 @@ it(`Node ${process.versions.node}: statement churn under forced GC, then SIGTERM
     expect(tel.status).toBe(200);
     expect(tel.body.entries.length).toBeGreaterThan(0);
   }
-  child.kill('SIGTERM');
-  const ended = await exit;
-  expect({ ...ended, abort: abortLine(err) }).toEqual({ code: 0, signal: null, abort: null });
+  demo.child.kill('SIGTERM');
+  expect({ ...(await demo.exit), abort: abortLine(demo.err()) }).toEqual({ code: 0, signal: null, abort: null });
 });
