@@ -1,10 +1,11 @@
 /**
  * The abort that made the gateway crash-loop on Node 24 (WiseLibs/better-sqlite3#1515):
  * better-sqlite3 12 finalising a prepared statement from GC, or at exit, asserts inside Node
- * (>= 24.19) and the process dies with SIGABRT. The real CLI runs the demo with GC forced every few
- * milliseconds while API requests make the store prepare and drop statements (each token is an
- * INSERT prepared for it, each read its SELECTs), then stops on SIGTERM: exit 0 and no abort.
- * It runs on every runtime; Node 24 is where the old arrangement fails it.
+ * (>= 24.19) and the process dies with SIGABRT. The real CLI runs the demo with GC forced every
+ * 200 ms while API requests make the store prepare and drop statements (each token is an INSERT
+ * prepared for it, each read its SELECTs), then stops on SIGTERM: exit 0 and no abort. It runs on
+ * every runtime. The abort needs a finalisation outside a JS context, and GC timing decides whether
+ * one happens: with better-sqlite3 12 on Node 24 this test caught it in some runs, not all.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
