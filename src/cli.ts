@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './preflight.js';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { checkConfigCommand } from './config/check.js';

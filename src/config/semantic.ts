@@ -5,7 +5,7 @@
  * problem in one pass; each rule therefore checks the shape it reads for itself.
  */
 import { isIP } from 'node:net';
-import { IANAZone } from 'luxon';
+import { isIanaZone } from '../core/zone.js';
 import { mayShareAddress, profileFindings } from '../profiles/config-check.js';
 import type { Finding } from './messages.js';
 import { closest } from './suggest.js';
@@ -30,7 +30,7 @@ export function canonicalZone(zone: string): string {
 
 function checkTimezone(site: Rec, out: Finding[]): void {
   const tz = site.timezone;
-  if (typeof tz !== 'string' || IANAZone.isValidZone(tz)) return;
+  if (typeof tz !== 'string' || isIanaZone(tz)) return;
   const at = ['site', 'timezone'];
   const suggestion = closest(tz, zones());
   out.push({
