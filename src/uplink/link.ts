@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type IConnackPacket, type IPublishPacket, type MqttClient } from 'mqtt';
-import type { UplinkConfig } from '../config/types.js';
+import type { MqttConnectionConfig } from '../config/types.js';
 import { describeError, safeUrl, type UplinkError } from './errors.js';
 
 export interface LinkEvents {
@@ -35,7 +35,7 @@ export class MqttLink {
   readonly host: string;
 
   constructor(
-    private readonly cfg: UplinkConfig,
+    private readonly cfg: MqttConnectionConfig,
     private readonly will: Will,
     private readonly events: LinkEvents,
   ) {
