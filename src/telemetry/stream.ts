@@ -6,6 +6,8 @@ export interface StreamDef {
   id: string;
   deviceId: string;
   deviceKind: DeviceKind;
+  /** what the stream measures, in words (e.g. 'Battery', 'PV module 2'): names live sensors (Home Assistant) */
+  label?: string;
   /** spec channels this stream carries; anything else in a reading is ignored */
   channels: ChannelId[];
   /** integrate this power channel for the energy counters when the device has no counters */
