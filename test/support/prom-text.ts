@@ -29,11 +29,14 @@ const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
+/**
+ * A value as Go's strconv.ParseFloat reads it (what the format prescribes): NaN and Inf/Infinity
+ * in any case (prom-client writes 'Nan'), a sign only before Inf; decimal forms otherwise.
+ */
 function parseValue(s: string, line: number): number {
-  if (s === '+Inf') return Infinity;
-  if (s === '-Inf') return -Infinity;
-  if (s === 'NaN') return NaN;
-  // Go's ParseFloat forms: no hex, no underscores, no empty string
+  const inf = /^([+-]?)(inf|infinity)$/i.exec(s);
+  if (inf) return inf[1] === '-' ? -Infinity : Infinity;
+  if (/^nan$/i.test(s)) return NaN;
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) throw new Error(`line ${line}: '${s}' is not a sample value`);
   return Number(s);
 }
