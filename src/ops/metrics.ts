@@ -197,14 +197,14 @@ export class Metrics {
 
   /**
    * The site's live values, one series per stream (bounded by site.yaml: devices and their PV
-   * modules), labelled device, stream and kind; read at each scrape from the same function as
+   * modules), labelled device, stream, kind and role (telemetry/stream.ts STREAM_ROLES); read at each scrape from the same function as
    * Home Assistant's states. Power, SoC and grid state are left out while a stream has no
    * current reading (never a made-up zero); the energy counters are lifetime figures.
    */
   private liveValues(streamsNow: () => { def: StreamDef; now: StreamNow }[]): void {
     const registers = [this.registry];
-    const labelNames = ['device', 'stream', 'kind'];
-    const labels = (def: StreamDef) => ({ device: def.deviceId, stream: def.id, kind: def.deviceKind });
+    const labelNames = ['device', 'stream', 'kind', 'role'];
+    const labels = (def: StreamDef) => ({ device: def.deviceId, stream: def.id, kind: def.deviceKind, role: def.role ?? '' });
     new Gauge({
       name: 'sitegw_power_watts',
       help: 'Power of a stream now (newest reading), W; positive = into the device (battery charging, grid importing); channel: power_W, power_AC_W or power_DC_W',

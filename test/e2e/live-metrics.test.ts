@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRID_STATES, POWER_CHANNELS } from '../../src/core/channels.js';
+import { STREAM_ROLES } from '../../src/telemetry/stream.js';
 import { partnerToken } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 import { newestBuckets, silenceAndSettle } from '../support/live.js';
@@ -48,8 +49,10 @@ describe('live values in /metrics', () => {
         expect(def, `${name} stream ${s.labels.stream}`).toBeDefined();
         expect(s.labels.device).toBe(def!.deviceId);
         expect(s.labels.kind).toBe(def!.deviceKind);
+        expect(s.labels.role).toBe(def!.role);
+        expect(STREAM_ROLES).toContain(s.labels.role);
         for (const [k, v] of Object.entries(s.labels)) if (allowed[k]) expect(allowed[k], `${name} ${k}`).toContain(v);
-        expect(Object.keys(s.labels).every((k) => ['device', 'stream', 'kind', ...Object.keys(allowed)].includes(k))).toBe(true);
+        expect(Object.keys(s.labels).every((k) => ['device', 'stream', 'kind', 'role', ...Object.keys(allowed)].includes(k))).toBe(true);
       }
     }
     // one series per stream and channel/direction/state at most: the bound is the site itself
