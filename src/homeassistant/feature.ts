@@ -49,6 +49,8 @@ export class HomeAssistant {
   /** topic → config payload the broker has from us in this connection */
   private published = new Map<string, string>();
   private lastError: Omit<UplinkError, 'at'> | null = null;
+  /** real ms of the last full announcement */
+  private announcedAt = -Infinity;
 
   constructor(private readonly deps: HomeAssistantDeps) {
     const { config, site, version } = deps;
@@ -113,6 +115,7 @@ export class HomeAssistant {
 
   /** Everything Home Assistant needs from scratch: configs, availability, states. */
   private announce(): void {
+    this.announcedAt = Date.now();
     this.syncDiscovery();
     this.publish(this.topics.status, 'online');
     for (const d of this.deps.site.devices.values()) this.publish(this.topics.device(d.config.id), d.online ? 'online' : 'offline');
@@ -179,8 +182,10 @@ export class HomeAssistant {
 
   private onMessage(topic: string, payload: Buffer, packet: IPublishPacket): void {
     if (topic === this.topics.birth) {
-      // Home Assistant (re)started: it asks integrations to announce themselves again
-      if (payload.toString() === 'online') {
+      // Home Assistant (re)started: it asks integrations to announce themselves again. Anyone who
+      // may publish on the broker can send this: at most one announcement per state interval
+      // (the configs are retained anyway, so Home Assistant has them either way)
+      if (payload.toString() === 'online' && Date.now() - this.announcedAt >= this.deps.config.stateIntervalSeconds * 1000) {
         this.published.clear();
         this.announce();
       }

@@ -5,7 +5,8 @@
  * the availability, and the states, whose numbers are the API's: energy equal to the API's
  * bucket (exactly once readings stop, and between the bucket before and the bucket after while
  * they run), power, SoC and grid state equal to /metrics at the same moment. The energy sensors
- * never decrease, across a meter's counter reset and a gateway restart.
+ * never decrease, across a meter's counter reset and a gateway restart. States go out at the
+ * configured rate, not on every poll.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partnerToken } from '../support/auth.js';
@@ -267,5 +268,35 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
       compared++;
     }
     expect(compared).toBe(1);
+  });
+});
+
+describe.skipIf(!MOSQUITTO)('Home Assistant state rate', () => {
+  let broker: TestBroker;
+  let demo: Demo;
+  let c: Collector;
+  beforeAll(async () => {
+    broker = await mosquittoBroker();
+    c = await collect(broker.url, `${STATES}/streams/#`);
+    demo = await demoSite({ speed: 300, homeassistant: broker.url, configure: (cfg) => Object.assign(cfg.homeassistant!, { stateIntervalSeconds: 3600 }) });
+  });
+  afterAll(async () => {
+    await demo?.cleanup();
+    await c?.close();
+    await broker?.close();
+  });
+
+  it('publishes states at the configured rate, not on every poll', async () => {
+    const topic = `${STATES}/streams/house-meter/power_W`;
+    await waitFor('the first round of states', () => c.messages.some((m) => m.topic === topic) || undefined);
+    let polls = 0;
+    const off = demo.daemon.ctx.bus.on('devicePolled', (e) => void (e.deviceId === 'house-meter' && polls++));
+    try {
+      await waitFor('20 polls of the house meter', () => polls >= 20 || undefined);
+    } finally {
+      off();
+    }
+    // one round when connecting, the next one only after an hour of real time
+    expect(c.messages.filter((m) => m.topic === topic)).toHaveLength(1);
   });
 });
