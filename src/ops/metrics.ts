@@ -15,7 +15,7 @@ import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
 import { GRID_STATES } from '../core/channels.js';
 import { percentToFraction } from '../telemetry/round.js';
-import type { StreamNow } from '../telemetry/now.js';
+import { LIVE_QUANTITIES, type StreamNow } from '../telemetry/now.js';
 import type { StreamDef } from '../telemetry/stream.js';
 import { databaseBytes, processWriteBytes } from './disk-io.js';
 import type { Health, UplinkHealth } from './health.js';
@@ -38,6 +38,12 @@ export interface MetricsSources {
 
 /** Wh → J: Prometheus names energy in its base unit, the joule (docs/prometheus-grafana.md). */
 const JOULES_PER_WH = 3600;
+
+/** The live quantities (telemetry/now.ts) each live metric exports. */
+const POWER = LIVE_QUANTITIES.filter((q) => q.kind === 'power');
+const ENERGY = LIVE_QUANTITIES.filter((q) => q.kind === 'energy');
+const SOC = LIVE_QUANTITIES.find((q) => q.kind === 'soc')!;
+const GRID = LIVE_QUANTITIES.find((q) => q.kind === 'grid')!;
 
 const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const DAY_MS = 86_400_000;
@@ -213,9 +219,9 @@ export class Metrics {
       collect() {
         this.reset();
         for (const { def, now } of streamsNow()) {
-          for (const channel of ['power_W', 'power_AC_W', 'power_DC_W'] as const) {
-            const v = now.values[channel];
-            if (typeof v === 'number') this.set({ ...labels(def), channel }, v);
+          for (const q of POWER) {
+            const v = now.values[q.key];
+            if (typeof v === 'number') this.set({ ...labels(def), channel: q.channel }, v);
           }
         }
       },
@@ -229,9 +235,9 @@ export class Metrics {
         // the lifetime counts never decrease; reset + inc sets them exactly (prom-client counters have no set)
         this.reset();
         for (const { def, now } of streamsNow()) {
-          for (const direction of ['in', 'out'] as const) {
-            const wh = now.values[`energy_${direction}`];
-            if (typeof wh === 'number') this.inc({ ...labels(def), direction }, wh * JOULES_PER_WH);
+          for (const q of ENERGY) {
+            const wh = now.values[q.key];
+            if (typeof wh === 'number') this.inc({ ...labels(def), direction: q.direction! }, wh * JOULES_PER_WH);
           }
         }
       },
@@ -243,7 +249,10 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const { def, now } of streamsNow()) if (typeof now.values.soc === 'number') this.set(labels(def), percentToFraction(now.values.soc));
+        for (const { def, now } of streamsNow()) {
+          const soc = now.values[SOC.key];
+          if (typeof soc === 'number') this.set(labels(def), percentToFraction(soc));
+        }
       },
     });
     new Gauge({
@@ -254,9 +263,10 @@ export class Metrics {
       collect() {
         this.reset();
         for (const { def, now } of streamsNow()) {
-          if (!def.channels.includes('state')) continue;
+          if (!def.channels.includes(GRID.channel)) continue;
           // no current reading: the state is unknown, as the grid events say when a meter stops answering
-          const current = typeof now.values.state === 'string' ? now.values.state : 'unknown';
+          const v = now.values[GRID.key];
+          const current = typeof v === 'string' ? v : 'unknown';
           for (const state of GRID_STATES) this.set({ ...labels(def), state }, state === current ? 1 : 0);
         }
       },
