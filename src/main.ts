@@ -179,7 +179,7 @@ export class Daemon {
     }
     // Home Assistant discovery: its own broker and connection, with or without an uplink
     const homeassistant = config.homeassistant
-      ? new (await import('./homeassistant/feature.js')).HomeAssistant({ config: config.homeassistant, site, bus, log: log.child({ feature: 'homeassistant' }), streamsNow: () => ops.streamsNow(), version: VERSION })
+      ? new (await import('./homeassistant/feature.js')).HomeAssistant({ config: config.homeassistant, site, bus, log: log.child({ feature: 'homeassistant' }), streamsNow: () => ops.streamsNow(), version: VERSION, registry: ops.metrics.registry })
       : null;
     if (homeassistant) {
       homeassistant.start();

@@ -1,4 +1,5 @@
 import type { IPublishPacket, MqttClient } from 'mqtt';
+import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { HomeAssistantConfig } from '../config/types.js';
 import type { EventBus } from '../core/events.js';
@@ -17,6 +18,8 @@ export interface HomeAssistantDeps {
   /** every stream's live values, the same function /metrics reads (OpsFeature.streamsNow) */
   streamsNow: () => { def: StreamDef; now: StreamNow }[];
   version: string;
+  /** the daemon's metrics registry: the connection state goes there while the feature runs */
+  registry?: Registry;
 }
 
 export interface HomeAssistantHealth {
@@ -28,6 +31,7 @@ export interface HomeAssistantHealth {
 }
 
 const RETAINED = { qos: 1, retain: true } as const;
+const CONNECTED_METRIC = 'sitegw_homeassistant_connected';
 
 /**
  * Home Assistant MQTT discovery, a feature of its own beside the uplink (its own broker and
@@ -77,11 +81,23 @@ export class HomeAssistant {
       'homeassistant',
     );
     this.link.start();
+    if (this.deps.registry) {
+      const self = this;
+      new Gauge({
+        name: CONNECTED_METRIC,
+        help: '1 while the Home Assistant MQTT connection is up',
+        registers: [this.deps.registry],
+        collect() {
+          this.set(self.link?.connected ? 1 : 0);
+        },
+      });
+    }
     log.info({ broker: safeUrl(config.url), discoveryPrefix: config.discoveryPrefix, stateTopicPrefix: config.stateTopicPrefix }, 'homeassistant discovery started');
   }
 
   async stop(): Promise<void> {
     for (const u of this.unsubscribe.splice(0)) u();
+    this.deps.registry?.removeSingleMetric(CONNECTED_METRIC);
     this.stopTimer();
     // a clean stop says so itself; the will covers a crash or a lost connection
     await this.link?.stop({ topic: this.topics.status, payload: 'offline' });

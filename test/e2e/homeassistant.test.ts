@@ -268,6 +268,7 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
       compared++;
     }
     expect(compared).toBe(1);
+    expect(sampleOf((await scrape()).f, 'sitegw_homeassistant_connected', {})).toBe(1);
   });
 });
 
