@@ -270,6 +270,7 @@ export function semanticFindings(data: unknown): Finding[] {
   if (isRec(data.limits) && isRec(data.limits.http)) checkLimits(data.limits.http, out);
   tariffFindings(data.tariff, out);
   uplinkFindings(data.uplink, out);
+  uplinkFindings(data.homeassistant, out, 'homeassistant');
   if (Array.isArray(data.devices)) checkDevices(data.devices, out);
   return out;
 }

@@ -35,6 +35,7 @@ export async function demoCommand(argv: string[], untilSignal: UntilSignal): Pro
       history: { type: 'string' },
       speed: { type: 'string' },
       mqtt: { type: 'string' },
+      homeassistant: { type: 'string' },
     },
   });
   const demo = await startDemo({
@@ -46,6 +47,7 @@ export async function demoCommand(argv: string[], untilSignal: UntilSignal): Pro
     modbusPorts: 'auto',
     log: createLogger(),
     mqtt: values.mqtt,
+    homeassistant: values.homeassistant,
   });
   const now = new Date(demo.clock.now());
   const from = new Date(now.getTime() - 6 * 3_600_000).toISOString().slice(0, 16) + ':00Z';
@@ -57,7 +59,7 @@ sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverte
   OpenAPI document:      ${demo.url}/openapi.json
   Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
   WebSocket streams:     ${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime,grid-events (same bearer token)
-${demo.daemon.uplink ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${demo.daemon.ctx.config.uplink!.topicPrefix}/)\n` : ''}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   (opens the grid relay; false closes it)
+${demo.daemon.uplink ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${demo.daemon.ctx.config.uplink!.topicPrefix}/)\n` : ''}${demo.daemon.ctx.config.homeassistant ? `  Home Assistant:        ${demo.daemon.ctx.config.homeassistant.url} (discovery below ${demo.daemon.ctx.config.homeassistant.discoveryPrefix}/)\n` : ''}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   (opens the grid relay; false closes it)
 
 ${accessHelp(demo.credentials, credentialsFile(demo.daemon.ctx.config.dataDir), [
     `${demo.url}/api/v1/sites/${demo.siteId}/topology`,

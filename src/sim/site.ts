@@ -107,6 +107,15 @@ export class SimSite {
     this.encode();
   }
 
+  /** The unit's own energy counters restart from zero (a meter reset); false when it has none to reset. */
+  resetCounters(host: SimHost, unitId: number): boolean {
+    const d = this.devices.find((x) => x.identity.host === host && x.identity.unitId === unitId);
+    if (!d?.resetCounters) return false;
+    d.resetCounters(this.model.snapshot());
+    this.encode();
+    return true;
+  }
+
   snapshot(): SiteSnapshot {
     return this.model.snapshot();
   }
