@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import BetterSqlite3 from 'better-sqlite3';
+import { sqliteDriver } from '../src/store/driver.js';
 import { ManualClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/log.js';
 import { demoSiteConfig } from '../src/demo/default-site.js';
@@ -29,6 +29,9 @@ import { Daemon } from '../src/main.js';
 import { defaultSimConfig } from '../src/sim/config.js';
 import { SimSite } from '../src/sim/site.js';
 import { BUCKET_MS } from '../src/telemetry/align.js';
+
+// the build that suits this Node (src/store/driver.ts)
+const BetterSqlite3 = sqliteDriver();
 
 const DAY_MS = 86_400_000;
 const { values } = parseArgs({ options: { days: { type: 'string', default: '1' } } });

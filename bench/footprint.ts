@@ -18,8 +18,10 @@
  *
  *   npm run build && node --import tsx bench/footprint.ts [windowSeconds] [requests]
  *   BENCH_NODE_ARGS="..." overrides the unit's node flags (e.g. "" for node's defaults)
+ *   BENCH_NODE=/path/to/bin/node measures under that Node (e.g. the one .ci/node24.sh unpacks);
+ *   this process, the simulator and the load generator stay on the Node that runs the bench
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +38,9 @@ import { median, slopePerHour } from './lib/stats.js';
 const WINDOW_S = Number(process.argv[2] ?? 30);
 const REQUESTS = Number(process.argv[3] ?? 3000);
 const SETTLE_S = 15;
+/** the Node whose footprint is measured: the gateway and both baselines run on it */
+const NODE = process.env.BENCH_NODE ?? process.execPath;
+const nodeVersion = execFileSync(NODE, ['--version'], { encoding: 'utf8' }).trim();
 const CONCURRENCY = 8;
 const BLOCKS = 7;
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -122,7 +127,8 @@ function runtimeDeps(): string[] {
 const stackDeps = runtimeDeps();
 const bareStack = `
 for (const d of ${JSON.stringify(stackDeps)}) await import(d);
-const { default: Database } = await import('better-sqlite3');
+const { sqliteDriver } = await import(${JSON.stringify(join(root, 'dist/store/driver.js'))});
+const Database = sqliteDriver();
 new Database(':memory:').prepare('SELECT 1').get();
 const { DateTime } = await import('luxon');
 DateTime.now().setZone('Europe/Berlin').toISO();
@@ -131,7 +137,7 @@ await Fastify().listen({ host: '127.0.0.1', port: 0 });`;
 
 const procs: ChildProcess[] = [];
 const start = (args: string[], cwd: string) => {
-  const p = spawn(process.execPath, [...runtime.args, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...runtime.env, SITEGW_LOG_LEVEL: 'silent' } });
+  const p = spawn(NODE, [...runtime.args, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...runtime.env, SITEGW_LOG_LEVEL: 'silent' } });
   procs.push(p);
   return p;
 };
@@ -183,7 +189,7 @@ try {
   const best = (xs: number[]) => Math.max(...xs);
   const mb = (x: number) => `${x.toFixed(0).padStart(9)} MB`;
 
-  console.log(`node ${runtime.args.join(' ') || '(no flags)'} dist/cli.js run, environment ${Object.entries(runtime.env).map(([k, v]) => `${k}=${v}`).join(' ')}; ten devices (inverter, ${BLOCKS} battery blocks, grid and house meter) polled every 1 s on real time; a day of history; window of ${WINDOW_S} s from ${SETTLE_S} s after the API answered (the inverter unit answered ${polls} requests in it); then ${REQUESTS} requests × 3 rounds, ${CONCURRENCY} at a time`);
+  console.log(`node ${nodeVersion} ${runtime.args.join(' ') || '(no flags)'} dist/cli.js run, environment ${Object.entries(runtime.env).map(([k, v]) => `${k}=${v}`).join(' ')}; ten devices (inverter, ${BLOCKS} battery blocks, grid and house meter) polled every 1 s on real time; a day of history; window of ${WINDOW_S} s from ${SETTLE_S} s after the API answered (the inverter unit answered ${polls} requests in it); then ${REQUESTS} requests × 3 rounds, ${CONCURRENCY} at a time`);
   console.log('');
   console.log('| case                                   | figure        | target / ratio    |');
   console.log('|----------------------------------------|--------------:|------------------:|');

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './preflight.js';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { checkConfigCommand } from './config/check.js';
@@ -12,11 +13,11 @@ import { VERSION } from './version.js';
 const USAGE = `sitegw ${VERSION}: edge site gateway
 
 Usage:
-  sitegw demo [--port N] [--host ADDR] [--data-dir DIR] [--history DURATION] [--speed N] [--mqtt URL]
+  sitegw demo [--port N] [--host ADDR] [--data-dir DIR] [--history DURATION] [--speed N] [--mqtt URL] [--homeassistant URL]
       Start the built-in simulated site (real Modbus TCP, SunSpec) and the gateway on it.
       --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster.
   sitegw simulate [--inverter-port N] [--meter-port N] [--host ADDR] [--speed N]
-                  [--grid-meter sunspec|sdm630] [--rtu PATH [--rtu-host meter|inverter] [--baud N] [--parity P]]
+                  [--grid-meter sunspec|sdm630|em340] [--rtu PATH [--rtu-host meter|inverter] [--baud N] [--parity P]]
       Run only the simulated site's Modbus servers (to point 'sitegw run', 'sitegw scan' or mbpoll at);
       --rtu serves one host's units over Modbus RTU on a serial device (e.g. one end of a socat pty pair).
   sitegw scan --tcp HOST[:PORT] | --rtu DEVICE --baud N [--parity none|even|odd] [--stop-bits 1|2]

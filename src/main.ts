@@ -84,7 +84,7 @@ async function unwind(stoppers: Stopper[], log: Logger): Promise<unknown[]> {
 
 /**
  * The composition root: wires features that each start and stop, and owns nothing else.
- * Order on start: store → bucketer → auth → ops → grid → uplink → (pre-fill) → poller → bucket
+ * Order on start: store → bucketer → auth → ops → grid → uplink → homeassistant → (pre-fill) → poller → bucket
  * closing → HTTP → WebSocket → listen. Each started feature pushes its stopper, and both stop()
  * and a failed start run that one list backwards, so the store closes last.
  */
@@ -176,6 +176,14 @@ export class Daemon {
         const h = uplink.health();
         return { connected: h.connected, outboxDepth: h.outbox.depth, lastError: h.lastError?.message ?? null };
       });
+    }
+    // Home Assistant discovery: its own broker and connection, with or without an uplink
+    const homeassistant = config.homeassistant
+      ? new (await import('./homeassistant/feature.js')).HomeAssistant({ config: config.homeassistant, site, bus, log: log.child({ feature: 'homeassistant' }), streamsNow: () => ops.streamsNow(), version: VERSION, registry: ops.metrics.registry })
+      : null;
+    if (homeassistant) {
+      homeassistant.start();
+      started('homeassistant', () => homeassistant.stop());
     }
     // buckets that ended before the stop are complete: written after the poller's last reading and
     // while the uplink still listens (its outbox keeps them for the next start)

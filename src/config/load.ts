@@ -145,6 +145,12 @@ function finish(data: SiteConfig, baseDir: string): SiteConfig {
     u.topicPrefix = u.topicPrefix.replaceAll('{siteId}', data.site.id);
     for (const k of ['ca', 'cert', 'key'] as const) if (u.tls[k]) u.tls[k] = resolve(baseDir, u.tls[k]);
   }
+  if (data.homeassistant) {
+    const h = data.homeassistant;
+    h.clientId = h.clientId.replaceAll('{siteId}', data.site.id);
+    h.stateTopicPrefix = h.stateTopicPrefix.replaceAll('{siteId}', data.site.id);
+    for (const k of ['ca', 'cert', 'key'] as const) if (h.tls[k]) h.tls[k] = resolve(baseDir, h.tls[k]);
+  }
   const firstInverter = data.devices.find((d) => d.role === 'inverter');
   for (const d of data.devices) {
     if (d.role === 'battery' && d.inverter === undefined && firstInverter) d.inverter = firstInverter.id;
@@ -220,7 +226,11 @@ export async function loadConfig(file: string): Promise<ConfigResult> {
   const result = parseConfig(text, file, dirname(resolve(file)));
   // the certificate files are read here, for `run` and `check-config` alike: parseConfig looks at the text alone
   if (!result.ok) return result;
-  const { http, uplink } = result.config;
-  const errors = [...tlsFileErrors('http', http.tls, text), ...(uplink ? tlsFileErrors('uplink', uplink.tls, text) : [])];
+  const { http, uplink, homeassistant } = result.config;
+  const errors = [
+    ...tlsFileErrors('http', http.tls, text),
+    ...(uplink ? tlsFileErrors('uplink', uplink.tls, text) : []),
+    ...(homeassistant ? tlsFileErrors('homeassistant', homeassistant.tls, text) : []),
+  ];
   return errors.length > 0 ? { ok: false, errors } : result;
 }

@@ -293,22 +293,16 @@ const pemFile = (what: string, example: string): SchemaNode => ({
 });
 
 /**
- * The MQTT uplink to the cloud (src/uplink). Optional: without it the gateway publishes nothing.
- * `{siteId}` in clientId and topicPrefix stands for site.id.
+ * How one MQTT connection is made: the uplink's and Home Assistant's (src/uplink/link.ts serves
+ * both). `{siteId}` in clientId stands for site.id.
  */
-const UPLINK: SchemaNode = {
-  type: 'object',
-  description: 'the MQTT uplink to the cloud; leave it out for none',
-  hint: 'give at least url, e.g. uplink: { url: mqtts://broker.example.com:8883 }',
-  additionalProperties: false,
-  required: ['url'],
-  properties: {
+const mqttConnection = (clientId: string, urlExample: string): Record<string, SchemaNode> => ({
     url: {
       type: 'string',
       description: 'broker URL: mqtt:// (plain, port 1883), mqtts:// (TLS, 8883), ws:// or wss:// (WebSocket, with its path)',
       pattern: '^(mqtt|mqtts|ws|wss)://[^\\s/?#]+[^\\s]*$',
       maxLength: 500,
-      hint: 'write the broker URL with its scheme, e.g. mqtts://broker.example.com:8883 or wss://broker.example.com/mqtt',
+      hint: `write the broker URL with its scheme, e.g. ${urlExample}`,
     },
     protocolVersion: {
       type: 'integer',
@@ -321,20 +315,11 @@ const UPLINK: SchemaNode = {
     clientId: {
       type: 'string',
       description: "MQTT client id; '{siteId}' stands for site.id",
-      default: 'sitegw-{siteId}',
+      default: clientId,
       minLength: 1,
       maxLength: 128,
       pattern: '^[A-Za-z0-9._:{}-]+$',
-      hint: "use letters, digits and . _ : -, e.g. 'sitegw-{siteId}'",
-    },
-    topicPrefix: {
-      type: 'string',
-      description: "first levels of every topic; '{siteId}' stands for site.id",
-      default: 'sitegw/{siteId}',
-      minLength: 1,
-      maxLength: 200,
-      pattern: '^(?!/)(?!.*//)(?!.*/$)[^+#\\u0000]+$',
-      hint: "write topic levels joined by '/', without + or # and without a '/' at either end, e.g. 'sitegw/{siteId}'",
+      hint: `use letters, digits and . _ : -, e.g. '${clientId}' (each MQTT connection needs its own)`,
     },
     username: {
       type: 'string',
@@ -376,6 +361,29 @@ const UPLINK: SchemaNode = {
       minimum: 1,
       maximum: 3600,
       hint: 'use seconds between 1 and 3600, usually 60',
+    },
+});
+
+/**
+ * The MQTT uplink to the cloud (src/uplink). Optional: without it the gateway publishes nothing.
+ * `{siteId}` in clientId and topicPrefix stands for site.id.
+ */
+const UPLINK: SchemaNode = {
+  type: 'object',
+  description: 'the MQTT uplink to the cloud; leave it out for none',
+  hint: 'give at least url, e.g. uplink: { url: mqtts://broker.example.com:8883 }',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    ...mqttConnection('sitegw-{siteId}', 'mqtts://broker.example.com:8883 or wss://broker.example.com/mqtt'),
+    topicPrefix: {
+      type: 'string',
+      description: "first levels of every topic; '{siteId}' stands for site.id",
+      default: 'sitegw/{siteId}',
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^(?!/)(?!.*//)(?!.*/$)[^+#\\u0000]+$',
+      hint: "write topic levels joined by '/', without + or # and without a '/' at either end, e.g. 'sitegw/{siteId}'",
     },
     statusIntervalSeconds: {
       type: 'integer',
@@ -441,6 +449,47 @@ const UPLINK: SchemaNode = {
           hint: 'use a whole number between 1 and 1000, usually 20',
         },
       },
+    },
+  },
+};
+
+/**
+ * Home Assistant MQTT discovery (src/homeassistant): its own broker and connection, separate from
+ * the uplink, so a site can have either, both or neither.
+ */
+const HOMEASSISTANT: SchemaNode = {
+  type: 'object',
+  description: 'Home Assistant MQTT discovery; leave it out for none',
+  hint: 'give at least url, e.g. homeassistant: { url: mqtt://homeassistant.local:1883 }',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    ...mqttConnection('sitegw-ha-{siteId}', 'mqtt://homeassistant.local:1883'),
+    discoveryPrefix: {
+      type: 'string',
+      description: "Home Assistant's discovery prefix (its MQTT integration setting)",
+      default: 'homeassistant',
+      minLength: 1,
+      maxLength: 100,
+      pattern: '^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$',
+      hint: "write the prefix Home Assistant's MQTT integration listens on, usually 'homeassistant'",
+    },
+    stateTopicPrefix: {
+      type: 'string',
+      description: "first levels of the state and availability topics; '{siteId}' stands for site.id",
+      default: 'sitegw-ha/{siteId}',
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^(?!/)(?!.*//)(?!.*/$)[^+#\\u0000]+$',
+      hint: "write topic levels joined by '/', without + or # and without a '/' at either end, e.g. 'sitegw-ha/{siteId}'",
+    },
+    stateIntervalSeconds: {
+      type: 'integer',
+      description: 'how often the sensor states are published, seconds (not on every poll)',
+      default: 10,
+      minimum: 1,
+      maximum: 3600,
+      hint: 'use seconds between 1 and 3600, usually 10',
     },
   },
 };
@@ -809,5 +858,6 @@ export const siteSchema: SchemaNode = {
       additionalProperties: false,
       properties: { http: HTTP_LIMITS, dynamicTariffs: DYNAMIC_TARIFFS },
     },
+    homeassistant: HOMEASSISTANT,
   },
 };

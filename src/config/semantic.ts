@@ -5,7 +5,7 @@
  * problem in one pass; each rule therefore checks the shape it reads for itself.
  */
 import { isIP } from 'node:net';
-import { IANAZone } from 'luxon';
+import { isIanaZone } from '../core/zone.js';
 import { mayShareAddress, profileFindings } from '../profiles/config-check.js';
 import type { Finding } from './messages.js';
 import { closest } from './suggest.js';
@@ -30,7 +30,7 @@ export function canonicalZone(zone: string): string {
 
 function checkTimezone(site: Rec, out: Finding[]): void {
   const tz = site.timezone;
-  if (typeof tz !== 'string' || IANAZone.isValidZone(tz)) return;
+  if (typeof tz !== 'string' || isIanaZone(tz)) return;
   const at = ['site', 'timezone'];
   const suggestion = closest(tz, zones());
   out.push({
@@ -249,8 +249,8 @@ function checkLinks(views: DeviceView[], out: Finding[]): void {
       anchor: at,
       message: `same address as ${name(first)}: ${address}`,
       hint: serial
-        ? 'every device on one RS-485 line needs its own Modbus address (unless they are roles of one device: same profile, different roles); set unitId to the address configured on this device'
-        : 'devices behind one host and port must have different unitIds (unless they are roles of one device: same profile, different roles); set unitId to the one configured on this device',
+        ? 'every device on one RS-485 line needs its own Modbus address (unless they are roles of one device: same profile, different roles; or a profile with besideSunSpec next to a sunspec device); set unitId to the address configured on this device'
+        : 'devices behind one host and port must have different unitIds (unless they are roles of one device: same profile, different roles; or a profile with besideSunSpec next to a sunspec device); set unitId to the one configured on this device',
     });
   }
 }
@@ -270,6 +270,7 @@ export function semanticFindings(data: unknown): Finding[] {
   if (isRec(data.limits) && isRec(data.limits.http)) checkLimits(data.limits.http, out);
   tariffFindings(data.tariff, out);
   uplinkFindings(data.uplink, out);
+  uplinkFindings(data.homeassistant, out, 'homeassistant');
   if (Array.isArray(data.devices)) checkDevices(data.devices, out);
   return out;
 }

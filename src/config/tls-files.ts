@@ -19,7 +19,7 @@ const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----
 const PEM_HINT = 'give the file in PEM form (text starting with -----BEGIN); a DER file converts with openssl x509 -inform der -in FILE.der -out FILE.pem';
 
 /** `tls` is the loaded section's files (paths absolute); `text` is site.yaml, for the lines. */
-export function tlsFileErrors(section: 'http' | 'uplink', tls: Partial<Record<TlsKey, string>>, text: string): ConfigError[] {
+export function tlsFileErrors(section: 'http' | 'uplink' | 'homeassistant', tls: Partial<Record<TlsKey, string>>, text: string): ConfigError[] {
   const problems: Problem[] = [];
   const read = (key: TlsKey): Buffer | null => {
     const file = tls[key];

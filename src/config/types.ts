@@ -127,19 +127,20 @@ export interface SiteConfig {
   tariff?: SiteTariff;
   /** the MQTT uplink to the cloud (src/uplink); absent = no uplink */
   uplink?: UplinkConfig;
+  /** Home Assistant MQTT discovery (src/homeassistant); absent = none */
+  homeassistant?: HomeAssistantConfig;
   devices: DeviceConfig[];
   /** what one client may tie up or store (docs/security.md) */
   limits: { http: HttpLimits; dynamicTariffs: TariffQuota };
 }
 
-/** The MQTT uplink; `{siteId}` in clientId and topicPrefix is already replaced by the site id. */
-export interface UplinkConfig {
+/** How one MQTT connection is made (src/uplink/link.ts): the uplink's and Home Assistant's. */
+export interface MqttConnectionConfig {
   /** mqtt://, mqtts://, ws:// or wss:// broker URL */
   url: string;
   /** 5 = MQTT 5, 4 = MQTT 3.1.1 (the protocol level in CONNECT) */
   protocolVersion: 4 | 5;
   clientId: string;
-  topicPrefix: string;
   username?: string;
   password?: string;
   /** PEM files for mqtts:// and wss:// (absolute after loading) */
@@ -147,6 +148,11 @@ export interface UplinkConfig {
   keepaliveSeconds: number;
   /** longest wait between two connection attempts, real seconds */
   reconnectMaxSeconds: number;
+}
+
+/** The MQTT uplink; `{siteId}` in clientId and topicPrefix is already replaced by the site id. */
+export interface UplinkConfig extends MqttConnectionConfig {
+  topicPrefix: string;
   /** how often the retained status is refreshed while connected, real seconds */
   statusIntervalSeconds: number;
   /** a bucket close's telemetry waits a per-site share of this before it is published, daemon-clock seconds */
@@ -154,6 +160,14 @@ export interface UplinkConfig {
   outbox: { maxAgeDays: number; maxMegabytes: number };
   /** pacing of the drain: messages per real second and unacknowledged messages at once */
   replay: { messagesPerSecond: number; maxInflight: number };
+}
+
+/** Home Assistant MQTT discovery; `{siteId}` in clientId and stateTopicPrefix is already replaced. */
+export interface HomeAssistantConfig extends MqttConnectionConfig {
+  discoveryPrefix: string;
+  stateTopicPrefix: string;
+  /** how often sensor states are published, real seconds */
+  stateIntervalSeconds: number;
 }
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;

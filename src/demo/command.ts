@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { ScaledClock } from '../core/clock.js';
 import { createLogger } from '../core/log.js';
-import { defaultSimConfig, GRID_METER_KINDS, type GridMeterKind } from '../sim/config.js';
+import { defaultSimConfig, GRID_METER_DESCRIPTIONS, GRID_METER_KINDS, type GridMeterKind } from '../sim/config.js';
 import { startSimRtuServer, type SimRtuServer } from '../sim/rtu-server.js';
 import { startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
@@ -35,6 +35,7 @@ export async function demoCommand(argv: string[], untilSignal: UntilSignal): Pro
       history: { type: 'string' },
       speed: { type: 'string' },
       mqtt: { type: 'string' },
+      homeassistant: { type: 'string' },
     },
   });
   const demo = await startDemo({
@@ -46,6 +47,7 @@ export async function demoCommand(argv: string[], untilSignal: UntilSignal): Pro
     modbusPorts: 'auto',
     log: createLogger(),
     mqtt: values.mqtt,
+    homeassistant: values.homeassistant,
   });
   const now = new Date(demo.clock.now());
   const from = new Date(now.getTime() - 6 * 3_600_000).toISOString().slice(0, 16) + ':00Z';
@@ -57,7 +59,7 @@ sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverte
   OpenAPI document:      ${demo.url}/openapi.json
   Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
   WebSocket streams:     ${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime,grid-events (same bearer token)
-${demo.daemon.uplink ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${demo.daemon.ctx.config.uplink!.topicPrefix}/)\n` : ''}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   (opens the grid relay; false closes it)
+${demo.daemon.uplink ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${demo.daemon.ctx.config.uplink!.topicPrefix}/)\n` : ''}${demo.daemon.ctx.config.homeassistant ? `  Home Assistant:        ${demo.daemon.ctx.config.homeassistant.url} (discovery below ${demo.daemon.ctx.config.homeassistant.discoveryPrefix}/)\n` : ''}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   (opens the grid relay; false closes it)
 
 ${accessHelp(demo.credentials, credentialsFile(demo.daemon.ctx.config.dataDir), [
     `${demo.url}/api/v1/sites/${demo.siteId}/topology`,
@@ -96,10 +98,9 @@ export async function simulateCommand(argv: string[], untilSignal: UntilSignal):
     inverterPort: intOption('inverter-port', values['inverter-port'], 1502, 0, 65535),
     meterPort: intOption('meter-port', values['meter-port'], 1503, 0, 65535),
   });
-  const meter1 = gridMeter === 'sdm630' ? 'grid meter Eastron SDM630 (float32 input registers)' : 'grid meter (1, 203)';
   process.stdout.write(`simulated site listening (Modbus TCP, SunSpec at 40000):
   inverter host ${servers.inverter.host}:${servers.inverter.port}: unit 1 inverter (1, 103, 160, 124), units 2.. battery blocks (1, 802)
-  meter host    ${servers.meter.host}:${servers.meter.port}: unit 1 ${meter1}, unit 2 consumption meter (1, 203)
+  meter host    ${servers.meter.host}:${servers.meter.port}: unit 1 ${GRID_METER_DESCRIPTIONS[gridMeter as GridMeterKind]}, unit 2 consumption meter (1, 203)
 `);
   let rtu: SimRtuServer | undefined;
   if (values.rtu !== undefined) {

@@ -12,7 +12,7 @@ export interface DemoEndpoints {
  * in site.yaml. It goes through the same validation as any site.yaml, so the demo cannot drift
  * from what the config schema accepts.
  */
-export function demoSiteYaml(ep: DemoEndpoints, opts: { httpHost: string; httpPort: number; dataDir: string; pollSeconds: number; batteryBlocks: number; uplinkUrl?: string }): string {
+export function demoSiteYaml(ep: DemoEndpoints, opts: { httpHost: string; httpPort: number; dataDir: string; pollSeconds: number; batteryBlocks: number; uplinkUrl?: string; homeassistantUrl?: string }): string {
   const batteries = Array.from({ length: opts.batteryBlocks }, (_, j) => `
   - id: battery-${j + 1}
     name: Battery block ${j + 1}
@@ -33,7 +33,7 @@ http:
 dataDir: ${JSON.stringify(opts.dataDir)}
 poll:
   intervalSeconds: ${opts.pollSeconds}
-${opts.uplinkUrl === undefined ? '' : `uplink:\n  url: ${JSON.stringify(opts.uplinkUrl)}\n`}# a typical German time-of-use tariff, so /api/v2/sites/demo-site/savings answers out of the box
+${opts.uplinkUrl === undefined ? '' : `uplink:\n  url: ${JSON.stringify(opts.uplinkUrl)}\n`}${opts.homeassistantUrl === undefined ? '' : `homeassistant:\n  url: ${JSON.stringify(opts.homeassistantUrl)}\n`}# a typical German time-of-use tariff, so /api/v2/sites/demo-site/savings answers out of the box
 tariff:
   type: time-of-use
   periods:

@@ -40,6 +40,8 @@ export interface DemoOptions {
   wsGrantRecheckMs?: number;
   /** MQTT broker URL: the demo's gateway uplinks to it (uplink defaults otherwise) */
   mqtt?: string;
+  /** MQTT broker URL of a Home Assistant: the demo's gateway announces its devices there (homeassistant defaults otherwise) */
+  homeassistant?: string;
 }
 
 export interface Demo {
@@ -90,6 +92,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     pollSeconds,
     batteryBlocks: simConfig.battery.blocks.length,
     uplinkUrl: opts.mqtt,
+    homeassistantUrl: opts.homeassistant,
   });
   opts.configure?.(config);
 

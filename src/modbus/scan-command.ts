@@ -18,10 +18,11 @@ import { TcpBus } from './tcp-bus.js';
 
 /**
  * Over TCP most devices sit at unit 1 (or 0), and a gateway may take seconds to say a unit is
- * absent, so a full sweep is opt-in. 100 is a Victron GX's system unit, 126 SMA's SunSpec unit,
- * 240 a Fronius primary meter.
+ * absent, so a full sweep is opt-in. The vendors' fixed ids (docs/devices.md): 3 SMA's own
+ * Modbus profile (in 1-10), 71 KOSTAL, 100 a Victron GX's system unit, 126 SMA's SunSpec unit,
+ * 200 and 240 Fronius meters, 247 GoodWe and Fox ESS.
  */
-export const TCP_DEFAULT_UNITS = '1-10,100,126,240';
+export const TCP_DEFAULT_UNITS = '1-10,71,100,126,200,240,247';
 export const RTU_DEFAULT_UNITS = '1-247';
 
 export interface ScanIo {

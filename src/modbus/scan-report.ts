@@ -33,14 +33,22 @@ export function ranges(units: readonly number[]): string {
 
 const SIGN_WORDS = { 'import-positive': '+ import', 'export-positive': '+ export' } as const;
 
-function what(f: ScanFinding): string {
-  const id = f.identity;
+/** "maker model, serial …" of a device's identity, its text made safe */
+function named(id: ScanFinding['identity']): string {
   const name = [shown(id.manufacturer), shown(id.model)].filter(Boolean).join(' ') || '(no name given)';
-  const serial = id.serial ? `serial ${shown(id.serial)}` : 'no serial';
+  return `${name}, ${id.serial ? `serial ${shown(id.serial)}` : 'no serial'}`;
+}
+
+function what(f: ScanFinding): string {
   const alt = f.alternatives?.length ? ` (also matches ${f.alternatives.join(', ')})` : '';
   const how = f.family === 'sunspec' ? `SunSpec models ${(f.models ?? []).join(', ')}` : `profile ${f.profile}${alt}`;
   const sign = f.meterSign ? `, meter power read as ${SIGN_WORDS[f.meterSign.sign]}${f.meterSign.source ? ` (${f.meterSign.source})` : ''}` : '';
-  return `${name}, ${serial}, ${how}${sign}`;
+  return `${named(f.identity)}, ${how}${sign}`;
+}
+
+/** a profile the SunSpec unit also answers, as the found line names it */
+function besideWhat(b: NonNullable<ScanFinding['beside']>[number]): string {
+  return `${named(b.identity)}, profile ${b.profile} (${b.roles.join(', ')})`;
 }
 
 /** Role per finding: one grid-meter per site, so meters after the first are consumption meters. */
@@ -103,6 +111,17 @@ export function siteYamlSnippet(result: ScanResult, link: ScanLink): string {
     const chain = chainEntries(f, link, gridTaken);
     lines.push(...chain.lines);
     gridTaken ||= chain.tookGrid;
+    for (const b of f.beside ?? []) {
+      // not the SunSpec device's own role: one device, two roles at one address
+      const first = b.roles.find((r) => r !== role && (r !== 'grid-meter' || !gridTaken)) ?? b.roles.find((r) => r !== role) ?? b.roles[0]!;
+      if (first === 'grid-meter') gridTaken = true;
+      lines.push(`  # unit ${f.unitId}, next to its SunSpec map: ${besideWhat(b)}`);
+      lines.push(`  - id: ${ID_WORD[first]}-${f.unitId}-${b.profile}`);
+      const others = b.roles.filter((r) => r !== first);
+      lines.push(`    role: ${first}${others.length > 0 ? `  # or ${others.join(', ')}` : ''}`);
+      lines.push(`    profile: ${b.profile}`);
+      lines.push(`    connection: ${connection(link, f.unitId)}`);
+    }
   });
   return `${lines.join('\n')}\n`;
 }
@@ -114,6 +133,7 @@ export function formatScanReport(result: ScanResult, link: ScanLink): string {
   for (const f of result.found) {
     out.push(`  unit ${String(f.unitId).padEnd(3)}  ${what(f)}`);
     if (f.alsoAt.length > 0) out.push(`            answers on unit ids ${ranges(f.alsoAt)} too (it ignores the unit id)`);
+    for (const b of f.beside ?? []) out.push(`            and next to its SunSpec map: ${besideWhat(b)}`);
   }
   for (const u of result.unknown) out.push(`  unit ${String(u.unitId).padEnd(3)}  answers, but is not SunSpec and matches no device profile (${shown(u.reason, 120)})`);
   for (const u of result.failed) {

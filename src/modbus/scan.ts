@@ -35,6 +35,12 @@ export interface ScanFinding {
   alternatives?: string[];
   /** SunSpec meters: the sign its power is read with (auto: from the manufacturer) and the source that documents it */
   meterSign?: { sign: KnownMeterSign; source?: string };
+  /**
+   * SunSpec devices: profiles whose identity registers the same unit answers as well — a vendor's
+   * own registers next to its SunSpec map (a SolarEdge inverter's StorEdge battery block, KOSTAL's
+   * own map), each a device of its own on the unit
+   */
+  beside?: { profile: string; identity: DeviceIdentity; roles: DeviceRole[] }[];
 }
 
 export interface ScanResult {
@@ -112,6 +118,24 @@ function text(v: unknown): string | undefined {
   return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
 }
 
+/**
+ * The profiles written for a vendor's registers next to SunSpec (`besideSunSpec`) that a SunSpec
+ * unit also matches. A device that stops answering part-way is reported by what was found before;
+ * its SunSpec finding stands either way.
+ */
+async function besideSunSpec(reader: RegisterReader, unitId: number, profiles: readonly DeviceProfile[]): Promise<NonNullable<ScanFinding['beside']>> {
+  const out: NonNullable<ScanFinding['beside']> = [];
+  try {
+    for (const profile of profiles) {
+      if (!profile.besideSunSpec || !(await matchesProfile(profile, reader, unitId))) continue;
+      out.push({ profile: profile.name, identity: await readIdentity(profile, reader, unitId), roles: rolesOf(profile) });
+    }
+  } catch {
+    // a timeout or a broken link here says nothing about the SunSpec device already found
+  }
+  return out;
+}
+
 type UnitOutcome = { found: Omit<ScanFinding, 'unitId' | 'alsoAt'> } | { silent: true } | { unknown: string } | { failed: ModbusError };
 
 async function probeUnit(reader: RegisterReader, unitId: number, profiles: readonly DeviceProfile[]): Promise<UnitOutcome> {
@@ -128,7 +152,8 @@ async function probeUnit(reader: RegisterReader, unitId: number, profiles: reado
       );
     }
     const meterSign = models.some((m) => METER_MODELS.has(m)) ? { meterSign: vendorMeterSign(identity.manufacturer) } : {};
-    return { found: { family: 'sunspec', profile: 'sunspec', identity, models, roles: sunspecRoles(models), ...meterSign } };
+    const beside = await besideSunSpec(reader, unitId, profiles);
+    return { found: { family: 'sunspec', profile: 'sunspec', identity, models, roles: sunspecRoles(models), ...meterSign, ...(beside.length > 0 ? { beside } : {}) } };
   } catch (err) {
     if (err instanceof NoDevice) return { silent: true };
     const e = toModbusError(err);

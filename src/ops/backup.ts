@@ -8,9 +8,9 @@
 import { chmodSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import BetterSqlite3 from 'better-sqlite3';
 import { loadConfig } from '../config/load.js';
 import { formatConfigErrors } from '../config/format.js';
+import { sqliteDriver } from '../store/driver.js';
 import { quickCheck } from './integrity.js';
 
 export interface BackupResult {
@@ -24,7 +24,7 @@ export async function backupDatabase(dbFile: string, out: string): Promise<Backu
   if (!existsSync(dbFile)) throw new Error(`no database at ${dbFile} (is dataDir right?)`);
   const partial = `${target}.partial`;
   rmSync(partial, { force: true });
-  const src = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
+  const src = new (sqliteDriver())(dbFile, { readonly: true, fileMustExist: true });
   try {
     await src.backup(partial);
   } finally {

@@ -9,6 +9,8 @@ import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
+import { streamNow, type StreamNow } from '../telemetry/now.js';
+import type { StreamDef } from '../telemetry/stream.js';
 import { Health, TICK_SLACK_MS, type UplinkHealth } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
@@ -26,7 +28,7 @@ export interface OpsOptions {
   clock: Clock;
   log: Logger;
   version: string;
-  bucketer: { stats(): BucketerStats };
+  bucketer: { stats(): BucketerStats; lifetime(streamId: string): { energyIn: number | null; energyOut: number | null } | undefined };
   scheduler: { readonly lastTickAt: number | null; readonly tickMs: number; stop(): Promise<void> };
   ws: () => { clientCount: number; dropped: number } | undefined;
   /** what the integrity check did at start */
@@ -48,7 +50,7 @@ export class OpsFeature {
     const env = opts.env ?? process.env;
     const period = watchdogMs(env);
     this.health = new Health({ clock, site, scheduler, uplink: () => this.uplink?.(), tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS) });
-    this.metrics = new Metrics({ site, bus, clock, health: this.health, bucketer: opts.bucketer, dbFile: opts.dbFile, ws: opts.ws });
+    this.metrics = new Metrics({ site, bus, clock, health: this.health, bucketer: opts.bucketer, dbFile: opts.dbFile, ws: opts.ws, streamsNow: () => this.streamsNow() });
     this.live = new LiveValues(bus, site);
     this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
     this.watchdog = new Watchdog({ notify: this.notify, health: this.health, log: log.child({ feature: 'watchdog' }), periodMs: period });
@@ -79,6 +81,13 @@ export class OpsFeature {
     const r = this.opts.replaced;
     // after every feature subscribed, so the uplink hears of it too
     if (r) this.opts.bus.emit('databaseReplaced', { movedTo: r.movedTo, reason: r.reason, at: r.at });
+  }
+
+  /** Every stream's live values (telemetry/now.ts): what /metrics and Home Assistant show. */
+  streamsNow(): { def: StreamDef; now: StreamNow }[] {
+    const { site, clock, bucketer } = this.opts;
+    const t = clock.now();
+    return site.streams().map((def) => ({ def, now: streamNow(def, this.live.current(def.id, t), bucketer.lifetime(def.id)) }));
   }
 
   status(): StatusView {

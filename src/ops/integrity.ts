@@ -10,10 +10,10 @@
  */
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { CACHE_KIB, openDatabase } from '../store/db.js';
+import { sqliteDriver } from '../store/driver.js';
 
 /** What happened to a damaged database at start. */
 export interface DatabaseReplaced {
@@ -43,7 +43,7 @@ export function isCorruption(err: unknown): boolean {
 export function quickCheck(file: string): string | null {
   let db: Database | null = null;
   try {
-    db = new BetterSqlite3(file, { fileMustExist: true });
+    db = new (sqliteDriver())(file, { fileMustExist: true });
     // the check reads every page: with the default cache they would all stay for its duration
     db.pragma(`cache_size = -${CACHE_KIB}`);
     const rows = db.pragma('quick_check(5)', { simple: false }) as { quick_check: string }[];

@@ -13,6 +13,10 @@ import type { EventBus } from '../core/events.js';
 import type { ModbusErrorKind } from '../modbus/errors.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
+import { GRID_STATES } from '../core/channels.js';
+import { percentToFraction } from '../telemetry/round.js';
+import { LIVE_QUANTITIES, type StreamNow } from '../telemetry/now.js';
+import type { StreamDef } from '../telemetry/stream.js';
 import { databaseBytes, processWriteBytes } from './disk-io.js';
 import type { Health, UplinkHealth } from './health.js';
 
@@ -26,9 +30,20 @@ export interface MetricsSources {
   dbFile: string;
   /** WebSocket server counters, once it runs */
   ws: () => { clientCount: number; dropped: number } | undefined;
+  /** every stream's live values (OpsFeature.streamsNow), read at each scrape */
+  streamsNow?: () => { def: StreamDef; now: StreamNow }[];
   /** real time, ms */
   now?: () => number;
 }
+
+/** Wh → J: Prometheus names energy in its base unit, the joule (docs/prometheus-grafana.md). */
+const JOULES_PER_WH = 3600;
+
+/** The live quantities (telemetry/now.ts) each live metric exports. */
+const POWER = LIVE_QUANTITIES.filter((q) => q.kind === 'power');
+const ENERGY = LIVE_QUANTITIES.filter((q) => q.kind === 'energy');
+const SOC = LIVE_QUANTITIES.find((q) => q.kind === 'soc')!;
+const GRID = LIVE_QUANTITIES.find((q) => q.kind === 'grid')!;
 
 const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const DAY_MS = 86_400_000;
@@ -175,12 +190,85 @@ export class Metrics {
         },
       });
     }
+    if (this.src.streamsNow) this.liveValues(this.src.streamsNow);
     new Gauge({
       name: 'sitegw_main_loop_healthy',
       help: '1 while the poll scheduler runs and database writes succeed (what feeds the systemd watchdog)',
       registers: [r],
       collect() {
         this.set(health.mainLoopHealthy() ? 1 : 0);
+      },
+    });
+  }
+
+  /**
+   * The site's live values, one series per stream (bounded by site.yaml: devices and their PV
+   * modules), labelled device, stream, kind and role (telemetry/stream.ts STREAM_ROLES); read at each scrape from the same function as
+   * Home Assistant's states. Power, SoC and grid state are left out while a stream has no
+   * current reading (never a made-up zero); the energy counters are lifetime figures.
+   */
+  private liveValues(streamsNow: () => { def: StreamDef; now: StreamNow }[]): void {
+    const registers = [this.registry];
+    const labelNames = ['device', 'stream', 'kind', 'role'];
+    const labels = (def: StreamDef) => ({ device: def.deviceId, stream: def.id, kind: def.deviceKind, role: def.role ?? '' });
+    new Gauge({
+      name: 'sitegw_power_watts',
+      help: 'Power of a stream now (newest reading), W; positive = into the device (battery charging, grid importing); channel: power_W, power_AC_W or power_DC_W',
+      labelNames: [...labelNames, 'channel'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { def, now } of streamsNow()) {
+          for (const q of POWER) {
+            const v = now.values[q.key];
+            if (typeof v === 'number') this.set({ ...labels(def), channel: q.channel }, v);
+          }
+        }
+      },
+    });
+    new Counter({
+      name: 'sitegw_energy_joules_total',
+      help: 'Lifetime energy of a stream by direction (in = into the device: battery charged, grid imported; out = battery discharged, PV produced, grid exported), J; the API\'s energy_Wh counters times 3600',
+      labelNames: [...labelNames, 'direction'],
+      registers,
+      collect() {
+        // the lifetime counts never decrease; reset + inc sets them exactly (prom-client counters have no set)
+        this.reset();
+        for (const { def, now } of streamsNow()) {
+          for (const q of ENERGY) {
+            const wh = now.values[q.key];
+            if (typeof wh === 'number') this.inc({ ...labels(def), direction: q.direction! }, wh * JOULES_PER_WH);
+          }
+        }
+      },
+    });
+    new Gauge({
+      name: 'sitegw_battery_soc_ratio',
+      help: 'Battery state of charge now, 0..1',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const { def, now } of streamsNow()) {
+          const soc = now.values[SOC.key];
+          if (typeof soc === 'number') this.set(labels(def), percentToFraction(soc));
+        }
+      },
+    });
+    new Gauge({
+      name: 'sitegw_grid_state',
+      help: 'Grid state at the connection point now: 1 for the current state (ok, not_present, unknown), 0 for the others',
+      labelNames: [...labelNames, 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { def, now } of streamsNow()) {
+          if (!def.channels.includes(GRID.channel)) continue;
+          // no current reading: the state is unknown, as the grid events say when a meter stops answering
+          const v = now.values[GRID.key];
+          const current = typeof v === 'string' ? v : 'unknown';
+          for (const state of GRID_STATES) this.set({ ...labels(def), state }, state === current ? 1 : 0);
+        }
       },
     });
   }

@@ -259,6 +259,7 @@ export function compileProfile(file: ProfileFile, fileName: string, filePath: st
       models: file.models,
       source: { title: file.source.title, version: file.source.version, url: file.source.url },
       batching: { ...DEFAULT_BATCHING, ...file.batching },
+      besideSunSpec: file.besideSunSpec === true,
       identify: { manufacturer: file.identify.manufacturer, ...(file.identify.model ? { model: file.identify.model } : {}), match, registers },
       roles,
     },

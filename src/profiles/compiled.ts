@@ -81,6 +81,8 @@ export interface DeviceProfile {
   models: readonly string[];
   source: { title: string; version: string; url: string };
   batching: { maxRegisters: number; maxGap: number };
+  /** the vendor's own registers on a unit that also serves SunSpec (a device of its own next to the sunspec one) */
+  besideSunSpec: boolean;
   identify: {
     manufacturer: string;
     model?: string;

@@ -59,9 +59,15 @@ export function profileFindings(devices: readonly unknown[], installed: ProfileD
 }
 
 /**
- * Two devices at one Modbus address are fine when they are roles of one multi-function device
- * (a hybrid inverter with its battery and meter behind one unit id): different roles, one profile.
+ * Two devices at one Modbus address are fine when they are roles of one multi-function device:
+ * different roles, and either one profile (a hybrid inverter with its battery and meter behind
+ * one unit id) or a `sunspec` device and a profile written for the vendor's own registers next
+ * to its SunSpec map (`besideSunSpec: true`: a SolarEdge inverter's StorEdge battery block,
+ * KOSTAL's own map). Any other pair is two devices configured at one unit id by mistake.
  */
-export function mayShareAddress(a: Readonly<Rec>, b: Readonly<Rec>): boolean {
-  return typeof a.profile === 'string' && a.profile === b.profile && typeof a.role === 'string' && typeof b.role === 'string' && a.role !== b.role;
+export function mayShareAddress(a: Readonly<Rec>, b: Readonly<Rec>, installed: ProfileDir = installedProfiles()): boolean {
+  if (typeof a.profile !== 'string' || typeof b.profile !== 'string' || typeof a.role !== 'string' || typeof b.role !== 'string' || a.role === b.role) return false;
+  if (a.profile === b.profile) return true;
+  const other = a.profile === SUNSPEC ? b.profile : b.profile === SUNSPEC ? a.profile : undefined;
+  return other !== undefined && installed.profiles.get(other)?.besideSunSpec === true;
 }

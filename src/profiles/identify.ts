@@ -47,8 +47,9 @@ export async function matchesProfile(profile: DeviceProfile, reader: RegisterRea
 
 async function identityField(r: CompiledIdentityRegister | undefined, reader: RegisterReader, unitId: number, profile: DeviceProfile, cache: RegisterCache): Promise<string | undefined> {
   if (!r || !(await readOne(reader, unitId, r.ref, profile, cache))) return undefined;
-  const t = cache.text(r.ref);
-  if (t === undefined) return undefined;
+  // padding on either side is not part of the name (Fox ESS H3 writes its model as " H3-10.0-E")
+  const t = cache.text(r.ref)?.trim();
+  if (!t) return undefined;
   return r.map ? (r.map[t] ?? t) : t;
 }
 

@@ -111,6 +111,8 @@ export interface ProfileFile {
     sentinels?: Partial<Record<RegisterType, (number | string)[]>>;
   };
   batching?: { maxRegisters?: number; maxGap?: number };
+  /** the device also serves SunSpec on the same unit; this profile reads the vendor's registers next to it */
+  besideSunSpec?: boolean;
   identify: IdentifySpec;
   roles: Partial<Record<DeviceRole, RoleSpec>>;
 }

@@ -184,6 +184,10 @@ export const profileSchema: Node = {
         },
       },
     },
+    besideSunSpec: {
+      type: 'boolean',
+      hint: "true when the device serves a SunSpec map on the same unit and this profile reads the vendor's own registers next to it",
+    },
     batching: {
       type: 'object',
       additionalProperties: false,

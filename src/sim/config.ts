@@ -52,13 +52,20 @@ export interface SimConfig {
   /** fixed integration step of simulated time */
   stepMs: number;
   /**
-   * the meter at the grid connection point: a SunSpec meter (models 1 + 203, holding registers)
-   * or an Eastron SDM630 (float32 input registers, no SunSpec), so both device paths are exercised
+   * the meter at the grid connection point: a SunSpec meter (models 1 + 203, holding registers),
+   * an Eastron SDM630 (float32 input registers) or a Carlo Gavazzi EM340 (INT32 low word first),
+   * so the SunSpec path and the profile engine's byte layouts are all exercised
    */
   gridMeter: GridMeterKind;
 }
 
-export const GRID_METER_KINDS = ['sunspec', 'sdm630'] as const;
+export const GRID_METER_KINDS = ['sunspec', 'sdm630', 'em340'] as const;
+/** what each kind is, in the words `sitegw simulate` prints */
+export const GRID_METER_DESCRIPTIONS: Record<GridMeterKind, string> = {
+  sunspec: 'grid meter (1, 203)',
+  sdm630: 'grid meter Eastron SDM630 (float32 input registers)',
+  em340: 'grid meter Carlo Gavazzi EM340 (INT32 holding registers, low word first)',
+};
 export type GridMeterKind = (typeof GRID_METER_KINDS)[number];
 
 export function defaultSimConfig(): SimConfig {

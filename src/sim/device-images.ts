@@ -52,6 +52,8 @@ export interface SimDevice {
   readonly identity: SimDeviceIdentity;
   readonly registers: SimRegisters;
   encode(s: SiteSnapshot): void;
+  /** zero the device's own energy counters from now on (a meter replaced or reset in the field) */
+  resetCounters?(s: SiteSnapshot): void;
 }
 
 /** a SunSpec device serves its image as holding registers and has no input registers */
@@ -289,6 +291,8 @@ export class MeterDevice implements SimDevice {
   readonly image: SunSpecImage;
   readonly registers: SimRegisters;
   private readonly p: Record<string, PointWriter> = {};
+  /** what the counters read at their last reset: they count from zero since */
+  private base = { imp: 0, exp: 0 };
 
   constructor(readonly identity: SimDeviceIdentity & { role: 'grid_meter' | 'consumption_meter' }) {
     this.image = new SunSpecImage([{ def: MODEL_1 }, { def: MODEL_203 }]);
@@ -330,9 +334,19 @@ export class MeterDevice implements SimDevice {
     p.VAphA.set(Math.abs(phW));
     p.VAphB.set(Math.abs(phW));
     p.VAphC.set(Math.abs(phW));
-    p.TotWhImp.set(grid ? s.counters.gridImportWh : s.counters.houseConsumedWh);
-    p.TotWhExp.set(grid ? s.counters.gridExportWh : 0);
+    const { imp, exp } = this.counters(s);
+    p.TotWhImp.set(imp - this.base.imp);
+    p.TotWhExp.set(exp - this.base.exp);
     // no voltage on the measured side: a grid outage (grid meter) or a dark house
     p.Evt.set(v[0] === 0 && v[1] === 0 && v[2] === 0 ? METER_EVT.POWER_FAILURE : 0);
+  }
+
+  resetCounters(s: SiteSnapshot): void {
+    this.base = this.counters(s);
+  }
+
+  private counters(s: SiteSnapshot): { imp: number; exp: number } {
+    const grid = this.identity.role === 'grid_meter';
+    return { imp: grid ? s.counters.gridImportWh : s.counters.houseConsumedWh, exp: grid ? s.counters.gridExportWh : 0 };
   }
 }

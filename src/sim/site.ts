@@ -5,7 +5,8 @@
  *   inverter host  unit 1        inverter: 1 → 103 → 160 (one module per optimiser) → 124
  *                  units 2..M+1  battery block j (BMS): 1 → 802
  *   meter host     unit 1        grid meter at the connection point: 1 → 203, or an Eastron SDM630
- *                                (float32 input registers) with config.gridMeter 'sdm630'
+ *                                (float32 input registers) with config.gridMeter 'sdm630', or a
+ *                                Carlo Gavazzi EM340 (INT32 low word first) with 'em340'
  *                  unit 2        consumption meter on the house feed: 1 → 203
  *
  * The same images serve live polling (through servers.ts) and history pre-fill (update(ts) in a
@@ -13,6 +14,7 @@
  */
 import { defaultSimConfig, type SimConfig } from './config.js';
 import type { SimRegisters } from './registers.js';
+import { Em340Meter } from './em340.js';
 import { Sdm630Meter } from './sdm630.js';
 import {
   BatteryDevice,
@@ -32,6 +34,20 @@ export type { SimDeviceIdentity, SimHost, SimDeviceRole } from './device-images.
 /** the SDM630's serial is a plain unsigned 32-bit number (holding 0xFC00) */
 function sdmSerial(seed: number): number {
   return Number.parseInt(serialFor(seed, 'GM', 0).slice(3), 16) % 100_000_000;
+}
+
+type IdentityOf = (host: SimHost, unitId: number, role: SimDeviceIdentity['role'], model: string, serial: string) => SimDeviceIdentity;
+
+/** the device at the grid connection point, of the kind the configuration names */
+function gridMeter(cfg: SimConfig, id: IdentityOf): SimDevice {
+  switch (cfg.gridMeter) {
+    case 'sdm630':
+      return new Sdm630Meter({ ...id('meter', 1, 'grid_meter', 'SDM630', String(sdmSerial(cfg.seed))), manufacturer: 'Eastron' }, sdmSerial(cfg.seed));
+    case 'em340':
+      return new Em340Meter({ ...id('meter', 1, 'grid_meter', 'EM340DINAV23XS1X', ''), manufacturer: 'Carlo Gavazzi' });
+    case 'sunspec':
+      return new MeterDevice({ ...id('meter', 1, 'grid_meter', 'EM3-GRID', serialFor(cfg.seed, 'GM', 0)), role: 'grid_meter' });
+  }
 }
 
 export class SimSite {
@@ -62,9 +78,7 @@ export class SimSite {
             j,
           ),
       ),
-      cfg.gridMeter === 'sdm630'
-        ? new Sdm630Meter({ ...id('meter', 1, 'grid_meter', 'SDM630', String(sdmSerial(cfg.seed))), manufacturer: 'Eastron' }, sdmSerial(cfg.seed))
-        : new MeterDevice({ ...id('meter', 1, 'grid_meter', 'EM3-GRID', serialFor(cfg.seed, 'GM', 0)), role: 'grid_meter' }),
+      gridMeter(cfg, id),
       new MeterDevice({ ...id('meter', 2, 'consumption_meter', 'EM3-LOAD', serialFor(cfg.seed, 'CM', 0)), role: 'consumption_meter' }),
     ];
     this.devices = devices;
@@ -91,6 +105,15 @@ export class SimSite {
     if (on === this.model.gridOutage) return;
     this.model.setGridOutage(on);
     this.encode();
+  }
+
+  /** The unit's own energy counters restart from zero (a meter reset); false when it has none to reset. */
+  resetCounters(host: SimHost, unitId: number): boolean {
+    const d = this.devices.find((x) => x.identity.host === host && x.identity.unitId === unitId);
+    if (!d?.resetCounters) return false;
+    d.resetCounters(this.model.snapshot());
+    this.encode();
+    return true;
   }
 
   snapshot(): SiteSnapshot {

@@ -86,27 +86,27 @@ export class Site {
       const period = this.pollPeriodMs(id);
       switch (d.config.role) {
         case 'inverter': {
-          add({ id: streamIds.inverter(id), deviceId: id, deviceKind: 'inverter', channels: ['power_AC_W', 'power_DC_W', ...ENERGY], energyFrom: 'power_AC_W' }, period);
+          add({ id: streamIds.inverter(id), deviceId: id, deviceKind: 'inverter', label: 'Inverter', role: 'inverter', channels: ['power_AC_W', 'power_DC_W', ...ENERGY], energyFrom: 'power_AC_W' }, period);
           const blocks = this.batteriesOf(id);
           if (blocks.length > 0) {
             // the aggregate exists only in cycles where every block was read
             const blocksPeriod = Math.max(...blocks.map((b) => this.pollPeriodMs(b.config.id)));
-            add({ id: streamIds.batteryAggregate(id), deviceId: id, deviceKind: 'battery_pack', channels: BATTERY_CHANNELS, energyFrom: 'power_W' }, blocksPeriod);
+            add({ id: streamIds.batteryAggregate(id), deviceId: id, deviceKind: 'battery_pack', label: 'Battery', role: 'battery', channels: BATTERY_CHANNELS, energyFrom: 'power_W' }, blocksPeriod);
           }
-          add({ id: streamIds.pvAggregate(id), deviceId: id, deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' }, period);
+          add({ id: streamIds.pvAggregate(id), deviceId: id, deviceKind: 'pv', label: 'PV', role: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' }, period);
           for (let n = 1; n <= (d.pvModules ?? 0); n++) {
-            add({ id: streamIds.pvModule(id, n), deviceId: id, deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' }, period);
+            add({ id: streamIds.pvModule(id, n), deviceId: id, deviceKind: 'pv', label: `PV module ${n}`, role: 'pv_module', channels: PV_CHANNELS, energyFrom: 'power_W' }, period);
           }
           break;
         }
         case 'battery':
-          add({ id: streamIds.batteryBlock(id), deviceId: id, deviceKind: 'battery_pack', channels: BATTERY_CHANNELS, energyFrom: 'power_W' }, period);
+          add({ id: streamIds.batteryBlock(id), deviceId: id, deviceKind: 'battery_pack', label: 'Battery', role: 'battery_block', channels: BATTERY_CHANNELS, energyFrom: 'power_W' }, period);
           break;
         case 'grid-meter':
-          add({ id: streamIds.gridMeter(id), deviceId: id, deviceKind: 'meter', channels: ['power_W', 'state', ...ENERGY], energyFrom: 'power_W' }, period);
+          add({ id: streamIds.gridMeter(id), deviceId: id, deviceKind: 'meter', label: 'Grid', role: 'grid', channels: ['power_W', 'state', ...ENERGY], energyFrom: 'power_W' }, period);
           break;
         case 'consumption-meter':
-          add({ id: streamIds.consumptionMeter(id), deviceId: id, deviceKind: 'meter', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' }, period);
+          add({ id: streamIds.consumptionMeter(id), deviceId: id, deviceKind: 'meter', label: 'House', role: 'house', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' }, period);
           break;
       }
     }
@@ -116,7 +116,7 @@ export class Site {
       const period = Math.max(...[derived.gridMeter, ...derived.inverters].map((d) => this.pollPeriodMs(d.config.id)));
       const id = streamIds.consumptionDerived(this.id);
       // it belongs to the grid meter, so whoever may see the grid connection sees the house behind it
-      add({ id, deviceId: derived.gridMeter.config.id, deviceKind: 'meter', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' }, period);
+      add({ id, deviceId: derived.gridMeter.config.id, deviceKind: 'meter', label: 'House (derived)', role: 'house', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' }, period);
     }
     this.streamCache = out;
     return out;

@@ -1,5 +1,5 @@
-import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from 'better-sqlite3';
+import { sqliteDriver } from './driver.js';
 import { secureDataFile, type ModeLog } from './file-mode.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
@@ -33,7 +33,7 @@ export const CACHE_KIB = 2048;
 
 export function openDatabase(file: string | ':memory:', warn?: ModeLog): Database {
   if (file !== ':memory:') secureDataFile(file, warn);
-  const db = new BetterSqlite3(file);
+  const db = new (sqliteDriver())(file);
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma(`cache_size = -${CACHE_KIB}`);

@@ -3,8 +3,8 @@
  * field by field so every 400 names the field (`values[3].importPrice`) and what would be right.
  * JSON's own type coercions are not applied: `"0.3"` and `null` are not prices.
  */
-import { IANAZone } from 'luxon';
 import { apiError, ApiError } from '../core/errors.js';
+import { isIanaZone } from '../core/zone.js';
 import { TARIFF_KINDS, type TariffKind, type TariffValue } from '../store/tariffs.js';
 import { BUCKET_MS } from '../telemetry/align.js';
 import { formatInterval, parseInterval } from '../telemetry/interval.js';
@@ -85,7 +85,7 @@ function parseCurrency(obj: Rec): string {
 function parseTimezone(obj: Rec): string {
   const hint = 'an IANA time zone such as Europe/Berlin or America/New_York';
   const tz = text(obj, 'timezone', hint);
-  if (!IANAZone.isValidZone(tz)) throw bad('timezone', `"${tz.slice(0, 60)}" is not an IANA time zone; ${hint}`);
+  if (!isIanaZone(tz)) throw bad('timezone', `"${tz.slice(0, 60)}" is not an IANA time zone; ${hint}`);
   return new Intl.DateTimeFormat('en', { timeZone: tz }).resolvedOptions().timeZone;
 }
 

@@ -217,6 +217,17 @@ export class Bucketer {
   }
 
   /**
+   * A stream's lifetime energy counts up to its newest reading, rounded as the buckets store them
+   * (the same function), so a live view (metrics, Home Assistant) never disagrees with the API:
+   * it lies between the counts of the bucket before and the bucket after. Null per direction
+   * while unknown, undefined for a stream the bucketer does not have.
+   */
+  lifetime(streamId: string): { energyIn: number | null; energyOut: number | null } | undefined {
+    const run = this.runs.get(streamId);
+    return run && !run.retired ? energyColumns(run) : undefined;
+  }
+
+  /**
    * Runs `hook` with the buckets of every closeUntil() that writes some, inside the transaction
    * that writes them (oldest first): what the hook writes to the same database commits or rolls
    * back with the buckets. A hook that throws rolls the close back; the buckets are written
@@ -377,13 +388,21 @@ export class Bucketer {
         power_DC_W: mean(2),
         soc: b.soc === null ? null : round2(b.soc),
         soh: b.soh === null ? null : round2(b.soh),
-        // Rounding is monotonic, so rounded counters never go backwards either.
-        energyIn: tr && run.hasIn && tr.knowsIn ? round2(tr.increment) : null,
-        energyOut: tr && run.hasOut && tr.knowsOut ? round2(tr.decrement) + 0 : null,
+        ...energyColumns(run),
         state: b.state,
       },
     });
   }
+}
+
+/** The energy columns of a stream now: spec signs (out <= 0), null while a direction is unknown. */
+function energyColumns(run: StreamRun): { energyIn: number | null; energyOut: number | null } {
+  const tr = run.tracker;
+  return {
+    // Rounding is monotonic, so rounded counters never go backwards either.
+    energyIn: tr && run.hasIn && tr.knowsIn ? round2(tr.increment) : null,
+    energyOut: tr && run.hasOut && tr.knowsOut ? round2(tr.decrement) + 0 : null,
+  };
 }
 
 function overlap(a0: number, a1: number, b0: number, b1: number): number {

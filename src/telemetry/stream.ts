@@ -1,11 +1,19 @@
 import type { ChannelId, DeviceKind, PowerChannel } from '../core/channels.js';
 
+/** A stream's place in the power flow; `house` is a consumption meter or the derived consumption. */
+export const STREAM_ROLES = ['inverter', 'battery', 'battery_block', 'pv', 'pv_module', 'grid', 'house'] as const;
+export type StreamRole = (typeof STREAM_ROLES)[number];
+
 /** One telemetry stream as the bucketer and the query see it. */
 export interface StreamDef {
   /** stream key (the API's sensor id) */
   id: string;
   deviceId: string;
   deviceKind: DeviceKind;
+  /** what the stream measures, in words (e.g. 'Battery', 'PV module 2'): names live sensors (Home Assistant) */
+  label?: string;
+  /** its place in the site's power flow: lets dashboards sum streams without parsing their ids */
+  role?: StreamRole;
   /** spec channels this stream carries; anything else in a reading is ignored */
   channels: ChannelId[];
   /** integrate this power channel for the energy counters when the device has no counters */

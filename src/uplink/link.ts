@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type IConnackPacket, type IPublishPacket, type MqttClient } from 'mqtt';
-import type { UplinkConfig } from '../config/types.js';
+import type { MqttConnectionConfig } from '../config/types.js';
 import { describeError, safeUrl, type UplinkError } from './errors.js';
 
 export interface LinkEvents {
@@ -34,12 +34,18 @@ export class MqttLink {
   connected = false;
   readonly host: string;
 
+  private readonly events: LinkEvents;
+
+  /** `section` is the site.yaml section the connection comes from, named in the failure advice */
   constructor(
-    private readonly cfg: UplinkConfig,
+    private readonly cfg: MqttConnectionConfig,
     private readonly will: Will,
-    private readonly events: LinkEvents,
+    events: LinkEvents,
+    section: 'uplink' | 'homeassistant' = 'uplink',
   ) {
     this.host = safeUrl(cfg.url).replace(/^[a-z]+:\/\//, '');
+    // the advice (errors.ts) names uplink.* keys; another section's installer must read its own
+    this.events = section === 'uplink' ? events : { ...events, failed: (e) => events.failed({ ...e, message: e.message.replace(/\buplink\./g, `${section}.`) }) };
   }
 
   start(): void {

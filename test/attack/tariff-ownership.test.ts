@@ -12,10 +12,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addClient } from '../../src/auth/clients.js';
 import { migrate } from '../../src/store/db.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import BetterSqlite3 from 'better-sqlite3';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { attackCount } from '../support/attack-scale.js';
 import { basic, bearer, consent, postForm, redirectParams } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
+
+// the build for this Node (src/store/driver.ts): importing better-sqlite3 directly loads 13, which Node 20 cannot run
+const BetterSqlite3 = sqliteDriver();
 
 const QUOTA = { maxPerClient: 3, maxValuesPerTariff: 200, maxValuesPerClientPerDay: 300 };
 const LEGACY_ID = 'legacy-tariff';

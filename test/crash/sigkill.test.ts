@@ -22,7 +22,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import BetterSqlite3 from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
@@ -34,6 +35,9 @@ import { waitFor } from '../support/demo.js';
 import { dedupe, expectComplete, storedBuckets } from '../support/uplink.js';
 import { int, rng } from '../fuzz/gen.js';
 import { unitRuntime } from '../support/unit-runtime.js';
+
+// the build that suits this Node (src/store/driver.ts)
+const BetterSqlite3 = sqliteDriver();
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RUNS = Number(process.env.SITEGW_CRASH_RUNS ?? 50);
@@ -95,7 +99,7 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
   };
   const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
 
-  const readDb = <T,>(fn: (db: BetterSqlite3.Database) => T): T => {
+  const readDb = <T,>(fn: (db: Database) => T): T => {
     const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
     try {
       return fn(db);

@@ -4,12 +4,15 @@
  * (the open buckets are saved) and the process exits with 70 for systemd to restart it.
  */
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXIT_FATAL } from '../../src/ops/fatal.js';
 import { get, bearer, partnerToken } from '../support/auth.js';
 import { childDemo, logLines, type ChildDemo } from '../support/child-daemon.js';
 import { waitFor } from '../support/demo.js';
+
+// the build for this Node (src/store/driver.ts): importing better-sqlite3 directly loads 13, which Node 20 cannot run
+const BetterSqlite3 = sqliteDriver();
 
 const INJECT = new URL('../support/inject-fault.ts', import.meta.url).pathname;
 

@@ -9,12 +9,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import BetterSqlite3 from 'better-sqlite3';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
 import { waitFor } from '../support/demo.js';
 import { dedupe, expectComplete, storedBuckets, telemetryKeys } from '../support/uplink.js';
 import { expectConforming } from '../support/contract.js';
+
+// the build that suits this Node (src/store/driver.ts)
+const BetterSqlite3 = sqliteDriver();
 
 noteMosquittoSkipped('test/e2e/uplink-kill.test.ts');
 

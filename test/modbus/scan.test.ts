@@ -95,6 +95,24 @@ describe('scan over Modbus TCP', () => {
     }
   });
 
+  it("a vendor map next to a SunSpec inverter becomes a second entry on the unit, in a role of its own, and the snippet stays valid", () => {
+    const inverter = { unitId: 1, alsoAt: [], family: 'sunspec' as const, profile: 'sunspec', identity: { manufacturer: 'KOSTAL' }, models: [1, 103, 160, 802], roles: ['inverter' as const] };
+    const r = {
+      found: [{ ...inverter, beside: [{ profile: 'kostal-plenticore-modbus', identity: { manufacturer: 'KOSTAL', model: 'PLENTICORE plus' }, roles: ['inverter' as const, 'battery' as const, 'grid-meter' as const] }] }],
+      silent: [],
+      unknown: [],
+      failed: [],
+      requests: 0,
+    };
+    const link = { type: 'tcp' as const, host: '192.168.1.80', port: 1502 };
+    expect(formatScanReport(r, link)).toMatch(/\n {12}and next to its SunSpec map: KOSTAL PLENTICORE plus, no serial, profile kostal-plenticore-modbus \(inverter, battery, grid-meter\)\n/);
+    const config = expectValidSnippet(siteYamlSnippet(r, link));
+    expect(config.devices.map((d) => [d.role, d.profile])).toEqual([
+      ['inverter', 'sunspec'],
+      ['battery', 'kostal-plenticore-modbus'],
+    ]);
+  });
+
   it('usage mistakes and an unreachable link exit 2 with one line', async () => {
     const run = async (argv: string[]) => {
       const err: string[] = [];

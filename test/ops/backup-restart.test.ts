@@ -7,12 +7,15 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { backupDatabase } from '../../src/ops/backup.js';
 import { BUCKET_MS } from '../../src/telemetry/align.js';
 import { demoSite, waitFor } from '../support/demo.js';
+
+// the build that suits this Node (src/store/driver.ts)
+const BetterSqlite3 = sqliteDriver();
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 

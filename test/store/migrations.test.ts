@@ -1,10 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DatabaseVersionError, migrate, openDatabase, schemaVersion } from '../../src/store/db.js';
 import { SCHEMA_VERSION, type Migration } from '../../src/store/migrations.js';
+
+// the build that suits this Node (src/store/driver.ts)
+const BetterSqlite3 = sqliteDriver();
 
 const dirs: string[] = [];
 function tempFile(...parts: string[]): string {
@@ -16,7 +20,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-const tables = (db: BetterSqlite3.Database) =>
+const tables = (db: Database) =>
   db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
 
 describe('openDatabase', () => {

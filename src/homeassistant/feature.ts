@@ -1,0 +1,229 @@
+import type { IPublishPacket, MqttClient } from 'mqtt';
+import { Gauge, type Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import type { HomeAssistantConfig } from '../config/types.js';
+import type { EventBus } from '../core/events.js';
+import type { Site } from '../site/site.js';
+import { quantitiesOf, type StreamNow } from '../telemetry/now.js';
+import type { StreamDef } from '../telemetry/stream.js';
+import { safeUrl, type UplinkError } from '../uplink/errors.js';
+import { MqttLink } from '../uplink/link.js';
+import { discoveryConfigs, gatewayIdentifier, statePayload, topicsOf, type DiscoveryContext, type Topics } from './discovery.js';
+
+export interface HomeAssistantDeps {
+  config: HomeAssistantConfig;
+  site: Site;
+  bus: EventBus;
+  log: Logger;
+  /** every stream's live values, the same function /metrics reads (OpsFeature.streamsNow) */
+  streamsNow: () => { def: StreamDef; now: StreamNow }[];
+  version: string;
+  /** the daemon's metrics registry: the connection state goes there while the feature runs */
+  registry?: Registry;
+}
+
+export interface HomeAssistantHealth {
+  broker: string;
+  connected: boolean;
+  /** retained discovery configs this gateway keeps on the broker */
+  entities: number;
+  lastError: { code: string; message: string } | null;
+}
+
+const RETAINED = { qos: 1, retain: true } as const;
+const CONNECTED_METRIC = 'sitegw_homeassistant_connected';
+
+/**
+ * Home Assistant MQTT discovery, a feature of its own beside the uplink (its own broker and
+ * connection: a site can have either, both or neither). On connecting it publishes the
+ * retained discovery configs, the gateway's availability (`online`; its MQTT last will says
+ * `offline`) and each device's, then every `stateIntervalSeconds` the live states, retained so
+ * Home Assistant has them at once after its own restart. Configs are compared with what was
+ * published: a device learned later (identity, PV modules) updates its configs, and configs of
+ * this gateway found on the broker that site.yaml no longer has are removed.
+ */
+export class HomeAssistant {
+  readonly name = 'homeassistant';
+  private readonly ctx: DiscoveryContext;
+  private readonly topics: Topics;
+  private link: MqttLink | null = null;
+  private client: MqttClient | null = null;
+  private stateTimer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void)[] = [];
+  /** topic → config payload the broker has from us in this connection */
+  private published = new Map<string, string>();
+  private lastError: Omit<UplinkError, 'at'> | null = null;
+  /** real ms of the last full announcement */
+  private announcedAt = -Infinity;
+
+  constructor(private readonly deps: HomeAssistantDeps) {
+    const { config, site, version } = deps;
+    this.topics = topicsOf(config.discoveryPrefix, config.stateTopicPrefix, gatewayIdentifier(site.id));
+    this.ctx = { siteId: site.id, siteName: site.config.site.name ?? site.id, version, discoveryPrefix: config.discoveryPrefix, topics: this.topics };
+  }
+
+  start(): void {
+    const { bus, config, log } = this.deps;
+    this.unsubscribe = [
+      bus.on('deviceHealth', (h) => this.publish(this.topics.device(h.deviceId), h.online ? 'online' : 'offline')),
+      bus.on('streamsChanged', () => this.syncDiscovery()),
+    ];
+    this.link = new MqttLink(
+      config,
+      { topic: this.topics.status, payload: 'offline' },
+      {
+        connected: (client) => this.onConnected(client),
+        disconnected: () => this.onDisconnected(),
+        message: (topic, payload, packet) => this.onMessage(topic, payload, packet),
+        failed: (e) => this.fail(e),
+        faulted: (handler, err) => log.error({ err, handler }, 'homeassistant: handling an MQTT event failed; the connection goes on'),
+      },
+      'homeassistant',
+    );
+    this.link.start();
+    if (this.deps.registry) {
+      const self = this;
+      new Gauge({
+        name: CONNECTED_METRIC,
+        help: '1 while the Home Assistant MQTT connection is up',
+        registers: [this.deps.registry],
+        collect() {
+          this.set(self.link?.connected ? 1 : 0);
+        },
+      });
+    }
+    log.info({ broker: safeUrl(config.url), discoveryPrefix: config.discoveryPrefix, stateTopicPrefix: config.stateTopicPrefix }, 'homeassistant discovery started');
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe.splice(0)) u();
+    this.deps.registry?.removeSingleMetric(CONNECTED_METRIC);
+    this.stopTimer();
+    // a clean stop says so itself; the will covers a crash or a lost connection
+    await this.link?.stop({ topic: this.topics.status, payload: 'offline' });
+    this.link = null;
+    this.client = null;
+  }
+
+  health(): HomeAssistantHealth {
+    return { broker: safeUrl(this.deps.config.url), connected: this.link?.connected ?? false, entities: this.published.size, lastError: this.lastError };
+  }
+
+  private onConnected(client: MqttClient): void {
+    this.client = client;
+    this.lastError = null;
+    this.published.clear();
+    this.deps.log.info({ broker: safeUrl(this.deps.config.url) }, 'homeassistant connected');
+    client.subscribe([this.topics.ownConfigs, this.topics.birth], { qos: 1 }, (err) => {
+      if (err) this.fail({ code: 'NOT_AUTHORIZED', message: `the broker refused the subscription to ${this.topics.ownConfigs}: configs of removed devices stay until it is allowed (${err.message})` });
+    });
+    this.announce();
+    this.stopTimer();
+    this.stateTimer = setInterval(() => this.publishStates(), this.deps.config.stateIntervalSeconds * 1000);
+    this.stateTimer.unref();
+  }
+
+  private onDisconnected(): void {
+    this.client = null;
+    this.stopTimer();
+    this.deps.log.info('homeassistant disconnected; states resume on reconnecting');
+  }
+
+  /** Everything Home Assistant needs from scratch: configs, availability, states. */
+  private announce(): void {
+    this.announcedAt = Date.now();
+    this.syncDiscovery();
+    this.publish(this.topics.status, 'online');
+    for (const d of this.deps.site.devices.values()) this.publish(this.topics.device(d.config.id), d.online ? 'online' : 'offline');
+    this.publishStates();
+  }
+
+  private stopTimer(): void {
+    if (this.stateTimer) clearInterval(this.stateTimer);
+    this.stateTimer = null;
+  }
+
+  /** Publishes the configs that are new or changed, and removes ours that the site no longer has. */
+  private syncDiscovery(): void {
+    if (!this.client) return;
+    const want = this.wanted();
+    for (const [topic, body] of want) {
+      if (this.published.get(topic) === body) continue;
+      this.published.set(topic, body);
+      this.publish(topic, body);
+    }
+    for (const [topic, body] of [...this.published]) {
+      if (want.has(topic)) continue;
+      this.published.delete(topic);
+      this.remove(topic, body);
+    }
+  }
+
+  private wanted(): Map<string, string> {
+    const { site } = this.deps;
+    return discoveryConfigs(this.ctx, site.devices.values(), site.streams().map((def) => ({ def, quantities: quantitiesOf(def) })));
+  }
+
+  /**
+   * An empty retained payload deletes the entity in Home Assistant and the retained config at the
+   * broker; the entity's retained state goes too, so nothing of it is left on the broker.
+   */
+  private remove(topic: string, config: string): void {
+    this.publish(topic, '');
+    let stateTopic: unknown;
+    try {
+      stateTopic = (JSON.parse(config) as { state_topic?: unknown }).state_topic;
+    } catch {
+      return;
+    }
+    if (typeof stateTopic === 'string' && stateTopic.startsWith(`${this.deps.config.stateTopicPrefix}/streams/`)) this.publish(stateTopic, '');
+  }
+
+  private publishStates(): void {
+    if (!this.client) return;
+    try {
+      // a device learned since (identity, PV modules) gets its configs before its states
+      this.syncDiscovery();
+      for (const { def, now } of this.deps.streamsNow()) {
+        for (const q of quantitiesOf(def)) {
+          const body = statePayload(q, now.values[q.key]);
+          if (body !== undefined) this.publish(this.topics.state(def.id, q.key), body);
+        }
+      }
+    } catch (err) {
+      // runs on a timer: a fault here must not reach the process
+      this.deps.log.error({ err }, 'homeassistant: publishing the states failed; retried at the next interval');
+    }
+  }
+
+  private onMessage(topic: string, payload: Buffer, packet: IPublishPacket): void {
+    if (topic === this.topics.birth) {
+      // Home Assistant (re)started: it asks integrations to announce themselves again. Anyone who
+      // may publish on the broker can send this: at most one announcement per state interval
+      // (the configs are retained anyway, so Home Assistant has them either way)
+      if (payload.toString() === 'online' && Date.now() - this.announcedAt >= this.deps.config.stateIntervalSeconds * 1000) {
+        this.published.clear();
+        this.announce();
+      }
+      return;
+    }
+    // a retained config of ours from an earlier run: removed when the site no longer has it
+    if (packet.retain && payload.length > 0 && !this.published.has(topic) && !this.wanted().has(topic)) {
+      this.deps.log.info({ topic }, 'homeassistant: removing the discovery config of an entity site.yaml no longer has');
+      this.remove(topic, payload.toString());
+    }
+  }
+
+  private publish(topic: string, body: string): void {
+    this.client?.publish(topic, body, RETAINED, (err) => {
+      if (err) this.fail({ code: 'PUBLISH_REFUSED', message: `the broker refused a message on ${topic} (${err.message}): allow this gateway to publish below ${this.deps.config.discoveryPrefix}/ and ${this.deps.config.stateTopicPrefix}/` });
+    });
+  }
+
+  private fail(e: Omit<UplinkError, 'at'>): void {
+    const before = this.lastError;
+    this.lastError = e;
+    // once per kind of failure in a row, not once per retry
+    if (before?.code !== e.code || before.message !== e.message) this.deps.log.warn({ code: e.code }, `homeassistant: ${e.message}`);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * What a stream reads now, for the live views outside the Energy Site API (Prometheus metrics,
+ * Home Assistant): its newest current reading and its lifetime energy, in the API's units,
+ * signs and rounding. One table says which live quantities there are; every live view is built
+ * from it, so a quantity cannot be named, converted or rounded differently in two places.
+ */
+import type { ChannelId, GridState, InstantValues } from '../core/channels.js';
+import { round2 } from './round.js';
+import type { StreamDef } from './stream.js';
+
+export type LiveKind = 'power' | 'soc' | 'grid' | 'energy';
+
+export interface LiveQuantity {
+  /** stable key: the spec channel, or `energy_in` / `energy_out` (lifetime Wh as magnitudes) */
+  key: string;
+  kind: LiveKind;
+  /** the channel a stream must carry to have this quantity */
+  channel: ChannelId;
+  /** words after the stream's label, e.g. 'Battery' + 'energy in' */
+  label: string;
+  /** energy only: into the device (the API's increment) or out of it (its decrement) */
+  direction?: 'in' | 'out';
+}
+
+export const LIVE_QUANTITIES: readonly LiveQuantity[] = [
+  { key: 'power_W', kind: 'power', channel: 'power_W', label: 'power' },
+  { key: 'power_AC_W', kind: 'power', channel: 'power_AC_W', label: 'AC power' },
+  { key: 'power_DC_W', kind: 'power', channel: 'power_DC_W', label: 'DC power' },
+  { key: 'soc', kind: 'soc', channel: 'soc', label: 'state of charge' },
+  { key: 'state', kind: 'grid', channel: 'state', label: 'grid' },
+  { key: 'energy_in', kind: 'energy', channel: 'energy_Wh_increment', label: 'energy in', direction: 'in' },
+  { key: 'energy_out', kind: 'energy', channel: 'energy_Wh_decrement', label: 'energy out', direction: 'out' },
+];
+
+/** The quantities a stream has (from its channels), in table order. */
+export function quantitiesOf(def: StreamDef): LiveQuantity[] {
+  return LIVE_QUANTITIES.filter((q) => def.channels.includes(q.channel));
+}
+
+export interface StreamNow {
+  /** the newest reading still current (within 3 poll periods), daemon clock ms; null when there is none */
+  ts: number | null;
+  /** power W and soc percent rounded as buckets are, the grid state, energy Wh (>= 0, never decreasing); absent = unknown now */
+  values: Partial<Record<string, number | GridState>>;
+}
+
+/**
+ * `current` is the stream's newest current reading (ops/live.ts), `lifetime` the bucketer's
+ * counts (Bucketer.lifetime, spec signs). Power, soc and state are held only while current;
+ * the energy counts are lifetime figures and always shown once known.
+ */
+export function streamNow(
+  def: StreamDef,
+  current: { ts: number; values: InstantValues } | undefined,
+  lifetime: { energyIn: number | null; energyOut: number | null } | undefined,
+): StreamNow {
+  const values: StreamNow['values'] = {};
+  for (const q of quantitiesOf(def)) {
+    if (q.kind === 'energy') {
+      const wh = q.direction === 'in' ? lifetime?.energyIn : lifetime?.energyOut;
+      // the API's decrement is <= 0; a live view shows the magnitude (+ 0 turns -0 into 0)
+      if (wh !== null && wh !== undefined) values[q.key] = Math.abs(wh) + 0;
+      continue;
+    }
+    const v = current?.values[q.channel as keyof InstantValues];
+    if (q.kind === 'grid') {
+      if (typeof v === 'string') values[q.key] = v;
+    } else if (typeof v === 'number' && Number.isFinite(v)) {
+      values[q.key] = round2(v);
+    }
+  }
+  return { ts: current?.ts ?? null, values };
+}

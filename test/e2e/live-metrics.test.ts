@@ -1,0 +1,84 @@
+/**
+ * The site's live values in /metrics, read as Prometheus reads them: the whole exposition through
+ * a strict text-format parser, Prometheus naming (base units in the name, _total on counters),
+ * label values only from the site's own streams and devices, and the energy counters equal to
+ * the Energy Site API's for the same bucket.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GRID_STATES, POWER_CHANNELS } from '../../src/core/channels.js';
+import { STREAM_ROLES } from '../../src/telemetry/stream.js';
+import { partnerToken } from '../support/auth.js';
+import { demoSite } from '../support/demo.js';
+import { newestBuckets, silenceAndSettle } from '../support/live.js';
+import { parsePromText, type PromFamily } from '../support/prom-text.js';
+
+const LIVE = ['sitegw_power_watts', 'sitegw_energy_joules_total', 'sitegw_battery_soc_ratio', 'sitegw_grid_state'];
+
+describe('live values in /metrics', () => {
+  let demo: Awaited<ReturnType<typeof demoSite>>;
+  let token: string;
+  const scrape = async (): Promise<Map<string, PromFamily>> => {
+    const res = await fetch(`${demo.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    return parsePromText(await res.text());
+  };
+  beforeAll(async () => {
+    demo = await demoSite({ speed: 300, history: 'PT1H' });
+    token = await partnerToken(demo.credentials);
+  });
+  afterAll(async () => demo?.cleanup());
+
+  it('parse as the text format, with Prometheus names and label values bounded by the site', async () => {
+    const f = await scrape();
+    for (const [name, fam] of f) {
+      if (!name.startsWith('sitegw_')) continue;
+      expect(name, 'counters end in _total').toMatch(fam.type === 'counter' ? /_total$/ : /(?<!_total)$/);
+    }
+    expect(f.get('sitegw_power_watts')?.type).toBe('gauge');
+    expect(f.get('sitegw_energy_joules_total')?.type).toBe('counter');
+    expect(f.get('sitegw_battery_soc_ratio')?.type).toBe('gauge');
+    expect(f.get('sitegw_grid_state')?.type).toBe('gauge');
+    const streams = new Map(demo.daemon.site.streams().map((s) => [s.id, s]));
+    const allowed: Record<string, readonly string[]> = { channel: POWER_CHANNELS, direction: ['in', 'out'], state: GRID_STATES };
+    let series = 0;
+    for (const name of LIVE) {
+      for (const s of f.get(name)!.samples) {
+        series++;
+        const def = streams.get(s.labels.stream!);
+        expect(def, `${name} stream ${s.labels.stream}`).toBeDefined();
+        expect(s.labels.device).toBe(def!.deviceId);
+        expect(s.labels.kind).toBe(def!.deviceKind);
+        expect(s.labels.role).toBe(def!.role);
+        expect(STREAM_ROLES).toContain(s.labels.role);
+        for (const [k, v] of Object.entries(s.labels)) if (allowed[k]) expect(allowed[k], `${name} ${k}`).toContain(v);
+        expect(Object.keys(s.labels).every((k) => ['device', 'stream', 'kind', 'role', ...Object.keys(allowed)].includes(k))).toBe(true);
+      }
+    }
+    // one series per stream and channel/direction/state at most: the bound is the site itself
+    expect(series).toBeLessThanOrEqual(streams.size * (POWER_CHANNELS.length + 2 + 1 + GRID_STATES.length));
+    expect(f.get('sitegw_grid_state')!.samples.filter((s) => s.value === 1)).toHaveLength(1);
+    for (const s of f.get('sitegw_battery_soc_ratio')!.samples) expect(s.value).toBeGreaterThanOrEqual(0), expect(s.value).toBeLessThanOrEqual(1);
+    expect(f.get('sitegw_power_watts')!.samples.length).toBeGreaterThanOrEqual(streams.size);
+  });
+
+  it('energy counters equal the API’s energy_Wh (x 3600 J) for the same bucket once readings stop; stale power is left out', async () => {
+    await silenceAndSettle(demo);
+    const f = await scrape();
+    const api = await newestBuckets(demo, token);
+    let compared = 0;
+    for (const s of f.get('sitegw_energy_joules_total')!.samples) {
+      const e = api.get(s.labels.stream!);
+      const wh = s.labels.direction === 'in' ? e?.energy_Wh_increment : e?.energy_Wh_decrement;
+      expect(wh, `${s.labels.stream} ${s.labels.direction}`).toBeTypeOf('number');
+      expect(s.value, `${s.labels.stream} ${s.labels.direction}`).toBe(Math.abs(wh!) * 3600);
+      compared++;
+    }
+    expect(compared).toBe(2 * demo.daemon.site.streams().length);
+    // no reading is current: no made-up zero for power or soc, and the grid state is unknown
+    expect(f.get('sitegw_power_watts')!.samples).toEqual([]);
+    expect(f.get('sitegw_battery_soc_ratio')!.samples).toEqual([]);
+    expect(f.get('sitegw_grid_state')!.samples.filter((s) => s.value === 1).map((s) => s.labels.state)).toEqual(['unknown']);
+    expect(f.get('sitegw_device_online')!.samples.every((s) => s.value === 0)).toBe(true);
+  });
+});
