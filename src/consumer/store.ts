@@ -1,4 +1,5 @@
-import BetterSqlite3, { type Database } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
+import { sqliteDriver } from '../store/driver.js';
 
 /**
  * The reference consumer's own database (cloud side, not the gateway's: its own file and schema,
@@ -85,7 +86,7 @@ export class ConsumerStore {
   readonly db: Database;
 
   constructor(file: string) {
-    this.db = new BetterSqlite3(file);
+    this.db = new (sqliteDriver())(file);
     // two instances on one file wait for each other's short transactions
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('journal_mode = WAL');

@@ -1,5 +1,5 @@
 /**
- * The uplink's topic tree below the configured prefix (README "MQTT uplink"). Device ids are
+ * The uplink's topic tree below the configured prefix (docs/mqtt-contract.md, docs/asyncapi.yaml). Device ids are
  * limited to [a-z0-9_-] by the config schema, so they are safe as topic levels.
  */
 export const TOPIC = {
