@@ -1,9 +1,10 @@
 /**
  * The fleet run (issue 21): many sites' uplinks against one mosquitto, two reference consumers
  * (`sitegw consume`) on one shared subscription and one database, and faults on the way: a broker
- * restart, a consumer killed mid-stream (restarted half an hour later), and a tenth of the sites
- * offline for an hour. Sites run in worker processes (bench/fleet-sites.ts), each with its real
- * outbox in its own SQLite file, on a ScaledClock (--speed, like `sitegw demo --speed`).
+ * crash (SIGKILL) mid-close, one consumer killed mid-close (restarted half an hour later), a tenth
+ * of the sites offline for an hour, and both consumers killed mid-close (back half an hour later,
+ * so every site has a hole to resync). Sites run in worker processes (bench/fleet-sites.ts), each
+ * with its real outbox in its own SQLite file, on a ScaledClock (--speed, as `sitegw demo --speed`).
  *
  * At the end it proves the delivery: every bucket every site stored is in the consumer's
  * database exactly once, none missing, no seq hole left open; and reports messages/s, consumer
@@ -158,6 +159,10 @@ async function main(): Promise<void> {
     await at(2.5, 'consumer-1 started again', () => startConsumer(1));
     await at(3, `${offline.length} sites offline (connections cut, reconnects refused)`, async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'offline', ids: offline })))));
     await at(4, `${offline.length} sites back online`, async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'online', ids: offline })))));
+    // the whole group gone in the middle of a close: the broker drops what no member takes, so
+    // every site has a hole the consumers must find and ask for with cmd/resync once back
+    await at(5 + MID, 'both consumers killed (SIGKILL) in the middle of a close', () => consumers.forEach((c) => c!.kill('SIGKILL')));
+    await at(5.5, 'both consumers started again', () => (startConsumer(0), startConsumer(1)));
   }
   await at(HOURS, 'sites stop producing; draining', async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'stopProducing' })))));
   const producedUntil = siteNow();
