@@ -1,6 +1,7 @@
 import mqtt, { type MqttClient } from 'mqtt';
+import { TOPIC, topicOf } from '../uplink/topics.js';
 import { scanGaps, type GapPolicy } from './gaps.js';
-import { parseMessage } from './parse.js';
+import { parseMessage, SEQ_SUFFIXES } from './parse.js';
 import { ConsumerStore } from './store.js';
 
 export interface ConsumerOptions {
@@ -30,7 +31,7 @@ export interface ConsumerStats {
 }
 
 /** Topic levels below a site's prefix that the consumer reads (docs/asyncapi.yaml). */
-const SUFFIXES = ['telemetry', 'grid-events', 'topology', 'devices/+/availability', 'cmd/resync/response'];
+const SUFFIXES = [...SEQ_SUFFIXES, TOPIC.resyncResponse];
 
 /**
  * The reference consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscriptions so
@@ -105,7 +106,7 @@ export class Consumer {
   private requestResync(prefix: string, requestId: string, interval: string): void {
     this.stats.resyncRequests++;
     this.log(`resync ${prefix} ${interval} (${requestId})`);
-    this.client?.publish(`${prefix}/cmd/resync`, JSON.stringify({ requestId, interval }), { qos: 1 });
+    this.client?.publish(topicOf(prefix, TOPIC.resync), JSON.stringify({ requestId, interval }), { qos: 1 });
   }
 
   /**

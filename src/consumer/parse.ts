@@ -1,8 +1,11 @@
+import { TOPIC } from '../uplink/topics.js';
 import type { Incoming, TelemetryRow } from './store.js';
 
-/** The topic levels after a site's prefix that carry a seq (docs/asyncapi.yaml). */
-const SEQ_TOPICS = /\/(telemetry|grid-events|topology|devices\/[^/]+\/availability)$/;
-const RESPONSE = /\/cmd\/resync\/response$/;
+/** The topic levels after a site's prefix that carry a seq (docs/asyncapi.yaml), from the uplink's own table. */
+export const SEQ_SUFFIXES = [TOPIC.telemetry, TOPIC.gridEvents, TOPIC.topology, TOPIC.availability('+')];
+// the table's names are letters, '-' and '/': only the '+' wildcard needs a regex of its own
+const SEQ_TOPICS = new RegExp(`/(${SEQ_SUFFIXES.map((s) => s.replace('+', '[^/]+')).join('|')})$`);
+const RESPONSE = new RegExp(`/${TOPIC.resyncResponse}$`);
 
 export type Parsed =
   | { kind: 'data'; siteId: string; prefix: string; seq: number; time: number; msg: Incoming }
@@ -46,7 +49,7 @@ export function parseMessage(topic: string, payload: Buffer): Parsed {
   const prefix = topic.slice(0, data!.index);
   const suffix = data![1]!;
   let msg: Incoming;
-  if (suffix === 'telemetry') {
+  if (suffix === TOPIC.telemetry) {
     if (!Array.isArray(body.entries)) return { kind: 'ignored', reason: 'telemetry without entries' };
     const entries: TelemetryRow[] = [];
     for (const e of body.entries as unknown[]) {
@@ -56,7 +59,7 @@ export function parseMessage(topic: string, payload: Buffer): Parsed {
       entries.push({ deviceId: e.deviceId, start, interval: e.interval, deviceKind: String(e.deviceKind), entry: JSON.stringify(e) });
     }
     msg = { kind: 'telemetry', entries, resync: typeof body.resync === 'string' ? body.resync : null };
-  } else if (suffix === 'grid-events') {
+  } else if (suffix === TOPIC.gridEvents) {
     msg = { kind: 'grid-event', deviceId: String(body.deviceId), timestamp: String(body.timestamp), state: String(body.state) };
   } else {
     msg = { kind: 'state', key: suffix, body: JSON.stringify(body) };
