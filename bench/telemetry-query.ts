@@ -22,7 +22,7 @@ import { openDatabase } from '../src/store/db.js';
 import { findStreamKey } from '../src/store/streams.js';
 import { Bucketer } from '../src/telemetry/bucketer.js';
 import { queryTelemetry, type TelemetryResolution } from '../src/telemetry/query.js';
-import type { StreamDef } from '../src/telemetry/stream.js';
+import type { StreamDef } from '../src/core/streams.js';
 import { median } from './lib/stats.js';
 
 const RUNS = Number(process.argv[2] ?? 15);

@@ -15,7 +15,7 @@ import WebSocket from 'ws';
 import { WsServer, type WsAccess } from '../src/api/ws/server.js';
 import { EventBus, type ClosedBucket } from '../src/core/events.js';
 import { silentLogger } from '../src/core/log.js';
-import type { StreamDef } from '../src/telemetry/stream.js';
+import type { StreamDef } from '../src/core/streams.js';
 import { median } from './lib/stats.js';
 
 const CLIENTS = Number(process.argv[2] ?? 500);

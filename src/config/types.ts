@@ -3,7 +3,9 @@
  * this file is the type the rest of the daemon sees after loadConfig() succeeded, with every
  * default filled in.
  */
-export type DeviceRole = 'inverter' | 'battery' | 'grid-meter' | 'consumption-meter';
+import type { DeviceRole } from '../core/roles.js';
+
+export type { DeviceRole };
 /** how a SunSpec meter signs its power: auto = as its vendor is documented to (src/profiles/sunspec-vendors.ts) */
 export type MeterSign = 'auto' | 'import-positive' | 'export-positive';
 

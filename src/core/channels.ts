@@ -1,58 +1,106 @@
 /**
- * Spec channels (energy-site-api.md "Channels") and the values a reading carries.
- * Signs follow design.md: positive = energy flowing into the device.
+ * The channel table: every spec channel (docs/api.md "Channels") with what each part of the
+ * gateway needs to know of it. Bucket columns, query plans, closed buckets, the telemetry schema
+ * and the telemetry entries are all built from this one list, so a channel is added here once.
+ * Signs follow docs/design.md: positive = energy flowing into the device.
  */
-export const CHANNELS = [
-  'power_W',
-  'power_AC_W',
-  'power_DC_W',
-  'soc',
-  'soh',
-  'energy_Wh_increment',
-  'energy_Wh_decrement',
-  'state',
-] as const;
-export type ChannelId = (typeof CHANNELS)[number];
 
-export const CHANNEL_UNITS: Record<ChannelId, string> = {
-  power_W: 'W',
-  power_AC_W: 'W',
-  power_DC_W: 'W',
-  soc: 'percent',
-  soh: 'percent',
-  energy_Wh_increment: 'Wh',
-  energy_Wh_decrement: 'Wh',
-  state: 'None',
+/** How a bucket, and a coarser period, sums a channel up (docs/design.md "bucket values"). */
+export type Rollup = 'mean' | 'last' | 'end';
+
+export interface ChannelSpec {
+  id: string;
+  /** the unit the topology declares */
+  unit: string;
+  /** the `include` group that asks for it (telemetry `include`, WS `telemetryInclude`) */
+  group: 'default' | 'energy';
+  /** its column in the `buckets` table */
+  column: string;
+  /** its field in a bucket row (store/buckets.ts BucketRow) */
+  field: string;
+  /** mean: time-weighted over the covered time; last: the last sample; end: the counter at period end */
+  rollup: Rollup;
+  /** `state`: a grid state string; every other channel is a number */
+  value: 'number' | 'state';
+}
+
+export const CHANNEL_TABLE = [
+  { id: 'power_W', unit: 'W', group: 'default', column: 'power_W', field: 'power_W', rollup: 'mean', value: 'number' },
+  { id: 'power_AC_W', unit: 'W', group: 'default', column: 'power_AC_W', field: 'power_AC_W', rollup: 'mean', value: 'number' },
+  { id: 'power_DC_W', unit: 'W', group: 'default', column: 'power_DC_W', field: 'power_DC_W', rollup: 'mean', value: 'number' },
+  { id: 'soc', unit: 'percent', group: 'default', column: 'soc', field: 'soc', rollup: 'last', value: 'number' },
+  { id: 'soh', unit: 'percent', group: 'default', column: 'soh', field: 'soh', rollup: 'last', value: 'number' },
+  {
+    id: 'energy_Wh_increment',
+    unit: 'Wh',
+    group: 'energy',
+    column: 'energy_in',
+    field: 'energyIn',
+    rollup: 'end',
+    value: 'number',
+  },
+  {
+    id: 'energy_Wh_decrement',
+    unit: 'Wh',
+    group: 'energy',
+    column: 'energy_out',
+    field: 'energyOut',
+    rollup: 'end',
+    value: 'number',
+  },
+  { id: 'state', unit: 'None', group: 'default', column: 'state', field: 'state', rollup: 'last', value: 'state' },
+] as const satisfies readonly ChannelSpec[];
+
+type Table = typeof CHANNEL_TABLE;
+type Row = Table[number];
+export type ChannelId = Row['id'];
+/** a channel's row of the table, by id */
+export type ChannelRow<C extends ChannelId> = Extract<Row, { id: C }>;
+type IdsWhere<R extends Partial<ChannelSpec>> = Extract<Row, R>['id'];
+
+export const CHANNELS: readonly ChannelId[] = CHANNEL_TABLE.map((c) => c.id);
+
+export const CHANNEL_BY_ID = Object.fromEntries(CHANNEL_TABLE.map((c) => [c.id, c])) as {
+  readonly [C in ChannelId]: ChannelRow<C>;
 };
 
-/** Which `include` group a channel belongs to (telemetry `include`, WS `telemetryInclude`). */
-export const INCLUDE_GROUPS = ['default', 'energy'] as const;
+const byId = <T>(f: (c: Row) => T) => Object.fromEntries(CHANNEL_TABLE.map((c) => [c.id, f(c)])) as Record<ChannelId, T>;
+export const CHANNEL_UNITS: Record<ChannelId, string> = byId((c) => c.unit);
+
+export const INCLUDE_GROUPS = ['default', 'energy'] as const satisfies readonly ChannelSpec['group'][];
 export type IncludeGroup = (typeof INCLUDE_GROUPS)[number];
-export const CHANNEL_GROUP: Record<ChannelId, IncludeGroup> = {
-  power_W: 'default',
-  power_AC_W: 'default',
-  power_DC_W: 'default',
-  soc: 'default',
-  soh: 'default',
-  energy_Wh_increment: 'energy',
-  energy_Wh_decrement: 'energy',
-  state: 'default',
-};
+export const CHANNEL_GROUP: Record<ChannelId, IncludeGroup> = byId((c) => c.group);
 
-export const POWER_CHANNELS = ['power_W', 'power_AC_W', 'power_DC_W'] as const;
-export type PowerChannel = (typeof POWER_CHANNELS)[number];
+/** Channels averaged over time, in table order (the bucketer's running sums are indexed by it). */
+export type PowerChannel = IdsWhere<{ rollup: 'mean' }>;
+export const POWER_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup === 'mean').map((c) => c.id) as readonly PowerChannel[];
+
+/** Channels a poll measures (everything but the counters, which the energy tracker keeps). */
+export type InstantChannel = IdsWhere<{ rollup: 'mean' | 'last' }>;
+/** Channels whose bucket holds the last sample. */
+export type LastChannel = IdsWhere<{ rollup: 'last' }>;
+export const LAST_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup === 'last') as Extract<Row, { rollup: 'last' }>[];
 
 export const GRID_STATES = ['ok', 'not_present', 'unknown'] as const;
 export type GridState = (typeof GRID_STATES)[number];
 
+/** What a channel's value is in JavaScript. */
+export type ChannelValue<C extends ChannelId> = ChannelRow<C>['value'] extends 'state' ? GridState : number;
+
 /** Instantaneous values of one poll, in spec units and signs. Absent = not measured this time. */
-export interface InstantValues {
-  power_W?: number;
-  power_AC_W?: number;
-  power_DC_W?: number;
-  soc?: number;
-  soh?: number;
-  state?: GridState;
+export type InstantValues = { [C in InstantChannel]?: ChannelValue<C> };
+
+/** How the API and the uplink send `soc` (docs/design.md "soc scale", site.yaml `api.socScale`). */
+export type SocScale = 'percent' | 'fraction';
+
+/** soc percent (2 decimals) as a fraction, without binary noise such as 0.5523000000000001 */
+export function percentToFraction(p: number): number {
+  return Math.round(p * 100) / 10_000;
+}
+
+/** The unit a channel is sent in: `soc` follows the soc scale. */
+export function unitOf(c: ChannelId, socScale: SocScale): string {
+  return c === 'soc' && socScale === 'fraction' ? 'fraction' : CHANNEL_UNITS[c];
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { EventBus, GridEvent } from '../core/events.js';
 import type { Site } from '../site/site.js';
-import { streamIds } from '../site/stream-ids.js';
+import { streamIds } from '../core/streams.js';
 import { insertGridEvent, lastGridState } from '../store/grid-events.js';
 import { GridWatch } from './watch.js';
 

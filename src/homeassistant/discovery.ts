@@ -16,7 +16,7 @@
  */
 import type { DeviceState } from '../site/site.js';
 import type { LiveKind, LiveQuantity } from '../telemetry/now.js';
-import type { StreamDef } from '../telemetry/stream.js';
+import type { StreamDef } from '../core/streams.js';
 
 /** Home Assistant's classes per kind of live quantity; the unit is what states are published in. */
 export const HA_CLASSES: Record<LiveKind, { component: 'sensor' | 'binary_sensor'; config: Record<string, string | number> }> = {

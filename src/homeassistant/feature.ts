@@ -5,7 +5,7 @@ import type { HomeAssistantConfig } from '../config/types.js';
 import type { EventBus } from '../core/events.js';
 import type { Site } from '../site/site.js';
 import { quantitiesOf, type StreamNow } from '../telemetry/now.js';
-import type { StreamDef } from '../telemetry/stream.js';
+import type { StreamDef } from '../core/streams.js';
 import { safeUrl, type UplinkError } from '../uplink/errors.js';
 import { MqttLink } from '../uplink/link.js';
 import { discoveryConfigs, gatewayIdentifier, statePayload, topicsOf, type DiscoveryContext, type Topics } from './discovery.js';

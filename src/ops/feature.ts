@@ -10,7 +10,7 @@ import type { EventBus } from '../core/events.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
 import { streamNow, type StreamNow } from '../telemetry/now.js';
-import type { StreamDef } from '../telemetry/stream.js';
+import type { StreamDef } from '../core/streams.js';
 import { Health, TICK_SLACK_MS, type UplinkHealth } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';

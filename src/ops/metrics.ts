@@ -13,10 +13,9 @@ import type { EventBus } from '../core/events.js';
 import type { ModbusErrorKind } from '../modbus/errors.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
-import { GRID_STATES } from '../core/channels.js';
-import { percentToFraction } from '../telemetry/round.js';
+import { GRID_STATES, percentToFraction } from '../core/channels.js';
 import { LIVE_QUANTITIES, type StreamNow } from '../telemetry/now.js';
-import type { StreamDef } from '../telemetry/stream.js';
+import type { StreamDef } from '../core/streams.js';
 import { databaseBytes, processWriteBytes } from './disk-io.js';
 import type { Health, UplinkHealth } from './health.js';
 
@@ -203,7 +202,7 @@ export class Metrics {
 
   /**
    * The site's live values, one series per stream (bounded by site.yaml: devices and their PV
-   * modules), labelled device, stream, kind and role (telemetry/stream.ts STREAM_ROLES); read at each scrape from the same function as
+   * modules), labelled device, stream, kind and role (core/streams.ts STREAM_ROLES); read at each scrape from the same function as
    * Home Assistant's states. Power, SoC and grid state are left out while a stream has no
    * current reading (never a made-up zero); the energy counters are lifetime figures.
    */

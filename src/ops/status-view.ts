@@ -7,7 +7,7 @@ import type { Database } from 'better-sqlite3';
 import type { InstantValues } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { Site } from '../site/site.js';
-import { streamIds } from '../site/stream-ids.js';
+import { streamIds } from '../core/streams.js';
 import { recentGridEvents } from '../store/grid-events.js';
 import type { Health, HealthReport, UplinkHealth } from './health.js';
 import type { LiveValues } from './live.js';

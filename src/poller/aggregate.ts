@@ -1,7 +1,7 @@
 import type { Reading } from '../core/channels.js';
 import type { DevicePoll } from '../profiles/driver.js';
 import type { Site } from '../site/site.js';
-import { streamIds } from '../site/stream-ids.js';
+import { streamIds } from '../core/streams.js';
 
 /**
  * The `__bb_agg` reading of an inverter's battery blocks from one poll cycle: power summed,

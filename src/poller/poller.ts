@@ -7,7 +7,7 @@ import { toModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../modbus/register-reader.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
 import type { Site } from '../site/site.js';
-import { streamIds } from '../site/stream-ids.js';
+import { streamIds } from '../core/streams.js';
 import { batteryAggregate, derivedConsumption } from './aggregate.js';
 
 export interface PollerDeps {

@@ -4,10 +4,10 @@
  * returns the role's readings with the same stream ids as the SunSpec path.
  */
 import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
+import { ownStreamId, ROLES } from '../core/roles.js';
 import type { DeviceConfig } from '../config/types.js';
 import { ModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../modbus/register-reader.js';
-import { streamIds } from '../site/stream-ids.js';
 import { planReads } from './batch.js';
 import { INSTANT_KEYS, type CompiledRole, type CompiledSource, type DeviceProfile, type ValueRef } from './compiled.js';
 import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
@@ -190,29 +190,23 @@ export class ProfileDevice implements DeviceDriver {
 
   private readings(ts: number): DevicePoll {
     const { id, role } = this.config;
-    const one = (streamId: string): Reading => {
-      const counters = this.counters(this.role.inWh, this.role.outWh);
-      return { streamId, ts, values: this.instant(), ...(counters ? { counters } : {}) };
-    };
-    switch (role) {
-      case 'inverter': {
-        const readings = [one(streamIds.inverter(id))];
-        const pv = this.role.pv;
-        if (pv) {
-          const power = this.value(pv.power_W);
-          const pvCounters = this.counters(undefined, pv.outWh);
-          readings.push({ streamId: streamIds.pvAggregate(id), ts, values: power !== undefined ? { power_W: power } : {}, ...(pvCounters ? { counters: pvCounters } : {}) });
-        }
-        return { readings };
-      }
-      case 'battery': {
-        const capacityWh = this.value(this.role.capacityWh);
-        return { readings: [one(streamIds.batteryBlock(id))], ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}) };
-      }
-      case 'grid-meter':
-        return { readings: [one(streamIds.gridMeter(id))] };
-      case 'consumption-meter':
-        return { readings: [one(streamIds.consumptionMeter(id))] };
+    const counters = this.counters(this.role.inWh, this.role.outWh);
+    const values = this.instant();
+    const readings: Reading[] = [{ streamId: ownStreamId(role, id), ts, values, ...(counters ? { counters } : {}) }];
+    // the schema gives `pv` to the inverter section only, `capacityWh` to the battery's
+    const pv = this.role.pv;
+    const pvStream = ROLES[role].streams.find((st) => st.role === 'pv');
+    if (pv && pvStream) {
+      const power = this.value(pv.power_W);
+      const pvCounters = this.counters(undefined, pv.outWh);
+      readings.push({
+        streamId: pvStream.id(id, 0),
+        ts,
+        values: power !== undefined ? { power_W: power } : {},
+        ...(pvCounters ? { counters: pvCounters } : {}),
+      });
     }
+    const capacityWh = this.value(this.role.capacityWh);
+    return { readings, ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}) };
   }
 }

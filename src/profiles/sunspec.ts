@@ -1,5 +1,6 @@
 import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
-import type { DeviceConfig, DeviceRole } from '../config/types.js';
+import { ownStreamId, roleMeasures, ROLES, type DeviceRole } from '../core/roles.js';
+import type { DeviceConfig } from '../config/types.js';
 import { ModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../modbus/register-reader.js';
 import { num, type ModelValues, type PointValue } from '../modbus/sunspec/decode.js';
@@ -7,7 +8,7 @@ import { discoverSunSpec, readModel, type DiscoveredModel, type SunSpecMap } fro
 import { CONN_BITS } from '../modbus/sunspec/models-controls.js';
 import { DC_PORT, DER_701 } from '../modbus/sunspec/models-der.js';
 import { METER_EVT } from '../modbus/sunspec/models.js';
-import { streamIds } from '../site/stream-ids.js';
+import { streamIds } from '../core/streams.js';
 import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
 import { meterSignOf, type KnownMeterSign } from './sunspec-vendors.js';
 
@@ -55,14 +56,25 @@ interface RolePlan {
   once?: readonly number[];
   /** the device must have at least one of these, or it cannot play the role */
   needs: readonly number[];
+  /** the role's readings from the models read */
+  read: (poll: ModelPoll) => DevicePoll;
+}
+
+/** What one poll read of a device, for its role's `read`. */
+interface ModelPoll {
+  cfg: DeviceConfig;
+  values: Values;
+  once: Values;
+  ts: number;
+  meterSign: KnownMeterSign;
 }
 
 const ROLE_MODELS: Record<DeviceRole, RolePlan> = {
-  inverter: { poll: [INVERTER_AC, [160], [714]], needs: [...INVERTER_AC, 160, 714] },
+  inverter: { poll: [INVERTER_AC, [160], [714]], needs: [...INVERTER_AC, 160, 714], read: inverterReadings },
   // 160 for hybrids that list the battery's DC flows as MPPT modules (Fronius GEN24 Plus)
-  battery: { poll: [BATTERY, [160]], once: [120], needs: BATTERY },
-  'grid-meter': { poll: [METERS, CONNECTION_STATUS], needs: [...METERS, ...CONNECTION_STATUS] },
-  'consumption-meter': { poll: [METERS], needs: METERS },
+  battery: { poll: [BATTERY, [160]], once: [120], needs: BATTERY, read: batteryReadings },
+  'grid-meter': { poll: [METERS, CONNECTION_STATUS], needs: [...METERS, ...CONNECTION_STATUS], read: meterReadings },
+  'consumption-meter': { poll: [METERS], needs: METERS, read: meterReadings },
 };
 
 export class SunSpecDevice implements DeviceDriver {
@@ -107,11 +119,12 @@ export class SunSpecDevice implements DeviceDriver {
       const m = alternatives === METERS ? this.meter : preferred(this.map, alternatives);
       if (m) values.set(m.id, await readModel(reader, unit, m));
     }
-    return toReadings(this.config, values, this.once, now(), meterSignOf(this.config.meterSign, this.identity.manufacturer));
+    const meterSign = meterSignOf(this.config.meterSign, this.identity.manufacturer);
+    return plan.read({ cfg: this.config, values, once: this.once, ts: now(), meterSign });
   }
 }
 
-const isMeterRole = (role: DeviceRole) => role === 'grid-meter' || role === 'consumption-meter';
+const isMeterRole = (role: DeviceRole) => ROLES[role].kind === 'meter';
 
 /**
  * The meter model a meter device reads: with `sunspecMeter: n` the n-th meter of the chain
@@ -175,20 +188,8 @@ function first(values: ReadonlyMap<number, ModelValues>, ids: readonly number[])
 
 type Values = ReadonlyMap<number, ModelValues>;
 
-function toReadings(cfg: DeviceConfig, values: Values, once: Values, ts: number, meterSign: KnownMeterSign): DevicePoll {
-  switch (cfg.role) {
-    case 'inverter':
-      return inverterReadings(cfg.id, values, ts);
-    case 'battery':
-      return batteryReadings(cfg.id, values, once, ts);
-    case 'grid-meter':
-      return meterReadings(streamIds.gridMeter(cfg.id), true, values, ts, meterSign);
-    case 'consumption-meter':
-      return meterReadings(streamIds.consumptionMeter(cfg.id), false, values, ts, meterSign);
-  }
-}
-
-function inverterReadings(id: string, values: Values, ts: number): DevicePoll {
+function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
+  const id = cfg.id;
   const readings: Reading[] = [];
   const dc = values.get(714)?.fixed;
   const ac = first(values, INVERTER_AC);
@@ -196,7 +197,7 @@ function inverterReadings(id: string, values: Values, ts: number): DevicePoll {
     const f = ac.fixed;
     const der = ac.id === 701;
     readings.push({
-      streamId: streamIds.inverter(id),
+      streamId: ownStreamId(cfg.role, id),
       ts,
       values: clean({ power_AC_W: neg(num(f.W)), power_DC_W: (der ? undefined : num(f.DCW)) ?? num(dc?.DCW) }),
       // 10x/11x WH counts only AC delivered; the absorbed direction is integrated from power
@@ -249,7 +250,7 @@ function pvModules(values: Values): DcModule[] | undefined {
   return dc?.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
 }
 
-function batteryReadings(id: string, values: Values, once: Values, ts: number): DevicePoll {
+function batteryReadings({ cfg, values, once, ts }: ModelPoll): DevicePoll {
   const nameplateWh = num(once.get(120)?.fixed.WHRtg);
   const b = values.get(802)?.fixed;
   const storage = values.get(124)?.fixed;
@@ -262,7 +263,7 @@ function batteryReadings(id: string, values: Values, once: Values, ts: number): 
     ? clean({ power_W: neg(num(b.W)), soc: percent(b.SoC), soh: percent(b.SoH) })
     : clean({ power_W: dcPower, soc: percent(storage?.ChaState) });
   return {
-    readings: [{ streamId: streamIds.batteryBlock(id), ts, values: readingValues, counters: counters(charge?.wh, discharge?.wh) }],
+    readings: [{ streamId: ownStreamId(cfg.role, cfg.id), ts, values: readingValues, counters: counters(charge?.wh, discharge?.wh) }],
     ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}),
   };
 }
@@ -310,7 +311,9 @@ function connectionState(meter: ModelValues['fixed'] | undefined, values: Values
 }
 
 /** A meter's one stream: power and its import/export counters, plus the relay state at the grid. */
-function meterReadings(streamId: string, withState: boolean, values: Values, ts: number, sign: KnownMeterSign): DevicePoll {
+function meterReadings({ cfg, values, ts, meterSign: sign }: ModelPoll): DevicePoll {
+  const streamId = ownStreamId(cfg.role, cfg.id);
+  const withState = roleMeasures(cfg.role, 'state');
   const m = first(values, METERS)?.fixed;
   const w = num(m?.W);
   return {

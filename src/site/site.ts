@@ -1,20 +1,9 @@
-import type { ChannelId, DeviceKind } from '../core/channels.js';
-import type { DeviceConfig, DeviceRole, SiteConfig } from '../config/types.js';
+import type { DeviceKind } from '../core/channels.js';
+import { DERIVED_CONSUMPTION, ROLES, type DeviceRole, type RoleStream } from '../core/roles.js';
+import { streamIds, type StreamDef } from '../core/streams.js';
+import type { DeviceConfig, SiteConfig } from '../config/types.js';
 import type { ModbusErrorKind } from '../modbus/errors.js';
 import type { DeviceIdentity } from '../profiles/driver.js';
-import type { StreamDef } from '../telemetry/stream.js';
-import { streamIds } from './stream-ids.js';
-
-export const ROLE_KIND: Record<DeviceRole, DeviceKind> = {
-  inverter: 'inverter',
-  battery: 'battery_pack',
-  'grid-meter': 'meter',
-  'consumption-meter': 'meter',
-};
-
-const ENERGY: ChannelId[] = ['energy_Wh_increment', 'energy_Wh_decrement'];
-const BATTERY_CHANNELS: ChannelId[] = ['power_W', 'soc', 'soh', ...ENERGY];
-const PV_CHANNELS: ChannelId[] = ['power_W', ...ENERGY];
 
 export interface DeviceState {
   config: DeviceConfig;
@@ -46,7 +35,7 @@ export class Site {
     for (const d of config.devices) {
       this.devices.set(d.id, {
         config: d,
-        kind: ROLE_KIND[d.role],
+        kind: ROLES[d.role].kind,
         identity: {},
         online: false,
         lastSeen: null,
@@ -80,43 +69,39 @@ export class Site {
   streams(): StreamDef[] {
     if (this.streamCache) return this.streamCache;
     const out: StreamDef[] = [];
-    const add = (def: Omit<StreamDef, 'pollPeriodMs'>, periodMs: number) => out.push({ ...def, pollPeriodMs: periodMs });
+    const add = (s: Omit<RoleStream, 'id' | 'count'>, id: string, deviceId: string, periodMs: number, label = s.label) =>
+      out.push({
+        id,
+        deviceId,
+        deviceKind: s.deviceKind,
+        label,
+        role: s.role,
+        channels: [...s.channels],
+        energyFrom: s.energyFrom,
+        pollPeriodMs: periodMs,
+      });
     for (const d of this.devices.values()) {
       const id = d.config.id;
       const period = this.pollPeriodMs(id);
-      switch (d.config.role) {
-        case 'inverter': {
-          add({ id: streamIds.inverter(id), deviceId: id, deviceKind: 'inverter', label: 'Inverter', role: 'inverter', channels: ['power_AC_W', 'power_DC_W', ...ENERGY], energyFrom: 'power_AC_W' }, period);
+      for (const s of ROLES[d.config.role].streams) {
+        if (s.count === 'one') add(s, s.id(id, 0), id, period);
+        else if (s.count === 'perModule') {
+          for (let n = 1; n <= (d.pvModules ?? 0); n++) add(s, s.id(id, n), id, period, `${s.label} ${n}`);
+        } else {
           const blocks = this.batteriesOf(id);
-          if (blocks.length > 0) {
-            // the aggregate exists only in cycles where every block was read
-            const blocksPeriod = Math.max(...blocks.map((b) => this.pollPeriodMs(b.config.id)));
-            add({ id: streamIds.batteryAggregate(id), deviceId: id, deviceKind: 'battery_pack', label: 'Battery', role: 'battery', channels: BATTERY_CHANNELS, energyFrom: 'power_W' }, blocksPeriod);
-          }
-          add({ id: streamIds.pvAggregate(id), deviceId: id, deviceKind: 'pv', label: 'PV', role: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' }, period);
-          for (let n = 1; n <= (d.pvModules ?? 0); n++) {
-            add({ id: streamIds.pvModule(id, n), deviceId: id, deviceKind: 'pv', label: `PV module ${n}`, role: 'pv_module', channels: PV_CHANNELS, energyFrom: 'power_W' }, period);
-          }
-          break;
+          if (blocks.length === 0) continue;
+          // the aggregate exists only in cycles where every block was read
+          add(s, s.id(id, 0), id, Math.max(...blocks.map((b) => this.pollPeriodMs(b.config.id))));
         }
-        case 'battery':
-          add({ id: streamIds.batteryBlock(id), deviceId: id, deviceKind: 'battery_pack', label: 'Battery', role: 'battery_block', channels: BATTERY_CHANNELS, energyFrom: 'power_W' }, period);
-          break;
-        case 'grid-meter':
-          add({ id: streamIds.gridMeter(id), deviceId: id, deviceKind: 'meter', label: 'Grid', role: 'grid', channels: ['power_W', 'state', ...ENERGY], energyFrom: 'power_W' }, period);
-          break;
-        case 'consumption-meter':
-          add({ id: streamIds.consumptionMeter(id), deviceId: id, deviceKind: 'meter', label: 'House', role: 'house', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' }, period);
-          break;
       }
     }
     const derived = this.derivedConsumptionSources();
     if (derived) {
       // it exists only in cycles where all its sources were read: it moves at the slowest one's pace
-      const period = Math.max(...[derived.gridMeter, ...derived.inverters].map((d) => this.pollPeriodMs(d.config.id)));
-      const id = streamIds.consumptionDerived(this.id);
+      const sources = [derived.gridMeter, ...derived.inverters];
+      const period = Math.max(...sources.map((d) => this.pollPeriodMs(d.config.id)));
       // it belongs to the grid meter, so whoever may see the grid connection sees the house behind it
-      add({ id, deviceId: derived.gridMeter.config.id, deviceKind: 'meter', label: 'House (derived)', role: 'house', channels: ['power_W', ...ENERGY], energyFrom: 'power_W' }, period);
+      add(DERIVED_CONSUMPTION, streamIds.consumptionDerived(this.id), derived.gridMeter.config.id, period);
     }
     this.streamCache = out;
     return out;

@@ -1,7 +1,6 @@
-import { CHANNEL_UNITS, type ChannelId } from '../core/channels.js';
-import type { StreamDef } from '../telemetry/stream.js';
+import { unitOf } from '../core/channels.js';
+import { streamIds, type StreamDef } from '../core/streams.js';
 import type { DeviceState, Site } from './site.js';
-import { streamIds } from './stream-ids.js';
 
 /** A topology node (spec "Topology"); not every field is on every node. */
 export interface TopoNode {
@@ -47,11 +46,6 @@ export function buildTopology(site: Site, compact: boolean): TopoNode {
     home.nodes!.push({ ...house, category: 'logical', currentType: AC, nodeType: 'neutral', nodes: houseSensors });
   }
   return { id: siteId, category: 'site', nodes: [home] };
-}
-
-/** The unit the API sends the channel in: `soc` follows api.socScale (design.md), as a 0–1 `fraction`. */
-function unitOf(c: ChannelId, socScale: 'percent' | 'fraction'): string {
-  return c === 'soc' && socScale === 'fraction' ? 'fraction' : CHANNEL_UNITS[c];
 }
 
 function sensor(site: Site, streamId: string, measured: { id: string; kind: string }): TopoNode[] {

@@ -1,56 +1,42 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { CHANNEL_TABLE, type ChannelValue } from '../core/channels.js';
 import { perConnection } from './per-connection.js';
 
+type Channel = (typeof CHANNEL_TABLE)[number];
+/** a channel's stored value: numbers, and the grid state as its text */
+type Stored<C extends Channel> = (ChannelValue<C['id']> extends number ? number : string) | null;
+
 /**
- * 15-minute bucket rows. Values are the spec values already rounded by the writer, so a PT15M
- * query can hand them out untouched.
+ * 15-minute bucket rows: one field per channel of the channel table (core/channels.ts), named by
+ * its `field`. Values are the spec values already rounded by the writer, so a PT15M query can
+ * hand them out untouched. energyIn is energy_Wh_increment at bucket end (>= 0), energyOut
+ * energy_Wh_decrement (<= 0).
  */
-export interface BucketRow {
+export type BucketRow = {
   stream: number;
   /** bucket start, s since epoch (UTC, aligned to :00/:15/:30/:45) */
   startS: number;
   /** ms of the bucket covered by held samples: the weight of the power means in rollups */
   coveredMs: number;
-  power_W: number | null;
-  power_AC_W: number | null;
-  power_DC_W: number | null;
-  soc: number | null;
-  soh: number | null;
-  /** energy_Wh_increment at bucket end (>= 0) */
-  energyIn: number | null;
-  /** energy_Wh_decrement at bucket end (<= 0) */
-  energyOut: number | null;
-  state: string | null;
-}
+} & { [C in Channel as C['field']]: Stored<C> };
 
 /**
  * A row as the range query returns it: a positional tuple, because the telemetry query reads
- * tens of thousands of rows and an object per row would dominate its cost. Use the COL_* indexes.
+ * tens of thousands of rows and an object per row would dominate its cost. Index it with COL.
  */
-export type BucketTuple = [
-  startS: number,
-  coveredMs: number,
-  power_W: number | null,
-  power_AC_W: number | null,
-  power_DC_W: number | null,
-  soc: number | null,
-  soh: number | null,
-  energyIn: number | null,
-  energyOut: number | null,
-  state: string | null,
-];
+export type BucketTuple = [startS: number, coveredMs: number, ...StoredTuple<typeof CHANNEL_TABLE>];
+type StoredTuple<T extends readonly Channel[]> = { -readonly [K in keyof T]: T[K] extends Channel ? Stored<T[K]> : never };
+/** BucketTuple indexes by BucketRow field */
 export const COL = {
   startS: 0,
   coveredMs: 1,
-  power_W: 2,
-  power_AC_W: 3,
-  power_DC_W: 4,
-  soc: 5,
-  soh: 6,
-  energyIn: 7,
-  energyOut: 8,
-  state: 9,
-} as const;
+  ...Object.fromEntries(CHANNEL_TABLE.map((c, i) => [c.field, 2 + i])),
+} as { readonly startS: 0; readonly coveredMs: 1 } & { readonly [C in Channel as C['field']]: number };
+
+/** A stored column besides start_s, by its name in the table. */
+export type BucketColumn = 'covered_ms' | Channel['column'];
+/** every column after start_s, in BucketTuple order */
+const ALL_COLUMNS: readonly BucketColumn[] = ['covered_ms', ...CHANNEL_TABLE.map((c) => c.column)];
 
 type InsertParams = [number, number, number, ...(number | string | null)[]];
 interface Stmts {
@@ -58,27 +44,17 @@ interface Stmts {
 }
 const stmts = perConnection((db): Stmts => ({
   // A bucket written twice (a re-close after restart) replaces itself: one row per key.
+  // The column names come from the channel table, never from input.
   insert: db.prepare<InsertParams>(
-    `INSERT OR REPLACE INTO buckets
-       (stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR REPLACE INTO buckets (stream, start_s, ${ALL_COLUMNS.join(', ')})
+     VALUES (?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
   ),
 }));
 
+const FIELDS = CHANNEL_TABLE.map((c) => c.field);
+
 export function insertBucket(db: Database, b: BucketRow): void {
-  stmts(db).insert.run(
-    b.stream,
-    b.startS,
-    b.coveredMs,
-    b.power_W,
-    b.power_AC_W,
-    b.power_DC_W,
-    b.soc,
-    b.soh,
-    b.energyIn,
-    b.energyOut,
-    b.state,
-  );
+  stmts(db).insert.run(b.stream, b.startS, b.coveredMs, ...FIELDS.map((f) => b[f]));
 }
 
 /** Several rows in one transaction (joins the caller's transaction when there is one). */
@@ -88,13 +64,9 @@ export function insertBuckets(db: Database, rows: readonly BucketRow[]): void {
   })();
 }
 
-/** A stored column besides start_s, by its name in the table. */
-export type BucketColumn = 'covered_ms' | 'power_W' | 'power_AC_W' | 'power_DC_W' | 'soc' | 'soh' | 'energy_in' | 'energy_out' | 'state';
 /** `[start_s, ...the asked columns in the asked order]` */
 export type PartialBucket = [startS: number, ...values: (number | string | null)[]];
 
-/** every column after start_s, in BucketTuple order */
-const ALL_COLUMNS: readonly BucketColumn[] = ['covered_ms', 'power_W', 'power_AC_W', 'power_DC_W', 'soc', 'soh', 'energy_in', 'energy_out', 'state'];
 
 /** Rows of one stream whose start lies in [fromS, toS), ascending by start. */
 export function bucketRange(db: Database, stream: number, fromS: number, toS: number): BucketTuple[] {

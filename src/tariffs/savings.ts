@@ -16,7 +16,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import type { Site } from '../site/site.js';
-import { streamIds } from '../site/stream-ids.js';
+import { streamIds } from '../core/streams.js';
 import { bucketColumns } from '../store/buckets.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, wholePeriods } from '../telemetry/align.js';

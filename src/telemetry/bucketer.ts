@@ -8,7 +8,7 @@ import { streamKey } from '../store/streams.js';
 import { BUCKET_MS, floorToBucket } from './align.js';
 import { EnergyTracker, emptyEnergyState } from './energy.js';
 import { round2 } from './round.js';
-import type { StreamDef } from './stream.js';
+import type { StreamDef } from '../core/streams.js';
 
 export interface BucketerOptions {
   db: Database;

@@ -6,7 +6,7 @@
  */
 import type { ChannelId, GridState, InstantValues } from '../core/channels.js';
 import { round2 } from './round.js';
-import type { StreamDef } from './stream.js';
+import type { StreamDef } from '../core/streams.js';
 
 export type LiveKind = 'power' | 'soc' | 'grid' | 'energy';
 

@@ -1,10 +1,11 @@
 import type { Database } from 'better-sqlite3';
-import { CHANNEL_GROUP, type ChannelId, type DeviceKind, type GridState, type IncludeGroup } from '../core/channels.js';
+import { CHANNEL_BY_ID, type ChannelId, type DeviceKind, type IncludeGroup, type SocScale } from '../core/channels.js';
 import { bucketColumns, type BucketColumn, type PartialBucket } from '../store/buckets.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, wholePeriods } from './align.js';
+import { entryShape, toEntry, type EntryShape, type TelemetryEntry } from './entry.js';
 import { formatInterval } from './interval.js';
-import { percentToFraction, round2 } from './round.js';
+import { round2 } from './round.js';
 
 export const TELEMETRY_RESOLUTIONS = ['PT15M', 'PT1H', 'P1D'] as const;
 export type TelemetryResolution = (typeof TELEMETRY_RESOLUTIONS)[number];
@@ -24,71 +25,35 @@ export interface TelemetryQuery {
   channels: readonly ChannelId[];
   /** IANA zone whose local midnight bounds P1D periods */
   timezone: string;
-  socScale: 'percent' | 'fraction';
+  socScale: SocScale;
 }
-
-export interface TelemetryEntry {
-  deviceKind: DeviceKind;
-  /** the device kind again: the WS sample calls it `kind` (design.md) */
-  kind: DeviceKind;
-  deviceId: string;
-  interval: string;
-  power_W?: number;
-  power_AC_W?: number;
-  power_DC_W?: number;
-  soc?: number;
-  soh?: number;
-  energy_Wh_increment?: number;
-  energy_Wh_decrement?: number;
-  state?: GridState;
-}
-
-const COLUMN: Record<ChannelId, BucketColumn> = {
-  power_W: 'power_W',
-  power_AC_W: 'power_AC_W',
-  power_DC_W: 'power_DC_W',
-  soc: 'soc',
-  soh: 'soh',
-  energy_Wh_increment: 'energy_in',
-  energy_Wh_decrement: 'energy_out',
-  state: 'state',
-};
-const IS_POWER: Record<ChannelId, boolean> = {
-  power_W: true,
-  power_AC_W: true,
-  power_DC_W: true,
-  soc: false,
-  soh: false,
-  energy_Wh_increment: false,
-  energy_Wh_decrement: false,
-  state: false,
-};
 
 /**
  * The requested channels resolved to bucket columns once, so the row loops only index arrays.
  * Only those columns are read: a row is `[start_s, covered_ms (rollups only), ...names]`.
  */
 interface Plan {
-  names: ChannelId[];
+  shape: EntryShape;
   columns: BucketColumn[];
   /** row index of names[0] */
   first: number;
-  /** index into names of soc when it must be scaled to a fraction, else -1 */
-  fractionAt: number;
+  /** per name: averaged over covered time (rollups), else the last value */
+  mean: boolean[];
 }
 
 /** row index of covered_ms in a rollup's rows */
 const COVERED = 1;
 
 function plan(q: TelemetryQuery): Plan {
-  const names = [...new Set(q.channels)].filter((c) => q.include.has(CHANNEL_GROUP[c]));
-  const values = names.map((c) => COLUMN[c]);
+  const shape = entryShape(q.channels, q.include, q.socScale);
+  const values = shape.names.map((c) => CHANNEL_BY_ID[c].column);
   const rollup = q.resolution !== 'PT15M';
   return {
-    names,
+    shape,
     columns: rollup ? ['covered_ms', ...values] : values,
     first: rollup ? 2 : 1,
-    fractionAt: q.socScale === 'fraction' ? names.indexOf('soc') : -1,
+    // 'last' and 'end' both take the period's last value: a counter's last value is its end
+    mean: shape.names.map((c) => CHANNEL_BY_ID[c].rollup === 'mean'),
   };
 }
 
@@ -107,7 +72,7 @@ export function queryTelemetry(db: Database, q: TelemetryQuery): TelemetryEntry[
   const key = findStreamKey(db, q.streamId);
   if (key === undefined) return [];
   const p = plan(q);
-  if (p.names.length === 0) return [];
+  if (p.shape.names.length === 0) return [];
   const whole = wholePeriods(q.resolution, q.start, q.end, q.timezone);
   const rows = bucketColumns(db, key, whole.start / 1000, whole.end / 1000, p.columns);
   if (q.resolution === 'PT15M') return fromBuckets(rows, p, q);
@@ -115,24 +80,14 @@ export function queryTelemetry(db: Database, q: TelemetryQuery): TelemetryEntry[
 }
 
 function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
-  const { names, first, fractionAt } = p;
-  const n = names.length;
+  const { shape, first } = p;
   const kind = q.deviceKind;
   const deviceId = q.deviceId;
   const out: TelemetryEntry[] = [];
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
+  for (const r of rows) {
     const s = r[0] * 1000;
-    const e: TelemetryEntry = { deviceKind: kind, kind, deviceId, interval: formatInterval(s, s + BUCKET_MS) };
-    const w = e as unknown as Record<string, number | string>;
-    let any = false;
-    for (let j = 0; j < n; j++) {
-      const v = r[first + j] as number | string | null;
-      if (v === null) continue;
-      w[names[j]!] = j === fractionAt ? percentToFraction(v as number) : v;
-      any = true;
-    }
-    if (any) out.push(e);
+    const e = toEntry(kind, deviceId, formatInterval(s, s + BUCKET_MS), shape, r, first);
+    if (e) out.push(e);
   }
   return out;
 }
@@ -142,9 +97,9 @@ function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): Telemet
  * `bounds` must cover the rows (bounds[0] <= first start, last bound > last start).
  */
 function rollup(rows: PartialBucket[], bounds: number[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
-  const { names, first, fractionAt } = p;
-  const n = names.length;
-  const power = names.map((c) => IS_POWER[c]);
+  const { shape, first } = p;
+  const n = shape.names.length;
+  const power = p.mean;
   const kind = q.deviceKind;
   const deviceId = q.deviceId;
   const out: TelemetryEntry[] = [];
@@ -153,28 +108,24 @@ function rollup(rows: PartialBucket[], bounds: number[], p: Plan, q: TelemetryQu
   const wsum = new Float64Array(n);
   const wcov = new Float64Array(n);
   const last: (number | string | null)[] = new Array(n).fill(null);
+  // one period's values, in names order, for toEntry
+  const values: (number | string | null)[] = new Array(n).fill(null);
   let inPeriod = 0;
   let pi = 0;
 
   const flush = () => {
-    const e: TelemetryEntry = { deviceKind: kind, kind, deviceId, interval: formatInterval(bounds[pi]!, bounds[pi + 1]!) };
-    const w = e as unknown as Record<string, number | string>;
-    let any = false;
     for (let j = 0; j < n; j++) {
-      let v: number | string | null;
       if (power[j]) {
-        v = wcov[j]! > 0 ? round2(wsum[j]! / wcov[j]!) : null;
+        values[j] = wcov[j]! > 0 ? round2(wsum[j]! / wcov[j]!) : null;
         wsum[j] = 0;
         wcov[j] = 0;
       } else {
-        v = last[j]!;
+        values[j] = last[j]!;
         last[j] = null;
       }
-      if (v === null) continue;
-      w[names[j]!] = j === fractionAt ? percentToFraction(v as number) : v;
-      any = true;
     }
-    if (any) out.push(e);
+    const e = toEntry(kind, deviceId, formatInterval(bounds[pi]!, bounds[pi + 1]!), shape, values);
+    if (e) out.push(e);
     inPeriod = 0;
   };
 

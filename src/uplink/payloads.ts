@@ -1,15 +1,16 @@
-import type { IncludeGroup } from '../core/channels.js';
+import type { IncludeGroup, SocScale } from '../core/channels.js';
 import type { ClosedBucket, DeviceHealthEvent, GridEvent } from '../core/events.js';
-import { BucketFragments, gridEventMessage, telemetryMessages } from '../api/ws/messages.js';
+import { gridEventMessage } from '../grid/message.js';
 import type { TopoNode } from '../site/topology.js';
 import type { OutboxMessage } from '../store/outbox.js';
-import type { StreamDef } from '../telemetry/stream.js';
+import type { StreamDef } from '../core/streams.js';
 import { formatInstant, formatInterval } from '../telemetry/interval.js';
+import { BucketFragments, telemetryMessages } from '../telemetry/messages.js';
 import { PAYLOAD_VERSION, TOPIC } from './topics.js';
 
 /**
  * Message bodies of the uplink. Telemetry and grid events are the WebSocket's serialisations
- * (src/api/ws/messages.ts) with the uplink's envelope fields in front: `v`, `time`, `siteId`,
+ * (src/telemetry/messages.ts, src/grid/message.ts) with the uplink's envelope fields in front: `v`, `time`, `siteId`,
  * and `seq`, which the outbox adds on the way out (store/outbox.ts withSeq).
  *
  * The cloud operates the site, so every device goes out as one class, `partner`, with both
@@ -21,7 +22,7 @@ export const UPLINK_CLASS = 'partner';
 export interface PayloadContext {
   siteId: string;
   stream: (id: string) => StreamDef | undefined;
-  socScale: 'percent' | 'fraction';
+  socScale: SocScale;
 }
 
 function envelope(ctx: PayloadContext, time: number, extra = ''): string {

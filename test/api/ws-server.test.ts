@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { GRANT_CLOSE, WsServer, type WsAccess, type WsGrantEnd } from '../../src/api/ws/server.js';
 import { EventBus, type ClosedBucket } from '../../src/core/events.js';
 import { silentLogger } from '../../src/core/log.js';
-import type { StreamDef } from '../../src/telemetry/stream.js';
+import type { StreamDef } from '../../src/core/streams.js';
 import { waitFor } from '../support/demo.js';
 import { capturingLogger } from '../support/uplink.js';
 

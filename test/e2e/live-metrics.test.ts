@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRID_STATES, POWER_CHANNELS } from '../../src/core/channels.js';
-import { STREAM_ROLES } from '../../src/telemetry/stream.js';
+import { STREAM_ROLES } from '../../src/core/streams.js';
 import { partnerToken } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 import { newestBuckets, silenceAndSettle } from '../support/live.js';

@@ -9,7 +9,7 @@ import { openDatabase, type Database } from '../../src/store/db.js';
 import { findStreamKey } from '../../src/store/streams.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
 import { ACC32_WRAP } from '../../src/telemetry/energy.js';
-import type { StreamDef } from '../../src/telemetry/stream.js';
+import type { StreamDef } from '../../src/core/streams.js';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-11-23T00:00:00Z');

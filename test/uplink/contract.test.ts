@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { gridEventBody } from '../../src/uplink/payloads.js';
 import { PAYLOAD_VERSION } from '../../src/uplink/topics.js';
 import { GridWatch } from '../../src/grid/watch.js';
-import { streamIds } from '../../src/site/stream-ids.js';
+import { streamIds } from '../../src/core/streams.js';
 import { loadContract } from '../support/contract.js';
 
 const P = 'sitegw/s';

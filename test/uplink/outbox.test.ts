@@ -3,7 +3,7 @@ import { EventBus, type ClosedBucket } from '../../src/core/events.js';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { enqueue, outboxDrops, outboxStats, readAfter, remove, trim, withSeq } from '../../src/store/outbox.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
-import type { StreamDef } from '../../src/telemetry/stream.js';
+import type { StreamDef } from '../../src/core/streams.js';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-11-23T00:00:00Z');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { GridWatch } from '../../src/grid/watch.js';
 import { gridEventBody } from '../../src/uplink/payloads.js';
-import { streamIds } from '../../src/site/stream-ids.js';
+import { streamIds } from '../../src/core/streams.js';
 
 describe('uplink grid-events payload', () => {
   it('names the connection point stream (as the WebSocket does), under payload version 2', () => {

@@ -2,14 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { allPublishTo } from '../../store/publish-to.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
-import { queryTelemetry } from '../../telemetry/query.js';
+import { queryTelemetry, TELEMETRY_RESOLUTIONS } from '../../telemetry/query.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
 import { CommaList, described, DeviceRecord, ErrorResponses, TelemetryEntry, WHOLE_PERIODS } from './schemas.js';
 import { seesDevice, seesStream } from './visibility.js';
-
-export const TELEMETRY_RESOLUTIONS = ['PT15M', 'PT1H', 'P1D'] as const;
 
 const READ = { auth: { permission: 'device.read' } } as const;
 

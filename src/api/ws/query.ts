@@ -1,11 +1,10 @@
 import { INCLUDE_GROUPS, type IncludeGroup } from '../../core/channels.js';
 import { ApiError, apiError } from '../../core/errors.js';
 import { singleValue } from '../http/lenient-query.js';
+import { DEVICE_CLASSES, type DeviceClass } from '../../telemetry/messages.js';
 
 export const STREAMS = ['telemetry-realtime', 'grid-events'] as const;
 export type WsStream = (typeof STREAMS)[number];
-export const DEVICE_CLASSES = ['partner', 'customer'] as const;
-export type DeviceClass = (typeof DEVICE_CLASSES)[number];
 
 export interface WsSubscription {
   streams: Set<WsStream>;

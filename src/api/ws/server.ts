@@ -4,11 +4,12 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiError } from '../../core/errors.js';
 import type { ClosedBucket, EventBus, GridEvent } from '../../core/events.js';
-import type { StreamDef } from '../../telemetry/stream.js';
+import type { StreamDef } from '../../core/streams.js';
 import { formatInterval } from '../../telemetry/interval.js';
 import { errorBody } from '../http/errors.js';
-import { BucketFragments, gridEventMessage, telemetryMessages } from './messages.js';
-import { parseWsQuery, type DeviceClass, type WsSubscription } from './query.js';
+import { gridEventMessage } from '../../grid/message.js';
+import { BucketFragments, telemetryMessages, type DeviceClass } from '../../telemetry/messages.js';
+import { parseWsQuery, type WsSubscription } from './query.js';
 import { RefusalLog, remoteOf } from '../refusals.js';
 
 export const WS_PATH = '/ws';

@@ -1,0 +1,62 @@
+import {
+  CHANNEL_GROUP,
+  percentToFraction,
+  type ChannelId,
+  type ChannelValue,
+  type DeviceKind,
+  type IncludeGroup,
+  type SocScale,
+} from '../core/channels.js';
+
+/**
+ * A telemetry entry (spec "Telemetry entry"), the one shape the HTTP query, the WebSocket push
+ * and the uplink send: the stream, its period, and one field per channel of the channel table
+ * (core/channels.ts) that was asked for and has a value.
+ */
+export type TelemetryEntry = {
+  deviceKind: DeviceKind;
+  /** the device kind again: the WS sample calls it `kind` (docs/design.md) */
+  kind: DeviceKind;
+  deviceId: string;
+  interval: string;
+} & { [C in ChannelId]?: ChannelValue<C> };
+
+/** Which channels entries carry, in the order they are written, and how soc is scaled. */
+export interface EntryShape {
+  names: readonly ChannelId[];
+  /** index into names of soc when it goes out as a fraction, else -1 */
+  fractionAt: number;
+}
+
+/** The channels of `channels` that `include` asks for, each once, in the order given. */
+export function entryShape(channels: Iterable<ChannelId>, include: ReadonlySet<IncludeGroup>, socScale: SocScale): EntryShape {
+  const names = [...new Set(channels)].filter((c) => include.has(CHANNEL_GROUP[c]));
+  return { names, fractionAt: socScale === 'fraction' ? names.indexOf('soc') : -1 };
+}
+
+/**
+ * The entry whose channel values are `values[first + j]` for `shape.names[j]` (null: no value),
+ * stored values in spec units as the buckets hold them. Undefined when no channel has a value:
+ * a period without any of the asked channels is left out, never sent as an empty entry.
+ */
+export function toEntry(
+  kind: DeviceKind,
+  deviceId: string,
+  interval: string,
+  shape: EntryShape,
+  values: ArrayLike<number | string | null>,
+  first = 0,
+): TelemetryEntry | undefined {
+  const { names, fractionAt } = shape;
+  const e: TelemetryEntry = { deviceKind: kind, kind, deviceId, interval };
+  const w = e as unknown as Record<string, number | string>;
+  let any = false;
+  for (let j = 0; j < names.length; j++) {
+    const v = values[first + j];
+    const name = names[j];
+    if (v === null || v === undefined || name === undefined) continue;
+    w[name] = j === fractionAt ? percentToFraction(v as number) : v;
+    any = true;
+  }
+  return any ? e : undefined;
+}
