@@ -22,33 +22,27 @@ export interface ChannelSpec {
   rollup: Rollup;
   /** `state`: a grid state string; every other channel is a number */
   value: 'number' | 'state';
+  /** in words, for live views (Home Assistant sensor names: 'Battery' + 'state of charge') */
+  label: string;
 }
 
 export const CHANNEL_TABLE = [
-  { id: 'power_W', unit: 'W', group: 'default', column: 'power_W', field: 'power_W', rollup: 'mean', value: 'number' },
-  { id: 'power_AC_W', unit: 'W', group: 'default', column: 'power_AC_W', field: 'power_AC_W', rollup: 'mean', value: 'number' },
-  { id: 'power_DC_W', unit: 'W', group: 'default', column: 'power_DC_W', field: 'power_DC_W', rollup: 'mean', value: 'number' },
-  { id: 'soc', unit: 'percent', group: 'default', column: 'soc', field: 'soc', rollup: 'last', value: 'number' },
-  { id: 'soh', unit: 'percent', group: 'default', column: 'soh', field: 'soh', rollup: 'last', value: 'number' },
-  {
-    id: 'energy_Wh_increment',
-    unit: 'Wh',
-    group: 'energy',
-    column: 'energy_in',
-    field: 'energyIn',
-    rollup: 'end',
-    value: 'number',
-  },
-  {
-    id: 'energy_Wh_decrement',
-    unit: 'Wh',
-    group: 'energy',
-    column: 'energy_out',
-    field: 'energyOut',
-    rollup: 'end',
-    value: 'number',
-  },
-  { id: 'state', unit: 'None', group: 'default', column: 'state', field: 'state', rollup: 'last', value: 'state' },
+  { id: 'power_W', unit: 'W', group: 'default', rollup: 'mean', value: 'number',
+    column: 'power_W', field: 'power_W', label: 'power' },
+  { id: 'power_AC_W', unit: 'W', group: 'default', rollup: 'mean', value: 'number',
+    column: 'power_AC_W', field: 'power_AC_W', label: 'AC power' },
+  { id: 'power_DC_W', unit: 'W', group: 'default', rollup: 'mean', value: 'number',
+    column: 'power_DC_W', field: 'power_DC_W', label: 'DC power' },
+  { id: 'soc', unit: 'percent', group: 'default', rollup: 'last', value: 'number',
+    column: 'soc', field: 'soc', label: 'state of charge' },
+  { id: 'soh', unit: 'percent', group: 'default', rollup: 'last', value: 'number',
+    column: 'soh', field: 'soh', label: 'state of health' },
+  { id: 'energy_Wh_increment', unit: 'Wh', group: 'energy', rollup: 'end', value: 'number',
+    column: 'energy_in', field: 'energyIn', label: 'energy in' },
+  { id: 'energy_Wh_decrement', unit: 'Wh', group: 'energy', rollup: 'end', value: 'number',
+    column: 'energy_out', field: 'energyOut', label: 'energy out' },
+  { id: 'state', unit: 'None', group: 'default', rollup: 'last', value: 'state',
+    column: 'state', field: 'state', label: 'grid' },
 ] as const satisfies readonly ChannelSpec[];
 
 type Table = typeof CHANNEL_TABLE;
@@ -64,7 +58,8 @@ export const CHANNEL_BY_ID = Object.fromEntries(CHANNEL_TABLE.map((c) => [c.id, 
   readonly [C in ChannelId]: ChannelRow<C>;
 };
 
-const byId = <T>(f: (c: Row) => T) => Object.fromEntries(CHANNEL_TABLE.map((c) => [c.id, f(c)])) as Record<ChannelId, T>;
+const byId = <T>(f: (c: Row) => T) =>
+  Object.fromEntries(CHANNEL_TABLE.map((c) => [c.id, f(c)])) as Record<ChannelId, T>;
 export const CHANNEL_UNITS: Record<ChannelId, string> = byId((c) => c.unit);
 
 export const INCLUDE_GROUPS = ['default', 'energy'] as const satisfies readonly ChannelSpec['group'][];
@@ -73,13 +68,21 @@ export const CHANNEL_GROUP: Record<ChannelId, IncludeGroup> = byId((c) => c.grou
 
 /** Channels averaged over time, in table order (the bucketer's running sums are indexed by it). */
 export type PowerChannel = IdsWhere<{ rollup: 'mean' }>;
-export const POWER_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup === 'mean').map((c) => c.id) as readonly PowerChannel[];
+export const POWER_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup === 'mean')
+  .map((c) => c.id) as readonly PowerChannel[];
 
 /** Channels a poll measures (everything but the counters, which the energy tracker keeps). */
 export type InstantChannel = IdsWhere<{ rollup: 'mean' | 'last' }>;
+/** Instant channels that are numbers: what a device profile maps registers to (the state has rules of its own). */
+export type NumericInstantChannel = IdsWhere<{ rollup: 'mean' | 'last'; value: 'number' }>;
+export const NUMERIC_INSTANT_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup !== 'end' && c.value === 'number')
+  .map((c) => c.id) as readonly NumericInstantChannel[];
+
 /** Channels whose bucket holds the last sample. */
 export type LastChannel = IdsWhere<{ rollup: 'last' }>;
-export const LAST_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup === 'last') as Extract<Row, { rollup: 'last' }>[];
+export const LAST_CHANNELS: readonly Extract<Row, { rollup: 'last' }>[] = CHANNEL_TABLE.filter(
+  (c): c is Extract<Row, { rollup: 'last' }> => c.rollup === 'last',
+);
 
 export const GRID_STATES = ['ok', 'not_present', 'unknown'] as const;
 export type GridState = (typeof GRID_STATES)[number];

@@ -38,7 +38,12 @@ const BATTERY_CHANNELS: readonly ChannelId[] = ['power_W', 'soc', 'soh', ...ENER
 const PV_CHANNELS: readonly ChannelId[] = ['power_W', ...ENERGY];
 const HOUSE_CHANNELS: readonly ChannelId[] = ['power_W', ...ENERGY];
 
-const battery = { deviceKind: 'battery_pack', label: 'Battery', channels: BATTERY_CHANNELS, energyFrom: 'power_W' } as const;
+const battery = {
+  deviceKind: 'battery_pack',
+  label: 'Battery',
+  channels: BATTERY_CHANNELS,
+  energyFrom: 'power_W',
+} as const;
 const pv = { deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' } as const;
 
 export const ROLES: Readonly<Record<DeviceRole, RoleSpec>> = {
@@ -59,7 +64,10 @@ export const ROLES: Readonly<Record<DeviceRole, RoleSpec>> = {
       { ...pv, id: streamIds.pvModule, label: 'PV module', role: 'pv_module', count: 'perModule' },
     ],
   },
-  battery: { kind: 'battery_pack', streams: [{ ...battery, id: streamIds.batteryBlock, role: 'battery_block', count: 'one' }] },
+  battery: {
+    kind: 'battery_pack',
+    streams: [{ ...battery, id: streamIds.batteryBlock, role: 'battery_block', count: 'one' }],
+  },
   'grid-meter': {
     kind: 'meter',
     streams: [

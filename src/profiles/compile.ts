@@ -8,7 +8,16 @@ import type { PathSegment } from '../config/errors.js';
 import type { Finding } from '../config/messages.js';
 import type { DeviceRole } from '../config/types.js';
 import { TYPE_WIDTH, type RegisterType } from '../modbus/codec.js';
-import type { CompiledIdentityRegister, CompiledMatch, CompiledRole, CompiledSource, CompiledStateRule, DeviceProfile, InstantKey, ValueRef } from './compiled.js';
+import {
+  INSTANT_KEYS,
+  type CompiledIdentityRegister,
+  type CompiledMatch,
+  type CompiledRole,
+  type CompiledSource,
+  type CompiledStateRule,
+  type DeviceProfile,
+  type ValueRef,
+} from './compiled.js';
 import type { IdentityRegister, MatchSpec, ProfileFile, RegisterSpec, RoleSpec, SourceSpec, StateSpec } from './profile-types.js';
 
 const UNIT_FACTOR: Record<string, number> = { W: 1, kW: 1000, Wh: 1, kWh: 1000, MWh: 1e6, '%': 1 };
@@ -173,7 +182,7 @@ class Compiler {
 
   role(spec: RoleSpec, at: Path): CompiledRole {
     const out: CompiledRole = { instant: {} };
-    for (const key of ['power_W', 'power_AC_W', 'power_DC_W', 'soc', 'soh'] as InstantKey[]) {
+    for (const key of INSTANT_KEYS) {
       const s = spec[key];
       const c = s && this.source(s, [...at, key]);
       if (c) out.instant[key] = c;

@@ -2,7 +2,7 @@
  * A device profile in the form the engine runs: PDU addresses, defaults applied, units folded
  * into factors, sentinels as raw bits. Built once at start by compile.ts.
  */
-import type { GridState } from '../core/channels.js';
+import { NUMERIC_INSTANT_CHANNELS, type GridState, type NumericInstantChannel } from '../core/channels.js';
 import type { DeviceRole } from '../config/types.js';
 import type { Order, RegisterType } from '../modbus/codec.js';
 import type { RegisterFunction } from './profile-types.js';
@@ -48,8 +48,9 @@ export interface CompiledStateRule {
   state: GridState;
 }
 
-export type InstantKey = 'power_W' | 'power_AC_W' | 'power_DC_W' | 'soc' | 'soh';
-export const INSTANT_KEYS: readonly InstantKey[] = ['power_W', 'power_AC_W', 'power_DC_W', 'soc', 'soh'];
+/** the channels a role section maps from registers, from the channel table */
+export type InstantKey = NumericInstantChannel;
+export const INSTANT_KEYS: readonly InstantKey[] = NUMERIC_INSTANT_CHANNELS;
 
 export interface CompiledRole {
   instant: Partial<Record<InstantKey, CompiledSource>>;

@@ -25,7 +25,9 @@ export type BucketRow = {
  * tens of thousands of rows and an object per row would dominate its cost. Index it with COL.
  */
 export type BucketTuple = [startS: number, coveredMs: number, ...StoredTuple<typeof CHANNEL_TABLE>];
-type StoredTuple<T extends readonly Channel[]> = { -readonly [K in keyof T]: T[K] extends Channel ? Stored<T[K]> : never };
+type StoredTuple<T extends readonly Channel[]> = {
+  -readonly [K in keyof T]: T[K] extends Channel ? Stored<T[K]> : never;
+};
 /** BucketTuple indexes by BucketRow field */
 export const COL = {
   startS: 0,

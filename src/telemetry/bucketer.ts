@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import { POWER_CHANNELS, type Reading } from '../core/channels.js';
+import { CHANNEL_BY_ID, CHANNEL_TABLE, LAST_CHANNELS, POWER_CHANNELS, type LastChannel, type Reading } from '../core/channels.js';
 import type { ClosedBucket, EventBus } from '../core/events.js';
 import { insertBucket, type BucketRow } from '../store/buckets.js';
 import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
@@ -35,7 +35,7 @@ const HOLD_POLL_PERIODS = 3;
 const NPOWER = POWER_CHANNELS.length;
 
 /** The bucket being filled for one stream. */
-interface OpenBucket {
+interface OpenBucket extends LastValues {
   start: number;
   end: number;
   samples: number;
@@ -43,10 +43,14 @@ interface OpenBucket {
   /** per POWER_CHANNELS index: ∫ power dt (W·ms) and the ms it was held for */
   sum: number[];
   cov: number[];
-  soc: number | null;
-  soh: number | null;
-  state: string | null;
 }
+
+/**
+ * The last value of each 'last' channel, by channel id (soc, soh, state), null before one; on
+ * the open bucket itself, so a saved run's JSON keeps them where it always had them (open.soc).
+ */
+type LastValues = Record<LastChannel, number | string | null>;
+const noLastValues = (): LastValues => Object.fromEntries(LAST_CHANNELS.map((c) => [c.id, null])) as LastValues;
 
 /** A bucket that is complete but not yet written (a later reading arrived before closeUntil). */
 interface DoneBucket {
@@ -59,9 +63,8 @@ interface StreamRun {
   key: number;
   /** POWER_CHANNELS indexes this stream carries */
   power: number[];
-  hasSoc: boolean;
-  hasSoh: boolean;
-  hasState: boolean;
+  /** the 'last' channels this stream carries */
+  last: typeof LAST_CHANNELS;
   hasIn: boolean;
   hasOut: boolean;
   tracker: EnergyTracker | null;
@@ -181,9 +184,7 @@ export class Bucketer {
         def,
         key,
         power: POWER_CHANNELS.flatMap((c, j) => (has(c) ? [j] : [])),
-        hasSoc: has('soc'),
-        hasSoh: has('soh'),
-        hasState: has('state'),
+        last: LAST_CHANNELS.filter((c) => has(c.id)),
         hasIn,
         hasOut,
         tracker,
@@ -268,9 +269,10 @@ export class Bucketer {
         run.heldAt[j] = t;
       }
     }
-    if (run.hasSoc && v.soc !== undefined && Number.isFinite(v.soc)) b.soc = v.soc;
-    if (run.hasSoh && v.soh !== undefined && Number.isFinite(v.soh)) b.soh = v.soh;
-    if (run.hasState && typeof v.state === 'string') b.state = v.state;
+    for (const c of run.last) {
+      const x = v[c.id];
+      if (c.value === 'state' ? typeof x === 'string' : typeof x === 'number' && Number.isFinite(x)) b[c.id] = x ?? null;
+    }
     if (run.tracker) {
       const from = run.def.energyFrom;
       run.tracker.sample(t, from === undefined ? undefined : v[from], r.counters);
@@ -341,9 +343,7 @@ export class Bucketer {
         coveredMs: 0,
         sum: new Array<number>(NPOWER).fill(0),
         cov: new Array<number>(NPOWER).fill(0),
-        soc: null,
-        soh: null,
-        state: null,
+        ...noLastValues(),
       };
       // A hold reaching into this bucket from an earlier one counts here as well.
       if (run.cursor < start) run.cursor = start;
@@ -377,21 +377,16 @@ export class Bucketer {
     if (b.samples === 0) return;
     const mean = (j: number): number | null =>
       run.power.includes(j) && b.cov[j]! > 0 ? round2(b.sum[j]! / b.cov[j]!) : null;
-    run.done.push({
-      stream: run,
-      row: {
-        stream: run.key,
-        startS: b.start / 1000,
-        coveredMs: Math.round(b.coveredMs),
-        power_W: mean(0),
-        power_AC_W: mean(1),
-        power_DC_W: mean(2),
-        soc: b.soc === null ? null : round2(b.soc),
-        soh: b.soh === null ? null : round2(b.soh),
-        ...energyColumns(run),
-        state: b.state,
-      },
+    const row = { stream: run.key, startS: b.start / 1000, coveredMs: Math.round(b.coveredMs), ...energyColumns(run) };
+    const w = row as Record<string, number | string | null>;
+    POWER_CHANNELS.forEach((c, j) => {
+      w[CHANNEL_BY_ID[c].field] = mean(j);
     });
+    for (const c of LAST_CHANNELS) {
+      const x = b[c.id];
+      w[c.field] = typeof x === 'number' ? round2(x) : x;
+    }
+    run.done.push({ stream: run, row: row as BucketRow });
   }
 }
 
@@ -413,14 +408,10 @@ function overlap(a0: number, a1: number, b0: number, b1: number): number {
 
 function toClosedBucket(streamId: string, r: BucketRow): ClosedBucket {
   const values: Record<string, number | string> = {};
-  if (r.power_W !== null) values.power_W = r.power_W;
-  if (r.power_AC_W !== null) values.power_AC_W = r.power_AC_W;
-  if (r.power_DC_W !== null) values.power_DC_W = r.power_DC_W;
-  if (r.soc !== null) values.soc = r.soc;
-  if (r.soh !== null) values.soh = r.soh;
-  if (r.energyIn !== null) values.energy_Wh_increment = r.energyIn;
-  if (r.energyOut !== null) values.energy_Wh_decrement = r.energyOut;
-  if (r.state !== null) values.state = r.state;
+  for (const c of CHANNEL_TABLE) {
+    const v = r[c.field];
+    if (v !== null) values[c.id] = v;
+  }
   const start = r.startS * 1000;
   return { streamId, start, end: start + BUCKET_MS, values };
 }
@@ -469,9 +460,12 @@ function restoredRun(x: unknown): SavedRun | null {
       coveredMs: opt(o.coveredMs) ?? 0,
       sum,
       cov,
-      soc: opt(o.soc),
-      soh: opt(o.soh),
-      state: typeof o.state === 'string' ? o.state : null,
+      ...(Object.fromEntries(
+        LAST_CHANNELS.map((c) => {
+          const v = o[c.id];
+          return [c.id, c.value === 'state' ? (typeof v === 'string' ? v : null) : opt(v)];
+        }),
+      ) as LastValues),
     },
     heldValue,
     heldAt,

@@ -29,7 +29,11 @@ export interface EntryShape {
 }
 
 /** The channels of `channels` that `include` asks for, each once, in the order given. */
-export function entryShape(channels: Iterable<ChannelId>, include: ReadonlySet<IncludeGroup>, socScale: SocScale): EntryShape {
+export function entryShape(
+  channels: Iterable<ChannelId>,
+  include: ReadonlySet<IncludeGroup>,
+  socScale: SocScale,
+): EntryShape {
   const names = [...new Set(channels)].filter((c) => include.has(CHANNEL_GROUP[c]));
   return { names, fractionAt: socScale === 'fraction' ? names.indexOf('soc') : -1 };
 }

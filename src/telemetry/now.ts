@@ -4,7 +4,7 @@
  * signs and rounding. One table says which live quantities there are; every live view is built
  * from it, so a quantity cannot be named, converted or rounded differently in two places.
  */
-import type { ChannelId, GridState, InstantValues } from '../core/channels.js';
+import { CHANNEL_BY_ID, POWER_CHANNELS, type ChannelId, type GridState, type InstantValues } from '../core/channels.js';
 import { round2 } from './round.js';
 import type { StreamDef } from '../core/streams.js';
 
@@ -22,14 +22,19 @@ export interface LiveQuantity {
   direction?: 'in' | 'out';
 }
 
+const quantity = (channel: ChannelId, kind: LiveKind, key: string = channel): LiveQuantity => ({
+  key,
+  kind,
+  channel,
+  label: CHANNEL_BY_ID[channel].label,
+});
+
 export const LIVE_QUANTITIES: readonly LiveQuantity[] = [
-  { key: 'power_W', kind: 'power', channel: 'power_W', label: 'power' },
-  { key: 'power_AC_W', kind: 'power', channel: 'power_AC_W', label: 'AC power' },
-  { key: 'power_DC_W', kind: 'power', channel: 'power_DC_W', label: 'DC power' },
-  { key: 'soc', kind: 'soc', channel: 'soc', label: 'state of charge' },
-  { key: 'state', kind: 'grid', channel: 'state', label: 'grid' },
-  { key: 'energy_in', kind: 'energy', channel: 'energy_Wh_increment', label: 'energy in', direction: 'in' },
-  { key: 'energy_out', kind: 'energy', channel: 'energy_Wh_decrement', label: 'energy out', direction: 'out' },
+  ...POWER_CHANNELS.map((c) => quantity(c, 'power')),
+  quantity('soc', 'soc'),
+  quantity('state', 'grid'),
+  { ...quantity('energy_Wh_increment', 'energy', 'energy_in'), direction: 'in' },
+  { ...quantity('energy_Wh_decrement', 'energy', 'energy_out'), direction: 'out' },
 ];
 
 /** The quantities a stream has (from its channels), in table order. */

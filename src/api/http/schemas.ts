@@ -1,5 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
-import { DEVICE_KINDS } from '../../core/channels.js';
+import { Type, type TNumber, type TOptional, type TString } from '@sinclair/typebox';
+import { CHANNEL_TABLE, DEVICE_KINDS, GRID_STATES, type ChannelId, type ChannelValue } from '../../core/channels.js';
 import { ErrorBodySchema } from './errors.js';
 import { COMMA_LIST } from './lenient-query.js';
 
@@ -87,18 +87,16 @@ const DeviceKindSchema = Type.String({
     'the spec shows battery_pack, inverter and meter; sitegw also sends pv for PV array streams (the aggregate …__dcm and one per optimiser), which are none of those (docs/api.md)',
 });
 
+type ChannelSchema<C extends ChannelId> = TOptional<ChannelValue<C> extends number ? TNumber : TString>;
+/** one optional field per channel of the channel table (core/channels.ts), in its order */
+const channelFields = Object.fromEntries(
+  CHANNEL_TABLE.map((c) => [c.id, Type.Optional(c.value === 'state' ? Type.String({ enum: [...GRID_STATES] }) : Type.Number())]),
+) as { [C in ChannelId]: ChannelSchema<C> };
+
 export const TelemetryEntry = Type.Object({
   deviceKind: DeviceKindSchema,
   kind: DeviceKindSchema,
   deviceId: Type.String({ description: 'sensor (stream) id' }),
   interval: Type.String({ description: 'ISO 8601 interval, canonical UTC start/end' }),
-  power_W: Type.Optional(Type.Number()),
-  power_AC_W: Type.Optional(Type.Number()),
-  power_DC_W: Type.Optional(Type.Number()),
-  soc: Type.Optional(Type.Number()),
-  soh: Type.Optional(Type.Number()),
-  energy_Wh_increment: Type.Optional(Type.Number()),
-  energy_Wh_decrement: Type.Optional(Type.Number()),
-  state: Type.Optional(Type.String({ enum: ['ok', 'not_present', 'unknown'] })),
+  ...channelFields,
 });
-export type TelemetryEntryT = Static<typeof TelemetryEntry>;
