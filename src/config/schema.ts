@@ -5,6 +5,7 @@
  * rule it explains. Checks that need more than one value (unique ids, addresses, zone names) are
  * in semantic.ts.
  */
+import { DEVICE_ROLES } from '../core/roles.js';
 
 /** The subset of JSON Schema this file uses, typed so error translation can read it back. */
 export type SchemaNode = {
@@ -809,7 +810,7 @@ export const siteSchema: SchemaNode = {
           role: {
             type: 'string',
             description: 'what the device is on the site',
-            enum: ['inverter', 'battery', 'grid-meter', 'consumption-meter'],
+            enum: [...DEVICE_ROLES],
             hint: 'the grid connection meter is grid-meter; a meter of the house load is consumption-meter',
           },
           profile: {

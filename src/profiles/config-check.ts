@@ -7,13 +7,13 @@
 import { join } from 'node:path';
 import type { Finding } from '../config/messages.js';
 import { closest } from '../config/suggest.js';
-import type { DeviceRole } from '../config/types.js';
+import { DEVICE_ROLES, type DeviceRole } from '../core/roles.js';
 import type { ProfileDir } from './load.js';
 import { installedProfiles, rolesOf, SUNSPEC } from './registry.js';
 
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
-const ROLES: readonly string[] = ['inverter', 'battery', 'grid-meter', 'consumption-meter'];
+const ROLES: readonly string[] = DEVICE_ROLES;
 
 /** Findings for `devices[i].profile` of every device of the raw config (against the shipped profiles by default). */
 export function profileFindings(devices: readonly unknown[], installed: ProfileDir = installedProfiles()): Finding[] {

@@ -4,7 +4,7 @@
  * map would put wrong numbers into buckets that can never be corrected.
  */
 import { fileURLToPath } from 'node:url';
-import type { DeviceRole } from '../config/types.js';
+import { DEVICE_ROLES, type DeviceRole } from '../core/roles.js';
 import type { DeviceProfile } from './compiled.js';
 import { formatProfileErrors, readProfileDir, type ProfileDir } from './load.js';
 
@@ -54,5 +54,5 @@ export function installedProfiles(): ProfileDir {
 
 /** The roles a profile describes, in a fixed order. */
 export function rolesOf(profile: DeviceProfile): DeviceRole[] {
-  return (['inverter', 'battery', 'grid-meter', 'consumption-meter'] as const).filter((r) => profile.roles[r] !== undefined);
+  return DEVICE_ROLES.filter((r) => profile.roles[r] !== undefined);
 }

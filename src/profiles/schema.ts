@@ -30,7 +30,6 @@ type Node = {
 
 export const PROFILE_NAME_PATTERN = '^[a-z0-9_-]+$';
 export const REGISTER_TYPES = [...NUMERIC_TYPES, 'string'] as const;
-export const ROLE_NAMES = ['inverter', 'battery', 'grid-meter', 'consumption-meter'] as const;
 
 const address: Node = {
   type: 'integer',
