@@ -38,27 +38,33 @@ export function entryShape(
   return { names, fractionAt: socScale === 'fraction' ? names.indexOf('soc') : -1 };
 }
 
+/** Stored values: a row whose `first + j`-th item is `names[j]`'s value, or values by channel id. */
+export type EntryValues = readonly (number | string | null)[] | Readonly<Record<string, number | string>>;
+
 /**
- * The entry whose channel values are `values[first + j]` for `shape.names[j]` (null: no value),
- * stored values in spec units as the buckets hold them. Undefined when no channel has a value:
- * a period without any of the asked channels is left out, never sent as an empty entry.
+ * The entry of `shape`'s channels with their values (null or absent: no value), stored values
+ * in spec units as the buckets hold them. Undefined when no channel has a value: a period
+ * without any of the asked channels is left out, never sent as an empty entry.
  */
 export function toEntry(
   kind: DeviceKind,
   deviceId: string,
   interval: string,
   shape: EntryShape,
-  values: ArrayLike<number | string | null>,
+  values: EntryValues,
   first = 0,
 ): TelemetryEntry | undefined {
   const { names, fractionAt } = shape;
   const e: TelemetryEntry = { deviceKind: kind, kind, deviceId, interval };
   const w = e as unknown as Record<string, number | string>;
+  const row = Array.isArray(values) ? (values as readonly (number | string | null)[]) : undefined;
+  const byName = values as Readonly<Record<string, number | string>>;
   let any = false;
   for (let j = 0; j < names.length; j++) {
-    const v = values[first + j];
     const name = names[j];
-    if (v === null || v === undefined || name === undefined) continue;
+    if (name === undefined) continue;
+    const v = row ? row[first + j] : byName[name];
+    if (v === null || v === undefined) continue;
     w[name] = j === fractionAt ? percentToFraction(v as number) : v;
     any = true;
   }

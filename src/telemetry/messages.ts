@@ -1,7 +1,7 @@
 import type { ChannelId, IncludeGroup, SocScale } from '../core/channels.js';
 import type { ClosedBucket } from '../core/events.js';
 import type { StreamDef } from '../core/streams.js';
-import { entryShape, toEntry } from './entry.js';
+import { entryShape, toEntry, type EntryShape } from './entry.js';
 import { formatInterval } from './interval.js';
 
 /** The classes of devices a telemetry-realtime message is for (spec: `telemetryDevices`). */
@@ -29,13 +29,17 @@ export class BucketFragments {
     if (m) return m;
     m = new Map();
     const groups = new Set(include);
+    // buckets of streams of one kind carry the same channels: one shape each
+    const shapes = new Map<string, EntryShape>();
     for (const b of this.buckets) {
       const def = this.streams(b.streamId);
       if (!def) continue;
       // the bucket's own channel order, as it was written
-      const shape = entryShape(Object.keys(b.values) as ChannelId[], groups, this.socScale);
-      const values = shape.names.map((c) => b.values[c] ?? null);
-      const entry = toEntry(def.deviceKind, def.id, formatInterval(b.start, b.end), shape, values);
+      const channels = Object.keys(b.values) as ChannelId[];
+      const shapeKey = channels.join();
+      let shape = shapes.get(shapeKey);
+      if (!shape) shapes.set(shapeKey, (shape = entryShape(channels, groups, this.socScale)));
+      const entry = toEntry(def.deviceKind, def.id, formatInterval(b.start, b.end), shape, b.values);
       if (entry) m.set(b.streamId, JSON.stringify(entry));
     }
     this.cache.set(key, m);
