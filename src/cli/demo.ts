@@ -1,0 +1,78 @@
+/** `sitegw demo`: the simulated site and the gateway on it (src/demo/demo.ts), until a signal. */
+import { parseArgs } from 'node:util';
+import { createLogger } from '../core/log.js';
+import { accessHelp, credentialsFile } from '../demo/credentials.js';
+import { startDemo, type Demo } from '../demo/demo.js';
+import { intOption, positiveOption } from './options.js';
+import { EXIT, isUsageMistake, printError, stdio, type Output } from './output.js';
+import { untilSignal } from './until-signal.js';
+
+function banner(demo: Demo): string {
+  const now = new Date(demo.clock.now());
+  const from = `${new Date(now.getTime() - 6 * 3_600_000).toISOString().slice(0, 16)}:00Z`;
+  const grid = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED'))?.id ?? '';
+  const { config } = demo.daemon.ctx;
+  const { inverter, meter } = demo.servers;
+  const uplink = demo.daemon.uplink && config.uplink
+    ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${config.uplink.topicPrefix}/)\n`
+    : '';
+  const ha = config.homeassistant
+    ? `  Home Assistant:        ${config.homeassistant.url} (discovery below ${config.homeassistant.discoveryPrefix}/)\n`
+    : '';
+  const requests = [
+    `${demo.url}/api/v1/sites/${demo.siteId}/topology`,
+    `${demo.url}/api/v1/devices/${grid}/telemetry?interval=${from}/PT6H&include=default,energy`,
+  ];
+  return `
+sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverter, grid and house meters)
+  Modbus TCP (SunSpec):  inverter ${inverter.host}:${inverter.port}, meters ${meter.host}:${meter.port}
+  Energy Site API:       ${demo.url}
+  OpenAPI document:      ${demo.url}/openapi.json
+  Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
+  WebSocket streams:     ${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime,grid-events (same bearer token)
+${uplink}${ha}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   \
+(opens the grid relay; false closes it)
+
+${accessHelp(demo.credentials, credentialsFile(config.dataDir), requests)}
+Ctrl-C stops it; data stays in the data directory.
+`;
+}
+
+export async function demoCommand(argv: string[], io: Output = stdio): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      history: { type: 'string' },
+      speed: { type: 'string' },
+      mqtt: { type: 'string' },
+      homeassistant: { type: 'string' },
+    },
+  });
+  let port: number;
+  let speed: number;
+  try {
+    port = intOption('port', values.port, 8080, { min: 0, max: 65535 });
+    speed = positiveOption('speed', values.speed, 1);
+  } catch (err) {
+    if (!isUsageMistake(err)) throw err;
+    // a bad value here has always ended with 1, unlike an unknown option (2)
+    printError(io, 'demo', err.message);
+    return EXIT.FAILURE;
+  }
+  const demo = await startDemo({
+    port,
+    host: values.host ?? '127.0.0.1',
+    dataDir: values['data-dir'] ?? './data',
+    history: values.history,
+    speed,
+    modbusPorts: 'auto',
+    log: createLogger(),
+    mqtt: values.mqtt,
+    homeassistant: values.homeassistant,
+  });
+  io.out(banner(demo));
+  return untilSignal(() => demo.stop(), demo.daemon.ctx.log);
+}

@@ -1,0 +1,38 @@
+/** Checks for option values given as text; a wrong value is a UsageError naming the option. */
+import { UsageError } from './output.js';
+
+interface IntRange {
+  min: number;
+  max: number;
+  /** what the value must be, for the message; "a whole number from min to max" unless given */
+  what?: string;
+}
+
+export function intOption(name: string, v: string | undefined, fallback: number, range: IntRange): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < range.min || n > range.max) {
+    throw new UsageError(`--${name} must be ${range.what ?? `a whole number from ${range.min} to ${range.max}`}, got '${v}'`);
+  }
+  return n;
+}
+
+export function positiveOption(name: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, got '${v}'`);
+  return n;
+}
+
+/** 'a', 'a or b', 'a, b or c' */
+const either = (words: readonly string[]): string =>
+  words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
+
+export function choiceOption<T extends string>(name: string, v: string | undefined, fallback: T, allowed: readonly T[]): T {
+  if (v === undefined) return fallback;
+  const found = allowed.find((a) => a === v);
+  if (found === undefined) throw new UsageError(`--${name} must be ${either(allowed)}, got '${v}'`);
+  return found;
+}
+
+export const PARITIES = ['none', 'even', 'odd'] as const;

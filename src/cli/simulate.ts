@@ -1,0 +1,76 @@
+/** `sitegw simulate`: only the simulated site's Modbus servers (src/sim/), until a signal. */
+import { parseArgs } from 'node:util';
+import { ScaledClock } from '../core/clock.js';
+import { defaultSimConfig, GRID_METER_DESCRIPTIONS, GRID_METER_KINDS } from '../sim/config.js';
+import { startSimRtuServer, type SimRtuServer } from '../sim/rtu-server.js';
+import { startSimServers } from '../sim/servers.js';
+import { SimSite } from '../sim/site.js';
+import { choiceOption, intOption, PARITIES, positiveOption } from './options.js';
+import { EXIT, isUsageMistake, printError, stdio, type Output } from './output.js';
+import { untilSignal } from './until-signal.js';
+
+function simulateOptions(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      host: { type: 'string' },
+      'inverter-port': { type: 'string' },
+      'meter-port': { type: 'string' },
+      speed: { type: 'string' },
+      'grid-meter': { type: 'string' },
+      rtu: { type: 'string' },
+      'rtu-host': { type: 'string' },
+      baud: { type: 'string' },
+      parity: { type: 'string' },
+    },
+  });
+  // parseArgs' refusals end with 2; a bad value below has always ended with 1
+  try {
+    return {
+      host: values.host ?? '127.0.0.1',
+      gridMeter: choiceOption('grid-meter', values['grid-meter'], 'sunspec', GRID_METER_KINDS),
+      rtuHost: choiceOption('rtu-host', values['rtu-host'], 'meter', ['meter', 'inverter'] as const),
+      parity: choiceOption('parity', values.parity, 'none', PARITIES),
+      speed: positiveOption('speed', values.speed, 1),
+      inverterPort: intOption('inverter-port', values['inverter-port'], 1502, { min: 0, max: 65535 }),
+      meterPort: intOption('meter-port', values['meter-port'], 1503, { min: 0, max: 65535 }),
+      rtu: values.rtu,
+      // looked at with --rtu only, as it always was
+      baudRate: values.rtu === undefined ? 9600 : intOption('baud', values.baud, 9600, { min: 1200, max: 115200 }),
+    };
+  } catch (err) {
+    if (!isUsageMistake(err)) throw err;
+    return err;
+  }
+}
+
+export async function simulateCommand(argv: string[], io: Output = stdio): Promise<number> {
+  const o = simulateOptions(argv);
+  if (o instanceof Error) {
+    printError(io, 'simulate', o.message);
+    return EXIT.FAILURE;
+  }
+  const clock = new ScaledClock(o.speed);
+  const sim = new SimSite({ ...defaultSimConfig(), gridMeter: o.gridMeter }, clock.now());
+  const servers = await startSimServers(sim, clock, { host: o.host, inverterPort: o.inverterPort, meterPort: o.meterPort });
+  const { inverter, meter } = servers;
+  io.out(`simulated site listening (Modbus TCP, SunSpec at 40000):
+  inverter host ${inverter.host}:${inverter.port}: unit 1 inverter (1, 103, 160, 124), units 2.. battery blocks (1, 802)
+  meter host    ${meter.host}:${meter.port}: unit 1 ${GRID_METER_DESCRIPTIONS[o.gridMeter]}, unit 2 consumption meter (1, 203)
+`);
+  let rtu: SimRtuServer | undefined;
+  if (o.rtu !== undefined) {
+    const { rtuHost: host, baudRate, parity } = o;
+    try {
+      rtu = await startSimRtuServer(sim, clock, { path: o.rtu, host, baudRate, parity, faults: servers.faults });
+    } catch (err) {
+      await servers.close();
+      throw new Error(`cannot serve Modbus RTU on ${o.rtu}: ${(err as Error).message}`);
+    }
+    io.out(`  and the ${host} host's units over Modbus RTU on ${o.rtu} (${baudRate} 8${parity.slice(0, 1).toUpperCase()}1)\n`);
+  }
+  return untilSignal(async () => {
+    await rtu?.close();
+    await servers.close();
+  });
+}
