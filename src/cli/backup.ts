@@ -6,7 +6,11 @@ import { loadSiteConfig } from './config.js';
 import { EXIT, printUsage, stdio, type Output } from './output.js';
 
 export async function backupCommand(argv: string[], io: Output = stdio): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string', short: 'c' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { config: { type: 'string', short: 'c' } },
+  });
   const [out, ...more] = positionals;
   if (!values.config || out === undefined || more.length > 0) {
     printUsage(io, ['sitegw backup --config FILE OUT']);

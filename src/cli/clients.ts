@@ -3,14 +3,23 @@
  * Run as the user the daemon runs as, so the database stays readable by it.
  */
 import { parseArgs } from 'node:util';
-import { addClient, assignDevices, ClientError, listClients, removeClient, rotateClientSecret, type ClientRow } from '../auth/clients.js';
+import {
+  addClient,
+  assignDevices,
+  ClientError,
+  listClients,
+  removeClient,
+  rotateClientSecret,
+  type ClientRow,
+} from '../auth/clients.js';
 import { target, WHERE_OPTIONS, WHERE_USAGE, withDb } from './data-dir.js';
 import { EXIT, printError, printUsage, stdio, type Output } from './output.js';
 
 const SUBCOMMANDS = ['add', 'list', 'assign', 'rotate-secret', 'remove'] as const;
 
 const USAGE = [
-  `sitegw clients add ID ${WHERE_USAGE} [--name TEXT] [--scope S]... [--device ID]... [--redirect-uri URL]... [--public]`,
+  `sitegw clients add ID ${WHERE_USAGE} [--name TEXT] [--scope S]... [--device ID]... `
+    + '[--redirect-uri URL]... [--public]',
   `sitegw clients list ${WHERE_USAGE}`,
   `sitegw clients assign ID ${WHERE_USAGE} [--device ID]...`,
   `sitegw clients rotate-secret ID ${WHERE_USAGE}`,

@@ -34,7 +34,10 @@ export async function consumeCommand(argv: string[], io: Output = stdio): Promis
     printError(io, 'consume', `--group must be one topic level without / + # $, got '${values.group}'`);
     return EXIT.USAGE;
   }
-  const gaps = { waitMs: seconds('gap-wait', values['gap-wait']), retryMs: seconds('retry-after', values['retry-after']) };
+  const gaps = {
+    waitMs: seconds('gap-wait', values['gap-wait']),
+    retryMs: seconds('retry-after', values['retry-after']),
+  };
   const consumer = new Consumer({
     broker: values.broker,
     group: values.group,

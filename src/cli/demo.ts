@@ -16,9 +16,11 @@ function banner(demo: Demo): string {
   const uplink = demo.daemon.uplink && config.uplink
     ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${config.uplink.topicPrefix}/)\n`
     : '';
-  const ha = config.homeassistant
-    ? `  Home Assistant:        ${config.homeassistant.url} (discovery below ${config.homeassistant.discoveryPrefix}/)\n`
+  const { homeassistant } = config;
+  const ha = homeassistant
+    ? `  Home Assistant:        ${homeassistant.url} (discovery below ${homeassistant.discoveryPrefix}/)\n`
     : '';
+  const ws = demo.url.replace(/^http/, 'ws');
   const requests = [
     `${demo.url}/api/v1/sites/${demo.siteId}/topology`,
     `${demo.url}/api/v1/devices/${grid}/telemetry?interval=${from}/PT6H&include=default,energy`,
@@ -29,7 +31,7 @@ sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverte
   Energy Site API:       ${demo.url}
   OpenAPI document:      ${demo.url}/openapi.json
   Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
-  WebSocket streams:     ${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime,grid-events (same bearer token)
+  WebSocket streams:     ${ws}/ws?streams=telemetry-realtime,grid-events (same bearer token)
 ${uplink}${ha}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   \
 (opens the grid relay; false closes it)
 

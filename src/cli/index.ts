@@ -9,7 +9,8 @@ import { VERSION } from '../version.js';
 const USAGE = `sitegw ${VERSION}: edge site gateway
 
 Usage:
-  sitegw demo [--port N] [--host ADDR] [--data-dir DIR] [--history DURATION] [--speed N] [--mqtt URL] [--homeassistant URL]
+  sitegw demo [--port N] [--host ADDR] [--data-dir DIR] [--history DURATION] [--speed N]
+              [--mqtt URL] [--homeassistant URL]
       Start the built-in simulated site (real Modbus TCP, SunSpec) and the gateway on it.
       --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster.
   sitegw simulate [--inverter-port N] [--meter-port N] [--host ADDR] [--speed N]

@@ -12,7 +12,8 @@ export function intOption(name: string, v: string | undefined, fallback: number,
   if (v === undefined) return fallback;
   const n = Number(v);
   if (!Number.isInteger(n) || n < range.min || n > range.max) {
-    throw new UsageError(`--${name} must be ${range.what ?? `a whole number from ${range.min} to ${range.max}`}, got '${v}'`);
+    const what = range.what ?? `a whole number from ${range.min} to ${range.max}`;
+    throw new UsageError(`--${name} must be ${what}, got '${v}'`);
   }
   return n;
 }
@@ -28,7 +29,12 @@ export function positiveOption(name: string, v: string | undefined, fallback: nu
 const either = (words: readonly string[]): string =>
   words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 
-export function choiceOption<T extends string>(name: string, v: string | undefined, fallback: T, allowed: readonly T[]): T {
+export function choiceOption<T extends string>(
+  name: string,
+  v: string | undefined,
+  fallback: T,
+  allowed: readonly T[],
+): T {
   if (v === undefined) return fallback;
   const found = allowed.find((a) => a === v);
   if (found === undefined) throw new UsageError(`--${name} must be ${either(allowed)}, got '${v}'`);
@@ -36,3 +42,8 @@ export function choiceOption<T extends string>(name: string, v: string | undefin
 }
 
 export const PARITIES = ['none', 'even', 'odd'] as const;
+
+/** A serial line's settings as installers write them: '9600 8N1'. */
+export function lineSettings(baudRate: number, parity: (typeof PARITIES)[number], stopBits: number): string {
+  return `${baudRate} 8${parity.slice(0, 1).toUpperCase()}${stopBits}`;
+}

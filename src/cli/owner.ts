@@ -59,7 +59,9 @@ export async function ownerCommand(argv: string[], io: Output = stdio): Promise<
   try {
     const password = await readPassword(io);
     const { revokedTokens } = await withDb(t.dataDir, (db) => setOwnerPassword(db, username, password, Date.now()));
-    const revoked = revokedTokens > 0 ? `; ${revokedTokens} customer token(s) issued on the old password were revoked` : '';
+    const revoked = revokedTokens > 0
+      ? `; ${revokedTokens} customer token(s) issued on the old password were revoked`
+      : '';
     io.out(`owner '${username}' can now log in on the consent page${revoked}\n`);
     return EXIT.OK;
   } catch (e) {

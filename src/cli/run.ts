@@ -19,7 +19,8 @@ export async function runCommand(argv: string[], io: Output = stdio): Promise<nu
   const daemon = await Daemon.start({ config, log: createLogger() }).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'EADDRINUSE' || err.syscall !== 'listen') throw err;
     const { host, port } = config.http;
-    printError(io, 'run', `port ${port} on ${host} is already in use: set http.port in site.yaml or stop the other program`);
+    const fix = 'set http.port in site.yaml or stop the other program';
+    printError(io, 'run', `port ${port} on ${host} is already in use: ${fix}`);
     return null;
   });
   return daemon ? untilSignal(() => daemon.stop(), daemon.ctx.log) : EXIT.FAILURE;

@@ -15,7 +15,7 @@ import { formatScanReport, ranges, type ScanLink } from '../modbus/scan-report.j
 import { parseUnits, scanBus } from '../modbus/scan.js';
 import { TcpBus } from '../modbus/tcp-bus.js';
 import { installedProfiles } from '../profiles/registry.js';
-import { choiceOption, intOption, PARITIES } from './options.js';
+import { choiceOption, intOption, lineSettings, PARITIES } from './options.js';
 import { EXIT, isUsageMistake, printError, printFailure, stdio, UsageError, type Output } from './output.js';
 
 /**
@@ -70,11 +70,15 @@ export function planScan(argv: string[]): ScanPlan {
       timeout: { type: 'string' },
     },
   });
-  if ((values.tcp === undefined) === (values.rtu === undefined)) throw new UsageError('give either --tcp HOST[:PORT] or --rtu DEVICE --baud N');
+  if ((values.tcp === undefined) === (values.rtu === undefined)) {
+    throw new UsageError('give either --tcp HOST[:PORT] or --rtu DEVICE --baud N');
+  }
   // no backoff while scanning: every unit is asked once, a timeout is the answer
   const backoff = { failuresBeforeBackoff: Number.POSITIVE_INFINITY };
   if (values.tcp !== undefined) {
-    for (const k of ['baud', 'parity', 'stop-bits'] as const) if (values[k] !== undefined) throw new UsageError(`--${k} applies to --rtu only`);
+    for (const k of ['baud', 'parity', 'stop-bits'] as const) {
+      if (values[k] !== undefined) throw new UsageError(`--${k} applies to --rtu only`);
+    }
     const { host, port } = parseTcpTarget(values.tcp);
     const units = unitsOf(values.units ?? TCP_DEFAULT_UNITS);
     const timeoutMs = intOption('timeout', values.timeout, 500, TIMEOUT);
@@ -82,9 +86,14 @@ export function planScan(argv: string[]): ScanPlan {
     return { link: { type: 'tcp', host, port }, units, timeoutMs, bus, boundMs: units.length * timeoutMs };
   }
   const device = values.rtu ?? '';
-  if (!device.startsWith('/')) throw new UsageError(`--rtu: give the serial device path, e.g. /dev/ttyUSB0, got '${device}'`);
-  if (values.baud === undefined) throw new UsageError('--rtu needs --baud N (the line speed set on the devices, e.g. 9600)');
-  const baudRate = intOption('baud', values.baud, 9600, { min: 1200, max: 115200, what: 'a baud rate from 1200 to 115200' });
+  if (!device.startsWith('/')) {
+    throw new UsageError(`--rtu: give the serial device path, e.g. /dev/ttyUSB0, got '${device}'`);
+  }
+  if (values.baud === undefined) {
+    throw new UsageError('--rtu needs --baud N (the line speed set on the devices, e.g. 9600)');
+  }
+  const baud = { min: 1200, max: 115200, what: 'a baud rate from 1200 to 115200' };
+  const baudRate = intOption('baud', values.baud, 9600, baud);
   const parity = choiceOption('parity', values.parity, 'none', PARITIES);
   const stopBits = intOption('stop-bits', values['stop-bits'], 1, { min: 1, max: 2, what: '1 or 2' }) === 2 ? 2 : 1;
   const units = unitsOf(values.units ?? RTU_DEFAULT_UNITS);
@@ -103,7 +112,8 @@ export function planScan(argv: string[]): ScanPlan {
     backoff,
     reconnect: { maxBackoffMs: 1000 },
   });
-  return { link: { type: 'rtu', device, baudRate, parity, stopBits }, units, timeoutMs, bus, boundMs: units.length * (timeoutMs + settleMs + gap + 10) };
+  const boundMs = units.length * (timeoutMs + settleMs + gap + 10);
+  return { link: { type: 'rtu', device, baudRate, parity, stopBits }, units, timeoutMs, bus, boundMs };
 }
 
 export async function scanCommand(argv: string[], io: Output = stdio): Promise<number> {
@@ -115,8 +125,12 @@ export async function scanCommand(argv: string[], io: Output = stdio): Promise<n
     throw err;
   }
   const { link, units, bus } = plan;
-  const where = link.type === 'tcp' ? `${link.host}:${link.port} (Modbus TCP)` : `${link.device} (Modbus RTU ${link.baudRate} 8${link.parity.slice(0, 1).toUpperCase()}${link.stopBits})`;
-  io.err(`Scanning ${where}, unit ids ${ranges(units)}, ${plan.timeoutMs} ms per unit: at most about ${Math.ceil(plan.boundMs / 1000)} s for silent units.\n`);
+  const where = link.type === 'tcp'
+    ? `${link.host}:${link.port} (Modbus TCP)`
+    : `${link.device} (Modbus RTU ${lineSettings(link.baudRate, link.parity, link.stopBits)})`;
+  const bound = Math.ceil(plan.boundMs / 1000);
+  io.err(`Scanning ${where}, unit ids ${ranges(units)}, ${plan.timeoutMs} ms per unit: `
+    + `at most about ${bound} s for silent units.\n`);
   const dir = installedProfiles();
   for (const [name] of dir.broken) io.err(`(device profile ${name} has mistakes and is left out of the scan)\n`);
   let done = 0;

@@ -5,7 +5,7 @@ import { defaultSimConfig, GRID_METER_DESCRIPTIONS, GRID_METER_KINDS } from '../
 import { startSimRtuServer, type SimRtuServer } from '../sim/rtu-server.js';
 import { startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
-import { choiceOption, intOption, PARITIES, positiveOption } from './options.js';
+import { choiceOption, intOption, lineSettings, PARITIES, positiveOption } from './options.js';
 import { EXIT, isUsageMistake, printError, stdio, type Output } from './output.js';
 import { untilSignal } from './until-signal.js';
 
@@ -52,22 +52,25 @@ export async function simulateCommand(argv: string[], io: Output = stdio): Promi
   }
   const clock = new ScaledClock(o.speed);
   const sim = new SimSite({ ...defaultSimConfig(), gridMeter: o.gridMeter }, clock.now());
-  const servers = await startSimServers(sim, clock, { host: o.host, inverterPort: o.inverterPort, meterPort: o.meterPort });
+  const { host, inverterPort, meterPort } = o;
+  const servers = await startSimServers(sim, clock, { host, inverterPort, meterPort });
   const { inverter, meter } = servers;
+  const grid = GRID_METER_DESCRIPTIONS[o.gridMeter];
   io.out(`simulated site listening (Modbus TCP, SunSpec at 40000):
   inverter host ${inverter.host}:${inverter.port}: unit 1 inverter (1, 103, 160, 124), units 2.. battery blocks (1, 802)
-  meter host    ${meter.host}:${meter.port}: unit 1 ${GRID_METER_DESCRIPTIONS[o.gridMeter]}, unit 2 consumption meter (1, 203)
+  meter host    ${meter.host}:${meter.port}: unit 1 ${grid}, unit 2 consumption meter (1, 203)
 `);
   let rtu: SimRtuServer | undefined;
   if (o.rtu !== undefined) {
-    const { rtuHost: host, baudRate, parity } = o;
+    const { rtu: path, rtuHost, baudRate, parity } = o;
     try {
-      rtu = await startSimRtuServer(sim, clock, { path: o.rtu, host, baudRate, parity, faults: servers.faults });
+      rtu = await startSimRtuServer(sim, clock, { path, host: rtuHost, baudRate, parity, faults: servers.faults });
     } catch (err) {
       await servers.close();
-      throw new Error(`cannot serve Modbus RTU on ${o.rtu}: ${(err as Error).message}`);
+      throw new Error(`cannot serve Modbus RTU on ${path}: ${(err as Error).message}`);
     }
-    io.out(`  and the ${host} host's units over Modbus RTU on ${o.rtu} (${baudRate} 8${parity.slice(0, 1).toUpperCase()}1)\n`);
+    const settings = lineSettings(baudRate, parity, 1);
+    io.out(`  and the ${rtuHost} host's units over Modbus RTU on ${path} (${settings})\n`);
   }
   return untilSignal(async () => {
     await rtu?.close();
