@@ -3,8 +3,8 @@
  * handled into one line and an exit code (output.ts). Each command is loaded when called, so
  * `sitegw scan` does not load the daemon.
  */
-import { stdio, EXIT, printFailure } from './output.js';
 import { VERSION } from '../version.js';
+import { EXIT, printFailure, stdio, type Output } from './output.js';
 
 const USAGE = `sitegw ${VERSION}: edge site gateway
 
@@ -40,20 +40,21 @@ Usage:
       the password for --username is read from SITEGW_CONSUMER_PASSWORD.
 `;
 
-type Command = (argv: string[]) => Promise<number>;
+type Command = (argv: string[], io: Output) => Promise<number>;
 
-const COMMANDS: Record<string, Command> = {
-  run: async (argv) => (await import('./run.js')).runCommand(argv),
-  'check-config': async (argv) => (await import('./check-config.js')).checkConfigArgs(argv),
-  demo: async (argv) => (await import('./demo.js')).demoCommand(argv),
-  simulate: async (argv) => (await import('./simulate.js')).simulateCommand(argv),
-  scan: async (argv) => (await import('./scan.js')).scanCommand(argv),
-  clients: async (argv) => (await import('./clients.js')).clientsCommand(argv),
-  owner: async (argv) => (await import('./owner.js')).ownerCommand(argv),
-  tls: async (argv) => (await import('./tls.js')).tlsCommand(argv),
-  backup: async (argv) => (await import('./backup.js')).backupCommand(argv),
-  consume: async (argv) => (await import('./consume.js')).consumeCommand(argv),
-};
+// a Map, not an object: a word like 'constructor' must not find Object.prototype's members
+const COMMANDS = new Map<string, Command>([
+  ['run', async (argv, io) => (await import('./run.js')).runCommand(argv, io)],
+  ['check-config', async (argv, io) => (await import('./check-config.js')).checkConfigArgs(argv, io)],
+  ['demo', async (argv, io) => (await import('./demo.js')).demoCommand(argv, io)],
+  ['simulate', async (argv, io) => (await import('./simulate.js')).simulateCommand(argv, io)],
+  ['scan', async (argv, io) => (await import('./scan.js')).scanCommand(argv, io)],
+  ['clients', async (argv, io) => (await import('./clients.js')).clientsCommand(argv, io)],
+  ['owner', async (argv, io) => (await import('./owner.js')).ownerCommand(argv, io)],
+  ['tls', async (argv, io) => (await import('./tls.js')).tlsCommand(argv, io)],
+  ['backup', async (argv, io) => (await import('./backup.js')).backupCommand(argv, io)],
+  ['consume', async (argv, io) => (await import('./consume.js')).consumeCommand(argv, io)],
+]);
 
 /** The command's own lines of USAGE: its synopsis and what it does. */
 function commandUsage(name: string): string {
@@ -64,7 +65,7 @@ function commandUsage(name: string): string {
   return `Usage:\n${lines.slice(start, end).join('\n')}\n`;
 }
 
-export async function main(argv: string[], io = stdio): Promise<number> {
+export async function main(argv: string[], io: Output = stdio): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     io.out(USAGE);
@@ -74,7 +75,7 @@ export async function main(argv: string[], io = stdio): Promise<number> {
     io.out(`${VERSION}\n`);
     return EXIT.OK;
   }
-  const cmd = COMMANDS[name];
+  const cmd = COMMANDS.get(name);
   if (!cmd) {
     io.err(`sitegw: unknown command '${name}'\n\n${USAGE}`);
     return EXIT.USAGE;
@@ -86,7 +87,7 @@ export async function main(argv: string[], io = stdio): Promise<number> {
     return EXIT.OK;
   }
   try {
-    return await cmd(rest);
+    return await cmd(rest, io);
   } catch (err) {
     // argument mistakes (parseArgs, UsageError) and start-up failures end with one clear line, not a stack
     return printFailure(io, name, err);
