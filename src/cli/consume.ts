@@ -52,7 +52,7 @@ export async function consumeCommand(argv: string[], io: Output = stdio): Promis
   io.out(`consuming ${(consumer.filters[0] ?? '').replace(/\/telemetry$/, '/…')} into ${values.db}\n`);
   const stats = () => io.out(`${JSON.stringify(consumer.stats)}\n`);
   const timer = setInterval(stats, STATS_EVERY_MS);
-  return untilSignal(async () => {
+  return untilSignal(io, async () => {
     clearInterval(timer);
     await consumer.stop();
     stats();

@@ -76,5 +76,5 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
     homeassistant: values.homeassistant,
   });
   io.out(banner(demo));
-  return untilSignal(() => demo.stop(), demo.daemon.ctx.log);
+  return untilSignal(io, () => demo.stop(), demo.daemon.ctx.log);
 }

@@ -23,5 +23,5 @@ export async function runCommand(argv: string[], io: Output = stdio): Promise<nu
     printError(io, 'run', `port ${port} on ${host} is already in use: ${fix}`);
     return null;
   });
-  return daemon ? untilSignal(() => daemon.stop(), daemon.ctx.log) : EXIT.FAILURE;
+  return daemon ? untilSignal(io, () => daemon.stop(), daemon.ctx.log) : EXIT.FAILURE;
 }

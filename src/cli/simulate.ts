@@ -72,7 +72,7 @@ export async function simulateCommand(argv: string[], io: Output = stdio): Promi
     const settings = lineSettings(baudRate, parity, 1);
     io.out(`  and the ${rtuHost} host's units over Modbus RTU on ${path} (${settings})\n`);
   }
-  return untilSignal(async () => {
+  return untilSignal(io, async () => {
     await rtu?.close();
     await servers.close();
   });
