@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../core/log.js';
 import { accessHelp, credentialsFile } from '../demo/credentials.js';
 import { startDemo, type Demo } from '../demo/demo.js';
-import { intOption, positiveOption } from './options.js';
-import { EXIT, isUsageMistake, printError, stdio, type Output } from './output.js';
+import { intOption, positiveOption, valuesOrMistake } from './options.js';
+import { EXIT, stdio, type Output } from './output.js';
 import { untilSignal } from './until-signal.js';
 
 function banner(demo: Demo): string {
@@ -53,23 +53,16 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
       homeassistant: { type: 'string' },
     },
   });
-  let port: number;
-  let speed: number;
-  try {
-    port = intOption('port', values.port, 8080, { min: 0, max: 65535 });
-    speed = positiveOption('speed', values.speed, 1);
-  } catch (err) {
-    if (!isUsageMistake(err)) throw err;
-    // a bad value here has always ended with 1, unlike an unknown option (2)
-    printError(io, 'demo', err.message);
-    return EXIT.FAILURE;
-  }
+  const checked = valuesOrMistake(io, 'demo', () => ({
+    port: intOption('port', values.port, 8080, { min: 0, max: 65535 }),
+    speed: positiveOption('speed', values.speed, 1),
+  }));
+  if (!checked) return EXIT.FAILURE;
   const demo = await startDemo({
-    port,
+    ...checked,
     host: values.host ?? '127.0.0.1',
     dataDir: values['data-dir'] ?? './data',
     history: values.history,
-    speed,
     modbusPorts: 'auto',
     log: createLogger(),
     mqtt: values.mqtt,

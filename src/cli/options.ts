@@ -1,5 +1,5 @@
 /** Checks for option values given as text; a wrong value is a UsageError naming the option. */
-import { UsageError } from './output.js';
+import { printError, UsageError, type Output } from './output.js';
 
 interface IntRange {
   min: number;
@@ -39,6 +39,20 @@ export function choiceOption<T extends string>(
   const found = allowed.find((a) => a === v);
   if (found === undefined) throw new UsageError(`--${name} must be ${either(allowed)}, got '${v}'`);
   return found;
+}
+
+/**
+ * The values `read` checks, or undefined after printing the mistake. demo and simulate end with
+ * FAILURE (1) on a wrong value, as they always have; parseArgs' own refusals end with USAGE (2).
+ */
+export function valuesOrMistake<T>(io: Output, command: string, read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    printError(io, command, err.message);
+    return undefined;
+  }
 }
 
 export const PARITIES = ['none', 'even', 'odd'] as const;

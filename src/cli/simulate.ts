@@ -5,11 +5,11 @@ import { defaultSimConfig, GRID_METER_DESCRIPTIONS, GRID_METER_KINDS } from '../
 import { startSimRtuServer, type SimRtuServer } from '../sim/rtu-server.js';
 import { startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
-import { choiceOption, intOption, lineSettings, PARITIES, positiveOption } from './options.js';
-import { EXIT, isUsageMistake, printError, stdio, type Output } from './output.js';
+import { choiceOption, intOption, lineSettings, PARITIES, positiveOption, valuesOrMistake } from './options.js';
+import { EXIT, stdio, type Output } from './output.js';
 import { untilSignal } from './until-signal.js';
 
-function simulateOptions(argv: string[]) {
+export async function simulateCommand(argv: string[], io: Output = stdio): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -24,32 +24,19 @@ function simulateOptions(argv: string[]) {
       parity: { type: 'string' },
     },
   });
-  // parseArgs' refusals end with 2; a bad value below has always ended with 1
-  try {
-    return {
-      host: values.host ?? '127.0.0.1',
-      gridMeter: choiceOption('grid-meter', values['grid-meter'], 'sunspec', GRID_METER_KINDS),
-      rtuHost: choiceOption('rtu-host', values['rtu-host'], 'meter', ['meter', 'inverter'] as const),
-      parity: choiceOption('parity', values.parity, 'none', PARITIES),
-      speed: positiveOption('speed', values.speed, 1),
-      inverterPort: intOption('inverter-port', values['inverter-port'], 1502, { min: 0, max: 65535 }),
-      meterPort: intOption('meter-port', values['meter-port'], 1503, { min: 0, max: 65535 }),
-      rtu: values.rtu,
-      // looked at with --rtu only, as it always was
-      baudRate: values.rtu === undefined ? 9600 : intOption('baud', values.baud, 9600, { min: 1200, max: 115200 }),
-    };
-  } catch (err) {
-    if (!isUsageMistake(err)) throw err;
-    return err;
-  }
-}
-
-export async function simulateCommand(argv: string[], io: Output = stdio): Promise<number> {
-  const o = simulateOptions(argv);
-  if (o instanceof Error) {
-    printError(io, 'simulate', o.message);
-    return EXIT.FAILURE;
-  }
+  const o = valuesOrMistake(io, 'simulate', () => ({
+    host: values.host ?? '127.0.0.1',
+    gridMeter: choiceOption('grid-meter', values['grid-meter'], 'sunspec', GRID_METER_KINDS),
+    rtuHost: choiceOption('rtu-host', values['rtu-host'], 'meter', ['meter', 'inverter'] as const),
+    parity: choiceOption('parity', values.parity, 'none', PARITIES),
+    speed: positiveOption('speed', values.speed, 1),
+    inverterPort: intOption('inverter-port', values['inverter-port'], 1502, { min: 0, max: 65535 }),
+    meterPort: intOption('meter-port', values['meter-port'], 1503, { min: 0, max: 65535 }),
+    rtu: values.rtu,
+    // looked at with --rtu only, as it always was
+    baudRate: values.rtu === undefined ? 9600 : intOption('baud', values.baud, 9600, { min: 1200, max: 115200 }),
+  }));
+  if (!o) return EXIT.FAILURE;
   const clock = new ScaledClock(o.speed);
   const sim = new SimSite({ ...defaultSimConfig(), gridMeter: o.gridMeter }, clock.now());
   const { host, inverterPort, meterPort } = o;
