@@ -93,7 +93,15 @@ describe('links in the documents', () => {
   });
 
   it('reads anchors the way GitHub writes them', () => {
-    const md = '# A\n## Modbus buses, RS-485 and `sitegw scan`\n## TLS: mqtts://, wss://\n## A\n```\n# not a heading\n```\n';
+    const md = [
+      '# A',
+      '## Modbus buses, RS-485 and `sitegw scan`',
+      '## TLS: mqtts://, wss://',
+      '## A',
+      '```',
+      '# not a heading',
+      '```',
+    ].join('\n');
     const a = anchors(md);
     expect([...a]).toEqual(['a', 'modbus-buses-rs-485-and-sitegw-scan', 'tls-mqtts-wss', 'a-1']);
   });
