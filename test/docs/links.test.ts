@@ -81,6 +81,28 @@ function problems(file: string): string[] {
   return out;
 }
 
+/** Every `docs/<file>.md "<section>"` a comment in src/ cites, with the file that cites it. */
+function citations(): { file: string; doc: string; section: string }[] {
+  const out: { file: string; doc: string; section: string }[] = [];
+  for (const file of readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.ts')) continue;
+    const text = readFileSync(join(ROOT, 'src', file), 'utf8');
+    for (const m of text.matchAll(/(docs\/[\w-]+\.md)[\s*]*"([^"\n]+)"/g)) {
+      out.push({ file: `src/${file}`, doc: m[1] ?? '', section: m[2] ?? '' });
+    }
+  }
+  return out;
+}
+
+/** A heading of the document, or (docs/design.md's decisions) a row of one of its tables. */
+function hasSection(doc: string, section: string): boolean {
+  const text = readFileSync(join(ROOT, doc), 'utf8');
+  const want = section.toLowerCase();
+  const headings = [...withoutFences(text).matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)].map((m) => m[1]?.toLowerCase());
+  if (headings.includes(want)) return true;
+  return [...text.matchAll(/^\| ([^|]+?) \|/gm)].some((m) => m[1]?.toLowerCase() === want);
+}
+
 describe('links in the documents', () => {
   it('finds the documents it checks', () => {
     for (const f of ['README.md', 'CONTRIBUTING.md', 'bench/README.md', 'docs/api.md', 'docs/design.md']) {
@@ -90,6 +112,13 @@ describe('links in the documents', () => {
 
   it.each(DOCS)('%s: every relative link and anchor resolves inside the repository', (file) => {
     expect(problems(file)).toEqual([]);
+  });
+
+  it('every document section a comment in src/ cites is there', () => {
+    const cited = citations();
+    expect(cited.length).toBeGreaterThan(20);
+    const missing = cited.filter((c) => !existsSync(join(ROOT, c.doc)) || !hasSection(c.doc, c.section));
+    expect(missing.map((c) => `${c.file}: ${c.doc} "${c.section}"`)).toEqual([]);
   });
 
   it('reads anchors the way GitHub writes them', () => {
