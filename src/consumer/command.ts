@@ -1,9 +1,22 @@
 import { parseArgs } from 'node:util';
 import { Consumer } from './consumer.js';
+import { isPostgresUrl } from './store.js';
 
 type UntilSignal = (stop: () => Promise<void>) => Promise<number>;
 
 const STATS_EVERY_MS = 10_000;
+
+/** A database URL as it may be printed: its password left out. */
+function withoutPassword(target: string): string {
+  if (!isPostgresUrl(target)) return target;
+  try {
+    const u = new URL(target);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the PostgreSQL database';
+  }
+}
 
 /** `sitegw consume`: the reference consumer until SIGTERM/SIGINT (docs/mqtt-contract.md). */
 export async function consumeCommand(argv: string[], untilSignal: UntilSignal): Promise<number> {
@@ -13,7 +26,8 @@ export async function consumeCommand(argv: string[], untilSignal: UntilSignal): 
       broker: { type: 'string' },
       group: { type: 'string', default: 'sitegw-consumers' },
       filter: { type: 'string', default: 'sitegw/+' },
-      db: { type: 'string', default: 'sitegw-consumer.db' },
+      db: { type: 'string' },
+      postgres: { type: 'string' },
       'client-id': { type: 'string' },
       username: { type: 'string' },
       'gap-wait': { type: 'string', default: '30' },
@@ -33,18 +47,27 @@ export async function consumeCommand(argv: string[], untilSignal: UntilSignal): 
     process.stderr.write(`sitegw consume: --group must be one topic level without / + # $, got '${values.group}'\n`);
     return 2;
   }
+  if (values.db !== undefined && values.postgres !== undefined) {
+    process.stderr.write('sitegw consume: give --db FILE or --postgres URL, not both\n');
+    return 2;
+  }
+  if (values.postgres !== undefined && !isPostgresUrl(values.postgres)) {
+    process.stderr.write(`sitegw consume: --postgres takes a URL postgres://user@host:port/database, got '${values.postgres}'\n`);
+    return 2;
+  }
+  const db = values.postgres ?? values.db ?? 'sitegw-consumer.db';
   const consumer = new Consumer({
     broker: values.broker,
     group: values.group,
     filter: values.filter,
-    db: values.db,
+    db,
     gaps: { waitMs: seconds('gap-wait', values['gap-wait']), retryMs: seconds('retry-after', values['retry-after']) },
     ...(values['client-id'] ? { clientId: values['client-id'] } : {}),
     ...(values.username ? { username: values.username, password: process.env.SITEGW_CONSUMER_PASSWORD ?? '' } : {}),
     log: (line) => process.stderr.write(`${line}\n`),
   });
   await consumer.start();
-  process.stdout.write(`consuming ${consumer.filters[0]!.replace(/\/telemetry$/, '/…')} into ${values.db}\n`);
+  process.stdout.write(`consuming ${consumer.filters[0]!.replace(/\/telemetry$/, '/…')} into ${withoutPassword(db)}\n`);
   const timer = setInterval(() => process.stdout.write(`${JSON.stringify(consumer.stats)}\n`), STATS_EVERY_MS);
   return untilSignal(async () => {
     clearInterval(timer);
