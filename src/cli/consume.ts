@@ -1,6 +1,8 @@
 /** `sitegw consume`: the reference consumer (src/consumer/) until SIGTERM/SIGINT (docs/mqtt-contract.md). */
 import { parseArgs } from 'node:util';
 import { Consumer } from '../consumer/consumer.js';
+import { printableUrl } from '../consumer/postgres-db.js';
+import { isPostgresUrl } from '../consumer/store.js';
 import { EXIT, printError, stdio, UsageError, type Output } from './output.js';
 import { untilSignal } from './until-signal.js';
 
@@ -19,7 +21,8 @@ export async function consumeCommand(argv: string[], io: Output = stdio): Promis
       broker: { type: 'string' },
       group: { type: 'string', default: 'sitegw-consumers' },
       filter: { type: 'string', default: 'sitegw/+' },
-      db: { type: 'string', default: 'sitegw-consumer.db' },
+      db: { type: 'string' },
+      postgres: { type: 'string' },
       'client-id': { type: 'string' },
       username: { type: 'string' },
       'gap-wait': { type: 'string', default: '30' },
@@ -34,6 +37,15 @@ export async function consumeCommand(argv: string[], io: Output = stdio): Promis
     printError(io, 'consume', `--group must be one topic level without / + # $, got '${values.group}'`);
     return EXIT.USAGE;
   }
+  if (values.db !== undefined && values.postgres !== undefined) {
+    printError(io, 'consume', 'give --db FILE or --postgres URL, not both');
+    return EXIT.USAGE;
+  }
+  if (values.postgres !== undefined && !isPostgresUrl(values.postgres)) {
+    printError(io, 'consume', `--postgres takes a URL postgres://user@host:port/database, got '${values.postgres}'`);
+    return EXIT.USAGE;
+  }
+  const db = values.postgres ?? values.db ?? 'sitegw-consumer.db';
   const gaps = {
     waitMs: seconds('gap-wait', values['gap-wait']),
     retryMs: seconds('retry-after', values['retry-after']),
@@ -42,14 +54,14 @@ export async function consumeCommand(argv: string[], io: Output = stdio): Promis
     broker: values.broker,
     group: values.group,
     filter: values.filter,
-    db: values.db,
+    db,
     gaps,
     ...(values['client-id'] ? { clientId: values['client-id'] } : {}),
     ...(values.username ? { username: values.username, password: process.env.SITEGW_CONSUMER_PASSWORD ?? '' } : {}),
     log: (line) => io.err(`${line}\n`),
   });
   await consumer.start();
-  io.out(`consuming ${(consumer.filters[0] ?? '').replace(/\/telemetry$/, '/…')} into ${values.db}\n`);
+  io.out(`consuming ${(consumer.filters[0] ?? '').replace(/\/telemetry$/, '/…')} into ${isPostgresUrl(db) ? printableUrl(db) : db}\n`);
   const stats = () => io.out(`${JSON.stringify(consumer.stats)}\n`);
   const timer = setInterval(stats, STATS_EVERY_MS);
   return untilSignal(io, async () => {

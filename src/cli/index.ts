@@ -31,13 +31,14 @@ Usage:
   sitegw tls fingerprint --config FILE
       Show the SHA-256 fingerprint of the API's HTTPS certificate.
   sitegw backup --config FILE OUT
-      Write a consistent copy of the database to OUT while the gateway runs (restore: README).
-  sitegw consume --broker URL [--group G] [--filter sitegw/+] [--db FILE] [--client-id ID] [--username U]
+      Write a consistent copy of the database to OUT while the gateway runs (restore: docs/install.md).
+  sitegw consume --broker URL [--group G] [--filter sitegw/+] [--db FILE | --postgres URL] [--client-id ID] [--username U]
                  [--gap-wait S] [--retry-after S]
       The reference cloud consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscription
-      $share/G/<filter>/…, de-duplication by seq, telemetry upserted into SQLite, holes asked for with
-      cmd/resync after --gap-wait seconds. Instances with the same --group and --db split a fleet;
-      the password for --username is read from SITEGW_CONSUMER_PASSWORD.
+      $share/G/<filter>/…, de-duplication by seq, telemetry upserted into SQLite (--db) or PostgreSQL
+      (--postgres), holes asked for with cmd/resync after --gap-wait seconds. Instances with the same
+      --group and database split a fleet; the password for --username is read from
+      SITEGW_CONSUMER_PASSWORD.
 `;
 
 type Command = (argv: string[], io: Output) => Promise<number>;
