@@ -112,7 +112,7 @@ export class Daemon {
     const clock = opts.clock ?? new ScaledClock(1);
     // HTTPS off loopback (a certificate problem stops the start before anything is opened)
     const tls = resolveTls(config, log.child({ feature: 'tls' }));
-    const bus = new EventBus(log.child({ feature: 'bus' }));
+    const bus = new EventBus(log);
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
     const { db, replaced } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));

@@ -59,6 +59,8 @@ export interface TransactionEvents {
 }
 
 type Listener = (...args: never[]) => unknown;
+/** real ms between two log lines about the same failing listener */
+const LOG_EVERY_MS = 60_000;
 interface Entry {
   feature: string;
   fn: Listener;
@@ -68,7 +70,7 @@ interface Entry {
 class Hub {
   readonly listeners = new Map<string, Entry[]>();
   readonly inTransaction = new Map<string, Entry[]>();
-  readonly failures = new Map<string, { event: string; feature: string; count: number }>();
+  readonly failures = new Map<string, ListenerFailures & { loggedAt: number }>();
 
   constructor(readonly log: Logger) {}
 
@@ -80,10 +82,16 @@ class Hub {
 
   failed(event: string, feature: string, err: unknown): void {
     const key = `${event}\0${feature}`;
-    const seen = this.failures.get(key) ?? { event, feature, count: 0 };
+    const seen = this.failures.get(key) ?? { event, feature, count: 0, loggedAt: -Infinity };
     seen.count++;
     this.failures.set(key, seen);
-    this.log.error({ err, event, feature }, `a ${feature} listener of '${event}' failed; the other listeners still run`);
+    // a listener that fails on every reading would write a stack per poll to the SD card: the first
+    // failure is logged, then one line a minute with the count (the metric counts every one)
+    const now = Date.now();
+    if (now - seen.loggedAt < LOG_EVERY_MS) return;
+    seen.loggedAt = now;
+    const msg = `a ${feature} listener of '${event}' failed; the other listeners still run`;
+    this.log.error({ err, event, feature, failures: seen.count }, msg);
   }
 }
 
@@ -153,6 +161,6 @@ export class EventBus {
 
   /** Failed listener calls since start, by event and feature. */
   listenerFailures(): ListenerFailures[] {
-    return [...this.hub.failures.values()].map((f) => ({ ...f }));
+    return [...this.hub.failures.values()].map(({ event, feature, count }) => ({ event, feature, count }));
   }
 }
