@@ -119,22 +119,44 @@ export class Daemon {
     await features.start({ name: 'store', start: () => undefined, stop: () => db.close() });
     const site = new Site(config);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
-    const bucketer = await features.start(new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus: bus.as('bucketer') }));
+    const bucketer = await features.start(
+      new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus: bus.as('bucketer') }),
+    );
 
     const buses = new BusRegistry();
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
     const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles });
     const auth = await features.start(
-      new AuthService({ db, config: config.auth, dataDir: config.dataDir, siteId: site.id, log: log.child({ feature: 'auth' }), now: opts.authNow }),
+      new AuthService({
+        db,
+        config: config.auth,
+        dataDir: config.dataDir,
+        siteId: site.id,
+        log: log.child({ feature: 'auth' }),
+        now: opts.authNow,
+      }),
     );
-    const ops = new OpsFeature({ site, db, dbFile, bus: bus.as('ops'), clock, log, version: VERSION, bucketer, scheduler: poller, features, replaced });
+    const ops = new OpsFeature({
+      site,
+      db,
+      dbFile,
+      bus: bus.as('ops'),
+      clock,
+      log,
+      version: VERSION,
+      bucketer,
+      scheduler: poller,
+      features,
+      replaced,
+    });
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
     const registry = ops.metrics.registry;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
     await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site }));
-    await features.start(new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce: config.grid.debounce }));
+    const { debounce } = config.grid;
+    await features.start(new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce }));
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
     const uplink = config.uplink
       ? // loaded only when configured: mqtt alone is ~20 MB of resident memory (README Performance)

@@ -111,7 +111,13 @@ export class HomeAssistant implements Feature {
    * (the availability topic and its last will), and /healthz tells what the gateway must fix.
    */
   health(): HomeAssistantHealth & FeatureHealth {
-    return { problems: [], broker: safeUrl(this.deps.config.url), connected: this.link?.connected ?? false, entities: this.published.size, lastError: this.lastError };
+    return {
+      problems: [],
+      broker: safeUrl(this.deps.config.url),
+      connected: this.link?.connected ?? false,
+      entities: this.published.size,
+      lastError: this.lastError,
+    };
   }
 
   private onConnected(client: MqttClient): void {

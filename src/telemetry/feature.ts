@@ -20,7 +20,10 @@ export class BucketFeed implements Feature {
 
   start(): void {
     const { bus, bucketer, site } = this.deps;
-    this.off = [bus.on('reading', (r) => bucketer.ingest(r)), bus.on('streamsChanged', () => bucketer.setStreams(site.streams()))];
+    this.off = [
+      bus.on('reading', (r) => bucketer.ingest(r)),
+      bus.on('streamsChanged', () => bucketer.setStreams(site.streams())),
+    ];
   }
 
   stop(): void {
@@ -49,7 +52,14 @@ export class BucketClosing implements Feature {
   readonly name = 'bucket closing';
   private readonly timer: CloseTimer;
 
-  constructor(deps: { bucketer: Bucketer; clock: Clock; pollPeriodMs: number; log: Logger; writes: { noteWrite(err?: unknown): void } }) {
+  constructor(deps: {
+    bucketer: Bucketer;
+    clock: Clock;
+    pollPeriodMs: number;
+    log: Logger;
+    /** the outcome of each close (ops' Health: a failed write makes the main loop unhealthy) */
+    writes: { noteWrite(err?: unknown): void };
+  }) {
     const { bucketer, clock, pollPeriodMs, log, writes } = deps;
     this.timer = new CloseTimer(clock, Math.min(pollPeriodMs * 1.5, 60_000), (boundary) => {
       try {

@@ -95,7 +95,9 @@ export class Uplink implements Feature {
     });
     this.unsubscribe = [
       // inside the producers' transactions: a failed outbox write rolls the bucket or event back too
-      bus.inTransaction('bucketsClosing', (closed: readonly ClosedBucket[]) => this.hold(this.write(telemetryBodies(this.ctx, closed)))),
+      bus.inTransaction('bucketsClosing', (closed: readonly ClosedBucket[]) => {
+        this.hold(this.write(telemetryBodies(this.ctx, closed)));
+      }),
       bus.inTransaction('gridEventRecording', (e) => void this.write([gridEventBody(this.ctx, e)])),
       bus.on('deviceHealth', (h) => {
         this.append([availabilityBody(this.ctx, this.deps.clock.now(), h)]);
@@ -143,6 +145,7 @@ export class Uplink implements Feature {
     const d = outboxDrops(db);
     const connected = this.link?.connected ?? false;
     const lastError = this.lastError?.message ?? null;
+    const why = lastError ? ` (${lastError})` : '';
     return {
       broker: safeUrl(config.url),
       connected,
@@ -156,7 +159,7 @@ export class Uplink implements Feature {
       delivered: this.drainer?.delivered ?? 0,
       dropped: { byAge: d.byAge, bySize: d.bySize, lastAt: d.lastAt === null ? null : formatInstant(d.lastAt) },
       lastError: this.lastError && { code: this.lastError.code, message: this.lastError.message, at: formatInstant(this.lastError.at) },
-      problems: connected ? [] : [`the uplink is not connected${lastError ? ` (${lastError})` : ''}; ${s.depth} messages wait in the outbox`],
+      problems: connected ? [] : [`the uplink is not connected${why}; ${s.depth} messages wait in the outbox`],
       connection: { connected, outboxDepth: s.depth, lastError },
     };
   }

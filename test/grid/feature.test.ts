@@ -15,7 +15,8 @@ import { GRID, siteConfig } from '../tariffs/fixture.js';
 function grid() {
   const db = openDatabase(':memory:');
   const bus = new EventBus(pino({ level: 'silent' }));
-  const feature = new GridFeature({ site: new Site(siteConfig()), db, bus: bus.as('grid'), log: pino({ level: 'silent' }), debounce: 1 });
+  const site = new Site(siteConfig());
+  const feature = new GridFeature({ site, db, bus: bus.as('grid'), log: pino({ level: 'silent' }), debounce: 1 });
   feature.start();
   const announced: GridEvent[] = [];
   bus.on('gridEvent', (e) => void announced.push(e));
@@ -36,7 +37,7 @@ describe('grid events inside their transaction', () => {
     expect(announced.map((e) => e.state)).toEqual(['not_present']);
   });
 
-  it('a listener that throws rolls the event back: not stored, not announced; counted as the grid listener failing', () => {
+  it('a listener that throws rolls the event back: not stored, not announced; counted as a grid failure', () => {
     const { db, bus, announced, read } = grid();
     bus.as('uplink').inTransaction('gridEventRecording', () => {
       throw new Error('outbox full');
