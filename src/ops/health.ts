@@ -8,7 +8,8 @@
  * - the last write to the database (bucket close) did not fail.
  * A blocked event loop needs no check of its own: the watchdog timer runs on the same loop, so
  * a loop that is stuck sends no ping at all. Devices that do not answer or an uplink that is
- * down (each feature's health() problems) make the daemon `degraded`, not unhealthy: restarting would not help them.
+ * down (the problems each feature's health() reports) make the daemon `degraded`, not
+ * unhealthy: restarting would not help them.
  */
 import type { Clock } from '../core/clock.js';
 import type { FeatureList } from '../core/feature.js';

@@ -96,13 +96,14 @@ export const GRANT_CLOSE: Record<WsGrantEnd, { code: number; reason: string }> =
 /** A timer longer than this fires at once (node clamps it to 1 ms); the periodic recheck covers the rest. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** the series the server keeps in the daemon's registry while it runs */
+const METRICS = { clients: 'sitegw_ws_clients', dropped: 'sitegw_ws_dropped_clients_total' } as const;
+
 /**
  * The `/ws` endpoint on the HTTP port: the query and the bearer token are checked before the
  * upgrade (a refusal is an HTTP answer with the error body), then the client gets the streams
  * it subscribed to, limited to the devices it may see.
  */
-const METRICS = { clients: 'sitegw_ws_clients', dropped: 'sitegw_ws_dropped_clients_total' } as const;
-
 export class WsServer implements Feature {
   readonly name = 'websocket';
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096, clientTracking: false });
