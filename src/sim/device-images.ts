@@ -18,6 +18,8 @@
  *     convention our SunSpec profile assumes for batteries (generator view, like 103 W);
  *   203 grid meter W: + import from the grid, − export; consumption meter W: + consumed.
  */
+
+import { itemAt } from '../core/item-at.js';
 import {
   METER_EVT,
   MODEL_1,
@@ -27,7 +29,6 @@ import {
   MODEL_203,
   MODEL_802,
 } from '../modbus/sunspec/models.js';
-import { itemAt } from '../core/item-at.js';
 import type { SimConfig } from './config.js';
 import type { SiteSnapshot } from './model.js';
 import { hash01 } from './noise.js';

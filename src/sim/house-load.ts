@@ -1,5 +1,5 @@
-import { itemAt } from '../core/item-at.js';
 import { IANAZone } from 'luxon';
+import { itemAt } from '../core/item-at.js';
 import type { SimConfig } from './config.js';
 import { LatticeLerp } from './lattice-lerp.js';
 import { hash01, TimeNoise } from './noise.js';

@@ -21,8 +21,8 @@ import { InverterConversion } from './inverter-efficiency.js';
 import { hash01, valueNoise } from './noise.js';
 import { PvArray } from './pv-array.js';
 
-export { defaultSimConfig, validateSimConfig, SimConfigError } from './config.js';
-export type { SimConfig, BatteryBlockConfig, OptimiserConfig } from './config.js';
+export type { BatteryBlockConfig, OptimiserConfig, SimConfig } from './config.js';
+export { defaultSimConfig, SimConfigError, validateSimConfig } from './config.js';
 
 const HOUR = 3_600_000;
 

@@ -1,7 +1,7 @@
 import { itemAt } from '../core/item-at.js';
 import type { SimConfig } from './config.js';
-import { hash01, TimeNoise } from './noise.js';
 import { LatticeLerp } from './lattice-lerp.js';
+import { hash01, TimeNoise } from './noise.js';
 import { clearSkyPlane } from './solar.js';
 
 /**

@@ -6,16 +6,17 @@
  * an answer) are applied here to the bytes of the answer, and `writeRaw` puts arbitrary bytes
  * on the line at any time.
  */
-import { itemAt } from '../core/item-at.js';
+
 import { performance } from 'node:perf_hooks';
 import { ServerSerial } from 'modbus-serial';
 import type { Clock } from '../core/clock.js';
+import { itemAt } from '../core/item-at.js';
 import { crc16 } from '../modbus/crc16.js';
 import { interFrameDelayMs } from '../modbus/rtu-timing.js';
 import type { SimHost } from './device-images.js';
-import { SimFaults, type FrameFault } from './faults.js';
+import { type FrameFault, SimFaults } from './faults.js';
 import type { SimSite } from './site.js';
-import { siteRefresher, simVector } from './vector.js';
+import { simVector, siteRefresher } from './vector.js';
 
 export interface SimRtuOptions {
   /** serial device to serve on */
