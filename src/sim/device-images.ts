@@ -18,7 +18,6 @@
  *     convention our SunSpec profile assumes for batteries (generator view, like 103 W);
  *   203 grid meter W: + import from the grid, − export; consumption meter W: + consumed.
  */
-
 import { itemAt } from '../core/item-at.js';
 import {
   METER_EVT,
@@ -89,9 +88,9 @@ function writeCommon(m: ModelWriter, id: SimDeviceIdentity): void {
   m.point('DA').set(id.unitId);
 }
 
-/** the named points of one model, typed by their names so each read is known to exist */
-function pointsOf<N extends string>(m: ModelWriter, names: readonly N[]): Record<N, PointWriter> {
-  return Object.fromEntries(names.map((name) => [name, m.point(name)])) as Record<N, PointWriter>;
+/** named points of a model (or of one repeating block), typed by their names so each read is known to exist */
+function pointsOf<N extends string>(names: readonly N[], point: (name: N) => PointWriter): Record<N, PointWriter> {
+  return Object.fromEntries(names.map((name) => [name, point(name)])) as Record<N, PointWriter>;
 }
 
 
@@ -117,8 +116,8 @@ function chargeState(w: number, socPct: number, b: SimConfig['battery']['blocks'
 }
 
 const INVERTER_POINTS = [
-  ...['A', 'AphA', 'AphB', 'AphC', 'PPVphAB', 'PPVphBC', 'PPVphCA', 'PhVphA', 'PhVphB', 'PhVphC', 'W', 'Hz', 'VA', 'WH'],
-  ...['DCA', 'DCV', 'DCW', 'TmpCab', 'TmpSnk', 'St', 'Evt1', 'Evt2'],
+  ...['A', 'AphA', 'AphB', 'AphC', 'PPVphAB', 'PPVphBC', 'PPVphCA', 'PhVphA', 'PhVphB', 'PhVphC'],
+  ...['W', 'Hz', 'VA', 'WH', 'DCA', 'DCV', 'DCW', 'TmpCab', 'TmpSnk', 'St', 'Evt1', 'Evt2'],
 ] as const;
 const MODULE_POINTS = ['DCW', 'DCV', 'DCA', 'DCWH', 'Tms', 'Tmp', 'DCSt'] as const;
 type ModulePoints = Record<(typeof MODULE_POINTS)[number], PointWriter>;
@@ -142,7 +141,7 @@ export class InverterDevice implements SimDevice {
     const inv = this.image.model(103);
     inv.sf('A_SF', -2).sf('V_SF', -1).sf('W_SF', 0).sf('Hz_SF', -2).sf('VA_SF', 0).sf('WH_SF', 0);
     inv.sf('DCA_SF', -2).sf('DCV_SF', -1).sf('DCW_SF', 0).sf('Tmp_SF', -1);
-    this.p = pointsOf(inv, INVERTER_POINTS);
+    this.p = pointsOf(INVERTER_POINTS, (name) => inv.point(name));
 
     const mppt = this.image.model(160);
     mppt.sf('DCA_SF', -2).sf('DCV_SF', -1).sf('DCW_SF', 0).sf('DCWH_SF', 0);
@@ -152,8 +151,7 @@ export class InverterDevice implements SimDevice {
       mppt.blockPoint(i, 'ID').set(i + 1);
       mppt.blockPoint(i, 'IDStr').text(`PV${i + 1}`);
       mppt.blockPoint(i, 'DCEvt').set(0);
-      const points = Object.fromEntries(MODULE_POINTS.map((name) => [name, mppt.blockPoint(i, name)]));
-      return { ...(points as ModulePoints), peakW };
+      return { ...pointsOf(MODULE_POINTS, (name) => mppt.blockPoint(i, name)), peakW };
     });
 
     const storage = this.image.model(124);
@@ -237,7 +235,9 @@ export class InverterDevice implements SimDevice {
   }
 }
 
-const BATTERY_POINTS = ['SoC', 'DoD', 'SoH', 'NCyc', 'ChaSt', 'Hb', 'V', 'CellVMax', 'CellVMin', 'CellVAvg', 'A', 'W'] as const;
+const BATTERY_POINTS = [
+  'SoC', 'DoD', 'SoH', 'NCyc', 'ChaSt', 'Hb', 'V', 'CellVMax', 'CellVMin', 'CellVAvg', 'A', 'W',
+] as const;
 
 export class BatteryDevice implements SimDevice {
   readonly image: SunSpecImage;
@@ -274,7 +274,7 @@ export class BatteryDevice implements SimDevice {
     m.point('VMin').set(44.8);
     m.point('AChaMax').set(b.maxChargeW / 44.8);
     m.point('ADisChaMax').set(b.maxDischargeW / 44.8);
-    this.p = pointsOf(m, BATTERY_POINTS);
+    this.p = pointsOf(BATTERY_POINTS, (name) => m.point(name));
   }
 
   encode(s: SiteSnapshot): void {
@@ -317,7 +317,7 @@ export class MeterDevice implements SimDevice {
     writeCommon(this.image.model(1), identity);
     const m = this.image.model(203);
     m.sf('A_SF', -2).sf('V_SF', -1).sf('Hz_SF', -2).sf('W_SF', 0).sf('VA_SF', 0).sf('TotWh_SF', 0);
-    this.p = pointsOf(m, METER_POINTS);
+    this.p = pointsOf(METER_POINTS, (name) => m.point(name));
   }
 
   encode(s: SiteSnapshot): void {
