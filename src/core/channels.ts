@@ -27,22 +27,86 @@ export interface ChannelSpec {
 }
 
 export const CHANNEL_TABLE = [
-  { id: 'power_W', unit: 'W', group: 'default', rollup: 'mean', value: 'number',
-    column: 'power_W', field: 'power_W', label: 'power' },
-  { id: 'power_AC_W', unit: 'W', group: 'default', rollup: 'mean', value: 'number',
-    column: 'power_AC_W', field: 'power_AC_W', label: 'AC power' },
-  { id: 'power_DC_W', unit: 'W', group: 'default', rollup: 'mean', value: 'number',
-    column: 'power_DC_W', field: 'power_DC_W', label: 'DC power' },
-  { id: 'soc', unit: 'percent', group: 'default', rollup: 'last', value: 'number',
-    column: 'soc', field: 'soc', label: 'state of charge' },
-  { id: 'soh', unit: 'percent', group: 'default', rollup: 'last', value: 'number',
-    column: 'soh', field: 'soh', label: 'state of health' },
-  { id: 'energy_Wh_increment', unit: 'Wh', group: 'energy', rollup: 'end', value: 'number',
-    column: 'energy_in', field: 'energyIn', label: 'energy in' },
-  { id: 'energy_Wh_decrement', unit: 'Wh', group: 'energy', rollup: 'end', value: 'number',
-    column: 'energy_out', field: 'energyOut', label: 'energy out' },
-  { id: 'state', unit: 'None', group: 'default', rollup: 'last', value: 'state',
-    column: 'state', field: 'state', label: 'grid' },
+  {
+    id: 'power_W',
+    unit: 'W',
+    group: 'default',
+    rollup: 'mean',
+    value: 'number',
+    column: 'power_W',
+    field: 'power_W',
+    label: 'power',
+  },
+  {
+    id: 'power_AC_W',
+    unit: 'W',
+    group: 'default',
+    rollup: 'mean',
+    value: 'number',
+    column: 'power_AC_W',
+    field: 'power_AC_W',
+    label: 'AC power',
+  },
+  {
+    id: 'power_DC_W',
+    unit: 'W',
+    group: 'default',
+    rollup: 'mean',
+    value: 'number',
+    column: 'power_DC_W',
+    field: 'power_DC_W',
+    label: 'DC power',
+  },
+  {
+    id: 'soc',
+    unit: 'percent',
+    group: 'default',
+    rollup: 'last',
+    value: 'number',
+    column: 'soc',
+    field: 'soc',
+    label: 'state of charge',
+  },
+  {
+    id: 'soh',
+    unit: 'percent',
+    group: 'default',
+    rollup: 'last',
+    value: 'number',
+    column: 'soh',
+    field: 'soh',
+    label: 'state of health',
+  },
+  {
+    id: 'energy_Wh_increment',
+    unit: 'Wh',
+    group: 'energy',
+    rollup: 'end',
+    value: 'number',
+    column: 'energy_in',
+    field: 'energyIn',
+    label: 'energy in',
+  },
+  {
+    id: 'energy_Wh_decrement',
+    unit: 'Wh',
+    group: 'energy',
+    rollup: 'end',
+    value: 'number',
+    column: 'energy_out',
+    field: 'energyOut',
+    label: 'energy out',
+  },
+  {
+    id: 'state',
+    unit: 'None',
+    group: 'default',
+    rollup: 'last',
+    value: 'state',
+    column: 'state',
+    field: 'state',
+    label: 'grid',
+  },
 ] as const satisfies readonly ChannelSpec[];
 
 type Table = typeof CHANNEL_TABLE;
@@ -68,15 +132,17 @@ export const CHANNEL_GROUP: Record<ChannelId, IncludeGroup> = byId((c) => c.grou
 
 /** Channels averaged over time, in table order (the bucketer's running sums are indexed by it). */
 export type PowerChannel = IdsWhere<{ rollup: 'mean' }>;
-export const POWER_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup === 'mean')
-  .map((c) => c.id) as readonly PowerChannel[];
+export const POWER_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup === 'mean').map(
+  (c) => c.id,
+) as readonly PowerChannel[];
 
 /** Channels a poll measures (everything but the counters, which the energy tracker keeps). */
 export type InstantChannel = IdsWhere<{ rollup: 'mean' | 'last' }>;
 /** Instant channels that are numbers: what a device profile maps registers to (the state has rules of its own). */
 export type NumericInstantChannel = IdsWhere<{ rollup: 'mean' | 'last'; value: 'number' }>;
-export const NUMERIC_INSTANT_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup !== 'end' && c.value === 'number')
-  .map((c) => c.id) as readonly NumericInstantChannel[];
+export const NUMERIC_INSTANT_CHANNELS = CHANNEL_TABLE.filter((c) => c.rollup !== 'end' && c.value === 'number').map(
+  (c) => c.id,
+) as readonly NumericInstantChannel[];
 
 /** Channels whose bucket holds the last sample. */
 export type LastChannel = IdsWhere<{ rollup: 'last' }>;

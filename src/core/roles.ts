@@ -1,5 +1,5 @@
 import type { ChannelId, DeviceKind, PowerChannel } from './channels.js';
-import { streamIds, type StreamRole } from './streams.js';
+import { type StreamRole, streamIds } from './streams.js';
 
 /**
  * The role table: what a configured device of each role is (its telemetry kind) and which

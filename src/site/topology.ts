@@ -2,7 +2,7 @@ import { unitOf } from '../core/channels.js';
 import { streamIds, type StreamDef } from '../core/streams.js';
 import type { DeviceState, Site } from './site.js';
 
-/** A topology node (spec "Topology"); not every field is on every node. */
+/** A topology node (docs/api.md "Topology"); not every field is on every node. */
 export interface TopoNode {
   id: string;
   kind?: string;
@@ -24,7 +24,7 @@ const WH_TO_J = 3600;
  * The site as a tree: root → logical home controller → {inverter with its DC circuit (BMS,
  * PV hub with PV arrays), connection point with the grid circuit, house load}. Compact mode
  * folds battery blocks into one `__bb_agg` BMS and optimisers into one `__dcm` PV array
- * (spec "GET /api/v1/sites/{siteId}/topology").
+ * (docs/api.md "GET /api/v1/sites/{siteId}/topology").
  */
 export function buildTopology(site: Site, compact: boolean): TopoNode {
   const siteId = site.id;

@@ -44,14 +44,16 @@ type InsertParams = [number, number, number, ...(number | string | null)[]];
 interface Stmts {
   insert: Statement<InsertParams>;
 }
-const stmts = perConnection((db): Stmts => ({
-  // A bucket written twice (a re-close after restart) replaces itself: one row per key.
-  // The column names come from the channel table, never from input.
-  insert: db.prepare<InsertParams>(
-    `INSERT OR REPLACE INTO buckets (stream, start_s, ${ALL_COLUMNS.join(', ')})
+const stmts = perConnection(
+  (db): Stmts => ({
+    // A bucket written twice (a re-close after restart) replaces itself: one row per key.
+    // The column names come from the channel table, never from input.
+    insert: db.prepare<InsertParams>(
+      `INSERT OR REPLACE INTO buckets (stream, start_s, ${ALL_COLUMNS.join(', ')})
      VALUES (?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
-  ),
-}));
+    ),
+  }),
+);
 
 const FIELDS = CHANNEL_TABLE.map((c) => c.field);
 
@@ -69,7 +71,6 @@ export function insertBuckets(db: Database, rows: readonly BucketRow[]): void {
 /** `[start_s, ...the asked columns in the asked order]` */
 export type PartialBucket = [startS: number, ...values: (number | string | null)[]];
 
-
 /** Rows of one stream whose start lies in [fromS, toS), ascending by start. */
 export function bucketRange(db: Database, stream: number, fromS: number, toS: number): BucketTuple[] {
   return bucketColumns(db, stream, fromS, toS, ALL_COLUMNS) as BucketTuple[];
@@ -84,14 +85,24 @@ const ranges = perConnection(() => new Map<string, Statement<[number, number, nu
  * split): a day of a meter's ten columns took about 1.3–1.4× as long as the five it fills. A
  * caller that knows what it needs asks for that alone.
  */
-export function bucketColumns(db: Database, stream: number, fromS: number, toS: number, columns: readonly BucketColumn[]): PartialBucket[] {
+export function bucketColumns(
+  db: Database,
+  stream: number,
+  fromS: number,
+  toS: number,
+  columns: readonly BucketColumn[],
+): PartialBucket[] {
   const byColumns = ranges(db);
   const key = columns.join(',');
   let st = byColumns.get(key);
   if (!st) {
     // the names come from the BucketColumn union, never from a request
     const list = ['start_s', ...columns].join(', ');
-    st = db.prepare<[number, number, number], PartialBucket>(`SELECT ${list} FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`).raw();
+    st = db
+      .prepare<[number, number, number], PartialBucket>(
+        `SELECT ${list} FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
+      )
+      .raw();
     byColumns.set(key, st);
   }
   return st.all(stream, fromS, toS);

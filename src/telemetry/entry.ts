@@ -1,10 +1,10 @@
 import {
   CHANNEL_GROUP,
-  percentToFraction,
   type ChannelId,
   type ChannelValue,
   type DeviceKind,
   type IncludeGroup,
+  percentToFraction,
   type SocScale,
 } from '../core/channels.js';
 

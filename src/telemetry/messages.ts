@@ -1,7 +1,7 @@
 import type { ChannelId, IncludeGroup, SocScale } from '../core/channels.js';
 import type { ClosedBucket } from '../core/events.js';
 import type { StreamDef } from '../core/streams.js';
-import { entryShape, toEntry, type EntryShape } from './entry.js';
+import { type EntryShape, entryShape, toEntry } from './entry.js';
 import { formatInterval } from './interval.js';
 
 /** The classes of devices a telemetry-realtime message is for (spec: `telemetryDevices`). */
@@ -47,7 +47,7 @@ export class BucketFragments {
   }
 }
 
-/** telemetry-realtime messages of at most `max` entries each (spec rule 2; docs/design.md limit). */
+/** telemetry-realtime messages of at most `max` entries each (docs/api.md "Stream telemetry-realtime", "Limits"). */
 export function telemetryMessages(
   entries: string[],
   cls: DeviceClass,

@@ -5,8 +5,8 @@ import {
   CHANNEL_GROUP,
   CHANNEL_TABLE,
   CHANNEL_UNITS,
-  INCLUDE_GROUPS,
   type ChannelId,
+  INCLUDE_GROUPS,
   type SocScale,
 } from '../../src/core/channels.js';
 import { DERIVED_CONSUMPTION, ROLES } from '../../src/core/roles.js';
@@ -33,7 +33,8 @@ describe('the channel table', () => {
   });
 
   it('puts the lifetime counters in the energy group and everything else in default (spec: include=energy)', () => {
-    for (const c of CHANNEL_TABLE) expect([c.id, CHANNEL_GROUP[c.id]]).toEqual([c.id, c.unit === 'Wh' ? 'energy' : 'default']);
+    for (const c of CHANNEL_TABLE)
+      expect([c.id, CHANNEL_GROUP[c.id]]).toEqual([c.id, c.unit === 'Wh' ? 'energy' : 'default']);
   });
 
   it('rolls power up as a mean, soc/soh/state as the last value, energy as the value at the end (design.md)', () => {
@@ -61,7 +62,9 @@ describe('the channel table', () => {
   it('stores and reads back every channel in its own column (a row with each field distinct)', () => {
     const db = openDatabase(':memory:');
     const stream = streamKey(db, 's');
-    const values = Object.fromEntries(CHANNEL_TABLE.map((c, i) => [c.field, c.value === 'state' ? 'not_present' : i + 0.25]));
+    const values = Object.fromEntries(
+      CHANNEL_TABLE.map((c, i) => [c.field, c.value === 'state' ? 'not_present' : i + 0.25]),
+    );
     insertBucket(db, { stream, startS: 900, coveredMs: 1234, ...values } as Parameters<typeof insertBucket>[1]);
     const [row] = bucketRange(db, stream, 0, 10_000);
     expect(row?.[COL.startS]).toBe(900);
@@ -86,7 +89,13 @@ describe('telemetry entries', () => {
     it(`the schema accepts what toEntry builds for every stream of every role (soc as ${socScale})`, () => {
       for (const s of streams) {
         const shape = entryShape(s.channels, new Set(INCLUDE_GROUPS), socScale);
-        const e = toEntry(s.deviceKind, 'x', '2026-11-23T00:00:00Z/2026-11-23T00:15:00Z', shape, shape.names.map(sample));
+        const e = toEntry(
+          s.deviceKind,
+          'x',
+          '2026-11-23T00:00:00Z/2026-11-23T00:15:00Z',
+          shape,
+          shape.names.map(sample),
+        );
         expect(e).toBeDefined();
         expect(Object.keys(e ?? {})).toEqual([...head, ...s.channels]);
         expect([s.label, check(e), check.errors ?? null]).toEqual([s.label, true, null]);
@@ -106,6 +115,12 @@ describe('telemetry entries', () => {
     const shape = entryShape(['power_W', 'energy_Wh_increment', 'power_W'], new Set(['default'] as const), 'percent');
     expect(shape.names).toEqual(['power_W']);
     expect(toEntry('meter', 'm', 'a/b', shape, [null])).toBeUndefined();
-    expect(toEntry('meter', 'm', 'a/b', shape, [7])).toEqual({ deviceKind: 'meter', kind: 'meter', deviceId: 'm', interval: 'a/b', power_W: 7 });
+    expect(toEntry('meter', 'm', 'a/b', shape, [7])).toEqual({
+      deviceKind: 'meter',
+      kind: 'meter',
+      deviceId: 'm',
+      interval: 'a/b',
+      power_W: 7,
+    });
   });
 });

@@ -31,14 +31,20 @@ describe('the role table', () => {
     for (const d of site.devices.values()) {
       const own = streams.filter((s) => s.deviceId === d.config.id);
       const expected = ROLES[d.config.role].streams.flatMap((t) => {
-        if (t.count === 'perModule') return [1, 2].map((n) => ({ t, id: t.id(d.config.id, n), label: `${t.label} ${n}` }));
+        if (t.count === 'perModule')
+          return [1, 2].map((n) => ({ t, id: t.id(d.config.id, n), label: `${t.label} ${n}` }));
         if (t.count === 'ifBatteries' && site.batteriesOf(d.config.id).length === 0) return [];
         return [{ t, id: t.id(d.config.id, 0), label: t.label }];
       });
       expect(own.map((s) => s.id)).toEqual(expected.map((e) => e.id));
       own.forEach((s, i) => {
         const e = expected[i];
-        expect(s).toMatchObject({ deviceKind: e?.t.deviceKind, label: e?.label, role: e?.t.role, channels: e?.t.channels });
+        expect(s).toMatchObject({
+          deviceKind: e?.t.deviceKind,
+          label: e?.label,
+          role: e?.t.role,
+          channels: e?.t.channels,
+        });
       });
       expect(d.kind).toBe(ROLES[d.config.role].kind);
     }
@@ -49,7 +55,11 @@ describe('the role table', () => {
     const config = siteConfig();
     const site = new Site({ ...config, devices: config.devices.filter((d) => d.role !== 'consumption-meter') });
     const derived = site.stream(streamIds.consumptionDerived(site.id));
-    expect(derived).toMatchObject({ deviceId: site.byRole('grid-meter')[0]?.config.id, deviceKind: 'meter', role: 'house' });
+    expect(derived).toMatchObject({
+      deviceId: site.byRole('grid-meter')[0]?.config.id,
+      deviceKind: 'meter',
+      role: 'house',
+    });
     expect(derived?.channels).toEqual(['power_W', 'energy_Wh_increment', 'energy_Wh_decrement']);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Lenient query parameters where the spec is silent (design.md "lenient input"), shared by every
+ * Lenient query parameters where the spec is silent (docs/design.md "lenient input"), shared by every
  * HTTP route (a preValidation hook reading the route's querystring schema) and the WebSocket
  * query: what common clients send is accepted, what the gateway sends stays strict.
  *

@@ -9,16 +9,16 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { parseConfig } from '../src/config/load.js';
-import { ScaledClock } from '../src/core/clock.js';
-import { EventBus } from '../src/core/events.js';
-import { silentLogger } from '../src/core/log.js';
-import { Site } from '../src/site/site.js';
-import { openDatabase, type Database } from '../src/store/db.js';
-import { outboxStats } from '../src/store/outbox.js';
-import { Bucketer } from '../src/telemetry/bucketer.js';
-import { CloseTimer } from '../src/telemetry/close-timer.js';
-import { Uplink } from '../src/uplink/feature.js';
+import { parseConfig } from '../../src/config/load.js';
+import { ScaledClock } from '../../src/core/clock.js';
+import { EventBus } from '../../src/core/events.js';
+import { silentLogger } from '../../src/core/log.js';
+import { Site } from '../../src/site/site.js';
+import { openDatabase, type Database } from '../../src/store/db.js';
+import { outboxStats } from '../../src/store/outbox.js';
+import { Bucketer } from '../../src/telemetry/bucketer.js';
+import { CloseTimer } from '../../src/telemetry/close-timer.js';
+import { Uplink } from '../../src/uplink/feature.js';
 
 export interface WorkerArgs {
   ids: string[];
@@ -98,7 +98,7 @@ for (const id of args.ids) {
   const bus = new EventBus();
   const bucketer = new Bucketer({ db, streams: site.streams(), pollPeriodMs: POLL_MS, bus });
   bucketer.start();
-  const uplink = new Uplink({ config: r.config.uplink!, db, site, bus, clock, log: silentLogger(), bucketer, onGridRecord: () => () => undefined, socScale: 'percent', version: 'fleet-bench' });
+  const uplink = new Uplink({ config: r.config.uplink!, db, site, bus, clock, log: silentLogger(), socScale: 'percent', version: 'fleet-bench' });
   uplink.start();
   const close = new CloseTimer(clock, POLL_MS * 1.5, (b) => bucketer.closeUntil(b));
   close.start();
