@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.js';
 import type { ConnectionStatus, FeatureList } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../core/streams.js';
+import { ownStreamId } from '../core/roles.js';
 import { recentGridEvents } from '../store/grid-events.js';
 import type { Health, HealthReport } from './health.js';
 import type { LiveValues } from './live.js';
@@ -70,16 +71,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 function mainStream(site: Site, id: string): string {
   const d = site.devices.get(id)!;
-  switch (d.config.role) {
-    case 'inverter':
-      return streamIds.inverter(id);
-    case 'battery':
-      return streamIds.batteryBlock(id);
-    case 'grid-meter':
-      return streamIds.gridMeter(id);
-    case 'consumption-meter':
-      return streamIds.consumptionMeter(id);
-  }
+  return ownStreamId(d.config.role, id);
 }
 
 /** Sum of one channel over streams; null when none of them has a current value. */
