@@ -23,7 +23,7 @@ import { ManualClock } from '../src/core/clock.js';
 import { EventBus } from '../src/core/events.js';
 import { silentLogger } from '../src/core/log.js';
 import { BusRegistry } from '../src/modbus/buses.js';
-import type { RegisterReader } from '../src/modbus/register-reader.js';
+import type { RegisterReader } from '../src/core/register-reader.js';
 import { Poller } from '../src/poller/poller.js';
 import { loadProfiles } from '../src/profiles/index.js';
 import { startSimServers } from '../src/sim/servers.js';

@@ -9,7 +9,7 @@ import type { DeviceConfig, SiteConfig } from './config/types.js';
 import { ScaledClock, type Clock } from './core/clock.js';
 import { EventBus } from './core/events.js';
 import { createLogger } from './core/log.js';
-import type { RegisterReader } from './modbus/register-reader.js';
+import type { RegisterReader } from './core/register-reader.js';
 import { BusRegistry } from './modbus/buses.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';

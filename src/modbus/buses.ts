@@ -2,7 +2,7 @@ import type { DeviceConfig, DeviceConnection } from '../config/types.js';
 import { SerialLink, SocketLink } from './byte-link.js';
 import { linkKey } from './link.js';
 import type { QueuedBus } from './queued-bus.js';
-import type { RegisterReader } from './register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { RtuBus } from './rtu-bus.js';
 import { interFrameDelayMs } from './rtu-timing.js';
 import { TcpBus } from './tcp-bus.js';

@@ -10,12 +10,12 @@
  */
 import type { DeviceRole } from '../config/types.js';
 import type { DeviceProfile } from '../profiles/compiled.js';
-import type { DeviceIdentity } from '../profiles/driver.js';
+import type { DeviceIdentity } from '../core/identity.js';
 import { matchesProfile, readIdentity } from '../profiles/identify.js';
 import { rolesOf } from '../profiles/registry.js';
 import { vendorMeterSign, type KnownMeterSign } from '../profiles/sunspec-vendors.js';
 import { ModbusError, toModbusError } from './errors.js';
-import type { RegisterReader } from './register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { discoverSunSpec, readModel } from './sunspec/discovery.js';
 
 export interface ScanFinding {

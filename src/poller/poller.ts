@@ -4,7 +4,7 @@ import type { Clock, ClockTimer } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { DeviceConfig } from '../config/types.js';
 import { toModbusError } from '../modbus/errors.js';
-import type { RegisterReader } from '../modbus/register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';

@@ -1,7 +1,7 @@
 import type { ChannelId, DeviceKind } from '../core/channels.js';
 import type { DeviceConfig, DeviceRole, SiteConfig } from '../config/types.js';
 import type { ModbusErrorKind } from '../modbus/errors.js';
-import type { DeviceIdentity } from '../profiles/driver.js';
+import type { DeviceIdentity } from '../core/identity.js';
 import type { StreamDef } from '../telemetry/stream.js';
 import { streamIds } from './stream-ids.js';
 
