@@ -6,14 +6,14 @@
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
+import { formatScanReport, ranges, type ScanLink } from '../discovery/scan-report.js';
+import { parseUnits, scanBus } from '../discovery/scan.js';
 import { installedProfiles } from '../profiles/registry.js';
 import { SerialLink } from './byte-link.js';
 import { ModbusError } from './errors.js';
 import type { QueuedBus } from './queued-bus.js';
 import { RtuBus } from './rtu-bus.js';
 import { interFrameDelayMs } from './rtu-timing.js';
-import { formatScanReport, ranges, type ScanLink } from './scan-report.js';
-import { parseUnits, scanBus } from './scan.js';
 import { TcpBus } from './tcp-bus.js';
 
 /**

@@ -9,14 +9,14 @@
  * timeout) and never hangs on a silent bus: every request has a timeout (QueuedBus).
  */
 import type { DeviceRole } from '../config/types.js';
-import type { DeviceProfile } from '../profiles/compiled.js';
 import type { DeviceIdentity } from '../core/identity.js';
+import type { RegisterReader } from '../core/register-reader.js';
+import { ModbusError, toModbusError } from '../modbus/errors.js';
+import { discoverSunSpec, readModel } from '../modbus/sunspec/discovery.js';
+import type { DeviceProfile } from '../profiles/compiled.js';
 import { matchesProfile, readIdentity } from '../profiles/identify.js';
 import { rolesOf } from '../profiles/registry.js';
 import { vendorMeterSign, type KnownMeterSign } from '../profiles/sunspec-vendors.js';
-import { ModbusError, toModbusError } from './errors.js';
-import type { RegisterReader } from '../core/register-reader.js';
-import { discoverSunSpec, readModel } from './sunspec/discovery.js';
 
 export interface ScanFinding {
   unitId: number;
