@@ -3,7 +3,7 @@
  * (`sitegw consume`) on one shared subscription and one database, and faults on the way: a broker
  * crash (SIGKILL) mid-close, one consumer killed mid-close (restarted half an hour later), a tenth
  * of the sites offline for an hour, and both consumers killed mid-close (back half an hour later,
- * so every site has a hole to resync). Sites run in worker processes (bench/fleet-sites.ts), each
+ * so every site has a hole to resync). Sites run in worker processes (bench/lib/fleet-sites.ts), each
  * with its real outbox in its own SQLite file, on a ScaledClock (--speed, as `sitegw demo --speed`).
  *
  * At the end it proves the delivery: every bucket every site stored is in the consumer's
@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import mqtt from 'mqtt';
 import { sqliteDriver } from '../src/store/driver.js';
 import { BUCKET_MS } from '../src/telemetry/align.js';
-import type { WorkerArgs } from './fleet-sites.js';
+import type { WorkerArgs } from './lib/fleet-sites.js';
 import { median } from './lib/stats.js';
 
 const { values: opt } = parseArgs({
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   for (let w = 0; w < WORKERS; w++) {
     const slice = ids.filter((_, i) => i % WORKERS === w);
     const a: WorkerArgs = { ids: slice, offline: offline.filter((x) => slice.includes(x)), brokerPort, speed: SPEED, origin, realStart, jitterSeconds: JITTER, dir };
-    const p = fork(join(ROOT, 'bench/fleet-sites.ts'), [JSON.stringify(a)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const p = fork(join(ROOT, 'bench/lib/fleet-sites.ts'), [JSON.stringify(a)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     workers.push(p);
     ready.push(new Promise((r) => p.once('message', r)));
   }

@@ -38,7 +38,7 @@ export interface DaemonOptions {
   listen?: boolean;
   /** real time for token lifetimes (ms epoch); tests move it to expire codes and tokens */
   authNow?: () => number;
-  /** WebSocket ping timeout, real ms (default 60 s, design.md); tests shorten it */
+  /** WebSocket ping timeout, real ms (default 60 s, docs/design.md); tests shorten it */
   wsPingTimeoutMs?: number;
   /** how often open WebSockets' grants are checked again, real ms (default 5 s); tests shorten it */
   wsGrantRecheckMs?: number;

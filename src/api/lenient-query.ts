@@ -1,7 +1,8 @@
 /**
- * Lenient query parameters where the spec is silent (design.md "lenient input"), shared by every
- * HTTP route (a preValidation hook reading the route's querystring schema, http/lenient-query.ts)
- * and the WebSocket query: what common clients send is accepted, what the gateway sends stays strict.
+ * Lenient query parameters where the spec is silent (docs/design.md "lenient input"), shared by
+ * every HTTP route (a preValidation hook reading the route's querystring schema,
+ * http/lenient-query.ts) and the WebSocket query: what common clients send is accepted, what the
+ * gateway sends stays strict.
  *
  * - a boolean is `true/false/1/0` in any case; an empty value (`?compact=` or `?compact`) counts
  *   as absent, so the parameter's default applies;

@@ -1,5 +1,5 @@
 /**
- * Scopes of the Energy Site API (spec "Scopes"). The spec writes them with the prefix `svc/`, and
+ * Scopes of the Energy Site API (docs/api.md "Scopes"). The spec writes them with the prefix `svc/`, and
  * that is how they travel on the wire here too: in `scope` parameters, token responses, the
  * WWW-Authenticate `scope` attribute and the OpenAPI document. A request may also name a scope
  * without the prefix (`device.read`); it is read as the prefixed one. `openid` is accepted so

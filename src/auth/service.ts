@@ -38,7 +38,7 @@ export interface AuthServiceOptions {
 const KEEP_EXPIRED_MS = 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
-/** The stream a customer grants through publishTo (spec "Device publish list"). */
+/** The stream a customer grants through publishTo (docs/api.md "Device publish list"). */
 export const REALTIME_STREAM = 'telemetry-realtime';
 
 export class AuthService {

@@ -1,6 +1,6 @@
 /**
  * JSON Schema (draft-07, for ajv) of site.yaml: the single source of the shape, the bounds and the
- * defaults. `description` is the meaning shown to installers (README table, example file) and
+ * defaults. `description` is the meaning shown to installers (docs/configuration.md, example file) and
  * `hint` is what the error message suggests when a value is wrong, so the advice lives next to the
  * rule it explains. Checks that need more than one value (unique ids, addresses, zone names) are
  * in semantic.ts.

@@ -1,4 +1,4 @@
-import mqtt, { type MqttClient } from 'mqtt';
+import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
 import { TOPIC, topicOf } from '../uplink/topics.js';
 import { scanGaps, type GapPolicy } from './gaps.js';
 import { parseMessage, SEQ_SUFFIXES } from './parse.js';
@@ -10,6 +10,7 @@ export interface ConsumerOptions {
   group: string;
   /** the sites' topic prefixes as a filter, e.g. `sitegw/+` for the default `sitegw/{siteId}` */
   filter: string;
+  /** a SQLite file, or a `postgres://` URL */
   db: string;
   clientId?: string;
   username?: string;
@@ -40,18 +41,24 @@ const SUFFIXES = [...SEQ_SUFFIXES, TOPIC.resyncResponse];
  * share a group must share the database: a site's messages are spread over all of them.
  */
 export class Consumer {
-  readonly store: ConsumerStore;
+  private opened: ConsumerStore | null = null;
   readonly stats: ConsumerStats = { received: 0, processed: 0, duplicates: 0, ignored: 0, resyncRequests: 0, holesFound: 0, holesClosed: 0 };
   private client: MqttClient | null = null;
   private scanTimer: NodeJS.Timeout | null = null;
   private readonly policy: GapPolicy;
   private readonly ignoredReasons = new Set<string>();
   private readonly log: (line: string) => void;
+  private scanning: Promise<void> | null = null;
 
   constructor(private readonly opts: ConsumerOptions) {
-    this.store = new ConsumerStore(opts.db);
     this.policy = { waitMs: opts.gaps?.waitMs ?? 30_000, retryMs: opts.gaps?.retryMs ?? 120_000 };
     this.log = opts.log ?? (() => undefined);
+  }
+
+  /** the ledger, open between start() and stop() */
+  get store(): ConsumerStore {
+    if (!this.opened) throw new Error('the consumer is not started');
+    return this.opened;
   }
 
   get filters(): string[] {
@@ -60,6 +67,7 @@ export class Consumer {
 
   async start(): Promise<void> {
     const o = this.opts;
+    this.opened = await ConsumerStore.open(o.db);
     // clean start, no session kept: a stopped instance's share goes to the others at once, and
     // what it had in flight is found as a hole and asked for again
     const client = await mqtt.connectAsync(o.broker, {
@@ -71,7 +79,12 @@ export class Consumer {
       ...(o.password !== undefined ? { password: o.password } : {}),
     });
     this.client = client;
-    client.on('message', (topic, payload) => this.onMessage(topic, payload));
+    // mqtt.js sends a QoS 1 message's PUBACK when handleMessage calls back, and hands over the
+    // next message only then: so a message is acknowledged once its transaction committed (a
+    // crash before that gets it redelivered or leaves a hole, never acknowledged and lost)
+    client.handleMessage = (packet, done) => {
+      void this.onMessage(packet).finally(() => done());
+    };
     client.on('connect', () => void this.subscribe().catch((err: Error) => this.log(`subscribe failed: ${err.message}`)));
     client.on('error', (err) => this.log(`broker: ${err.message}`));
     await this.subscribe();
@@ -89,13 +102,23 @@ export class Consumer {
     this.scanTimer = null;
     await this.client?.endAsync();
     this.client = null;
-    this.store.close();
+    await this.scanning;
+    await this.opened?.close();
+    this.opened = null;
   }
 
-  /** One pass of gap detection now (also run every scanMs). */
-  scan(now = Date.now()): void {
+  /** One pass of gap detection now (also run every scanMs); a pass still running is not doubled. */
+  scan(now = Date.now()): Promise<void> {
+    this.scanning ??= this.scanOnce(now).finally(() => {
+      this.scanning = null;
+    });
+    return this.scanning;
+  }
+
+  private async scanOnce(now: number): Promise<void> {
+    if (!this.opened) return;
     try {
-      const r = scanGaps(this.store, this.policy, (prefix, requestId, interval) => this.requestResync(prefix, requestId, interval), now);
+      const r = await scanGaps(this.opened, this.policy, (prefix, requestId, interval) => this.requestResync(prefix, requestId, interval), now);
       this.stats.holesFound += r.found;
       this.stats.holesClosed += r.closed;
     } catch (err) {
@@ -110,11 +133,12 @@ export class Consumer {
   }
 
   /**
-   * Runs inside mqtt.js's message event; the PUBACK goes after it returns, so a message is
-   * acknowledged only once its transaction committed (a crash before that gets it redelivered or
-   * leaves a hole, never a message acknowledged and lost).
+   * Never throws: a message that cannot be stored is logged and acknowledged, and its seq, never
+   * entered in the ledger, is found as a hole and asked for again.
    */
-  private onMessage(topic: string, payload: Buffer): void {
+  private async onMessage(packet: IPublishPacket): Promise<void> {
+    const topic = packet.topic;
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     this.stats.received++;
     try {
       const p = parseMessage(topic, payload);
@@ -125,9 +149,9 @@ export class Consumer {
           this.log(`ignored a message on ${topic}: ${p.reason}`);
         }
       } else if (p.kind === 'response') {
-        if (p.status === 'accepted' && p.requestId) this.store.accepted(p.requestId, p.firstSeq, p.lastSeq);
+        if (p.status === 'accepted' && p.requestId) await this.store.accepted(p.requestId, p.firstSeq, p.lastSeq);
         else if (p.status !== 'accepted') this.log(`resync ${p.requestId ?? '?'} refused by ${p.prefix}: ${p.code ?? p.status}`);
-      } else if (this.store.accept(p.siteId, p.prefix, p.seq, p.time, p.msg, Date.now())) {
+      } else if (await this.store.accept(p.siteId, p.prefix, p.seq, p.time, p.msg, Date.now())) {
         this.stats.processed++;
       } else {
         this.stats.duplicates++;

@@ -34,34 +34,39 @@ export type ResyncSender = (prefix: string, requestId: string, interval: string)
  * One pass over the ledger: records new holes, closes those whose seqs came after all or whose
  * resync arrived in full, and asks (again) for those that are due. Returns what it did.
  */
-export function scanGaps(store: ConsumerStore, policy: GapPolicy, send: ResyncSender, now: number): { found: number; requested: number; closed: number } {
-  const gaps = store.gaps();
-  const holes = store.openHoles();
+export async function scanGaps(
+  store: ConsumerStore,
+  policy: GapPolicy,
+  send: ResyncSender,
+  now: number,
+): Promise<{ found: number; requested: number; closed: number }> {
+  const gaps = await store.gaps();
+  const holes = await store.openHoles();
   let found = 0;
   let requested = 0;
   let closed = 0;
   const overlaps = (h: Hole, g: Gap) => h.siteId === g.siteId && g.fromSeq <= h.toSeq && g.toSeq >= h.fromSeq;
   for (const g of gaps) {
     if (holes.some((h) => overlaps(h, g))) continue;
-    const id = store.addHole(g, holeInterval(g), now);
+    const id = await store.addHole(g, holeInterval(g), now);
     holes.push({ id, siteId: g.siteId, prefix: '', fromSeq: g.fromSeq, toSeq: g.toSeq, interval: holeInterval(g), detectedAt: now, requestId: null, requestedAt: null, attempts: 0, firstSeq: null, lastSeq: null, status: 'open', closedAt: null });
     found++;
   }
-  for (const h of store.openHoles()) {
+  for (const h of await store.openHoles()) {
     if (!gaps.some((g) => overlaps(h, g))) {
-      store.closeHole(h, 'arrived', now);
+      await store.closeHole(h, 'arrived', now);
       closed++;
       continue;
     }
-    if (h.status === 'accepted' && (h.firstSeq === null || h.lastSeq === null || store.covered(h.siteId, h.firstSeq, h.lastSeq))) {
-      store.closeHole(h, 'filled', now);
+    if (h.status === 'accepted' && (h.firstSeq === null || h.lastSeq === null || (await store.covered(h.siteId, h.firstSeq, h.lastSeq)))) {
+      await store.closeHole(h, 'filled', now);
       closed++;
       continue;
     }
     const due = h.status === 'open' ? now - h.detectedAt >= policy.waitMs : now - (h.requestedAt ?? 0) >= policy.retryMs;
     if (!due) continue;
     const requestId = `gap-${h.id}-${h.attempts + 1}`;
-    if (!store.claim(h.id, h.attempts, requestId, now)) continue;
+    if (!(await store.claim(h.id, h.attempts, requestId, now))) continue;
     send(h.prefix, requestId, h.interval);
     requested++;
   }

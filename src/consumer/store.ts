@@ -1,11 +1,14 @@
-import type { Database } from 'better-sqlite3';
-import { sqliteDriver } from '../store/driver.js';
+import { PostgresDb } from './postgres-db.js';
+import type { SqlDb } from './sql.js';
+import { SqliteDb } from './sqlite-db.js';
 
 /**
  * The reference consumer's own database (cloud side, not the gateway's: its own file and schema,
  * which is why it lives beside the consumer rather than in src/store/ with the gateway's
- * migrations). Several consumer processes may share one file: every message is one IMMEDIATE
- * transaction, so the per-site seq ledger stays exact whichever instance a message reached.
+ * migrations): a SQLite file, or PostgreSQL when the target is a `postgres://` URL (sql.ts).
+ * Several consumer processes may share one database: every message is one transaction that
+ * first locks its site's row, so the per-site seq ledger stays exact whichever instance a
+ * message reached.
  *
  * Per site it keeps (docs/mqtt-contract.md "What a consumer keeps per site"):
  * - `seq_ranges`: the seqs received, as runs [lo, hi] with the `time` of both ends; normally one
@@ -14,35 +17,6 @@ import { sqliteDriver } from '../store/driver.js';
  * - `telemetry`: entries upserted by deviceId + interval start; a higher seq wins, so the order
  *   in which redeliveries and resyncs arrive does not matter.
  */
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS sites (
-  site_id TEXT PRIMARY KEY, prefix TEXT NOT NULL, first_seen_at INTEGER NOT NULL, last_message_at INTEGER NOT NULL,
-  messages INTEGER NOT NULL DEFAULT 0, duplicates INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS seq_ranges (
-  site_id TEXT NOT NULL, lo INTEGER NOT NULL, hi INTEGER NOT NULL, lo_time INTEGER NOT NULL, hi_time INTEGER NOT NULL,
-  PRIMARY KEY (site_id, lo)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS holes (
-  id INTEGER PRIMARY KEY, site_id TEXT NOT NULL, from_seq INTEGER NOT NULL, to_seq INTEGER NOT NULL,
-  interval TEXT NOT NULL, detected_at INTEGER NOT NULL, request_id TEXT, requested_at INTEGER, attempts INTEGER NOT NULL DEFAULT 0,
-  first_seq INTEGER, last_seq INTEGER, status TEXT NOT NULL DEFAULT 'open', closed_at INTEGER
-);
-CREATE INDEX IF NOT EXISTS holes_open ON holes (status, site_id);
-CREATE TABLE IF NOT EXISTS telemetry (
-  site_id TEXT NOT NULL, device_id TEXT NOT NULL, start INTEGER NOT NULL, interval TEXT NOT NULL, device_kind TEXT NOT NULL,
-  seq INTEGER NOT NULL, resync TEXT, entry TEXT NOT NULL, received_at INTEGER NOT NULL, writes INTEGER NOT NULL DEFAULT 1,
-  PRIMARY KEY (site_id, device_id, start)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS grid_events (
-  site_id TEXT NOT NULL, seq INTEGER NOT NULL, device_id TEXT NOT NULL, timestamp TEXT NOT NULL, state TEXT NOT NULL,
-  PRIMARY KEY (site_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS site_state (
-  site_id TEXT NOT NULL, key TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (site_id, key)
-) WITHOUT ROWID;
-`;
-
 export interface TelemetryRow {
   deviceId: string;
   start: number;
@@ -82,58 +56,67 @@ export interface Gap {
   afterTime: number;
 }
 
+/** A `postgres://` or `postgresql://` URL; anything else is a SQLite file path. */
+export const isPostgresUrl = (target: string) => /^postgres(ql)?:\/\//i.test(target);
+
 export class ConsumerStore {
-  readonly db: Database;
+  private constructor(readonly db: SqlDb) {}
 
-  constructor(file: string) {
-    this.db = new (sqliteDriver())(file);
-    // two instances on one file wait for each other's short transactions
-    this.db.pragma('busy_timeout = 10000');
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.exec(SCHEMA);
+  static async open(target: string): Promise<ConsumerStore> {
+    return new ConsumerStore(isPostgresUrl(target) ? await PostgresDb.open(target) : new SqliteDb(target));
   }
 
-  close(): void {
-    this.db.close();
+  close(): Promise<void> {
+    return this.db.close();
   }
 
-  /** Runs fn in an IMMEDIATE transaction: the write lock is taken before the ledger is read. */
-  private tx<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+  /**
+   * Takes the site's row lock (PostgreSQL; SQLite's IMMEDIATE transaction holds the file's)
+   * before anything of the site's ledger is read.
+   */
+  private lockSite(db: SqlDb, siteId: string): Promise<number> {
+    return db.run('UPDATE sites SET messages = messages WHERE site_id = ?', [siteId]);
   }
 
   /**
    * One message with a seq: false when that seq was already processed (nothing written).
    * Otherwise records the seq and stores what the message carries, in one transaction.
    */
-  accept(siteId: string, prefix: string, seq: number, time: number, msg: Incoming, now: number): boolean {
-    return this.tx(() => {
-      const db = this.db;
-      db.prepare(
+  accept(siteId: string, prefix: string, seq: number, time: number, msg: Incoming, now: number): Promise<boolean> {
+    return this.db.tx(async (db) => {
+      // the upsert takes the site's row lock first
+      await db.run(
         `INSERT INTO sites (site_id, prefix, first_seen_at, last_message_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (site_id) DO UPDATE SET prefix = excluded.prefix, last_message_at = excluded.last_message_at`,
-      ).run(siteId, prefix, now, now);
-      if (!this.mark(siteId, seq, seq, time, time)) {
-        db.prepare('UPDATE sites SET duplicates = duplicates + 1 WHERE site_id = ?').run(siteId);
+        [siteId, prefix, now, now],
+      );
+      if (!(await this.mark(db, siteId, seq, seq, time, time))) {
+        await db.run('UPDATE sites SET duplicates = duplicates + 1 WHERE site_id = ?', [siteId]);
         return false;
       }
-      db.prepare('UPDATE sites SET messages = messages + 1 WHERE site_id = ?').run(siteId);
+      await db.run('UPDATE sites SET messages = messages + 1 WHERE site_id = ?', [siteId]);
       if (msg.kind === 'telemetry') {
-        const up = db.prepare(
-          `INSERT INTO telemetry (site_id, device_id, start, interval, device_kind, seq, resync, entry, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (site_id, device_id, start) DO UPDATE SET seq = excluded.seq, resync = excluded.resync, entry = excluded.entry,
-             received_at = excluded.received_at, interval = excluded.interval, device_kind = excluded.device_kind, writes = writes + 1
-           WHERE excluded.seq > telemetry.seq`,
-        );
-        for (const e of msg.entries) up.run(siteId, e.deviceId, e.start, e.interval, e.deviceKind, seq, msg.resync, e.entry, now);
+        const up = `INSERT INTO telemetry (site_id, device_id, start, interval, device_kind, seq, resync, entry, received_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (site_id, device_id, start) DO UPDATE SET seq = excluded.seq, resync = excluded.resync,
+             entry = excluded.entry, received_at = excluded.received_at, interval = excluded.interval,
+             device_kind = excluded.device_kind, writes = telemetry.writes + 1
+           WHERE excluded.seq > telemetry.seq`;
+        for (const e of msg.entries) await db.run(up, [siteId, e.deviceId, e.start, e.interval, e.deviceKind, seq, msg.resync, e.entry, now]);
       } else if (msg.kind === 'grid-event') {
-        db.prepare('INSERT INTO grid_events (site_id, seq, device_id, timestamp, state) VALUES (?, ?, ?, ?, ?)').run(siteId, seq, msg.deviceId, msg.timestamp, msg.state);
+        await db.run('INSERT INTO grid_events (site_id, seq, device_id, timestamp, state) VALUES (?, ?, ?, ?, ?)', [
+          siteId,
+          seq,
+          msg.deviceId,
+          msg.timestamp,
+          msg.state,
+        ]);
       } else {
-        db.prepare(
+        await db.run(
           `INSERT INTO site_state (site_id, key, seq, body) VALUES (?, ?, ?, ?)
            ON CONFLICT (site_id, key) DO UPDATE SET seq = excluded.seq, body = excluded.body WHERE excluded.seq > site_state.seq`,
-        ).run(siteId, msg.key, seq, msg.body);
+          [siteId, msg.key, seq, msg.body],
+        );
       }
       return true;
     });
@@ -143,70 +126,79 @@ export class ConsumerStore {
    * Adds [lo, hi] to the site's runs, joining neighbours; false when any of it was there already
    * (only whole new messages, lo = hi, or a hole's seqs, which are never received, come here).
    */
-  private mark(siteId: string, lo: number, hi: number, loTime: number, hiTime: number): boolean {
-    const db = this.db;
-    const inside = db.prepare('SELECT 1 FROM seq_ranges WHERE site_id = ? AND lo <= ? AND hi >= ? LIMIT 1').get(siteId, hi, lo);
-    if (inside) return false;
-    const before = db.prepare('SELECT lo, lo_time FROM seq_ranges WHERE site_id = ? AND hi = ?').get(siteId, lo - 1) as { lo: number; lo_time: number } | undefined;
-    const after = db.prepare('SELECT hi, hi_time FROM seq_ranges WHERE site_id = ? AND lo = ?').get(siteId, hi + 1) as { hi: number; hi_time: number } | undefined;
-    const nlo = before?.lo ?? lo;
-    const nloTime = before?.lo_time ?? loTime;
-    const nhi = after?.hi ?? hi;
-    const nhiTime = after?.hi_time ?? hiTime;
-    if (before) db.prepare('DELETE FROM seq_ranges WHERE site_id = ? AND lo = ?').run(siteId, before.lo);
-    if (after) db.prepare('DELETE FROM seq_ranges WHERE site_id = ? AND lo = ?').run(siteId, hi + 1);
-    db.prepare('INSERT INTO seq_ranges (site_id, lo, hi, lo_time, hi_time) VALUES (?, ?, ?, ?, ?)').run(siteId, nlo, nhi, nloTime, nhiTime);
+  private async mark(db: SqlDb, siteId: string, lo: number, hi: number, loTime: number, hiTime: number): Promise<boolean> {
+    const inside = await db.all('SELECT 1 FROM seq_ranges WHERE site_id = ? AND lo <= ? AND hi >= ? LIMIT 1', [siteId, hi, lo]);
+    if (inside.length > 0) return false;
+    const [before] = await db.all<{ lo: number; lo_time: number }>('SELECT lo, lo_time FROM seq_ranges WHERE site_id = ? AND hi = ?', [siteId, lo - 1]);
+    const [after] = await db.all<{ hi: number; hi_time: number }>('SELECT hi, hi_time FROM seq_ranges WHERE site_id = ? AND lo = ?', [siteId, hi + 1]);
+    if (before) await db.run('DELETE FROM seq_ranges WHERE site_id = ? AND lo = ?', [siteId, before.lo]);
+    if (after) await db.run('DELETE FROM seq_ranges WHERE site_id = ? AND lo = ?', [siteId, hi + 1]);
+    await db.run('INSERT INTO seq_ranges (site_id, lo, hi, lo_time, hi_time) VALUES (?, ?, ?, ?, ?)', [
+      siteId,
+      before?.lo ?? lo,
+      after?.hi ?? hi,
+      before?.lo_time ?? loTime,
+      after?.hi_time ?? hiTime,
+    ]);
     return true;
   }
 
   /** Whether every seq of [lo, hi] was received. */
-  covered(siteId: string, lo: number, hi: number): boolean {
-    return this.db.prepare('SELECT 1 FROM seq_ranges WHERE site_id = ? AND lo <= ? AND hi >= ?').get(siteId, lo, hi) !== undefined;
+  async covered(siteId: string, lo: number, hi: number): Promise<boolean> {
+    return (await this.db.all('SELECT 1 FROM seq_ranges WHERE site_id = ? AND lo <= ? AND hi >= ?', [siteId, lo, hi])).length > 0;
   }
 
-  /** The spaces between received runs, per site. */
-  gaps(): Gap[] {
-    const rows = this.db.prepare('SELECT site_id, lo, hi, lo_time, hi_time FROM seq_ranges ORDER BY site_id, lo').raw().all() as [string, number, number, number, number][];
+  /** The spaces between received runs, per site (of one site when siteId is given). */
+  async gaps(siteId?: string, db: SqlDb = this.db): Promise<Gap[]> {
+    const cols = 'SELECT site_id, lo, hi, lo_time, hi_time FROM seq_ranges';
+    type Row = { site_id: string; lo: number; hi: number; lo_time: number; hi_time: number };
+    const rows = siteId === undefined
+      ? await db.all<Row>(`${cols} ORDER BY site_id, lo`)
+      : await db.all<Row>(`${cols} WHERE site_id = ? ORDER BY lo`, [siteId]);
     const out: Gap[] = [];
-    for (let i = 1; i < rows.length; i++) {
-      const [site, lo, , loTime] = rows[i]!;
-      const [prevSite, , prevHi, , prevHiTime] = rows[i - 1]!;
-      if (site === prevSite) out.push({ siteId: site, fromSeq: prevHi + 1, toSeq: lo - 1, beforeTime: prevHiTime, afterTime: loTime });
-    }
+    rows.forEach((r, i) => {
+      const prev = rows[i - 1];
+      if (prev && r.site_id === prev.site_id) {
+        out.push({ siteId: r.site_id, fromSeq: prev.hi + 1, toSeq: r.lo - 1, beforeTime: prev.hi_time, afterTime: r.lo_time });
+      }
+    });
     return out;
   }
 
   /** Holes not closed yet (open, requested or accepted). */
-  openHoles(): Hole[] {
-    return (this.db.prepare(`SELECT h.*, s.prefix FROM holes h JOIN sites s USING (site_id) WHERE h.status IN ('open', 'requested', 'accepted')`).all() as Record<string, unknown>[]).map(toHole);
+  async openHoles(): Promise<Hole[]> {
+    const sql = `SELECT h.*, s.prefix FROM holes h JOIN sites s USING (site_id) WHERE h.status IN ('open', 'requested', 'accepted') ORDER BY h.id`;
+    return (await this.db.all<Record<string, unknown>>(sql)).map(toHole);
   }
 
-  holes(): Hole[] {
-    return (this.db.prepare('SELECT h.*, s.prefix FROM holes h JOIN sites s USING (site_id) ORDER BY h.id').all() as Record<string, unknown>[]).map(toHole);
+  async holes(): Promise<Hole[]> {
+    return (await this.db.all<Record<string, unknown>>('SELECT h.*, s.prefix FROM holes h JOIN sites s USING (site_id) ORDER BY h.id')).map(toHole);
   }
 
   /** Records a hole seen for the first time; returns its id. */
-  addHole(g: Gap, interval: string, now: number): number {
-    return Number(
-      this.db.prepare('INSERT INTO holes (site_id, from_seq, to_seq, interval, detected_at) VALUES (?, ?, ?, ?, ?)').run(g.siteId, g.fromSeq, g.toSeq, interval, now).lastInsertRowid,
+  async addHole(g: Gap, interval: string, now: number): Promise<number> {
+    const [row] = await this.db.all<{ id: number }>(
+      'INSERT INTO holes (site_id, from_seq, to_seq, interval, detected_at) VALUES (?, ?, ?, ?, ?) RETURNING id',
+      [g.siteId, g.fromSeq, g.toSeq, interval, now],
     );
+    if (!row) throw new Error('the database returned no id for a new hole');
+    return row.id;
   }
 
   /**
    * Takes the hole for a (new) request: true for exactly one instance when several race, the
    * one whose update found it still due (status and attempts as it read them).
    */
-  claim(id: number, attempts: number, requestId: string, now: number): boolean {
-    return (
-      this.db
-        .prepare(`UPDATE holes SET status = 'requested', request_id = ?, requested_at = ?, attempts = attempts + 1 WHERE id = ? AND attempts = ? AND status IN ('open', 'requested', 'accepted')`)
-        .run(requestId, now, id, attempts).changes === 1
-    );
+  async claim(id: number, attempts: number, requestId: string, now: number): Promise<boolean> {
+    const sql = `UPDATE holes SET status = 'requested', request_id = ?, requested_at = ?, attempts = attempts + 1
+      WHERE id = ? AND attempts = ? AND status IN ('open', 'requested', 'accepted')`;
+    return (await this.db.run(sql, [requestId, now, id, attempts])) === 1;
   }
 
   /** The gateway accepted the request: the hole is filled once firstSeq..lastSeq are all here. */
-  accepted(requestId: string, firstSeq: number | null, lastSeq: number | null): void {
-    this.db.prepare(`UPDATE holes SET status = 'accepted', first_seq = ?, last_seq = ? WHERE request_id = ? AND status = 'requested'`).run(firstSeq, lastSeq, requestId);
+  async accepted(requestId: string, firstSeq: number | null, lastSeq: number | null): Promise<void> {
+    const sql = `UPDATE holes SET status = 'accepted', first_seq = ?, last_seq = ? WHERE request_id = ? AND status = 'requested'`;
+    await this.db.run(sql, [firstSeq, lastSeq, requestId]);
   }
 
   /**
@@ -214,38 +206,42 @@ export class ConsumerStore {
    * all). A filled hole's seqs are entered as received: they are gone from the gateway for good
    * and the resync replaced what they carried, so the site's runs join again.
    */
-  closeHole(h: Hole, status: 'filled' | 'arrived', now: number): void {
-    this.tx(() => {
-      const changed = this.db.prepare(`UPDATE holes SET status = ?, closed_at = ? WHERE id = ? AND status IN ('open', 'requested', 'accepted')`).run(status, now, h.id).changes;
-      if (changed === 1 && status === 'filled') this.markHole(h);
+  closeHole(h: Hole, status: 'filled' | 'arrived', now: number): Promise<void> {
+    return this.db.tx(async (db) => {
+      await this.lockSite(db, h.siteId);
+      const sql = `UPDATE holes SET status = ?, closed_at = ? WHERE id = ? AND status IN ('open', 'requested', 'accepted')`;
+      const changed = await db.run(sql, [status, now, h.id]);
+      if (changed === 1 && status === 'filled') await this.markHole(db, h);
     });
   }
 
-  private markHole(h: Hole): void {
+  private async markHole(db: SqlDb, h: Hole): Promise<void> {
     // only the part still missing: some of its seqs may have come late
-    for (const g of this.gaps()) {
-      if (g.siteId !== h.siteId || g.toSeq < h.fromSeq || g.fromSeq > h.toSeq) continue;
+    for (const g of await this.gaps(h.siteId, db)) {
+      if (g.toSeq < h.fromSeq || g.fromSeq > h.toSeq) continue;
       const lo = Math.max(g.fromSeq, h.fromSeq);
       const hi = Math.min(g.toSeq, h.toSeq);
-      this.mark(h.siteId, lo, hi, lo === g.fromSeq ? g.beforeTime : g.afterTime, hi === g.toSeq ? g.afterTime : g.beforeTime);
+      await this.mark(db, h.siteId, lo, hi, lo === g.fromSeq ? g.beforeTime : g.afterTime, hi === g.toSeq ? g.afterTime : g.beforeTime);
     }
   }
 
   /** Per site: messages processed, duplicates dropped. */
-  siteCounts(): { siteId: string; messages: number; duplicates: number }[] {
-    return this.db.prepare('SELECT site_id AS siteId, messages, duplicates FROM sites ORDER BY site_id').all() as { siteId: string; messages: number; duplicates: number }[];
+  siteCounts(): Promise<{ siteId: string; messages: number; duplicates: number }[]> {
+    return this.db.all('SELECT site_id AS "siteId", messages, duplicates FROM sites ORDER BY site_id');
   }
 
   /** Every stored telemetry key as `siteId|deviceId|start ISO`, with how many times the row was written. */
-  telemetryKeys(): Map<string, number> {
-    const rows = this.db.prepare('SELECT site_id, device_id, interval, writes FROM telemetry').raw().all() as [string, string, string, number][];
-    return new Map(rows.map(([s, d, i, w]) => [`${s}|${d}|${i.slice(0, i.indexOf('/'))}`, w]));
+  async telemetryKeys(): Promise<Map<string, number>> {
+    const rows = await this.db.all<{ site_id: string; device_id: string; interval: string; writes: number }>(
+      'SELECT site_id, device_id, interval, writes FROM telemetry',
+    );
+    return new Map(rows.map((r) => [`${r.site_id}|${r.device_id}|${r.interval.slice(0, r.interval.indexOf('/'))}`, r.writes]));
   }
 
-  telemetryEntry(siteId: string, deviceId: string, start: number): { seq: number; resync: string | null; entry: string } | undefined {
-    return this.db.prepare('SELECT seq, resync, entry FROM telemetry WHERE site_id = ? AND device_id = ? AND start = ?').get(siteId, deviceId, start) as
-      | { seq: number; resync: string | null; entry: string }
-      | undefined;
+  async telemetryEntry(siteId: string, deviceId: string, start: number): Promise<{ seq: number; resync: string | null; entry: string } | undefined> {
+    const sql = 'SELECT seq, resync, entry FROM telemetry WHERE site_id = ? AND device_id = ? AND start = ?';
+    const [row] = await this.db.all<{ seq: number; resync: string | null; entry: string }>(sql, [siteId, deviceId, start]);
+    return row;
   }
 }
 

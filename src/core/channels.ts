@@ -1,6 +1,6 @@
 /**
- * Spec channels (energy-site-api.md "Channels") and the values a reading carries.
- * Signs follow design.md: positive = energy flowing into the device.
+ * Spec channels (docs/api.md "Channels") and the values a reading carries.
+ * Signs follow docs/design.md: positive = energy flowing into the device.
  */
 export const CHANNELS = [
   'power_W',

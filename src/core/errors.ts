@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 
 /**
  * Named API errors with their HTTP status. The HTTP layer turns them into fastify's error body
- * (`{statusCode, error, code, message}`, design.md); modules below the edge throw them so the
+ * (`{statusCode, error, code, message}`, docs/design.md); modules below the edge throw them so the
  * message that reaches a partner is written where the fault is understood.
  */
 export class ApiError extends Error {

@@ -15,7 +15,7 @@ export interface GridEvent {
   deviceId: string;
   /**
    * the connection point's telemetry stream id, which the topology lists and whose telemetry
-   * carries `state`: the id events are sent under (design.md "grid events")
+   * carries `state`: the id events are sent under (docs/design.md "grid events")
    */
   streamId: string;
   timestamp: number;

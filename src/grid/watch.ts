@@ -5,7 +5,7 @@ export interface GridWatchOptions {
   /** the grid meter's stream id (its readings carry `state`) and the device id events name */
   streamId: string;
   deviceId: string;
-  /** consecutive readings a new state must hold before it counts (design.md: default 2) */
+  /** consecutive readings a new state must hold before it counts (docs/design.md: default 2) */
   debounce: number;
   /** the state last reported before a restart, so a change while the daemon was down is reported */
   initial?: GridState | null;

@@ -1,6 +1,6 @@
 /**
  * The newest reading of every stream, for the status page. A value older than three poll
- * periods of its stream (the hold limit of design.md) is no longer current and is not shown.
+ * periods of its stream (the hold limit of docs/design.md) is no longer current and is not shown.
  */
 import type { InstantValues, Reading } from '../core/channels.js';
 import type { EventBus } from '../core/events.js';

@@ -27,7 +27,7 @@ export interface DeviceView {
   values: InstantValues | null;
 }
 
-/** Watts, design.md signs turned into what a person reads: each flow positive in its named direction. */
+/** Watts, docs/design.md signs turned into what a person reads: each flow positive in its named direction. */
 export interface PowerFlow {
   /** PV production (>= 0) */
   pvW: number | null;

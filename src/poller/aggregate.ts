@@ -42,7 +42,7 @@ export function batteryAggregate(site: Site, inverterId: string, polls: Readonly
 /**
  * The house consumption of one poll cycle on a site without a consumption meter (issue 7,
  * `__CONSUMPTION_METER_DERIVED`): what the grid connection brings in plus what the inverters
- * deliver on the AC side. With design.md's signs (grid + importing, inverter AC − delivering)
+ * deliver on the AC side. With docs/design.md's signs (grid + importing, inverter AC − delivering)
  * that is house = grid_W − Σ inverter_AC_W; the inverters' AC side already carries PV and
  * battery after conversion losses. Built only when the grid meter and every inverter answered
  * in this cycle, so a silent device never shows up as a jump in consumption. Its energy

@@ -1,6 +1,6 @@
 /**
  * A device read through a YAML profile: plans the poll's reads (batch.ts), decodes, scales,
- * drops sentinels, normalises signs to design.md's (positive = energy into the device) and
+ * drops sentinels, normalises signs to docs/design.md's (positive = energy into the device) and
  * returns the role's readings with the same stream ids as the SunSpec path.
  */
 import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';

@@ -38,7 +38,7 @@ export interface SourceSpec extends RegisterSpec {
   scale?: number;
   /** SunSpec-style scale-factor register: value × 10^sf */
   scaleFactor?: RegisterSpec;
-  /** -1 when the device counts the other way round than design.md */
+  /** -1 when the device counts the other way round than docs/design.md */
   sign?: 1 | -1;
   /** take the magnitude (a device reporting a counter with a spurious sign) */
   absolute?: boolean;

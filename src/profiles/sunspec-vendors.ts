@@ -3,7 +3,7 @@
  * common model's manufacturer (`Mn`). Only differences a public source documents are listed;
  * site.yaml's `meterSign` overrides the choice for one device.
  *
- * Meter power sign: the 20x/21x `W` is + import at most vendors (design.md's sign at the grid
+ * Meter power sign: the 20x/21x `W` is + import at most vendors (docs/design.md's sign at the grid
  * connection point). SolarEdge's meters in the inverter's chain send + = export: evcc's
  * solaredge-hybrid template reads the grid power as 203:W with scale -1
  * (github.com/evcc-io/evcc templates/definition/meter/solaredge-hybrid.yaml).

@@ -14,7 +14,7 @@ import { meterSignOf, type KnownMeterSign } from './sunspec-vendors.js';
 
 /**
  * SunSpec devices by role: which models a role reads and how their points become spec channels
- * with design.md's signs (positive = energy into the device). Layouts: src/modbus/sunspec/.
+ * with docs/design.md's signs (positive = energy into the device). Layouts: src/modbus/sunspec/.
  *
  * Which model a role reads, from each list the first the device has:
  * - inverter: AC from 701, else 113/112/111, else 103/102/101 (the newest generation first);

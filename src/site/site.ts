@@ -124,7 +124,7 @@ export class Site {
 
   /**
    * Where the house consumption comes from when no meter measures it: the grid connection
-   * point and every inverter's AC side (house = grid - inverter AC, design.md signs). Undefined
+   * point and every inverter's AC side (house = grid - inverter AC, docs/design.md signs). Undefined
    * when a consumption meter exists or no grid meter does.
    */
   derivedConsumptionSources(): { gridMeter: DeviceState; inverters: DeviceState[] } | undefined {

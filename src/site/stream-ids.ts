@@ -1,6 +1,6 @@
 /**
  * Stream (sensor) ids of a device, built from the configured device id. Clients must not parse
- * them (spec: "Sensor ID suffixes"); they are stable across restarts because config ids are.
+ * them (docs/api.md "Sensor ID suffixes (telemetry streams)"); they are stable across restarts because config ids are.
  */
 export const streamIds = {
   inverter: (inverterId: string) => inverterId,

@@ -3,7 +3,7 @@ import type { StreamDef } from '../telemetry/stream.js';
 import type { DeviceState, Site } from './site.js';
 import { streamIds } from './stream-ids.js';
 
-/** A topology node (spec "Topology"); not every field is on every node. */
+/** A topology node (docs/api.md "Topology"); not every field is on every node. */
 export interface TopoNode {
   id: string;
   kind?: string;
@@ -25,7 +25,7 @@ const WH_TO_J = 3600;
  * The site as a tree: root → logical home controller → {inverter with its DC circuit (BMS,
  * PV hub with PV arrays), connection point with the grid circuit, house load}. Compact mode
  * folds battery blocks into one `__bb_agg` BMS and optimisers into one `__dcm` PV array
- * (spec "GET /api/v1/sites/{siteId}/topology").
+ * (docs/api.md "GET /api/v1/sites/{siteId}/topology").
  */
 export function buildTopology(site: Site, compact: boolean): TopoNode {
   const siteId = site.id;
@@ -49,7 +49,7 @@ export function buildTopology(site: Site, compact: boolean): TopoNode {
   return { id: siteId, category: 'site', nodes: [home] };
 }
 
-/** The unit the API sends the channel in: `soc` follows api.socScale (design.md), as a 0–1 `fraction`. */
+/** The unit the API sends the channel in: `soc` follows api.socScale (docs/design.md), as a 0–1 `fraction`. */
 function unitOf(c: ChannelId, socScale: 'percent' | 'fraction'): string {
   return c === 'soc' && socScale === 'fraction' ? 'fraction' : CHANNEL_UNITS[c];
 }

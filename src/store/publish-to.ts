@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 
-/** One entry of a device's `publishTo` list (spec "Device publish list"). */
+/** One entry of a device's `publishTo` list (docs/api.md "Device publish list"). */
 export interface PublishEntry {
   clientId: string;
   data: string[];

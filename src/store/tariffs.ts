@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 
-/** The tariff kinds of design.md: which prices its values carry. */
+/** The tariff kinds of docs/design.md: which prices its values carry. */
 export const TARIFF_KINDS = ['import', 'export', 'both'] as const;
 export type TariffKind = (typeof TARIFF_KINDS)[number];
 

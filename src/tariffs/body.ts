@@ -1,5 +1,5 @@
 /**
- * The bodies of POST and PATCH /api/v1/dynamicTariffs (design.md "tariff pages"): checked here
+ * The bodies of POST and PATCH /api/v1/dynamicTariffs (docs/design.md "tariff pages"): checked here
  * field by field so every 400 names the field (`values[3].importPrice`) and what would be right.
  * JSON's own type coercions are not applied: `"0.3"` and `null` are not prices.
  */

@@ -1,5 +1,5 @@
 /**
- * `nextToken` of the dynamic tariff GET (design.md: opaque, tamper-evident, 400 when invalid).
+ * `nextToken` of the dynamic tariff GET (docs/design.md: opaque, tamper-evident, 400 when invalid).
  * The token is the page cursor and the tariff id it belongs to, signed with HMAC-SHA256
  * (RFC 2104) under a key kept in the database: a client can carry it but neither forge a
  * cursor nor move a token to another tariff. Clients must not read it; its form may change.

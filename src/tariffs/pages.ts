@@ -1,5 +1,5 @@
 /**
- * The 7-day pages of GET /api/v1/dynamicTariffs/{tariffId} (spec parameter table). A value
+ * The 7-day pages of GET /api/v1/dynamicTariffs/{tariffId} (docs/api.md, that section). A value
  * belongs to the page whose window holds its start, and windows of one walk are adjacent and
  * disjoint, so a walk returns every value once.
  *
@@ -8,7 +8,7 @@
  *   values are stored.
  * - interval [S, E): the first window is the latest 7 days inside it, the next 7 days earlier
  *   each, the last one cut at S; the walk goes on until S is reached even where nothing is
- *   stored (spec: each nextToken moves back 7 days until interval.start is reached).
+ *   stored (docs/api.md "Dynamic tariff pages": each nextToken moves back 7 days until interval.start).
  */
 import type { Database } from 'better-sqlite3';
 import { anyValueStartingIn, valuesStartingIn, type TariffValue } from '../store/tariffs.js';

@@ -1,5 +1,5 @@
 /**
- * Savings per bucket (issue 7, spec "Savings entry"): what the house would have cost bought
+ * Savings per bucket (issue 7, docs/api.md "Savings entry"): what the house would have cost bought
  * entirely from the grid, minus what the grid connection actually cost.
  *
  *   savings = H * pImport - (I * pImport - E * pExport)
@@ -49,7 +49,7 @@ export interface SavingsInput {
   now: number;
   /** house consumption, W (>= 0) */
   house: PowerSeries;
-  /** grid connection point, W: + import, - export (design.md signs) */
+  /** grid connection point, W: + import, - export (docs/design.md signs) */
   grid: PowerSeries;
   price: PriceLookup;
 }
@@ -145,7 +145,7 @@ export interface SavingsResult {
 
 /** Savings of the site for GET /api/v2/sites/{siteId}/savings. */
 export function siteSavings(db: Database, site: Site, q: SavingsQuery): SavingsResult {
-  // whole periods, as telemetry (design.md "partial periods"): an entry's interval is a stable key
+  // whole periods, as telemetry (docs/design.md "partial periods"): an entry's interval is a stable key
   const { bounds, ...range } = wholePeriods(q.resolution, q.range.start, q.range.end, site.config.site.timezone);
   const price = sitePrices(db, site.config, range);
   const { grid, house } = savingsStreams(site);

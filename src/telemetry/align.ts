@@ -2,7 +2,7 @@ import { DateTime, IANAZone } from 'luxon';
 
 /**
  * Period boundaries. PT15M and PT1H align on UTC; P1D and P1M on the site's local midnight
- * (design.md), so a local day is 23 or 25 h on DST change days.
+ * (docs/design.md), so a local day is 23 or 25 h on DST change days.
  */
 export const BUCKET_MS = 15 * 60_000;
 export const HOUR_MS = 3_600_000;
@@ -81,7 +81,7 @@ export function periodBoundaries(resolution: PeriodResolution, start: number, en
 }
 
 /**
- * [start, end) widened to whole `resolution` periods (design.md "partial periods"): an entry
+ * [start, end) widened to whole `resolution` periods (docs/design.md "partial periods"): an entry
  * always stands for its whole period, so `deviceId` + `interval` is a stable key for a client
  * that stores entries. Returns the period boundaries too, since every caller walks them.
  */

@@ -29,7 +29,7 @@ export interface BucketerStats {
   bucketsWritten: number;
 }
 
-/** How long one sample stands for its stream: beyond this the stream is in a gap (design.md). */
+/** How long one sample stands for its stream: beyond this the stream is in a gap (docs/design.md). */
 const HOLD_POLL_PERIODS = 3;
 
 const NPOWER = POWER_CHANNELS.length;

@@ -4,7 +4,7 @@ import type { EnergyState } from '../store/energy-state.js';
 export type { EnergyState } from '../store/energy-state.js';
 
 export interface EnergyTrackerOptions {
-  /** a sample's power is held for at most this long (3 poll periods, design.md) */
+  /** a sample's power is held for at most this long (3 poll periods, docs/design.md) */
   maxHoldMs: number;
   /** raw device counters wrap at this many Wh (an acc32 counting Wh: 2^32) */
   counterWrapWh?: number;

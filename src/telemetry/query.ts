@@ -29,7 +29,7 @@ export interface TelemetryQuery {
 
 export interface TelemetryEntry {
   deviceKind: DeviceKind;
-  /** the device kind again: the WS sample calls it `kind` (design.md) */
+  /** the device kind again: the WS sample calls it `kind` (docs/design.md) */
   kind: DeviceKind;
   deviceId: string;
   interval: string;

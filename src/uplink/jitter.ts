@@ -10,3 +10,13 @@ export function publishDelayMs(siteId: string, seconds: number): number {
   const h = createHash('sha256').update(siteId).digest().readUInt32BE(0);
   return Math.floor((h / 2 ** 32) * seconds * 1000);
 }
+
+/**
+ * The wait before a reconnect attempt: a random point in the upper half of the backoff step
+ * ("equal jitter"). After a broker restart a fleet's gateways would otherwise all come back in
+ * the same second, every TLS handshake at once; the lower half stays empty so the doubling still
+ * bounds how often one gateway tries.
+ */
+export function reconnectDelayMs(backoffMs: number, random: () => number = Math.random): number {
+  return Math.round(backoffMs / 2 + random() * (backoffMs / 2));
+}

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type IConnackPacket, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { MqttConnectionConfig } from '../config/types.js';
 import { describeError, safeUrl, type UplinkError } from './errors.js';
+import { reconnectDelayMs } from './jitter.js';
 
 export interface LinkEvents {
   connected(client: MqttClient, connack: IConnackPacket): void;
@@ -23,7 +24,8 @@ const FIRST_RETRY_MS = 1000;
 /**
  * One MQTT connection at a time, each on a fresh client: mqtt.js's own reconnect would resend
  * its in-memory copies of unacknowledged messages next to the outbox's, so reconnecting is done
- * here, with a wait that starts at 1 s and doubles up to reconnectMaxSeconds (real time).
+ * here, with a backoff that starts at 1 s and doubles up to reconnectMaxSeconds (real time), each
+ * wait a random point in the upper half of its step (jitter.ts).
  * Clean start: the outbox, not the broker's session, is what carries undelivered messages.
  */
 export class MqttLink {
@@ -174,7 +176,7 @@ export class MqttLink {
 
   private scheduleRetry(): void {
     if (this.stopping) return;
-    const wait = this.retryMs;
+    const wait = reconnectDelayMs(this.retryMs);
     this.retryMs = Math.min(this.retryMs * 2, this.cfg.reconnectMaxSeconds * 1000);
     this.retryTimer = setTimeout(() => this.attempt(), wait);
     this.retryTimer.unref();

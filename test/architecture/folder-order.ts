@@ -7,6 +7,8 @@ import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 export interface Rank {
   row: number;
   sub: number;
+  /** how a violation names it: the row's folder (`cli` for `cli.ts`), a subfolder, or a top-level file */
+  name: string;
 }
 
 /** Keys are folders (`core`, `api/ws`) or top-level files of src/ (`main.ts`), as the table names them. */
@@ -46,8 +48,8 @@ export function parseFolderOrder(markdown: string): FolderOrder {
     if (folder === undefined) throw new Error(`Folder order row ${num} names no folder`);
     // the why column orders the row's subfolders: `api/` itself, then `api/ws`, then `api/http`
     const subfolders = backticked(cells[3] ?? '').filter((n) => n.startsWith(`${folder}/`));
-    for (const name of names) place(order, name, { row, sub: 0 });
-    subfolders.forEach((name, i) => place(order, name, { row, sub: i + 1 }));
+    for (const name of names) place(order, name, { row, sub: 0, name: folder.endsWith('.ts') ? name : folder });
+    subfolders.forEach((name, i) => place(order, name, { row, sub: i + 1, name }));
   }
   if (order.size === 0) throw new Error('the "Folder order" section has no table rows');
   return order;
@@ -149,7 +151,8 @@ export function violations(edges: ImportEdge[], order: FolderOrder): Violation[]
   for (const edge of edges) {
     const from = folderOf(edge.file, order);
     const to = folderOf(edge.target.replace(/\.js$/, '.ts'), order);
-    if (from !== undefined && to !== undefined && runsAgainst(from, to, order)) out.push({ ...edge, from, to });
+    if (from === undefined || to === undefined || !runsAgainst(from, to, order)) continue;
+    out.push({ ...edge, from: order.get(from)?.name ?? from, to: order.get(to)?.name ?? to });
   }
   return out;
 }

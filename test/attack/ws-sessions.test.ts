@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRANT_CLOSE } from '../../src/api/ws/server.js';
-import { clientsCommand } from '../../src/auth/commands.js';
+import { clientsCommand } from '../../src/cli/clients.js';
 import { basic, bearer, customerTokens, get, partnerToken, postForm } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 import { StreamClient } from '../support/ws-client.js';

@@ -4,18 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkConfigCommand, type CheckOutput } from '../../src/config/check.js';
+import { checkConfigCommand } from '../../src/cli/check-config.js';
+import { captureLines as capture } from '../support/output.js';
 import { exampleElsewhere, MINIMAL, text, withAppended } from './fixtures.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function capture(): CheckOutput & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
-}
 
 function write(name: string, content: string): string {
   const file = join(dir, name);

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkConfigCommand, type CheckOutput } from '../../src/config/check.js';
+import { checkConfigCommand } from '../../src/cli/check-config.js';
+import { captureLines } from '../support/output.js';
 import { parseConfig } from '../../src/config/load.js';
 import { profileFindings } from '../../src/profiles/config-check.js';
 import { readProfileDir } from '../../src/profiles/load.js';
@@ -113,9 +114,8 @@ describe('check-config', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('exits 1 and names the unknown profile', async () => {
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    const io: CheckOutput = { out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
+    const io = captureLines();
+    const { stderr } = io;
     const file = join(dir, 'site.yaml');
     writeFileSync(file, text(devices(`{ id: meter, role: grid-meter, profile: acme-meter, connection: { type: tcp, host: 192.168.1.61 } }`)));
     expect(await checkConfigCommand(file, io)).toBe(1);

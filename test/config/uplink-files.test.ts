@@ -6,7 +6,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkConfigCommand } from '../../src/config/check.js';
+import { checkConfigCommand } from '../../src/cli/check-config.js';
+import { captureLines } from '../support/output.js';
 import { loadConfig } from '../../src/config/load.js';
 import { HAVE_OPENSSL, makePki, type Pki } from '../support/pki.js';
 import { errorsOf, expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';
@@ -87,9 +88,9 @@ describe.skipIf(!HAVE_OPENSSL)('uplink.tls files at config load', () => {
       ['uplink.tls.ca', 19],
       ['uplink.tls.key', 21],
     ]);
-    const out: string[] = [];
-    const err: string[] = [];
-    expect(await checkConfigCommand(file, { out: (l) => out.push(l), err: (l) => err.push(l) })).toBe(1);
+    const io = captureLines();
+    const { stdout: out, stderr: err } = io;
+    expect(await checkConfigCommand(file, io)).toBe(1);
     expect(out).toEqual([]);
     expect(err[0]).toMatch(new RegExp(`^${file.replace(/[.]/g, '\\.')}:19:5 uplink\\.tls\\.ca: file not found`));
     expect(err[1]).toMatch(/:21:5 uplink\.tls\.key: .* holds no PEM private key/);

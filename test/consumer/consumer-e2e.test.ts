@@ -14,17 +14,25 @@ import { ConsumerStore } from '../../src/consumer/store.js';
 import { MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, waitFor } from '../support/demo.js';
 import { storedBuckets, uplinkTo } from '../support/uplink.js';
+import { notePostgresSkipped, SKIP_POSTGRES, startPostgres, type TestPostgres } from '../support/postgres.js';
 
 noteMosquittoSkipped('test/consumer/consumer-e2e.test.ts');
+notePostgresSkipped('test/consumer/consumer-e2e.test.ts');
 
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 const SITE = 'demo-site';
 
-describe.skipIf(!MOSQUITTO)('sitegw consumer against mosquitto: shared subscription, dedup, resync of a hole', () => {
+const databases = [
+  { name: 'a SQLite file', skip: false },
+  { name: 'PostgreSQL', skip: SKIP_POSTGRES },
+];
+
+for (const { name, skip } of databases) describe.skipIf(!MOSQUITTO || skip)(`sitegw consumer into ${name} against mosquitto: shared subscription, dedup, resync of a hole`, () => {
   let broker: TestBroker;
   let demo: Demo;
   let dir: string;
   let db: string;
+  let pg: TestPostgres | undefined;
   let consumers: Consumer[] = [];
   const logs: string[] = [];
 
@@ -35,22 +43,25 @@ describe.skipIf(!MOSQUITTO)('sitegw consumer against mosquitto: shared subscript
     for (const c of consumers) await c.start();
   };
   /** what the consumer has of the gateway's stored buckets, as `streamId|start` */
-  const have = () => {
-    const s = new ConsumerStore(db);
+  const have = async () => {
+    const s = await ConsumerStore.open(db);
     try {
-      return new Set([...s.telemetryKeys().keys()].map((k) => k.slice(SITE.length + 1)));
+      return new Set([...(await s.telemetryKeys()).keys()].map((k) => k.slice(SITE.length + 1)));
     } finally {
-      s.close();
+      await s.close();
     }
   };
-  const missing = () => {
-    const got = have();
+  const missing = async () => {
+    const got = await have();
     return [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !got.has(k));
   };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sitegw-consumer-'));
-    db = join(dir, 'cloud.db');
+    if (name === 'PostgreSQL') {
+      pg = await startPostgres();
+      db = await pg.newDatabase();
+    } else db = join(dir, 'cloud.db');
     broker = await mosquittoBroker();
     await startConsumers();
     demo = await demoSite({ speed: 600, history: 'PT2H', ...uplinkTo(broker) });
@@ -59,11 +70,12 @@ describe.skipIf(!MOSQUITTO)('sitegw consumer against mosquitto: shared subscript
     for (const c of consumers) await c.stop().catch(() => undefined);
     await demo?.cleanup();
     await broker?.close();
+    await pg?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('splits the site between two instances and stores every bucket once', async () => {
-    await waitFor('every stored bucket in the consumer db', () => (demo.daemon.uplink!.health().outbox.depth === 0 && missing().length === 0) || undefined, 30_000);
+    await waitFor('every stored bucket in the consumer db', async () => (demo.daemon.uplink!.health().outbox.depth === 0 && (await missing()).length === 0) || undefined, 30_000);
     expect(consumers.every((c) => c.stats.processed > 0), JSON.stringify(consumers.map((c) => c.stats))).toBe(true);
   });
 
@@ -78,21 +90,21 @@ describe.skipIf(!MOSQUITTO)('sitegw consumer against mosquitto: shared subscript
       return (lost.length >= 3 * 4 && up.health().delivered > deliveredBefore + 3 && up.health().outbox.depth === 0 && lost) || undefined;
     }, 30_000);
     const lost = [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !storedBefore.has(k));
-    expect(missing()).toEqual(expect.arrayContaining(lost));
+    expect(await missing()).toEqual(expect.arrayContaining(lost));
 
     await startConsumers();
-    await waitFor('the hole filled and every stored bucket in the consumer db', () => {
-      const s = new ConsumerStore(db);
+    await waitFor('the hole filled and every stored bucket in the consumer db', async () => {
+      const s = await ConsumerStore.open(db);
       try {
-        return (s.holes().some((h) => h.status === 'filled') && missing().length === 0) || undefined;
+        return ((await s.holes()).some((h) => h.status === 'filled') && (await missing()).length === 0) || undefined;
       } finally {
-        s.close();
+        await s.close();
       }
     }, 30_000);
 
-    const s = new ConsumerStore(db);
+    const s = await ConsumerStore.open(db);
     try {
-      const filled = s.holes().filter((h) => h.status === 'filled');
+      const filled = (await s.holes()).filter((h) => h.status === 'filled');
       expect(filled.length).toBeGreaterThanOrEqual(1);
       const h = filled[0]!;
       expect(h).toMatchObject({ siteId: SITE, prefix: `sitegw/${SITE}`, requestId: expect.stringMatching(/^gap-/) });
@@ -102,21 +114,21 @@ describe.skipIf(!MOSQUITTO)('sitegw consumer against mosquitto: shared subscript
       // the lost buckets came back through the resync, marked with its request id
       for (const k of lost) {
         const [stream, start] = k.split('|') as [string, string];
-        const row = s.telemetryEntry(SITE, stream, Date.parse(start));
+        const row = await s.telemetryEntry(SITE, stream, Date.parse(start));
         expect(row?.resync, k).toMatch(/^gap-/);
       }
       // no hole left open, and the ledger is one run again: every seq processed once, or
       // accounted for by the filled hole; the retained copies mosquitto hands a new
       // subscriber were dropped as duplicates
-      expect(s.openHoles()).toEqual([]);
-      const runs = s.db.prepare('SELECT lo, hi FROM seq_ranges').all() as { lo: number; hi: number }[];
+      expect(await s.openHoles()).toEqual([]);
+      const runs = await s.db.all<{ lo: number; hi: number }>('SELECT lo, hi FROM seq_ranges');
       expect(runs).toHaveLength(1);
-      const [counts] = s.siteCounts();
+      const [counts] = await s.siteCounts();
       const holeSeqs = filled.reduce((n, x) => n + x.toSeq - x.fromSeq + 1, 0);
       expect(counts!.messages + holeSeqs).toBe(runs[0]!.hi - runs[0]!.lo + 1);
       expect(counts!.duplicates).toBeGreaterThan(0);
     } finally {
-      s.close();
+      await s.close();
     }
     expect(logs.filter((l) => /failed/.test(l))).toEqual([]);
   });

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Reading } from '../../src/core/channels.js';
-import { scanCommand } from '../../src/modbus/scan-command.js';
+import { scanCommand } from '../../src/cli/scan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { startSimRtuServer, type SimRtuServer } from '../../src/sim/rtu-server.js';
 import { partnerToken } from '../support/auth.js';

@@ -4,7 +4,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { SerialLink } from '../../src/modbus/byte-link.js';
 import { RtuBus } from '../../src/modbus/rtu-bus.js';
-import { parseTcpTarget, scanCommand } from '../../src/modbus/scan-command.js';
+import { parseTcpTarget, scanCommand } from '../../src/cli/scan.js';
 import { formatScanReport, siteYamlSnippet } from '../../src/discovery/scan-report.js';
 import { parseUnits, scanBus } from '../../src/discovery/scan.js';
 import { TcpBus } from '../../src/modbus/tcp-bus.js';

@@ -4,7 +4,7 @@
  * model the document's identity registers name.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { scanCommand } from '../../src/modbus/scan-command.js';
+import { scanCommand } from '../../src/cli/scan.js';
 import { allFixtures, serveImage, type ImageServer } from '../support/register-image.js';
 
 const FIXTURES = allFixtures();

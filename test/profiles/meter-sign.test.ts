@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { scanCommand } from '../../src/modbus/scan-command.js';
+import { scanCommand } from '../../src/cli/scan.js';
 import { meterSignOf, vendorMeterSign } from '../../src/profiles/sunspec-vendors.js';
 import { expectSingleError, MINIMAL, text, withAppended } from '../config/fixtures.js';
 import { startCorpusSite, type CorpusSite } from '../support/corpus-site.js';

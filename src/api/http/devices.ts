@@ -49,7 +49,8 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
           resolution: Type.Optional(Type.String({ description: 'PT15M (default), PT1H or P1D' })),
           include: Type.Optional(CommaList('default (power, soc, soh, state) and/or energy (lifetime counters); default: default')),
         }),
-        // no 404: an id without a stream answers 200 with no entries (spec)
+        // no 404: an id without a stream answers 200 with no entries
+        // (docs/api.md "GET /api/v1/devices/{synthId}/telemetry")
         response: { 200: described('Telemetry entries, ascending; empty for an id without a stream', Type.Object({ entries: Type.Array(TelemetryEntry) })), 400: ErrorResponses[400] },
       },
       // entries are built by queryTelemetry to the schema already; for a year of buckets V8's

@@ -20,7 +20,7 @@ function validationMessage(err: FastifyError): { code: string; message: string }
 }
 
 /**
- * Every 4xx/5xx leaves in fastify's error shape with a named code (design.md). Unexpected
+ * Every 4xx/5xx leaves in fastify's error shape with a named code (docs/design.md). Unexpected
  * faults are logged with their stack and answered without internals.
  */
 export function installErrorHandling(app: FastifyInstance): void {

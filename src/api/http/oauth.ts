@@ -20,7 +20,10 @@ export const JWKS_PATH = '/oauth2/jwks';
 const FORM = 'application/x-www-form-urlencoded';
 /** A token request or a consent form is a few hundred bytes. */
 const FORM_LIMIT = 16 * 1024;
-/** Parameters the token endpoint takes from the query string as the spec's partner example sends them; nothing secret. */
+/**
+ * Parameters the token endpoint takes from the query string as the spec's partner example sends them
+ * (docs/api.md "Partner: client credentials"); nothing secret.
+ */
 const QUERY_OK = new Set(['grant_type', 'scope']);
 
 const PUBLIC = { auth: 'public' } as const;

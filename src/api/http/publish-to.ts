@@ -1,7 +1,7 @@
 /**
  * PATCH /api/v1/devices/{synthId}: the owner, through an app holding a customer token with
- * device.write, names the partners that receive the device's realtime telemetry (spec "PATCH
- * /api/v1/devices/{synthId}"). The list is replaced whole, stored with an audit row, and logged.
+ * device.write, names the partners that receive the device's realtime telemetry (docs/api.md
+ * "PATCH /api/v1/devices/{synthId}"). The list is replaced whole, stored with an audit row, and logged.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -13,7 +13,7 @@ import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
 import { described, DeviceRecord, ErrorResponses } from './schemas.js';
 
-/** The streams a device can be published to (spec: `telemetry-realtime` is the value shown). */
+/** The streams a device can be published to (docs/api.md "Device publish list": `telemetry-realtime` is shown). */
 export const PUBLISHABLE = [REALTIME_STREAM] as const;
 
 const PatchBody = Type.Object(

@@ -8,7 +8,7 @@ export const ErrorResponses = {
   404: { ...ErrorBodySchema, description: 'Not found' },
 } as const;
 
-/** design.md "partial periods", as the interval parameters of telemetry and savings describe it */
+/** docs/design.md "partial periods", as the interval parameters of telemetry and savings describe it */
 export const WHOLE_PERIODS =
   'An interval that cuts a period of the resolution is widened to whole periods (PT15M and PT1H on UTC, P1D on local midnight in the site time zone, P1M calendar months): ' +
   'every entry stands for its whole period, so deviceId + interval is a stable key. A period still in progress holds the data so far (docs/api.md).';
@@ -80,7 +80,7 @@ export const TopologyNode = Type.Recursive(
   { $id: 'TopologyNode' },
 );
 
-/** Telemetry entry (spec "Telemetry entry"); channels present only when requested and measured. */
+/** Telemetry entry (docs/api.md "Telemetry entry"); channels present only when requested and measured. */
 const DeviceKindSchema = Type.String({
   enum: [...DEVICE_KINDS],
   description:

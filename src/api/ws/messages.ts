@@ -41,7 +41,7 @@ export class BucketFragments {
   }
 }
 
-/** telemetry-realtime messages of at most `max` entries each (spec rule 2; design.md limit). */
+/** telemetry-realtime messages of at most `max` entries each (docs/api.md "Stream telemetry-realtime", "Limits"). */
 export function telemetryMessages(entries: string[], cls: DeviceClass, interval: string, include: readonly IncludeGroup[], max: number): string[] {
   const out: string[] = [];
   const tail = `,"telemetryDevices":${JSON.stringify(cls)},"interval":${JSON.stringify(interval)},"telemetryInclude":${JSON.stringify(include)}}`;

@@ -13,7 +13,7 @@ export interface WsSubscription {
   telemetryInclude: IncludeGroup[];
 }
 
-/** Spellings the spec also uses for a value (design.md "lenient input"): its table once says `grid-event`. */
+/** Spellings the spec also uses for a value (docs/design.md "lenient input"): its table once says `grid-event`. */
 const ALIASES: Record<string, string> = { 'grid-event': 'grid-events' };
 
 /** Comma list of known words: every word must be known, repeats count once, the list may not be empty. */
@@ -35,7 +35,7 @@ function list<T extends string>(name: string, raw: string | undefined, allowed: 
 }
 
 /**
- * The WebSocket connection's query (spec "Events / Connection"), checked before the upgrade so
+ * The WebSocket connection's query (docs/api.md "Connection"), checked before the upgrade so
  * a bad request is an HTTP 400 with the error body rather than a socket that closes later.
  * `telemetryInclude` defaults to `default`, as the telemetry endpoint's `include` does. As on
  * HTTP (lenient-query.ts), a repeated list parameter is one list and unknown parameters are ignored.

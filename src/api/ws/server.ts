@@ -47,7 +47,7 @@ export interface WsOptions {
   socScale: 'percent' | 'fraction';
   /**
    * a client silent for longer than this (real ms, not the daemon clock: a real client pings on
-   * real time even when the demo runs faster) is closed; the spec asks for a ping every 20 s
+   * real time even when the demo runs faster) is closed; the spec asks for a ping every 20 s (docs/api.md "Connection")
    */
   pingTimeoutMs?: number;
   /** a client whose unsent data exceeds this is dropped: it is not reading */
@@ -307,7 +307,7 @@ export class WsServer {
   private pushGridEvent(e: GridEvent): void {
     const msg = gridEventMessage(e);
     for (const c of this.clients) {
-      // customer-delegated devices get no grid events (spec "Stream grid-events" rule 2)
+      // customer-delegated devices get no grid events (docs/api.md "Stream grid-events")
       if (c.sub.streams.has('grid-events') && this.holds(c) && this.access.partnerDevices(c.principal).has(e.deviceId)) this.send(c, msg);
     }
   }

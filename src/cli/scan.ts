@@ -1,20 +1,22 @@
 /**
  * `sitegw scan --tcp HOST[:PORT] | --rtu DEVICE --baud N [--parity P] [--stop-bits N]
- *  [--units 1-247] [--timeout MS]`: sweeps unit ids and prints what answered (scan-report.ts).
+ *  [--units 1-247] [--timeout MS]`: sweeps unit ids and prints what answered (src/discovery/scan-report.ts).
  * Exit 0 when a device was found, 1 when none was, 2 for a usage mistake or a link that cannot be
  * opened at all.
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
+import { SerialLink } from '../modbus/byte-link.js';
+import { ModbusError } from '../modbus/errors.js';
+import type { QueuedBus } from '../modbus/queued-bus.js';
+import { RtuBus } from '../modbus/rtu-bus.js';
+import { interFrameDelayMs } from '../modbus/rtu-timing.js';
 import { formatScanReport, ranges, type ScanLink } from '../discovery/scan-report.js';
 import { parseUnits, scanBus } from '../discovery/scan.js';
+import { TcpBus } from '../modbus/tcp-bus.js';
 import { installedProfiles } from '../profiles/registry.js';
-import { SerialLink } from './byte-link.js';
-import { ModbusError } from './errors.js';
-import type { QueuedBus } from './queued-bus.js';
-import { RtuBus } from './rtu-bus.js';
-import { interFrameDelayMs } from './rtu-timing.js';
-import { TcpBus } from './tcp-bus.js';
+import { choiceOption, intOption, lineSettings, PARITIES } from './options.js';
+import { EXIT, isUsageMistake, printError, printFailure, stdio, UsageError, type Output } from './output.js';
 
 /**
  * Over TCP most devices sit at unit 1 (or 0), and a gateway may take seconds to say a unit is
@@ -25,21 +27,7 @@ import { TcpBus } from './tcp-bus.js';
 export const TCP_DEFAULT_UNITS = '1-10,71,100,126,200,240,247';
 export const RTU_DEFAULT_UNITS = '1-247';
 
-export interface ScanIo {
-  out: (text: string) => void;
-  err: (text: string) => void;
-}
-
-const consoleIo: ScanIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
-
-class UsageError extends Error {}
-
-function intOption(name: string, v: string | undefined, fallback: number, allowed: (n: number) => boolean, what: string): number {
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isInteger(n) || !allowed(n)) throw new UsageError(`--${name} must be ${what}, got '${v}'`);
-  return n;
-}
+const TIMEOUT = { min: 20, max: 10_000, what: 'milliseconds from 20 to 10000' };
 
 /** 'HOST', 'HOST:PORT', '[v6]:PORT' → host and port (502 by default) */
 export function parseTcpTarget(spec: string): { host: string; port: number } {
@@ -82,27 +70,35 @@ export function planScan(argv: string[]): ScanPlan {
       timeout: { type: 'string' },
     },
   });
-  if ((values.tcp === undefined) === (values.rtu === undefined)) throw new UsageError('give either --tcp HOST[:PORT] or --rtu DEVICE --baud N');
+  if ((values.tcp === undefined) === (values.rtu === undefined)) {
+    throw new UsageError('give either --tcp HOST[:PORT] or --rtu DEVICE --baud N');
+  }
   // no backoff while scanning: every unit is asked once, a timeout is the answer
   const backoff = { failuresBeforeBackoff: Number.POSITIVE_INFINITY };
   if (values.tcp !== undefined) {
-    for (const k of ['baud', 'parity', 'stop-bits'] as const) if (values[k] !== undefined) throw new UsageError(`--${k} applies to --rtu only`);
+    for (const k of ['baud', 'parity', 'stop-bits'] as const) {
+      if (values[k] !== undefined) throw new UsageError(`--${k} applies to --rtu only`);
+    }
     const { host, port } = parseTcpTarget(values.tcp);
     const units = unitsOf(values.units ?? TCP_DEFAULT_UNITS);
-    const timeoutMs = intOption('timeout', values.timeout, 500, (n) => n >= 20 && n <= 10_000, 'milliseconds from 20 to 10000');
+    const timeoutMs = intOption('timeout', values.timeout, 500, TIMEOUT);
     const bus = new TcpBus({ host, port, timeoutMs, backoff, maxBackoffMs: 1000 });
     return { link: { type: 'tcp', host, port }, units, timeoutMs, bus, boundMs: units.length * timeoutMs };
   }
-  const device = values.rtu!;
-  if (!device.startsWith('/')) throw new UsageError(`--rtu: give the serial device path, e.g. /dev/ttyUSB0, got '${device}'`);
-  if (values.baud === undefined) throw new UsageError('--rtu needs --baud N (the line speed set on the devices, e.g. 9600)');
-  const baudRate = intOption('baud', values.baud, 9600, (n) => n >= 1200 && n <= 115200, 'a baud rate from 1200 to 115200');
-  const parity = values.parity ?? 'none';
-  if (parity !== 'none' && parity !== 'even' && parity !== 'odd') throw new UsageError(`--parity must be none, even or odd, got '${parity}'`);
-  const stopBits = intOption('stop-bits', values['stop-bits'], 1, (n) => n === 1 || n === 2, '1 or 2') as 1 | 2;
+  const device = values.rtu ?? '';
+  if (!device.startsWith('/')) {
+    throw new UsageError(`--rtu: give the serial device path, e.g. /dev/ttyUSB0, got '${device}'`);
+  }
+  if (values.baud === undefined) {
+    throw new UsageError('--rtu needs --baud N (the line speed set on the devices, e.g. 9600)');
+  }
+  const baud = { min: 1200, max: 115200, what: 'a baud rate from 1200 to 115200' };
+  const baudRate = intOption('baud', values.baud, 9600, baud);
+  const parity = choiceOption('parity', values.parity, 'none', PARITIES);
+  const stopBits = intOption('stop-bits', values['stop-bits'], 1, { min: 1, max: 2, what: '1 or 2' }) === 2 ? 2 : 1;
   const units = unitsOf(values.units ?? RTU_DEFAULT_UNITS);
   if (units.includes(0)) throw new UsageError('--units: 0 is the broadcast address on a serial line; start at 1');
-  const timeoutMs = intOption('timeout', values.timeout, 200, (n) => n >= 20 && n <= 10_000, 'milliseconds from 20 to 10000');
+  const timeoutMs = intOption('timeout', values.timeout, 200, TIMEOUT);
   const gap = interFrameDelayMs(baudRate, parity, stopBits);
   // each unit id is asked in turn, so a late answer cannot pass for the next request's (another
   // address): after a timeout the line only needs to be free again
@@ -116,23 +112,25 @@ export function planScan(argv: string[]): ScanPlan {
     backoff,
     reconnect: { maxBackoffMs: 1000 },
   });
-  return { link: { type: 'rtu', device, baudRate, parity, stopBits }, units, timeoutMs, bus, boundMs: units.length * (timeoutMs + settleMs + gap + 10) };
+  const boundMs = units.length * (timeoutMs + settleMs + gap + 10);
+  return { link: { type: 'rtu', device, baudRate, parity, stopBits }, units, timeoutMs, bus, boundMs };
 }
 
-export async function scanCommand(argv: string[], io: ScanIo = consoleIo): Promise<number> {
+export async function scanCommand(argv: string[], io: Output = stdio): Promise<number> {
   let plan: ScanPlan;
   try {
     plan = planScan(argv);
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      io.err(`sitegw scan: ${(err as Error).message}\n`);
-      return 2;
-    }
+    if (isUsageMistake(err)) return printFailure(io, 'scan', err);
     throw err;
   }
   const { link, units, bus } = plan;
-  const where = link.type === 'tcp' ? `${link.host}:${link.port} (Modbus TCP)` : `${link.device} (Modbus RTU ${link.baudRate} 8${link.parity[0]!.toUpperCase()}${link.stopBits})`;
-  io.err(`Scanning ${where}, unit ids ${ranges(units)}, ${plan.timeoutMs} ms per unit: at most about ${Math.ceil(plan.boundMs / 1000)} s for silent units.\n`);
+  const where = link.type === 'tcp'
+    ? `${link.host}:${link.port} (Modbus TCP)`
+    : `${link.device} (Modbus RTU ${lineSettings(link.baudRate, link.parity, link.stopBits)})`;
+  const bound = Math.ceil(plan.boundMs / 1000);
+  io.err(`Scanning ${where}, unit ids ${ranges(units)}, ${plan.timeoutMs} ms per unit: `
+    + `at most about ${bound} s for silent units.\n`);
   const dir = installedProfiles();
   for (const [name] of dir.broken) io.err(`(device profile ${name} has mistakes and is left out of the scan)\n`);
   let done = 0;
@@ -145,11 +143,11 @@ export async function scanCommand(argv: string[], io: ScanIo = consoleIo): Promi
       },
     });
     io.out(formatScanReport(result, link));
-    return result.found.length > 0 ? 0 : 1;
+    return result.found.length > 0 ? EXIT.OK : EXIT.FAILURE;
   } catch (err) {
     if (err instanceof ModbusError && err.kind === 'connection') {
-      io.err(`sitegw scan: ${err.message}\n`);
-      return 2;
+      printError(io, 'scan', err.message);
+      return EXIT.USAGE;
     }
     throw err;
   } finally {

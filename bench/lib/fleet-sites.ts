@@ -9,16 +9,16 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { parseConfig } from '../src/config/load.js';
-import { ScaledClock } from '../src/core/clock.js';
-import { EventBus } from '../src/core/events.js';
-import { silentLogger } from '../src/core/log.js';
-import { Site } from '../src/site/site.js';
-import { openDatabase, type Database } from '../src/store/db.js';
-import { outboxStats } from '../src/store/outbox.js';
-import { Bucketer } from '../src/telemetry/bucketer.js';
-import { CloseTimer } from '../src/telemetry/close-timer.js';
-import { Uplink } from '../src/uplink/feature.js';
+import { parseConfig } from '../../src/config/load.js';
+import { ScaledClock } from '../../src/core/clock.js';
+import { EventBus } from '../../src/core/events.js';
+import { silentLogger } from '../../src/core/log.js';
+import { Site } from '../../src/site/site.js';
+import { openDatabase, type Database } from '../../src/store/db.js';
+import { outboxStats } from '../../src/store/outbox.js';
+import { Bucketer } from '../../src/telemetry/bucketer.js';
+import { CloseTimer } from '../../src/telemetry/close-timer.js';
+import { Uplink } from '../../src/uplink/feature.js';
 
 export interface WorkerArgs {
   ids: string[];

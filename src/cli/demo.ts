@@ -1,0 +1,73 @@
+/** `sitegw demo`: the simulated site and the gateway on it (src/demo/demo.ts), until a signal. */
+import { parseArgs } from 'node:util';
+import { createLogger } from '../core/log.js';
+import { accessHelp, credentialsFile } from '../demo/credentials.js';
+import { startDemo, type Demo } from '../demo/demo.js';
+import { intOption, positiveOption, valuesOrMistake } from './options.js';
+import { EXIT, stdio, type Output } from './output.js';
+import { untilSignal } from './until-signal.js';
+
+function banner(demo: Demo): string {
+  const now = new Date(demo.clock.now());
+  const from = `${new Date(now.getTime() - 6 * 3_600_000).toISOString().slice(0, 16)}:00Z`;
+  const grid = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED'))?.id ?? '';
+  const { config } = demo.daemon.ctx;
+  const { inverter, meter } = demo.servers;
+  const uplink = demo.daemon.uplink && config.uplink
+    ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${config.uplink.topicPrefix}/)\n`
+    : '';
+  const { homeassistant } = config;
+  const ha = homeassistant
+    ? `  Home Assistant:        ${homeassistant.url} (discovery below ${homeassistant.discoveryPrefix}/)\n`
+    : '';
+  const ws = demo.url.replace(/^http/, 'ws');
+  const requests = [
+    `${demo.url}/api/v1/sites/${demo.siteId}/topology`,
+    `${demo.url}/api/v1/devices/${grid}/telemetry?interval=${from}/PT6H&include=default,energy`,
+  ];
+  return `
+sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverter, grid and house meters)
+  Modbus TCP (SunSpec):  inverter ${inverter.host}:${inverter.port}, meters ${meter.host}:${meter.port}
+  Energy Site API:       ${demo.url}
+  OpenAPI document:      ${demo.url}/openapi.json
+  Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
+  WebSocket streams:     ${ws}/ws?streams=telemetry-realtime,grid-events (same bearer token)
+${uplink}${ha}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   \
+(opens the grid relay; false closes it)
+
+${accessHelp(demo.credentials, credentialsFile(config.dataDir), requests)}
+Ctrl-C stops it; data stays in the data directory.
+`;
+}
+
+export async function demoCommand(argv: string[], io: Output = stdio): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      history: { type: 'string' },
+      speed: { type: 'string' },
+      mqtt: { type: 'string' },
+      homeassistant: { type: 'string' },
+    },
+  });
+  const checked = valuesOrMistake(io, 'demo', () => ({
+    port: intOption('port', values.port, 8080, { min: 0, max: 65535 }),
+    speed: positiveOption('speed', values.speed, 1),
+  }));
+  if (!checked) return EXIT.FAILURE;
+  const demo = await startDemo({
+    ...checked,
+    host: values.host ?? '127.0.0.1',
+    dataDir: values['data-dir'] ?? './data',
+    history: values.history,
+    modbusPorts: 'auto',
+    log: createLogger(),
+    mqtt: values.mqtt,
+    homeassistant: values.homeassistant,
+  });
+  io.out(banner(demo));
+  return untilSignal(io, () => demo.stop(), demo.daemon.ctx.log);
+}

@@ -1,0 +1,96 @@
+/**
+ * The command line: finds the command, answers --help and --version, and turns a failure no command
+ * handled into one line and an exit code (output.ts). Each command is loaded when called, so
+ * `sitegw scan` does not load the daemon.
+ */
+import { VERSION } from '../version.js';
+import { EXIT, printFailure, stdio, type Output } from './output.js';
+
+const USAGE = `sitegw ${VERSION}: edge site gateway
+
+Usage:
+  sitegw demo [--port N] [--host ADDR] [--data-dir DIR] [--history DURATION] [--speed N]
+              [--mqtt URL] [--homeassistant URL]
+      Start the built-in simulated site (real Modbus TCP, SunSpec) and the gateway on it.
+      --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster.
+  sitegw simulate [--inverter-port N] [--meter-port N] [--host ADDR] [--speed N]
+                  [--grid-meter sunspec|sdm630|em340] [--rtu PATH [--rtu-host meter|inverter] [--baud N] [--parity P]]
+      Run only the simulated site's Modbus servers (to point 'sitegw run', 'sitegw scan' or mbpoll at);
+      --rtu serves one host's units over Modbus RTU on a serial device (e.g. one end of a socat pty pair).
+  sitegw scan --tcp HOST[:PORT] | --rtu DEVICE --baud N [--parity none|even|odd] [--stop-bits 1|2]
+              [--units 1-247] [--timeout MS]
+      Find the Modbus devices on a bus (SunSpec, or a device profile's identity) and print a site.yaml snippet.
+  sitegw run --config FILE
+      Run the gateway against the devices in site.yaml.
+  sitegw check-config FILE
+      Validate site.yaml; exit 0 when valid, 1 when invalid, 2 when unreadable.
+  sitegw clients add|list|assign|rotate-secret|remove ... --config FILE
+      Register API clients (partners and apps); a secret is shown once. 'sitegw clients' for details.
+  sitegw owner set-password --config FILE [--username NAME]
+      Set the site owner's login for the consent page (password read from the terminal or stdin).
+  sitegw tls fingerprint --config FILE
+      Show the SHA-256 fingerprint of the API's HTTPS certificate.
+  sitegw backup --config FILE OUT
+      Write a consistent copy of the database to OUT while the gateway runs (restore: docs/install.md).
+  sitegw consume --broker URL [--group G] [--filter sitegw/+] [--db FILE | --postgres URL] [--client-id ID] [--username U]
+                 [--gap-wait S] [--retry-after S]
+      The reference cloud consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscription
+      $share/G/<filter>/…, de-duplication by seq, telemetry upserted into SQLite (--db) or PostgreSQL
+      (--postgres), holes asked for with cmd/resync after --gap-wait seconds. Instances with the same
+      --group and database split a fleet; the password for --username is read from
+      SITEGW_CONSUMER_PASSWORD.
+`;
+
+type Command = (argv: string[], io: Output) => Promise<number>;
+
+// a Map, not an object: a word like 'constructor' must not find Object.prototype's members
+const COMMANDS = new Map<string, Command>([
+  ['run', async (argv, io) => (await import('./run.js')).runCommand(argv, io)],
+  ['check-config', async (argv, io) => (await import('./check-config.js')).checkConfigArgs(argv, io)],
+  ['demo', async (argv, io) => (await import('./demo.js')).demoCommand(argv, io)],
+  ['simulate', async (argv, io) => (await import('./simulate.js')).simulateCommand(argv, io)],
+  ['scan', async (argv, io) => (await import('./scan.js')).scanCommand(argv, io)],
+  ['clients', async (argv, io) => (await import('./clients.js')).clientsCommand(argv, io)],
+  ['owner', async (argv, io) => (await import('./owner.js')).ownerCommand(argv, io)],
+  ['tls', async (argv, io) => (await import('./tls.js')).tlsCommand(argv, io)],
+  ['backup', async (argv, io) => (await import('./backup.js')).backupCommand(argv, io)],
+  ['consume', async (argv, io) => (await import('./consume.js')).consumeCommand(argv, io)],
+]);
+
+/** The command's own lines of USAGE: its synopsis and what it does. */
+function commandUsage(name: string): string {
+  const lines = USAGE.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(`  sitegw ${name} `) || l === `  sitegw ${name}`);
+  let end = start + 1;
+  while (end < lines.length && lines[end]?.startsWith('   ')) end++;
+  return `Usage:\n${lines.slice(start, end).join('\n')}\n`;
+}
+
+export async function main(argv: string[], io: Output = stdio): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    io.out(USAGE);
+    return name ? EXIT.OK : EXIT.USAGE;
+  }
+  if (name === '--version') {
+    io.out(`${VERSION}\n`);
+    return EXIT.OK;
+  }
+  const cmd = COMMANDS.get(name);
+  if (!cmd) {
+    io.err(`sitegw: unknown command '${name}'\n\n${USAGE}`);
+    return EXIT.USAGE;
+  }
+  // here for every command at once, before its own strict option parsing refuses the flag
+  const options = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (options.includes('--help') || options.includes('-h')) {
+    io.out(commandUsage(name));
+    return EXIT.OK;
+  }
+  try {
+    return await cmd(rest, io);
+  } catch (err) {
+    // argument mistakes (parseArgs, UsageError) and start-up failures end with one clear line, not a stack
+    return printFailure(io, name, err);
+  }
+}

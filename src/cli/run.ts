@@ -1,0 +1,27 @@
+/** `sitegw run --config FILE`: the gateway against the devices in site.yaml, until a signal. */
+import { parseArgs } from 'node:util';
+import { createLogger } from '../core/log.js';
+import { Daemon } from '../main.js';
+import { loadSiteConfig } from './config.js';
+import { EXIT, printError, stdio, type Output } from './output.js';
+import { untilSignal } from './until-signal.js';
+
+export async function runCommand(argv: string[], io: Output = stdio): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } } });
+  if (!values.config) {
+    printError(io, 'run', '--config FILE is required (see examples/site.example.yaml)');
+    return EXIT.USAGE;
+  }
+  const loaded = await loadSiteConfig(values.config, io);
+  if (!loaded.ok) return loaded.exit;
+  const { config } = loaded;
+  // Daemon.start has stopped what it started when it throws; a taken port is the installer's to fix
+  const daemon = await Daemon.start({ config, log: createLogger() }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EADDRINUSE' || err.syscall !== 'listen') throw err;
+    const { host, port } = config.http;
+    const fix = 'set http.port in site.yaml or stop the other program';
+    printError(io, 'run', `port ${port} on ${host} is already in use: ${fix}`);
+    return null;
+  });
+  return daemon ? untilSignal(io, () => daemon.stop(), daemon.ctx.log) : EXIT.FAILURE;
+}
