@@ -1,12 +1,22 @@
 import { defineConfig } from 'vitest/config';
+import { E2E, globs, SLOW } from './test/projects.js';
+
+const ALL = 'test/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // no root include: projects that extend this config would add it to their own
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // e2e tests bind real ports and spawn daemons: keep files parallel but bounded for 2-core CI
     maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // one project per kind of test, so `npm test` runs each file once and test:unit, test:e2e and
+    // test:slow each run one kind (test/projects.ts says which file is which)
+    projects: [
+      { extends: true, test: { name: 'unit', include: [ALL], exclude: [...globs(SLOW), ...globs(E2E)] } },
+      { extends: true, test: { name: 'e2e', include: globs(E2E), exclude: globs(SLOW) } },
+      { extends: true, test: { name: 'slow', include: globs(SLOW) } },
+    ],
   },
 });

@@ -18,6 +18,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import { parseConfig } from '../src/config/load.js';
+import { EventBus } from '../src/core/events.js';
 import { Site } from '../src/site/site.js';
 import { openDatabase, type Database } from '../src/store/db.js';
 import { enqueue, outboxStats, readAfter, remove, withSeq } from '../src/store/outbox.js';
@@ -66,10 +67,11 @@ function fill(file: string, mode: Mode): { walBytes: number; db: Database } {
   db.pragma('wal_autocheckpoint = 0');
   const s = site();
   const ctx = { siteId: s.id, stream: (id: string) => s.stream(id), socScale: 'percent' as const };
-  const b = new Bucketer({ db, streams: s.streams(), pollPeriodMs: POLL_MS });
+  const bus = new EventBus();
+  const b = new Bucketer({ db, streams: s.streams(), pollPeriodMs: POLL_MS, bus });
   b.start();
   let seqs: number[] = [];
-  if (mode !== 'none') b.onClose((closed) => (seqs = enqueue(db, telemetryBodies(ctx, closed), closed[0]!.end)));
+  if (mode !== 'none') bus.inTransaction('bucketsClosing', (closed) => (seqs = enqueue(db, telemetryBodies(ctx, closed), closed[0]!.end)));
   const walBefore = walSize(file);
   const streams = s.streams();
   for (let t = START, i = 0; t < START + DAYS * 86_400_000; t += POLL_MS, i++) {

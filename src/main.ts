@@ -8,6 +8,7 @@ import { AuthService } from './auth/service.js';
 import type { DeviceConfig, SiteConfig } from './config/types.js';
 import { ScaledClock, type Clock } from './core/clock.js';
 import { EventBus } from './core/events.js';
+import { FeatureList } from './core/feature.js';
 import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
 import { BusRegistry } from './modbus/buses.js';
@@ -15,7 +16,7 @@ import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
 import { Site } from './site/site.js';
 import { Bucketer } from './telemetry/bucketer.js';
-import { CloseTimer } from './telemetry/close-timer.js';
+import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
 import { VERSION } from './version.js';
 import { GridFeature } from './grid/feature.js';
 import { RefusalLog } from './api/refusals.js';
@@ -61,38 +62,18 @@ export interface DaemonContext {
   ops: OpsFeature;
 }
 
-/** How one started feature is undone; `what` names it in the log when undoing fails. */
-interface Stopper {
-  what: string;
-  /** may return a promise (awaited) or any value (ignored: e.g. closeUntil's buckets) */
-  stop: () => unknown;
-}
-
-/** Runs the stoppers last-first and empties the list; one that fails is logged and the rest still run. */
-async function unwind(stoppers: Stopper[], log: Logger): Promise<unknown[]> {
-  const failures: unknown[] = [];
-  for (const { what, stop } of stoppers.splice(0).reverse()) {
-    try {
-      await stop();
-    } catch (err) {
-      failures.push(err);
-      log.error({ err, feature: what }, `stopping ${what} failed; the other features still stop`);
-    }
-  }
-  return failures;
-}
-
 /**
- * The composition root: wires features that each start and stop, and owns nothing else.
- * Order on start: store → bucketer → auth → ops → grid → uplink → homeassistant → (pre-fill) → poller → bucket
- * closing → HTTP → WebSocket → listen. Each started feature pushes its stopper, and both stop()
- * and a failed start run that one list backwards, so the store closes last.
+ * The composition root: builds the features and starts them in this order, each with its
+ * dependencies in its constructor (or the bus): store → bucketer → auth → ops → bucketer feed →
+ * grid → uplink → homeassistant → bucket flush → (pre-fill) → modbus → poller → bucket closing →
+ * HTTP → WebSocket → listen. stop() and a failed start both stop the started ones in reverse, so
+ * the store closes last.
  */
 export class Daemon {
   private constructor(
     readonly ctx: DaemonContext,
     readonly app: FastifyInstance,
-    private readonly stoppers: Stopper[],
+    private readonly features: FeatureList,
     readonly ws: WsServer,
     /** the MQTT uplink, null without `uplink:` in site.yaml; health() is its state for probes */
     readonly uplink: Uplink | null,
@@ -111,101 +92,109 @@ export class Daemon {
 
   static async start(opts: DaemonOptions): Promise<Daemon> {
     const log = opts.log ?? createLogger();
-    const stoppers: Stopper[] = [];
+    const features = new FeatureList(log);
     try {
-      return await Daemon.compose(opts, log, stoppers);
+      return await Daemon.compose(opts, log, features);
     } catch (err) {
       // undo exactly what had started (a taken HTTP port is the usual cause), so nothing keeps the
       // store open, polls or stays connected; the caller hears the original error, not an undo's
-      if (stoppers.length > 0) log.warn({ reason: String(err) }, 'start failed: stopping the features already started');
-      await unwind(stoppers, log);
+      if (features.size > 0) log.warn({ reason: String(err) }, 'start failed: stopping the features already started');
+      await features.stop();
       throw err;
     }
   }
 
-  /** Starts the features in order; each one that started pushes its stopper onto `stoppers`. */
-  private static async compose(opts: DaemonOptions, log: Logger, stoppers: Stopper[]): Promise<Daemon> {
-    const started = (what: string, stop: Stopper['stop']): void => void stoppers.push({ what, stop });
+  /** Builds and starts the features in order; each one started is in `features`. */
+  private static async compose(opts: DaemonOptions, log: Logger, features: FeatureList): Promise<Daemon> {
     const { config } = opts;
     // before anything is opened: a broken device profile stops the start with its file and line
     const profiles = loadProfiles();
     const clock = opts.clock ?? new ScaledClock(1);
     // HTTPS off loopback (a certificate problem stops the start before anything is opened)
     const tls = resolveTls(config, log.child({ feature: 'tls' }));
-    const bus = new EventBus();
+    const bus = new EventBus(log);
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
     const { db, replaced } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
-    started('store', () => db.close());
+    await features.start({ name: 'store', start: () => undefined, stop: () => db.close() });
     const site = new Site(config);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
-    const bucketer = new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus });
-    bucketer.start();
-    // saves the energy counts and the open buckets' sums, so the next start continues them
-    started('bucketer', () => bucketer.stop());
+    const bucketer = await features.start(
+      new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus: bus.as('bucketer') }),
+    );
 
     const buses = new BusRegistry();
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
-    const poller = new Poller({ site, bus, clock, readerFor, log, profiles });
-    const auth = new AuthService({ db, config: config.auth, dataDir: config.dataDir, siteId: site.id, log: log.child({ feature: 'auth' }), now: opts.authNow });
-    auth.start();
-    started('auth', () => auth.stop());
-    let ws: WsServer | undefined;
-    const ops = new OpsFeature({ site, db, dbFile, bus, clock, log, version: VERSION, bucketer, scheduler: poller, ws: () => ws, replaced });
-    ops.start();
-    started('ops', () => ops.stop());
+    const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles });
+    const auth = await features.start(
+      new AuthService({
+        db,
+        config: config.auth,
+        dataDir: config.dataDir,
+        siteId: site.id,
+        log: log.child({ feature: 'auth' }),
+        now: opts.authNow,
+      }),
+    );
+    const ops = new OpsFeature({
+      site,
+      db,
+      dbFile,
+      bus: bus.as('ops'),
+      clock,
+      log,
+      version: VERSION,
+      bucketer,
+      scheduler: poller,
+      features,
+      replaced,
+    });
+    // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
+    await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
+    const registry = ops.metrics.registry;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
-    const unsubscribe = [
-      bus.on('reading', (r) => bucketer.ingest(r)),
-      bus.on('streamsChanged', () => bucketer.setStreams(site.streams())),
-    ];
-    started('bucketer feed', () => unsubscribe.forEach((off) => off()));
-    const grid = new GridFeature({ site, db, bus, log: log.child({ feature: 'grid' }), debounce: config.grid.debounce });
-    grid.start();
-    started('grid', () => grid.stop());
+    await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site }));
+    const { debounce } = config.grid;
+    await features.start(new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce }));
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
     const uplink = config.uplink
       ? // loaded only when configured: mqtt alone is ~20 MB of resident memory (README Performance)
-        new (await import('./uplink/feature.js')).Uplink({ config: config.uplink, db, site, bus, clock, log: log.child({ feature: 'uplink' }), bucketer, onGridRecord: (h) => grid.onRecord(h), socScale: config.api.socScale, version: VERSION })
+        await features.start(
+          new (await import('./uplink/feature.js')).Uplink({
+            config: config.uplink,
+            db,
+            site,
+            bus: bus.as('uplink'),
+            clock,
+            log: log.child({ feature: 'uplink' }),
+            socScale: config.api.socScale,
+            version: VERSION,
+            registry,
+          }),
+        )
       : null;
-    uplink?.start();
-    if (uplink) {
-      started('uplink', () => uplink.stop());
-      ops.setUplink(() => {
-        const h = uplink.health();
-        return { connected: h.connected, outboxDepth: h.outbox.depth, lastError: h.lastError?.message ?? null };
-      });
-    }
     // Home Assistant discovery: its own broker and connection, with or without an uplink
-    const homeassistant = config.homeassistant
-      ? new (await import('./homeassistant/feature.js')).HomeAssistant({ config: config.homeassistant, site, bus, log: log.child({ feature: 'homeassistant' }), streamsNow: () => ops.streamsNow(), version: VERSION, registry: ops.metrics.registry })
-      : null;
-    if (homeassistant) {
-      homeassistant.start();
-      started('homeassistant', () => homeassistant.stop());
+    if (config.homeassistant) {
+      const { HomeAssistant } = await import('./homeassistant/feature.js');
+      await features.start(
+        new HomeAssistant({
+          config: config.homeassistant,
+          site,
+          bus: bus.as('homeassistant'),
+          log: log.child({ feature: 'homeassistant' }),
+          streamsNow: () => ops.streamsNow(),
+          version: VERSION,
+          registry,
+        }),
+      );
     }
-    // buckets that ended before the stop are complete: written after the poller's last reading and
-    // while the uplink still listens (its outbox keeps them for the next start)
-    started('bucket flush', () => bucketer.closeUntil(clock.now()));
+    await features.start(new BucketFlush({ bucketer, clock }));
     if (opts.beforePolling) await opts.beforePolling(ctx);
 
-    poller.start();
-    started('poller', async () => {
-      await poller.stop();
-      await buses.close();
-    });
-    const closeTimer = new CloseTimer(clock, Math.min(pollPeriodMs * 1.5, 60_000), (boundary) => {
-      try {
-        bucketer.closeUntil(boundary);
-        ops.health.noteWrite();
-      } catch (err) {
-        ops.health.noteWrite(err);
-        log.error({ err }, 'closing buckets failed; they stay open and are retried at the next boundary');
-      }
-    });
-    closeTimer.start();
-    started('bucket closing', () => closeTimer.stop());
+    await features.start({ name: 'modbus', start: () => undefined, stop: () => buses.close() });
+    await features.start(poller);
+    await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
 
     // one bound for the HTTP and WebSocket refusals: a host alternating between them meets one budget
     const refusals = new RefusalLog(log.child({ feature: 'http' }));
@@ -222,21 +211,22 @@ export class Daemon {
       version: VERSION,
       ops,
     });
-    started('http', () => app.close());
-    ws = new WsServer(app.server, bus, wsAccess(auth), {
-      log: log.child({ feature: 'ws' }),
-      stream: (id) => site.stream(id),
-      maxEntriesPerMessage: config.ws.maxEntriesPerMessage,
-      socScale: config.api.socScale,
-      pingTimeoutMs: opts.wsPingTimeoutMs,
-      grantRecheckMs: opts.wsGrantRecheckMs,
-      refusals,
-    });
-    ws.start();
+    await features.start({ name: 'http', start: () => undefined, stop: () => app.close() });
     // WebSocket clients hear 1001 (going away) before the HTTP server closes under them
-    started('websocket', () => ws?.stop());
+    const ws = await features.start(
+      new WsServer(app.server, bus.as('websocket'), wsAccess(auth), {
+        log: log.child({ feature: 'ws' }),
+        stream: (id) => site.stream(id),
+        maxEntriesPerMessage: config.ws.maxEntriesPerMessage,
+        socScale: config.api.socScale,
+        pingTimeoutMs: opts.wsPingTimeoutMs,
+        grantRecheckMs: opts.wsGrantRecheckMs,
+        refusals,
+        registry,
+      }),
+    );
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
-    const daemon = new Daemon(ctx, app, stoppers, ws, uplink);
+    const daemon = new Daemon(ctx, app, features, ws, uplink);
     ops.ready();
     log.info({ site: site.id, devices: config.devices.length, url: daemon.url, fingerprint: tls.fingerprint, version: VERSION }, 'sitegw started');
     return daemon;
@@ -244,9 +234,9 @@ export class Daemon {
 
   /** Stops what start() started, last-first; every feature gets its stop even when one fails. */
   async stop(): Promise<void> {
-    if (this.stoppers.length === 0) return; // stopped already
+    if (this.features.size === 0) return; // stopped already
     this.ctx.ops.stopping();
-    const failures = await unwind(this.stoppers, this.ctx.log);
+    const failures = await this.features.stop();
     if (failures.length > 0) throw failures[0];
     this.ctx.log.info('sitegw stopped');
   }

@@ -98,7 +98,7 @@ for (const id of args.ids) {
   const bus = new EventBus();
   const bucketer = new Bucketer({ db, streams: site.streams(), pollPeriodMs: POLL_MS, bus });
   bucketer.start();
-  const uplink = new Uplink({ config: r.config.uplink!, db, site, bus, clock, log: silentLogger(), bucketer, onGridRecord: () => () => undefined, socScale: 'percent', version: 'fleet-bench' });
+  const uplink = new Uplink({ config: r.config.uplink!, db, site, bus, clock, log: silentLogger(), socScale: 'percent', version: 'fleet-bench' });
   uplink.start();
   const close = new CloseTimer(clock, POLL_MS * 1.5, (b) => bucketer.closeUntil(b));
   close.start();

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { AuthConfig } from '../config/types.js';
+import type { Feature } from '../core/feature.js';
 import { clientDevices, findClient } from '../store/clients.js';
 import { devicesPublishedTo } from '../store/publish-to.js';
 import { pruneExpired } from '../store/tokens.js';
@@ -41,7 +42,8 @@ const PRUNE_EVERY_MS = 3_600_000;
 /** The stream a customer grants through publishTo (docs/api.md "Device publish list"). */
 export const REALTIME_STREAM = 'telemetry-realtime';
 
-export class AuthService {
+export class AuthService implements Feature {
+  readonly name = 'auth';
   private ctx: AuthContext | null = null;
   private tickets: ConsentTickets | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;

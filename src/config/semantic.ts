@@ -137,12 +137,13 @@ function checkDevices(devices: unknown[], out: Finding[]): void {
   }
 
   const gridMeters = views.filter((d) => d.role === 'grid-meter');
-  for (const extra of gridMeters.slice(1)) {
+  const [firstMeter, ...extraMeters] = gridMeters;
+  for (const extra of firstMeter ? extraMeters : []) {
     const at = ['devices', extra.index, 'role'];
     out.push({
       segments: at,
       anchor: at,
-      message: `a second grid-meter; devices[${gridMeters[0].index}] already measures the grid connection point`,
+      message: `a second grid-meter; devices[${firstMeter?.index}] already measures the grid connection point`,
       hint: 'a site has one grid connection point: make this one a consumption-meter or remove it',
     });
   }

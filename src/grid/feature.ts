@@ -1,34 +1,25 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
-import type { EventBus, GridEvent } from '../core/events.js';
+import type { EventBus } from '../core/events.js';
+import type { Feature } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
 import { insertGridEvent, lastGridState } from '../store/grid-events.js';
 import { GridWatch } from './watch.js';
 
 /**
- * Watches the grid meter's readings for relay changes: each debounced change is stored, then
- * announced on the bus (the WebSocket grid-events stream and the uplink subscribe). A site
+ * Watches the grid meter's readings for relay changes: each debounced change is stored (with
+ * what `gridEventRecording` listeners write in its transaction), then announced on the bus as
+ * `gridEvent` (the WebSocket grid-events stream subscribes). A site
  * without a grid meter has no relay to watch.
  */
-export class GridFeature {
+export class GridFeature implements Feature {
+  readonly name = 'grid';
   private off: (() => void) | null = null;
-  private recordHooks: ((e: GridEvent) => void)[] = [];
 
   constructor(
     private readonly deps: { site: Site; db: Database; bus: EventBus; log: Logger; debounce: number },
   ) {}
-
-  /**
-   * Runs `hook` for each announced event inside the transaction that stores it (the uplink's
-   * outbox row commits with the event or not at all). Returns the unregister function.
-   */
-  onRecord(hook: (e: GridEvent) => void): () => void {
-    this.recordHooks.push(hook);
-    return () => {
-      this.recordHooks = this.recordHooks.filter((h) => h !== hook);
-    };
-  }
 
   start(): void {
     const meter = this.deps.site.byRole('grid-meter')[0];
@@ -49,7 +40,8 @@ export class GridFeature {
       if (!e) return;
       this.deps.db.transaction(() => {
         insertGridEvent(this.deps.db, e);
-        for (const hook of this.recordHooks) hook(e);
+        // the uplink's outbox row commits with the event, or neither does
+        this.deps.bus.runInTransaction('gridEventRecording', e);
       })();
       this.deps.log.info({ device: e.deviceId, state: e.state, at: new Date(e.timestamp).toISOString() }, 'grid state changed');
       this.deps.bus.emit('gridEvent', e);

@@ -3,6 +3,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { HomeAssistantConfig } from '../config/types.js';
 import type { EventBus } from '../core/events.js';
+import type { Feature, FeatureHealth } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import { quantitiesOf, type StreamNow } from '../telemetry/now.js';
 import type { StreamDef } from '../telemetry/stream.js';
@@ -42,7 +43,7 @@ const CONNECTED_METRIC = 'sitegw_homeassistant_connected';
  * published: a device learned later (identity, PV modules) updates its configs, and configs of
  * this gateway found on the broker that site.yaml no longer has are removed.
  */
-export class HomeAssistant {
+export class HomeAssistant implements Feature {
   readonly name = 'homeassistant';
   private readonly ctx: DiscoveryContext;
   private readonly topics: Topics;
@@ -105,8 +106,18 @@ export class HomeAssistant {
     this.client = null;
   }
 
-  health(): HomeAssistantHealth {
-    return { broker: safeUrl(this.deps.config.url), connected: this.link?.connected ?? false, entities: this.published.size, lastError: this.lastError };
+  /**
+   * Its problems stay off /healthz: Home Assistant shows the gateway's entities unavailable itself
+   * (the availability topic and its last will), and /healthz tells what the gateway must fix.
+   */
+  health(): HomeAssistantHealth & FeatureHealth {
+    return {
+      problems: [],
+      broker: safeUrl(this.deps.config.url),
+      connected: this.link?.connected ?? false,
+      entities: this.published.size,
+      lastError: this.lastError,
+    };
   }
 
   private onConnected(client: MqttClient): void {

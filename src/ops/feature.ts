@@ -7,11 +7,12 @@ import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
+import type { FeatureList } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
 import { streamNow, type StreamNow } from '../telemetry/now.js';
 import type { StreamDef } from '../telemetry/stream.js';
-import { Health, TICK_SLACK_MS, type UplinkHealth } from './health.js';
+import { Health, TICK_SLACK_MS } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
 import { Metrics } from './metrics.js';
@@ -30,7 +31,8 @@ export interface OpsOptions {
   version: string;
   bucketer: { stats(): BucketerStats; lifetime(streamId: string): { energyIn: number | null; energyOut: number | null } | undefined };
   scheduler: { readonly lastTickAt: number | null; readonly tickMs: number; stop(): Promise<void> };
-  ws: () => { clientCount: number; dropped: number } | undefined;
+  /** the daemon's running features: their health goes into /healthz and the status page */
+  features: FeatureList;
   /** what the integrity check did at start */
   replaced: DatabaseReplaced | null;
   env?: NodeJS.ProcessEnv;
@@ -42,15 +44,14 @@ export class OpsFeature {
   readonly live: LiveValues;
   readonly notify: SdNotify;
   readonly watchdog: Watchdog;
-  private uplink: (() => UplinkHealth | undefined) | undefined;
   private removeHooks: (() => void) | null = null;
 
   constructor(private readonly opts: OpsOptions) {
     const { site, clock, bus, scheduler, log } = opts;
     const env = opts.env ?? process.env;
     const period = watchdogMs(env);
-    this.health = new Health({ clock, site, scheduler, uplink: () => this.uplink?.(), tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS) });
-    this.metrics = new Metrics({ site, bus, clock, health: this.health, bucketer: opts.bucketer, dbFile: opts.dbFile, ws: opts.ws, streamsNow: () => this.streamsNow() });
+    this.health = new Health({ clock, site, scheduler, features: opts.features, tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS) });
+    this.metrics = new Metrics({ site, bus, clock, health: this.health, bucketer: opts.bucketer, dbFile: opts.dbFile, streamsNow: () => this.streamsNow() });
     this.live = new LiveValues(bus, site);
     this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
     this.watchdog = new Watchdog({ notify: this.notify, health: this.health, log: log.child({ feature: 'watchdog' }), periodMs: period });
@@ -64,12 +65,6 @@ export class OpsFeature {
     this.metrics.start();
     this.live.start();
     this.notify.start();
-  }
-
-  /** The uplink's health (src/uplink), once it runs: shown in health, metrics and the status page. */
-  setUplink(health: () => UplinkHealth | undefined): void {
-    this.uplink = health;
-    this.metrics.setUplink(health);
   }
 
   /** The daemon listens and polls: tell systemd, start the watchdog, announce a replaced database. */
@@ -92,7 +87,7 @@ export class OpsFeature {
 
   status(): StatusView {
     const { site, db, clock, version } = this.opts;
-    return statusView({ site, db, clock, version, health: this.health, live: this.live, uplink: this.uplink });
+    return statusView({ site, db, clock, version, health: this.health, live: this.live, features: this.opts.features });
   }
 
   stopping(): void {

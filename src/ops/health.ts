@@ -8,9 +8,11 @@
  * - the last write to the database (bucket close) did not fail.
  * A blocked event loop needs no check of its own: the watchdog timer runs on the same loop, so
  * a loop that is stuck sends no ping at all. Devices that do not answer or an uplink that is
- * down make the daemon `degraded`, not unhealthy: restarting would not help them.
+ * down (the problems each feature's health() reports) make the daemon `degraded`, not
+ * unhealthy: restarting would not help them.
  */
 import type { Clock } from '../core/clock.js';
+import type { FeatureList } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 
 export type HealthStatus = 'ok' | 'degraded' | 'failing';
@@ -22,22 +24,13 @@ export interface HealthReport {
   problems: string[];
 }
 
-/** What the uplink feature reports about itself (src/uplink), when it runs. */
-export interface UplinkHealth {
-  connected: boolean;
-  /** messages waiting in the outbox */
-  outboxDepth: number;
-  /** the last error in words, e.g. "broker refused the credentials" */
-  lastError?: string | null;
-}
-
 export interface HealthSources {
   clock: Clock;
   site: Site;
   /** the poll scheduler: when it last ticked (daemon clock, ms) and its tick period */
   scheduler: { readonly lastTickAt: number | null; readonly tickMs: number };
-  /** the uplink's health, when an uplink runs */
-  uplink?: () => UplinkHealth | undefined;
+  /** the running features: what each reports as a problem (an uplink not connected) */
+  features?: Pick<FeatureList, 'problems'>;
   /** real time, ms (tests move it) */
   now?: () => number;
   /** real ms of grace on top of three ticks (default 10 s; never more than the watchdog period) */
@@ -103,8 +96,7 @@ export class Health {
       const why = [...kinds].map(([k, n]) => `${k}: ${n}`).join(', ');
       problems.push(`${down.length} of ${devices.length} devices not answering (${why})`);
     }
-    const up = this.src.uplink?.();
-    if (up && !up.connected) problems.push(`the uplink is not connected${up.lastError ? ` (${up.lastError})` : ''}; ${up.outboxDepth} messages wait in the outbox`);
+    if (this.src.features) problems.push(...this.src.features.problems());
     problems.push(...this.notes);
     return {
       status: failing ? 'failing' : problems.length > 0 ? 'degraded' : 'ok',

@@ -1,11 +1,11 @@
 /**
  * Prometheus metrics (text exposition format via prom-client, the maintained client for Node).
  * One registry per daemon, so tests can run several daemons in one process. Values that live
- * elsewhere (device health, bucketer counts, WebSocket clients, disk) are read when scraped;
- * poll durations come from the poller's `devicePolled` events.
+ * elsewhere (device health, bucketer counts, disk) are read when scraped; poll durations come
+ * from the poller's `devicePolled` events.
  *
- * An uplink's outbox depth is exported only once an uplink reports its health (setUplink):
- * until then the series is absent rather than a made-up zero.
+ * Features started later (WebSocket, uplink, Home Assistant) register their own series in
+ * `registry` while they run: without them the series are absent rather than a made-up zero.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Clock } from '../core/clock.js';
@@ -18,7 +18,7 @@ import { percentToFraction } from '../telemetry/round.js';
 import { LIVE_QUANTITIES, type StreamNow } from '../telemetry/now.js';
 import type { StreamDef } from '../telemetry/stream.js';
 import { databaseBytes, processWriteBytes } from './disk-io.js';
-import type { Health, UplinkHealth } from './health.js';
+import type { Health } from './health.js';
 
 export interface MetricsSources {
   site: Site;
@@ -28,8 +28,6 @@ export interface MetricsSources {
   bucketer: { stats(): BucketerStats };
   /** the database file (its -wal beside it is counted too) */
   dbFile: string;
-  /** WebSocket server counters, once it runs */
-  ws: () => { clientCount: number; dropped: number } | undefined;
   /** every stream's live values (OpsFeature.streamsNow), read at each scrape */
   streamsNow?: () => { def: StreamDef; now: StreamNow }[];
   /** real time, ms */
@@ -49,7 +47,7 @@ const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 const DAY_MS = 86_400_000;
 
 /** Adds the growth of an externally kept total to a counter (counters only go up). */
-function follow(counter: Counter<string>, seen: Map<string, number>, key: string, labels: Record<string, string>, total: number): void {
+export function follow(counter: Counter<string>, seen: Map<string, number>, key: string, labels: Record<string, string>, total: number): void {
   const before = seen.get(key) ?? 0;
   if (total > before) counter.inc(labels, total - before);
   seen.set(key, Math.max(before, total));
@@ -60,7 +58,6 @@ export class Metrics {
   private readonly unsubscribe: (() => void)[] = [];
   private newestBucketEnd: number | null = null;
   private writeBaseline: { at: number; bytes: number } | null = null;
-  private uplink: (() => UplinkHealth | undefined) | null = null;
 
   constructor(private readonly src: MetricsSources) {}
 
@@ -141,23 +138,16 @@ export class Metrics {
       },
     });
 
-    const wsSeen = new Map<string, number>();
-    new Gauge({
-      name: 'sitegw_ws_clients',
-      help: 'Connected WebSocket clients',
-      registers: [r],
-      collect() {
-        const ws = self.src.ws();
-        if (ws) this.set(ws.clientCount);
-      },
-    });
+    const failuresSeen = new Map<string, number>();
     new Counter({
-      name: 'sitegw_ws_dropped_clients_total',
-      help: 'WebSocket clients dropped because they did not read their messages',
+      name: 'sitegw_event_listener_failures_total',
+      help: 'Event bus listeners that threw or rejected, by event and the feature that registered them (see the log)',
+      labelNames: ['event', 'feature'],
       registers: [r],
       collect() {
-        const ws = self.src.ws();
-        if (ws) follow(this, wsSeen, 'dropped', {}, ws.dropped);
+        for (const f of bus.listenerFailures()) {
+          follow(this, failuresSeen, `${f.event}\0${f.feature}`, { event: f.event, feature: f.feature }, f.count);
+        }
       },
     });
 
@@ -286,30 +276,6 @@ export class Metrics {
     const ms = this.now() - this.writeBaseline.at;
     if (ms < 60_000) return null;
     return ((bytes - this.writeBaseline.bytes) / ms) * DAY_MS;
-  }
-
-  /** The uplink reports its health: export its outbox depth and connection from now on. */
-  setUplink(health: () => UplinkHealth | undefined): void {
-    if (this.uplink) return;
-    this.uplink = health;
-    new Gauge({
-      name: 'sitegw_uplink_outbox_messages',
-      help: 'Messages waiting in the MQTT outbox',
-      registers: [this.registry],
-      collect() {
-        const h = health();
-        if (h) this.set(h.outboxDepth);
-      },
-    });
-    new Gauge({
-      name: 'sitegw_uplink_connected',
-      help: '1 while the MQTT uplink is connected',
-      registers: [this.registry],
-      collect() {
-        const h = health();
-        if (h) this.set(h.connected ? 1 : 0);
-      },
-    });
   }
 
   stop(): void {

@@ -6,10 +6,11 @@
 import type { Database } from 'better-sqlite3';
 import type { InstantValues } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
+import type { ConnectionStatus, FeatureList } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../site/stream-ids.js';
 import { recentGridEvents } from '../store/grid-events.js';
-import type { Health, HealthReport, UplinkHealth } from './health.js';
+import type { Health, HealthReport } from './health.js';
 import type { LiveValues } from './live.js';
 
 export interface DeviceView {
@@ -50,7 +51,7 @@ export interface StatusView {
   health: HealthReport;
   devices: DeviceView[];
   flow: PowerFlow;
-  uplink: (UplinkHealth & { configured: true }) | { configured: false };
+  uplink: (ConnectionStatus & { configured: true }) | { configured: false };
   gridEvents: { deviceId: string; timestamp: string; state: string }[];
 }
 
@@ -61,7 +62,8 @@ export interface StatusSources {
   health: Health;
   live: LiveValues;
   version: string;
-  uplink?: () => UplinkHealth | undefined;
+  /** the running features; the uplink's section is its health's connection */
+  features?: Pick<FeatureList, 'get'>;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -131,7 +133,7 @@ export function statusView(src: StatusSources): StatusView {
     model: d.identity.model ?? null,
     values: d.online ? (live.current(mainStream(site, d.config.id), now)?.values ?? null) : null,
   }));
-  const up = src.uplink?.();
+  const up = src.features?.get('uplink')?.health?.().connection;
   return {
     site: { id: site.id, name: site.config.site.name, timezone: site.config.site.timezone },
     version: src.version,

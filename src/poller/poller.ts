@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Reading } from '../core/channels.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
+import type { Feature } from '../core/feature.js';
 import type { DeviceConfig } from '../config/types.js';
 import { toModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../core/register-reader.js';
@@ -25,7 +26,8 @@ export interface PollerDeps {
  * are read concurrently; the bus itself serialises what shares a wire. Readings go out on the
  * event bus; aggregates (__bb_agg) are built from one cycle's blocks so they never mix ages.
  */
-export class Poller {
+export class Poller implements Feature {
+  readonly name = 'poller';
   private readonly devices = new Map<string, DeviceDriver>();
   /** when each device was last polled, on the time stamped on readings */
   private readonly lastPolled = new Map<string, number>();

@@ -57,9 +57,7 @@ export class RegisterBank {
       );
     }
     const from = addr - this.start;
-    const out = new Array<number>(len);
-    for (let i = 0; i < len; i++) out[i] = this.regs[from + i];
-    return out;
+    return Array.from(this.regs.subarray(from, from + len));
   }
 
   /** raw write of 16-bit words at an absolute address (the encoder's only way in) */

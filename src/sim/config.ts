@@ -147,10 +147,11 @@ export function validateSimConfig(c: SimConfig): void {
   const curve = c.inverter.efficiencyCurve;
   if (curve.length < 1) throw new SimConfigError('inverter.efficiencyCurve', 'needs at least one point');
   curve.forEach(([x, eta], i) => {
-    num(`inverter.efficiencyCurve[${i}][0]`, x, i === 0 ? 0 : curve[i - 1][0] + 1e-9, 10);
+    const prev = curve[i - 1];
+    num(`inverter.efficiencyCurve[${i}][0]`, x, prev ? prev[0] + 1e-9 : 0, 10);
     num(`inverter.efficiencyCurve[${i}][1]`, eta, 0.5, 1);
   });
-  if (curve[0][0] !== 0) throw new SimConfigError('inverter.efficiencyCurve', 'must start at load fraction 0');
+  if (curve[0]?.[0] !== 0) throw new SimConfigError('inverter.efficiencyCurve', 'must start at load fraction 0');
   num('house.baseW', c.house.baseW, 0, 30_000);
   num('house.morningPeakW', c.house.morningPeakW, 0, 30_000);
   num('house.eveningPeakW', c.house.eveningPeakW, 0, 30_000);

@@ -18,6 +18,7 @@
  *     convention our SunSpec profile assumes for batteries (generator view, like 103 W);
  *   203 grid meter W: + import from the grid, − export; consumption meter W: + consumed.
  */
+import { itemAt } from '../core/item-at.js';
 import {
   METER_EVT,
   MODEL_1,
@@ -30,6 +31,7 @@ import {
 import type { SimConfig } from './config.js';
 import type { SiteSnapshot } from './model.js';
 import { hash01 } from './noise.js';
+import { lineVoltages, perPhase, phaseSum } from './phases.js';
 import type { SimRegisters } from './registers.js';
 import { type ModelWriter, type PointWriter, SunSpecImage } from './sunspec-encoder.js';
 
@@ -86,13 +88,16 @@ function writeCommon(m: ModelWriter, id: SimDeviceIdentity): void {
   m.point('DA').set(id.unitId);
 }
 
-/** line-to-line voltage of two phases 120° apart */
-const lineV = (a: number, b: number) => Math.sqrt(a * a + b * b + a * b);
+/** named points of a model (or of one repeating block), typed by their names so each read is known to exist */
+function pointsOf<N extends string>(names: readonly N[], point: (name: N) => PointWriter): Record<N, PointWriter> {
+  return Object.fromEntries(names.map((name) => [name, point(name)])) as Record<N, PointWriter>;
+}
+
 
 /** the smallest SF ≥ preferred at which value fits a uint16 */
 function fittingSf(value: number, preferred: number): number {
   let sf = preferred;
-  while (value / Math.pow(10, sf) > 0xfffe) sf++;
+  while (value / 10 ** sf > 0xfffe) sf++;
   return sf;
 }
 
@@ -110,11 +115,18 @@ function chargeState(w: number, socPct: number, b: SimConfig['battery']['blocks'
   return CHA_ST.HOLDING;
 }
 
+const INVERTER_POINTS = [
+  ...['A', 'AphA', 'AphB', 'AphC', 'PPVphAB', 'PPVphBC', 'PPVphCA', 'PhVphA', 'PhVphB', 'PhVphC'],
+  ...['W', 'Hz', 'VA', 'WH', 'DCA', 'DCV', 'DCW', 'TmpCab', 'TmpSnk', 'St', 'Evt1', 'Evt2'],
+] as const;
+const MODULE_POINTS = ['DCW', 'DCV', 'DCA', 'DCWH', 'Tms', 'Tmp', 'DCSt'] as const;
+type ModulePoints = Record<(typeof MODULE_POINTS)[number], PointWriter>;
+
 export class InverterDevice implements SimDevice {
   readonly image: SunSpecImage;
   readonly registers: SimRegisters;
-  private readonly p: Record<string, PointWriter> = {};
-  private readonly modules: Record<'DCW' | 'DCV' | 'DCA' | 'DCWH' | 'Tms' | 'Tmp' | 'DCSt', PointWriter>[];
+  private readonly p: Record<(typeof INVERTER_POINTS)[number], PointWriter>;
+  private readonly modules: (ModulePoints & { peakW: number })[];
   private readonly storage: Record<'ChaState' | 'StorAval' | 'InBatV' | 'ChaSt', PointWriter>;
 
   constructor(
@@ -129,23 +141,18 @@ export class InverterDevice implements SimDevice {
     const inv = this.image.model(103);
     inv.sf('A_SF', -2).sf('V_SF', -1).sf('W_SF', 0).sf('Hz_SF', -2).sf('VA_SF', 0).sf('WH_SF', 0);
     inv.sf('DCA_SF', -2).sf('DCV_SF', -1).sf('DCW_SF', 0).sf('Tmp_SF', -1);
-    for (const name of ['A', 'AphA', 'AphB', 'AphC', 'PPVphAB', 'PPVphBC', 'PPVphCA', 'PhVphA', 'PhVphB', 'PhVphC', 'W', 'Hz', 'VA', 'WH']) {
-      this.p[name] = inv.point(name);
-    }
-    for (const name of ['DCA', 'DCV', 'DCW', 'TmpCab', 'TmpSnk', 'St', 'Evt1', 'Evt2']) this.p[name] = inv.point(name);
+    this.p = pointsOf(INVERTER_POINTS, (name) => inv.point(name));
 
     const mppt = this.image.model(160);
     mppt.sf('DCA_SF', -2).sf('DCV_SF', -1).sf('DCW_SF', 0).sf('DCWH_SF', 0);
     mppt.point('Evt').set(0);
     mppt.point('N').set(n);
-    this.modules = [];
-    for (let i = 0; i < n; i++) {
+    this.modules = cfg.pv.optimisers.map(({ peakW }, i) => {
       mppt.blockPoint(i, 'ID').set(i + 1);
       mppt.blockPoint(i, 'IDStr').text(`PV${i + 1}`);
       mppt.blockPoint(i, 'DCEvt').set(0);
-      const at = (name: string) => mppt.blockPoint(i, name);
-      this.modules.push({ DCW: at('DCW'), DCV: at('DCV'), DCA: at('DCA'), DCWH: at('DCWH'), Tms: at('Tms'), Tmp: at('Tmp'), DCSt: at('DCSt') });
-    }
+      return { ...pointsOf(MODULE_POINTS, (name) => mppt.blockPoint(i, name)), peakW };
+    });
 
     const storage = this.image.model(124);
     storage.sf('WChaMax_SF', 0).sf('MinRsvPct_SF', -1).sf('ChaState_SF', -1).sf('StorAval_SF', -1).sf('InBatV_SF', -1);
@@ -162,14 +169,15 @@ export class InverterDevice implements SimDevice {
     const { p, cfg } = this;
     const ac = s.inverter.acW;
     const v = s.housePhaseV;
-    const phaseA = v.map((x) => (x > 0 ? Math.abs(ac) / 3 / x : 0));
-    p.A.set(phaseA[0] + phaseA[1] + phaseA[2]);
+    const phaseA = perPhase(v, (x) => (x > 0 ? Math.abs(ac) / 3 / x : 0));
+    p.A.set(phaseSum(phaseA));
     p.AphA.set(phaseA[0]);
     p.AphB.set(phaseA[1]);
     p.AphC.set(phaseA[2]);
-    p.PPVphAB.set(lineV(v[0], v[1]));
-    p.PPVphBC.set(lineV(v[1], v[2]));
-    p.PPVphCA.set(lineV(v[2], v[0]));
+    const ll = lineVoltages(v);
+    p.PPVphAB.set(ll[0]);
+    p.PPVphBC.set(ll[1]);
+    p.PPVphCA.set(ll[2]);
     p.PhVphA.set(v[0]);
     p.PhVphB.set(v[1]);
     p.PhVphC.set(v[2]);
@@ -190,15 +198,14 @@ export class InverterDevice implements SimDevice {
     p.Evt2.set(0);
 
     const tms = Math.floor((s.ts - SUNSPEC_EPOCH) / 1000);
-    for (let i = 0; i < this.modules.length; i++) {
-      const m = this.modules[i];
-      const w = s.pvW[i];
-      const frac = Math.min(1, w / cfg.pv.optimisers[i].peakW);
+    for (const [i, m] of this.modules.entries()) {
+      const w = itemAt(s.pvW, i);
+      const frac = Math.min(1, w / m.peakW);
       const dcv = w > 0 ? 330 + 40 * frac : 0;
       m.DCW.set(w);
       m.DCV.set(dcv);
       m.DCA.set(dcv > 0 ? w / dcv : 0);
-      m.DCWH.set(s.counters.pvProducedWh[i]);
+      m.DCWH.set(itemAt(s.counters.pvProducedWh, i));
       m.Tms.set(tms);
       m.Tmp.set(20 + 30 * frac);
       m.DCSt.set(w > 0 ? (s.pvCurtailed ? ST.THROTTLED : ST.MPPT) : ST.SLEEPING);
@@ -213,7 +220,7 @@ export class InverterDevice implements SimDevice {
     s.battery.forEach((b, j) => {
       stored += b.storedWh;
       usable += b.usableCapacityWh;
-      avail += Math.max(0, b.storedWh - (b.usableCapacityWh * cfg.battery.blocks[j].socMinPct) / 100);
+      avail += Math.max(0, b.storedWh - (b.usableCapacityWh * itemAt(cfg.battery.blocks, j).socMinPct) / 100);
       net += b.w;
       volts += packVoltage(b.socPct, b.w);
     });
@@ -223,27 +230,32 @@ export class InverterDevice implements SimDevice {
       st.StorAval.set(avail / cfg.battery.nominalV);
       st.InBatV.set(volts / s.battery.length);
       // aggregate SoC judged against the first block's limits: the blocks of one site share them
-      st.ChaSt.set(chargeState(net, soc, cfg.battery.blocks[0]));
+      st.ChaSt.set(chargeState(net, soc, itemAt(cfg.battery.blocks, 0)));
     }
   }
 }
 
+const BATTERY_POINTS = [
+  'SoC', 'DoD', 'SoH', 'NCyc', 'ChaSt', 'Hb', 'V', 'CellVMax', 'CellVMin', 'CellVAvg', 'A', 'W',
+] as const;
+
 export class BatteryDevice implements SimDevice {
   readonly image: SunSpecImage;
   readonly registers: SimRegisters;
-  private readonly m: ModelWriter;
-  private readonly p: Record<string, PointWriter> = {};
+  private readonly p: Record<(typeof BATTERY_POINTS)[number], PointWriter>;
+  private readonly blockCfg: SimConfig['battery']['blocks'][number];
 
   constructor(
     readonly identity: SimDeviceIdentity,
-    private readonly cfg: SimConfig,
+    cfg: SimConfig,
     private readonly block: number,
   ) {
     this.image = new SunSpecImage([{ def: MODEL_1 }, { def: MODEL_802 }]);
     this.registers = sunspecRegisters(this.image);
     writeCommon(this.image.model(1), identity);
-    const b = cfg.battery.blocks[block];
-    const m = (this.m = this.image.model(802));
+    const b = itemAt(cfg.battery.blocks, block);
+    this.blockCfg = b;
+    const m = this.image.model(802);
     const ah = b.capacityWh / cfg.battery.nominalV;
     m.sf('AHRtg_SF', fittingSf(ah, -1)).sf('WHRtg_SF', fittingSf(b.capacityWh, 0)).sf('WChaDisChaMax_SF', 0);
     m.sf('SoC_SF', -1).sf('DoD_SF', -1).sf('SoH_SF', -1).sf('V_SF', -1).sf('CellV_SF', -3).sf('A_SF', -1).sf('AMax_SF', 0).sf('W_SF', 0);
@@ -262,12 +274,12 @@ export class BatteryDevice implements SimDevice {
     m.point('VMin').set(44.8);
     m.point('AChaMax').set(b.maxChargeW / 44.8);
     m.point('ADisChaMax').set(b.maxDischargeW / 44.8);
-    for (const name of ['SoC', 'DoD', 'SoH', 'NCyc', 'ChaSt', 'Hb', 'V', 'CellVMax', 'CellVMin', 'CellVAvg', 'A', 'W']) this.p[name] = m.point(name);
+    this.p = pointsOf(BATTERY_POINTS, (name) => m.point(name));
   }
 
   encode(s: SiteSnapshot): void {
-    const b = s.battery[this.block];
-    const cfgB = this.cfg.battery.blocks[this.block];
+    const b = itemAt(s.battery, this.block);
+    const cfgB = this.blockCfg;
     const p = this.p;
     p.SoC.set(b.socPct);
     p.DoD.set(100 - b.socPct);
@@ -287,10 +299,15 @@ export class BatteryDevice implements SimDevice {
   }
 }
 
+const METER_POINTS = [
+  ...['A', 'AphA', 'AphB', 'AphC', 'PhV', 'PhVphA', 'PhVphB', 'PhVphC', 'PPV', 'PhVphAB', 'PhVphBC', 'PhVphCA', 'Hz'],
+  ...['W', 'WphA', 'WphB', 'WphC', 'VA', 'VAphA', 'VAphB', 'VAphC', 'TotWhExp', 'TotWhImp', 'Evt'],
+] as const;
+
 export class MeterDevice implements SimDevice {
   readonly image: SunSpecImage;
   readonly registers: SimRegisters;
-  private readonly p: Record<string, PointWriter> = {};
+  private readonly p: Record<(typeof METER_POINTS)[number], PointWriter>;
   /** what the counters read at their last reset: they count from zero since */
   private base = { imp: 0, exp: 0 };
 
@@ -300,9 +317,7 @@ export class MeterDevice implements SimDevice {
     writeCommon(this.image.model(1), identity);
     const m = this.image.model(203);
     m.sf('A_SF', -2).sf('V_SF', -1).sf('Hz_SF', -2).sf('W_SF', 0).sf('VA_SF', 0).sf('TotWh_SF', 0);
-    const names = ['A', 'AphA', 'AphB', 'AphC', 'PhV', 'PhVphA', 'PhVphB', 'PhVphC', 'PPV', 'PhVphAB', 'PhVphBC', 'PhVphCA', 'Hz'];
-    names.push('W', 'WphA', 'WphB', 'WphC', 'VA', 'VAphA', 'VAphB', 'VAphC', 'TotWhExp', 'TotWhImp', 'Evt');
-    for (const name of names) this.p[name] = m.point(name);
+    this.p = pointsOf(METER_POINTS, (name) => m.point(name));
   }
 
   encode(s: SiteSnapshot): void {
@@ -311,17 +326,17 @@ export class MeterDevice implements SimDevice {
     const v = grid ? s.gridPhaseV : s.housePhaseV;
     const p = this.p;
     const phW = w / 3;
-    const amps = v.map((x) => (x > 0 ? Math.abs(phW) / x : 0));
-    p.A.set(amps[0] + amps[1] + amps[2]);
+    const amps = perPhase(v, (x) => (x > 0 ? Math.abs(phW) / x : 0));
+    p.A.set(phaseSum(amps));
     p.AphA.set(amps[0]);
     p.AphB.set(amps[1]);
     p.AphC.set(amps[2]);
-    p.PhV.set((v[0] + v[1] + v[2]) / 3);
+    p.PhV.set(phaseSum(v) / 3);
     p.PhVphA.set(v[0]);
     p.PhVphB.set(v[1]);
     p.PhVphC.set(v[2]);
-    const ll = [lineV(v[0], v[1]), lineV(v[1], v[2]), lineV(v[2], v[0])];
-    p.PPV.set((ll[0] + ll[1] + ll[2]) / 3);
+    const ll = lineVoltages(v);
+    p.PPV.set(phaseSum(ll) / 3);
     p.PhVphAB.set(ll[0]);
     p.PhVphBC.set(ll[1]);
     p.PhVphCA.set(ll[2]);

@@ -16,6 +16,7 @@
 import { RegisterBank } from './bank.js';
 import type { SimDevice, SimDeviceIdentity } from './device-images.js';
 import type { SiteSnapshot } from './model.js';
+import { PHASES } from './phases.js';
 import type { SimRegisters } from './registers.js';
 
 export const EM340 = {
@@ -44,7 +45,7 @@ export class Em340Meter implements SimDevice {
     const at = EM340.at;
     const put = (addr: number, v: number) => this.bank.write(addr, int32LowFirst(v));
     const live = s.gridPhaseV.some((x) => x > 0);
-    for (let p = 0; p < 3; p++) put(at.phaseV[p]!, s.gridPhaseV[p]! * 10);
+    for (const p of PHASES) put(at.phaseV[p], s.gridPhaseV[p] * 10);
     put(at.totalW, live ? s.gridW * 10 : 0);
     this.bank.write(at.hz, [live ? Math.round(s.gridHz * 10) : 0]);
     // the meter counts in 0.1 kWh steps

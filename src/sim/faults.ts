@@ -70,7 +70,8 @@ export class SimFaults {
     this.received.set(k, (this.received.get(k) ?? 0) + 1);
     const a = this.armed.get(k);
     if (!a) return undefined;
-    const fault = a.plan.length > 1 ? a.plan.shift()! : a.plan[0]!;
+    // the last entry of a plan repeats for the rest of its count; null is a request served normally
+    const fault = a.plan.length > 1 ? a.plan.shift() : a.plan[0];
     if (--a.remaining <= 0) this.armed.delete(k);
     return fault ?? undefined;
   }

@@ -1,4 +1,5 @@
 import { IANAZone } from 'luxon';
+import { itemAt } from '../core/item-at.js';
 import type { SimConfig } from './config.js';
 import { LatticeLerp } from './lattice-lerp.js';
 import { hash01, TimeNoise } from './noise.js';
@@ -105,7 +106,7 @@ export class HouseLoad {
       const slotHour = (((slotLocal % DAY) + DAY) % DAY) / HOUR;
       const awake = slotHour < 6 || slotHour >= 23 ? 0.1 : 1; // people sleep
       if (hash01(this.seed, 200, k) >= Math.min(1, 0.12 * this.cfg.applianceRate * awake)) continue;
-      const a = APPLIANCES[Math.floor(hash01(this.seed, 201, k) * APPLIANCES.length)];
+      const a = itemAt(APPLIANCES, Math.floor(hash01(this.seed, 201, k) * APPLIANCES.length));
       const start = k * SLOT + hash01(this.seed, 202, k) * SLOT;
       this.runs.push({ start, end: start + a.minutes * 60_000, w: a.w });
     }

@@ -1,3 +1,4 @@
+import { itemAt } from '../core/item-at.js';
 import { SimConfigError } from './config.js';
 
 /**
@@ -17,8 +18,7 @@ export class InverterConversion {
     readonly standbyW: number,
     curve: ReadonlyArray<readonly [number, number]>,
   ) {
-    for (let i = 0; i < curve.length; i++) {
-      const [x0, e0] = curve[i];
+    for (const [i, [x0, e0]] of curve.entries()) {
       const next = curve[i + 1];
       const p0 = x0 * ratedW;
       if (!next) {
@@ -67,7 +67,10 @@ export class InverterConversion {
 
   private segmentFor(p: number) {
     const seg = this.seg;
-    for (let i = seg.length - 1; i > 0; i--) if (p >= seg[i].p0) return seg[i];
-    return seg[0];
+    for (let i = seg.length - 1; i > 0; i--) {
+      const s = itemAt(seg, i);
+      if (p >= s.p0) return s;
+    }
+    return itemAt(seg, 0);
   }
 }

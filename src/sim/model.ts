@@ -14,14 +14,15 @@
  * covers a deficit, the grid takes or gives the rest. With the relay open the grid term is 0:
  * PV is curtailed when nothing can take it, and the house is shed to what PV + battery supply.
  */
-import { type SimConfig, validateSimConfig } from './config.js';
+import { itemAt } from '../core/item-at.js';
+import { type BatteryBlockConfig, type SimConfig, validateSimConfig } from './config.js';
 import { HouseLoad } from './house-load.js';
 import { InverterConversion } from './inverter-efficiency.js';
 import { hash01, valueNoise } from './noise.js';
 import { PvArray } from './pv-array.js';
 
-export { defaultSimConfig, validateSimConfig, SimConfigError } from './config.js';
-export type { SimConfig, BatteryBlockConfig, OptimiserConfig } from './config.js';
+export type { BatteryBlockConfig, OptimiserConfig, SimConfig } from './config.js';
+export { defaultSimConfig, SimConfigError, validateSimConfig } from './config.js';
 
 const HOUR = 3_600_000;
 
@@ -84,6 +85,23 @@ export interface SiteSnapshot {
   counters: SiteCounters;
 }
 
+/** one battery block: its fixed limits, its state, and this step's flow and caps */
+interface BlockState {
+  readonly cfg: BatteryBlockConfig;
+  readonly soh: number;
+  readonly usable: number;
+  readonly eMin: number;
+  readonly eMax: number;
+  readonly cyclesAtStart: number;
+  stored: number;
+  chCap: number;
+  disCap: number;
+  /** + charging */
+  w: number;
+  chargedWh: number;
+  dischargedWh: number;
+}
+
 export class SiteModel {
   readonly config: SimConfig;
   readonly conversion: InverterConversion;
@@ -100,7 +118,6 @@ export class SiteModel {
 
   // flows in effect now
   private readonly pvW: Float64Array;
-  private readonly batW: Float64Array;
   private dcW = 0;
   private acW = 0;
   private gridW = 0;
@@ -108,21 +125,11 @@ export class SiteModel {
   private inverterOn = true;
   private curtailed = false;
 
-  // battery state
-  private readonly stored: Float64Array;
-  private readonly usable: Float64Array;
-  private readonly eMin: Float64Array;
-  private readonly eMax: Float64Array;
-  private readonly soh: Float64Array;
-  private readonly cyclesAtStart: Float64Array;
-  private readonly chCap: Float64Array;
-  private readonly disCap: Float64Array;
+  private readonly blocks: BlockState[];
   private readonly dcAtRated: number;
 
   private readonly c: {
     pv: Float64Array;
-    charged: Float64Array;
-    discharged: Float64Array;
     dcIn: number;
     dcOut: number;
     acDelivered: number;
@@ -143,23 +150,29 @@ export class SiteModel {
     this.pv = new PvArray(cfg.pv, cfg.location, cfg.weather, cfg.seed);
     this.house = new HouseLoad(cfg.house, cfg.seed, cfg.location.timezone);
     const n = this.pv.count;
-    const m = cfg.battery.blocks.length;
     this.pvAvail = new Float64Array(n);
     this.pvW = new Float64Array(n);
-    this.batW = new Float64Array(m);
-    this.chCap = new Float64Array(m);
-    this.disCap = new Float64Array(m);
-    // a site that has been running a while: slightly aged, unequal blocks
-    this.soh = Float64Array.from(cfg.battery.blocks, (_, j) => 96 + 3.5 * hash01(cfg.seed, 500, j));
-    this.cyclesAtStart = Float64Array.from(this.soh, (s) => Math.round((100 - s) * 80));
-    this.usable = Float64Array.from(cfg.battery.blocks, (b, j) => (b.capacityWh * this.soh[j]) / 100);
-    this.eMin = Float64Array.from(cfg.battery.blocks, (b, j) => (this.usable[j] * b.socMinPct) / 100);
-    this.eMax = Float64Array.from(cfg.battery.blocks, (b, j) => (this.usable[j] * b.socMaxPct) / 100);
-    this.stored = Float64Array.from(cfg.battery.blocks, (b, j) => (this.usable[j] * b.initialSocPct) / 100);
+    this.blocks = cfg.battery.blocks.map((b, j) => {
+      // a site that has been running a while: slightly aged, unequal blocks
+      const soh = 96 + 3.5 * hash01(cfg.seed, 500, j);
+      const usable = (b.capacityWh * soh) / 100;
+      return {
+        cfg: b,
+        soh,
+        usable,
+        eMin: (usable * b.socMinPct) / 100,
+        eMax: (usable * b.socMaxPct) / 100,
+        cyclesAtStart: Math.round((100 - soh) * 80),
+        stored: (usable * b.initialSocPct) / 100,
+        chCap: 0,
+        disCap: 0,
+        w: 0,
+        chargedWh: 0,
+        dischargedWh: 0,
+      };
+    });
     this.c = {
       pv: new Float64Array(n),
-      charged: new Float64Array(m),
-      discharged: new Float64Array(m),
       dcIn: 0,
       dcOut: 0,
       acDelivered: 0,
@@ -218,13 +231,13 @@ export class SiteModel {
       pvW: Array.from(this.pvW),
       pvAvailableW: Array.from(this.pvAvail),
       pvCurtailed: this.curtailed,
-      battery: cfg.battery.blocks.map((b, j) => ({
-        w: this.batW[j],
-        socPct: (100 * this.stored[j]) / this.usable[j],
-        sohPct: this.soh[j],
-        storedWh: this.stored[j],
-        usableCapacityWh: this.usable[j],
-        cycles: this.cyclesAtStart[j] + this.c.discharged[j] / b.capacityWh,
+      battery: this.blocks.map((k) => ({
+        w: k.w,
+        socPct: (100 * k.stored) / k.usable,
+        sohPct: k.soh,
+        storedWh: k.stored,
+        usableCapacityWh: k.usable,
+        cycles: k.cyclesAtStart + k.dischargedWh / k.cfg.capacityWh,
       })),
       inverter: { acW: this.acW, dcW: this.dcW, on: this.inverterOn },
       gridW: this.gridW,
@@ -236,8 +249,8 @@ export class SiteModel {
       houseHz: closed ? gridHz : islandLive ? 50 : 0,
       counters: {
         pvProducedWh: Array.from(this.c.pv),
-        batteryChargedWh: Array.from(this.c.charged),
-        batteryDischargedWh: Array.from(this.c.discharged),
+        batteryChargedWh: this.blocks.map((k) => k.chargedWh),
+        batteryDischargedWh: this.blocks.map((k) => k.dischargedWh),
         inverterDcInWh: this.c.dcIn,
         inverterDcOutWh: this.c.dcOut,
         inverterAcDeliveredWh: this.c.acDelivered,
@@ -264,16 +277,15 @@ export class SiteModel {
   }
 
   private dispatch(dtH: number): void {
-    const blocks = this.config.battery.blocks;
     let chargeCap = 0;
     let dischargeCap = 0;
-    for (let j = 0; j < blocks.length; j++) {
-      const b = blocks[j];
+    for (const k of this.blocks) {
+      const b = k.cfg;
       // never step past socMax / socMin: the limit lands exactly on the bound
-      this.chCap[j] = Math.min(b.maxChargeW, Math.max(0, (this.eMax[j] - this.stored[j]) / (b.chargeEfficiency * dtH)));
-      this.disCap[j] = Math.min(b.maxDischargeW, Math.max(0, ((this.stored[j] - this.eMin[j]) * b.dischargeEfficiency) / dtH));
-      chargeCap += this.chCap[j];
-      dischargeCap += this.disCap[j];
+      k.chCap = Math.min(b.maxChargeW, Math.max(0, (k.eMax - k.stored) / (b.chargeEfficiency * dtH)));
+      k.disCap = Math.min(b.maxDischargeW, Math.max(0, ((k.stored - k.eMin) * b.dischargeEfficiency) / dtH));
+      chargeCap += k.chCap;
+      dischargeCap += k.disCap;
     }
     const inv = this.conversion;
     const closed = !this.outage;
@@ -299,15 +311,16 @@ export class SiteModel {
 
     let pvSum = 0;
     const k = avail > 0 ? pvUse / avail : 0;
-    for (let i = 0; i < this.pvW.length; i++) {
-      this.pvW[i] = this.pvAvail[i] * k;
-      pvSum += this.pvW[i];
-    }
+    this.pvAvail.forEach((a, i) => {
+      const w = a * k;
+      this.pvW[i] = w;
+      pvSum += w;
+    });
     let batSum = 0;
-    for (let j = 0; j < this.batW.length; j++) {
+    for (const b of this.blocks) {
       // shares in proportion to what each block can take or give, so none exceeds its limit
-      const w = bat > 0 ? (bat * this.chCap[j]) / chargeCap : bat < 0 ? (bat * this.disCap[j]) / dischargeCap : 0;
-      this.batW[j] = w;
+      const w = bat > 0 ? (bat * b.chCap) / chargeCap : bat < 0 ? (bat * b.disCap) / dischargeCap : 0;
+      b.w = w;
       batSum += w;
     }
     this.curtailed = pvSum < avail - 1e-6;
@@ -325,17 +338,17 @@ export class SiteModel {
 
   private integrate(dtH: number): void {
     const c = this.c;
-    const blocks = this.config.battery.blocks;
-    for (let i = 0; i < this.pvW.length; i++) c.pv[i] += this.pvW[i] * dtH;
-    for (let j = 0; j < this.batW.length; j++) {
-      const w = this.batW[j];
-      const e = this.stored[j];
+    this.pvW.forEach((w, i) => {
+      c.pv[i] = itemAt(c.pv, i) + w * dtH;
+    });
+    for (const b of this.blocks) {
+      const { w, stored: e } = b;
       if (w > 0) {
-        c.charged[j] += w * dtH;
-        this.stored[j] = Math.min(e + w * blocks[j].chargeEfficiency * dtH, Math.max(this.eMax[j], e));
+        b.chargedWh += w * dtH;
+        b.stored = Math.min(e + w * b.cfg.chargeEfficiency * dtH, Math.max(b.eMax, e));
       } else if (w < 0) {
-        c.discharged[j] -= w * dtH;
-        this.stored[j] = Math.max(e + (w / blocks[j].dischargeEfficiency) * dtH, Math.min(this.eMin[j], e));
+        b.dischargedWh -= w * dtH;
+        b.stored = Math.max(e + (w / b.cfg.dischargeEfficiency) * dtH, Math.min(b.eMin, e));
       }
     }
     if (this.dcW >= 0) c.dcIn += this.dcW * dtH;

@@ -1,6 +1,7 @@
+import { itemAt } from '../core/item-at.js';
 import type { SimConfig } from './config.js';
-import { hash01, TimeNoise } from './noise.js';
 import { LatticeLerp } from './lattice-lerp.js';
+import { hash01, TimeNoise } from './noise.js';
 import { clearSkyPlane } from './solar.js';
 
 /**
@@ -17,11 +18,12 @@ const H = 60 * MIN;
 export class PvArray {
   private readonly plane: LatticeLerp;
   private readonly scale: Float64Array;
-  private readonly octaves: TimeNoise[];
+  /** cloud noise over several time scales, each with its weight in the mean cover */
+  private readonly octaves: { noise: TimeNoise; weight: number }[];
   private readonly own: TimeNoise[];
 
   constructor(
-    private readonly cfg: SimConfig['pv'],
+    cfg: SimConfig['pv'],
     location: SimConfig['location'],
     private readonly weather: SimConfig['weather'],
     seed: number,
@@ -35,7 +37,12 @@ export class PvArray {
     this.plane = new LatticeLerp(plane, MIN);
     // per-module tolerance: no two strings are exactly alike
     this.scale = Float64Array.from(cfg.optimisers, (o, i) => (o.peakW * cfg.derate * (0.97 + 0.03 * hash01(seed, 300, i))) / 1000);
-    this.octaves = [36 * H, 3 * H, 40 * MIN, 8 * MIN].map((period, i) => new TimeNoise(seed, 310 + i, period));
+    this.octaves = [
+      { period: 36 * H, weight: 0.4 },
+      { period: 3 * H, weight: 0.3 },
+      { period: 40 * MIN, weight: 0.2 },
+      { period: 8 * MIN, weight: 0.1 },
+    ].map(({ period, weight }, i) => ({ noise: new TimeNoise(seed, 310 + i, period), weight }));
     this.own = cfg.optimisers.map((_, i) => new TimeNoise(seed, 320 + i, 6 * MIN));
   }
 
@@ -47,8 +54,7 @@ export class PvArray {
   cloudCover(ts: number): number {
     const c = this.weather.cloudiness;
     if (c <= 0) return 0;
-    const o = this.octaves;
-    const n = 0.4 * o[0].at(ts) + 0.3 * o[1].at(ts) + 0.2 * o[2].at(ts) + 0.1 * o[3].at(ts);
+    const n = this.octaves.reduce((sum, o) => sum + o.weight * o.noise.at(ts), 0);
     // octave sums bunch up around 0.5: stretch back towards the full range
     const spread = Math.min(c, 1.1 - c);
     return clamp01(c + spread * clamp(3.2 * (n - 0.5), -1, 1));
@@ -66,8 +72,8 @@ export class PvArray {
     const spread = Math.min(c, 1.1 - c);
     let sum = 0;
     for (let i = 0; i < this.scale.length; i++) {
-      const own = c > 0 ? clamp01(cover + 0.25 * spread * (2 * this.own[i].at(ts) - 1)) : 0;
-      const w = this.scale[i] * g * cloudFactor(own);
+      const own = c > 0 ? clamp01(cover + 0.25 * spread * (2 * itemAt(this.own, i).at(ts) - 1)) : 0;
+      const w = itemAt(this.scale, i) * g * cloudFactor(own);
       out[i] = w;
       sum += w;
     }
@@ -77,11 +83,12 @@ export class PvArray {
 
 /** 1 − 0.75·N^3.4 from a table: a pow per optimiser per simulated second was the model's hot spot */
 const FACTOR_STEPS = 1024;
-const FACTOR = Float64Array.from({ length: FACTOR_STEPS + 2 }, (_, i) => 1 - 0.75 * Math.pow(Math.min(1, i / FACTOR_STEPS), 3.4));
+const FACTOR = Float64Array.from({ length: FACTOR_STEPS + 2 }, (_, i) => 1 - 0.75 * Math.min(1, i / FACTOR_STEPS) ** 3.4);
 function cloudFactor(cover: number): number {
   const x = cover * FACTOR_STEPS;
   const i = Math.floor(x);
-  return FACTOR[i] + (FACTOR[i + 1] - FACTOR[i]) * (x - i);
+  const lo = itemAt(FACTOR, i);
+  return lo + (itemAt(FACTOR, i + 1) - lo) * (x - i);
 }
 
 const clamp = (x: number, lo: number, hi: number) => (x < lo ? lo : x > hi ? hi : x);

@@ -6,15 +6,17 @@
  * an answer) are applied here to the bytes of the answer, and `writeRaw` puts arbitrary bytes
  * on the line at any time.
  */
+
 import { performance } from 'node:perf_hooks';
 import { ServerSerial } from 'modbus-serial';
 import type { Clock } from '../core/clock.js';
+import { itemAt } from '../core/item-at.js';
 import { crc16 } from '../modbus/crc16.js';
 import { interFrameDelayMs } from '../modbus/rtu-timing.js';
 import type { SimHost } from './device-images.js';
-import { SimFaults, type FrameFault } from './faults.js';
+import { type FrameFault, SimFaults } from './faults.js';
 import type { SimSite } from './site.js';
-import { siteRefresher, simVector } from './vector.js';
+import { simVector, siteRefresher } from './vector.js';
 
 export interface SimRtuOptions {
   /** serial device to serve on */
@@ -67,21 +69,22 @@ function noise(length: number, avoid: number): Buffer {
 function spoil(answer: Buffer, fault: FrameFault): Buffer[] {
   switch (fault) {
     case 'garbage':
-      return [noise(answer.length, answer[0]!)];
+      return [noise(answer.length, itemAt(answer, 0))];
     case 'bad-crc': {
       const b = Buffer.from(answer);
-      b[b.length - 1] ^= 0x5a;
+      const last = b.length - 1;
+      b[last] = itemAt(b, last) ^ 0x5a;
       return [b];
     }
     case 'truncated':
       return [answer.subarray(0, Math.max(1, Math.floor(answer.length / 2)))];
     case 'noisy':
-      return [noise(3, answer[0]!), answer];
+      return [noise(3, itemAt(answer, 0)), answer];
     case 'short-count': {
       // an exception answer has no byte count to shorten; it stays as it is
-      if (answer[1]! & 0x80 || answer.length < 7) return [answer];
+      if (itemAt(answer, 1) & 0x80 || answer.length < 7) return [answer];
       const b = Buffer.from(answer.subarray(0, answer.length - 2));
-      b[2] = b[2]! - 2;
+      b[2] = itemAt(b, 2) - 2;
       const short = b.subarray(0, b.length - 2);
       const framed = Buffer.alloc(short.length + 2);
       short.copy(framed);
@@ -100,8 +103,9 @@ export function startSimRtuServer(site: SimSite, clock: Clock, opts: SimRtuOptio
   // ServerSerial writes every answer through this; a spoilt one is replaced by its faulty bytes
   const portResponse: Writable = {
     write(answer: Buffer) {
-      const fault = spoils.get(answer[0]!);
-      spoils.delete(answer[0]!);
+      const unit = answer[0] ?? -1;
+      const fault = spoils.get(unit);
+      spoils.delete(unit);
       for (const chunk of fault ? spoil(answer, fault) : [answer]) {
         opts.onLine?.('out', chunk, performance.now());
         port?.write(chunk);

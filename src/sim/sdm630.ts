@@ -21,6 +21,7 @@
 import { RegisterBank } from './bank.js';
 import type { SimDevice, SimDeviceIdentity } from './device-images.js';
 import type { SiteSnapshot } from './model.js';
+import { lineVoltages, PHASES, perPhase, phaseSum } from './phases.js';
 import type { SimRegisters } from './registers.js';
 
 export const SDM630 = {
@@ -63,8 +64,6 @@ export function f32Words(value: number): [number, number] {
   return [b.readUInt16BE(0), b.readUInt16BE(2)];
 }
 
-const lineV = (a: number, b: number) => Math.sqrt(a * a + b * b + a * b);
-
 export class Sdm630Meter implements SimDevice {
   readonly registers: SimRegisters;
   private readonly input: RegisterBank;
@@ -89,20 +88,20 @@ export class Sdm630Meter implements SimDevice {
     const v = s.gridPhaseV;
     const live = v.some((x) => x > 0);
     const phaseW = live ? s.gridW / 3 : 0;
-    const amps = v.map((x) => (x > 0 ? Math.abs(phaseW) / x : 0));
+    const amps = perPhase(v, (x) => (x > 0 ? Math.abs(phaseW) / x : 0));
     const pf = phaseW < 0 ? -1 : 1;
-    for (let p = 0; p < 3; p++) {
-      put(at.phaseV[p]!, v[p]!);
-      put(at.phaseA[p]!, amps[p]!);
-      put(at.phaseW[p]!, phaseW);
-      put(at.phaseVA[p]!, Math.abs(phaseW));
-      put(at.phaseVAr[p]!, 0);
-      put(at.phasePF[p]!, live ? pf : 0);
-      put(at.phaseAngle[p]!, live && phaseW < 0 ? 180 : 0);
+    for (const p of PHASES) {
+      put(at.phaseV[p], v[p]);
+      put(at.phaseA[p], amps[p]);
+      put(at.phaseW[p], phaseW);
+      put(at.phaseVA[p], Math.abs(phaseW));
+      put(at.phaseVAr[p], 0);
+      put(at.phasePF[p], live ? pf : 0);
+      put(at.phaseAngle[p], live && phaseW < 0 ? 180 : 0);
     }
-    put(at.avgV, (v[0] + v[1] + v[2]) / 3);
-    put(at.avgA, (amps[0]! + amps[1]! + amps[2]!) / 3);
-    put(at.sumA, amps[0]! + amps[1]! + amps[2]!);
+    put(at.avgV, phaseSum(v) / 3);
+    put(at.avgA, phaseSum(amps) / 3);
+    put(at.sumA, phaseSum(amps));
     put(at.totalW, live ? s.gridW : 0);
     put(at.totalVA, live ? Math.abs(s.gridW) : 0);
     put(at.totalVAr, 0);
@@ -113,9 +112,9 @@ export class Sdm630Meter implements SimDevice {
     const exportKWh = s.counters.gridExportWh / 1000;
     put(at.importKWh, importKWh);
     put(at.exportKWh, exportKWh);
-    const ll = [lineV(v[0], v[1]), lineV(v[1], v[2]), lineV(v[2], v[0])];
-    for (let p = 0; p < 3; p++) put(at.lineV[p]!, ll[p]!);
-    put(at.avgLineV, (ll[0]! + ll[1]! + ll[2]!) / 3);
+    const ll = lineVoltages(v);
+    for (const p of PHASES) put(at.lineV[p], ll[p]);
+    put(at.avgLineV, phaseSum(ll) / 3);
     // balanced phases: no neutral current
     put(at.neutralA, 0);
     put(at.totalKWh, importKWh + exportKWh);

@@ -98,7 +98,7 @@ export class ModelWriter {
   /** Write a scale factor; points that refer to it are scaled by it from now on. */
   sf(name: string, value: number): this {
     const pt = this.fixed.get(name);
-    if (!pt || pt.type !== 'sunssf') throw new Error(`model ${this.def.id} has no scale factor ${name}`);
+    if (pt?.type !== 'sunssf') throw new Error(`model ${this.def.id} has no scale factor ${name}`);
     if (!Number.isInteger(value) || value < -10 || value > 10) throw new RangeError(`scale factor ${name}=${value} outside -10..10`);
     this.sfs.set(name, value);
     this.sfEpoch++;
@@ -155,7 +155,10 @@ export class PointWriter {
    */
   set(value: number): void {
     const { def } = this;
-    if (!Number.isFinite(value)) return this.clear();
+    if (!Number.isFinite(value)) {
+      this.clear();
+      return;
+    }
     let raw = value;
     if (def.sf) {
       if (this.epoch !== this.model.sfEpoch) {

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { POWER_CHANNELS, type Reading } from '../core/channels.js';
 import type { ClosedBucket, EventBus } from '../core/events.js';
+import type { Feature } from '../core/feature.js';
 import { insertBucket, type BucketRow } from '../store/buckets.js';
 import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
 import { loadEnergyStates, saveEnergyState } from '../store/energy-state.js';
@@ -90,7 +91,9 @@ interface StreamRun {
  * the weight used by rollups. soc, soh, state: last value. Energy: lifetime counters at bucket
  * end. A bucket without a sample of its own is not written.
  */
-export class Bucketer {
+export class Bucketer implements Feature {
+  /** its stop saves the energy counts and the open buckets' sums, so the next start continues them */
+  readonly name = 'bucketer';
   private readonly db: Database;
   private readonly defs: StreamDef[];
   private readonly pollPeriodMs: number;
@@ -99,7 +102,6 @@ export class Bucketer {
   /** buckets in progress saved by the last clean stop, not yet given back to their stream */
   private savedRuns = new Map<number, unknown>();
   private runs = new Map<string, StreamRun>();
-  private closeHooks: ((closed: readonly ClosedBucket[]) => void)[] = [];
   private started = false;
   /** buckets ending at or before this are closed for every stream */
   private closedUntil = -Infinity;
@@ -227,19 +229,6 @@ export class Bucketer {
     return run && !run.retired ? energyColumns(run) : undefined;
   }
 
-  /**
-   * Runs `hook` with the buckets of every closeUntil() that writes some, inside the transaction
-   * that writes them (oldest first): what the hook writes to the same database commits or rolls
-   * back with the buckets. A hook that throws rolls the close back; the buckets are written
-   * again by the next closeUntil(). Returns the unregister function.
-   */
-  onClose(hook: (closed: readonly ClosedBucket[]) => void): () => void {
-    this.closeHooks.push(hook);
-    return () => {
-      this.closeHooks = this.closeHooks.filter((h) => h !== hook);
-    };
-  }
-
   ingest(r: Reading): void {
     if (!this.started) throw new Error('Bucketer.start() must be called before ingest()');
     const run = this.runs.get(r.streamId);
@@ -280,7 +269,7 @@ export class Bucketer {
 
   /**
    * Closes every bucket ending at or before `ts`, writes them with the energy state (and what
-   * the onClose hooks write) in one transaction, then emits one `bucketsClosed` per bucket
+   * the `bucketsClosing` listeners write) in one transaction, then emits one `bucketsClosed` per bucket
    * period that has buckets. Calling it again for the same time writes and emits nothing.
    */
   closeUntil(ts: number): ClosedBucket[] {
@@ -306,7 +295,9 @@ export class Bucketer {
           const state = run.tracker ? run.tracker.state() : emptyEnergyState();
           saveEnergyState(this.db, run.key, { ...state, closedUntil: limit });
         }
-        if (out.length > 0) for (const hook of this.closeHooks) hook(out);
+        // `bucketsClosing` listeners write in this transaction (the uplink's outbox): one that throws
+        // rolls the close back, and the buckets are written again by the next closeUntil()
+        if (out.length > 0) this.bus?.runInTransaction('bucketsClosing', out);
       })();
     } catch (err) {
       // nothing was written: the buckets go back, so the next closeUntil() writes them

@@ -193,8 +193,8 @@ function rollup(rows: PartialBucket[], bounds: number[], p: Plan, q: TelemetryQu
       if (v === null) continue;
       if (power[j]) {
         if (weight > 0) {
-          wsum[j] += (v as number) * weight;
-          wcov[j] += weight;
+          wsum[j] = (wsum[j] ?? 0) + (v as number) * weight;
+          wcov[j] = (wcov[j] ?? 0) + weight;
         }
       } else last[j] = v;
     }

@@ -3,11 +3,12 @@ import type { IConnackPacket, IPublishPacket, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import type { UplinkConfig } from '../config/types.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
-import type { ClosedBucket, EventBus, GridEvent } from '../core/events.js';
+import { Gauge, type Registry } from 'prom-client';
+import type { ClosedBucket, EventBus } from '../core/events.js';
+import type { ConnectionStatus, Feature, FeatureHealth } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
 import { enqueue, outboxDrops, outboxStats, trim, type OutboxMessage } from '../store/outbox.js';
-import type { Bucketer } from '../telemetry/bucketer.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
@@ -24,11 +25,10 @@ export interface UplinkDeps {
   bus: EventBus;
   clock: Clock;
   log: Logger;
-  bucketer: Bucketer;
-  /** grid events are recorded through this hook (GridFeature.onRecord) */
-  onGridRecord: (hook: (e: GridEvent) => void) => () => void;
   socScale: 'percent' | 'fraction';
   version: string;
+  /** the daemon's metrics registry: the outbox depth and connection go there while the uplink runs */
+  registry?: Registry;
 }
 
 /** What the installer-facing health probe and status page show; plain data. */
@@ -41,7 +41,13 @@ export interface UplinkHealth {
   delivered: number;
   dropped: { byAge: number; bySize: number; lastAt: string | null };
   lastError: { code: string; message: string; at: string } | null;
+  /** /healthz: not connected, with how many messages wait */
+  problems: string[];
+  /** the status page's uplink section */
+  connection: ConnectionStatus;
 }
+
+const METRICS = { outbox: 'sitegw_uplink_outbox_messages', connected: 'sitegw_uplink_connected' } as const;
 
 /** How often the outbox bounds are applied besides after every write, real ms. */
 const TRIM_EVERY_MS = 60_000;
@@ -51,7 +57,8 @@ const TRIM_EVERY_MS = 60_000;
  * data (bucket close, grid event) or when state changes (topology, device availability), and a
  * Drainer publishes them whenever a connection is up. The daemon never waits for the broker.
  */
-export class Uplink {
+export class Uplink implements Feature {
+  readonly name = 'uplink';
   private readonly ctx: PayloadContext;
   private readonly prefix: string;
   private link: MqttLink | null = null;
@@ -78,7 +85,7 @@ export class Uplink {
   }
 
   start(): void {
-    const { bus, bucketer, config, db, log } = this.deps;
+    const { bus, config, db, log } = this.deps;
     this.drainer = new Drainer(db, {
       prefix: this.prefix,
       maxInflight: config.replay.maxInflight,
@@ -87,8 +94,11 @@ export class Uplink {
       onRefused: (seq, topic, err) => this.fail({ code: 'PUBLISH_REFUSED', message: `the broker refused message ${seq} on ${topic} (${err.message}): ask the broker operator to allow this gateway to publish below ${this.prefix}/` }),
     });
     this.unsubscribe = [
-      bucketer.onClose((closed: readonly ClosedBucket[]) => this.hold(this.write(telemetryBodies(this.ctx, closed)))),
-      this.deps.onGridRecord((e) => this.write([gridEventBody(this.ctx, e)])),
+      // inside the producers' transactions: a failed outbox write rolls the bucket or event back too
+      bus.inTransaction('bucketsClosing', (closed: readonly ClosedBucket[]) => {
+        this.hold(this.write(telemetryBodies(this.ctx, closed)));
+      }),
+      bus.inTransaction('gridEventRecording', (e) => void this.write([gridEventBody(this.ctx, e)])),
       bus.on('deviceHealth', (h) => {
         this.append([availabilityBody(this.ctx, this.deps.clock.now(), h)]);
         this.checkTopology();
@@ -107,12 +117,14 @@ export class Uplink {
       faulted: (handler, err) => log.error({ err, handler }, 'uplink: handling an MQTT event failed; the connection goes on'),
     });
     this.link.start();
+    this.registerMetrics();
     log.info({ broker: safeUrl(config.url), prefix: this.prefix, clientId: config.clientId, mqtt: config.protocolVersion === 5 ? '5' : '3.1.1' }, 'uplink started');
   }
 
   async stop(): Promise<void> {
     for (const u of this.unsubscribe) u();
     this.unsubscribe = [];
+    for (const name of Object.values(METRICS)) this.deps.registry?.removeSingleMetric(name);
     if (this.statusTimer) clearInterval(this.statusTimer);
     if (this.trimTimer) clearInterval(this.trimTimer);
     this.statusTimer = this.trimTimer = null;
@@ -127,13 +139,16 @@ export class Uplink {
     this.client = null;
   }
 
-  health(): UplinkHealth {
+  health(): UplinkHealth & FeatureHealth {
     const { db, clock, config } = this.deps;
     const s = outboxStats(db);
     const d = outboxDrops(db);
+    const connected = this.link?.connected ?? false;
+    const lastError = this.lastError?.message ?? null;
+    const why = lastError ? ` (${lastError})` : '';
     return {
       broker: safeUrl(config.url),
-      connected: this.link?.connected ?? false,
+      connected,
       connectedSince: this.connectedSince === null ? null : formatInstant(this.connectedSince),
       outbox: {
         depth: s.depth,
@@ -144,7 +159,31 @@ export class Uplink {
       delivered: this.drainer?.delivered ?? 0,
       dropped: { byAge: d.byAge, bySize: d.bySize, lastAt: d.lastAt === null ? null : formatInstant(d.lastAt) },
       lastError: this.lastError && { code: this.lastError.code, message: this.lastError.message, at: formatInstant(this.lastError.at) },
+      problems: connected ? [] : [`the uplink is not connected${why}; ${s.depth} messages wait in the outbox`],
+      connection: { connected, outboxDepth: s.depth, lastError },
     };
+  }
+
+  private registerMetrics(): void {
+    const registers = this.deps.registry ? [this.deps.registry] : [];
+    if (registers.length === 0) return;
+    const self = this;
+    new Gauge({
+      name: METRICS.outbox,
+      help: 'Messages waiting in the MQTT outbox',
+      registers,
+      collect() {
+        this.set(outboxStats(self.deps.db).depth);
+      },
+    });
+    new Gauge({
+      name: METRICS.connected,
+      help: '1 while the MQTT uplink is connected',
+      registers,
+      collect() {
+        this.set(self.link?.connected ? 1 : 0);
+      },
+    });
   }
 
   private topic(suffix: string): string {

@@ -42,7 +42,10 @@ describe('the folder order table in docs/design.md', () => {
       .filter((name) => folderOf(name.endsWith('/') ? `${name}x.ts` : name, order) === undefined);
     expect(unplaced).toEqual([]);
     for (const file of sourceFiles(srcDir)) {
-      const rel = file.slice(srcDir.length + 1).split('\\').join('/');
+      const rel = file
+        .slice(srcDir.length + 1)
+        .split('\\')
+        .join('/');
       expect(folderOf(rel, order), rel).toBeDefined();
     }
   });
@@ -67,7 +70,7 @@ describe('import scanning', () => {
       "const g = await import('./g.js');", // 9
       "// const h = await import('./h.js');", // 10
       " * import('./i.js') quoted in a doc comment", // 11
-      "const s = 'not an import from \"./j.js\"';", // 12
+      'const s = \'not an import from "./j.js"\';', // 12
     ].join('\n');
     expect(importsOf(source)).toEqual([
       { line: 1, specifier: './a.js' },

@@ -138,7 +138,9 @@ export function relativeImports(srcDir: string): ImportEdge[] {
     const file = relative(srcDir, path).split(sep).join('/');
     for (const { line, specifier } of importsOf(readFileSync(path, 'utf8'))) {
       if (!specifier.startsWith('./') && !specifier.startsWith('../')) continue;
-      const target = relative(srcDir, resolve(dirname(path), specifier)).split(sep).join('/');
+      const target = relative(srcDir, resolve(dirname(path), specifier))
+        .split(sep)
+        .join('/');
       if (target.startsWith('..')) continue;
       edges.push({ file, line, specifier, target: posix.normalize(target) });
     }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
+import { itemAt } from '../../src/core/item-at.js';
 import { MINIMAL, text, withAppended, withLine } from './fixtures.js';
 
 function accepted(yaml: string, baseDir = '/etc/sitegw') {
@@ -45,7 +46,7 @@ describe('a minimal site.yaml', () => {
     const config = accepted(
       text(withAppended(['      port: 1502', '      unitId: 0', '      timeoutMs: 250', 'api:', '  socScale: fraction', 'dataDir: /var/lib/sitegw'])),
     );
-    expect(config.devices[0].connection).toEqual({ type: 'tcp', host: '192.168.1.50', port: 1502, unitId: 0, timeoutMs: 250 });
+    expect(itemAt(config.devices, 0).connection).toEqual({ type: 'tcp', host: '192.168.1.50', port: 1502, unitId: 0, timeoutMs: 250 });
     expect(config.api.socScale).toBe('fraction');
     expect(config.dataDir).toBe('/var/lib/sitegw');
   });
@@ -60,7 +61,7 @@ describe('a minimal site.yaml', () => {
     const config = accepted(
       text(withAppended(['  - id: bat', '    role: battery', '    profile: sunspec', '    connection: { type: tcp, host: 192.168.1.51 }'])),
     );
-    expect(config.devices[1].inverter).toBe('inv');
+    expect(itemAt(config.devices, 1).inverter).toBe('inv');
   });
 
   it('writes a time zone in its canonical spelling', () => {
@@ -68,6 +69,6 @@ describe('a minimal site.yaml', () => {
   });
 
   it('accepts unit id 0 over TCP', () => {
-    expect(accepted(text(withAppended(['      unitId: 0']))).devices[0].connection.unitId).toBe(0);
+    expect(itemAt(accepted(text(withAppended(['      unitId: 0']))).devices, 0).connection.unitId).toBe(0);
   });
 });

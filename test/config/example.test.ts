@@ -83,7 +83,7 @@ describe('examples/site.example.yaml', () => {
       if (offset === undefined) continue;
       let i = lineCounter.linePos(offset).line - 2;
       let comment = '';
-      while (i >= 0 && lines[i].trim().startsWith('#')) comment = `${lines[i--]}\n${comment}`;
+      while (i >= 0 && lines[i]?.trim().startsWith('#')) comment = `${lines[i--]}\n${comment}`;
       if (!comment.includes(`default ${String(node.default)}`)) unstated.push(`${generic} (default ${String(node.default)})`);
     }
     expect(checked.size).toBeGreaterThan(5);

@@ -2,11 +2,13 @@
  * A minimal valid site.yaml as numbered lines, so each test can break one line and assert the
  * exact line number the error names.
  */
+
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { ConfigError } from '../../src/config/errors.js';
 import type { ConfigResult } from '../../src/config/load.js';
+import { itemAt } from '../../src/core/item-at.js';
 
 export const MINIMAL: readonly string[] = [
   /* 1 */ 'site:',
@@ -52,7 +54,7 @@ export function expectSingleError(
 ): ConfigError {
   const errors = errorsOf(result);
   expect(errors, JSON.stringify(errors, null, 2)).toHaveLength(1);
-  const [e] = errors;
+  const e = itemAt(errors, 0);
   expect(e.path).toBe(want.path);
   expect(e.line).toBe(want.line);
   if (want.column !== undefined) expect(e.column).toBe(want.column);

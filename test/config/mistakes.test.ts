@@ -381,7 +381,7 @@ describe('YAML syntax errors and file shape', () => {
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'];
     const errors = errorsOf(parseConfig(text(bomb)));
     expect(errors).toHaveLength(1);
-    expect(errors[0].message).toMatch(/cannot read the file/);
+    expect(errors[0]?.message).toMatch(/cannot read the file/);
   });
 });
 

@@ -414,7 +414,12 @@ describe('Endpoints › GET /api/v1/devices/{synthId}/telemetry', () => {
 
   it('include: default (power, SoC, state) and/or energy, comma-separated; default is default', async () => {
     const q = 'interval=2026-11-23T10:00:00Z/PT15M';
-    const [none, def, en, both] = await Promise.all(['', '&include=default', '&include=energy', '&include=default,energy'].map((x) => tel(grid(), q + x)));
+    const [none, def, en, both] = await Promise.all([
+      tel(grid(), q),
+      tel(grid(), `${q}&include=default`),
+      tel(grid(), `${q}&include=energy`),
+      tel(grid(), `${q}&include=default,energy`),
+    ]);
     expect(none.body).toEqual(def.body);
     expect(Object.keys(def.body.entries[0])).toEqual(expect.arrayContaining(['power_W', 'state']));
     expect(Object.keys(en.body.entries[0])).toEqual(expect.arrayContaining(['energy_Wh_increment', 'energy_Wh_decrement']));

@@ -89,7 +89,7 @@ describe('telemetry over a simulated day', () => {
     const q = `interval=${iso(dayStart)}/${iso(dayEnd)}&resolution=PT15M&include=default,energy`;
     const get = async (id: string) => (await tel(id, q)).body.entries as Record<string, number>[];
     const { grid, pv, battery, house, inverter } = ids();
-    const [g, p, b, hs, inv] = await Promise.all([grid, pv, battery, house, inverter].map(get));
+    const [g, p, b, hs, inv] = await Promise.all([get(grid), get(pv), get(battery), get(house), get(inverter)]);
     for (const s of [g, p, b, hs, inv]) expect(s).toHaveLength(96);
     // energy of a power channel over the day from the bucket means (each bucket a quarter hour)
     const wh = (rows: Record<string, number>[], ch: string) => rows.reduce((s, r) => s + r[ch]! * 0.25, 0);
@@ -120,7 +120,8 @@ describe('telemetry over a simulated day', () => {
   it('savings for the day equal the sum worked out here from the served buckets and the demo tariff', async () => {
     const q = `interval=${iso(dayStart)}/${iso(dayEnd)}`;
     const { grid, house } = ids();
-    const [g, h] = await Promise.all([grid, house].map(async (id) => (await tel(id, q)).body.entries as { interval: string; power_W: number }[]));
+    const entries = async (id: string) => (await tel(id, q)).body.entries as { interval: string; power_W: number }[];
+    const [g, h] = await Promise.all([entries(grid), entries(house)]);
     // demo tariff: 0.36 €/kWh 07:00-22:00 local, 0.26 otherwise, export 0.08
     let expected = 0;
     g.forEach((gb, i) => {

@@ -34,7 +34,7 @@ describe('CRC-16/Modbus', () => {
     }
     expect(crcOk(SPEC_ANSWER, 0, SPEC_ANSWER.length)).toBe(true);
     const spoilt = Buffer.from(SPEC_ANSWER);
-    spoilt[4] ^= 0x01;
+    spoilt.writeUInt8(spoilt.readUInt8(4) ^ 0x01, 4);
     expect(crcOk(spoilt, 0, spoilt.length)).toBe(false);
   });
 });
@@ -69,7 +69,7 @@ describe('finding the answer among received bytes', () => {
 
   it('a whole frame with a bad CRC is a crc error', () => {
     const spoilt = Buffer.from(SPEC_ANSWER);
-    spoilt[spoilt.length - 1] ^= 0xff;
+    spoilt.writeUInt8(spoilt.readUInt8(spoilt.length - 1) ^ 0xff, spoilt.length - 1);
     const r = parse(spoilt);
     expect(r.status === 'error' && r.error.kind).toBe('crc');
   });

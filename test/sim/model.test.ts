@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { defaultSimConfig, SiteModel, type SimConfig, type SiteSnapshot } from '../../src/sim/model.js';
+import { itemAt } from '../../src/core/item-at.js';
+import { defaultSimConfig, type SimConfig, SiteModel, type SiteSnapshot } from '../../src/sim/model.js';
 
 const ZONE = 'Europe/Berlin';
 const local = (iso: string) => DateTime.fromISO(iso, { zone: ZONE }).toMillis();
@@ -51,7 +52,7 @@ function runDay(cfg: SimConfig, startIso: string) {
     );
     if (t % MIN === 0) {
       const before = counterList(prev);
-      counterList(s).forEach((v, i) => expect(v).toBeGreaterThanOrEqual(before[i]));
+      counterList(s).forEach((v, i) => expect(v).toBeGreaterThanOrEqual(itemAt(before, i)));
       socs.push(...s.battery.map((b) => b.socPct));
       prev = s;
     }
@@ -90,7 +91,7 @@ describe('SiteModel energy balance', () => {
       expect(b.inverterLoss / b.dcIn).toBeGreaterThan(0.02);
       expect(b.inverterLoss / b.dcIn).toBeLessThan(0.1);
       // the battery stores what went in minus its own losses
-      const blk = cfg.battery.blocks[0];
+      const blk = itemAt(cfg.battery.blocks, 0);
       const storedDelta = sum(last.battery.map((x) => x.storedWh)) - sum(first.battery.map((x) => x.storedWh));
       expect(storedDelta).toBeCloseTo(b.charged * blk.chargeEfficiency - b.discharged / blk.dischargeEfficiency, 6);
       for (const soc of socs) {
@@ -174,7 +175,10 @@ describe('SiteModel PV', () => {
     b.advanceTo(end);
     const ca = counterList(a.snapshot());
     // only the step where a battery reaches its SoC bound may land a few mWh differently
-    counterList(b.snapshot()).forEach((v, i) => expect(Math.abs(v - ca[i])).toBeLessThanOrEqual(1e-6 * Math.max(1, ca[i])));
+    counterList(b.snapshot()).forEach((v, i) => {
+      const was = itemAt(ca, i);
+      expect(Math.abs(v - was)).toBeLessThanOrEqual(1e-6 * Math.max(1, was));
+    });
     const other = new SiteModel(config((c) => (c.seed = 2)), start);
     other.advanceTo(end);
     expect(other.snapshot().counters.houseConsumedWh).not.toBeCloseTo(a.snapshot().counters.houseConsumedWh, 0);

@@ -13,7 +13,7 @@ describe('RegisterBank', () => {
       [103, 2],
       [104, 1],
       [100, 0],
-    ]) {
+    ] as const) {
       let err: unknown;
       try {
         b.read(addr, len);

@@ -6,14 +6,23 @@
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { itemAt } from '../../src/core/item-at.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
-import { startSimServers, type SimServers } from '../../src/sim/servers.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { ModbusClient } from './modbus-client.js';
 
-const int16 = (x: number) => (x >= 0x8000 ? x - 0x10000 : x);
-const u32 = (r: number[], i: number) => r[i] * 0x10000 + r[i + 1];
-const scaled = (raw: number, sfReg: number) => raw * Math.pow(10, int16(sfReg));
+/** a register read from the image: one past what was read is a failed test, not undefined */
+function word(x: number | undefined): number {
+  if (x === undefined) throw new RangeError('register outside what was read');
+  return x;
+}
+const int16 = (x: number | undefined) => {
+  const w = word(x);
+  return w >= 0x8000 ? w - 0x10000 : w;
+};
+const u32 = (r: number[], i: number) => itemAt(r, i) * 0x10000 + itemAt(r, i + 1);
+const scaled = (raw: number | undefined, sfReg: number | undefined) => word(raw) * 10 ** int16(sfReg);
 function text(regs: number[]): string {
   let s = '';
   for (const r of regs) s += String.fromCharCode(r >> 8, r & 0xff);
@@ -56,7 +65,9 @@ async function chain(c: Client, unit: number): Promise<{ marker: number[]; model
   const models: ModelAt[] = [];
   let at = 40002;
   for (;;) {
-    const [id, len] = await read(c, unit, at, 2);
+    const head = await read(c, unit, at, 2);
+    const id = itemAt(head, 0);
+    const len = itemAt(head, 1);
     if (id === 0xffff) {
       expect(len).toBe(0);
       return { marker, models, end: at + 2 };
@@ -98,7 +109,7 @@ describe('simulated site over Modbus TCP', () => {
       [160, 8 + 4 * 20],
       [124, 24],
     ]);
-    const common = models[0].regs;
+    const common = itemAt(models, 0).regs;
     expect(text(common.slice(0, 16))).toBe('sitegw-sim');
     expect(text(common.slice(16, 32))).toBe('HYB-6000');
     expect(common.slice(32, 40).every((r) => r === 0)).toBe(true); // Opt: not implemented
@@ -112,8 +123,8 @@ describe('simulated site over Modbus TCP', () => {
   it('inverter values decode to the model snapshot, unimplemented points hold sentinels', async () => {
     const { models } = await chain(client, 1);
     const s = site.snapshot();
-    const r = models[1].regs; // 103
-    expect(Math.abs(scaled(int16(r[12]), r[13]) - s.inverter.acW)).toBeLessThanOrEqual(0.5 * Math.pow(10, int16(r[13])));
+    const r = itemAt(models, 1).regs; // 103
+    expect(Math.abs(scaled(int16(r[12]), r[13]) - s.inverter.acW)).toBeLessThanOrEqual(0.5 * 10 ** int16(r[13]));
     expect(s.inverter.acW).toBeGreaterThan(100); // midsummer noon: producing
     expect(scaled(u32(r, 22), r[24])).toBe(Math.floor(s.counters.inverterAcDeliveredWh));
     expect(Math.abs(scaled(int16(r[29]), r[30]) - s.inverter.dcW)).toBeLessThanOrEqual(0.5);
@@ -125,20 +136,20 @@ describe('simulated site over Modbus TCP', () => {
     expect(r[37]).toBe(0xffff); // StVnd
     expect(r.slice(42, 50).every((x) => x === 0xffff)).toBe(true); // EvtVnd1..4
 
-    const m = models[2].regs; // 160
+    const m = itemAt(models, 2).regs; // 160
     expect(m[6]).toBe(4); // N
     expect(m[7]).toBe(0xffff); // TmsPer not implemented
     for (let i = 0; i < 4; i++) {
       const b = m.slice(8 + 20 * i, 28 + 20 * i);
       expect(b[0]).toBe(i + 1);
       expect(text(b.slice(1, 9))).toBe(`PV${i + 1}`);
-      expect(Math.abs(scaled(b[11], m[2]) - s.pvW[i])).toBeLessThanOrEqual(0.5);
-      expect(scaled(u32(b, 12), m[3])).toBe(Math.floor(s.counters.pvProducedWh[i]));
-      expect(scaled(b[9], m[0]) * scaled(b[10], m[1])).toBeCloseTo(s.pvW[i], -1); // A·V ≈ W
+      expect(Math.abs(scaled(b[11], m[2]) - itemAt(s.pvW, i))).toBeLessThanOrEqual(0.5);
+      expect(scaled(u32(b, 12), m[3])).toBe(Math.floor(itemAt(s.counters.pvProducedWh, i)));
+      expect(scaled(b[9], m[0]) * scaled(b[10], m[1])).toBeCloseTo(itemAt(s.pvW, i), -1); // A·V ≈ W
       expect(b[17]).toBe(4); // DCSt: MPPT
     }
 
-    const st = models[3].regs; // 124
+    const st = itemAt(models, 3).regs; // 124
     const soc = (100 * sum(s.battery.map((b) => b.storedWh))) / sum(s.battery.map((b) => b.usableCapacityWh));
     expect(scaled(st[6], st[20])).toBeCloseTo(soc, 1);
     expect(scaled(st[0], st[16])).toBe(5000); // WChaMax
@@ -154,9 +165,9 @@ describe('simulated site over Modbus TCP', () => {
         [1, 66],
         [802, 62],
       ]);
-      expect(text(models[0].regs.slice(48, 64))).toBe(ident.serial);
-      const r = models[1].regs;
-      const b = site.snapshot().battery[j];
+      expect(text(itemAt(models, 0).regs.slice(48, 64))).toBe(ident.serial);
+      const r = itemAt(models, 1).regs;
+      const b = itemAt(site.snapshot().battery, j);
       expect(scaled(r[1], r[51])).toBe(5000); // WHRtg
       expect(scaled(r[9], r[54])).toBeCloseTo(b.socPct, 1);
       expect(scaled(r[5], r[54])).toBe(95);
@@ -181,8 +192,8 @@ describe('simulated site over Modbus TCP', () => {
         [203, 105],
       ]);
     }
-    const g = grid.models[1].regs;
-    const h = house.models[1].regs;
+    const g = itemAt(grid.models, 1).regs;
+    const h = itemAt(house.models, 1).regs;
     expect(scaled(int16(g[16]), g[20])).toBe(Math.round(s.gridW));
     expect(scaled(int16(h[16]), h[20])).toBe(Math.round(s.houseW));
     expect(scaled(u32(g, 44), g[52])).toBe(Math.floor(s.counters.gridImportWh));
@@ -207,17 +218,17 @@ describe('simulated site over Modbus TCP', () => {
   it('reports a grid outage: grid W exactly 0, 0 V and POWER_FAILURE, house still supplied', async () => {
     site.setGridOutage(true);
     try {
-      const g = (await chain(meter, 1)).models[1].regs;
+      const g = itemAt((await chain(meter, 1)).models, 1).regs;
       expect(int16(g[16])).toBe(0);
       expect([g[5], g[6], g[7], g[8]]).toEqual([0, 0, 0, 0]);
       expect(u32(g, 103) & 4).toBe(4);
-      const h = (await chain(meter, 2)).models[1].regs;
+      const h = itemAt((await chain(meter, 2)).models, 1).regs;
       expect(int16(h[16])).toBeGreaterThan(0);
       expect(u32(h, 103)).toBe(0);
     } finally {
       site.setGridOutage(false);
     }
-    const g = (await chain(meter, 1)).models[1].regs;
+    const g = itemAt((await chain(meter, 1)).models, 1).regs;
     expect(u32(g, 103)).toBe(0);
     expect(g[6]).toBeGreaterThan(2200);
   });

@@ -21,7 +21,7 @@ export interface Contract {
   check(topic: string, payload: unknown, v?: number): string[];
 }
 
-const escape = (s: string) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
 
 export function loadContract(prefix: string): Contract {
   const doc = parse(readFileSync(ASYNCAPI_FILE, 'utf8')) as Doc;
@@ -29,7 +29,7 @@ export function loadContract(prefix: string): Contract {
   ajv.addSchema(doc as object, 'asyncapi.yaml', undefined, false);
   const routes = Object.entries(doc.channels).map(([name, ch]) => ({
     name,
-    re: new RegExp(`^${ch.address.split(/(\{[a-zA-Z]+\})/).map((part) => (part === '{prefix}' ? escape(prefix) : part.startsWith('{') ? '[^/]+' : escape(part))).join('')}$`),
+    re: new RegExp(`^${ch.address.split(/(\{[a-zA-Z]+\})/).map((part) => (part === '{prefix}' ? escapeRegExp(prefix) : part.startsWith('{') ? '[^/]+' : escapeRegExp(part))).join('')}$`),
   }));
   const compiled = new Map<string, ValidateFunction>();
   const validator = (messageKey: string) => {

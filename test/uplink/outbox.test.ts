@@ -22,9 +22,10 @@ function bucketer(db: Database, bus?: EventBus): Bucketer {
 describe('bucket close hook (the outbox row commits with the bucket)', () => {
   it('runs inside the close transaction: its rows and the buckets are written together', () => {
     const db = openDatabase(':memory:');
-    const b = bucketer(db);
+    const bus = new EventBus();
+    const b = bucketer(db, bus);
     const seen: ClosedBucket[][] = [];
-    b.onClose((closed) => {
+    bus.inTransaction('bucketsClosing', (closed) => {
       seen.push([...closed]);
       expect(db.inTransaction).toBe(true);
       enqueue(db, [msg('telemetry', closed.length)], 0);
@@ -42,7 +43,7 @@ describe('bucket close hook (the outbox row commits with the bucket)', () => {
     bus.on('bucketsClosed', (e) => events.push(e.start));
     const b = bucketer(db, bus);
     let fail = true;
-    b.onClose((closed) => {
+    bus.inTransaction('bucketsClosing', (closed) => {
       enqueue(db, [msg('telemetry', closed.length)], 0);
       if (fail) throw new Error('disk full');
     });
@@ -60,9 +61,10 @@ describe('bucket close hook (the outbox row commits with the bucket)', () => {
 
   it('an unregistered hook no longer runs', () => {
     const db = openDatabase(':memory:');
-    const b = bucketer(db);
+    const bus = new EventBus();
+    const b = bucketer(db, bus);
     let calls = 0;
-    const off = b.onClose(() => calls++);
+    const off = bus.inTransaction('bucketsClosing', () => void calls++);
     off();
     b.closeUntil(at(30));
     expect(calls).toBe(0);

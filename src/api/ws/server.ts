@@ -3,7 +3,10 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiError, errorBody } from '../../core/errors.js';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { follow } from '../../ops/metrics.js';
 import type { ClosedBucket, EventBus, GridEvent } from '../../core/events.js';
+import type { Feature } from '../../core/feature.js';
 import type { StreamDef } from '../../telemetry/stream.js';
 import { formatInterval } from '../../telemetry/interval.js';
 import { BucketFragments, gridEventMessage, telemetryMessages } from './messages.js';
@@ -59,6 +62,8 @@ export interface WsOptions {
   grantRecheckMs?: number;
   /** the bounded log of refusals, shared with the HTTP side (a new one when absent) */
   refusals?: RefusalLog;
+  /** the daemon's metrics registry: the client counts go there while the server runs */
+  registry?: Registry;
 }
 
 interface Client {
@@ -90,12 +95,16 @@ export const GRANT_CLOSE: Record<WsGrantEnd, { code: number; reason: string }> =
 /** A timer longer than this fires at once (node clamps it to 1 ms); the periodic recheck covers the rest. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** the series the server keeps in the daemon's registry while it runs */
+const METRICS = { clients: 'sitegw_ws_clients', dropped: 'sitegw_ws_dropped_clients_total' } as const;
+
 /**
  * The `/ws` endpoint on the HTTP port: the query and the bearer token are checked before the
  * upgrade (a refusal is an HTTP answer with the error body), then the client gets the streams
  * it subscribed to, limited to the devices it may see.
  */
-export class WsServer {
+export class WsServer implements Feature {
+  readonly name = 'websocket';
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096, clientTracking: false });
   private readonly clients = new Set<Client>();
   private sweep: NodeJS.Timeout | null = null;
@@ -146,9 +155,34 @@ export class WsServer {
       for (const c of this.clients) this.holds(c);
     }, this.opts.grantRecheckMs ?? 5_000);
     this.grantTimer.unref();
+    this.registerMetrics();
+  }
+
+  private registerMetrics(): void {
+    const registers = this.opts.registry ? [this.opts.registry] : [];
+    if (registers.length === 0) return;
+    const self = this;
+    new Gauge({
+      name: METRICS.clients,
+      help: 'Connected WebSocket clients',
+      registers,
+      collect() {
+        this.set(self.clientCount);
+      },
+    });
+    const seen = new Map<string, number>();
+    new Counter({
+      name: METRICS.dropped,
+      help: 'WebSocket clients dropped because they did not read their messages',
+      registers,
+      collect() {
+        follow(this, seen, 'dropped', {}, self.dropped);
+      },
+    });
   }
 
   stop(): void {
+    for (const name of Object.values(METRICS)) this.opts.registry?.removeSingleMetric(name);
     this.server.off('upgrade', this.onUpgrade);
     for (const u of this.unsubscribe) u();
     if (this.sweep) clearInterval(this.sweep);

@@ -1,0 +1,82 @@
+/**
+ * The bucketer's parts that run beside it in the daemon, each a feature of its own so the list in
+ * src/main.ts can place its stop where it belongs: the feed before the bucketer's, the final
+ * close while the uplink still listens, the close timer after the poller's.
+ */
+import type { Clock } from '../core/clock.js';
+import type { EventBus } from '../core/events.js';
+import type { Feature } from '../core/feature.js';
+import type { Logger } from 'pino';
+import type { Site } from '../site/site.js';
+import type { Bucketer } from './bucketer.js';
+import { CloseTimer } from './close-timer.js';
+
+/** Readings and stream changes from the bus into the bucketer. */
+export class BucketFeed implements Feature {
+  readonly name = 'bucketer feed';
+  private off: (() => void)[] = [];
+
+  constructor(private readonly deps: { bus: EventBus; bucketer: Bucketer; site: Site }) {}
+
+  start(): void {
+    const { bus, bucketer, site } = this.deps;
+    this.off = [
+      bus.on('reading', (r) => bucketer.ingest(r)),
+      bus.on('streamsChanged', () => bucketer.setStreams(site.streams())),
+    ];
+  }
+
+  stop(): void {
+    for (const off of this.off.splice(0)) off();
+  }
+}
+
+/**
+ * Buckets that ended before the stop are complete: its stop writes them, after the poller's last
+ * reading and while the uplink still listens (its outbox keeps them for the next start).
+ */
+export class BucketFlush implements Feature {
+  readonly name = 'bucket flush';
+
+  constructor(private readonly deps: { bucketer: Bucketer; clock: Clock }) {}
+
+  start(): void {}
+
+  stop(): void {
+    this.deps.bucketer.closeUntil(this.deps.clock.now());
+  }
+}
+
+/** Closes the buckets shortly after each 15-minute boundary; the outcome goes to the health of writes. */
+export class BucketClosing implements Feature {
+  readonly name = 'bucket closing';
+  private readonly timer: CloseTimer;
+
+  constructor(deps: {
+    bucketer: Bucketer;
+    clock: Clock;
+    pollPeriodMs: number;
+    log: Logger;
+    /** the outcome of each close (ops' Health: a failed write makes the main loop unhealthy) */
+    writes: { noteWrite(err?: unknown): void };
+  }) {
+    const { bucketer, clock, pollPeriodMs, log, writes } = deps;
+    this.timer = new CloseTimer(clock, Math.min(pollPeriodMs * 1.5, 60_000), (boundary) => {
+      try {
+        bucketer.closeUntil(boundary);
+        writes.noteWrite();
+      } catch (err) {
+        writes.noteWrite(err);
+        log.error({ err }, 'closing buckets failed; they stay open and are retried at the next boundary');
+      }
+    });
+  }
+
+  start(): void {
+    this.timer.start();
+  }
+
+  stop(): void {
+    this.timer.stop();
+  }
+}
