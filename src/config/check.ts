@@ -2,7 +2,7 @@
  * `sitegw check-config FILE`: lets an installer validate site.yaml before enabling the service,
  * and tells them in one screen what the daemon will see.
  */
-import { formatConfigErrors } from './format.js';
+import { formatConfigErrors } from '../yaml/format.js';
 import { loadConfig } from './load.js';
 import type { DeviceConfig, SiteConfig } from './types.js';
 import { describeConnection } from '../modbus/link.js';

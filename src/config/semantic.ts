@@ -7,8 +7,8 @@
 import { isIP } from 'node:net';
 import { isIanaZone } from '../core/zone.js';
 import { mayShareAddress, profileFindings } from '../profiles/config-check.js';
-import type { Finding } from './messages.js';
-import { closest } from './suggest.js';
+import type { Finding } from '../yaml/messages.js';
+import { closest } from '../yaml/suggest.js';
 import { tariffFindings } from './tariff-check.js';
 import { uplinkFindings } from './uplink-check.js';
 

@@ -1,4 +1,4 @@
-import type { Finding } from './messages.js';
+import type { Finding } from '../yaml/messages.js';
 
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);

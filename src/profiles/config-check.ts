@@ -5,8 +5,8 @@
  * refuses to start.
  */
 import { join } from 'node:path';
-import type { Finding } from '../config/messages.js';
-import { closest } from '../config/suggest.js';
+import type { Finding } from '../yaml/messages.js';
+import { closest } from '../yaml/suggest.js';
 import type { DeviceRole } from '../config/types.js';
 import type { ProfileDir } from './load.js';
 import { installedProfiles, rolesOf, SUNSPEC } from './registry.js';

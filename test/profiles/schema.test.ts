@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConfigError } from '../../src/config/errors.js';
+import type { ConfigError } from '../../src/yaml/errors.js';
 import { parseProfile } from '../../src/profiles/load.js';
 import { DEFAULT_PROFILE_DIR, loadProfiles, ProfileLoadError, rolesOf } from '../../src/profiles/registry.js';
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { formatConfigErrors } from '../../src/config/format.js';
+import { formatConfigErrors } from '../../src/yaml/format.js';
 import { parseConfig } from '../../src/config/load.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
