@@ -3,7 +3,7 @@ import './preflight.js';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
 import { checkConfigCommand } from './config/check.js';
-import { formatConfigErrors } from './config/format.js';
+import { formatConfigErrors } from './yaml/format.js';
 import { loadConfig } from './config/load.js';
 import { createLogger } from './core/log.js';
 import { Daemon } from './main.js';

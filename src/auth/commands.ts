@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { certificatePaths, selfSignedPaths, wantsTls } from '../api/http/tls.js';
-import { formatConfigErrors } from '../config/format.js';
+import { formatConfigErrors } from '../yaml/format.js';
 import { loadConfig } from '../config/load.js';
 import type { SiteConfig } from '../config/types.js';
 import { openDatabase, type Database } from '../store/db.js';

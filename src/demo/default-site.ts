@@ -1,5 +1,5 @@
 import { parseConfig } from '../config/load.js';
-import { formatConfigErrors } from '../config/format.js';
+import { formatConfigErrors } from '../yaml/format.js';
 import type { SiteConfig } from '../config/types.js';
 
 export interface DemoEndpoints {
