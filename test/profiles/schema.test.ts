@@ -68,6 +68,12 @@ describe('profile mistakes name the path, the line, what is wrong and what is ri
     expect(e!.hint).toBe("did you mean 'kW'?");
   });
 
+  it('text where a numeric choice belongs is an error, not a crash', () => {
+    const [e] = errors(withLine(14, '    power_W: { address: 10, type: s16, unit: W, sign: minus }'));
+    expect(e).toMatchObject({ path: 'roles.grid-meter.power_W.sign', line: 14 });
+    expect(e!.message).toMatch(/got 'minus'/);
+  });
+
   it('a misspelt key gets a suggestion', () => {
     const [e] = errors(withLine(14, '    power_W: { adress: 10, type: s16, unit: W }'));
     expect(e).toMatchObject({ path: 'roles.grid-meter.power_W.adress', line: 14 });
