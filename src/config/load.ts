@@ -84,7 +84,7 @@ export function parseConfig(text: string, sourceName = 'site.yaml', baseDir: str
   const findings = [...schemaFindings(validate, data), ...semanticFindings(data)];
   const errors = placeFirstPerPath(findings, parsed);
   if (!valid || errors.length > 0) return { ok: false, errors: errors.sort(byPosition) };
-  return { ok: true, config: finish(data as SiteConfig, baseDir) };
+  return { ok: true, config: finish(data, baseDir) };
 }
 
 function readFailure(file: string, e: unknown): ConfigError {

@@ -3,7 +3,8 @@
  * hour of the week exactly once. A gap would leave buckets unpriced and an overlap would make
  * the price depend on the order of the list; both are mistakes an installer wants to hear about.
  */
-import { WEEKDAYS, type Weekday } from './types.js';
+import { WEEKDAYS } from './schema.js';
+import type { Weekday } from './types.js';
 import { describeSlot, SLOTS_PER_WEEK, weekTable, type PeriodShape } from '../tariffs/tou.js';
 import type { Finding } from '../yaml/messages.js';
 

@@ -11,7 +11,6 @@ import { dataOf, firstSyntaxError, parseYaml, place, placeFirstPerPath } from '.
 import { schemaFindings, yamlValidator } from '../yaml/validator.js';
 import { compileProfile } from './compile.js';
 import type { DeviceProfile } from './compiled.js';
-import type { ProfileFile } from './profile-types.js';
 import { profileSchema } from './schema.js';
 
 export type ProfileResult = { ok: true; profile: DeviceProfile } | { ok: false; errors: ConfigError[] };
@@ -35,7 +34,7 @@ export function parseProfile(text: string, name: string, file: string): ProfileR
     const errors = placeFirstPerPath(findings, parsed);
     return { ok: false, errors: errors.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)) };
   }
-  const { profile, findings } = compileProfile(data as unknown as ProfileFile, name, file);
+  const { profile, findings } = compileProfile(data, name, file);
   if (!profile) return { ok: false, errors: findings.map((f: Finding) => place(f, parsed)) };
   return { ok: true, profile };
 }

@@ -3,7 +3,7 @@
  * the config check (every quarter hour covered once) and the savings price lookup.
  */
 import type { TouPeriod, Weekday } from '../config/types.js';
-import { WEEKDAYS } from '../config/types.js';
+import { WEEKDAYS } from '../config/schema.js';
 
 export const SLOTS_PER_DAY = 96;
 export const SLOTS_PER_WEEK = 7 * SLOTS_PER_DAY;

@@ -4,14 +4,16 @@
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { translate, type Finding } from './messages.js';
+import type { Infer, SchemaNode } from './schema.js';
 import { weakValidator } from './weak-validator.js';
 
-export function yamlValidator(schema: object, options: Options = {}): () => ValidateFunction {
+/** The validator's guard narrows the data to the schema's inferred type: no cast between rule and type. */
+export function yamlValidator<N extends SchemaNode>(schema: N, options: Options = {}): () => ValidateFunction<Infer<N>> {
   return weakValidator(() => {
     const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, ...options });
     // `hint` carries the advice for installers next to each rule; it does not validate anything
     ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
-    return ajv.compile(schema);
+    return ajv.compile<Infer<N>>(schema);
   });
 }
 
