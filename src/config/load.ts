@@ -6,12 +6,13 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isMap, isSeq, isScalar, type Document, type LineCounter } from 'yaml';
 import type { ConfigError } from '../yaml/errors.js';
-import { dataOf, parseYaml, placeFirstPerPath, syntaxErrors } from '../yaml/parse.js';
+import { dataOf, parseYaml, place, placeFirstPerPath, syntaxErrors } from '../yaml/parse.js';
 import { schemaFindings, yamlValidator } from '../yaml/validator.js';
 import { siteSchema } from './schema.js';
 import { canonicalZone, semanticFindings } from './semantic.js';
 import type { SiteConfig } from './types.js';
 import { tlsFileErrors } from './tls-files.js';
+import { migrate } from './version.js';
 
 export type { ConfigError } from '../yaml/errors.js';
 
@@ -77,7 +78,9 @@ export function parseConfig(text: string, sourceName = 'site.yaml', baseDir: str
 
   const read = dataOf(doc, 'write plain values instead of many nested YAML aliases (*name)');
   if ('error' in read) return { ok: false, errors: [read.error] };
-  const { data } = read;
+  const migrated = migrate(read.data);
+  if (!migrated.ok) return { ok: false, errors: [place(migrated.finding, parsed)] };
+  const { data } = migrated;
 
   const validate = siteValidator();
   const valid = validate(data);

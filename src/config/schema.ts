@@ -6,6 +6,7 @@
  * in semantic.ts.
  */
 import { DEVICE_ROLES } from '../core/device-role.js';
+import { CONFIG_VERSION } from './version.js';
 import { ID_HINT, ID_PATTERN, narrow, type SchemaNode } from '../yaml/schema.js';
 
 const CONNECTION_TYPES = ['tcp', 'rtu', 'rtu-over-tcp'];
@@ -844,5 +845,11 @@ export const siteSchema = {
       properties: { http: HTTP_LIMITS, dynamicTariffs: DYNAMIC_TARIFFS },
     },
     homeassistant: HOMEASSISTANT,
+    version: {
+      type: 'integer',
+      description: 'format of this file; a file without it is version 1 (docs/configuration.md)',
+      minimum: 1,
+      hint: `write the version of the format the file is written in, ${CONFIG_VERSION} for this release`,
+    },
   },
 } as const satisfies SchemaNode;
