@@ -46,6 +46,8 @@ export function migrate(data: unknown, migrations: readonly Migration[] = MIGRAT
       },
     };
   }
+  // a file already in the current format is taken as written (no version: stays absent)
+  if (written === current) return { ok: true, data };
   let out: Rec = data;
   for (const m of migrations.slice(written - 1)) out = m.migrate(out);
   return { ok: true, data: { ...out, version: current } };
