@@ -2,9 +2,9 @@
 import './preflight.js';
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
-import { checkConfigCommand } from './config/check.js';
+import { checkConfigCommand } from './cli/check-config.js';
 import { formatConfigErrors } from './yaml/format.js';
-import { loadConfig } from './config/load.js';
+import { loadConfig } from './profiles/site-config.js';
 import { createLogger } from './core/log.js';
 import { Daemon } from './main.js';
 import { EXIT_FATAL, exitOnUnhandled } from './ops/fatal.js';

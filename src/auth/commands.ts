@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { certificatePaths, selfSignedPaths, wantsTls } from '../api/http/tls.js';
 import { formatConfigErrors } from '../yaml/format.js';
-import { loadConfig } from '../config/load.js';
+import { loadConfig } from '../profiles/site-config.js';
 import type { SiteConfig } from '../config/types.js';
 import { openDatabase, type Database } from '../store/db.js';
 import { addClient, assignDevices, ClientError, listClients, removeClient, rotateClientSecret, type ClientRow } from './clients.js';

@@ -9,12 +9,13 @@ import type { ConfigError } from '../yaml/errors.js';
 import { dataOf, parseYaml, place, placeFirstPerPath, syntaxErrors } from '../yaml/parse.js';
 import { schemaFindings, yamlValidator } from '../yaml/validator.js';
 import { siteSchema } from './schema.js';
-import { canonicalZone, semanticFindings } from './semantic.js';
+import { canonicalZone, semanticFindings, type DeviceChecks } from './semantic.js';
 import type { SiteConfig } from './types.js';
 import { tlsFileErrors } from './tls-files.js';
 import { migrate } from './version.js';
 
 export type { ConfigError } from '../yaml/errors.js';
+export type { DeviceChecks } from './semantic.js';
 
 export type ConfigResult =
   | { ok: true; config: SiteConfig }
@@ -67,9 +68,10 @@ function finish(data: SiteConfig, baseDir: string): SiteConfig {
 
 /**
  * Validates site.yaml text. `sourceName` names the file in messages that are about the whole file;
- * `baseDir` is where a relative dataDir is taken from (the config file's folder; default: cwd).
+ * `baseDir` is where a relative dataDir is taken from (the config file's folder). `checks` are the
+ * device rules config cannot know; parseConfig and loadConfig in src/profiles/site-config.ts give them.
  */
-export function parseConfig(text: string, sourceName = 'site.yaml', baseDir: string = process.cwd()): ConfigResult {
+export function parseSiteYaml(text: string, sourceName: string, baseDir: string, checks: DeviceChecks): ConfigResult {
   const parsed = parseYaml(text);
   const { doc, lineCounter } = parsed;
   if (doc.errors.length > 0) return { ok: false, errors: syntaxErrors(parsed) };
@@ -84,7 +86,7 @@ export function parseConfig(text: string, sourceName = 'site.yaml', baseDir: str
 
   const validate = siteValidator();
   const valid = validate(data);
-  const findings = [...schemaFindings(validate, data), ...semanticFindings(data)];
+  const findings = [...schemaFindings(validate, data), ...semanticFindings(data, checks)];
   const errors = placeFirstPerPath(findings, parsed);
   if (!valid || errors.length > 0) return { ok: false, errors: errors.sort(byPosition) };
   return { ok: true, config: finish(data, baseDir) };
@@ -113,15 +115,15 @@ function readFailure(file: string, e: unknown): ConfigError {
 }
 
 /** Reads and validates a site.yaml file; a relative dataDir is taken from the file's folder. */
-export async function loadConfig(file: string): Promise<ConfigResult> {
+export async function loadSiteYaml(file: string, checks: DeviceChecks): Promise<ConfigResult> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
     return { ok: false, errors: [readFailure(file, e)], unreadable: true };
   }
-  const result = parseConfig(text, file, dirname(resolve(file)));
-  // the certificate files are read here, for `run` and `check-config` alike: parseConfig looks at the text alone
+  const result = parseSiteYaml(text, file, dirname(resolve(file)), checks);
+  // the certificate files are read here, for `run` and `check-config` alike: parseSiteYaml looks at the text alone
   if (!result.ok) return result;
   const { http, uplink, homeassistant } = result.config;
   const errors = [

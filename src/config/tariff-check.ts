@@ -5,7 +5,7 @@
  */
 import { WEEKDAYS } from './schema.js';
 import type { Weekday } from './types.js';
-import { describeSlot, SLOTS_PER_WEEK, weekTable, type PeriodShape } from '../tariffs/tou.js';
+import { describeSlot, SLOTS_PER_WEEK, weekTable, type PeriodShape } from './tou.js';
 import type { Finding } from '../yaml/messages.js';
 
 const FROM = /^(?:[01][0-9]|2[0-3]):(?:00|15|30|45)$/;

@@ -1,4 +1,4 @@
-import { parseConfig } from '../config/load.js';
+import { parseConfig } from '../profiles/site-config.js';
 import { formatConfigErrors } from '../yaml/format.js';
 import type { SiteConfig } from '../config/types.js';
 import { CONFIG_VERSION } from '../config/version.js';

@@ -8,7 +8,7 @@
 import { chmodSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config/load.js';
+import { loadConfig } from '../profiles/site-config.js';
 import { formatConfigErrors } from '../yaml/format.js';
 import { sqliteDriver } from '../store/driver.js';
 import { quickCheck } from './integrity.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkConfigCommand, type CheckOutput } from '../../src/config/check.js';
+import { checkConfigCommand, type CheckOutput } from '../../src/cli/check-config.js';
 import { exampleElsewhere, MINIMAL, text, withAppended } from './fixtures.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

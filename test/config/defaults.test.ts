@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { MINIMAL, text, withAppended, withLine } from './fixtures.js';
 
 function accepted(yaml: string, baseDir = '/etc/sitegw') {

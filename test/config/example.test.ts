@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LineCounter, parseDocument } from 'yaml';
 import type { PathSegment } from '../../src/yaml/errors.js';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { siteSchema } from '../../src/config/schema.js';
 import type { SchemaNode } from '../../src/yaml/schema.js';
 import { offsetOf } from '../../src/yaml/source-map.js';

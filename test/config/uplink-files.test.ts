@@ -6,8 +6,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkConfigCommand } from '../../src/config/check.js';
-import { loadConfig } from '../../src/config/load.js';
+import { checkConfigCommand } from '../../src/cli/check-config.js';
+import { loadConfig } from '../../src/profiles/site-config.js';
 import { HAVE_OPENSSL, makePki, type Pki } from '../support/pki.js';
 import { errorsOf, expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';
 

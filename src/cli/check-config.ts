@@ -2,10 +2,10 @@
  * `sitegw check-config FILE`: lets an installer validate site.yaml before enabling the service,
  * and tells them in one screen what the daemon will see.
  */
-import { formatConfigErrors } from '../yaml/format.js';
-import { loadConfig } from './load.js';
-import type { DeviceConfig, SiteConfig } from './types.js';
+import type { DeviceConfig, SiteConfig } from '../config/types.js';
 import { describeConnection } from '../modbus/link.js';
+import { loadConfig } from '../profiles/site-config.js';
+import { formatConfigErrors } from '../yaml/format.js';
 
 export interface CheckOutput {
   out: (line: string) => void;
