@@ -46,7 +46,8 @@ export function profileFindings(devices: readonly unknown[], installed: ProfileD
       return;
     }
     const role = raw.role;
-    if (typeof role !== 'string' || !(DEVICE_ROLES as readonly string[]).includes(role) || profile.roles[role as DeviceRole]) return;
+    const isRole = typeof role === 'string' && (DEVICE_ROLES as readonly string[]).includes(role);
+    if (!isRole || profile.roles[role as DeviceRole]) return;
     out.push({
       segments: at,
       anchor: at,

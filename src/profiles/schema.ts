@@ -50,7 +50,8 @@ const registerFields = {
 type Fields = Readonly<Record<string, SchemaNode>>;
 
 function register<const E extends Fields, const R extends readonly string[]>(hint: string, extra: E, required: R) {
-  return { type: 'object', additionalProperties: false, required, properties: { ...registerFields, ...extra }, hint } as const;
+  const properties = { ...registerFields, ...extra };
+  return { type: 'object', additionalProperties: false, required, properties, hint } as const;
 }
 
 const plainRegister = register('give at least address and type', {}, ['type']);

@@ -91,7 +91,9 @@ type ObjectOf<N, D> = N extends { readonly properties: infer P }
     : Record<string, unknown>;
 
 /** Keys always there after validation: required ones and those with a default. */
-type Present<P, R> = { [K in keyof P]: K extends R ? K : P[K] extends { readonly default: unknown } ? K : never }[keyof P];
+type Present<P, R> = {
+  [K in keyof P]: K extends R ? K : P[K] extends { readonly default: unknown } ? K : never;
+}[keyof P];
 
 type Props<P, R, D> = Flat<
   { -readonly [K in Present<P, R>]: Infer<P[K], D> } & {

@@ -8,7 +8,10 @@ import type { Infer, SchemaNode } from './schema.js';
 import { weakValidator } from './weak-validator.js';
 
 /** The validator's guard narrows the data to the schema's inferred type: no cast between rule and type. */
-export function yamlValidator<N extends SchemaNode>(schema: N, options: Options = {}): () => ValidateFunction<Infer<N>> {
+export function yamlValidator<N extends SchemaNode>(
+  schema: N,
+  options: Options = {},
+): () => ValidateFunction<Infer<N>> {
   return weakValidator(() => {
     const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, ...options });
     // `hint` carries the advice for installers next to each rule; it does not validate anything

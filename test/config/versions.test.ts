@@ -27,7 +27,9 @@ describe('site.yaml version', () => {
       line: 1,
       column: 1,
       message: new RegExp(`^version ${next} is newer than this sitegw reads \\(versions 1 to ${CONFIG_VERSION}\\)$`),
-      hint: new RegExp(`update sitegw to a release that reads version ${next}, or write the file in version ${CONFIG_VERSION}`),
+      hint: new RegExp(
+        `update sitegw to a release that reads version ${next}, or write the file in version ${CONFIG_VERSION}`,
+      ),
     });
   });
 
@@ -41,8 +43,10 @@ describe('site.yaml version', () => {
   });
 
   it('a version that is no whole number is named by the schema', () => {
-    expectSingleError(parse(versioned('two')), { path: 'version', line: 1, message: /^must be a whole number, got 'two'$/, hint: /write the version/ });
-    expectSingleError(parse(versioned('0')), { path: 'version', line: 1, message: /^must be at least 1, got 0$/, hint: /write the version/ });
+    const hint = /write the version/;
+    const at = { path: 'version', line: 1, hint };
+    expectSingleError(parse(versioned('two')), { ...at, message: /^must be a whole number, got 'two'$/ });
+    expectSingleError(parse(versioned('0')), { ...at, message: /^must be at least 1, got 0$/ });
   });
 });
 
@@ -59,7 +63,8 @@ describe('migrations', () => {
     change: 'poll.intervalSeconds was minutes in version 2',
     migrate: (data) => {
       const poll = data.poll as { intervalSeconds?: number } | undefined;
-      return poll?.intervalSeconds === undefined ? { ...data } : { ...data, poll: { ...poll, intervalSeconds: poll.intervalSeconds * 60 } };
+      if (poll?.intervalSeconds === undefined) return { ...data };
+      return { ...data, poll: { ...poll, intervalSeconds: poll.intervalSeconds * 60 } };
     },
   };
   const list = [renamePoll, minutesToSeconds];
@@ -74,11 +79,13 @@ describe('migrations', () => {
   });
 
   it('a file of a middle version runs only the migrations after it', () => {
-    expect(migrate({ version: 2, poll: { intervalSeconds: 2 } }, list)).toEqual({ ok: true, data: { version: 3, poll: { intervalSeconds: 120 } } });
+    const r = migrate({ version: 2, poll: { intervalSeconds: 2 } }, list);
+    expect(r).toEqual({ ok: true, data: { version: 3, poll: { intervalSeconds: 120 } } });
   });
 
   it('a file of the current version is taken as written', () => {
-    expect(migrate({ version: 3, poll: { intervalSeconds: 2 } }, list)).toEqual({ ok: true, data: { version: 3, poll: { intervalSeconds: 2 } } });
+    const r = migrate({ version: 3, poll: { intervalSeconds: 2 } }, list);
+    expect(r).toEqual({ ok: true, data: { version: 3, poll: { intervalSeconds: 2 } } });
   });
 
   it('a version past the list is refused', () => {
@@ -100,7 +107,8 @@ describe('files the project writes carry the current version', () => {
 
   it("the demo's generated site declares it", () => {
     const ep = { host: '127.0.0.1', port: 1502 };
-    const yaml = demoSiteYaml({ inverter: ep, meter: ep }, { httpHost: '127.0.0.1', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 1 });
+    const opts = { httpHost: '127.0.0.1', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 1 };
+    const yaml = demoSiteYaml({ inverter: ep, meter: ep }, opts);
     expect(yaml).toMatch(new RegExp(`^version: ${CONFIG_VERSION}$`, 'm'));
     expect(parseConfig(yaml).ok).toBe(true);
   });
