@@ -22,6 +22,8 @@ export const CONFIG_VERSION = MIGRATIONS.length + 1;
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+const readable = (current: number) => (current === 1 ? 'version 1' : `versions 1 to ${current}`);
+
 export type Migrated = { ok: true; data: unknown } | { ok: false; finding: Finding };
 
 /**
@@ -41,7 +43,7 @@ export function migrate(data: unknown, migrations: readonly Migration[] = MIGRAT
       finding: {
         segments: at,
         anchor: at,
-        message: `version ${written} is newer than this sitegw reads (versions 1 to ${current})`,
+        message: `version ${written} is newer than this sitegw reads (${readable(current)})`,
         hint: `update sitegw to a release that reads version ${written}, or write the file in version ${current}`,
       },
     };

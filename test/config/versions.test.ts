@@ -26,7 +26,7 @@ describe('site.yaml version', () => {
       path: 'version',
       line: 1,
       column: 1,
-      message: new RegExp(`^version ${next} is newer than this sitegw reads \\(versions 1 to ${CONFIG_VERSION}\\)$`),
+      message: new RegExp(`^version ${next} is newer than this sitegw reads \\((version |versions 1 to )${CONFIG_VERSION}\\)$`),
       hint: new RegExp(
         `update sitegw to a release that reads version ${next}, or write the file in version ${CONFIG_VERSION}`,
       ),
