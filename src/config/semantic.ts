@@ -10,8 +10,7 @@ import type { Finding } from '../yaml/messages.js';
 import { closest } from '../yaml/suggest.js';
 import { tariffFindings } from './tariff-check.js';
 import { uplinkFindings } from './uplink-check.js';
-
-type Rec = Record<string, unknown>;
+import { isRec, type Rec } from '../yaml/parse.js';
 
 /**
  * Rules over the devices that need what config does not know: the device profiles
@@ -22,10 +21,6 @@ export interface DeviceChecks {
   mayShareAddress(a: Readonly<Rec>, b: Readonly<Rec>): boolean;
   /** findings about the raw `devices:` list, reported after config's own */
   findings(devices: readonly unknown[]): Finding[];
-}
-
-function isRec(v: unknown): v is Rec {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 const zones = (): string[] => Intl.supportedValuesOf('timeZone');

@@ -7,12 +7,11 @@ import { WEEKDAYS } from './schema.js';
 import type { Weekday } from './types.js';
 import { describeSlot, SLOTS_PER_WEEK, weekTable, type PeriodShape } from './tou.js';
 import type { Finding } from '../yaml/messages.js';
+import { isRec, type Rec } from '../yaml/parse.js';
 
 const FROM = /^(?:[01][0-9]|2[0-3]):(?:00|15|30|45)$/;
 const TO = /^(?:(?:[01][0-9]|2[0-3]):(?:00|15|30|45)|24:00)$/;
 
-type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The period as the table needs it, or undefined when the schema reports its shape anyway. */
 function shapeOf(p: unknown): PeriodShape | undefined {

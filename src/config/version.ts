@@ -5,6 +5,7 @@
  * current format. docs/configuration.md "Versions and migrations" says when to add one.
  */
 import type { Finding } from '../yaml/messages.js';
+import { isRec, type Rec } from '../yaml/parse.js';
 
 /** Takes a file's data one version up; returns new data, never edits its input. */
 export interface Migration {
@@ -19,8 +20,6 @@ export const MIGRATIONS: readonly Migration[] = [];
 /** The format this gateway writes and reads natively: one past the last migration. */
 export const CONFIG_VERSION = MIGRATIONS.length + 1;
 
-type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const readable = (current: number) => (current === 1 ? 'version 1' : `versions 1 to ${current}`);
 

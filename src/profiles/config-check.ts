@@ -10,9 +10,8 @@ import { closest } from '../yaml/suggest.js';
 import { DEVICE_ROLES, type DeviceRole } from '../core/device-role.js';
 import type { ProfileDir } from './load.js';
 import { installedProfiles, rolesOf, SUNSPEC } from './registry.js';
+import { isRec, type Rec } from '../yaml/parse.js';
 
-type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Findings for `devices[i].profile` of every device of the raw config (against the shipped profiles by default). */
 export function profileFindings(devices: readonly unknown[], installed: ProfileDir = installedProfiles()): Finding[] {

@@ -143,3 +143,7 @@ export function placeFirstPerPath(findings: readonly Finding[], parsed: ParsedYa
   }
   return errors;
 }
+
+/** A YAML mapping as parsed data; the rules that read raw data (before or beside the schema) check with it. */
+export type Rec = Record<string, unknown>;
+export const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
