@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ModbusRTU as ModbusClientType } from 'modbus-serial/ModbusRTU.js';
-import { parseConfig } from '../src/config/load.js';
+import { parseConfig } from '../src/profiles/site-config.js';
 import { ManualClock } from '../src/core/clock.js';
 import { EventBus } from '../src/core/events.js';
 import { silentLogger } from '../src/core/log.js';

@@ -8,7 +8,7 @@
  * once, so a sweep of 1..247 takes at most about units × (timeout + the bus's gap after a
  * timeout) and never hangs on a silent bus: every request has a timeout (QueuedBus).
  */
-import type { DeviceRole } from '../config/types.js';
+import type { DeviceRole } from '../core/device-role.js';
 import type { DeviceIdentity } from '../core/identity.js';
 import type { RegisterReader } from '../core/register-reader.js';
 import { ModbusError, toModbusError } from '../modbus/errors.js';

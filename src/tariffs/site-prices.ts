@@ -10,7 +10,7 @@ import { findTariff, valuesOverlapping } from '../store/tariffs.js';
 import { BUCKET_MS, floorToBucket } from '../telemetry/align.js';
 import type { TimeRange } from '../telemetry/interval.js';
 import { MAX_VALUE_MS } from './body.js';
-import { SLOTS_PER_DAY, weekTable } from './tou.js';
+import { SLOTS_PER_DAY, weekTable } from '../config/tou.js';
 
 const DAY_MS = 86_400_000;
 

@@ -1,6 +1,6 @@
 /** `sitegw scan` against the simulator: over TCP, and over RTU on a socat pty pair. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { SerialLink } from '../../src/modbus/byte-link.js';
 import { RtuBus } from '../../src/modbus/rtu-bus.js';
