@@ -159,7 +159,7 @@ export class Daemon {
     await features.start(new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce }));
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
     const uplink = config.uplink
-      ? // loaded only when configured: mqtt alone is ~20 MB of resident memory (README Performance)
+      ? // loaded only when configured: about 5 MB less resident memory without it (bench/README.md "Footprint")
         await features.start(
           new (await import('./uplink/feature.js')).Uplink({
             config: config.uplink,

@@ -60,7 +60,7 @@ const sourceFields = <const U extends readonly string[]>(units: U) => ({
   unit: { type: 'string', enum: units, hint: `the unit the register counts in after scaling: ${units.join(' or ')}` },
   scale: { type: 'number', hint: 'the factor to multiply the raw value by; a "gain" of 10 is scale 0.1' },
   scaleFactor: { $ref: '#/$defs/scaleFactor' },
-  sign: { type: 'integer', enum: [1, -1], hint: 'write -1 when the device counts the other way round than design.md says' },
+  sign: { type: 'integer', enum: [1, -1], hint: 'write -1 when the device counts the other way round than docs/design.md "power sign" says' },
   absolute: { type: 'boolean', hint: 'true to take the magnitude of a value whose sign the device gets wrong' },
   signFrom: { $ref: '#/$defs/signFrom' },
 }) as const satisfies Fields;
