@@ -17,7 +17,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { parseConfig } from '../src/config/load.js';
+import { parseConfig } from '../src/profiles/site-config.js';
 import { EventBus } from '../src/core/events.js';
 import { Site } from '../src/site/site.js';
 import { openDatabase, type Database } from '../src/store/db.js';

@@ -10,7 +10,7 @@ import { ScaledClock, type Clock } from './core/clock.js';
 import { EventBus } from './core/events.js';
 import { FeatureList } from './core/feature.js';
 import { createLogger } from './core/log.js';
-import type { RegisterReader } from './modbus/register-reader.js';
+import type { RegisterReader } from './core/register-reader.js';
 import { BusRegistry } from './modbus/buses.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
@@ -159,7 +159,7 @@ export class Daemon {
     await features.start(new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce }));
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
     const uplink = config.uplink
-      ? // loaded only when configured: mqtt alone is ~20 MB of resident memory (README Performance)
+      ? // loaded only when configured: about 5 MB less resident memory without it (bench/README.md "Footprint")
         await features.start(
           new (await import('./uplink/feature.js')).Uplink({
             config: config.uplink,

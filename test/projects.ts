@@ -32,8 +32,7 @@ export const E2E: readonly string[] = [
   'test/config/examples-check.test.ts',
   'test/config/uplink-files.test.ts',
   'test/conformance/',
-  'test/consumer/command.test.ts',
-  'test/consumer/consumer-e2e.test.ts',
+  'test/consumer/',
   'test/demo/',
   'test/e2e/',
   'test/homeassistant/link-advice.test.ts',
@@ -65,6 +64,7 @@ export const UNIT_FORBIDDEN: readonly RegExp[] = [
   /\.listen\(|\bcreateServer\(|new WebSocket\(/,
   /from 'node:child_process'|child-daemon\.js|support\/cli\.js/,
   /from 'aedes'|mqtt-brokers\.js/,
+  /support\/postgres\.js/,
 ];
 
 /** vitest globs for a list: a folder takes every test file under it */

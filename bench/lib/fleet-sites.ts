@@ -9,7 +9,7 @@
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { EventBus } from '../../src/core/events.js';
 import { silentLogger } from '../../src/core/log.js';

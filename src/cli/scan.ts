@@ -1,6 +1,6 @@
 /**
  * `sitegw scan --tcp HOST[:PORT] | --rtu DEVICE --baud N [--parity P] [--stop-bits N]
- *  [--units 1-247] [--timeout MS]`: sweeps unit ids and prints what answered (src/modbus/scan-report.ts).
+ *  [--units 1-247] [--timeout MS]`: sweeps unit ids and prints what answered (src/discovery/scan-report.ts).
  * Exit 0 when a device was found, 1 when none was, 2 for a usage mistake or a link that cannot be
  * opened at all.
  */
@@ -11,8 +11,8 @@ import { ModbusError } from '../modbus/errors.js';
 import type { QueuedBus } from '../modbus/queued-bus.js';
 import { RtuBus } from '../modbus/rtu-bus.js';
 import { interFrameDelayMs } from '../modbus/rtu-timing.js';
-import { formatScanReport, ranges, type ScanLink } from '../modbus/scan-report.js';
-import { parseUnits, scanBus } from '../modbus/scan.js';
+import { formatScanReport, ranges, type ScanLink } from '../discovery/scan-report.js';
+import { parseUnits, scanBus } from '../discovery/scan.js';
 import { TcpBus } from '../modbus/tcp-bus.js';
 import { installedProfiles } from '../profiles/registry.js';
 import { choiceOption, intOption, lineSettings, PARITIES } from './options.js';

@@ -4,107 +4,26 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { Ajv, type ErrorObject } from 'ajv';
-import { isMap, isSeq, isScalar, LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
-import { formatPath, type ConfigError, type PathSegment } from './errors.js';
-import { translate, type Finding } from './messages.js';
-import { weakValidator } from './weak-validator.js';
+import { isMap, isSeq, isScalar, type Document, type LineCounter } from 'yaml';
+import type { ConfigError } from '../yaml/errors.js';
+import { dataOf, parseYaml, place, placeFirstPerPath, syntaxErrors } from '../yaml/parse.js';
+import { schemaFindings, yamlValidator } from '../yaml/validator.js';
 import { siteSchema } from './schema.js';
-import { canonicalZone, semanticFindings } from './semantic.js';
-import { nodeAtOffset, offsetOf, positionOf } from './source-map.js';
+import { canonicalZone, semanticFindings, type DeviceChecks } from './semantic.js';
 import type { SiteConfig } from './types.js';
 import { tlsFileErrors } from './tls-files.js';
+import { migrate } from './version.js';
 
-export type { ConfigError } from './errors.js';
+export type { ConfigError } from '../yaml/errors.js';
+export type { DeviceChecks } from './semantic.js';
 
 export type ConfigResult =
   | { ok: true; config: SiteConfig }
   /** `unreadable` is set when the file itself could not be read (missing, no permission, a folder) */
   | { ok: false; errors: ConfigError[]; unreadable?: boolean };
 
-const siteValidator = weakValidator(() => {
-  // discriminator: a connection's `type` picks the branch, so defaults apply and errors name that branch's keys
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: true, discriminator: true });
-  // `hint` carries the advice for installers next to each rule; it does not validate anything
-  ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
-  return ajv.compile(siteSchema);
-});
-
-/** YAML parser codes → what an installer should look at. */
-const SYNTAX_ADVICE: Record<string, { message: string; hint: string }> = {
-  TAB_AS_INDENT: {
-    message: 'a tab is used for indentation',
-    hint: 'indent with spaces only (two per level); set the editor to insert spaces for tabs',
-  },
-  BAD_INDENT: {
-    message: 'this line does not line up with the keys of its block',
-    hint: 'keys of one block start in the same column; nested keys go two spaces further in',
-  },
-  MULTILINE_IMPLICIT_KEY: {
-    message: "this line is not a 'key: value' pair, or the line after it is indented wrongly",
-    hint: "write 'key: value' with a space after the colon, and start the keys of one block in the same column",
-  },
-  BLOCK_AS_IMPLICIT_KEY: {
-    message: 'a key with a value on this line is followed by a line indented deeper',
-    hint: 'start the keys of one block in the same column; a key that holds nested keys has nothing after its colon',
-  },
-  MULTIPLE_DOCS: {
-    message: "the file holds more than one YAML document ('---')",
-    hint: "keep one document: remove the second '---' and what belongs to another file",
-  },
-};
-
-/** Parser codes whose errors do not follow from an earlier one, so each is worth reporting. */
-const INDEPENDENT = new Set(['DUPLICATE_KEY', 'TAB_AS_INDENT']);
-const UNCLOSED = {
-  message: 'a quote or bracket opened here is not closed',
-  hint: 'close every quote, [ and { on the line where it opens',
-};
-
-/** Keys a broken line produced ('Home timezone') are not paths an installer wrote; cut them off. */
-function plausible(segments: PathSegment[]): PathSegment[] {
-  const bad = segments.findIndex((s) => typeof s === 'string' && !/^[A-Za-z0-9_-]+$/.test(s));
-  return bad < 0 ? segments : segments.slice(0, bad);
-}
-
-function syntaxErrors(doc: Document, lineCounter: LineCounter): ConfigError[] {
-  const errors: ConfigError[] = [];
-  const seenLines = new Set<number>();
-  (doc.errors as YAMLError[]).forEach((e, i) => {
-    // after the first real slip the parser is out of step and later complaints are mostly echoes
-    if (i > 0 && !INDEPENDENT.has(e.code)) return;
-    let offset = e.pos[0];
-    let segments = plausible(nodeAtOffset(doc, offset).segments);
-    let advice = SYNTAX_ADVICE[e.code] ?? {
-      message: `YAML syntax error: ${e.message.split('\n')[0]}`,
-      hint: "check the indentation and that each line is 'key: value' or '- item'",
-    };
-    const unclosed = e.code === 'MISSING_CHAR' || (e.code === 'BAD_INDENT' && /flow|end with/i.test(e.message));
-    if (unclosed) {
-      // the parser notices at the end of the value; the installer needs where it was opened
-      const { opener } = nodeAtOffset(doc, Math.max(0, offset - 1));
-      if (opener) {
-        offset = opener.start;
-        segments = plausible(opener.segments);
-      }
-      advice = UNCLOSED;
-    }
-    const { line, col } = lineCounter.linePos(offset);
-    if (seenLines.has(line)) return;
-    seenLines.add(line);
-    if (e.code === 'DUPLICATE_KEY') {
-      const key = segments[segments.length - 1];
-      const first = offsetOf(doc, segments);
-      const firstLine = first === undefined ? undefined : lineCounter.linePos(first).line;
-      advice = {
-        message: `key '${String(key ?? '')}' appears twice in the same block`,
-        hint: firstLine !== undefined && firstLine !== line ? `keep one of the two; the other is on line ${firstLine}` : 'keep one of the two',
-      };
-    }
-    errors.push({ path: formatPath(segments), line, column: col, ...advice });
-  });
-  return errors;
-}
+// discriminator: a connection's `type` picks the branch, so defaults apply and errors name that branch's keys
+const siteValidator = yamlValidator(siteSchema, { useDefaults: true, discriminator: true });
 
 function shapeError(doc: Document, lineCounter: LineCounter, sourceName: string): ConfigError | undefined {
   const contents = doc.contents;
@@ -116,17 +35,6 @@ function shapeError(doc: Document, lineCounter: LineCounter, sourceName: string)
   const at = contents.range ? lineCounter.linePos(contents.range[0]) : { line: 1, col: 1 };
   const found = isSeq(contents) ? "a list ('- ...')" : isScalar(contents) ? `the value '${String(contents.value)}'` : 'something else';
   return { path: '', line: at.line, column: at.col, message: `the top level must be a mapping of keys, found ${found}`, hint: expected };
-}
-
-function place(f: Finding, doc: Document, lineCounter: LineCounter): ConfigError {
-  const pos = positionOf(doc, lineCounter, f.anchor);
-  const error: ConfigError = { path: formatPath(f.segments), message: f.message };
-  if (pos) {
-    error.line = pos.line;
-    error.column = pos.column;
-  }
-  if (f.hint) error.hint = f.hint;
-  return error;
 }
 
 function byPosition(a: ConfigError, b: ConfigError): number {
@@ -160,37 +68,28 @@ function finish(data: SiteConfig, baseDir: string): SiteConfig {
 
 /**
  * Validates site.yaml text. `sourceName` names the file in messages that are about the whole file;
- * `baseDir` is where a relative dataDir is taken from (the config file's folder; default: cwd).
+ * `baseDir` is where a relative dataDir is taken from (the config file's folder). `checks` are the
+ * device rules config cannot know; parseConfig and loadConfig in src/profiles/site-config.ts give them.
  */
-export function parseConfig(text: string, sourceName = 'site.yaml', baseDir: string = process.cwd()): ConfigResult {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  if (doc.errors.length > 0) return { ok: false, errors: syntaxErrors(doc, lineCounter) };
+export function parseSiteYaml(text: string, sourceName: string, baseDir: string, checks: DeviceChecks): ConfigResult {
+  const parsed = parseYaml(text);
+  const { doc, lineCounter } = parsed;
+  if (doc.errors.length > 0) return { ok: false, errors: syntaxErrors(parsed) };
   const shape = shapeError(doc, lineCounter, sourceName);
   if (shape) return { ok: false, errors: [shape] };
 
-  let data: unknown;
-  try {
-    // the alias cap stops a "billion laughs" file from exhausting the Pi's memory
-    data = doc.toJS({ maxAliasCount: 100 });
-  } catch (e) {
-    return { ok: false, errors: [{ path: '', line: 1, column: 1, message: `cannot read the file: ${(e as Error).message}`, hint: 'write plain values instead of many nested YAML aliases (*name)' }] };
-  }
+  const read = dataOf(doc, 'write plain values instead of many nested YAML aliases (*name)');
+  if ('error' in read) return { ok: false, errors: [read.error] };
+  const migrated = migrate(read.data);
+  if (!migrated.ok) return { ok: false, errors: [place(migrated.finding, parsed)] };
+  const { data } = migrated;
 
   const validate = siteValidator();
   const valid = validate(data);
-  const findings = [...((validate.errors ?? []) as ErrorObject[]).map((e) => translate(e, data)), ...semanticFindings(data)];
-  const errors: ConfigError[] = [];
-  const seen = new Set<string>();
-  for (const f of findings) {
-    const error = place(f, doc, lineCounter);
-    // one wrong value can break several keywords (type and enum); the first says what matters
-    if (seen.has(error.path)) continue;
-    seen.add(error.path);
-    errors.push(error);
-  }
+  const findings = [...schemaFindings(validate, data), ...semanticFindings(data, checks)];
+  const errors = placeFirstPerPath(findings, parsed);
   if (!valid || errors.length > 0) return { ok: false, errors: errors.sort(byPosition) };
-  return { ok: true, config: finish(data as SiteConfig, baseDir) };
+  return { ok: true, config: finish(data, baseDir) };
 }
 
 function readFailure(file: string, e: unknown): ConfigError {
@@ -216,15 +115,15 @@ function readFailure(file: string, e: unknown): ConfigError {
 }
 
 /** Reads and validates a site.yaml file; a relative dataDir is taken from the file's folder. */
-export async function loadConfig(file: string): Promise<ConfigResult> {
+export async function loadSiteYaml(file: string, checks: DeviceChecks): Promise<ConfigResult> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
     return { ok: false, errors: [readFailure(file, e)], unreadable: true };
   }
-  const result = parseConfig(text, file, dirname(resolve(file)));
-  // the certificate files are read here, for `run` and `check-config` alike: parseConfig looks at the text alone
+  const result = parseSiteYaml(text, file, dirname(resolve(file)), checks);
+  // the certificate files are read here, for `run` and `check-config` alike: parseSiteYaml looks at the text alone
   if (!result.ok) return result;
   const { http, uplink, homeassistant } = result.config;
   const errors = [

@@ -5,79 +5,50 @@
  * rule it explains. Checks that need more than one value (unique ids, addresses, zone names) are
  * in semantic.ts.
  */
-import { DEVICE_ROLES } from '../core/roles.js';
-
-/** The subset of JSON Schema this file uses, typed so error translation can read it back. */
-export type SchemaNode = {
-  $schema?: string;
-  type?: 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean';
-  description?: string;
-  /** what a correct value looks like; shown after the error message */
-  hint?: string;
-  default?: unknown;
-  properties?: Record<string, SchemaNode>;
-  required?: string[];
-  additionalProperties?: boolean;
-  items?: SchemaNode;
-  minItems?: number;
-  enum?: string[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  /** alternatives picked by the value of one key (ajv `discriminator`); each branch has that key as a one-value enum */
-  discriminator?: { propertyName: string };
-  oneOf?: SchemaNode[];
-};
-
-/**
- * Ids end up inside stream ids and URL paths (`/api/v1/devices/{id}`), so they are restricted to
- * characters that need no escaping anywhere.
- */
-export const ID_PATTERN = '^[a-z0-9_-]+$';
-export const ID_HINT = "use 1 to 64 lowercase letters, digits, '-' or '_', e.g. 'inverter-1'";
+import { DEVICE_ROLES } from '../core/device-role.js';
+import { CONFIG_VERSION } from './version.js';
+import { ID_HINT, ID_PATTERN, narrow, type SchemaNode } from '../yaml/schema.js';
 
 const CONNECTION_TYPES = ['tcp', 'rtu', 'rtu-over-tcp'];
 
-const host = (what: string): SchemaNode => ({
+const host = (what: string) => ({
   type: 'string',
   description: `IP address or host name of the ${what}`,
   minLength: 1,
   hint: `give the IP address or host name of the ${what}, e.g. 192.168.1.50`,
-});
+}) as const satisfies SchemaNode;
 
-const timeoutMs: SchemaNode = {
+const timeoutMs = {
   type: 'integer',
   description: 'how long to wait for one answer, milliseconds',
   default: 1000,
   minimum: 50,
   maximum: 60000,
   hint: 'use milliseconds between 50 and 60000, usually 1000',
-};
+} as const satisfies SchemaNode;
 
 /** On a serial line 0 is the broadcast address (no device answers it) and 248..255 are reserved. */
-const serialUnitId: SchemaNode = {
+const serialUnitId = {
   type: 'integer',
   description: 'Modbus address of the device on the RS-485 line, 1..247',
   default: 1,
   minimum: 1,
   maximum: 247,
   hint: 'use the Modbus address set on the device (its display or DIP switches), 1 to 247',
-};
+} as const satisfies SchemaNode;
 
-const typeOf = (value: string, description: string): SchemaNode => ({
+const typeOf = <V extends string>(value: V, description: string) => ({
   type: 'string',
   description,
   enum: [value],
   hint: `write one of: ${CONNECTION_TYPES.join(', ')}`,
-});
+}) as const satisfies SchemaNode;
 
 /**
  * How a device is reached. The `type` picks the branch, so a mistake in an RTU connection is
  * reported against the RTU keys only (ajv's discriminator, not a plain oneOf).
  */
-const CONNECTION: SchemaNode = {
+const CONNECTION = {
   type: 'object',
   description: 'how to reach the device',
   hint: "give type: tcp and the device's host, or type: rtu and its serial device",
@@ -139,22 +110,22 @@ const CONNECTION: SchemaNode = {
           enum: ['none', 'even', 'odd'],
           hint: "use the device's setting: none, even or odd (Modbus recommends even)",
         },
-        dataBits: {
+        dataBits: narrow<8>()({
           type: 'integer',
           description: 'data bits per character; Modbus RTU always uses 8 (7 is Modbus ASCII)',
           default: 8,
           minimum: 8,
           maximum: 8,
           hint: 'write 8: Modbus RTU uses 8 data bits',
-        },
-        stopBits: {
+        }),
+        stopBits: narrow<1 | 2>()({
           type: 'integer',
           description: 'stop bits, as set on every device of the line',
           default: 1,
           minimum: 1,
           maximum: 2,
           hint: 'use 1 or 2, as set on the device (2 is usual when parity is none)',
-        },
+        }),
         unitId: serialUnitId,
         timeoutMs,
         interFrameDelayMs: {
@@ -185,39 +156,72 @@ const CONNECTION: SchemaNode = {
       },
     },
   ],
-};
+} as const satisfies SchemaNode;
 
 const TARIFF_TYPES = ['flat', 'time-of-use', 'dynamic'];
 
-const price = (what: string, dflt?: number): SchemaNode => ({
+const price = (what: string) => ({
   type: 'number',
-  description: `${what} per kWh in site.currency${dflt !== undefined ? ` (default ${dflt})` : ''}`,
-  ...(dflt !== undefined ? { default: dflt } : {}),
+  description: `${what} per kWh in site.currency`,
   minimum: -1000000,
   maximum: 1000000,
   hint: `give the ${what} per kWh as a plain number in site.currency, e.g. 0.32 (negative is allowed)`,
-});
+}) as const satisfies SchemaNode;
 
-const tariffType = (value: string, description: string): SchemaNode => ({
+/** A price with a default, kept as a key of its own so the default is part of the inferred type. */
+const priceOr = (what: string, dflt: number) => ({
+  type: 'number',
+  description: `${what} per kWh in site.currency (default ${dflt})`,
+  default: dflt,
+  minimum: -1000000,
+  maximum: 1000000,
+  hint: `give the ${what} per kWh as a plain number in site.currency, e.g. 0.32 (negative is allowed)`,
+}) as const satisfies SchemaNode;
+
+const tariffType = <V extends string>(value: V, description: string) => ({
   type: 'string',
   description,
   enum: [value],
   hint: `write one of: ${TARIFF_TYPES.join(', ')}`,
-});
+}) as const satisfies SchemaNode;
 
 /** 'HH:MM' on a quarter hour; 24:00 only as an end. */
-const clock = (what: string, end: boolean): SchemaNode => ({
+const clock = (what: string, end: boolean) => ({
   type: 'string',
   description: `${what}, local time 'HH:MM' on a quarter hour${end ? "; '24:00' is the end of the day" : ''}`,
   pattern: end ? '^(?:(?:[01][0-9]|2[0-3]):(?:00|15|30|45)|24:00)$' : '^(?:[01][0-9]|2[0-3]):(?:00|15|30|45)$',
   hint: `write the ${what} in quotes as 'HH:MM' on a quarter hour, e.g. '07:00' or '22:30'${end ? " ('24:00' for midnight)" : ''}`,
-});
+}) as const satisfies SchemaNode;
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+
+/** One time-of-use period, in the site's local time. */
+export const TOU_PERIOD = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'to', 'importPrice'],
+  hint: 'describe the period with from, to, importPrice and optionally exportPrice and days',
+  properties: {
+    days: {
+      type: 'array',
+      description: 'days the period starts on (default every day)',
+      default: WEEKDAYS,
+      minItems: 1,
+      hint: 'list days as mon, tue, wed, thu, fri, sat, sun, e.g. [mon, tue, wed, thu, fri]',
+      items: { type: 'string', enum: WEEKDAYS, hint: 'use mon, tue, wed, thu, fri, sat or sun' },
+    },
+    from: clock('start', false),
+    to: clock('end (before from: the period runs past midnight)', true),
+    importPrice: price('import (buying) price'),
+    exportPrice: priceOr('export (feed-in) price', 0),
+  },
+} as const satisfies SchemaNode;
 
 /**
  * The site's tariff, which savings are priced with. Time-of-use periods must cover every
  * quarter hour of the week exactly once (semantic.ts), so no bucket is silently left unpriced.
  */
-const TARIFF: SchemaNode = {
+const TARIFF = {
   type: 'object',
   description: "what the site pays for imported and earns for exported energy; savings are priced with it",
   hint: 'give type: flat with importPrice and exportPrice, type: time-of-use with periods, or type: dynamic with a tariffId',
@@ -230,7 +234,7 @@ const TARIFF: SchemaNode = {
       properties: {
         type: tariffType('flat', "'flat' one price all the time, 'time-of-use' prices by local time of day, 'dynamic' a dynamic tariff stored on the gateway"),
         importPrice: price('import (buying) price'),
-        exportPrice: price('export (feed-in) price', 0),
+        exportPrice: priceOr('export (feed-in) price', 0),
       },
     },
     {
@@ -244,26 +248,7 @@ const TARIFF: SchemaNode = {
           description: 'periods of local time with their prices; together they cover every quarter hour of the week once',
           minItems: 1,
           hint: "list periods, each '- { from: '07:00', to: '22:00', importPrice: 0.35 }'",
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['from', 'to', 'importPrice'],
-            hint: 'describe the period with from, to, importPrice and optionally exportPrice and days',
-            properties: {
-              days: {
-                type: 'array',
-                description: 'days the period starts on (default every day)',
-                default: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'],
-                minItems: 1,
-                hint: 'list days as mon, tue, wed, thu, fri, sat, sun, e.g. [mon, tue, wed, thu, fri]',
-                items: { type: 'string', enum: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], hint: 'use mon, tue, wed, thu, fri, sat or sun' },
-              },
-              from: clock('start', false),
-              to: clock('end (before from: the period runs past midnight)', true),
-              importPrice: price('import (buying) price'),
-              exportPrice: price('export (feed-in) price', 0),
-            },
-          },
+          items: TOU_PERIOD,
         },
       },
     },
@@ -284,20 +269,20 @@ const TARIFF: SchemaNode = {
       },
     },
   ],
-};
+} as const satisfies SchemaNode;
 
-const pemFile = (what: string, example: string): SchemaNode => ({
+const pemFile = (what: string, example: string) => ({
   type: 'string',
   description: what,
   minLength: 1,
   hint: `give the path of a PEM file, e.g. ${example}`,
-});
+}) as const satisfies SchemaNode;
 
 /**
  * How one MQTT connection is made: the uplink's and Home Assistant's (src/uplink/link.ts serves
  * both). `{siteId}` in clientId stands for site.id.
  */
-const mqttConnection = (clientId: string, urlExample: string): Record<string, SchemaNode> => ({
+const mqttConnection = (clientId: string, urlExample: string) => ({
     url: {
       type: 'string',
       description: 'broker URL: mqtt:// (plain, port 1883), mqtts:// (TLS, 8883), ws:// or wss:// (WebSocket, with its path)',
@@ -305,14 +290,14 @@ const mqttConnection = (clientId: string, urlExample: string): Record<string, Sc
       maxLength: 500,
       hint: `write the broker URL with its scheme, e.g. ${urlExample}`,
     },
-    protocolVersion: {
+    protocolVersion: narrow<4 | 5>()({
       type: 'integer',
       description: 'MQTT version: 5, or 4 for MQTT 3.1.1',
       default: 5,
       minimum: 4,
       maximum: 5,
       hint: 'write 5 for MQTT 5 or 4 for MQTT 3.1.1 (an older broker)',
-    },
+    }),
     clientId: {
       type: 'string',
       description: "MQTT client id; '{siteId}' stands for site.id",
@@ -363,13 +348,13 @@ const mqttConnection = (clientId: string, urlExample: string): Record<string, Sc
       maximum: 3600,
       hint: 'use seconds between 1 and 3600, usually 60',
     },
-});
+}) as const satisfies Readonly<Record<string, SchemaNode>>;
 
 /**
  * The MQTT uplink to the cloud (src/uplink). Optional: without it the gateway publishes nothing.
  * `{siteId}` in clientId and topicPrefix stands for site.id.
  */
-const UPLINK: SchemaNode = {
+const UPLINK = {
   type: 'object',
   description: 'the MQTT uplink to the cloud; leave it out for none',
   hint: 'give at least url, e.g. uplink: { url: mqtts://broker.example.com:8883 }',
@@ -452,13 +437,13 @@ const UPLINK: SchemaNode = {
       },
     },
   },
-};
+} as const satisfies SchemaNode;
 
 /**
  * Home Assistant MQTT discovery (src/homeassistant): its own broker and connection, separate from
  * the uplink, so a site can have either, both or neither.
  */
-const HOMEASSISTANT: SchemaNode = {
+const HOMEASSISTANT = {
   type: 'object',
   description: 'Home Assistant MQTT discovery; leave it out for none',
   hint: 'give at least url, e.g. homeassistant: { url: mqtt://homeassistant.local:1883 }',
@@ -493,17 +478,17 @@ const HOMEASSISTANT: SchemaNode = {
       hint: 'use seconds between 1 and 3600, usually 10',
     },
   },
-};
+} as const satisfies SchemaNode;
 
 /** A whole number with its bounds; the hint names them and the default. */
-const bounded = (description: string, dflt: number, min: number, max: number, unit = 'a whole number'): SchemaNode => ({
+const bounded = (description: string, dflt: number, min: number, max: number, unit = 'a whole number') => ({
   type: 'integer',
   description,
   default: dflt,
   minimum: min,
   maximum: max,
   hint: `use ${unit} between ${min} and ${max}, usually ${dflt}`,
-});
+}) as const satisfies SchemaNode;
 const seconds = (description: string, dflt: number, min: number, max: number) => bounded(description, dflt, min, max, 'whole seconds');
 
 /**
@@ -511,7 +496,7 @@ const seconds = (description: string, dflt: number, min: number, max: number) =>
  * defaults are sized for a Pi serving a handful of LAN partners; they bound what a hostile host
  * on the LAN can tie up, not what a well-behaved client needs.
  */
-const HTTP_LIMITS: SchemaNode = {
+const HTTP_LIMITS = {
   type: 'object',
   description: 'timeouts and connection caps of the API port (HTTP and WebSocket)',
   default: {},
@@ -524,13 +509,13 @@ const HTTP_LIMITS: SchemaNode = {
     maxConnections: bounded('most open connections on the API port, WebSockets included; further ones are closed at once', 128, 1, 10000),
     maxConnectionsPerAddress: bounded('most open connections from one client address, WebSockets included', 32, 1, 10000),
   },
-};
+} as const satisfies SchemaNode;
 
 /**
  * Quotas on dynamic tariffs (docs/security.md "Tariff ownership and quotas"): a partner's writes
  * go to the Pi's SD card, so how much one client may store is bounded.
  */
-const DYNAMIC_TARIFFS: SchemaNode = {
+const DYNAMIC_TARIFFS = {
   type: 'object',
   description: 'quotas on the dynamic tariffs API clients store on the gateway',
   default: {},
@@ -540,10 +525,10 @@ const DYNAMIC_TARIFFS: SchemaNode = {
     maxValuesPerTariff: bounded('most price values one dynamic tariff may hold (350400 = ten years of quarter hours)', 350400, 96, 10000000),
     maxValuesPerClientPerDay: bounded('most price values one API client may store in 24 hours, over all its tariffs (a PATCH that replaces values counts its new ones)', 50000, 96, 10000000),
   },
-};
+} as const satisfies SchemaNode;
 
 /** The root mapping keys; the edges of the file an installer most often misspells. */
-export const siteSchema: SchemaNode = {
+export const siteSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   type: 'object',
   additionalProperties: false,
@@ -810,7 +795,7 @@ export const siteSchema: SchemaNode = {
           role: {
             type: 'string',
             description: 'what the device is on the site',
-            enum: [...DEVICE_ROLES],
+            enum: DEVICE_ROLES,
             hint: 'the grid connection meter is grid-meter; a meter of the house load is consumption-meter',
           },
           profile: {
@@ -860,5 +845,11 @@ export const siteSchema: SchemaNode = {
       properties: { http: HTTP_LIMITS, dynamicTariffs: DYNAMIC_TARIFFS },
     },
     homeassistant: HOMEASSISTANT,
+    version: {
+      type: 'integer',
+      description: 'format of this file; a file without it is version 1 (docs/configuration.md)',
+      minimum: 1,
+      hint: `write the version of the format the file is written in, ${CONFIG_VERSION} for this release`,
+    },
   },
-};
+} as const satisfies SchemaNode;

@@ -6,16 +6,21 @@
  */
 import { isIP } from 'node:net';
 import { isIanaZone } from '../core/zone.js';
-import { mayShareAddress, profileFindings } from '../profiles/config-check.js';
-import type { Finding } from './messages.js';
-import { closest } from './suggest.js';
+import type { Finding } from '../yaml/messages.js';
+import { closest } from '../yaml/suggest.js';
 import { tariffFindings } from './tariff-check.js';
 import { uplinkFindings } from './uplink-check.js';
+import { isRec, type Rec } from '../yaml/parse.js';
 
-type Rec = Record<string, unknown>;
-
-function isRec(v: unknown): v is Rec {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+/**
+ * Rules over the devices that need what config does not know: the device profiles
+ * (src/profiles/site-config.ts supplies them). They see the raw data, like every rule here.
+ */
+export interface DeviceChecks {
+  /** two devices at one Modbus address are roles of one multi-function device */
+  mayShareAddress(a: Readonly<Rec>, b: Readonly<Rec>): boolean;
+  /** findings about the raw `devices:` list, reported after config's own */
+  findings(devices: readonly unknown[]): Finding[];
 }
 
 const zones = (): string[] => Intl.supportedValuesOf('timeZone');
@@ -114,7 +119,7 @@ interface DeviceView {
   role?: string;
 }
 
-function checkDevices(devices: unknown[], out: Finding[]): void {
+function checkDevices(devices: unknown[], checks: DeviceChecks, out: Finding[]): void {
   const views: DeviceView[] = devices.flatMap((raw, index) =>
     isRec(raw)
       ? [{ index, raw, id: typeof raw.id === 'string' ? raw.id : undefined, role: typeof raw.role === 'string' ? raw.role : undefined }]
@@ -189,8 +194,8 @@ function checkDevices(devices: unknown[], out: Finding[]): void {
   for (const d of views) {
     if (isRec(d.raw.connection)) checkHost(d.raw.connection.host, ['devices', d.index, 'connection', 'host'], out, '192.168.1.50');
   }
-  checkLinks(views, out);
-  out.push(...profileFindings(devices));
+  checkLinks(views, checks, out);
+  out.push(...checks.findings(devices));
 }
 
 /** The wire a raw connection uses (serial device, or TCP endpoint) and its unit, when both are readable. */
@@ -207,7 +212,7 @@ const LINE_SETTINGS = ['baudRate', 'parity', 'dataBits', 'stopBits'] as const;
  * Devices that share a wire: one unit id each, one framing per TCP port, one set of line settings
  * per serial port (a device at another baud rate would only ever see noise).
  */
-function checkLinks(views: DeviceView[], out: Finding[]): void {
+function checkLinks(views: DeviceView[], checks: DeviceChecks, out: Finding[]): void {
   const firstOnLink = new Map<string, { view: DeviceView; type: string; conn: Rec }>();
   const atAddress = new Map<string, DeviceView[]>();
   const name = (v: DeviceView) => `devices[${v.index}]${v.id ? ` ('${v.id}')` : ''}`;
@@ -242,7 +247,7 @@ function checkLinks(views: DeviceView[], out: Finding[]): void {
     const here = atAddress.get(address) ?? [];
     atAddress.set(address, [...here, d]);
     // the roles of one multi-function device (an inverter with its battery and meter) share a unit
-    const first = here.find((e) => !mayShareAddress(e.raw, d.raw));
+    const first = here.find((e) => !checks.mayShareAddress(e.raw, d.raw));
     if (!first) continue;
     const serial = link.type !== 'tcp';
     out.push({
@@ -257,7 +262,7 @@ function checkLinks(views: DeviceView[], out: Finding[]): void {
 }
 
 /** Every cross-value rule, in file order. */
-export function semanticFindings(data: unknown): Finding[] {
+export function semanticFindings(data: unknown, checks: DeviceChecks): Finding[] {
   const out: Finding[] = [];
   if (!isRec(data)) return out;
   if (isRec(data.site)) {
@@ -272,6 +277,6 @@ export function semanticFindings(data: unknown): Finding[] {
   tariffFindings(data.tariff, out);
   uplinkFindings(data.uplink, out);
   uplinkFindings(data.homeassistant, out, 'homeassistant');
-  if (Array.isArray(data.devices)) checkDevices(data.devices, out);
+  if (Array.isArray(data.devices)) checkDevices(data.devices, checks, out);
   return out;
 }

@@ -3,15 +3,15 @@
  * hour of the week exactly once. A gap would leave buckets unpriced and an overlap would make
  * the price depend on the order of the list; both are mistakes an installer wants to hear about.
  */
-import { WEEKDAYS, type Weekday } from './types.js';
-import { describeSlot, SLOTS_PER_WEEK, weekTable, type PeriodShape } from '../tariffs/tou.js';
-import type { Finding } from './messages.js';
+import { WEEKDAYS } from './schema.js';
+import type { Weekday } from './types.js';
+import { describeSlot, SLOTS_PER_WEEK, weekTable, type PeriodShape } from './tou.js';
+import type { Finding } from '../yaml/messages.js';
+import { isRec, type Rec } from '../yaml/parse.js';
 
 const FROM = /^(?:[01][0-9]|2[0-3]):(?:00|15|30|45)$/;
 const TO = /^(?:(?:[01][0-9]|2[0-3]):(?:00|15|30|45)|24:00)$/;
 
-type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The period as the table needs it, or undefined when the schema reports its shape anyway. */
 function shapeOf(p: unknown): PeriodShape | undefined {

@@ -9,8 +9,8 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
-import { formatPath, type ConfigError } from './errors.js';
-import { positionOf } from './source-map.js';
+import { formatPath, type ConfigError } from '../yaml/errors.js';
+import { positionOf } from '../yaml/source-map.js';
 
 type TlsKey = 'ca' | 'cert' | 'key';
 type Problem = { key: TlsKey; message: string; hint: string };

@@ -1,7 +1,6 @@
-import type { Finding } from './messages.js';
+import type { Finding } from '../yaml/messages.js';
+import { isRec } from '../yaml/parse.js';
 
-type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Rules of an MQTT connection (uplink, homeassistant) the schema cannot express: certificates

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+
 /**
  * Named API errors with their HTTP status. The HTTP layer turns them into fastify's error body
  * (`{statusCode, error, code, message}`, docs/design.md); modules below the edge throw them so the
@@ -43,4 +45,16 @@ export type ErrorName = keyof typeof ErrorCodes;
 export function apiError(name: ErrorName, message: string, retryAfter?: number): ApiError {
   const e = ErrorCodes[name];
   return new ApiError(e.status, e.code, message, retryAfter);
+}
+
+/** The body of every 4xx/5xx the gateway answers, over HTTP and on a refused WebSocket upgrade alike. */
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  code: string;
+  message: string;
+}
+
+export function errorBody(statusCode: number, code: string, message: string): ErrorBody {
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message };
 }

@@ -1,13 +1,6 @@
 import type { ChannelId, DeviceKind, PowerChannel } from './channels.js';
+import type { DeviceRole } from './device-role.js';
 import { type StreamRole, streamIds } from './streams.js';
-
-/**
- * The role table: what a configured device of each role is (its telemetry kind) and which
- * streams it produces with which channels. The site lists streams from it and the drivers (YAML
- * profiles, SunSpec) address their readings by it, so a role's streams are written down once.
- */
-export const DEVICE_ROLES = ['inverter', 'battery', 'grid-meter', 'consumption-meter'] as const;
-export type DeviceRole = (typeof DEVICE_ROLES)[number];
 
 /** One stream a device of a role produces. */
 export interface RoleStream {
@@ -46,6 +39,11 @@ const battery = {
 } as const;
 const pv = { deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' } as const;
 
+/**
+ * The role table: what a configured device of each role is (its telemetry kind) and which
+ * streams it produces with which channels. The site lists streams from it and the drivers (YAML
+ * profiles, SunSpec) address their readings by it, so a role's streams are written down once.
+ */
 export const ROLES: Readonly<Record<DeviceRole, RoleSpec>> = {
   inverter: {
     kind: 'inverter',

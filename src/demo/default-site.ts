@@ -1,6 +1,7 @@
-import { parseConfig } from '../config/load.js';
-import { formatConfigErrors } from '../config/format.js';
+import { parseConfig } from '../profiles/site-config.js';
+import { formatConfigErrors } from '../yaml/format.js';
 import type { SiteConfig } from '../config/types.js';
+import { CONFIG_VERSION } from '../config/version.js';
 
 export interface DemoEndpoints {
   inverter: { host: string; port: number };
@@ -21,6 +22,7 @@ export function demoSiteYaml(ep: DemoEndpoints, opts: { httpHost: string; httpPo
     inverter: inverter
     connection: { type: tcp, host: ${ep.inverter.host}, port: ${ep.inverter.port}, unitId: ${j + 2} }`).join('');
   return `# sitegw demo site: the built-in simulator
+version: ${CONFIG_VERSION}
 site:
   id: demo-site
   name: Demo home (simulated)

@@ -1,8 +1,8 @@
-import type { DeviceConfig, DeviceConnection } from '../config/types.js';
+import type { DeviceConnection } from '../core/connection.js';
 import { SerialLink, SocketLink } from './byte-link.js';
 import { linkKey } from './link.js';
 import type { QueuedBus } from './queued-bus.js';
-import type { RegisterReader } from './register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { RtuBus } from './rtu-bus.js';
 import { interFrameDelayMs } from './rtu-timing.js';
 import { TcpBus } from './tcp-bus.js';
@@ -45,7 +45,7 @@ export class BusRegistry {
 
   constructor(private readonly opts: BusRegistryOptions = {}) {}
 
-  busFor(device: DeviceConfig): Bus {
+  busFor(device: { connection: DeviceConnection }): Bus {
     const key = linkKey(device.connection);
     let bus = this.buses.get(key);
     if (!bus) {
@@ -55,7 +55,7 @@ export class BusRegistry {
     return bus;
   }
 
-  readerFor(device: DeviceConfig): RegisterReader {
+  readerFor(device: { connection: DeviceConnection }): RegisterReader {
     return this.busFor(device).reader(device.connection.timeoutMs);
   }
 

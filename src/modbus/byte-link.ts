@@ -4,7 +4,7 @@
  */
 import net from 'node:net';
 import { SerialPort } from 'serialport';
-import type { RtuConnection } from '../config/types.js';
+import type { RtuConnection } from '../core/connection.js';
 
 export interface ByteLink {
   readonly description: string;

@@ -1,4 +1,4 @@
-import type { DeviceConnection } from '../config/types.js';
+import type { DeviceConnection } from '../core/connection.js';
 
 /**
  * The physical link a connection uses: devices with the same key share one wire (a serial port,

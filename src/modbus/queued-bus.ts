@@ -1,5 +1,5 @@
 import { ModbusError, toModbusError } from './errors.js';
-import type { RegisterReader } from './register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import type { ReadRequest, RegisterFunction } from './rtu-frame.js';
 import { UnitBackoff, type UnitBackoffOptions } from './unit-backoff.js';
 

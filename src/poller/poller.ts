@@ -5,7 +5,7 @@ import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import type { DeviceConfig } from '../config/types.js';
 import { toModbusError } from '../modbus/errors.js';
-import type { RegisterReader } from '../modbus/register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
 import type { Site } from '../site/site.js';
 import { streamIds } from '../core/streams.js';

@@ -4,8 +4,8 @@
  * one condition per rule, regular expressions that compile, 64-bit sentinels written exactly.
  * Every problem comes back as a Finding with its path, so the loader can name the line.
  */
-import type { PathSegment } from '../config/errors.js';
-import type { Finding } from '../config/messages.js';
+import type { PathSegment } from '../yaml/errors.js';
+import type { Finding } from '../yaml/messages.js';
 import type { DeviceRole } from '../config/types.js';
 import { TYPE_WIDTH, type RegisterType } from '../modbus/codec.js';
 import {

@@ -5,15 +5,13 @@
  * refuses to start.
  */
 import { join } from 'node:path';
-import type { Finding } from '../config/messages.js';
-import { closest } from '../config/suggest.js';
-import { DEVICE_ROLES, type DeviceRole } from '../core/roles.js';
+import type { Finding } from '../yaml/messages.js';
+import { closest } from '../yaml/suggest.js';
+import { DEVICE_ROLES, type DeviceRole } from '../core/device-role.js';
 import type { ProfileDir } from './load.js';
 import { installedProfiles, rolesOf, SUNSPEC } from './registry.js';
+import { isRec, type Rec } from '../yaml/parse.js';
 
-type Rec = Record<string, unknown>;
-const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
-const ROLES: readonly string[] = DEVICE_ROLES;
 
 /** Findings for `devices[i].profile` of every device of the raw config (against the shipped profiles by default). */
 export function profileFindings(devices: readonly unknown[], installed: ProfileDir = installedProfiles()): Finding[] {
@@ -47,7 +45,8 @@ export function profileFindings(devices: readonly unknown[], installed: ProfileD
       return;
     }
     const role = raw.role;
-    if (typeof role !== 'string' || !ROLES.includes(role) || profile.roles[role as DeviceRole]) return;
+    const isRole = typeof role === 'string' && (DEVICE_ROLES as readonly string[]).includes(role);
+    if (!isRole || profile.roles[role as DeviceRole]) return;
     out.push({
       segments: at,
       anchor: at,

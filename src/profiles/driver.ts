@@ -1,12 +1,6 @@
 import type { Reading } from '../core/channels.js';
-import type { RegisterReader } from '../modbus/register-reader.js';
-
-export interface DeviceIdentity {
-  manufacturer?: string;
-  model?: string;
-  serial?: string;
-  version?: string;
-}
+import type { DeviceIdentity } from '../core/identity.js';
+import type { RegisterReader } from '../core/register-reader.js';
 
 /** What one poll of a device yields: readings for its streams and facts it told about itself. */
 export interface DevicePoll {

@@ -4,13 +4,14 @@
  * returns the role's readings with the same stream ids as the SunSpec path.
  */
 import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
+import type { DeviceIdentity } from '../core/identity.js';
 import { ownStreamId, ROLES } from '../core/roles.js';
 import type { DeviceConfig } from '../config/types.js';
 import { ModbusError } from '../modbus/errors.js';
-import type { RegisterReader } from '../modbus/register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { planReads } from './batch.js';
 import { INSTANT_KEYS, type CompiledRole, type CompiledSource, type DeviceProfile, type ValueRef } from './compiled.js';
-import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
+import type { DeviceDriver, DevicePoll } from './driver.js';
 import { readIdentity } from './identify.js';
 import { isException, readRange, RegisterCache } from './registers.js';
 

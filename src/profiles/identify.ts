@@ -3,8 +3,8 @@
  * device's identity in the API). Each register is read on its own: identification runs once per
  * unit, and a device that refuses one address must not hide the others.
  */
-import type { RegisterReader } from '../modbus/register-reader.js';
-import type { DeviceIdentity } from './driver.js';
+import type { RegisterReader } from '../core/register-reader.js';
+import type { DeviceIdentity } from '../core/identity.js';
 import type { CompiledIdentityRegister, CompiledMatch, DeviceProfile, ValueRef } from './compiled.js';
 import { isException, readRange, RegisterCache } from './registers.js';
 

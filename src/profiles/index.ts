@@ -4,7 +4,7 @@ import { ProfileDevice } from './engine.js';
 import { loadProfiles, SUNSPEC, type ProfileRegistry } from './registry.js';
 import { SunSpecDevice } from './sunspec.js';
 
-export type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
+export type { DeviceDriver, DevicePoll } from './driver.js';
 export { loadProfiles, ProfileLoadError, ProfileRegistry } from './registry.js';
 
 let shipped: ProfileRegistry | undefined;

@@ -4,7 +4,7 @@
  */
 import { ModbusError, toModbusError } from '../modbus/errors.js';
 import { decodeNumber, rawBits, str } from '../modbus/codec.js';
-import type { RegisterReader } from '../modbus/register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import type { ReadRange } from './batch.js';
 import type { ValueRef } from './compiled.js';
 

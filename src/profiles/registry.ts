@@ -4,7 +4,7 @@
  * map would put wrong numbers into buckets that can never be corrected.
  */
 import { fileURLToPath } from 'node:url';
-import { DEVICE_ROLES, type DeviceRole } from '../core/roles.js';
+import { DEVICE_ROLES, type DeviceRole } from '../core/device-role.js';
 import type { DeviceProfile } from './compiled.js';
 import { formatProfileErrors, readProfileDir, type ProfileDir } from './load.js';
 

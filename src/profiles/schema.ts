@@ -4,48 +4,30 @@
  * several values (address or sum, the file name, channel units of a role) are in compile.ts.
  */
 import { GRID_STATES } from '../core/channels.js';
+import { DEVICE_ROLES } from '../core/device-role.js';
 import { NUMERIC_TYPES } from '../modbus/codec.js';
-
-type Node = {
-  type?: string | string[];
-  description?: string;
-  hint?: string;
-  properties?: Record<string, Node>;
-  required?: string[];
-  additionalProperties?: boolean | Node;
-  propertyNames?: Node;
-  items?: Node;
-  minItems?: number;
-  maxItems?: number;
-  enum?: (string | number)[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  $schema?: string;
-  $ref?: string;
-  $defs?: Record<string, Node>;
-};
+import { narrow, type SchemaNode } from '../yaml/schema.js';
 
 export const PROFILE_NAME_PATTERN = '^[a-z0-9_-]+$';
 export const REGISTER_TYPES = [...NUMERIC_TYPES, 'string'] as const;
+/** per register type, its not-available values; one entry per type (typed here, built from the list below) */
+type SentinelDefaults = { readonly [T in (typeof REGISTER_TYPES)[number]]: typeof registerFields.sentinels };
 
-const address: Node = {
+const address = {
   type: 'integer',
   minimum: 0,
   maximum: 65535,
   hint: 'the register number as the document writes it, 0 to 65535 (hex like 0x0034 is fine)',
-};
+} as const satisfies SchemaNode;
 
-const sentinel: Node = {
+const sentinel = {
   type: ['integer', 'string'],
   pattern: '^(0x[0-9a-fA-F]+|-?[0-9]+)$',
   hint: "a raw register value such as 0xFFFF; quote 64-bit values, e.g. '0xFFFFFFFFFFFFFFFF'",
-};
+} as const satisfies SchemaNode;
 
 /** Fields every register reference may carry. */
-const registerFields: Record<string, Node> = {
+const registerFields = {
   address,
   sum: {
     type: 'array',
@@ -63,37 +45,47 @@ const registerFields: Record<string, Node> = {
   label: { type: 'string', minLength: 1, maxLength: 120, hint: "the register's name in the document" },
   optional: { type: 'boolean', hint: 'true when some firmware versions lack the register' },
   pollIntervalSeconds: { type: 'integer', minimum: 1, maximum: 86400, hint: 'whole seconds, e.g. 600 for a slow value such as SoH' },
-};
+} as const satisfies Readonly<Record<string, SchemaNode>>;
 
-function register(hint: string, extra: Record<string, Node> = {}, required: string[] = []): Node {
-  return { type: 'object', additionalProperties: false, required, properties: { ...registerFields, ...extra }, hint };
+type Fields = Readonly<Record<string, SchemaNode>>;
+
+function register<const E extends Fields, const R extends readonly string[]>(hint: string, extra: E, required: R) {
+  const properties = { ...registerFields, ...extra };
+  return { type: 'object', additionalProperties: false, required, properties, hint } as const;
 }
 
 const plainRegister = register('give at least address and type', {}, ['type']);
 
-function source(units: string[], what: string, fallback = true): Node {
-  return register(`describe the register that gives ${what}: address, type and unit`, {
-    ...(fallback ? { otherwise: source(units, what, false) } : {}),
-    unit: { type: 'string', enum: units, hint: `the unit the register counts in after scaling: ${units.join(' or ')}` },
-    scale: { type: 'number', hint: 'the factor to multiply the raw value by; a "gain" of 10 is scale 0.1' },
-    scaleFactor: { $ref: '#/$defs/scaleFactor' },
-    sign: { type: 'integer', enum: [1, -1], hint: 'write -1 when the device counts the other way round than design.md says' },
-    absolute: { type: 'boolean', hint: 'true to take the magnitude of a value whose sign the device gets wrong' },
-    signFrom: { $ref: '#/$defs/signFrom' },
-  }, ['type', 'unit']);
+const sourceFields = <const U extends readonly string[]>(units: U) => ({
+  unit: { type: 'string', enum: units, hint: `the unit the register counts in after scaling: ${units.join(' or ')}` },
+  scale: { type: 'number', hint: 'the factor to multiply the raw value by; a "gain" of 10 is scale 0.1' },
+  scaleFactor: { $ref: '#/$defs/scaleFactor' },
+  sign: { type: 'integer', enum: [1, -1], hint: 'write -1 when the device counts the other way round than docs/design.md "power sign" says' },
+  absolute: { type: 'boolean', hint: 'true to take the magnitude of a value whose sign the device gets wrong' },
+  signFrom: { $ref: '#/$defs/signFrom' },
+}) as const satisfies Fields;
+
+/** A register that feeds a channel, and the one it falls back to (which has no fallback of its own). */
+function source<const U extends readonly string[]>(units: U, what: string) {
+  const hint = `describe the register that gives ${what}: address, type and unit`;
+  const otherwise = register(hint, sourceFields(units), ['type', 'unit']);
+  return register(hint, { otherwise, ...sourceFields(units) }, ['type', 'unit']);
 }
 
-const POWER = ['W', 'kW'];
-const ENERGY = ['Wh', 'kWh', 'MWh'];
-const PERCENT = ['%'];
+/** A channel source with whichever units: the node its type (profile-types.ts SourceSpec) is read off. */
+export type SourceNode = ReturnType<typeof source<readonly string[]>>;
 
-const state: Node = {
+const POWER = ['W', 'kW'] as const;
+const ENERGY = ['Wh', 'kWh', 'MWh'] as const;
+const PERCENT = ['%'] as const;
+
+const state = {
   type: 'string',
-  enum: [...GRID_STATES],
+  enum: GRID_STATES,
   hint: "one of 'ok', 'not_present' or 'unknown'",
-};
+} as const satisfies SchemaNode;
 
-const stateSpec: Node = {
+export const STATE_SPEC = {
   type: 'object',
   additionalProperties: false,
   required: ['rules', 'otherwise'],
@@ -120,10 +112,10 @@ const stateSpec: Node = {
     },
     otherwise: state,
   },
-};
+} as const satisfies SchemaNode;
 
-function role(channels: Record<string, Node>, hint: string): Node {
-  return { type: 'object', additionalProperties: false, properties: channels, hint };
+function role<const C extends Fields>(channels: C, hint: string) {
+  return { type: 'object', additionalProperties: false, properties: channels, hint } as const;
 }
 
 const counters = {
@@ -135,7 +127,7 @@ const identityRegister = register('the register holding it: address and type', {
   map: { type: 'object', additionalProperties: { type: 'string' }, hint: 'raw value → text, e.g. { 0xE03: SH10RT }' },
 }, ['type']);
 
-export const profileSchema: Node = {
+export const profileSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
   // referenced rather than repeated: each of the twenty-odd channel sources has both, and the
   // validator ajv generates from a repeated schema grew to 1.5 MB of code (430 ms to compile)
@@ -171,15 +163,15 @@ export const profileSchema: Node = {
       additionalProperties: false,
       hint: 'function, wordOrder, byteOrder, addressBase or sentinels that apply to every register',
       properties: {
-        function: registerFields.function!,
-        wordOrder: registerFields.wordOrder!,
-        byteOrder: registerFields.byteOrder!,
+        function: registerFields.function,
+        wordOrder: registerFields.wordOrder,
+        byteOrder: registerFields.byteOrder,
         addressBase: { type: 'integer', enum: [0, 1], hint: 'write 1 when the document numbers registers from 1, so the request address is one less' },
         sentinels: {
           type: 'object',
           additionalProperties: false,
           hint: 'per type, the raw values meaning "not available"',
-          properties: Object.fromEntries(REGISTER_TYPES.map((t) => [t, registerFields.sentinels!])),
+          properties: Object.fromEntries(REGISTER_TYPES.map((t) => [t, registerFields.sentinels])) as SentinelDefaults,
         },
       },
     },
@@ -210,7 +202,7 @@ export const profileSchema: Node = {
           hint: 'list registers and the values (in, range or pattern) a device of this kind answers with',
           items: register('a register and the values (in, range or pattern) it must hold', {
             in: { type: 'array', minItems: 1, items: { type: 'integer' }, hint: 'list the raw values it may hold' },
-            range: { type: 'array', minItems: 2, maxItems: 2, items: { type: 'number' }, hint: 'give [lowest, highest], e.g. [45, 65] for a grid frequency' },
+            range: narrow<[number, number]>()({ type: 'array', minItems: 2, maxItems: 2, items: { type: 'number' }, hint: 'give [lowest, highest], e.g. [45, 65] for a grid frequency' }),
             pattern: { type: 'string', minLength: 1, hint: 'a regular expression the text must match, e.g. ^SUN2000' },
             scale: { type: 'number', hint: 'factor applied before comparing with range' },
           }, ['type']),
@@ -247,9 +239,9 @@ export const profileSchema: Node = {
           },
           'power_W, soc, soh, capacityWh, inWh or outWh',
         ),
-        'grid-meter': role({ power_W: source(POWER, 'the power at the grid connection point'), ...counters, state: stateSpec }, 'power_W, inWh, outWh or state'),
+        'grid-meter': role({ power_W: source(POWER, 'the power at the grid connection point'), ...counters, state: STATE_SPEC }, 'power_W, inWh, outWh or state'),
         'consumption-meter': role({ power_W: source(POWER, 'the power of the load'), ...counters }, 'power_W, inWh or outWh'),
       },
     },
   },
-};
+} as const satisfies SchemaNode;

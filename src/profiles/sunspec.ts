@@ -1,15 +1,17 @@
 import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
-import { ownStreamId, roleMeasures, ROLES, type DeviceRole } from '../core/roles.js';
+import type { DeviceIdentity } from '../core/identity.js';
+import type { DeviceRole } from '../core/device-role.js';
+import { ownStreamId, roleMeasures, ROLES } from '../core/roles.js';
 import type { DeviceConfig } from '../config/types.js';
 import { ModbusError } from '../modbus/errors.js';
-import type { RegisterReader } from '../modbus/register-reader.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { num, type ModelValues, type PointValue } from '../modbus/sunspec/decode.js';
 import { discoverSunSpec, readModel, type DiscoveredModel, type SunSpecMap } from '../modbus/sunspec/discovery.js';
 import { CONN_BITS } from '../modbus/sunspec/models-controls.js';
 import { DC_PORT, DER_701 } from '../modbus/sunspec/models-der.js';
 import { METER_EVT } from '../modbus/sunspec/models.js';
 import { streamIds } from '../core/streams.js';
-import type { DeviceDriver, DeviceIdentity, DevicePoll } from './driver.js';
+import type { DeviceDriver, DevicePoll } from './driver.js';
 import { meterSignOf, type KnownMeterSign } from './sunspec-vendors.js';
 
 /**

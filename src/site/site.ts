@@ -1,9 +1,10 @@
 import type { DeviceKind } from '../core/channels.js';
-import { DERIVED_CONSUMPTION, ROLES, type DeviceRole, type RoleStream } from '../core/roles.js';
+import type { DeviceRole } from '../core/device-role.js';
+import { DERIVED_CONSUMPTION, ROLES, type RoleStream } from '../core/roles.js';
 import { streamIds, type StreamDef } from '../core/streams.js';
 import type { DeviceConfig, SiteConfig } from '../config/types.js';
 import type { ModbusErrorKind } from '../modbus/errors.js';
-import type { DeviceIdentity } from '../profiles/driver.js';
+import type { DeviceIdentity } from '../core/identity.js';
 
 export interface DeviceState {
   config: DeviceConfig;

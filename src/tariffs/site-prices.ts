@@ -10,7 +10,7 @@ import { findTariff, valuesOverlapping } from '../store/tariffs.js';
 import { BUCKET_MS, floorToBucket } from '../telemetry/align.js';
 import type { TimeRange } from '../telemetry/interval.js';
 import { MAX_VALUE_MS } from './body.js';
-import { SLOTS_PER_DAY, weekTable } from './tou.js';
+import { SLOTS_PER_DAY, weekTable } from '../config/tou.js';
 
 const DAY_MS = 86_400_000;
 
@@ -25,7 +25,7 @@ export type PriceLookup = (bucketStart: number) => BucketPrice;
 
 const NONE: BucketPrice = {};
 
-const unavailable = (why: string) => apiError('SITE_TARIFF_UNAVAILABLE', `${why}; savings are priced with the site's tariff (README: Tariffs and savings)`);
+const unavailable = (why: string) => apiError('SITE_TARIFF_UNAVAILABLE', `${why}; savings are priced with the site's tariff (docs/tariffs.md)`);
 
 /** Prices for the buckets of `range`; 409 SITE_TARIFF_UNAVAILABLE when the site has no usable tariff. */
 export function sitePrices(db: Database, config: SiteConfig, range: TimeRange): PriceLookup {

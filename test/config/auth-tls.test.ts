@@ -1,6 +1,6 @@
 /** site.yaml keys of the token service and TLS: defaults, paths, and the mistakes an installer makes. */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';
 
 const parse = (lines: readonly string[], baseDir = '/etc/sitegw') => parseConfig(text(lines), 'site.yaml', baseDir);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import type { SiteConfig } from '../../src/config/types.js';
 import { errorsOf, expectSingleError, MINIMAL, text } from './fixtures.js';
 

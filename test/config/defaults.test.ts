@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { itemAt } from '../../src/core/item-at.js';
 import { MINIMAL, text, withAppended, withLine } from './fixtures.js';
 

@@ -3,10 +3,11 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LineCounter, parseDocument } from 'yaml';
-import type { PathSegment } from '../../src/config/errors.js';
-import { parseConfig } from '../../src/config/load.js';
-import { siteSchema, type SchemaNode } from '../../src/config/schema.js';
-import { offsetOf } from '../../src/config/source-map.js';
+import type { PathSegment } from '../../src/yaml/errors.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
+import { siteSchema } from '../../src/config/schema.js';
+import type { SchemaNode } from '../../src/yaml/schema.js';
+import { offsetOf } from '../../src/yaml/source-map.js';
 
 const file = fileURLToPath(new URL('../../examples/site.example.yaml', import.meta.url));
 

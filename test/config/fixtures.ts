@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { ConfigError } from '../../src/config/errors.js';
+import type { ConfigError } from '../../src/yaml/errors.js';
 import type { ConfigResult } from '../../src/config/load.js';
 import { itemAt } from '../../src/core/item-at.js';
 

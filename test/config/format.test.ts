@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatPath } from '../../src/config/errors.js';
-import { formatConfigErrors } from '../../src/config/format.js';
-import { closest, editDistance } from '../../src/config/suggest.js';
+import { formatPath } from '../../src/yaml/errors.js';
+import { formatConfigErrors } from '../../src/yaml/format.js';
+import { closest, editDistance } from '../../src/yaml/suggest.js';
 
 describe('formatConfigErrors', () => {
   it('writes file:line:col path: message — hint', () => {

@@ -1,6 +1,6 @@
 /** site.yaml `limits:`: defaults are filled, and timeouts that cannot work together are named with their line. */
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';
 
 const parse = (lines: readonly string[]) => parseConfig(text(lines), 'site.yaml', '/etc/sitegw');

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfigCommand } from '../../src/cli/check-config.js';
 import { captureLines } from '../support/output.js';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { profileFindings } from '../../src/profiles/config-check.js';
 import { readProfileDir } from '../../src/profiles/load.js';
 import { errorsOf, expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfigCommand } from '../../src/cli/check-config.js';
 import { captureLines } from '../support/output.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/profiles/site-config.js';
 import { HAVE_OPENSSL, makePki, type Pki } from '../support/pki.js';
 import { errorsOf, expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';
 

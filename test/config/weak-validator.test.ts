@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { weakValidator } from '../../src/config/weak-validator.js';
+import { weakValidator } from '../../src/yaml/weak-validator.js';
 import { collectWeakRefs } from '../support/gc.js';
 
 function counted() {

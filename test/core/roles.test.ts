@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEVICE_ROLES, ownStreamId, ROLES, roleMeasures } from '../../src/core/roles.js';
+import { DEVICE_ROLES } from '../../src/core/device-role.js';
+import { ownStreamId, ROLES, roleMeasures } from '../../src/core/roles.js';
 import { streamIds } from '../../src/core/streams.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { Site } from '../../src/site/site.js';

@@ -6,7 +6,7 @@
  * restarts its clock and its simulator with the daemon.
  */
 import { readFileSync } from 'node:fs';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/log.js';
 import { Daemon } from '../../src/main.js';

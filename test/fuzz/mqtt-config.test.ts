@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { aedesBroker, collect, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, waitFor } from '../support/demo.js';
 import { capturingLogger, uplinkTo } from '../support/uplink.js';

@@ -4,7 +4,7 @@
  */
 import { createServer, type AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { MqttLink } from '../../src/uplink/link.js';
 import { text, withAppended } from '../config/fixtures.js';
 import { waitFor } from '../support/demo.js';

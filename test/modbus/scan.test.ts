@@ -1,12 +1,12 @@
 /** `sitegw scan` against the simulator: over TCP, and over RTU on a socat pty pair. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { SerialLink } from '../../src/modbus/byte-link.js';
 import { RtuBus } from '../../src/modbus/rtu-bus.js';
 import { parseTcpTarget, scanCommand } from '../../src/cli/scan.js';
-import { formatScanReport, siteYamlSnippet } from '../../src/modbus/scan-report.js';
-import { parseUnits, scanBus } from '../../src/modbus/scan.js';
+import { formatScanReport, siteYamlSnippet } from '../../src/discovery/scan-report.js';
+import { parseUnits, scanBus } from '../../src/discovery/scan.js';
 import { TcpBus } from '../../src/modbus/tcp-bus.js';
 import { installedProfiles } from '../../src/profiles/registry.js';
 import { defaultSimConfig } from '../../src/sim/config.js';

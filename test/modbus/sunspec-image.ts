@@ -5,7 +5,7 @@
  * the gateway's layouts or the simulator's encoder. This file only places words at addresses.
  */
 import type { DeviceConfig, DeviceRole } from '../../src/config/types.js';
-import type { RegisterReader } from '../../src/modbus/register-reader.js';
+import type { RegisterReader } from '../../src/core/register-reader.js';
 
 /** ASCII, two characters per register, first character in the high byte, NUL padded */
 export function ascii(s: string, regs: number): number[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ModbusError } from '../../src/modbus/errors.js';
-import type { RegisterReader } from '../../src/modbus/register-reader.js';
+import type { RegisterReader } from '../../src/core/register-reader.js';
 import { discoverSunSpec, readModel } from '../../src/modbus/sunspec/discovery.js';
 import { gridStateOf } from '../../src/profiles/sunspec.js';
 import { ascii, ImageReader } from './sunspec-image.js';

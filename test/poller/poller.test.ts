@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/core/log.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { SimMemoryReader } from '../../src/demo/memory-reader.js';
 import { ModbusError } from '../../src/modbus/errors.js';
-import type { RegisterReader } from '../../src/modbus/register-reader.js';
+import type { RegisterReader } from '../../src/core/register-reader.js';
 import { Poller } from '../../src/poller/poller.js';
 import { SimSite } from '../../src/sim/site.js';
 import { Site } from '../../src/site/site.js';

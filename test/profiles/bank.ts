@@ -4,7 +4,7 @@
  * tests can check what the engine asked for.
  */
 import { ModbusError } from '../../src/modbus/errors.js';
-import type { RegisterReader } from '../../src/modbus/register-reader.js';
+import type { RegisterReader } from '../../src/core/register-reader.js';
 
 type Fn = 'holding' | 'input';
 

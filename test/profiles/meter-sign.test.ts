@@ -6,7 +6,7 @@
  * against the source's value; these check the override, the config errors and the scan output.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { scanCommand } from '../../src/cli/scan.js';
 import { meterSignOf, vendorMeterSign } from '../../src/profiles/sunspec-vendors.js';
 import { expectSingleError, MINIMAL, text, withAppended } from '../config/fixtures.js';

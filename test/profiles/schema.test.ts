@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConfigError } from '../../src/config/errors.js';
+import type { ConfigError } from '../../src/yaml/errors.js';
 import { parseProfile } from '../../src/profiles/load.js';
 import { DEFAULT_PROFILE_DIR, loadProfiles, ProfileLoadError, rolesOf } from '../../src/profiles/registry.js';
 
@@ -66,6 +66,12 @@ describe('profile mistakes name the path, the line, what is wrong and what is ri
     const [e] = errors(withLine(14, '    power_W: { address: 10, type: s16, unit: kWh }'));
     expect(e).toMatchObject({ path: 'roles.grid-meter.power_W.unit', line: 14, message: "must be one of: W, kW, got 'kWh'" });
     expect(e!.hint).toBe("did you mean 'kW'?");
+  });
+
+  it('text where a numeric choice belongs is an error, not a crash', () => {
+    const [e] = errors(withLine(14, '    power_W: { address: 10, type: s16, unit: W, sign: minus }'));
+    expect(e).toMatchObject({ path: 'roles.grid-meter.power_W.sign', line: 14 });
+    expect(e!.message).toMatch(/got 'minus'/);
   });
 
   it('a misspelt key gets a suggestion', () => {

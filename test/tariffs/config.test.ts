@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { errorsOf, expectSingleError, MINIMAL, text, withAppended } from '../config/fixtures.js';
 
 // MINIMAL has 15 lines, so `tariff:` is line 16 and its first key line 17

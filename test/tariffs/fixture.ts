@@ -1,4 +1,4 @@
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import type { SiteConfig } from '../../src/config/types.js';
 import { Site } from '../../src/site/site.js';
 import { insertBucket } from '../../src/store/buckets.js';

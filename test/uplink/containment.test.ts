@@ -6,7 +6,7 @@
  */
 import mqtt from 'mqtt';
 import { afterEach, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { openDatabase } from '../../src/store/db.js';
 import { enqueue } from '../../src/store/outbox.js';
 import { Drainer } from '../../src/uplink/drain.js';

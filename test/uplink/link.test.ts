@@ -4,7 +4,7 @@
  */
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import type { UplinkConfig } from '../../src/config/types.js';
 import { MqttLink } from '../../src/uplink/link.js';
 import { text, withAppended } from '../config/fixtures.js';

@@ -1,6 +1,5 @@
-import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError, ErrorCodes } from '../../core/errors.js';
+import { ApiError, ErrorCodes, errorBody } from '../../core/errors.js';
 
 /** What each query/path parameter accepts, so a 400 can say what would be right. */
 const ACCEPTS: Record<string, string> = {
@@ -9,17 +8,6 @@ const ACCEPTS: Record<string, string> = {
   include: 'a comma-separated list of default and/or energy',
   compact: 'true, false, 1 or 0 (any case)',
 };
-
-export interface ErrorBody {
-  statusCode: number;
-  error: string;
-  code: string;
-  message: string;
-}
-
-export function errorBody(statusCode: number, code: string, message: string): ErrorBody {
-  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message };
-}
 
 function validationMessage(err: FastifyError): { code: string; message: string } {
   const v = err.validation?.[0];

@@ -5,11 +5,12 @@
  * The check runs in onRequest, before the body is read or validated.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody, type ErrorBody } from '../../core/errors.js';
 import { challenge, checkRequirement, type AuthFailure, type Requirement } from '../../auth/bearer.js';
 import type { Principal } from '../../auth/context.js';
 import { wireScope } from '../../auth/scopes.js';
 import type { AuthService } from '../../auth/service.js';
-import { ErrorBodySchema, errorBody, type ErrorBody } from './errors.js';
+import { ErrorBodySchema } from './errors.js';
 
 /**
  * `'owner'`: the installer's status page, for the site owner logged in with a session cookie

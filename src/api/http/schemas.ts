@@ -55,7 +55,7 @@ export const DeviceRecord = Type.Object({
       decode: Type.Integer({ minimum: 0 }),
       protocol: Type.Integer({ minimum: 0 }),
     },
-    { description: 'failed Modbus requests to the device since the gateway started, by kind (README: Troubleshooting)' },
+    { description: 'failed Modbus requests to the device since the gateway started, by kind (docs/install.md "Troubleshooting")' },
   ),
 });
 

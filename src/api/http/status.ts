@@ -10,10 +10,10 @@
  * SameSite=Strict, no token or password ever goes into a URL, and the pages may not be framed.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody } from '../../core/errors.js';
 import { refusalText } from '../../auth/attempts.js';
 import type { AuthService } from '../../auth/service.js';
 import type { StatusView } from '../../ops/status-view.js';
-import { errorBody } from './errors.js';
 import { STATUS_CSS, STATUS_JS } from './status-assets.js';
 import { liveSections, loginPage, statusPage } from './status-page.js';
 import type { OwnerSessions } from './status-session.js';

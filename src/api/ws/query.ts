@@ -1,6 +1,6 @@
 import { INCLUDE_GROUPS, type IncludeGroup } from '../../core/channels.js';
 import { ApiError, apiError } from '../../core/errors.js';
-import { singleValue } from '../http/lenient-query.js';
+import { singleValue } from '../lenient-query.js';
 import { DEVICE_CLASSES, type DeviceClass } from '../../telemetry/messages.js';
 
 export const STREAMS = ['telemetry-realtime', 'grid-events'] as const;

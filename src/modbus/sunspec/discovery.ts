@@ -1,5 +1,5 @@
 import { ModbusError, toModbusError } from '../errors.js';
-import type { RegisterReader } from '../register-reader.js';
+import type { RegisterReader } from '../../core/register-reader.js';
 import { decodeModel, neededLength, type ModelValues } from './decode.js';
 import { END_MODEL_ID, MODELS, SUNSPEC_BASES, SUNS_MARKER } from './models.js';
 

@@ -4,7 +4,7 @@
  * devices (manufacturer, model, serial) is shown only after its control characters are removed,
  * so a device cannot write escape sequences to the installer's terminal or break the YAML.
  */
-import type { DeviceRole } from '../config/types.js';
+import type { DeviceRole } from '../core/device-role.js';
 import { chainMeters, type ScanFinding, type ScanResult } from './scan.js';
 
 export type ScanLink =

@@ -58,6 +58,11 @@ export function segmentsOf(pointer: string, data: unknown): PathSegment[] {
   return out;
 }
 
+/** The text choices of an enum: a number (a profile's `sign: -1`) is no spelling to suggest. */
+function words(values: readonly (string | number)[]): string[] {
+  return values.filter((v): v is string => typeof v === 'string');
+}
+
 function schemaOf(err: ErrorObject): SchemaNode {
   return (err.parentSchema ?? {}) as SchemaNode;
 }
@@ -143,7 +148,7 @@ function discriminatorFinding(err: ErrorObject, segments: PathSegment[]): Findin
   if (value === undefined) {
     return { segments: at, anchor: segments, message: `required key '${key}' is missing`, hint: `add it: one of ${kinds.join(', ')}` };
   }
-  const suggestion = typeof value === 'string' ? closest(value, kinds) : undefined;
+  const suggestion = typeof value === 'string' ? closest(value, words(kinds)) : undefined;
   return {
     segments: at,
     anchor: at,
@@ -168,7 +173,7 @@ export function translate(err: ErrorObject, root: unknown): Finding {
       return requiredFinding(err, segments);
     case 'enum': {
       const values = schema.enum ?? [];
-      const suggestion = typeof data === 'string' ? closest(data, values) : undefined;
+      const suggestion = typeof data === 'string' ? closest(data, words(values)) : undefined;
       return {
         ...base,
         message: `must be one of: ${values.join(', ')}, got ${got}`,

@@ -8,15 +8,15 @@
  * once, so a sweep of 1..247 takes at most about units × (timeout + the bus's gap after a
  * timeout) and never hangs on a silent bus: every request has a timeout (QueuedBus).
  */
-import type { DeviceRole } from '../config/types.js';
+import type { DeviceRole } from '../core/device-role.js';
+import type { DeviceIdentity } from '../core/identity.js';
+import type { RegisterReader } from '../core/register-reader.js';
+import { ModbusError, toModbusError } from '../modbus/errors.js';
+import { discoverSunSpec, readModel } from '../modbus/sunspec/discovery.js';
 import type { DeviceProfile } from '../profiles/compiled.js';
-import type { DeviceIdentity } from '../profiles/driver.js';
 import { matchesProfile, readIdentity } from '../profiles/identify.js';
 import { rolesOf } from '../profiles/registry.js';
 import { vendorMeterSign, type KnownMeterSign } from '../profiles/sunspec-vendors.js';
-import { ModbusError, toModbusError } from './errors.js';
-import type { RegisterReader } from './register-reader.js';
-import { discoverSunSpec, readModel } from './sunspec/discovery.js';
 
 export interface ScanFinding {
   unitId: number;

@@ -7,8 +7,8 @@
  */
 import type { ValidateFunction } from 'ajv';
 
-export function weakValidator(compile: () => ValidateFunction): () => ValidateFunction {
-  let held: WeakRef<ValidateFunction> | undefined;
+export function weakValidator<T>(compile: () => ValidateFunction<T>): () => ValidateFunction<T> {
+  let held: WeakRef<ValidateFunction<T>> | undefined;
   return () => {
     let validate = held?.deref();
     if (!validate) {

@@ -2,8 +2,8 @@
  * Time-of-use periods as a table of the week's 672 quarter hours (local wall time), shared by
  * the config check (every quarter hour covered once) and the savings price lookup.
  */
-import type { TouPeriod, Weekday } from '../config/types.js';
-import { WEEKDAYS } from '../config/types.js';
+import type { TouPeriod, Weekday } from './types.js';
+import { WEEKDAYS } from './schema.js';
 
 export const SLOTS_PER_DAY = 96;
 export const SLOTS_PER_WEEK = 7 * SLOTS_PER_DAY;
