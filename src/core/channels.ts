@@ -159,7 +159,7 @@ export type ChannelValue<C extends ChannelId> = ChannelRow<C>['value'] extends '
 /** Instantaneous values of one poll, in spec units and signs. Absent = not measured this time. */
 export type InstantValues = { [C in InstantChannel]?: ChannelValue<C> };
 
-/** How the API and the uplink send `soc` (docs/design.md "soc scale", site.yaml `api.socScale`). */
+/** How the API and the uplink send `soc` (docs/design.md "`soc` scale", site.yaml `api.socScale`). */
 export type SocScale = 'percent' | 'fraction';
 
 /** soc percent (2 decimals) as a fraction, without binary noise such as 0.5523000000000001 */
