@@ -20,7 +20,6 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { sqliteDriver } from '../src/store/driver.js';
 import { ManualClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/log.js';
 import { demoSiteConfig } from '../src/demo/default-site.js';
@@ -28,7 +27,7 @@ import { prefillHistory } from '../src/demo/prefill.js';
 import { Daemon } from '../src/main.js';
 import { defaultSimConfig } from '../src/sim/config.js';
 import { SimSite } from '../src/sim/site.js';
-import { BUCKET_MS } from '../src/telemetry/align.js';
+import { sqliteDriver } from '../src/store/driver.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();
@@ -61,7 +60,10 @@ async function gateway(dataDir: string) {
   const site = new SimSite(sim, from);
   // live polling after the day is not measured: the devices' ports are dead on purpose
   const ep = { host: '127.0.0.1', port: 9 };
-  const config = demoSiteConfig({ inverter: ep, meter: ep }, { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 7 });
+  const config = demoSiteConfig(
+    { inverter: ep, meter: ep },
+    { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 7 },
+  );
   if (config.devices.length !== 10) throw new Error(`expected ten devices, got ${config.devices.length}`);
   let before = io();
   let after = before;
@@ -86,7 +88,12 @@ async function gateway(dataDir: string) {
 /** The same bucket rows, inserted by a bare loop: one transaction per 15-minute period. */
 function baseline(fromDb: string, dir: string): { wchar: number; rows: number } {
   const src = new BetterSqlite3(fromDb, { readonly: true });
-  const rows = src.prepare('SELECT stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state FROM buckets ORDER BY start_s, stream').raw().all() as unknown[][];
+  const rows = src
+    .prepare(
+      'SELECT stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state FROM buckets ORDER BY start_s, stream',
+    )
+    .raw()
+    .all() as unknown[][];
   src.close();
   const db = new BetterSqlite3(join(dir, 'bare.db'));
   db.pragma('journal_mode = WAL');
@@ -115,14 +122,24 @@ try {
   const g = await gateway(join(dir, 'gw'));
   const b = baseline(g.dbFile, dir);
   const perDay = (x: number) => x / days;
-  console.log(`ten-device site, ${days} simulated day(s), poll 10 s, ${b.rows} buckets (${Math.round(b.rows / days / 96)} streams x 96 a day)`);
+  console.log(
+    `ten-device site, ${days} simulated day(s), poll 10 s, ${b.rows} buckets (${Math.round(b.rows / days / 96)} streams x 96 a day)`,
+  );
   console.log('');
   console.log('| SD-card writes per simulated day | MB/day | ratio to bare insert loop |');
   console.log('|---|---:|---:|');
-  console.log(`| baseline: bare better-sqlite3 inserts of the same rows, one transaction per 15 min | ${mb(perDay(b.wchar))} | 1.00x |`);
-  console.log(`| gateway: database + WAL (write syscalls) | ${mb(perDay(g.wchar))} | ${(g.wchar / b.wchar).toFixed(2)}x |`);
-  console.log(`| gateway: pages dirtied (write_bytes, merged by the page cache) | ${mb(perDay(g.writeBytes))} | ${(g.writeBytes / b.wchar).toFixed(2)}x |`);
-  console.log(`| database file after the run (all tables, schema included) | ${mb(g.dbBytes / days)} stored per day | |`);
+  console.log(
+    `| baseline: bare better-sqlite3 inserts of the same rows, one transaction per 15 min | ${mb(perDay(b.wchar))} | 1.00x |`,
+  );
+  console.log(
+    `| gateway: database + WAL (write syscalls) | ${mb(perDay(g.wchar))} | ${(g.wchar / b.wchar).toFixed(2)}x |`,
+  );
+  console.log(
+    `| gateway: pages dirtied (write_bytes, merged by the page cache) | ${mb(perDay(g.writeBytes))} | ${(g.writeBytes / b.wchar).toFixed(2)}x |`,
+  );
+  console.log(
+    `| database file after the run (all tables, schema included) | ${mb(g.dbBytes / days)} stored per day | |`,
+  );
   console.log('');
   console.log(`target: < 10 MB/day -> ${perDay(g.wchar) < 10e6 ? 'met' : 'MISSED'}`);
 } finally {

@@ -12,7 +12,7 @@
  *
  *   node --import tsx bench/fleet.ts [--sites 200] [--hours 8] [--speed 120] [--jitter 60] [--no-faults] [--json FILE]
  */
-import { spawn, spawnSync, fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -53,7 +53,19 @@ const brokerPort = 20_000 + Math.floor(Math.random() * 20_000);
 const conf = join(dir, 'mosquitto.conf');
 // max_queued_messages: the default 1000 per client drops QoS 1 messages for a consumer that falls
 // behind the replay of the sites coming back; a fleet broker is sized for its consumers' backlog
-writeFileSync(conf, [`user ${userInfo().username}`, `listener ${brokerPort} 127.0.0.1`, 'allow_anonymous true', 'persistence true', `persistence_location ${dir}/`, 'max_queued_messages 100000', 'log_dest none', ''].join('\n'));
+writeFileSync(
+  conf,
+  [
+    `user ${userInfo().username}`,
+    `listener ${brokerPort} 127.0.0.1`,
+    'allow_anonymous true',
+    'persistence true',
+    `persistence_location ${dir}/`,
+    'max_queued_messages 100000',
+    'log_dest none',
+    '',
+  ].join('\n'),
+);
 let broker: ChildProcess | null = null;
 async function startBroker(): Promise<void> {
   broker = spawn('mosquitto', ['-c', conf], { stdio: 'ignore' });
@@ -81,8 +93,34 @@ const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${broker!.
 const consumerDb = join(dir, 'cloud.db');
 const consumers: (ChildProcess | null)[] = [null, null];
 function startConsumer(i: number): void {
-  const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'consume', '--broker', `mqtt://127.0.0.1:${brokerPort}`, '--group', 'fleet', '--db', consumerDb, '--client-id', `consumer-${i}`, '--gap-wait', '2', '--retry-after', '20'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  p.stderr!.on('data', (d) => String(d).split('\n').filter(Boolean).forEach((l) => resyncLog.push(`consumer-${i}: ${l}`)));
+  const p = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'src/cli.ts'),
+      'consume',
+      '--broker',
+      `mqtt://127.0.0.1:${brokerPort}`,
+      '--group',
+      'fleet',
+      '--db',
+      consumerDb,
+      '--client-id',
+      `consumer-${i}`,
+      '--gap-wait',
+      '2',
+      '--retry-after',
+      '20',
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  p.stderr!.on('data', (d) =>
+    String(d)
+      .split('\n')
+      .filter(Boolean)
+      .forEach((l) => resyncLog.push(`consumer-${i}: ${l}`)),
+  );
   consumers[i] = p;
 }
 const resyncLog: string[] = [];
@@ -96,7 +134,10 @@ async function main(): Promise<void> {
   const rssEmpty = rssKiB();
   startConsumer(0);
   startConsumer(1);
-  const monitor = await mqtt.connectAsync(`mqtt://127.0.0.1:${brokerPort}`, { protocolVersion: 5, reconnectPeriod: 500 });
+  const monitor = await mqtt.connectAsync(`mqtt://127.0.0.1:${brokerPort}`, {
+    protocolVersion: 5,
+    reconnectPeriod: 500,
+  });
   const sub = () => monitor.subscribeAsync(['sitegw/+/telemetry', 'sitegw/+/status'], { qos: 0 });
   await sub();
   monitor.on('connect', () => void sub().catch(() => undefined));
@@ -104,7 +145,13 @@ async function main(): Promise<void> {
     const wire = payload.length + topic.length + 2 + 3;
     if (topic.endsWith('/status')) return void statusSizes.push(wire);
     const b = JSON.parse(String(payload));
-    arrivals.push({ at: Date.now(), site: b.siteId, bytes: wire, start: Date.parse(b.time), resync: b.resync !== undefined });
+    arrivals.push({
+      at: Date.now(),
+      site: b.siteId,
+      bytes: wire,
+      start: Date.parse(b.time),
+      resync: b.resync !== undefined,
+    });
   });
 
   // the site clock starts a minute before a day's first bucket closes
@@ -118,8 +165,20 @@ async function main(): Promise<void> {
   const ready: Promise<unknown>[] = [];
   for (let w = 0; w < WORKERS; w++) {
     const slice = ids.filter((_, i) => i % WORKERS === w);
-    const a: WorkerArgs = { ids: slice, offline: offline.filter((x) => slice.includes(x)), brokerPort, speed: SPEED, origin, realStart, jitterSeconds: JITTER, dir };
-    const p = fork(join(ROOT, 'bench/lib/fleet-sites.ts'), [JSON.stringify(a)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const a: WorkerArgs = {
+      ids: slice,
+      offline: offline.filter((x) => slice.includes(x)),
+      brokerPort,
+      speed: SPEED,
+      origin,
+      realStart,
+      jitterSeconds: JITTER,
+      dir,
+    };
+    const p = fork(join(ROOT, 'bench/lib/fleet-sites.ts'), [JSON.stringify(a)], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     workers.push(p);
     ready.push(new Promise((r) => p.once('message', r)));
   }
@@ -127,9 +186,18 @@ async function main(): Promise<void> {
   const ask = (p: ChildProcess, m: object) => new Promise<any>((r) => (p.once('message', r), p.send(m)));
   const status = async () => {
     const all = await Promise.all(workers.map((p) => ask(p, { cmd: 'status' })));
-    return all.reduce((a, s) => ({ depth: a.depth + s.depth, connected: a.connected + s.connected, delivered: a.delivered + s.delivered }), { depth: 0, connected: 0, delivered: 0 });
+    return all.reduce(
+      (a, s) => ({
+        depth: a.depth + s.depth,
+        connected: a.connected + s.connected,
+        delivered: a.delivered + s.delivered,
+      }),
+      { depth: 0, connected: 0, delivered: 0 },
+    );
   };
-  log(`${SITES} sites in ${WORKERS} workers, speed ${SPEED}, ${HOURS} site hours, jitter ${JITTER} s, faults ${FAULTS ? 'on' : 'off'}`);
+  log(
+    `${SITES} sites in ${WORKERS} workers, speed ${SPEED}, ${HOURS} site hours, jitter ${JITTER} s, faults ${FAULTS ? 'on' : 'off'}`,
+  );
   for (let i = 0; i < 100 && (await status()).connected < SITES; i++) await sleep(200);
   await sleep(1000);
   const rssConnected = rssKiB();
@@ -157,14 +225,28 @@ async function main(): Promise<void> {
     });
     await at(2 + MID, 'consumer-1 killed (SIGKILL) in the middle of a close', () => void consumers[1]!.kill('SIGKILL'));
     await at(2.5, 'consumer-1 started again', () => startConsumer(1));
-    await at(3, `${offline.length} sites offline (connections cut, reconnects refused)`, async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'offline', ids: offline })))));
-    await at(4, `${offline.length} sites back online`, async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'online', ids: offline })))));
+    await at(
+      3,
+      `${offline.length} sites offline (connections cut, reconnects refused)`,
+      async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'offline', ids: offline })))),
+    );
+    await at(
+      4,
+      `${offline.length} sites back online`,
+      async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'online', ids: offline })))),
+    );
     // the whole group gone in the middle of a close: the broker drops what no member takes, so
     // every site has a hole the consumers must find and ask for with cmd/resync once back
-    await at(5 + MID, 'both consumers killed (SIGKILL) in the middle of a close', () => consumers.forEach((c) => c!.kill('SIGKILL')));
+    await at(5 + MID, 'both consumers killed (SIGKILL) in the middle of a close', () =>
+      consumers.forEach((c) => c!.kill('SIGKILL')),
+    );
     await at(5.5, 'both consumers started again', () => (startConsumer(0), startConsumer(1)));
   }
-  await at(HOURS, 'sites stop producing; draining', async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'stopProducing' })))));
+  await at(
+    HOURS,
+    'sites stop producing; draining',
+    async () => void (await Promise.all(workers.map((p) => ask(p, { cmd: 'stopProducing' })))),
+  );
   const producedUntil = siteNow();
   for (let i = 0; i < 300; i++) {
     const s = await status();
@@ -175,13 +257,23 @@ async function main(): Promise<void> {
   const expected = new Set<string>();
   for (const id of ids) {
     const db = new (sqliteDriver())(join(dir, `${id}.db`), { readonly: true });
-    for (const [k, s] of db.prepare('SELECT s.key, b.start_s FROM buckets b JOIN streams s ON s.id = b.stream').raw().all() as [string, number][]) expected.add(`${id}|${k}|${new Date(s * 1000).toISOString()}`);
+    for (const [k, s] of db
+      .prepare('SELECT s.key, b.start_s FROM buckets b JOIN streams s ON s.id = b.stream')
+      .raw()
+      .all() as [string, number][])
+      expected.add(`${id}|${k}|${new Date(s * 1000).toISOString()}`);
     db.close();
   }
   const cdb = new (sqliteDriver())(consumerDb, { readonly: true, fileMustExist: true });
   cdb.pragma('busy_timeout = 5000');
-  const got = () => new Set((cdb.prepare('SELECT site_id, device_id, start FROM telemetry').raw().all() as [string, string, number][]).map(([s, d, t]) => `${s}|${d}|${new Date(t).toISOString()}`));
-  const openHoles = () => (cdb.prepare(`SELECT COUNT(*) FROM holes WHERE status IN ('open','requested','accepted')`).pluck().get() as number);
+  const got = () =>
+    new Set(
+      (cdb.prepare('SELECT site_id, device_id, start FROM telemetry').raw().all() as [string, string, number][]).map(
+        ([s, d, t]) => `${s}|${d}|${new Date(t).toISOString()}`,
+      ),
+    );
+  const openHoles = () =>
+    cdb.prepare(`SELECT COUNT(*) FROM holes WHERE status IN ('open','requested','accepted')`).pluck().get() as number;
   let have = got();
   const drainedAt = Date.now();
   for (let i = 0; i < 240 && ([...expected].some((k) => !have.has(k)) || openHoles() > 0); i++) {
@@ -194,15 +286,34 @@ async function main(): Promise<void> {
   // ---- the proof --------------------------------------------------------------------------
   const missing = [...expected].filter((k) => !have.has(k));
   const extra = [...have].filter((k) => !expected.has(k));
-  const rowsVsKeys = cdb.prepare('SELECT COUNT(*) AS rows, COUNT(DISTINCT site_id || device_id || start) AS keys FROM telemetry').get() as { rows: number; keys: number };
-  const holes = cdb.prepare('SELECT status, COUNT(*) AS n FROM holes GROUP BY status').all() as { status: string; n: number }[];
-  const ledger = cdb.prepare('SELECT COUNT(*) AS runs, COUNT(DISTINCT site_id) AS sites FROM seq_ranges').get() as { runs: number; sites: number };
-  const counts = cdb.prepare('SELECT SUM(messages) AS messages, SUM(duplicates) AS duplicates FROM sites').get() as { messages: number; duplicates: number };
-  const filledSeqs = cdb.prepare(`SELECT COALESCE(SUM(to_seq - from_seq + 1), 0) FROM holes WHERE status = 'filled'`).pluck().get() as number;
+  const rowsVsKeys = cdb
+    .prepare('SELECT COUNT(*) AS rows, COUNT(DISTINCT site_id || device_id || start) AS keys FROM telemetry')
+    .get() as { rows: number; keys: number };
+  const holes = cdb.prepare('SELECT status, COUNT(*) AS n FROM holes GROUP BY status').all() as {
+    status: string;
+    n: number;
+  }[];
+  const ledger = cdb.prepare('SELECT COUNT(*) AS runs, COUNT(DISTINCT site_id) AS sites FROM seq_ranges').get() as {
+    runs: number;
+    sites: number;
+  };
+  const counts = cdb.prepare('SELECT SUM(messages) AS messages, SUM(duplicates) AS duplicates FROM sites').get() as {
+    messages: number;
+    duplicates: number;
+  };
+  const filledSeqs = cdb
+    .prepare(`SELECT COALESCE(SUM(to_seq - from_seq + 1), 0) FROM holes WHERE status = 'filled'`)
+    .pluck()
+    .get() as number;
   const seqSpan = cdb.prepare('SELECT COALESCE(SUM(hi - lo + 1), 0) FROM seq_ranges').pluck().get() as number;
   // consumer lag: receipt (real) against the bucket's end on the site clock, live entries only
-  const lagRows = cdb.prepare('SELECT site_id, start, received_at FROM telemetry WHERE resync IS NULL').raw().all() as [string, number, number][];
-  const lagOf = (rows: [string, number, number][]) => rows.map(([, start, rec]) => (rec - realAt(start + BUCKET_MS)) / 1000);
+  const lagRows = cdb.prepare('SELECT site_id, start, received_at FROM telemetry WHERE resync IS NULL').raw().all() as [
+    string,
+    number,
+    number,
+  ][];
+  const lagOf = (rows: [string, number, number][]) =>
+    rows.map(([, start, rec]) => (rec - realAt(start + BUCKET_MS)) / 1000);
   const offlineSet = new Set(offline);
   const lagLive = lagOf(lagRows.filter(([s]) => !offlineSet.has(s))).sort((a, b) => a - b);
   const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
@@ -213,40 +324,81 @@ async function main(): Promise<void> {
   const span = (Math.max(...arrivals.map((a) => a.at)) - Math.min(...arrivals.map((a) => a.at))) / 1000;
   // how a close's messages spread: arrival after the close's bucket end, site seconds
   const afterEnd = (a: (typeof arrivals)[number]) => ((a.at - realAt(a.start + BUCKET_MS)) * SPEED) / 1000;
-  const spread = live.filter((a) => !offlineSet.has(a.site)).map(afterEnd).sort((a, b) => a - b);
+  const spread = live
+    .filter((a) => !offlineSet.has(a.site))
+    .map(afterEnd)
+    .sort((a, b) => a - b);
   // the herd: messages per 100 ms real window, counting only messages on time (published at
   // their close, not a backlog after a fault): grace 90 s + jitter + 30 s of site time
   const perWindow = new Map<number, number>();
-  for (const a of live) if (afterEnd(a) <= 120 + JITTER) perWindow.set(Math.floor(a.at / 100), (perWindow.get(Math.floor(a.at / 100)) ?? 0) + 1);
+  for (const a of live)
+    if (afterEnd(a) <= 120 + JITTER)
+      perWindow.set(Math.floor(a.at / 100), (perWindow.get(Math.floor(a.at / 100)) ?? 0) + 1);
   const peak100 = Math.max(...perWindow.values());
   const teleBytes = median(live.map((a) => a.bytes));
   const statusBytes = median(statusSizes);
 
   const rows: [string, string][] = [
-    ['sites (uplinks, each its own SQLite outbox)', `${SITES} in ${WORKERS} worker processes, speed ${SPEED}× (${HOURS} site hours in ${((HOURS * HOUR) / SPEED / 60_000).toFixed(1)} min)`],
+    [
+      'sites (uplinks, each its own SQLite outbox)',
+      `${SITES} in ${WORKERS} worker processes, speed ${SPEED}× (${HOURS} site hours in ${((HOURS * HOUR) / SPEED / 60_000).toFixed(1)} min)`,
+    ],
     ['consumers', '2 × `sitegw consume`, `$share/fleet/sitegw/+/…`, one SQLite file'],
     ['faults', FAULTS ? faults.join('; ') : 'none'],
     ['telemetry messages at the consumers (live / resync)', `${live.length} / ${arrivals.length - live.length}`],
     ['messages/s, whole run (real)', (arrivals.length / span).toFixed(1)],
-    ['peak messages per 100 ms at a bucket close (real; on-time messages only)', `${peak100} (${((peak100 * 10) / SITES).toFixed(2)} per site per s)`],
-    [`arrival after bucket end, site s (p5 / p50 / p95), jitter ${JITTER} s`, `${pct(spread, 5).toFixed(0)} / ${pct(spread, 50).toFixed(0)} / ${pct(spread, 95).toFixed(0)}`],
-    ['consumer lag, live sites, real s (p50 / p95 / max)', `${pct(lagLive, 50).toFixed(2)} / ${pct(lagLive, 95).toFixed(2)} / ${lagLive.at(-1)!.toFixed(2)}`],
+    [
+      'peak messages per 100 ms at a bucket close (real; on-time messages only)',
+      `${peak100} (${((peak100 * 10) / SITES).toFixed(2)} per site per s)`,
+    ],
+    [
+      `arrival after bucket end, site s (p5 / p50 / p95), jitter ${JITTER} s`,
+      `${pct(spread, 5).toFixed(0)} / ${pct(spread, 50).toFixed(0)} / ${pct(spread, 95).toFixed(0)}`,
+    ],
+    [
+      'consumer lag, live sites, real s (p50 / p95 / max)',
+      `${pct(lagLive, 50).toFixed(2)} / ${pct(lagLive, 95).toFixed(2)} / ${lagLive.at(-1)!.toFixed(2)}`,
+    ],
     ['buckets stored by the sites', String(expected.size)],
-    ['buckets in the consumer db: missing / extra / rows per key', `${missing.length} / ${extra.length} / ${(rowsVsKeys.rows / rowsVsKeys.keys).toFixed(2)}`],
+    [
+      'buckets in the consumer db: missing / extra / rows per key',
+      `${missing.length} / ${extra.length} / ${(rowsVsKeys.rows / rowsVsKeys.keys).toFixed(2)}`,
+    ],
     ['seq messages processed once / duplicates dropped', `${counts.messages} / ${counts.duplicates}`],
     ['holes (by status)', holes.map((h) => `${h.status} ${h.n}`).join(', ') || 'none'],
-    ['ledger: seq runs per site; processed + filled-hole seqs = span', `${(ledger.runs / ledger.sites).toFixed(2)}; ${counts.messages} + ${filledSeqs} = ${seqSpan} (${counts.messages + filledSeqs === seqSpan ? 'exact' : 'MISMATCH'})`],
+    [
+      'ledger: seq runs per site; processed + filled-hole seqs = span',
+      `${(ledger.runs / ledger.sites).toFixed(2)}; ${counts.messages} + ${filledSeqs} = ${seqSpan} (${counts.messages + filledSeqs === seqSpan ? 'exact' : 'MISMATCH'})`,
+    ],
     ['wire bytes: telemetry message / status message (median)', `${teleBytes} / ${statusBytes}`],
-    ['per-site bandwidth per day (96 telemetry + status every 60 s)', `${((96 * (teleBytes + 4) + 1440 * (statusBytes + 4)) / 1e6).toFixed(2)} MB (telemetry ${((96 * (teleBytes + 4)) / 1e3).toFixed(0)} kB)`],
-    ['mosquitto RSS: empty / all connected / peak', `${(rssEmpty / 1024).toFixed(1)} / ${(rssConnected / 1024).toFixed(1)} / ${(rssPeak / 1024).toFixed(1)} MiB`],
-    ['broker memory per connected site', `${(((rssConnected - rssEmpty) * 1024) / SITES / 1024).toFixed(1)} KiB (peak ${(((rssPeak - rssEmpty) * 1024) / SITES / 1024).toFixed(1)} KiB)`],
+    [
+      'per-site bandwidth per day (96 telemetry + status every 60 s)',
+      `${((96 * (teleBytes + 4) + 1440 * (statusBytes + 4)) / 1e6).toFixed(2)} MB (telemetry ${((96 * (teleBytes + 4)) / 1e3).toFixed(0)} kB)`,
+    ],
+    [
+      'mosquitto RSS: empty / all connected / peak',
+      `${(rssEmpty / 1024).toFixed(1)} / ${(rssConnected / 1024).toFixed(1)} / ${(rssPeak / 1024).toFixed(1)} MiB`,
+    ],
+    [
+      'broker memory per connected site',
+      `${(((rssConnected - rssEmpty) * 1024) / SITES / 1024).toFixed(1)} KiB (peak ${(((rssPeak - rssEmpty) * 1024) / SITES / 1024).toFixed(1)} KiB)`,
+    ],
   ];
   const table = ['| measure | value |', '|---|---|', ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join('\n');
   process.stdout.write(`${table}\n`);
-  const ok = missing.length === 0 && extra.length === 0 && rowsVsKeys.rows === rowsVsKeys.keys && counts.messages + filledSeqs === seqSpan && ledger.runs === ledger.sites;
+  const ok =
+    missing.length === 0 &&
+    extra.length === 0 &&
+    rowsVsKeys.rows === rowsVsKeys.keys &&
+    counts.messages + filledSeqs === seqSpan &&
+    ledger.runs === ledger.sites;
   process.stdout.write(`\nexactly once after de-duplication, none missing: ${ok ? 'YES' : 'NO'}\n`);
-  if (!ok) process.stdout.write(`missing (first 5): ${missing.slice(0, 5).join(', ')}\nconsumer log (last 20):\n${resyncLog.slice(-20).join('\n')}\n`);
-  if (opt.json) writeFileSync(opt.json, JSON.stringify({ rows, ok, producedUntil, resyncLog: resyncLog.slice(-50) }, null, 2));
+  if (!ok)
+    process.stdout.write(
+      `missing (first 5): ${missing.slice(0, 5).join(', ')}\nconsumer log (last 20):\n${resyncLog.slice(-20).join('\n')}\n`,
+    );
+  if (opt.json)
+    writeFileSync(opt.json, JSON.stringify({ rows, ok, producedUntil, resyncLog: resyncLog.slice(-50) }, null, 2));
 
   for (const c of consumers) c?.kill('SIGTERM');
   await Promise.all(workers.map((p) => ask(p, { cmd: 'stop' }).catch(() => undefined)));

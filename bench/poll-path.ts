@@ -18,14 +18,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ModbusRTU as ModbusClientType } from 'modbus-serial/ModbusRTU.js';
-import { parseConfig } from '../src/profiles/site-config.js';
 import { ManualClock } from '../src/core/clock.js';
 import { EventBus } from '../src/core/events.js';
 import { silentLogger } from '../src/core/log.js';
-import { BusRegistry } from '../src/modbus/buses.js';
 import type { RegisterReader } from '../src/core/register-reader.js';
+import { BusRegistry } from '../src/modbus/buses.js';
 import { Poller } from '../src/poller/poller.js';
 import { loadProfiles } from '../src/profiles/index.js';
+import { parseConfig } from '../src/profiles/site-config.js';
 import { startSimServers } from '../src/sim/servers.js';
 import { SimSite } from '../src/sim/site.js';
 import { Site } from '../src/site/site.js';
@@ -79,7 +79,14 @@ devices:
       },
     };
   };
-  const poller = new Poller({ site, bus: events, clock, readerFor: recorded, log: silentLogger(), profiles: loadProfiles() });
+  const poller = new Poller({
+    site,
+    bus: events,
+    clock,
+    readerFor: recorded,
+    log: silentLogger(),
+    profiles: loadProfiles(),
+  });
   let t = T0;
   // every device due in every cycle: its poll period has passed
   const cycle = async () => {
@@ -101,7 +108,10 @@ devices:
   const bare = async () => {
     for (const b of blocks) {
       client.setID(b.unit);
-      const res = b.fn === 'holding' ? await client.readHoldingRegisters(b.address, b.length) : await client.readInputRegisters(b.address, b.length);
+      const res =
+        b.fn === 'holding'
+          ? await client.readHoldingRegisters(b.address, b.length)
+          : await client.readInputRegisters(b.address, b.length);
       if (res.data.length !== b.length) throw new Error('short read');
     }
   };
@@ -123,13 +133,17 @@ devices:
   }
   const base = median(samples.get(cases[0]![0])!);
   const registers = blocks.reduce((a, b) => a + b.length, 0);
-  console.log(`one TCP bus, 3 SunSpec devices (inverter 1/103/160x4/124, two 802 BMSs): ${blocks.length} requests, ${registers} registers per cycle; ${CYCLES} cycles each`);
+  console.log(
+    `one TCP bus, 3 SunSpec devices (inverter 1/103/160x4/124, two 802 BMSs): ${blocks.length} requests, ${registers} registers per cycle; ${CYCLES} cycles each`,
+  );
   console.log('');
   console.log('| case                               | median ms/cycle | requests/s | ratio vs baseline |');
   console.log('|------------------------------------|----------------:|-----------:|------------------:|');
   for (const [name] of cases) {
     const m = median(samples.get(name)!);
-    console.log(`| ${name.padEnd(34)} | ${m.toFixed(3).padStart(15)} | ${((blocks.length * 1000) / m).toFixed(0).padStart(10)} | ${(m / base).toFixed(2).padStart(16)}x |`);
+    console.log(
+      `| ${name.padEnd(34)} | ${m.toFixed(3).padStart(15)} | ${((blocks.length * 1000) / m).toFixed(0).padStart(10)} | ${(m / base).toFixed(2).padStart(16)}x |`,
+    );
   }
   client.close(() => undefined);
   await buses.close();

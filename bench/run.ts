@@ -19,7 +19,9 @@ const files = readdirSync(here)
 
 function runOne(f: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, f)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, f)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     p.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -38,7 +40,10 @@ function resultRows(out: string): string[][] {
       inTable = false;
       continue;
     }
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
     if (!inTable) {
       inTable = true; // the header
       continue;
@@ -59,8 +64,13 @@ for (const f of files) {
     summary.push(`| ${f} | FAILED (exit ${code}) | |`);
     continue;
   }
-  for (const cells of resultRows(out)) summary.push(`| ${f.replace(/\.ts$/, '')} | ${cells[0]} | ${cells.slice(1).join(' · ')} |`);
+  for (const cells of resultRows(out))
+    summary.push(`| ${f.replace(/\.ts$/, '')} | ${cells[0]} | ${cells.slice(1).join(' · ')} |`);
 }
-process.stdout.write(`\n## Summary: every benchmark's rows\n\n| benchmark | case | figures (and ratio to its baseline) |\n|---|---|---|\n${summary.join('\n')}\n`);
-process.stdout.write(`\n${files.length - failed} of ${files.length} benchmarks ran; machine: ${arch()}, ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}\n`);
+process.stdout.write(
+  `\n## Summary: every benchmark's rows\n\n| benchmark | case | figures (and ratio to its baseline) |\n|---|---|---|\n${summary.join('\n')}\n`,
+);
+process.stdout.write(
+  `\n${files.length - failed} of ${files.length} benchmarks ran; machine: ${arch()}, ${cpus().length} × ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}\n`,
+);
 process.exit(failed ? 1 : 0);

@@ -16,13 +16,13 @@ import { buildApp } from '../src/api/http/app.js';
 import { addClient } from '../src/auth/clients.js';
 import { AuthService } from '../src/auth/service.js';
 import { silentLogger } from '../src/core/log.js';
+import type { StreamDef } from '../src/core/streams.js';
 import { demoSiteConfig } from '../src/demo/default-site.js';
 import { Site } from '../src/site/site.js';
 import { openDatabase } from '../src/store/db.js';
 import { findStreamKey } from '../src/store/streams.js';
 import { Bucketer } from '../src/telemetry/bucketer.js';
 import { queryTelemetry, type TelemetryResolution } from '../src/telemetry/query.js';
-import type { StreamDef } from '../src/core/streams.js';
 import { median } from './lib/stats.js';
 
 const RUNS = Number(process.argv[2] ?? 15);
@@ -78,7 +78,12 @@ try {
     });
 
   const ep = { host: '127.0.0.1', port: 1502 };
-  const site = new Site(demoSiteConfig({ inverter: ep, meter: { ...ep, port: 1503 } }, { httpHost: '127.0.0.1', httpPort: 0, dataDir: dir, pollSeconds: 60, batteryBlocks: 2 }));
+  const site = new Site(
+    demoSiteConfig(
+      { inverter: ep, meter: { ...ep, port: 1503 } },
+      { httpHost: '127.0.0.1', httpPort: 0, dataDir: dir, pollSeconds: 60, batteryBlocks: 2 },
+    ),
+  );
   // the HTTP cases pay for the bearer-token check like every partner request does
   const auth = new AuthService({ db, config: site.config.auth, dataDir: dir, siteId: site.id, log: silentLogger() });
   auth.start();
@@ -87,13 +92,20 @@ try {
   const tokenRes = await app.inject({
     method: 'POST',
     url: '/oauth2/token',
-    headers: { authorization: `Basic ${Buffer.from(`bench:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      authorization: `Basic ${Buffer.from(`bench:${secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     payload: 'grant_type=client_credentials',
   });
   const headers = { authorization: `Bearer ${(tokenRes.json() as { access_token: string }).access_token}` };
   const iso = (ms: number) => new Date(ms).toISOString();
   const viaHttp = (resolution: TelemetryResolution) => async () => {
-    const res = await app.inject({ method: 'GET', headers, url: `/api/v1/devices/${stream.id}/telemetry?interval=${iso(YEAR_START)}/${iso(YEAR_END)}&resolution=${resolution}&include=default,energy` });
+    const res = await app.inject({
+      method: 'GET',
+      headers,
+      url: `/api/v1/devices/${stream.id}/telemetry?interval=${iso(YEAR_START)}/${iso(YEAR_END)}&resolution=${resolution}&include=default,energy`,
+    });
     if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${res.body.slice(0, 200)}`);
     return res.body;
   };
@@ -122,14 +134,18 @@ try {
   const base = median(samples.get(cases[0]![0])!);
   const rows = db.prepare('SELECT count(*) FROM buckets WHERE stream = ?').pluck().get(key) as number;
 
-  console.log(`filled ${rows} buckets (one year, 1-minute readings) in ${(fillMs / 1000).toFixed(1)} s; ${RUNS} runs each`);
+  console.log(
+    `filled ${rows} buckets (one year, 1-minute readings) in ${(fillMs / 1000).toFixed(1)} s; ${RUNS} runs each`,
+  );
   console.log('');
   console.log('| case                                 | median ms | JSON kB | ratio vs baseline |');
   console.log('|--------------------------------------|----------:|--------:|------------------:|');
   for (const [name] of cases) {
     const m = median(samples.get(name)!);
     const kb = (sizes.get(name)! / 1024).toFixed(0);
-    console.log(`| ${name.padEnd(36)} | ${m.toFixed(2).padStart(9)} | ${kb.padStart(7)} | ${(m / base).toFixed(2).padStart(16)}x |`);
+    console.log(
+      `| ${name.padEnd(36)} | ${m.toFixed(2).padStart(9)} | ${kb.padStart(7)} | ${(m / base).toFixed(2).padStart(16)}x |`,
+    );
   }
   await app.close();
   auth.stop();

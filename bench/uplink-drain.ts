@@ -11,19 +11,19 @@
  *
  *   node --import tsx bench/uplink-drain.ts [rounds]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { parseConfig } from '../src/profiles/site-config.js';
 import { EventBus } from '../src/core/events.js';
+import { parseConfig } from '../src/profiles/site-config.js';
 import { Site } from '../src/site/site.js';
-import { openDatabase, type Database } from '../src/store/db.js';
+import { type Database, openDatabase } from '../src/store/db.js';
 import { enqueue, outboxStats, readAfter, remove, withSeq } from '../src/store/outbox.js';
-import { Bucketer } from '../src/telemetry/bucketer.js';
 import { BUCKET_MS } from '../src/telemetry/align.js';
+import { Bucketer } from '../src/telemetry/bucketer.js';
 import { Drainer } from '../src/uplink/drain.js';
 import { telemetryBodies } from '../src/uplink/payloads.js';
 import { median } from './lib/stats.js';
@@ -49,7 +49,10 @@ ${[
   ['house-2', 'consumption-meter'],
   ['house-3', 'consumption-meter'],
 ]
-  .map(([id, role, inv], i) => `  - { id: ${id}, role: ${role}, profile: sunspec, ${inv ? `inverter: ${inv}, ` : ''}connection: { type: tcp, host: 10.0.0.${i + 1}, unitId: 1 } }`)
+  .map(
+    ([id, role, inv], i) =>
+      `  - { id: ${id}, role: ${role}, profile: sunspec, ${inv ? `inverter: ${inv}, ` : ''}connection: { type: tcp, host: 10.0.0.${i + 1}, unitId: 1 } }`,
+  )
   .join('\n')}
 `;
 
@@ -71,13 +74,18 @@ function fill(file: string, mode: Mode): { walBytes: number; db: Database } {
   const b = new Bucketer({ db, streams: s.streams(), pollPeriodMs: POLL_MS, bus });
   b.start();
   let seqs: number[] = [];
-  if (mode !== 'none') bus.inTransaction('bucketsClosing', (closed) => (seqs = enqueue(db, telemetryBodies(ctx, closed), closed[0]!.end)));
+  if (mode !== 'none')
+    bus.inTransaction('bucketsClosing', (closed) => (seqs = enqueue(db, telemetryBodies(ctx, closed), closed[0]!.end)));
   const walBefore = walSize(file);
   const streams = s.streams();
   for (let t = START, i = 0; t < START + DAYS * 86_400_000; t += POLL_MS, i++) {
     for (const st of streams) {
       const w = 1000 * Math.sin(i / 50 + st.id.length);
-      b.ingest({ streamId: st.id, ts: t, values: { power_W: w, power_AC_W: w, power_DC_W: -w, soc: 50 + (i % 40), soh: 98, state: 'ok' } });
+      b.ingest({
+        streamId: st.id,
+        ts: t,
+        values: { power_W: w, power_AC_W: w, power_DC_W: -w, soc: 50 + (i % 40), soh: 98, state: 'ok' },
+      });
     }
     if ((t + POLL_MS) % BUCKET_MS === 0) {
       b.closeUntil(t + POLL_MS);
@@ -128,8 +136,15 @@ async function drainOnce(url: string, file: string): Promise<{ ms: number; n: nu
   const db = openDatabase(file);
   const n = outboxStats(db).depth;
   const client = await mqtt.connectAsync(url, { protocolVersion: 5, clean: true, reconnectPeriod: 0 });
-  const receiveMaximum = (client as unknown as { _serverProperties?: { receiveMaximum?: number } })._serverProperties?.receiveMaximum;
-  const drainer = new Drainer(db, { prefix: 'bench/site', maxInflight: 1000, ratePerSecond: 1_000_000, onRefused: () => undefined, onFault: (err) => console.error(err) });
+  const receiveMaximum = (client as unknown as { _serverProperties?: { receiveMaximum?: number } })._serverProperties
+    ?.receiveMaximum;
+  const drainer = new Drainer(db, {
+    prefix: 'bench/site',
+    maxInflight: 1000,
+    ratePerSecond: 1_000_000,
+    onRefused: () => undefined,
+    onFault: (err) => console.error(err),
+  });
   const t0 = performance.now();
   drainer.attach(client, receiveMaximum);
   while (drainer.delivered < n) await new Promise((r) => setTimeout(r, 1));
@@ -145,7 +160,9 @@ async function drainOnce(url: string, file: string): Promise<{ ms: number; n: nu
 
 async function bareOnce(url: string, payloads: string[]): Promise<number> {
   const client = await mqtt.connectAsync(url, { protocolVersion: 5, clean: true, reconnectPeriod: 0 });
-  const window = (client as unknown as { _serverProperties?: { receiveMaximum?: number } })._serverProperties?.receiveMaximum ?? 65535;
+  const window =
+    (client as unknown as { _serverProperties?: { receiveMaximum?: number } })._serverProperties?.receiveMaximum ??
+    65535;
   const t0 = performance.now();
   let next = 0;
   await Promise.all(
@@ -187,9 +204,15 @@ async function main(): Promise<void> {
   const rate = (ms: number) => Math.round((n / ms) * 1000);
   const kb = (b: number) => `${(b / 1024).toFixed(0)} KiB`;
   const rows: [string, string][] = [
-    ['backlog', `${n} messages (${DAYS} days x 96 bucket periods, ${site().streams().length} streams of 10 devices), ${kb(backlog.bytes)} of payload`],
+    [
+      'backlog',
+      `${n} messages (${DAYS} days x 96 bucket periods, ${site().streams().length} streams of 10 devices), ${kb(backlog.bytes)} of payload`,
+    ],
     ['outbox drain to mosquitto (median)', `${rate(median(ours))} msg/s (${median(ours).toFixed(0)} ms)`],
-    ['bare mqtt.js QoS 1, same payloads and window (median)', `${rate(median(bare))} msg/s (${median(bare).toFixed(0)} ms)`],
+    [
+      'bare mqtt.js QoS 1, same payloads and window (median)',
+      `${rate(median(bare))} msg/s (${median(bare).toFixed(0)} ms)`,
+    ],
     ['ratio outbox / bare (time)', `${(median(ours) / median(bare)).toFixed(2)}x (target <= 1.5x)`],
     ['SQLite WAL written per day, buckets only', kb(none.walBytes / DAYS)],
     ['  + outbox, connected (insert, delete on PUBACK)', `+${kb((connected.walBytes - none.walBytes) / DAYS)} per day`],
@@ -198,7 +221,9 @@ async function main(): Promise<void> {
   ];
   const w = Math.max(...rows.map((r) => r[0].length));
   for (const [k, v] of rows) process.stdout.write(`${k.padEnd(w)}  ${v}\n`);
-  process.stdout.write(`(${ROUNDS} rounds; WAL bytes include page images that a checkpoint writes once more into the database file)\n`);
+  process.stdout.write(
+    `(${ROUNDS} rounds; WAL bytes include page images that a checkpoint writes once more into the database file)\n`,
+  );
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -10,10 +10,9 @@ import { fork } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { WebSocketServer } from 'ws';
-import WebSocket from 'ws';
-import { WsServer, type WsAccess } from '../src/api/ws/server.js';
-import { EventBus, type ClosedBucket } from '../src/core/events.js';
+import WebSocket, { WebSocketServer } from 'ws';
+import { type WsAccess, WsServer } from '../src/api/ws/server.js';
+import { type ClosedBucket, EventBus } from '../src/core/events.js';
 import { silentLogger } from '../src/core/log.js';
 import type { StreamDef } from '../src/core/streams.js';
 import { median } from './lib/stats.js';
@@ -60,13 +59,19 @@ async function listen(): Promise<{ server: Server; port: number }> {
 }
 
 function clients(url: string) {
-  const child = fork(fileURLToPath(import.meta.url), [String(CLIENTS), String(ENTRIES)], { env: { ...process.env, BENCH_ROLE: 'clients', BENCH_URL: url }, execArgv: ['--import', 'tsx'] });
-  const next = (kind: string) => new Promise<{ lastAt?: number }>((r) => child.on('message', function on(m: { kind: string; lastAt?: number }) {
-    if (m.kind === kind) {
-      child.off('message', on);
-      r(m);
-    }
-  }));
+  const child = fork(fileURLToPath(import.meta.url), [String(CLIENTS), String(ENTRIES)], {
+    env: { ...process.env, BENCH_ROLE: 'clients', BENCH_URL: url },
+    execArgv: ['--import', 'tsx'],
+  });
+  const next = (kind: string) =>
+    new Promise<{ lastAt?: number }>((r) =>
+      child.on('message', function on(m: { kind: string; lastAt?: number }) {
+        if (m.kind === kind) {
+          child.off('message', on);
+          r(m);
+        }
+      }),
+    );
   return { child, next };
 }
 
@@ -109,39 +114,89 @@ async function measure(push: () => void, url: string, rounds: number): Promise<R
 async function main(): Promise<void> {
   const rounds = 7;
   const streams = new Map<string, StreamDef>();
-  for (let i = 0; i < ENTRIES; i++) streams.set(`s${i}`, { id: `s${i}`, deviceId: `dev${i % 50}`, deviceKind: 'battery_pack', channels: ['power_W', 'soc', 'energy_Wh_increment', 'energy_Wh_decrement'] });
+  for (let i = 0; i < ENTRIES; i++)
+    streams.set(`s${i}`, {
+      id: `s${i}`,
+      deviceId: `dev${i % 50}`,
+      deviceKind: 'battery_pack',
+      channels: ['power_W', 'soc', 'energy_Wh_increment', 'energy_Wh_decrement'],
+    });
   const devices = new Set([...streams.values()].map((s) => s.deviceId));
-  const access: WsAccess = { authenticate: () => ({ ok: true, principal: { clientId: 'bench' } }), recheck: () => null, partnerDevices: () => devices, customerDevices: () => new Set() };
+  const access: WsAccess = {
+    authenticate: () => ({ ok: true, principal: { clientId: 'bench' } }),
+    recheck: () => null,
+    partnerDevices: () => devices,
+    customerDevices: () => new Set(),
+  };
   const start = Date.parse('2026-11-23T10:00:00Z');
-  const buckets: ClosedBucket[] = [...streams.keys()].map((id, i) => ({ streamId: id, start, end: start + 900_000, values: { power_W: 1234.56 + i, soc: 55.5, energy_Wh_increment: 123456.78, energy_Wh_decrement: -98765.43 } }));
+  const buckets: ClosedBucket[] = [...streams.keys()].map((id, i) => ({
+    streamId: id,
+    start,
+    end: start + 900_000,
+    values: { power_W: 1234.56 + i, soc: 55.5, energy_Wh_increment: 123456.78, energy_Wh_decrement: -98765.43 },
+  }));
 
   // the gateway
   const g = await listen();
   const bus = new EventBus();
-  const gateway = new WsServer(g.server, bus, access, { log: silentLogger(), stream: (id) => streams.get(id), maxEntriesPerMessage: PER_MESSAGE, socScale: 'percent' });
+  const gateway = new WsServer(g.server, bus, access, {
+    log: silentLogger(),
+    stream: (id) => streams.get(id),
+    maxEntriesPerMessage: PER_MESSAGE,
+    socScale: 'percent',
+  });
   gateway.start();
-  const gw = await measure(() => bus.emit('bucketsClosed', { start, end: start + 900_000, buckets }), `ws://127.0.0.1:${g.port}/ws?streams=telemetry-realtime&telemetryInclude=default,energy`, rounds);
+  const gw = await measure(
+    () => bus.emit('bucketsClosed', { start, end: start + 900_000, buckets }),
+    `ws://127.0.0.1:${g.port}/ws?streams=telemetry-realtime&telemetryInclude=default,energy`,
+    rounds,
+  );
   gateway.stop();
   await new Promise((r) => g.server.close(r));
 
   // the baseline: bare ws, the same messages already built
   const b = await listen();
   const wss = new WebSocketServer({ server: b.server });
-  const entry = (i: number) => JSON.stringify({ deviceKind: 'battery_pack', kind: 'battery_pack', deviceId: `s${i}`, interval: '2026-11-23T10:00:00Z/2026-11-23T10:15:00Z', power_W: 1234.56 + i, soc: 55.5, energy_Wh_increment: 123456.78, energy_Wh_decrement: -98765.43 });
-  const messages = Array.from({ length: MESSAGES }, (_, m) => `{"stream":"telemetry-realtime","entries":[${Array.from({ length: PER_MESSAGE }, (_, k) => entry(m * PER_MESSAGE + k)).join(',')}],"telemetryDevices":"partner","interval":"2026-11-23T10:00:00Z/2026-11-23T10:15:00Z","telemetryInclude":["default","energy"]}`);
-  const bare = await measure(() => {
-    for (const ws of wss.clients) for (const m of messages) ws.send(m);
-  }, `ws://127.0.0.1:${b.port}/`, rounds);
+  const entry = (i: number) =>
+    JSON.stringify({
+      deviceKind: 'battery_pack',
+      kind: 'battery_pack',
+      deviceId: `s${i}`,
+      interval: '2026-11-23T10:00:00Z/2026-11-23T10:15:00Z',
+      power_W: 1234.56 + i,
+      soc: 55.5,
+      energy_Wh_increment: 123456.78,
+      energy_Wh_decrement: -98765.43,
+    });
+  const messages = Array.from(
+    { length: MESSAGES },
+    (_, m) =>
+      `{"stream":"telemetry-realtime","entries":[${Array.from({ length: PER_MESSAGE }, (_, k) => entry(m * PER_MESSAGE + k)).join(',')}],"telemetryDevices":"partner","interval":"2026-11-23T10:00:00Z/2026-11-23T10:15:00Z","telemetryInclude":["default","energy"]}`,
+  );
+  const bare = await measure(
+    () => {
+      for (const ws of wss.clients) for (const m of messages) ws.send(m);
+    },
+    `ws://127.0.0.1:${b.port}/`,
+    rounds,
+  );
   wss.close();
   await new Promise((r) => b.server.close(r));
 
   const kb = (messages.reduce((s, m) => s + m.length, 0) / 1024).toFixed(0);
-  console.log(`${CLIENTS} clients, a bucket of ${ENTRIES} entries in ${MESSAGES} messages (${kb} kB a client); median of ${rounds} rounds`);
+  console.log(
+    `${CLIENTS} clients, a bucket of ${ENTRIES} entries in ${MESSAGES} messages (${kb} kB a client); median of ${rounds} rounds`,
+  );
   console.log('');
   console.log('| case                        | last client done, ms | ratio | peak RSS MB (idle) | peak heap MB |');
   console.log('|-----------------------------|---------------------:|------:|-------------------:|-------------:|');
-  for (const [name, r] of [['bare ws, pre-built messages', bare], ['sitegw WsServer push', gw]] as const) {
-    console.log(`| ${name.padEnd(27)} | ${median(r.ms).toFixed(0).padStart(20)} | ${(median(r.ms) / median(bare.ms)).toFixed(2).padStart(4)}x | ${r.peakRssMB.toFixed(0).padStart(8)} (${r.baseRssMB.toFixed(0).padStart(4)})     | ${r.peakHeapMB.toFixed(0).padStart(12)} |`);
+  for (const [name, r] of [
+    ['bare ws, pre-built messages', bare],
+    ['sitegw WsServer push', gw],
+  ] as const) {
+    console.log(
+      `| ${name.padEnd(27)} | ${median(r.ms).toFixed(0).padStart(20)} | ${(median(r.ms) / median(bare.ms)).toFixed(2).padStart(4)}x | ${r.peakRssMB.toFixed(0).padStart(8)} (${r.baseRssMB.toFixed(0).padStart(4)})     | ${r.peakHeapMB.toFixed(0).padStart(12)} |`,
+    );
   }
   process.exit(0);
 }

@@ -4,28 +4,27 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './api/http/app.js';
 import { resolveTls, type TlsSetup } from './api/http/tls.js';
+import { wsAccess } from './api/http/ws-access.js';
+import { RefusalLog } from './api/refusals.js';
+import { WsServer } from './api/ws/server.js';
 import { AuthService } from './auth/service.js';
 import type { DeviceConfig, SiteConfig } from './config/types.js';
-import { ScaledClock, type Clock } from './core/clock.js';
+import { type Clock, ScaledClock } from './core/clock.js';
 import { EventBus } from './core/events.js';
 import { FeatureList } from './core/feature.js';
 import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
+import { GridFeature } from './grid/feature.js';
 import { BusRegistry } from './modbus/buses.js';
+import { OpsFeature } from './ops/feature.js';
+import { openCheckedDatabase } from './ops/integrity.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
 import { Site } from './site/site.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
-import { VERSION } from './version.js';
-import { GridFeature } from './grid/feature.js';
-import { RefusalLog } from './api/refusals.js';
-import { WsServer } from './api/ws/server.js';
-import { wsAccess } from './api/http/ws-access.js';
-import { OpsFeature } from './ops/feature.js';
-import { openCheckedDatabase } from './ops/integrity.js';
 import type { Uplink } from './uplink/feature.js';
-
+import { VERSION } from './version.js';
 
 export interface DaemonOptions {
   config: SiteConfig;
@@ -156,7 +155,9 @@ export class Daemon {
 
     await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site }));
     const { debounce } = config.grid;
-    await features.start(new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce }));
+    await features.start(
+      new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce }),
+    );
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
     const uplink = config.uplink
       ? // loaded only when configured: about 5 MB less resident memory without it (bench/README.md "Footprint")
@@ -228,7 +229,16 @@ export class Daemon {
     if (opts.listen !== false) await app.listen({ host: config.http.host, port: config.http.port });
     const daemon = new Daemon(ctx, app, features, ws, uplink);
     ops.ready();
-    log.info({ site: site.id, devices: config.devices.length, url: daemon.url, fingerprint: tls.fingerprint, version: VERSION }, 'sitegw started');
+    log.info(
+      {
+        site: site.id,
+        devices: config.devices.length,
+        url: daemon.url,
+        fingerprint: tls.fingerprint,
+        version: VERSION,
+      },
+      'sitegw started',
+    );
     return daemon;
   }
 

@@ -7,14 +7,14 @@
  *
  * Controlled over IPC: {cmd: 'offline'|'online'|'stopProducing'|'status'|'stop'}.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { EventBus } from '../../src/core/events.js';
 import { silentLogger } from '../../src/core/log.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { Site } from '../../src/site/site.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { type Database, openDatabase } from '../../src/store/db.js';
 import { outboxStats } from '../../src/store/outbox.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
 import { CloseTimer } from '../../src/telemetry/close-timer.js';
@@ -98,7 +98,16 @@ for (const id of args.ids) {
   const bus = new EventBus();
   const bucketer = new Bucketer({ db, streams: site.streams(), pollPeriodMs: POLL_MS, bus });
   bucketer.start();
-  const uplink = new Uplink({ config: r.config.uplink!, db, site, bus, clock, log: silentLogger(), socScale: 'percent', version: 'fleet-bench' });
+  const uplink = new Uplink({
+    config: r.config.uplink!,
+    db,
+    site,
+    bus,
+    clock,
+    log: silentLogger(),
+    socScale: 'percent',
+    version: 'fleet-bench',
+  });
   uplink.start();
   const close = new CloseTimer(clock, POLL_MS * 1.5, (b) => bucketer.closeUntil(b));
   close.start();
@@ -112,14 +121,19 @@ const poll = setInterval(() => {
   for (const r of runs) {
     for (const st of r.site.streams()) {
       const w = 1000 * Math.sin(i / 50 + st.id.length + r.id.length);
-      r.bucketer.ingest({ streamId: st.id, ts: t, values: { power_W: w, power_AC_W: w, power_DC_W: -w, soc: 50 + (i % 40), soh: 98, state: 'ok' } });
+      r.bucketer.ingest({
+        streamId: st.id,
+        ts: t,
+        values: { power_W: w, power_AC_W: w, power_DC_W: -w, soc: 50 + (i % 40), soh: 98, state: 'ok' },
+      });
     }
   }
 }, POLL_MS / args.speed);
 
 process.on('message', async (m: { cmd: string; ids?: string[] }) => {
   if (m.cmd === 'offline' || m.cmd === 'online') {
-    for (const r of runs) if (r.cut && m.ids!.includes(r.id)) m.cmd === 'offline' ? r.cut.cut() : (r.cut.blocked = false);
+    for (const r of runs)
+      if (r.cut && m.ids!.includes(r.id)) m.cmd === 'offline' ? r.cut.cut() : (r.cut.blocked = false);
     process.send!({ ok: m.cmd });
   } else if (m.cmd === 'stopProducing') {
     clearInterval(poll);

@@ -76,7 +76,10 @@ export class RefusalLog {
     }
     if (this.tokens === 0) {
       if (this.suppressed++ === 0) {
-        this.log.warn({ burst: this.burst, everyMs: this.refillMs }, 'refusals come faster than they are logged: further ones are counted and the count logged with the next line');
+        this.log.warn(
+          { burst: this.burst, everyMs: this.refillMs },
+          'refusals come faster than they are logged: further ones are counted and the count logged with the next line',
+        );
       }
       return;
     }

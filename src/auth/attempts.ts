@@ -7,7 +7,7 @@
 import type { AuthContext } from './context.js';
 import { GateBusy } from './hash-gate.js';
 import { ownerIsSet, verifyOwner } from './owner.js';
-import { OWNER_IDENTITY, Refused, type Attempt, type Subject } from './rate-limit.js';
+import { type Attempt, OWNER_IDENTITY, Refused, type Subject } from './rate-limit.js';
 
 export type Hashing = <R>(work: () => Promise<R>) => Promise<R>;
 
@@ -16,7 +16,11 @@ export type Hashing = <R>(work: () => Promise<R>) => Promise<R>;
  * attempt.succeed() or attempt.fail(); whatever it leaves unsettled (an error, a request that was
  * not a guess) is released and does not count.
  */
-export async function guarded<T>(ctx: AuthContext, who: Subject, check: (attempt: Attempt, hash: Hashing) => Promise<T>): Promise<T | Refused> {
+export async function guarded<T>(
+  ctx: AuthContext,
+  who: Subject,
+  check: (attempt: Attempt, hash: Hashing) => Promise<T>,
+): Promise<T | Refused> {
   const attempt = ctx.limiter.reserve(who);
   if (attempt instanceof Refused) return attempt;
   try {
@@ -32,10 +36,20 @@ export async function guarded<T>(ctx: AuthContext, who: Subject, check: (attempt
   }
 }
 
-export type OwnerCheck = { kind: 'ok' } | { kind: 'failed' } | { kind: 'no-owner' } | { kind: 'rate-limited'; retryAfter: number; reason: Refused['reason'] };
+export type OwnerCheck =
+  | { kind: 'ok' }
+  | { kind: 'failed' }
+  | { kind: 'no-owner' }
+  | { kind: 'rate-limited'; retryAfter: number; reason: Refused['reason'] };
 
 /** The owner's user name and password, for the consent page and the status page alike. */
-export async function checkOwner(ctx: AuthContext, username: string, password: string, address: string, where: string): Promise<OwnerCheck> {
+export async function checkOwner(
+  ctx: AuthContext,
+  username: string,
+  password: string,
+  address: string,
+  where: string,
+): Promise<OwnerCheck> {
   if (!ownerIsSet(ctx.db)) return { kind: 'no-owner' };
   const r = await guarded(ctx, { identity: OWNER_IDENTITY, address }, async (attempt, hash) => {
     if (await hash(() => verifyOwner(ctx.db, username, password))) {

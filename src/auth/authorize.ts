@@ -9,9 +9,9 @@
  * client ids exist, their names or their redirect URIs (issue 14, finding 4).
  */
 import { randomUUID } from 'node:crypto';
-import { findClient, type ClientRow } from '../store/clients.js';
+import { type ClientRow, findClient } from '../store/clients.js';
 import { insertCode } from '../store/tokens.js';
-import { CODE_PREFIX, type AuthContext } from './context.js';
+import { type AuthContext, CODE_PREFIX } from './context.js';
 import type { OAuthErrorCode } from './oauth-error.js';
 import { CHALLENGE } from './pkce.js';
 import { notAllowed, parseScopeParam, ScopeError } from './scopes.js';
@@ -47,7 +47,16 @@ export class AuthorizeRedirectError extends Error {
 }
 
 /** The parameters a consent form carries back, so the POST is checked exactly like the GET. */
-export const REQUEST_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'state', 'scope', 'code_challenge', 'code_challenge_method', 'nonce'] as const;
+export const REQUEST_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+] as const;
 
 const MAX_STATE = 1000;
 const MAX_NONCE = 200;
@@ -111,17 +120,25 @@ export function namedTarget(p: RequestParams): { clientId: string; given: string
 }
 
 /** client_id and redirect_uri: errors here are shown, never redirected. */
-function trustedTarget(ctx: AuthContext, p: RequestParams): { client: ClientRow; redirectUri: string; redirectGiven: boolean } {
+function trustedTarget(
+  ctx: AuthContext,
+  p: RequestParams,
+): { client: ClientRow; redirectUri: string; redirectGiven: boolean } {
   const { clientId, given } = namedTarget(p);
   const client = findClient(ctx.db, clientId);
   if (!client) throw new AuthorizePageError(`no app '${clientId.slice(0, 64)}' is registered on this gateway`);
-  if (client.redirectUris.length === 0) throw new AuthorizePageError(`the app '${client.name}' is not registered for sign-in (it has no redirect URI)`);
+  if (client.redirectUris.length === 0)
+    throw new AuthorizePageError(`the app '${client.name}' is not registered for sign-in (it has no redirect URI)`);
   if (given !== undefined) {
     // exact string comparison (RFC 9700 §2.1): no prefix, no pattern
-    if (!client.redirectUris.includes(given)) throw new AuthorizePageError(`the return address of this request is not one registered for '${client.name}'`);
+    if (!client.redirectUris.includes(given))
+      throw new AuthorizePageError(`the return address of this request is not one registered for '${client.name}'`);
     return { client, redirectUri: given, redirectGiven: true };
   }
-  if (client.redirectUris.length > 1) throw new AuthorizePageError(`'${client.name}' has several return addresses, and the request names none (redirect_uri)`);
+  if (client.redirectUris.length > 1)
+    throw new AuthorizePageError(
+      `'${client.name}' has several return addresses, and the request names none (redirect_uri)`,
+    );
   return { client, redirectUri: client.redirectUris[0]!, redirectGiven: false };
 }
 
@@ -160,13 +177,18 @@ export function parseAuthorizeRequest(ctx: AuthContext, p: RequestParams): Autho
     const challenge = p.get('code_challenge') ?? null;
     const method = p.get('code_challenge_method');
     if (method !== undefined && method !== 'S256') fail('invalid_request', 'code_challenge_method must be S256');
-    if (method !== undefined && challenge === null) fail('invalid_request', 'code_challenge_method given without code_challenge');
-    if (challenge !== null && method === undefined) fail('invalid_request', 'code_challenge_method is required; use S256');
-    if (challenge !== null && !CHALLENGE.test(challenge)) fail('invalid_request', 'code_challenge must be BASE64URL(SHA-256(code_verifier)), 43 characters');
-    if (challenge === null && client.secretHash === null) fail('invalid_request', 'PKCE is required for this client: send code_challenge and code_challenge_method=S256');
+    if (method !== undefined && challenge === null)
+      fail('invalid_request', 'code_challenge_method given without code_challenge');
+    if (challenge !== null && method === undefined)
+      fail('invalid_request', 'code_challenge_method is required; use S256');
+    if (challenge !== null && !CHALLENGE.test(challenge))
+      fail('invalid_request', 'code_challenge must be BASE64URL(SHA-256(code_verifier)), 43 characters');
+    if (challenge === null && client.secretHash === null)
+      fail('invalid_request', 'PKCE is required for this client: send code_challenge and code_challenge_method=S256');
 
     const nonce = p.get('nonce') ?? null;
-    if (nonce !== null && nonce.length > MAX_NONCE) fail('invalid_request', `nonce is longer than ${MAX_NONCE} characters`);
+    if (nonce !== null && nonce.length > MAX_NONCE)
+      fail('invalid_request', `nonce is longer than ${MAX_NONCE} characters`);
     return { client, redirectUri, redirectGiven, state, scopes, codeChallenge: challenge, nonce };
   } catch (e) {
     if (e instanceof RepeatedParam) fail('invalid_request', e.message);
@@ -176,7 +198,12 @@ export function parseAuthorizeRequest(ctx: AuthContext, p: RequestParams): Autho
 
 /** The signed-in owner's answer to a checked request: where the browser goes next. */
 export function decide(ctx: AuthContext, req: AuthorizeRequest, allow: boolean): string {
-  if (!allow) return redirectTo(req.redirectUri, { error: 'access_denied', error_description: 'the owner declined', state: req.state });
+  if (!allow)
+    return redirectTo(req.redirectUri, {
+      error: 'access_denied',
+      error_description: 'the owner declined',
+      state: req.state,
+    });
   const now = ctx.now();
   const code = randomSecret(CODE_PREFIX);
   insertCode(ctx.db, {

@@ -6,7 +6,7 @@
 import { clientActive, clientDevices } from '../store/clients.js';
 import { findToken } from '../store/tokens.js';
 import type { AuthContext, Principal } from './context.js';
-import { hasPermission, wireScope, type Permission } from './scopes.js';
+import { hasPermission, type Permission, wireScope } from './scopes.js';
 import { sha256 } from './secrets.js';
 
 export interface AuthFailure {
@@ -39,12 +39,22 @@ export interface Requirement {
 /** RFC 6750 §2.1 b64token */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
-const invalid = (description: string): BearerCheck => ({ ok: false, failure: { status: 401, error: 'invalid_token', description, code: 'INVALID_TOKEN' } });
+const invalid = (description: string): BearerCheck => ({
+  ok: false,
+  failure: { status: 401, error: 'invalid_token', description, code: 'INVALID_TOKEN' },
+});
 
 export function verifyBearer(ctx: AuthContext, header: string | undefined): BearerCheck {
   const m = header === undefined ? null : /^Bearer(?: +(.*))?$/i.exec(header.trim());
   if (!m) {
-    return { ok: false, failure: { status: 401, description: 'this endpoint needs Authorization: Bearer <access token>', code: 'UNAUTHORIZED' } };
+    return {
+      ok: false,
+      failure: {
+        status: 401,
+        description: 'this endpoint needs Authorization: Bearer <access token>',
+        code: 'UNAUTHORIZED',
+      },
+    };
   }
   const token = (m[1] ?? '').trim();
   if (token === '' || token.length > 512 || !B64TOKEN.test(token)) return invalid('the bearer token is malformed');
@@ -68,7 +78,13 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
 export function checkRequirement(principal: Principal, need: Requirement): AuthFailure | undefined {
   const scope = wireScope(need.permission);
   if (!hasPermission(principal.scopes, need.permission)) {
-    return { status: 403, error: 'insufficient_scope', description: `this call needs scope ${scope}`, scope, code: 'INSUFFICIENT_SCOPE' };
+    return {
+      status: 403,
+      error: 'insufficient_scope',
+      description: `this call needs scope ${scope}`,
+      scope,
+      code: 'INSUFFICIENT_SCOPE',
+    };
   }
   if (need.customer && !principal.customer) {
     return {

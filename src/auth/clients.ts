@@ -4,6 +4,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import {
+  type ClientRow,
   clientIdTaken,
   findClient,
   insertClient,
@@ -11,9 +12,8 @@ import {
   markClientRemoved,
   setClientDevices,
   setClientSecretHash,
-  type ClientRow,
 } from '../store/clients.js';
-import { removeClientFromPublishTo, type PublishAudit } from '../store/publish-to.js';
+import { type PublishAudit, removeClientFromPublishTo } from '../store/publish-to.js';
 import { revokeClientTokens } from '../store/tokens.js';
 import { parseScopeList, ScopeError, wireScope } from './scopes.js';
 import { hashSecret, randomSecret } from './secrets.js';
@@ -52,13 +52,17 @@ export function checkRedirectUri(uri: string): string {
   try {
     u = new URL(uri);
   } catch {
-    throw new ClientError(`redirect URI '${uri}' is not an absolute URL; write it in full, e.g. https://app.example.com/callback`);
+    throw new ClientError(
+      `redirect URI '${uri}' is not an absolute URL; write it in full, e.g. https://app.example.com/callback`,
+    );
   }
   if (uri.includes('#')) throw new ClientError(`redirect URI '${uri}' has a fragment (#...); leave it out`);
   if (u.username || u.password) throw new ClientError(`redirect URI '${uri}' carries credentials; leave them out`);
   const scheme = u.protocol.slice(0, -1);
   if (scheme !== 'https' && scheme !== 'http' && !scheme.includes('.')) {
-    throw new ClientError(`redirect URI '${uri}': use https://, http:// or an app scheme in reverse-domain form such as com.example.app:/callback`);
+    throw new ClientError(
+      `redirect URI '${uri}': use https://, http:// or an app scheme in reverse-domain form such as com.example.app:/callback`,
+    );
   }
   if (uri.length > 2000) throw new ClientError('redirect URI is longer than 2000 characters');
   return uri;
@@ -78,22 +82,39 @@ function checkDevices(devices: readonly string[] | undefined, known: ReadonlySet
   const list = [...new Set(devices ?? [])];
   if (known) {
     const unknown = list.filter((d) => !known.has(d));
-    if (unknown.length > 0) throw new ClientError(`unknown device '${unknown[0]}'; devices of this site: ${[...known].join(', ')}`);
+    if (unknown.length > 0)
+      throw new ClientError(`unknown device '${unknown[0]}'; devices of this site: ${[...known].join(', ')}`);
   }
   return list;
 }
 
 /** Registers a client; returns the secret to show once (null for a public client). */
-export async function addClient(db: Database, spec: NewClient, now: number, knownDevices?: ReadonlySet<string>): Promise<{ client: ClientRow; secret: string | null }> {
-  if (!CLIENT_ID.test(spec.id)) throw new ClientError(`client id '${spec.id}': use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
-  if (clientIdTaken(db, spec.id)) throw new ClientError(`client id '${spec.id}' is taken (ids of removed clients are not reused); choose another`);
+export async function addClient(
+  db: Database,
+  spec: NewClient,
+  now: number,
+  knownDevices?: ReadonlySet<string>,
+): Promise<{ client: ClientRow; secret: string | null }> {
+  if (!CLIENT_ID.test(spec.id))
+    throw new ClientError(
+      `client id '${spec.id}': use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+    );
+  if (clientIdTaken(db, spec.id))
+    throw new ClientError(`client id '${spec.id}' is taken (ids of removed clients are not reused); choose another`);
   const redirectUris = [...new Set((spec.redirectUris ?? []).map(checkRedirectUri))];
-  if (spec.public && redirectUris.length === 0) throw new ClientError('a public client needs at least one redirect URI: it can only use the authorization-code flow');
+  if (spec.public && redirectUris.length === 0)
+    throw new ClientError(
+      'a public client needs at least one redirect URI: it can only use the authorization-code flow',
+    );
   const scopes = checkScopes(spec.scopes);
   const devices = checkDevices(spec.devices, knownDevices);
   const secret = spec.public ? null : randomSecret(SECRET_PREFIX);
   const name = (spec.name ?? spec.id).trim().slice(0, 200) || spec.id;
-  insertClient(db, { id: spec.id, name, secretHash: secret ? await hashSecret(secret) : null, scopes, redirectUris, devices }, now);
+  insertClient(
+    db,
+    { id: spec.id, name, secretHash: secret ? await hashSecret(secret) : null, scopes, redirectUris, devices },
+    now,
+  );
   return { client: findClient(db, spec.id)!, secret };
 }
 
@@ -112,7 +133,11 @@ export async function rotateClientSecret(db: Database, id: string, now: number):
 }
 
 /** Removes a client: its tokens stop working at once and it leaves every publishTo list (audited). */
-export function removeClient(db: Database, id: string, now: number): { revokedTokens: number; publishChanges: PublishAudit[] } {
+export function removeClient(
+  db: Database,
+  id: string,
+  now: number,
+): { revokedTokens: number; publishChanges: PublishAudit[] } {
   return db.transaction(() => {
     if (!markClientRemoved(db, id, now)) throw new ClientError(`no client '${id}'`);
     const revokedTokens = revokeClientTokens(db, id, now);
@@ -122,7 +147,12 @@ export function removeClient(db: Database, id: string, now: number): { revokedTo
 }
 
 /** Replaces the devices a partner client sees. */
-export function assignDevices(db: Database, id: string, devices: readonly string[], knownDevices?: ReadonlySet<string>): ClientRow {
+export function assignDevices(
+  db: Database,
+  id: string,
+  devices: readonly string[],
+  knownDevices?: ReadonlySet<string>,
+): ClientRow {
   if (!findClient(db, id)) throw new ClientError(`no client '${id}'`);
   setClientDevices(db, id, checkDevices(devices, knownDevices));
   return findClient(db, id)!;

@@ -6,8 +6,8 @@
  * the POST checks it again from scratch; the consent form adds a single-use ticket
  * (consent-ticket.ts) in place of the password.
  */
-import { REQUEST_PARAMS, type AuthorizeRequest } from './authorize.js';
-import { canonicalScope, OPENID, PERMISSION_TEXT, SCOPE_PREFIX, type Permission } from './scopes.js';
+import { type AuthorizeRequest, REQUEST_PARAMS } from './authorize.js';
+import { canonicalScope, OPENID, PERMISSION_TEXT, type Permission, SCOPE_PREFIX } from './scopes.js';
 
 export function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -58,7 +58,8 @@ function hiddenFields(params: ReadonlyMap<string, string>, extra: [string, strin
     .join('\n');
 }
 
-const errorLine = (error: string | undefined): string => (error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : '');
+const errorLine = (error: string | undefined): string =>
+  error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : '';
 
 /** Before the owner's password: nothing here depends on the client the request names. */
 export function signInPage(v: SignInView): string {
@@ -102,5 +103,8 @@ ${hiddenFields(v.params, [[TICKET_FIELD, v.ticket]])}
 }
 
 export function errorPage(title: string, message: string): string {
-  return page(title, `<h1>${escapeHtml(title)}</h1><p class="error">${escapeHtml(message)}</p><p class="muted">Go back to the app you came from and try again, or ask your installer.</p>`);
+  return page(
+    title,
+    `<h1>${escapeHtml(title)}</h1><p class="error">${escapeHtml(message)}</p><p class="muted">Go back to the app you came from and try again, or ask your installer.</p>`,
+  );
 }

@@ -1,8 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { AuthConfig } from '../config/types.js';
-import type { IdTokenSigner } from './id-token.js';
 import type { HashGate } from './hash-gate.js';
+import type { IdTokenSigner } from './id-token.js';
 import type { FailureLimiter } from './rate-limit.js';
 
 /** What the grant, authorization and bearer functions share; AuthService builds it on start(). */

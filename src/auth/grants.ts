@@ -4,13 +4,13 @@
  * refresh tokens rotate, and presenting a spent one revokes its whole family (RFC 9700 §4.14.2).
  */
 import { randomUUID } from 'node:crypto';
-import { findClient, type ClientRow } from '../store/clients.js';
+import { type ClientRow, findClient } from '../store/clients.js';
 import { findToken, insertToken, markRotated, revokeFamily, takeCode } from '../store/tokens.js';
 import { guarded, type Hashing } from './attempts.js';
-import { ACCESS_PREFIX, REFRESH_PREFIX, type AuthContext } from './context.js';
+import { ACCESS_PREFIX, type AuthContext, REFRESH_PREFIX } from './context.js';
 import { OAuthError } from './oauth-error.js';
 import { verifierMatches } from './pkce.js';
-import { clientIdentity, Refused, type Attempt } from './rate-limit.js';
+import { type Attempt, clientIdentity, Refused } from './rate-limit.js';
 import { formatScopes, notAllowed, OPENID, parseScopeParam, ScopeError } from './scopes.js';
 import { randomSecret, sha256, verifySecret } from './secrets.js';
 
@@ -69,18 +69,28 @@ function required(params: FormParams, name: string): string {
 }
 
 /** The client a request names, and its secret when it sent one; nothing is checked yet. */
-function claimedClient(params: FormParams, authorization: string | undefined): { id: string; basic: BasicCredentials | undefined } {
-  if (params.has('client_secret')) throw new OAuthError('invalid_request', 'send the client secret with HTTP Basic authentication, not in the form');
+function claimedClient(
+  params: FormParams,
+  authorization: string | undefined,
+): { id: string; basic: BasicCredentials | undefined } {
+  if (params.has('client_secret'))
+    throw new OAuthError('invalid_request', 'send the client secret with HTTP Basic authentication, not in the form');
   const basic = parseBasic(authorization);
   const formId = params.get('client_id');
-  if (basic && formId !== undefined && formId !== basic.id) throw new OAuthError('invalid_request', 'client_id in the form differs from the HTTP Basic user');
+  if (basic && formId !== undefined && formId !== basic.id)
+    throw new OAuthError('invalid_request', 'client_id in the form differs from the HTTP Basic user');
   const id = basic?.id ?? formId;
   if (!id) throw new ClientAuthError('no client credentials: send client_id and client_secret with HTTP Basic', false);
   return { id, basic };
 }
 
 /** Who is asking, proven by secret (confidential client) or named by client_id (public client). */
-async function authenticateClient(ctx: AuthContext, claim: { id: string; basic: BasicCredentials | undefined }, attempt: Attempt, hash: Hashing): Promise<ClientRow> {
+async function authenticateClient(
+  ctx: AuthContext,
+  claim: { id: string; basic: BasicCredentials | undefined },
+  attempt: Attempt,
+  hash: Hashing,
+): Promise<ClientRow> {
   const { id, basic } = claim;
   const client = findClient(ctx.db, id);
   if (basic) {
@@ -91,7 +101,10 @@ async function authenticateClient(ctx: AuthContext, claim: { id: string; basic: 
     return client;
   }
   attempt.fail();
-  throw new ClientAuthError(basic ? 'unknown client or wrong secret' : 'this client must authenticate with HTTP Basic', basic !== undefined);
+  throw new ClientAuthError(
+    basic ? 'unknown client or wrong secret' : 'this client must authenticate with HTTP Basic',
+    basic !== undefined,
+  );
 }
 
 function requestedScopes(params: FormParams, fallback: readonly string[], allowed: readonly string[]): string[] {
@@ -105,7 +118,8 @@ function requestedScopes(params: FormParams, fallback: readonly string[], allowe
     throw e;
   }
   const extra = notAllowed(scopes, allowed);
-  if (extra.length > 0) throw new OAuthError('invalid_scope', `scope ${extra.join(' ')} is beyond what was granted to this client`);
+  if (extra.length > 0)
+    throw new OAuthError('invalid_scope', `scope ${extra.join(' ')} is beyond what was granted to this client`);
   return scopes;
 }
 
@@ -123,8 +137,20 @@ function issue(ctx: AuthContext, what: Issue): TokenResponse {
   const { accessTokenSeconds, refreshTokenDays } = ctx.config;
   const access = randomSecret(ACCESS_PREFIX);
   const base = { clientId: what.client.id, customer: what.customer, family: what.family, createdAt: now };
-  insertToken(ctx.db, { ...base, hash: sha256(access), kind: 'access', scopes: what.scopes, authTime: what.refresh?.authTime ?? null, expiresAt: now + accessTokenSeconds * 1000 });
-  const out: TokenResponse = { access_token: access, token_type: 'Bearer', expires_in: accessTokenSeconds, scope: formatScopes(what.scopes) };
+  insertToken(ctx.db, {
+    ...base,
+    hash: sha256(access),
+    kind: 'access',
+    scopes: what.scopes,
+    authTime: what.refresh?.authTime ?? null,
+    expiresAt: now + accessTokenSeconds * 1000,
+  });
+  const out: TokenResponse = {
+    access_token: access,
+    token_type: 'Bearer',
+    expires_in: accessTokenSeconds,
+    scope: formatScopes(what.scopes),
+  };
   if (what.refresh) {
     const refresh = randomSecret(REFRESH_PREFIX);
     insertToken(ctx.db, {
@@ -158,7 +184,11 @@ function grantFailure(attempt: Attempt, description: string): OAuthError {
 }
 
 function clientCredentials(ctx: AuthContext, client: ClientRow, params: FormParams): TokenResponse {
-  if (client.secretHash === null) throw new OAuthError('unauthorized_client', 'a public client cannot use client_credentials; use the authorization-code flow');
+  if (client.secretHash === null)
+    throw new OAuthError(
+      'unauthorized_client',
+      'a public client cannot use client_credentials; use the authorization-code flow',
+    );
   const defaults = client.scopes.filter((s) => s !== OPENID);
   const scopes = requestedScopes(params, defaults, client.scopes);
   return issue(ctx, { client, customer: false, scopes, family: randomUUID() });
@@ -172,7 +202,10 @@ function authorizationCode(ctx: AuthContext, client: ClientRow, params: FormPara
   if (row.usedAt !== null) {
     // RFC 6749 §4.1.2: a replayed code revokes what it was exchanged for
     const revoked = revokeFamily(ctx.db, row.family, now);
-    ctx.log.warn({ clientId: client.id, revokedTokens: revoked }, 'authorization code presented twice; its tokens are revoked');
+    ctx.log.warn(
+      { clientId: client.id, revokedTokens: revoked },
+      'authorization code presented twice; its tokens are revoked',
+    );
     throw grantFailure(attempt, 'authorization code was already used');
   }
   if (row.expiresAt <= now) throw grantFailure(attempt, 'authorization code expired; start the authorization again');
@@ -182,14 +215,22 @@ function authorizationCode(ctx: AuthContext, client: ClientRow, params: FormPara
   }
   const verifier = params.get('code_verifier');
   if (row.codeChallenge !== null) {
-    if (verifier === undefined) throw grantFailure(attempt, 'code_verifier is required: the authorization request carried a code_challenge');
-    if (!verifierMatches(verifier, row.codeChallenge)) throw grantFailure(attempt, 'code_verifier does not match the code_challenge');
+    if (verifier === undefined)
+      throw grantFailure(attempt, 'code_verifier is required: the authorization request carried a code_challenge');
+    if (!verifierMatches(verifier, row.codeChallenge))
+      throw grantFailure(attempt, 'code_verifier does not match the code_challenge');
   } else if (verifier !== undefined) {
     // RFC 9700 §2.1.1: a verifier without a challenge is a PKCE downgrade attempt
     throw grantFailure(attempt, 'code_verifier given but the authorization request had no code_challenge');
   }
   const scopes = row.scopes.filter((s) => client.scopes.includes(s));
-  return issue(ctx, { client, customer: true, scopes, family: row.family, refresh: { scopes, authTime: row.authTime, nonce: row.nonce } });
+  return issue(ctx, {
+    client,
+    customer: true,
+    scopes,
+    family: row.family,
+    refresh: { scopes, authTime: row.authTime, nonce: row.nonce },
+  });
 }
 
 function refreshToken(ctx: AuthContext, client: ClientRow, params: FormParams, attempt: Attempt): TokenResponse {
@@ -201,21 +242,42 @@ function refreshToken(ctx: AuthContext, client: ClientRow, params: FormParams, a
   if (row.revokedAt !== null) throw grantFailure(attempt, 'refresh token was revoked');
   const reuse = () => {
     const revoked = revokeFamily(ctx.db, row.family, now);
-    ctx.log.warn({ clientId: client.id, revokedTokens: revoked }, 'a spent refresh token was presented again; its whole family is revoked');
-    return grantFailure(attempt, 'refresh token was already used; every token of this grant is revoked, ask the owner to consent again');
+    ctx.log.warn(
+      { clientId: client.id, revokedTokens: revoked },
+      'a spent refresh token was presented again; its whole family is revoked',
+    );
+    return grantFailure(
+      attempt,
+      'refresh token was already used; every token of this grant is revoked, ask the owner to consent again',
+    );
   };
   if (row.rotatedAt !== null) throw reuse();
   if (row.expiresAt <= now) throw grantFailure(attempt, 'refresh token expired; ask the owner to consent again');
   // RFC 6749 §6: a narrower scope may be asked for, never a wider one
   const scopes = requestedScopes(params, row.scopes, row.scopes);
   if (!markRotated(ctx.db, hash, now)) throw reuse();
-  return issue(ctx, { client, customer: row.customer, scopes, family: row.family, refresh: { scopes: row.scopes, authTime: row.authTime ?? now, nonce: null } });
+  return issue(ctx, {
+    client,
+    customer: row.customer,
+    scopes,
+    family: row.family,
+    refresh: { scopes: row.scopes, authTime: row.authTime ?? now, nonce: null },
+  });
 }
 
-export async function tokenRequest(ctx: AuthContext, params: FormParams, authorization: string | undefined, address: string): Promise<TokenResponse> {
+export async function tokenRequest(
+  ctx: AuthContext,
+  params: FormParams,
+  authorization: string | undefined,
+  address: string,
+): Promise<TokenResponse> {
   const grant = params.get('grant_type');
   if (!grant) throw new OAuthError('invalid_request', `grant_type is required: one of ${GRANTS.join(', ')}`);
-  if (!(GRANTS as readonly string[]).includes(grant)) throw new OAuthError('unsupported_grant_type', `grant_type '${grant.slice(0, 40)}' is not supported; use one of ${GRANTS.join(', ')}`);
+  if (!(GRANTS as readonly string[]).includes(grant))
+    throw new OAuthError(
+      'unsupported_grant_type',
+      `grant_type '${grant.slice(0, 40)}' is not supported; use one of ${GRANTS.join(', ')}`,
+    );
   const claim = claimedClient(params, authorization);
   const r = await guarded(ctx, { identity: clientIdentity(claim.id), address }, async (attempt, hash) => {
     const client = await authenticateClient(ctx, claim, attempt, hash);
@@ -230,7 +292,13 @@ export async function tokenRequest(ctx: AuthContext, params: FormParams, authori
   return r;
 }
 
-function grantTokens(ctx: AuthContext, grant: Grant, client: ClientRow, params: FormParams, attempt: Attempt): TokenResponse {
+function grantTokens(
+  ctx: AuthContext,
+  grant: Grant,
+  client: ClientRow,
+  params: FormParams,
+  attempt: Attempt,
+): TokenResponse {
   switch (grant) {
     case 'client_credentials':
       return clientCredentials(ctx, client, params);

@@ -83,7 +83,12 @@ export class HashGate {
     let pick: AddressLoad | undefined;
     for (const load of this.load.values()) {
       if (load.waiting.length === 0) continue;
-      if (pick === undefined || load.running < pick.running || (load.running === pick.running && load.servedAt < pick.servedAt)) pick = load;
+      if (
+        pick === undefined ||
+        load.running < pick.running ||
+        (load.running === pick.running && load.servedAt < pick.servedAt)
+      )
+        pick = load;
     }
     if (!pick) return;
     this.running++;

@@ -4,7 +4,7 @@
  * public half is served as a JWK Set at /oauth2/jwks; `kid` is its RFC 7638 thumbprint. Node's
  * crypto does all of it: no JOSE library is needed for one algorithm and one key.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -44,7 +44,15 @@ export class IdTokenSigner {
 
   private constructor(private readonly key: KeyObject) {
     const pub = createPublicKey(key).export({ format: 'jwk' });
-    this.jwk = { kty: String(pub.kty), crv: String(pub.crv), x: String(pub.x), y: String(pub.y), kid: thumbprint(pub), use: 'sig', alg: 'ES256' };
+    this.jwk = {
+      kty: String(pub.kty),
+      crv: String(pub.crv),
+      x: String(pub.x),
+      y: String(pub.y),
+      kid: thumbprint(pub),
+      use: 'sig',
+      alg: 'ES256',
+    };
   }
 
   /** Loads the key from `file`, creating it (mode 0600) when it does not exist yet. */

@@ -14,9 +14,16 @@ export const PASSWORD_MAX = 256;
  * Sets the owner's user name and password. Every customer token issued on the old password is
  * revoked: a new password is how an owner locks out an app they no longer trust.
  */
-export async function setOwnerPassword(db: Database, username: string, password: string, now: number): Promise<{ revokedTokens: number }> {
-  if (!OWNER_NAME.test(username)) throw new ClientError(`user name '${username}': use 1 to 64 letters, digits, '.', '_', '@' or '-'`);
-  if ([...password].length < PASSWORD_MIN) throw new ClientError(`the password needs at least ${PASSWORD_MIN} characters`);
+export async function setOwnerPassword(
+  db: Database,
+  username: string,
+  password: string,
+  now: number,
+): Promise<{ revokedTokens: number }> {
+  if (!OWNER_NAME.test(username))
+    throw new ClientError(`user name '${username}': use 1 to 64 letters, digits, '.', '_', '@' or '-'`);
+  if ([...password].length < PASSWORD_MIN)
+    throw new ClientError(`the password needs at least ${PASSWORD_MIN} characters`);
   if (password.length > PASSWORD_MAX) throw new ClientError(`the password may have at most ${PASSWORD_MAX} characters`);
   const passwordHash = await hashSecret(password);
   return db.transaction(() => {

@@ -109,12 +109,14 @@ export class FailureLimiter {
   /** Reserves an attempt on every key of `who`, or refuses it when one of them is full. */
   reserve(who: Subject): Attempt | Refused {
     const limits: Limit[] = [{ key: addressKey(who.address), max: this.opts.maxFailures }];
-    if (!this.isKnown(who)) limits.push({ key: identityKey(who.identity), max: this.opts.maxFailures * IDENTITY_SPREAD });
+    if (!this.isKnown(who))
+      limits.push({ key: identityKey(who.identity), max: this.opts.maxFailures * IDENTITY_SPREAD });
     const now = this.opts.now();
     let wait = 0;
     for (const { key, max } of limits) {
       const c = this.counter(key, now);
-      if (c.failures.length >= max) wait = Math.max(wait, Math.ceil((c.failures[c.failures.length - max]! + this.opts.windowMs - now) / 1000));
+      if (c.failures.length >= max)
+        wait = Math.max(wait, Math.ceil((c.failures[c.failures.length - max]! + this.opts.windowMs - now) / 1000));
       else if (c.failures.length + c.pending >= max) wait = Math.max(wait, IN_FLIGHT_RETRY_S);
       this.dropIfEmpty(key, c);
     }

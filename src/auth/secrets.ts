@@ -4,7 +4,7 @@
  * raised later without invalidating old hashes. Codes and tokens are 256-bit random values; a
  * plain SHA-256 is enough to store them, as nobody can guess a preimage of that much entropy.
  */
-import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHash, randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 
 /** N = 2^15 costs about 0.1 s on a Raspberry Pi 4 and 32 MiB of memory per check. */
 const PARAMS = { N: 1 << 15, r: 8, p: 1 };
@@ -13,7 +13,9 @@ const SALT_LEN = 16;
 
 function scryptAsync(secret: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
   const opts: ScryptOptions = { ...params, maxmem: 256 * params.N * params.r * params.p };
-  return new Promise((resolve, reject) => scrypt(secret.normalize('NFKC'), salt, KEY_LEN, opts, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(secret.normalize('NFKC'), salt, KEY_LEN, opts, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 /** `scrypt$N$r$p$salt$hash`, salt and hash in base64url. */
@@ -23,7 +25,9 @@ export async function hashSecret(secret: string): Promise<string> {
   return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
-function parseHash(stored: string): { params: { N: number; r: number; p: number }; salt: Buffer; key: Buffer } | undefined {
+function parseHash(
+  stored: string,
+): { params: { N: number; r: number; p: number }; salt: Buffer; key: Buffer } | undefined {
   const parts = stored.split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') return undefined;
   const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];

@@ -12,11 +12,11 @@ import { clientDevices, findClient } from '../store/clients.js';
 import { devicesPublishedTo } from '../store/publish-to.js';
 import { pruneExpired } from '../store/tokens.js';
 import { checkOwner, type OwnerCheck } from './attempts.js';
-import { decide, parseAuthorizeRequest, type AuthorizeRequest, type RequestParams } from './authorize.js';
-import { authorizeBearer, verifyBearer, type BearerCheck, type Requirement } from './bearer.js';
+import { type AuthorizeRequest, decide, parseAuthorizeRequest, type RequestParams } from './authorize.js';
+import { authorizeBearer, type BearerCheck, type Requirement, verifyBearer } from './bearer.js';
 import { ConsentTickets } from './consent-ticket.js';
 import type { AuthContext } from './context.js';
-import { tokenRequest, type FormParams, type TokenResponse } from './grants.js';
+import { type FormParams, type TokenResponse, tokenRequest } from './grants.js';
 import { HashGate, PI_HASHING } from './hash-gate.js';
 import { IdTokenSigner, type PublicJwk } from './id-token.js';
 import { FailureLimiter } from './rate-limit.js';
@@ -58,7 +58,11 @@ export class AuthService implements Feature {
       config,
       now,
       log,
-      limiter: new FailureLimiter({ maxFailures: config.maxFailedAttempts, windowMs: config.failureWindowSeconds * 1000, now }),
+      limiter: new FailureLimiter({
+        maxFailures: config.maxFailedAttempts,
+        windowMs: config.failureWindowSeconds * 1000,
+        now,
+      }),
       hashGate: new HashGate(PI_HASHING),
       signer: IdTokenSigner.loadOrCreate(join(dataDir, 'auth', 'id-token-es256.pem')),
       issuer: `urn:sitegw:${siteId}`,
@@ -113,7 +117,12 @@ export class AuthService implements Feature {
    * The owner's user name and password, on the consent page or the installer's status page
    * (src/api/http/status.ts): one check, one set of failure limits and the hashing gate (attempts.ts).
    */
-  ownerLogin(username: string, password: string, address: string, where: 'status page' | 'consent page' = 'status page'): Promise<OwnerLogin> {
+  ownerLogin(
+    username: string,
+    password: string,
+    address: string,
+    where: 'status page' | 'consent page' = 'status page',
+  ): Promise<OwnerLogin> {
     return checkOwner(this.c, username, password, address, where);
   }
 

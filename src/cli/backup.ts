@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { backupDatabase } from '../ops/backup.js';
 import { loadSiteConfig } from './config.js';
-import { EXIT, printUsage, stdio, type Output } from './output.js';
+import { EXIT, type Output, printUsage, stdio } from './output.js';
 
 export async function backupCommand(argv: string[], io: Output = stdio): Promise<number> {
   const { values, positionals } = parseArgs({

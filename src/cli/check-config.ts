@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import type { DeviceConfig, SiteConfig } from '../config/types.js';
 import { describeConnection } from '../modbus/link.js';
 import { loadSiteConfig } from './config.js';
-import { EXIT, printUsage, stdio, type Output } from './output.js';
+import { EXIT, type Output, printUsage, stdio } from './output.js';
 
 function describeDevice(d: DeviceConfig, config: SiteConfig): string {
   const parts = [

@@ -7,19 +7,19 @@ import {
   addClient,
   assignDevices,
   ClientError,
+  type ClientRow,
   listClients,
   removeClient,
   rotateClientSecret,
-  type ClientRow,
 } from '../auth/clients.js';
 import { target, WHERE_OPTIONS, WHERE_USAGE, withDb } from './data-dir.js';
-import { EXIT, printError, printUsage, stdio, type Output } from './output.js';
+import { EXIT, type Output, printError, printUsage, stdio } from './output.js';
 
 const SUBCOMMANDS = ['add', 'list', 'assign', 'rotate-secret', 'remove'] as const;
 
 const USAGE = [
-  `sitegw clients add ID ${WHERE_USAGE} [--name TEXT] [--scope S]... [--device ID]... `
-    + '[--redirect-uri URL]... [--public]',
+  `sitegw clients add ID ${WHERE_USAGE} [--name TEXT] [--scope S]... [--device ID]... ` +
+    '[--redirect-uri URL]... [--public]',
   `sitegw clients list ${WHERE_USAGE}`,
   `sitegw clients assign ID ${WHERE_USAGE} [--device ID]...`,
   `sitegw clients rotate-secret ID ${WHERE_USAGE}`,
@@ -27,7 +27,10 @@ const USAGE = [
 ];
 
 const list = (v: string[] | undefined): string[] =>
-  (v ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  (v ?? [])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 
 function describe(c: ClientRow): string {
   return [
@@ -79,8 +82,10 @@ export async function clientsCommand(argv: string[], io: Output = stdio): Promis
           const { client, secret } = await addClient(db, wanted, now, known);
           io.out(`${describe(client)}\n`);
           if (secret) {
-            io.out(`\nclient secret: ${secret}\nStore it now: it is shown only this once `
-              + `(sitegw clients rotate-secret ${clientId} issues a new one).\n`);
+            io.out(
+              `\nclient secret: ${secret}\nStore it now: it is shown only this once ` +
+                `(sitegw clients rotate-secret ${clientId} issues a new one).\n`,
+            );
           }
           for (const u of client.redirectUris) {
             if (u.startsWith('http://') && !/^http:\/\/(localhost|127\.|\[::1\])/.test(u)) {
@@ -102,14 +107,18 @@ export async function clientsCommand(argv: string[], io: Output = stdio): Promis
           return EXIT.OK;
         case 'rotate-secret': {
           const secret = await rotateClientSecret(db, clientId, now);
-          io.out(`client secret: ${secret}\nStore it now: it is shown only this once. `
-            + 'The old secret and every token issued with it no longer work.\n');
+          io.out(
+            `client secret: ${secret}\nStore it now: it is shown only this once. ` +
+              'The old secret and every token issued with it no longer work.\n',
+          );
           return EXIT.OK;
         }
         case 'remove': {
           const r = removeClient(db, clientId, now);
-          io.out(`removed client ${clientId}: ${r.revokedTokens} token(s) revoked, `
-            + `taken off the publishTo list of ${r.publishChanges.length} device(s)\n`);
+          io.out(
+            `removed client ${clientId}: ${r.revokedTokens} token(s) revoked, ` +
+              `taken off the publishTo list of ${r.publishChanges.length} device(s)\n`,
+          );
           return EXIT.OK;
         }
       }

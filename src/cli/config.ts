@@ -2,9 +2,10 @@
  * The one way a command reads site.yaml: the config, or its mistakes printed as `file:line:col path:
  * message — hint` with a count, and the exit code that tells a broken file from an unreadable one.
  */
+
+import type { SiteConfig } from '../config/types.js';
 import { loadConfig } from '../profiles/site-config.js';
 import { formatConfigErrors } from '../yaml/format.js';
-import type { SiteConfig } from '../config/types.js';
 import { EXIT, type Output } from './output.js';
 
 export type Loaded = { ok: true; config: SiteConfig } | { ok: false; exit: number };

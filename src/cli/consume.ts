@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { Consumer } from '../consumer/consumer.js';
 import { printableUrl } from '../consumer/postgres-db.js';
 import { isPostgresUrl } from '../consumer/store.js';
-import { EXIT, printError, stdio, UsageError, type Output } from './output.js';
+import { EXIT, type Output, printError, stdio, UsageError } from './output.js';
 import { untilSignal } from './until-signal.js';
 
 const STATS_EVERY_MS = 10_000;
@@ -61,7 +61,9 @@ export async function consumeCommand(argv: string[], io: Output = stdio): Promis
     log: (line) => io.err(`${line}\n`),
   });
   await consumer.start();
-  io.out(`consuming ${(consumer.filters[0] ?? '').replace(/\/telemetry$/, '/…')} into ${isPostgresUrl(db) ? printableUrl(db) : db}\n`);
+  io.out(
+    `consuming ${(consumer.filters[0] ?? '').replace(/\/telemetry$/, '/…')} into ${isPostgresUrl(db) ? printableUrl(db) : db}\n`,
+  );
   const stats = () => io.out(`${JSON.stringify(consumer.stats)}\n`);
   const timer = setInterval(stats, STATS_EVERY_MS);
   return untilSignal(io, async () => {

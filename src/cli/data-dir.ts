@@ -5,9 +5,9 @@
  */
 import { join, resolve } from 'node:path';
 import type { SiteConfig } from '../config/types.js';
-import { openDatabase, type Database } from '../store/db.js';
+import { type Database, openDatabase } from '../store/db.js';
 import { loadSiteConfig } from './config.js';
-import { EXIT, printError, type Output } from './output.js';
+import { EXIT, type Output, printError } from './output.js';
 
 export const WHERE_OPTIONS = {
   config: { type: 'string', short: 'c' },

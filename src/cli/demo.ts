@@ -2,9 +2,9 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from '../core/log.js';
 import { accessHelp, credentialsFile } from '../demo/credentials.js';
-import { startDemo, type Demo } from '../demo/demo.js';
+import { type Demo, startDemo } from '../demo/demo.js';
 import { intOption, positiveOption, valuesOrMistake } from './options.js';
-import { EXIT, stdio, type Output } from './output.js';
+import { EXIT, type Output, stdio } from './output.js';
 import { untilSignal } from './until-signal.js';
 
 function banner(demo: Demo): string {
@@ -13,9 +13,10 @@ function banner(demo: Demo): string {
   const grid = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED'))?.id ?? '';
   const { config } = demo.daemon.ctx;
   const { inverter, meter } = demo.servers;
-  const uplink = demo.daemon.uplink && config.uplink
-    ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${config.uplink.topicPrefix}/)\n`
-    : '';
+  const uplink =
+    demo.daemon.uplink && config.uplink
+      ? `  MQTT uplink:           ${demo.daemon.uplink.health().broker} (topics below ${config.uplink.topicPrefix}/)\n`
+      : '';
   const { homeassistant } = config;
   const ha = homeassistant
     ? `  Home Assistant:        ${homeassistant.url} (discovery below ${homeassistant.discoveryPrefix}/)\n`

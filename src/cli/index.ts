@@ -4,7 +4,7 @@
  * `sitegw scan` does not load the daemon.
  */
 import { VERSION } from '../version.js';
-import { EXIT, printFailure, stdio, type Output } from './output.js';
+import { EXIT, type Output, printFailure, stdio } from './output.js';
 
 const USAGE = `sitegw ${VERSION}: edge site gateway
 

@@ -1,5 +1,5 @@
 /** Checks for option values given as text; a wrong value is a UsageError naming the option. */
-import { printError, UsageError, type Output } from './output.js';
+import { type Output, printError, UsageError } from './output.js';
 
 interface IntRange {
   min: number;

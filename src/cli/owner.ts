@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { ClientError } from '../auth/clients.js';
 import { setOwnerPassword } from '../auth/owner.js';
 import { target, WHERE_OPTIONS, WHERE_USAGE, withDb } from './data-dir.js';
-import { EXIT, printError, printUsage, stdio, type Output } from './output.js';
+import { EXIT, type Output, printError, printUsage, stdio } from './output.js';
 
 /** The password from the terminal without echo (twice, to catch typos), or the first line of piped stdin. */
 async function readPassword(io: Output): Promise<string> {
@@ -59,9 +59,8 @@ export async function ownerCommand(argv: string[], io: Output = stdio): Promise<
   try {
     const password = await readPassword(io);
     const { revokedTokens } = await withDb(t.dataDir, (db) => setOwnerPassword(db, username, password, Date.now()));
-    const revoked = revokedTokens > 0
-      ? `; ${revokedTokens} customer token(s) issued on the old password were revoked`
-      : '';
+    const revoked =
+      revokedTokens > 0 ? `; ${revokedTokens} customer token(s) issued on the old password were revoked` : '';
     io.out(`owner '${username}' can now log in on the consent page${revoked}\n`);
     return EXIT.OK;
   } catch (e) {

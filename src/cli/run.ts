@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../core/log.js';
 import { Daemon } from '../main.js';
 import { loadSiteConfig } from './config.js';
-import { EXIT, printError, stdio, type Output } from './output.js';
+import { EXIT, type Output, printError, stdio } from './output.js';
 import { untilSignal } from './until-signal.js';
 
 export async function runCommand(argv: string[], io: Output = stdio): Promise<number> {

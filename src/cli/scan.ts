@@ -6,17 +6,17 @@
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
+import { parseUnits, scanBus } from '../discovery/scan.js';
+import { formatScanReport, ranges, type ScanLink } from '../discovery/scan-report.js';
 import { SerialLink } from '../modbus/byte-link.js';
 import { ModbusError } from '../modbus/errors.js';
 import type { QueuedBus } from '../modbus/queued-bus.js';
 import { RtuBus } from '../modbus/rtu-bus.js';
 import { interFrameDelayMs } from '../modbus/rtu-timing.js';
-import { formatScanReport, ranges, type ScanLink } from '../discovery/scan-report.js';
-import { parseUnits, scanBus } from '../discovery/scan.js';
 import { TcpBus } from '../modbus/tcp-bus.js';
 import { installedProfiles } from '../profiles/registry.js';
 import { choiceOption, intOption, lineSettings, PARITIES } from './options.js';
-import { EXIT, isUsageMistake, printError, printFailure, stdio, UsageError, type Output } from './output.js';
+import { EXIT, isUsageMistake, type Output, printError, printFailure, stdio, UsageError } from './output.js';
 
 /**
  * Over TCP most devices sit at unit 1 (or 0), and a gateway may take seconds to say a unit is
@@ -34,7 +34,7 @@ export function parseTcpTarget(spec: string): { host: string; port: number } {
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(spec);
   const plain = /^([^:]+)(?::(\d+))?$/.exec(spec);
   const m = v6 ?? (isIP(spec) === 6 ? [spec, spec, undefined] : plain);
-  if (!m || !m[1]) throw new UsageError(`--tcp: '${spec}' is not HOST or HOST:PORT`);
+  if (!m?.[1]) throw new UsageError(`--tcp: '${spec}' is not HOST or HOST:PORT`);
   const port = m[2] === undefined ? 502 : Number(m[2]);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`--tcp: port ${m[2]} is not 1..65535`);
   return { host: m[1], port };
@@ -125,12 +125,15 @@ export async function scanCommand(argv: string[], io: Output = stdio): Promise<n
     throw err;
   }
   const { link, units, bus } = plan;
-  const where = link.type === 'tcp'
-    ? `${link.host}:${link.port} (Modbus TCP)`
-    : `${link.device} (Modbus RTU ${lineSettings(link.baudRate, link.parity, link.stopBits)})`;
+  const where =
+    link.type === 'tcp'
+      ? `${link.host}:${link.port} (Modbus TCP)`
+      : `${link.device} (Modbus RTU ${lineSettings(link.baudRate, link.parity, link.stopBits)})`;
   const bound = Math.ceil(plan.boundMs / 1000);
-  io.err(`Scanning ${where}, unit ids ${ranges(units)}, ${plan.timeoutMs} ms per unit: `
-    + `at most about ${bound} s for silent units.\n`);
+  io.err(
+    `Scanning ${where}, unit ids ${ranges(units)}, ${plan.timeoutMs} ms per unit: ` +
+      `at most about ${bound} s for silent units.\n`,
+  );
   const dir = installedProfiles();
   for (const [name] of dir.broken) io.err(`(device profile ${name} has mistakes and is left out of the scan)\n`);
   let done = 0;

@@ -2,11 +2,11 @@
 import { parseArgs } from 'node:util';
 import { ScaledClock } from '../core/clock.js';
 import { defaultSimConfig, GRID_METER_DESCRIPTIONS, GRID_METER_KINDS } from '../sim/config.js';
-import { startSimRtuServer, type SimRtuServer } from '../sim/rtu-server.js';
+import { type SimRtuServer, startSimRtuServer } from '../sim/rtu-server.js';
 import { startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
 import { choiceOption, intOption, lineSettings, PARITIES, positiveOption, valuesOrMistake } from './options.js';
-import { EXIT, stdio, type Output } from './output.js';
+import { EXIT, type Output, stdio } from './output.js';
 import { untilSignal } from './until-signal.js';
 
 export async function simulateCommand(argv: string[], io: Output = stdio): Promise<number> {

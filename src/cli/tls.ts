@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { certificatePaths, selfSignedPaths, wantsTls } from '../api/http/tls.js';
 import { target, WHERE_OPTIONS, WHERE_USAGE } from './data-dir.js';
-import { EXIT, printError, printUsage, stdio, type Output } from './output.js';
+import { EXIT, type Output, printError, printUsage, stdio } from './output.js';
 
 export async function tlsCommand(argv: string[], io: Output = stdio): Promise<number> {
   const [sub, ...rest] = argv;
@@ -24,7 +24,9 @@ export async function tlsCommand(argv: string[], io: Output = stdio): Promise<nu
     return EXIT.FAILURE;
   }
   const cert = new X509Certificate(readFileSync(file));
-  io.out(`SHA-256 fingerprint: ${cert.fingerprint256}\ncertificate:         ${file}\n`
-    + `names:               ${cert.subjectAltName ?? cert.subject}\nvalid until:         ${cert.validTo}\n`);
+  io.out(
+    `SHA-256 fingerprint: ${cert.fingerprint256}\ncertificate:         ${file}\n` +
+      `names:               ${cert.subjectAltName ?? cert.subject}\nvalid until:         ${cert.validTo}\n`,
+  );
   return EXIT.OK;
 }

@@ -4,14 +4,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { isMap, isSeq, isScalar, type Document, type LineCounter } from 'yaml';
+import { type Document, isMap, isScalar, isSeq, type LineCounter } from 'yaml';
 import type { ConfigError } from '../yaml/errors.js';
 import { dataOf, parseYaml, place, placeFirstPerPath, syntaxErrors } from '../yaml/parse.js';
 import { schemaFindings, yamlValidator } from '../yaml/validator.js';
 import { siteSchema } from './schema.js';
-import { canonicalZone, semanticFindings, type DeviceChecks } from './semantic.js';
-import type { SiteConfig } from './types.js';
+import { canonicalZone, type DeviceChecks, semanticFindings } from './semantic.js';
 import { tlsFileErrors } from './tls-files.js';
+import type { SiteConfig } from './types.js';
 import { migrate } from './version.js';
 
 export type { ConfigError } from '../yaml/errors.js';
@@ -29,12 +29,28 @@ function shapeError(doc: Document, lineCounter: LineCounter, sourceName: string)
   const contents = doc.contents;
   const expected = 'site.yaml starts with top-level keys such as site: and devices: (see examples/site.example.yaml)';
   if (contents === null || (isScalar(contents) && (contents.value === null || contents.value === ''))) {
-    return { path: '', line: 1, column: 1, message: `${sourceName} is empty (no settings, only blanks or comments)`, hint: expected };
+    return {
+      path: '',
+      line: 1,
+      column: 1,
+      message: `${sourceName} is empty (no settings, only blanks or comments)`,
+      hint: expected,
+    };
   }
   if (isMap(contents)) return undefined;
   const at = contents.range ? lineCounter.linePos(contents.range[0]) : { line: 1, col: 1 };
-  const found = isSeq(contents) ? "a list ('- ...')" : isScalar(contents) ? `the value '${String(contents.value)}'` : 'something else';
-  return { path: '', line: at.line, column: at.col, message: `the top level must be a mapping of keys, found ${found}`, hint: expected };
+  const found = isSeq(contents)
+    ? "a list ('- ...')"
+    : isScalar(contents)
+      ? `the value '${String(contents.value)}'`
+      : 'something else';
+  return {
+    path: '',
+    line: at.line,
+    column: at.col,
+    message: `the top level must be a mapping of keys, found ${found}`,
+    hint: expected,
+  };
 }
 
 function byPosition(a: ConfigError, b: ConfigError): number {

@@ -6,17 +6,18 @@
  * in semantic.ts.
  */
 import { DEVICE_ROLES } from '../core/device-role.js';
-import { CONFIG_VERSION } from './version.js';
 import { ID_HINT, ID_PATTERN, narrow, type SchemaNode } from '../yaml/schema.js';
+import { CONFIG_VERSION } from './version.js';
 
 const CONNECTION_TYPES = ['tcp', 'rtu', 'rtu-over-tcp'];
 
-const host = (what: string) => ({
-  type: 'string',
-  description: `IP address or host name of the ${what}`,
-  minLength: 1,
-  hint: `give the IP address or host name of the ${what}, e.g. 192.168.1.50`,
-}) as const satisfies SchemaNode;
+const host = (what: string) =>
+  ({
+    type: 'string',
+    description: `IP address or host name of the ${what}`,
+    minLength: 1,
+    hint: `give the IP address or host name of the ${what}, e.g. 192.168.1.50`,
+  }) as const satisfies SchemaNode;
 
 const timeoutMs = {
   type: 'integer',
@@ -37,12 +38,13 @@ const serialUnitId = {
   hint: 'use the Modbus address set on the device (its display or DIP switches), 1 to 247',
 } as const satisfies SchemaNode;
 
-const typeOf = <V extends string>(value: V, description: string) => ({
-  type: 'string',
-  description,
-  enum: [value],
-  hint: `write one of: ${CONNECTION_TYPES.join(', ')}`,
-}) as const satisfies SchemaNode;
+const typeOf = <V extends string>(value: V, description: string) =>
+  ({
+    type: 'string',
+    description,
+    enum: [value],
+    hint: `write one of: ${CONNECTION_TYPES.join(', ')}`,
+  }) as const satisfies SchemaNode;
 
 /**
  * How a device is reached. The `type` picks the branch, so a mistake in an RTU connection is
@@ -59,7 +61,10 @@ const CONNECTION = {
       additionalProperties: false,
       required: ['type', 'host'],
       properties: {
-        type: typeOf('tcp', "transport: 'tcp' Modbus TCP, 'rtu' Modbus RTU on a serial port, 'rtu-over-tcp' RTU frames through a serial server"),
+        type: typeOf(
+          'tcp',
+          "transport: 'tcp' Modbus TCP, 'rtu' Modbus RTU on a serial port, 'rtu-over-tcp' RTU frames through a serial server",
+        ),
         host: host('device'),
         port: {
           type: 'integer',
@@ -130,7 +135,8 @@ const CONNECTION = {
         timeoutMs,
         interFrameDelayMs: {
           type: 'number',
-          description: 'silence kept between two frames, ms; default 3.5 character times at the baud rate (1.75 ms above 19200 baud)',
+          description:
+            'silence kept between two frames, ms; default 3.5 character times at the baud rate (1.75 ms above 19200 baud)',
           minimum: 0,
           maximum: 1000,
           hint: 'leave it out for the Modbus default, or give milliseconds between 0 and 1000 for a slow device',
@@ -160,38 +166,42 @@ const CONNECTION = {
 
 const TARIFF_TYPES = ['flat', 'time-of-use', 'dynamic'];
 
-const price = (what: string) => ({
-  type: 'number',
-  description: `${what} per kWh in site.currency`,
-  minimum: -1000000,
-  maximum: 1000000,
-  hint: `give the ${what} per kWh as a plain number in site.currency, e.g. 0.32 (negative is allowed)`,
-}) as const satisfies SchemaNode;
+const price = (what: string) =>
+  ({
+    type: 'number',
+    description: `${what} per kWh in site.currency`,
+    minimum: -1000000,
+    maximum: 1000000,
+    hint: `give the ${what} per kWh as a plain number in site.currency, e.g. 0.32 (negative is allowed)`,
+  }) as const satisfies SchemaNode;
 
 /** A price with a default, kept as a key of its own so the default is part of the inferred type. */
-const priceOr = (what: string, dflt: number) => ({
-  type: 'number',
-  description: `${what} per kWh in site.currency (default ${dflt})`,
-  default: dflt,
-  minimum: -1000000,
-  maximum: 1000000,
-  hint: `give the ${what} per kWh as a plain number in site.currency, e.g. 0.32 (negative is allowed)`,
-}) as const satisfies SchemaNode;
+const priceOr = (what: string, dflt: number) =>
+  ({
+    type: 'number',
+    description: `${what} per kWh in site.currency (default ${dflt})`,
+    default: dflt,
+    minimum: -1000000,
+    maximum: 1000000,
+    hint: `give the ${what} per kWh as a plain number in site.currency, e.g. 0.32 (negative is allowed)`,
+  }) as const satisfies SchemaNode;
 
-const tariffType = <V extends string>(value: V, description: string) => ({
-  type: 'string',
-  description,
-  enum: [value],
-  hint: `write one of: ${TARIFF_TYPES.join(', ')}`,
-}) as const satisfies SchemaNode;
+const tariffType = <V extends string>(value: V, description: string) =>
+  ({
+    type: 'string',
+    description,
+    enum: [value],
+    hint: `write one of: ${TARIFF_TYPES.join(', ')}`,
+  }) as const satisfies SchemaNode;
 
 /** 'HH:MM' on a quarter hour; 24:00 only as an end. */
-const clock = (what: string, end: boolean) => ({
-  type: 'string',
-  description: `${what}, local time 'HH:MM' on a quarter hour${end ? "; '24:00' is the end of the day" : ''}`,
-  pattern: end ? '^(?:(?:[01][0-9]|2[0-3]):(?:00|15|30|45)|24:00)$' : '^(?:[01][0-9]|2[0-3]):(?:00|15|30|45)$',
-  hint: `write the ${what} in quotes as 'HH:MM' on a quarter hour, e.g. '07:00' or '22:30'${end ? " ('24:00' for midnight)" : ''}`,
-}) as const satisfies SchemaNode;
+const clock = (what: string, end: boolean) =>
+  ({
+    type: 'string',
+    description: `${what}, local time 'HH:MM' on a quarter hour${end ? "; '24:00' is the end of the day" : ''}`,
+    pattern: end ? '^(?:(?:[01][0-9]|2[0-3]):(?:00|15|30|45)|24:00)$' : '^(?:[01][0-9]|2[0-3]):(?:00|15|30|45)$',
+    hint: `write the ${what} in quotes as 'HH:MM' on a quarter hour, e.g. '07:00' or '22:30'${end ? " ('24:00' for midnight)" : ''}`,
+  }) as const satisfies SchemaNode;
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 
@@ -223,7 +233,7 @@ export const TOU_PERIOD = {
  */
 const TARIFF = {
   type: 'object',
-  description: "what the site pays for imported and earns for exported energy; savings are priced with it",
+  description: 'what the site pays for imported and earns for exported energy; savings are priced with it',
   hint: 'give type: flat with importPrice and exportPrice, type: time-of-use with periods, or type: dynamic with a tariffId',
   discriminator: { propertyName: 'type' },
   oneOf: [
@@ -232,7 +242,10 @@ const TARIFF = {
       additionalProperties: false,
       required: ['type', 'importPrice'],
       properties: {
-        type: tariffType('flat', "'flat' one price all the time, 'time-of-use' prices by local time of day, 'dynamic' a dynamic tariff stored on the gateway"),
+        type: tariffType(
+          'flat',
+          "'flat' one price all the time, 'time-of-use' prices by local time of day, 'dynamic' a dynamic tariff stored on the gateway",
+        ),
         importPrice: price('import (buying) price'),
         exportPrice: priceOr('export (feed-in) price', 0),
       },
@@ -245,7 +258,8 @@ const TARIFF = {
         type: tariffType('time-of-use', 'prices by local time of day and weekday'),
         periods: {
           type: 'array',
-          description: 'periods of local time with their prices; together they cover every quarter hour of the week once',
+          description:
+            'periods of local time with their prices; together they cover every quarter hour of the week once',
           minItems: 1,
           hint: "list periods, each '- { from: '07:00', to: '22:00', importPrice: 0.35 }'",
           items: TOU_PERIOD,
@@ -271,21 +285,24 @@ const TARIFF = {
   ],
 } as const satisfies SchemaNode;
 
-const pemFile = (what: string, example: string) => ({
-  type: 'string',
-  description: what,
-  minLength: 1,
-  hint: `give the path of a PEM file, e.g. ${example}`,
-}) as const satisfies SchemaNode;
+const pemFile = (what: string, example: string) =>
+  ({
+    type: 'string',
+    description: what,
+    minLength: 1,
+    hint: `give the path of a PEM file, e.g. ${example}`,
+  }) as const satisfies SchemaNode;
 
 /**
  * How one MQTT connection is made: the uplink's and Home Assistant's (src/uplink/link.ts serves
  * both). `{siteId}` in clientId stands for site.id.
  */
-const mqttConnection = (clientId: string, urlExample: string) => ({
+const mqttConnection = (clientId: string, urlExample: string) =>
+  ({
     url: {
       type: 'string',
-      description: 'broker URL: mqtt:// (plain, port 1883), mqtts:// (TLS, 8883), ws:// or wss:// (WebSocket, with its path)',
+      description:
+        'broker URL: mqtt:// (plain, port 1883), mqtts:// (TLS, 8883), ws:// or wss:// (WebSocket, with its path)',
       pattern: '^(mqtt|mqtts|ws|wss)://[^\\s/?#]+[^\\s]*$',
       maxLength: 500,
       hint: `write the broker URL with its scheme, e.g. ${urlExample}`,
@@ -327,7 +344,10 @@ const mqttConnection = (clientId: string, urlExample: string) => ({
       default: {},
       additionalProperties: false,
       properties: {
-        ca: pemFile("PEM CA certificate(s) the broker's certificate is checked against; default the system's trusted CAs", '/etc/sitegw/mqtt/ca.pem'),
+        ca: pemFile(
+          "PEM CA certificate(s) the broker's certificate is checked against; default the system's trusted CAs",
+          '/etc/sitegw/mqtt/ca.pem',
+        ),
         cert: pemFile('PEM client certificate, for brokers that want one', '/etc/sitegw/mqtt/client.pem'),
         key: pemFile('PEM private key of the client certificate', '/etc/sitegw/mqtt/client.key'),
       },
@@ -348,7 +368,7 @@ const mqttConnection = (clientId: string, urlExample: string) => ({
       maximum: 3600,
       hint: 'use seconds between 1 and 3600, usually 60',
     },
-}) as const satisfies Readonly<Record<string, SchemaNode>>;
+  }) as const satisfies Readonly<Record<string, SchemaNode>>;
 
 /**
  * The MQTT uplink to the cloud (src/uplink). Optional: without it the gateway publishes nothing.
@@ -404,7 +424,8 @@ const UPLINK = {
         },
         maxMegabytes: {
           type: 'integer',
-          description: 'the oldest messages are dropped (counted and reported) when the undelivered ones exceed this, MB',
+          description:
+            'the oldest messages are dropped (counted and reported) when the undelivered ones exceed this, MB',
           default: 100,
           minimum: 1,
           maximum: 10000,
@@ -428,7 +449,8 @@ const UPLINK = {
         },
         maxInflight: {
           type: 'integer',
-          description: "most messages published and not yet acknowledged at once (lowered to the broker's receive maximum)",
+          description:
+            "most messages published and not yet acknowledged at once (lowered to the broker's receive maximum)",
           default: 20,
           minimum: 1,
           maximum: 1000,
@@ -481,15 +503,17 @@ const HOMEASSISTANT = {
 } as const satisfies SchemaNode;
 
 /** A whole number with its bounds; the hint names them and the default. */
-const bounded = (description: string, dflt: number, min: number, max: number, unit = 'a whole number') => ({
-  type: 'integer',
-  description,
-  default: dflt,
-  minimum: min,
-  maximum: max,
-  hint: `use ${unit} between ${min} and ${max}, usually ${dflt}`,
-}) as const satisfies SchemaNode;
-const seconds = (description: string, dflt: number, min: number, max: number) => bounded(description, dflt, min, max, 'whole seconds');
+const bounded = (description: string, dflt: number, min: number, max: number, unit = 'a whole number') =>
+  ({
+    type: 'integer',
+    description,
+    default: dflt,
+    minimum: min,
+    maximum: max,
+    hint: `use ${unit} between ${min} and ${max}, usually ${dflt}`,
+  }) as const satisfies SchemaNode;
+const seconds = (description: string, dflt: number, min: number, max: number) =>
+  bounded(description, dflt, min, max, 'whole seconds');
 
 /**
  * What one client may hold of the box's sockets and time (docs/security.md "HTTP limits"). The
@@ -502,12 +526,42 @@ const HTTP_LIMITS = {
   default: {},
   additionalProperties: false,
   properties: {
-    headersSeconds: seconds('a request whose headers have not all arrived this long after it began is answered 408 and closed', 10, 1, 300),
-    requestSeconds: seconds('a request (headers and body) not received completely this long after it began is answered 408 and closed; at least headersSeconds', 30, 1, 600),
-    idleSeconds: seconds('a connection on which nothing is sent or received for this long is closed (a WebSocket is kept alive by its pings instead)', 60, 1, 3600),
-    keepAliveSeconds: seconds('an idle keep-alive connection is closed after this long without a new request', 5, 1, 600),
-    maxConnections: bounded('most open connections on the API port, WebSockets included; further ones are closed at once', 128, 1, 10000),
-    maxConnectionsPerAddress: bounded('most open connections from one client address, WebSockets included', 32, 1, 10000),
+    headersSeconds: seconds(
+      'a request whose headers have not all arrived this long after it began is answered 408 and closed',
+      10,
+      1,
+      300,
+    ),
+    requestSeconds: seconds(
+      'a request (headers and body) not received completely this long after it began is answered 408 and closed; at least headersSeconds',
+      30,
+      1,
+      600,
+    ),
+    idleSeconds: seconds(
+      'a connection on which nothing is sent or received for this long is closed (a WebSocket is kept alive by its pings instead)',
+      60,
+      1,
+      3600,
+    ),
+    keepAliveSeconds: seconds(
+      'an idle keep-alive connection is closed after this long without a new request',
+      5,
+      1,
+      600,
+    ),
+    maxConnections: bounded(
+      'most open connections on the API port, WebSockets included; further ones are closed at once',
+      128,
+      1,
+      10000,
+    ),
+    maxConnectionsPerAddress: bounded(
+      'most open connections from one client address, WebSockets included',
+      32,
+      1,
+      10000,
+    ),
   },
 } as const satisfies SchemaNode;
 
@@ -522,8 +576,18 @@ const DYNAMIC_TARIFFS = {
   additionalProperties: false,
   properties: {
     maxPerClient: bounded('most dynamic tariffs one API client may own', 10, 1, 1000),
-    maxValuesPerTariff: bounded('most price values one dynamic tariff may hold (350400 = ten years of quarter hours)', 350400, 96, 10000000),
-    maxValuesPerClientPerDay: bounded('most price values one API client may store in 24 hours, over all its tariffs (a PATCH that replaces values counts its new ones)', 50000, 96, 10000000),
+    maxValuesPerTariff: bounded(
+      'most price values one dynamic tariff may hold (350400 = ten years of quarter hours)',
+      350400,
+      96,
+      10000000,
+    ),
+    maxValuesPerClientPerDay: bounded(
+      'most price values one API client may store in 24 hours, over all its tariffs (a PATCH that replaces values counts its new ones)',
+      50000,
+      96,
+      10000000,
+    ),
   },
 } as const satisfies SchemaNode;
 
@@ -627,7 +691,8 @@ export const siteSchema = {
             },
             cert: {
               type: 'string',
-              description: 'PEM certificate (chain) file; without cert and key a self-signed pair is created in dataDir/tls on first start',
+              description:
+                'PEM certificate (chain) file; without cert and key a self-signed pair is created in dataDir/tls on first start',
               minLength: 1,
               hint: 'give the path of a PEM certificate file, e.g. /etc/sitegw/tls/cert.pem',
             },
@@ -641,7 +706,8 @@ export const siteSchema = {
         },
         insecure: {
           type: 'boolean',
-          description: 'serve plain HTTP on a LAN address (tokens travel unencrypted; a warning is logged at every start)',
+          description:
+            'serve plain HTTP on a LAN address (tokens travel unencrypted; a warning is logged at every start)',
           default: false,
           hint: 'write true only on a network you trust completely; leave it out to get HTTPS',
         },
@@ -750,7 +816,8 @@ export const siteSchema = {
         },
         maxFailedAttempts: {
           type: 'integer',
-          description: 'failed token or login attempts per address before further tries from it are refused for a while; a client id or the owner account takes three times as many from all addresses together',
+          description:
+            'failed token or login attempts per address before further tries from it are refused for a while; a client id or the owner account takes three times as many from all addresses together',
           default: 10,
           minimum: 1,
           maximum: 10000,
@@ -828,7 +895,8 @@ export const siteSchema = {
           },
           sunspecMeter: {
             type: 'integer',
-            description: "SunSpec meters only: which meter of the unit's model chain this device is, 1 = the first (e.g. SolarEdge's meters after the inverter); default: the unit's meter",
+            description:
+              "SunSpec meters only: which meter of the unit's model chain this device is, 1 = the first (e.g. SolarEdge's meters after the inverter); default: the unit's meter",
             minimum: 1,
             maximum: 8,
             hint: "write the meter's number as 'sitegw scan' lists it, e.g. 2",

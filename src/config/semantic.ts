@@ -7,10 +7,10 @@
 import { isIP } from 'node:net';
 import { isIanaZone } from '../core/zone.js';
 import type { Finding } from '../yaml/messages.js';
+import { isRec, type Rec } from '../yaml/parse.js';
 import { closest } from '../yaml/suggest.js';
 import { tariffFindings } from './tariff-check.js';
 import { uplinkFindings } from './uplink-check.js';
-import { isRec, type Rec } from '../yaml/parse.js';
 
 /**
  * Rules over the devices that need what config does not know: the device profiles
@@ -60,7 +60,8 @@ function checkCurrency(site: Rec, out: Finding[]): void {
   out.push({ segments: at, anchor: at, message: `'${code}' is not an ISO 4217 currency code`, hint });
 }
 
-const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 function checkHost(value: unknown, at: (string | number)[], out: Finding[], example: string): void {
   if (typeof value !== 'string' || value === '' || isIP(value) !== 0 || HOST_NAME.test(value)) return;
@@ -102,7 +103,8 @@ function checkTls(http: Rec, out: Finding[]): void {
 /** node refuses a headers timeout longer than the request timeout it is part of (defaults are filled in by now). */
 function checkLimits(limits: Rec, out: Finding[]): void {
   const { headersSeconds, requestSeconds } = limits;
-  if (typeof headersSeconds !== 'number' || typeof requestSeconds !== 'number' || headersSeconds <= requestSeconds) return;
+  if (typeof headersSeconds !== 'number' || typeof requestSeconds !== 'number' || headersSeconds <= requestSeconds)
+    return;
   const at = ['limits', 'http', 'headersSeconds'];
   out.push({
     segments: at,
@@ -122,7 +124,14 @@ interface DeviceView {
 function checkDevices(devices: unknown[], checks: DeviceChecks, out: Finding[]): void {
   const views: DeviceView[] = devices.flatMap((raw, index) =>
     isRec(raw)
-      ? [{ index, raw, id: typeof raw.id === 'string' ? raw.id : undefined, role: typeof raw.role === 'string' ? raw.role : undefined }]
+      ? [
+          {
+            index,
+            raw,
+            id: typeof raw.id === 'string' ? raw.id : undefined,
+            role: typeof raw.role === 'string' ? raw.role : undefined,
+          },
+        ]
       : [],
   );
 
@@ -159,7 +168,12 @@ function checkDevices(devices: unknown[], checks: DeviceChecks, out: Finding[]):
     if (named === undefined || typeof named !== 'string') continue;
     const at = ['devices', d.index, 'inverter'];
     if (d.role !== undefined && d.role !== 'battery') {
-      out.push({ segments: at, anchor: at, message: `'inverter' only applies to a battery; this device's role is ${d.role}`, hint: 'remove the line' });
+      out.push({
+        segments: at,
+        anchor: at,
+        message: `'inverter' only applies to a battery; this device's role is ${d.role}`,
+        hint: 'remove the line',
+      });
       continue;
     }
     if (inverterIds.includes(named)) continue;
@@ -184,15 +198,26 @@ function checkDevices(devices: unknown[], checks: DeviceChecks, out: Finding[]):
       if (d.raw[key] === undefined) continue;
       const at = ['devices', d.index, key];
       if (d.role !== undefined && d.role !== 'grid-meter' && d.role !== 'consumption-meter') {
-        out.push({ segments: at, anchor: at, message: `'${key}' only applies to a meter; this device's role is ${d.role}`, hint: 'remove the line' });
+        out.push({
+          segments: at,
+          anchor: at,
+          message: `'${key}' only applies to a meter; this device's role is ${d.role}`,
+          hint: 'remove the line',
+        });
       } else if (d.raw.profile !== undefined && d.raw.profile !== 'sunspec') {
-        out.push({ segments: at, anchor: at, message: `'${key}' applies to SunSpec meters; profile ${String(d.raw.profile)} gives its own registers and signs`, hint: 'remove the line' });
+        out.push({
+          segments: at,
+          anchor: at,
+          message: `'${key}' applies to SunSpec meters; profile ${String(d.raw.profile)} gives its own registers and signs`,
+          hint: 'remove the line',
+        });
       }
     }
   }
 
   for (const d of views) {
-    if (isRec(d.raw.connection)) checkHost(d.raw.connection.host, ['devices', d.index, 'connection', 'host'], out, '192.168.1.50');
+    if (isRec(d.raw.connection))
+      checkHost(d.raw.connection.host, ['devices', d.index, 'connection', 'host'], out, '192.168.1.50');
   }
   checkLinks(views, checks, out);
   out.push(...checks.findings(devices));
@@ -201,7 +226,8 @@ function checkDevices(devices: unknown[], checks: DeviceChecks, out: Finding[]):
 /** The wire a raw connection uses (serial device, or TCP endpoint) and its unit, when both are readable. */
 function linkOf(c: Rec): { link: string; type: string; unitId: number } | undefined {
   if (typeof c.unitId !== 'number' || typeof c.type !== 'string') return undefined;
-  if (c.type === 'rtu') return typeof c.device === 'string' ? { link: c.device, type: c.type, unitId: c.unitId } : undefined;
+  if (c.type === 'rtu')
+    return typeof c.device === 'string' ? { link: c.device, type: c.type, unitId: c.unitId } : undefined;
   if (typeof c.host !== 'string' || typeof c.port !== 'number') return undefined;
   return { link: `${c.host.toLowerCase()}:${c.port}`, type: c.type, unitId: c.unitId };
 }

@@ -3,21 +3,27 @@
  * hour of the week exactly once. A gap would leave buckets unpriced and an overlap would make
  * the price depend on the order of the list; both are mistakes an installer wants to hear about.
  */
-import { WEEKDAYS } from './schema.js';
-import type { Weekday } from './types.js';
-import { describeSlot, SLOTS_PER_WEEK, weekTable, type PeriodShape } from './tou.js';
+
 import type { Finding } from '../yaml/messages.js';
-import { isRec, type Rec } from '../yaml/parse.js';
+import { isRec } from '../yaml/parse.js';
+import { WEEKDAYS } from './schema.js';
+import { describeSlot, type PeriodShape, SLOTS_PER_WEEK, weekTable } from './tou.js';
+import type { Weekday } from './types.js';
 
 const FROM = /^(?:[01][0-9]|2[0-3]):(?:00|15|30|45)$/;
 const TO = /^(?:(?:[01][0-9]|2[0-3]):(?:00|15|30|45)|24:00)$/;
 
-
 /** The period as the table needs it, or undefined when the schema reports its shape anyway. */
 function shapeOf(p: unknown): PeriodShape | undefined {
-  if (!isRec(p) || typeof p.from !== 'string' || typeof p.to !== 'string' || !FROM.test(p.from) || !TO.test(p.to)) return undefined;
+  if (!isRec(p) || typeof p.from !== 'string' || typeof p.to !== 'string' || !FROM.test(p.from) || !TO.test(p.to))
+    return undefined;
   if (p.days === undefined) return { from: p.from, to: p.to };
-  if (!Array.isArray(p.days) || p.days.length === 0 || !p.days.every((d) => (WEEKDAYS as readonly unknown[]).includes(d))) return undefined;
+  if (
+    !Array.isArray(p.days) ||
+    p.days.length === 0 ||
+    !p.days.every((d) => (WEEKDAYS as readonly unknown[]).includes(d))
+  )
+    return undefined;
   return { from: p.from, to: p.to, days: p.days as Weekday[] };
 }
 
@@ -29,7 +35,12 @@ export function tariffFindings(tariff: unknown, out: Finding[]): void {
   const table = weekTable(shapes as PeriodShape[]);
   const at = (i: number) => ['tariff', 'periods', i];
   for (const i of table.empty) {
-    out.push({ segments: [...at(i), 'to'], anchor: [...at(i), 'to'], message: 'is the same time as from: the period is empty', hint: "for a whole day write from: '00:00' and to: '24:00'" });
+    out.push({
+      segments: [...at(i), 'to'],
+      anchor: [...at(i), 'to'],
+      message: 'is the same time as from: the period is empty',
+      hint: "for a whole day write from: '00:00' and to: '24:00'",
+    });
   }
   for (const o of table.overlaps) {
     out.push({

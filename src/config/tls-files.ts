@@ -6,20 +6,25 @@
  * failed connection attempt. Validity dates are not checked here: a Pi without a clock battery
  * may load its config before NTP has set the date.
  */
-import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
-import { formatPath, type ConfigError } from '../yaml/errors.js';
+import { type ConfigError, formatPath } from '../yaml/errors.js';
 import { positionOf } from '../yaml/source-map.js';
 
 type TlsKey = 'ca' | 'cert' | 'key';
 type Problem = { key: TlsKey; message: string; hint: string };
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
-const PEM_HINT = 'give the file in PEM form (text starting with -----BEGIN); a DER file converts with openssl x509 -inform der -in FILE.der -out FILE.pem';
+const PEM_HINT =
+  'give the file in PEM form (text starting with -----BEGIN); a DER file converts with openssl x509 -inform der -in FILE.der -out FILE.pem';
 
 /** `tls` is the loaded section's files (paths absolute); `text` is site.yaml, for the lines. */
-export function tlsFileErrors(section: 'http' | 'uplink' | 'homeassistant', tls: Partial<Record<TlsKey, string>>, text: string): ConfigError[] {
+export function tlsFileErrors(
+  section: 'http' | 'uplink' | 'homeassistant',
+  tls: Partial<Record<TlsKey, string>>,
+  text: string,
+): ConfigError[] {
   const problems: Problem[] = [];
   const read = (key: TlsKey): Buffer | null => {
     const file = tls[key];
@@ -52,17 +57,28 @@ export function tlsFileErrors(section: 'http' | 'uplink' | 'homeassistant', tls:
   return problems.map((p) => {
     const segments = [section, 'tls', p.key];
     const pos = positionOf(doc, lineCounter, segments);
-    return { path: formatPath(segments), ...(pos ? { line: pos.line, column: pos.column } : {}), message: p.message, hint: p.hint };
+    return {
+      path: formatPath(segments),
+      ...(pos ? { line: pos.line, column: pos.column } : {}),
+      message: p.message,
+      hint: p.hint,
+    };
   });
 }
 
 function unreadable(file: string, e: NodeJS.ErrnoException): Omit<Problem, 'key'> {
   switch (e.code) {
     case 'ENOENT':
-      return { message: `file not found (looked at ${file})`, hint: 'check the path; a relative path is taken from the folder of site.yaml' };
+      return {
+        message: `file not found (looked at ${file})`,
+        hint: 'check the path; a relative path is taken from the folder of site.yaml',
+      };
     case 'EACCES':
     case 'EPERM':
-      return { message: `no permission to read ${file}`, hint: 'make the file readable by the user sitegw runs as (chown sitegw, or chmod 640 with its group)' };
+      return {
+        message: `no permission to read ${file}`,
+        hint: 'make the file readable by the user sitegw runs as (chown sitegw, or chmod 640 with its group)',
+      };
     case 'EISDIR':
       return { message: `${file} is a folder, not a file`, hint: 'give the path of the PEM file inside it' };
     default:
@@ -80,7 +96,11 @@ function certificates(key: 'ca' | 'cert', file: string, pem: Buffer, problems: P
   try {
     return blocks.map((b) => new X509Certificate(b));
   } catch (e) {
-    problems.push({ key, message: `a certificate in ${file} cannot be read (${(e as Error).message})`, hint: 'get the file again from whoever issued it; it may be cut short or edited' });
+    problems.push({
+      key,
+      message: `a certificate in ${file} cannot be read (${(e as Error).message})`,
+      hint: 'get the file again from whoever issued it; it may be cut short or edited',
+    });
     return [];
   }
 }
@@ -96,13 +116,21 @@ function privateKey(file: string, pem: Buffer, problems: Problem[]): KeyObject |
     return undefined;
   }
   if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) {
-    problems.push({ key: 'key', message: `${file} holds no PEM private key (-----BEGIN PRIVATE KEY-----)`, hint: PEM_HINT.replace('openssl x509', 'openssl pkey') });
+    problems.push({
+      key: 'key',
+      message: `${file} holds no PEM private key (-----BEGIN PRIVATE KEY-----)`,
+      hint: PEM_HINT.replace('openssl x509', 'openssl pkey'),
+    });
     return undefined;
   }
   try {
     return createPrivateKey(pem);
   } catch (e) {
-    problems.push({ key: 'key', message: `the private key in ${file} cannot be read (${(e as Error).message})`, hint: 'get the file again from whoever issued it; it may be cut short or edited' });
+    problems.push({
+      key: 'key',
+      message: `the private key in ${file} cannot be read (${(e as Error).message})`,
+      hint: 'get the file again from whoever issued it; it may be cut short or edited',
+    });
     return undefined;
   }
 }

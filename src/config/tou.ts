@@ -2,8 +2,9 @@
  * Time-of-use periods as a table of the week's 672 quarter hours (local wall time), shared by
  * the config check (every quarter hour covered once) and the savings price lookup.
  */
-import type { TouPeriod, Weekday } from './types.js';
+
 import { WEEKDAYS } from './schema.js';
+import type { TouPeriod, Weekday } from './types.js';
 
 export const SLOTS_PER_DAY = 96;
 export const SLOTS_PER_WEEK = 7 * SLOTS_PER_DAY;

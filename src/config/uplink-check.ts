@@ -1,7 +1,6 @@
 import type { Finding } from '../yaml/messages.js';
 import { isRec } from '../yaml/parse.js';
 
-
 /**
  * Rules of an MQTT connection (uplink, homeassistant) the schema cannot express: certificates
  * only with a TLS scheme, a client certificate with its key.

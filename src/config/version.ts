@@ -20,7 +20,6 @@ export const MIGRATIONS: readonly Migration[] = [];
 /** The format this gateway writes and reads natively: one past the last migration. */
 export const CONFIG_VERSION = MIGRATIONS.length + 1;
 
-
 const readable = (current: number) => (current === 1 ? 'version 1' : `versions 1 to ${current}`);
 
 export type Migrated = { ok: true; data: unknown } | { ok: false; finding: Finding };

@@ -1,6 +1,6 @@
 import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
 import { TOPIC, topicOf } from '../uplink/topics.js';
-import { scanGaps, type GapPolicy } from './gaps.js';
+import { type GapPolicy, scanGaps } from './gaps.js';
 import { parseMessage, SEQ_SUFFIXES } from './parse.js';
 import { ConsumerStore } from './store.js';
 
@@ -42,7 +42,15 @@ const SUFFIXES = [...SEQ_SUFFIXES, TOPIC.resyncResponse];
  */
 export class Consumer {
   private opened: ConsumerStore | null = null;
-  readonly stats: ConsumerStats = { received: 0, processed: 0, duplicates: 0, ignored: 0, resyncRequests: 0, holesFound: 0, holesClosed: 0 };
+  readonly stats: ConsumerStats = {
+    received: 0,
+    processed: 0,
+    duplicates: 0,
+    ignored: 0,
+    resyncRequests: 0,
+    holesFound: 0,
+    holesClosed: 0,
+  };
   private client: MqttClient | null = null;
   private scanTimer: NodeJS.Timeout | null = null;
   private readonly policy: GapPolicy;
@@ -85,7 +93,10 @@ export class Consumer {
     client.handleMessage = (packet, done) => {
       void this.onMessage(packet).finally(() => done());
     };
-    client.on('connect', () => void this.subscribe().catch((err: Error) => this.log(`subscribe failed: ${err.message}`)));
+    client.on(
+      'connect',
+      () => void this.subscribe().catch((err: Error) => this.log(`subscribe failed: ${err.message}`)),
+    );
     client.on('error', (err) => this.log(`broker: ${err.message}`));
     await this.subscribe();
     this.scanTimer = setInterval(() => this.scan(), o.scanMs ?? 1000);
@@ -94,7 +105,10 @@ export class Consumer {
   private async subscribe(): Promise<void> {
     const granted = await this.client!.subscribeAsync(this.filters, { qos: 1 });
     const refused = granted.filter((g) => g.qos > 2);
-    if (refused.length > 0) throw new Error(`the broker refused ${refused.map((g) => g.topic).join(', ')} (shared subscriptions need MQTT 5 and a broker that has them)`);
+    if (refused.length > 0)
+      throw new Error(
+        `the broker refused ${refused.map((g) => g.topic).join(', ')} (shared subscriptions need MQTT 5 and a broker that has them)`,
+      );
   }
 
   async stop(): Promise<void> {
@@ -118,7 +132,12 @@ export class Consumer {
   private async scanOnce(now: number): Promise<void> {
     if (!this.opened) return;
     try {
-      const r = await scanGaps(this.opened, this.policy, (prefix, requestId, interval) => this.requestResync(prefix, requestId, interval), now);
+      const r = await scanGaps(
+        this.opened,
+        this.policy,
+        (prefix, requestId, interval) => this.requestResync(prefix, requestId, interval),
+        now,
+      );
       this.stats.holesFound += r.found;
       this.stats.holesClosed += r.closed;
     } catch (err) {
@@ -150,7 +169,8 @@ export class Consumer {
         }
       } else if (p.kind === 'response') {
         if (p.status === 'accepted' && p.requestId) await this.store.accepted(p.requestId, p.firstSeq, p.lastSeq);
-        else if (p.status !== 'accepted') this.log(`resync ${p.requestId ?? '?'} refused by ${p.prefix}: ${p.code ?? p.status}`);
+        else if (p.status !== 'accepted')
+          this.log(`resync ${p.requestId ?? '?'} refused by ${p.prefix}: ${p.code ?? p.status}`);
       } else if (await this.store.accept(p.siteId, p.prefix, p.seq, p.time, p.msg, Date.now())) {
         this.stats.processed++;
       } else {

@@ -49,7 +49,22 @@ export async function scanGaps(
   for (const g of gaps) {
     if (holes.some((h) => overlaps(h, g))) continue;
     const id = await store.addHole(g, holeInterval(g), now);
-    holes.push({ id, siteId: g.siteId, prefix: '', fromSeq: g.fromSeq, toSeq: g.toSeq, interval: holeInterval(g), detectedAt: now, requestId: null, requestedAt: null, attempts: 0, firstSeq: null, lastSeq: null, status: 'open', closedAt: null });
+    holes.push({
+      id,
+      siteId: g.siteId,
+      prefix: '',
+      fromSeq: g.fromSeq,
+      toSeq: g.toSeq,
+      interval: holeInterval(g),
+      detectedAt: now,
+      requestId: null,
+      requestedAt: null,
+      attempts: 0,
+      firstSeq: null,
+      lastSeq: null,
+      status: 'open',
+      closedAt: null,
+    });
     found++;
   }
   for (const h of await store.openHoles()) {
@@ -58,12 +73,16 @@ export async function scanGaps(
       closed++;
       continue;
     }
-    if (h.status === 'accepted' && (h.firstSeq === null || h.lastSeq === null || (await store.covered(h.siteId, h.firstSeq, h.lastSeq)))) {
+    if (
+      h.status === 'accepted' &&
+      (h.firstSeq === null || h.lastSeq === null || (await store.covered(h.siteId, h.firstSeq, h.lastSeq)))
+    ) {
       await store.closeHole(h, 'filled', now);
       closed++;
       continue;
     }
-    const due = h.status === 'open' ? now - h.detectedAt >= policy.waitMs : now - (h.requestedAt ?? 0) >= policy.retryMs;
+    const due =
+      h.status === 'open' ? now - h.detectedAt >= policy.waitMs : now - (h.requestedAt ?? 0) >= policy.retryMs;
     if (!due) continue;
     const requestId = `gap-${h.id}-${h.attempts + 1}`;
     if (!(await store.claim(h.id, h.attempts, requestId, now))) continue;

@@ -9,7 +9,15 @@ const RESPONSE = new RegExp(`/${TOPIC.resyncResponse}$`);
 
 export type Parsed =
   | { kind: 'data'; siteId: string; prefix: string; seq: number; time: number; msg: Incoming }
-  | { kind: 'response'; prefix: string; requestId: string | null; status: string; firstSeq: number | null; lastSeq: number | null; code?: string }
+  | {
+      kind: 'response';
+      prefix: string;
+      requestId: string | null;
+      status: string;
+      firstSeq: number | null;
+      lastSeq: number | null;
+      code?: string;
+    }
   | { kind: 'ignored'; reason: string };
 
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
@@ -43,7 +51,8 @@ export function parseMessage(topic: string, payload: Buffer): Parsed {
   }
   const { seq, siteId } = body;
   const time = typeof body.time === 'string' ? Date.parse(body.time) : NaN;
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return { kind: 'ignored', reason: 'no valid seq' };
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1)
+    return { kind: 'ignored', reason: 'no valid seq' };
   if (typeof siteId !== 'string' || siteId.length === 0) return { kind: 'ignored', reason: 'no siteId' };
   if (!Number.isFinite(time)) return { kind: 'ignored', reason: 'no valid time' };
   const prefix = topic.slice(0, data!.index);
@@ -53,14 +62,26 @@ export function parseMessage(topic: string, payload: Buffer): Parsed {
     if (!Array.isArray(body.entries)) return { kind: 'ignored', reason: 'telemetry without entries' };
     const entries: TelemetryRow[] = [];
     for (const e of body.entries as unknown[]) {
-      if (!isObject(e) || typeof e.deviceId !== 'string' || typeof e.interval !== 'string') return { kind: 'ignored', reason: 'telemetry entry without deviceId or interval' };
+      if (!isObject(e) || typeof e.deviceId !== 'string' || typeof e.interval !== 'string')
+        return { kind: 'ignored', reason: 'telemetry entry without deviceId or interval' };
       const start = Date.parse(e.interval.slice(0, e.interval.indexOf('/')));
       if (!Number.isFinite(start)) return { kind: 'ignored', reason: 'telemetry entry with a bad interval' };
-      entries.push({ deviceId: e.deviceId, start, interval: e.interval, deviceKind: String(e.deviceKind), entry: JSON.stringify(e) });
+      entries.push({
+        deviceId: e.deviceId,
+        start,
+        interval: e.interval,
+        deviceKind: String(e.deviceKind),
+        entry: JSON.stringify(e),
+      });
     }
     msg = { kind: 'telemetry', entries, resync: typeof body.resync === 'string' ? body.resync : null };
   } else if (suffix === TOPIC.gridEvents) {
-    msg = { kind: 'grid-event', deviceId: String(body.deviceId), timestamp: String(body.timestamp), state: String(body.state) };
+    msg = {
+      kind: 'grid-event',
+      deviceId: String(body.deviceId),
+      timestamp: String(body.timestamp),
+      state: String(body.state),
+    };
   } else {
     msg = { kind: 'state', key: suffix, body: JSON.stringify(body) };
   }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { schema, type SqlDb, type SqlValue } from './sql.js';
+import { type SqlDb, type SqlValue, schema } from './sql.js';
 
 /** `?` placeholders to PostgreSQL's `$1, $2, …` (the ledger's SQL has no `?` inside literals). */
 const numbered = (sql: string) => {
@@ -21,7 +21,9 @@ export function printableUrl(url: string): string {
 /** BIGINT columns (epoch ms, seqs) as numbers: they stay far below 2^53. */
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === pg.types.builtins.INT8
+      ? Number
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 class Querier implements SqlDb {
@@ -63,7 +65,10 @@ export class PostgresDb extends Querier {
       // two consumers starting at once would race on CREATE TABLE IF NOT EXISTS: one at a time
       await db.tx(async (t) => {
         await t.run('SELECT pg_advisory_xact_lock(7355608)');
-        for (const stmt of schema('postgres').split(';').filter((s) => s.trim())) await t.run(stmt);
+        for (const stmt of schema('postgres')
+          .split(';')
+          .filter((s) => s.trim()))
+          await t.run(stmt);
       });
     } catch (err) {
       await pool.end();

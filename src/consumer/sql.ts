@@ -60,5 +60,7 @@ CREATE TABLE IF NOT EXISTS site_state (
 /** The consumer's schema in one dialect. */
 export function schema(dialect: SqlDb['dialect']): string {
   const t = TYPES[dialect];
-  return SCHEMA.replace(/\b(TIME|SEQ|ID)\b(?=[ ,\n])|\)KEYED/g, (m) => (m === ')KEYED' ? `)${t.KEYED}` : t[m as 'TIME' | 'SEQ' | 'ID']));
+  return SCHEMA.replace(/\b(TIME|SEQ|ID)\b(?=[ ,\n])|\)KEYED/g, (m) =>
+    m === ')KEYED' ? `)${t.KEYED}` : t[m as 'TIME' | 'SEQ' | 'ID'],
+  );
 }

@@ -1,7 +1,7 @@
-import type { Database } from 'better-sqlite3';
 import { resolve } from 'node:path';
+import type { Database } from 'better-sqlite3';
 import { sqliteDriver } from '../store/driver.js';
-import { schema, type SqlDb, type SqlValue } from './sql.js';
+import { type SqlDb, type SqlValue, schema } from './sql.js';
 
 /**
  * Transactions waiting for a file, per file, across the connections of this process: the

@@ -102,7 +102,8 @@ export class ConsumerStore {
              entry = excluded.entry, received_at = excluded.received_at, interval = excluded.interval,
              device_kind = excluded.device_kind, writes = telemetry.writes + 1
            WHERE excluded.seq > telemetry.seq`;
-        for (const e of msg.entries) await db.run(up, [siteId, e.deviceId, e.start, e.interval, e.deviceKind, seq, msg.resync, e.entry, now]);
+        for (const e of msg.entries)
+          await db.run(up, [siteId, e.deviceId, e.start, e.interval, e.deviceKind, seq, msg.resync, e.entry, now]);
       } else if (msg.kind === 'grid-event') {
         await db.run('INSERT INTO grid_events (site_id, seq, device_id, timestamp, state) VALUES (?, ?, ?, ?, ?)', [
           siteId,
@@ -126,11 +127,28 @@ export class ConsumerStore {
    * Adds [lo, hi] to the site's runs, joining neighbours; false when any of it was there already
    * (only whole new messages, lo = hi, or a hole's seqs, which are never received, come here).
    */
-  private async mark(db: SqlDb, siteId: string, lo: number, hi: number, loTime: number, hiTime: number): Promise<boolean> {
-    const inside = await db.all('SELECT 1 FROM seq_ranges WHERE site_id = ? AND lo <= ? AND hi >= ? LIMIT 1', [siteId, hi, lo]);
+  private async mark(
+    db: SqlDb,
+    siteId: string,
+    lo: number,
+    hi: number,
+    loTime: number,
+    hiTime: number,
+  ): Promise<boolean> {
+    const inside = await db.all('SELECT 1 FROM seq_ranges WHERE site_id = ? AND lo <= ? AND hi >= ? LIMIT 1', [
+      siteId,
+      hi,
+      lo,
+    ]);
     if (inside.length > 0) return false;
-    const [before] = await db.all<{ lo: number; lo_time: number }>('SELECT lo, lo_time FROM seq_ranges WHERE site_id = ? AND hi = ?', [siteId, lo - 1]);
-    const [after] = await db.all<{ hi: number; hi_time: number }>('SELECT hi, hi_time FROM seq_ranges WHERE site_id = ? AND lo = ?', [siteId, hi + 1]);
+    const [before] = await db.all<{ lo: number; lo_time: number }>(
+      'SELECT lo, lo_time FROM seq_ranges WHERE site_id = ? AND hi = ?',
+      [siteId, lo - 1],
+    );
+    const [after] = await db.all<{ hi: number; hi_time: number }>(
+      'SELECT hi, hi_time FROM seq_ranges WHERE site_id = ? AND lo = ?',
+      [siteId, hi + 1],
+    );
     if (before) await db.run('DELETE FROM seq_ranges WHERE site_id = ? AND lo = ?', [siteId, before.lo]);
     if (after) await db.run('DELETE FROM seq_ranges WHERE site_id = ? AND lo = ?', [siteId, hi + 1]);
     await db.run('INSERT INTO seq_ranges (site_id, lo, hi, lo_time, hi_time) VALUES (?, ?, ?, ?, ?)', [
@@ -145,21 +163,31 @@ export class ConsumerStore {
 
   /** Whether every seq of [lo, hi] was received. */
   async covered(siteId: string, lo: number, hi: number): Promise<boolean> {
-    return (await this.db.all('SELECT 1 FROM seq_ranges WHERE site_id = ? AND lo <= ? AND hi >= ?', [siteId, lo, hi])).length > 0;
+    return (
+      (await this.db.all('SELECT 1 FROM seq_ranges WHERE site_id = ? AND lo <= ? AND hi >= ?', [siteId, lo, hi]))
+        .length > 0
+    );
   }
 
   /** The spaces between received runs, per site (of one site when siteId is given). */
   async gaps(siteId?: string, db: SqlDb = this.db): Promise<Gap[]> {
     const cols = 'SELECT site_id, lo, hi, lo_time, hi_time FROM seq_ranges';
     type Row = { site_id: string; lo: number; hi: number; lo_time: number; hi_time: number };
-    const rows = siteId === undefined
-      ? await db.all<Row>(`${cols} ORDER BY site_id, lo`)
-      : await db.all<Row>(`${cols} WHERE site_id = ? ORDER BY lo`, [siteId]);
+    const rows =
+      siteId === undefined
+        ? await db.all<Row>(`${cols} ORDER BY site_id, lo`)
+        : await db.all<Row>(`${cols} WHERE site_id = ? ORDER BY lo`, [siteId]);
     const out: Gap[] = [];
     rows.forEach((r, i) => {
       const prev = rows[i - 1];
       if (prev && r.site_id === prev.site_id) {
-        out.push({ siteId: r.site_id, fromSeq: prev.hi + 1, toSeq: r.lo - 1, beforeTime: prev.hi_time, afterTime: r.lo_time });
+        out.push({
+          siteId: r.site_id,
+          fromSeq: prev.hi + 1,
+          toSeq: r.lo - 1,
+          beforeTime: prev.hi_time,
+          afterTime: r.lo_time,
+        });
       }
     });
     return out;
@@ -172,7 +200,11 @@ export class ConsumerStore {
   }
 
   async holes(): Promise<Hole[]> {
-    return (await this.db.all<Record<string, unknown>>('SELECT h.*, s.prefix FROM holes h JOIN sites s USING (site_id) ORDER BY h.id')).map(toHole);
+    return (
+      await this.db.all<Record<string, unknown>>(
+        'SELECT h.*, s.prefix FROM holes h JOIN sites s USING (site_id) ORDER BY h.id',
+      )
+    ).map(toHole);
   }
 
   /** Records a hole seen for the first time; returns its id. */
@@ -221,7 +253,14 @@ export class ConsumerStore {
       if (g.toSeq < h.fromSeq || g.fromSeq > h.toSeq) continue;
       const lo = Math.max(g.fromSeq, h.fromSeq);
       const hi = Math.min(g.toSeq, h.toSeq);
-      await this.mark(db, h.siteId, lo, hi, lo === g.fromSeq ? g.beforeTime : g.afterTime, hi === g.toSeq ? g.afterTime : g.beforeTime);
+      await this.mark(
+        db,
+        h.siteId,
+        lo,
+        hi,
+        lo === g.fromSeq ? g.beforeTime : g.afterTime,
+        hi === g.toSeq ? g.afterTime : g.beforeTime,
+      );
     }
   }
 
@@ -235,12 +274,22 @@ export class ConsumerStore {
     const rows = await this.db.all<{ site_id: string; device_id: string; interval: string; writes: number }>(
       'SELECT site_id, device_id, interval, writes FROM telemetry',
     );
-    return new Map(rows.map((r) => [`${r.site_id}|${r.device_id}|${r.interval.slice(0, r.interval.indexOf('/'))}`, r.writes]));
+    return new Map(
+      rows.map((r) => [`${r.site_id}|${r.device_id}|${r.interval.slice(0, r.interval.indexOf('/'))}`, r.writes]),
+    );
   }
 
-  async telemetryEntry(siteId: string, deviceId: string, start: number): Promise<{ seq: number; resync: string | null; entry: string } | undefined> {
+  async telemetryEntry(
+    siteId: string,
+    deviceId: string,
+    start: number,
+  ): Promise<{ seq: number; resync: string | null; entry: string } | undefined> {
     const sql = 'SELECT seq, resync, entry FROM telemetry WHERE site_id = ? AND device_id = ? AND start = ?';
-    const [row] = await this.db.all<{ seq: number; resync: string | null; entry: string }>(sql, [siteId, deviceId, start]);
+    const [row] = await this.db.all<{ seq: number; resync: string | null; entry: string }>(sql, [
+      siteId,
+      deviceId,
+      start,
+    ]);
     return row;
   }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Reading, GridState } from './channels.js';
+import type { GridState, Reading } from './channels.js';
 import { createLogger } from './log.js';
 
 /** A 15-minute bucket that has just been closed and stored. */
@@ -77,7 +77,11 @@ class Hub {
   add(table: Map<string, Entry[]>, event: string, entry: Entry): () => void {
     // a copy on every change, so a listener that unsubscribes during an emit does not skip its neighbour
     table.set(event, [...(table.get(event) ?? []), entry]);
-    return () => table.set(event, (table.get(event) ?? []).filter((e) => e !== entry));
+    return () =>
+      table.set(
+        event,
+        (table.get(event) ?? []).filter((e) => e !== entry),
+      );
   }
 
   failed(event: string, feature: string, err: unknown): void {

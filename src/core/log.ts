@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 /** One JSON line per event on stdout (journald keeps it); level from SITEGW_LOG_LEVEL. */
 export function createLogger(level = process.env.SITEGW_LOG_LEVEL ?? 'info'): Logger {

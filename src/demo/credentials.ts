@@ -6,11 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AUTHORIZE_PATH, TOKEN_PATH } from '../api/http/oauth.js';
 import { addClient, assignDevices, findClient, rotateClientSecret } from '../auth/clients.js';
 import { setOwnerPassword, verifyOwner } from '../auth/owner.js';
 import { PERMISSIONS, wireScope } from '../auth/scopes.js';
 import { verifySecret } from '../auth/secrets.js';
-import { AUTHORIZE_PATH, TOKEN_PATH } from '../api/http/oauth.js';
 import type { Daemon } from '../main.js';
 
 export const DEMO_CLIENT = 'demo-partner';
@@ -49,10 +49,17 @@ export async function ensureDemoCredentials(daemon: Daemon): Promise<DemoCredent
   let secret: string;
   const existing = findClient(db, DEMO_CLIENT);
   if (!existing) {
-    secret = (await addClient(db, { id: DEMO_CLIENT, name: 'Demo partner app', scopes, redirectUris: [DEMO_REDIRECT], devices }, now)).secret!;
+    secret = (
+      await addClient(
+        db,
+        { id: DEMO_CLIENT, name: 'Demo partner app', scopes, redirectUris: [DEMO_REDIRECT], devices },
+        now,
+      )
+    ).secret!;
   } else {
     const kept = prev.client?.secret;
-    secret = kept && (await verifySecret(kept, existing.secretHash)) ? kept : await rotateClientSecret(db, DEMO_CLIENT, now);
+    secret =
+      kept && (await verifySecret(kept, existing.secretHash)) ? kept : await rotateClientSecret(db, DEMO_CLIENT, now);
     assignDevices(db, DEMO_CLIENT, devices);
   }
 

@@ -1,7 +1,7 @@
-import { parseConfig } from '../profiles/site-config.js';
-import { formatConfigErrors } from '../yaml/format.js';
 import type { SiteConfig } from '../config/types.js';
 import { CONFIG_VERSION } from '../config/version.js';
+import { parseConfig } from '../profiles/site-config.js';
+import { formatConfigErrors } from '../yaml/format.js';
 
 export interface DemoEndpoints {
   inverter: { host: string; port: number };
@@ -13,14 +13,28 @@ export interface DemoEndpoints {
  * in site.yaml. It goes through the same validation as any site.yaml, so the demo cannot drift
  * from what the config schema accepts.
  */
-export function demoSiteYaml(ep: DemoEndpoints, opts: { httpHost: string; httpPort: number; dataDir: string; pollSeconds: number; batteryBlocks: number; uplinkUrl?: string; homeassistantUrl?: string }): string {
-  const batteries = Array.from({ length: opts.batteryBlocks }, (_, j) => `
+export function demoSiteYaml(
+  ep: DemoEndpoints,
+  opts: {
+    httpHost: string;
+    httpPort: number;
+    dataDir: string;
+    pollSeconds: number;
+    batteryBlocks: number;
+    uplinkUrl?: string;
+    homeassistantUrl?: string;
+  },
+): string {
+  const batteries = Array.from(
+    { length: opts.batteryBlocks },
+    (_, j) => `
   - id: battery-${j + 1}
     name: Battery block ${j + 1}
     role: battery
     profile: sunspec
     inverter: inverter
-    connection: { type: tcp, host: ${ep.inverter.host}, port: ${ep.inverter.port}, unitId: ${j + 2} }`).join('');
+    connection: { type: tcp, host: ${ep.inverter.host}, port: ${ep.inverter.port}, unitId: ${j + 2} }`,
+  ).join('');
   return `# sitegw demo site: the built-in simulator
 version: ${CONFIG_VERSION}
 site:
@@ -63,6 +77,7 @@ devices:
 export function demoSiteConfig(...args: Parameters<typeof demoSiteYaml>): SiteConfig {
   const text = demoSiteYaml(...args);
   const result = parseConfig(text, 'demo site.yaml');
-  if (!result.ok) throw new Error(`embedded demo site.yaml is invalid:\n${formatConfigErrors(result.errors, 'demo').join('\n')}`);
+  if (!result.ok)
+    throw new Error(`embedded demo site.yaml is invalid:\n${formatConfigErrors(result.errors, 'demo').join('\n')}`);
   return result.config;
 }

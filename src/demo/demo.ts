@@ -2,16 +2,16 @@ import { resolve } from 'node:path';
 import { Duration } from 'luxon';
 import type { Logger } from 'pino';
 import type { SiteConfig } from '../config/types.js';
-import { ScaledClock, type Clock } from '../core/clock.js';
+import { type Clock, ScaledClock } from '../core/clock.js';
 import { createLogger, silentLogger } from '../core/log.js';
 import { Daemon } from '../main.js';
 import { defaultSimConfig, type SimConfig } from '../sim/config.js';
-import { startSimServers, type SimServers } from '../sim/servers.js';
+import { type SimServers, startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
-import { ensureDemoCredentials, type DemoCredentials } from './credentials.js';
+import { type DemoCredentials, ensureDemoCredentials } from './credentials.js';
 import { demoSiteConfig } from './default-site.js';
 import { prefillHistory } from './prefill.js';
-import { startSimControl, type SimControl } from './sim-control.js';
+import { type SimControl, startSimControl } from './sim-control.js';
 
 export interface DemoOptions {
   /** HTTP port; 0 picks a free one */
@@ -68,7 +68,8 @@ export interface Demo {
 export function parseHistory(text: string | undefined): number {
   if (!text) return 0;
   const d = Duration.fromISO(text);
-  if (!d.isValid || d.toMillis() <= 0) throw new Error(`--history must be an ISO 8601 duration such as P2D or PT6H, got '${text}'`);
+  if (!d.isValid || d.toMillis() <= 0)
+    throw new Error(`--history must be an ISO 8601 duration such as P2D or PT6H, got '${text}'`);
   if (d.toMillis() > 366 * 86_400_000) throw new Error(`--history is at most P366D, got '${text}'`);
   return d.toMillis();
 }
@@ -82,7 +83,11 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
   const simConfig = opts.sim ?? defaultSimConfig();
   const sim = new SimSite(simConfig, clock.now() - historyMs);
   const ports = opts.modbusPorts === 'auto' ? { inverter: 0, meter: 0 } : opts.modbusPorts;
-  const servers = await startSimServers(sim, clock, { host: '127.0.0.1', inverterPort: ports.inverter, meterPort: ports.meter });
+  const servers = await startSimServers(sim, clock, {
+    host: '127.0.0.1',
+    inverterPort: ports.inverter,
+    meterPort: ports.meter,
+  });
   // at high speeds a real 10 s poll would leave buckets with a handful of samples
   const pollSeconds = opts.pollSeconds ?? (opts.speed >= 100 ? 30 : 10);
   const config = demoSiteConfig(servers, {

@@ -1,5 +1,5 @@
-import { exceptionError, ModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../core/register-reader.js';
+import { exceptionError, ModbusError } from '../modbus/errors.js';
 import { ModbusException } from '../sim/bank.js';
 import { readRegisters, type SimFunction } from '../sim/registers.js';
 import type { SimHost, SimSite } from '../sim/site.js';

@@ -17,7 +17,8 @@ export async function prefillHistory(ctx: DaemonContext, sim: SimSite, from: num
     meter: new SimMemoryReader(sim, 'meter'),
   };
   // the simulator keeps its meters on the meter host however the site reaches them (TCP or RTU)
-  const readerFor = (d: DeviceConfig) => (d.role === 'grid-meter' || d.role === 'consumption-meter' ? readers.meter : readers.inverter);
+  const readerFor = (d: DeviceConfig) =>
+    d.role === 'grid-meter' || d.role === 'consumption-meter' ? readers.meter : readers.inverter;
   const poller = new Poller({ site: ctx.site, bus: ctx.bus, clock: ctx.clock, readerFor, log: ctx.log });
   const period = poller.tickMs;
   let t = Math.ceil(from / period) * period;
@@ -35,6 +36,9 @@ export async function prefillHistory(ctx: DaemonContext, sim: SimSite, from: num
     }
     t += period;
   }
-  ctx.log.info({ from: new Date(from).toISOString(), until: new Date(t).toISOString(), ms: Date.now() - started }, 'history pre-filled');
+  ctx.log.info(
+    { from: new Date(from).toISOString(), until: new Date(t).toISOString(), ms: Date.now() - started },
+    'history pre-filled',
+  );
   return t;
 }

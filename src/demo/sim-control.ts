@@ -43,7 +43,8 @@ async function handle(sim: SimSite, req: IncomingMessage, res: ServerResponse): 
     } catch {
       return send(res, 400, { error: 'body must be JSON: {"on": true} or {"on": false}' });
     }
-    if (typeof on !== 'boolean') return send(res, 400, { error: '"on" must be true (open the relay) or false (close it)' });
+    if (typeof on !== 'boolean')
+      return send(res, 400, { error: '"on" must be true (open the relay) or false (close it)' });
     sim.setGridOutage(on);
     return send(res, 200, state(sim));
   }

@@ -42,7 +42,9 @@ function named(id: ScanFinding['identity']): string {
 function what(f: ScanFinding): string {
   const alt = f.alternatives?.length ? ` (also matches ${f.alternatives.join(', ')})` : '';
   const how = f.family === 'sunspec' ? `SunSpec models ${(f.models ?? []).join(', ')}` : `profile ${f.profile}${alt}`;
-  const sign = f.meterSign ? `, meter power read as ${SIGN_WORDS[f.meterSign.sign]}${f.meterSign.source ? ` (${f.meterSign.source})` : ''}` : '';
+  const sign = f.meterSign
+    ? `, meter power read as ${SIGN_WORDS[f.meterSign.sign]}${f.meterSign.source ? ` (${f.meterSign.source})` : ''}`
+    : '';
   return `${named(f.identity)}, ${how}${sign}`;
 }
 
@@ -61,7 +63,12 @@ function assignRoles(found: readonly ScanFinding[]): (DeviceRole | undefined)[] 
   });
 }
 
-const ID_WORD: Record<DeviceRole, string> = { inverter: 'inverter', battery: 'battery', 'grid-meter': 'meter', 'consumption-meter': 'meter' };
+const ID_WORD: Record<DeviceRole, string> = {
+  inverter: 'inverter',
+  battery: 'battery',
+  'grid-meter': 'meter',
+  'consumption-meter': 'meter',
+};
 
 function connection(link: ScanLink, unitId: number): string {
   return link.type === 'tcp'
@@ -79,7 +86,9 @@ function chainEntries(f: ScanFinding, link: ScanLink, gridTaken: boolean): { lin
   for (const m of chainMeters(f.models ?? [])) {
     const role: DeviceRole = gridTaken || tookGrid ? 'consumption-meter' : 'grid-meter';
     if (role === 'grid-meter') tookGrid = true;
-    lines.push(`  # unit ${f.unitId}, model ${m.model} in the inverter's chain: a meter of its own${m.sunspecMeter ? ` (meter ${m.sunspecMeter})` : ''}`);
+    lines.push(
+      `  # unit ${f.unitId}, model ${m.model} in the inverter's chain: a meter of its own${m.sunspecMeter ? ` (meter ${m.sunspecMeter})` : ''}`,
+    );
     lines.push(`  - id: meter-${f.unitId}${m.sunspecMeter ? `-${m.sunspecMeter}` : ''}`);
     lines.push(`    role: ${role}  # or ${role === 'grid-meter' ? 'consumption-meter' : 'grid-meter'}`);
     lines.push('    profile: sunspec');
@@ -98,22 +107,33 @@ export function siteYamlSnippet(result: ScanResult, link: ScanLink): string {
   result.found.forEach((f, i) => {
     const role = roles[i];
     lines.push(`  # unit ${f.unitId}: ${what(f)}`);
-    if (f.alsoAt.length > 0) lines.push(`  # the same device also answered on unit ids ${ranges(f.alsoAt)}: it ignores the unit id; list it once`);
-    if (!role) lines.push('  # none of the roles sitegw reads fits these models: set role by hand or leave the device out');
-    if (f.alternatives?.length) lines.push(`  # its identity registers also fit profile ${f.alternatives.join(', ')}: keep the one on the device's label`);
+    if (f.alsoAt.length > 0)
+      lines.push(
+        `  # the same device also answered on unit ids ${ranges(f.alsoAt)}: it ignores the unit id; list it once`,
+      );
+    if (!role)
+      lines.push('  # none of the roles sitegw reads fits these models: set role by hand or leave the device out');
+    if (f.alternatives?.length)
+      lines.push(
+        `  # its identity registers also fit profile ${f.alternatives.join(', ')}: keep the one on the device's label`,
+      );
     lines.push(`  - id: ${ID_WORD[role ?? 'inverter']}-${f.unitId}`);
     const others = f.roles.filter((r) => r !== role);
     lines.push(`    role: ${role ?? 'inverter'}${others.length > 0 ? `  # or ${others.join(', ')}` : ''}`);
     lines.push(`    profile: ${f.profile}`);
     // the vendor's documented sign, written out so the installer sees it and can change it
-    if (f.meterSign?.sign === 'export-positive' && (role === 'grid-meter' || role === 'consumption-meter')) lines.push(`    meterSign: export-positive`);
+    if (f.meterSign?.sign === 'export-positive' && (role === 'grid-meter' || role === 'consumption-meter'))
+      lines.push(`    meterSign: export-positive`);
     lines.push(`    connection: ${connection(link, f.unitId)}`);
     const chain = chainEntries(f, link, gridTaken);
     lines.push(...chain.lines);
     gridTaken ||= chain.tookGrid;
     for (const b of f.beside ?? []) {
       // not the SunSpec device's own role: one device, two roles at one address
-      const first = b.roles.find((r) => r !== role && (r !== 'grid-meter' || !gridTaken)) ?? b.roles.find((r) => r !== role) ?? b.roles[0]!;
+      const first =
+        b.roles.find((r) => r !== role && (r !== 'grid-meter' || !gridTaken)) ??
+        b.roles.find((r) => r !== role) ??
+        b.roles[0]!;
       if (first === 'grid-meter') gridTaken = true;
       lines.push(`  # unit ${f.unitId}, next to its SunSpec map: ${besideWhat(b)}`);
       lines.push(`  - id: ${ID_WORD[first]}-${f.unitId}-${b.profile}`);
@@ -132,20 +152,29 @@ export function formatScanReport(result: ScanResult, link: ScanLink): string {
   out.push(n === 0 ? 'No device found.' : `Found ${n} device${n === 1 ? '' : 's'}:`);
   for (const f of result.found) {
     out.push(`  unit ${String(f.unitId).padEnd(3)}  ${what(f)}`);
-    if (f.alsoAt.length > 0) out.push(`            answers on unit ids ${ranges(f.alsoAt)} too (it ignores the unit id)`);
+    if (f.alsoAt.length > 0)
+      out.push(`            answers on unit ids ${ranges(f.alsoAt)} too (it ignores the unit id)`);
     for (const b of f.beside ?? []) out.push(`            and next to its SunSpec map: ${besideWhat(b)}`);
   }
-  for (const u of result.unknown) out.push(`  unit ${String(u.unitId).padEnd(3)}  answers, but is not SunSpec and matches no device profile (${shown(u.reason, 120)})`);
+  for (const u of result.unknown)
+    out.push(
+      `  unit ${String(u.unitId).padEnd(3)}  answers, but is not SunSpec and matches no device profile (${shown(u.reason, 120)})`,
+    );
   for (const u of result.failed) {
-    const hint = u.error.kind === 'crc' ? ' — garbled answers: check baud rate, parity, A/B wiring and termination' : '';
+    const hint =
+      u.error.kind === 'crc' ? ' — garbled answers: check baud rate, parity, A/B wiring and termination' : '';
     out.push(`  unit ${String(u.unitId).padEnd(3)}  ${u.error.kind}: ${shown(u.error.message, 120)}${hint}`);
   }
-  if (result.silent.length > 0) out.push(`No answer from unit id${result.silent.length === 1 ? '' : 's'} ${ranges(result.silent)}.`);
+  if (result.silent.length > 0)
+    out.push(`No answer from unit id${result.silent.length === 1 ? '' : 's'} ${ranges(result.silent)}.`);
   out.push(`${result.requests} requests sent.`);
   if (n > 0) {
     out.push('', 'site.yaml snippet (check each role; ids are suggestions):', '', siteYamlSnippet(result, link));
   } else if (result.failed.some((f) => f.error.kind === 'crc')) {
-    out.push('', 'Garbled answers mean a device is there but the line settings or wiring differ: try other --baud and --parity values.');
+    out.push(
+      '',
+      'Garbled answers mean a device is there but the line settings or wiring differ: try other --baud and --parity values.',
+    );
   }
   return `${out.join('\n')}\n`;
 }

@@ -16,7 +16,7 @@ import { discoverSunSpec, readModel } from '../modbus/sunspec/discovery.js';
 import type { DeviceProfile } from '../profiles/compiled.js';
 import { matchesProfile, readIdentity } from '../profiles/identify.js';
 import { rolesOf } from '../profiles/registry.js';
-import { vendorMeterSign, type KnownMeterSign } from '../profiles/sunspec-vendors.js';
+import { type KnownMeterSign, vendorMeterSign } from '../profiles/sunspec-vendors.js';
 
 export interface ScanFinding {
   unitId: number;
@@ -86,7 +86,10 @@ function probeReader(reader: RegisterReader, count: () => void): RegisterReader 
         throw e;
       }
     };
-  return { readHolding: wrap((u, a, n) => reader.readHolding(u, a, n)), readInput: wrap((u, a, n) => reader.readInput(u, a, n)) };
+  return {
+    readHolding: wrap((u, a, n) => reader.readHolding(u, a, n)),
+    readInput: wrap((u, a, n) => reader.readInput(u, a, n)),
+  };
 }
 
 const INVERTER_MODELS = new Set([101, 102, 103, 111, 112, 113]);
@@ -123,12 +126,20 @@ function text(v: unknown): string | undefined {
  * unit also matches. A device that stops answering part-way is reported by what was found before;
  * its SunSpec finding stands either way.
  */
-async function besideSunSpec(reader: RegisterReader, unitId: number, profiles: readonly DeviceProfile[]): Promise<NonNullable<ScanFinding['beside']>> {
+async function besideSunSpec(
+  reader: RegisterReader,
+  unitId: number,
+  profiles: readonly DeviceProfile[],
+): Promise<NonNullable<ScanFinding['beside']>> {
   const out: NonNullable<ScanFinding['beside']> = [];
   try {
     for (const profile of profiles) {
       if (!profile.besideSunSpec || !(await matchesProfile(profile, reader, unitId))) continue;
-      out.push({ profile: profile.name, identity: await readIdentity(profile, reader, unitId), roles: rolesOf(profile) });
+      out.push({
+        profile: profile.name,
+        identity: await readIdentity(profile, reader, unitId),
+        roles: rolesOf(profile),
+      });
     }
   } catch {
     // a timeout or a broken link here says nothing about the SunSpec device already found
@@ -136,9 +147,17 @@ async function besideSunSpec(reader: RegisterReader, unitId: number, profiles: r
   return out;
 }
 
-type UnitOutcome = { found: Omit<ScanFinding, 'unitId' | 'alsoAt'> } | { silent: true } | { unknown: string } | { failed: ModbusError };
+type UnitOutcome =
+  | { found: Omit<ScanFinding, 'unitId' | 'alsoAt'> }
+  | { silent: true }
+  | { unknown: string }
+  | { failed: ModbusError };
 
-async function probeUnit(reader: RegisterReader, unitId: number, profiles: readonly DeviceProfile[]): Promise<UnitOutcome> {
+async function probeUnit(
+  reader: RegisterReader,
+  unitId: number,
+  profiles: readonly DeviceProfile[],
+): Promise<UnitOutcome> {
   let notSunSpec: string;
   try {
     const map = await discoverSunSpec(reader, unitId);
@@ -148,12 +167,26 @@ async function probeUnit(reader: RegisterReader, unitId: number, profiles: reado
     if (common) {
       const c = (await readModel(reader, unitId, common)).fixed;
       identity = Object.fromEntries(
-        Object.entries({ manufacturer: text(c.Mn), model: text(c.Md), serial: text(c.SN), version: text(c.Vr) }).filter(([, v]) => v !== undefined),
+        Object.entries({ manufacturer: text(c.Mn), model: text(c.Md), serial: text(c.SN), version: text(c.Vr) }).filter(
+          ([, v]) => v !== undefined,
+        ),
       );
     }
-    const meterSign = models.some((m) => METER_MODELS.has(m)) ? { meterSign: vendorMeterSign(identity.manufacturer) } : {};
+    const meterSign = models.some((m) => METER_MODELS.has(m))
+      ? { meterSign: vendorMeterSign(identity.manufacturer) }
+      : {};
     const beside = await besideSunSpec(reader, unitId, profiles);
-    return { found: { family: 'sunspec', profile: 'sunspec', identity, models, roles: sunspecRoles(models), ...meterSign, ...(beside.length > 0 ? { beside } : {}) } };
+    return {
+      found: {
+        family: 'sunspec',
+        profile: 'sunspec',
+        identity,
+        models,
+        roles: sunspecRoles(models),
+        ...meterSign,
+        ...(beside.length > 0 ? { beside } : {}),
+      },
+    };
   } catch (err) {
     if (err instanceof NoDevice) return { silent: true };
     const e = toModbusError(err);
@@ -180,7 +213,15 @@ async function probeUnit(reader: RegisterReader, unitId: number, profiles: reado
   const [best, ...others] = matching;
   try {
     const identity = await readIdentity(best!, reader, unitId);
-    return { found: { family: 'profile', profile: best!.name, identity, roles: rolesOf(best!), alternatives: others.map((p) => p.name) } };
+    return {
+      found: {
+        family: 'profile',
+        profile: best!.name,
+        identity,
+        roles: rolesOf(best!),
+        alternatives: others.map((p) => p.name),
+      },
+    };
   } catch (err) {
     return { failed: toModbusError(err) };
   }
@@ -207,7 +248,9 @@ export async function scanBus(reader: RegisterReader, opts: ScanOptions): Promis
       linkFailures = [];
     }
     if ('found' in outcome) {
-      const twin = result.found.find((f) => f.profile === outcome.found.profile && sameDevice(f.identity, outcome.found.identity));
+      const twin = result.found.find(
+        (f) => f.profile === outcome.found.profile && sameDevice(f.identity, outcome.found.identity),
+      );
       if (twin) twin.alsoAt.push(unitId);
       else result.found.push({ unitId, alsoAt: [], ...outcome.found });
       opts.onUnit?.(unitId, 'found');

@@ -2,8 +2,8 @@ import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
-import type { Site } from '../site/site.js';
 import { streamIds } from '../core/streams.js';
+import type { Site } from '../site/site.js';
 import { insertGridEvent, lastGridState } from '../store/grid-events.js';
 import { GridWatch } from './watch.js';
 
@@ -17,9 +17,7 @@ export class GridFeature implements Feature {
   readonly name = 'grid';
   private off: (() => void) | null = null;
 
-  constructor(
-    private readonly deps: { site: Site; db: Database; bus: EventBus; log: Logger; debounce: number },
-  ) {}
+  constructor(private readonly deps: { site: Site; db: Database; bus: EventBus; log: Logger; debounce: number }) {}
 
   start(): void {
     const meter = this.deps.site.byRole('grid-meter')[0];
@@ -43,7 +41,10 @@ export class GridFeature implements Feature {
         // the uplink's outbox row commits with the event, or neither does
         this.deps.bus.runInTransaction('gridEventRecording', e);
       })();
-      this.deps.log.info({ device: e.deviceId, state: e.state, at: new Date(e.timestamp).toISOString() }, 'grid state changed');
+      this.deps.log.info(
+        { device: e.deviceId, state: e.state, at: new Date(e.timestamp).toISOString() },
+        'grid state changed',
+      );
       this.deps.bus.emit('gridEvent', e);
     });
   }

@@ -24,7 +24,8 @@ export class GridWatch {
   private candidateCount = 0;
 
   constructor(private readonly opts: GridWatchOptions) {
-    if (!Number.isInteger(opts.debounce) || opts.debounce < 1) throw new RangeError(`debounce must be an integer ≥ 1, got ${opts.debounce}`);
+    if (!Number.isInteger(opts.debounce) || opts.debounce < 1)
+      throw new RangeError(`debounce must be an integer ≥ 1, got ${opts.debounce}`);
     this.current = opts.initial ?? null;
   }
 

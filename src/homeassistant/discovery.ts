@@ -14,16 +14,44 @@
  * Which quantities there are comes from telemetry/now.ts; this file only adds how Home
  * Assistant names and classes each kind.
  */
+
+import type { StreamDef } from '../core/streams.js';
 import type { DeviceState } from '../site/site.js';
 import type { LiveKind, LiveQuantity } from '../telemetry/now.js';
-import type { StreamDef } from '../core/streams.js';
 
 /** Home Assistant's classes per kind of live quantity; the unit is what states are published in. */
-export const HA_CLASSES: Record<LiveKind, { component: 'sensor' | 'binary_sensor'; config: Record<string, string | number> }> = {
-  power: { component: 'sensor', config: { device_class: 'power', state_class: 'measurement', unit_of_measurement: 'W', suggested_display_precision: 0 } },
-  soc: { component: 'sensor', config: { device_class: 'battery', state_class: 'measurement', unit_of_measurement: '%', suggested_display_precision: 0 } },
+export const HA_CLASSES: Record<
+  LiveKind,
+  { component: 'sensor' | 'binary_sensor'; config: Record<string, string | number> }
+> = {
+  power: {
+    component: 'sensor',
+    config: {
+      device_class: 'power',
+      state_class: 'measurement',
+      unit_of_measurement: 'W',
+      suggested_display_precision: 0,
+    },
+  },
+  soc: {
+    component: 'sensor',
+    config: {
+      device_class: 'battery',
+      state_class: 'measurement',
+      unit_of_measurement: '%',
+      suggested_display_precision: 0,
+    },
+  },
   // the Energy dashboard takes kWh sensors of state_class total_increasing: a decrease would read as a meter reset
-  energy: { component: 'sensor', config: { device_class: 'energy', state_class: 'total_increasing', unit_of_measurement: 'kWh', suggested_display_precision: 2 } },
+  energy: {
+    component: 'sensor',
+    config: {
+      device_class: 'energy',
+      state_class: 'total_increasing',
+      unit_of_measurement: 'kWh',
+      suggested_display_precision: 2,
+    },
+  },
   // device_class power of a binary sensor: on = power detected, off = no power
   grid: { component: 'binary_sensor', config: { device_class: 'power', payload_on: 'ON', payload_off: 'OFF' } },
 };
@@ -64,12 +92,19 @@ export interface DiscoveryContext {
 }
 
 export const gatewayIdentifier = (siteId: string): string => `sitegw_${haId(siteId)}`;
-export const deviceIdentifier = (siteId: string, deviceId: string): string => `sitegw_${haId(siteId)}_${haId(deviceId)}`;
+export const deviceIdentifier = (siteId: string, deviceId: string): string =>
+  `sitegw_${haId(siteId)}_${haId(deviceId)}`;
 
 const origin = (ctx: DiscoveryContext) => ({ name: 'sitegw', sw_version: ctx.version });
 
 function gatewayDevice(ctx: DiscoveryContext) {
-  return { identifiers: [gatewayIdentifier(ctx.siteId)], name: ctx.siteName, manufacturer: 'sitegw', model: 'Site gateway', sw_version: ctx.version };
+  return {
+    identifiers: [gatewayIdentifier(ctx.siteId)],
+    name: ctx.siteName,
+    manufacturer: 'sitegw',
+    model: 'Site gateway',
+    sw_version: ctx.version,
+  };
 }
 
 function deviceOf(ctx: DiscoveryContext, d: DeviceState) {
@@ -86,10 +121,15 @@ function deviceOf(ctx: DiscoveryContext, d: DeviceState) {
 }
 
 /** topic → retained config payload, for every entity of the site as it is now. */
-export function discoveryConfigs(ctx: DiscoveryContext, devices: Iterable<DeviceState>, streams: { def: StreamDef; quantities: LiveQuantity[] }[]): Map<string, string> {
+export function discoveryConfigs(
+  ctx: DiscoveryContext,
+  devices: Iterable<DeviceState>,
+  streams: { def: StreamDef; quantities: LiveQuantity[] }[],
+): Map<string, string> {
   const nodeId = gatewayIdentifier(ctx.siteId);
   const out = new Map<string, string>();
-  const put = (component: string, objectId: string, config: Record<string, unknown>) => out.set(`${ctx.discoveryPrefix}/${component}/${nodeId}/${haId(objectId)}/config`, JSON.stringify(config));
+  const put = (component: string, objectId: string, config: Record<string, unknown>) =>
+    out.set(`${ctx.discoveryPrefix}/${component}/${nodeId}/${haId(objectId)}/config`, JSON.stringify(config));
   // the gateway itself: the via_device of every device, and its connection as an entity
   put('binary_sensor', 'gateway', {
     name: 'Connection',

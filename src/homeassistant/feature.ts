@@ -1,15 +1,22 @@
 import type { IPublishPacket, MqttClient } from 'mqtt';
-import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
 import type { HomeAssistantConfig } from '../config/types.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature, FeatureHealth } from '../core/feature.js';
+import type { StreamDef } from '../core/streams.js';
 import type { Site } from '../site/site.js';
 import { quantitiesOf, type StreamNow } from '../telemetry/now.js';
-import type { StreamDef } from '../core/streams.js';
 import { safeUrl, type UplinkError } from '../uplink/errors.js';
 import { MqttLink } from '../uplink/link.js';
-import { discoveryConfigs, gatewayIdentifier, statePayload, topicsOf, type DiscoveryContext, type Topics } from './discovery.js';
+import {
+  type DiscoveryContext,
+  discoveryConfigs,
+  gatewayIdentifier,
+  statePayload,
+  type Topics,
+  topicsOf,
+} from './discovery.js';
 
 export interface HomeAssistantDeps {
   config: HomeAssistantConfig;
@@ -60,7 +67,13 @@ export class HomeAssistant implements Feature {
   constructor(private readonly deps: HomeAssistantDeps) {
     const { config, site, version } = deps;
     this.topics = topicsOf(config.discoveryPrefix, config.stateTopicPrefix, gatewayIdentifier(site.id));
-    this.ctx = { siteId: site.id, siteName: site.config.site.name ?? site.id, version, discoveryPrefix: config.discoveryPrefix, topics: this.topics };
+    this.ctx = {
+      siteId: site.id,
+      siteName: site.config.site.name ?? site.id,
+      version,
+      discoveryPrefix: config.discoveryPrefix,
+      topics: this.topics,
+    };
   }
 
   start(): void {
@@ -77,7 +90,8 @@ export class HomeAssistant implements Feature {
         disconnected: () => this.onDisconnected(),
         message: (topic, payload, packet) => this.onMessage(topic, payload, packet),
         failed: (e) => this.fail(e),
-        faulted: (handler, err) => log.error({ err, handler }, 'homeassistant: handling an MQTT event failed; the connection goes on'),
+        faulted: (handler, err) =>
+          log.error({ err, handler }, 'homeassistant: handling an MQTT event failed; the connection goes on'),
       },
       'homeassistant',
     );
@@ -93,7 +107,14 @@ export class HomeAssistant implements Feature {
         },
       });
     }
-    log.info({ broker: safeUrl(config.url), discoveryPrefix: config.discoveryPrefix, stateTopicPrefix: config.stateTopicPrefix }, 'homeassistant discovery started');
+    log.info(
+      {
+        broker: safeUrl(config.url),
+        discoveryPrefix: config.discoveryPrefix,
+        stateTopicPrefix: config.stateTopicPrefix,
+      },
+      'homeassistant discovery started',
+    );
   }
 
   async stop(): Promise<void> {
@@ -126,7 +147,11 @@ export class HomeAssistant implements Feature {
     this.published.clear();
     this.deps.log.info({ broker: safeUrl(this.deps.config.url) }, 'homeassistant connected');
     client.subscribe([this.topics.ownConfigs, this.topics.birth], { qos: 1 }, (err) => {
-      if (err) this.fail({ code: 'NOT_AUTHORIZED', message: `the broker refused the subscription to ${this.topics.ownConfigs}: configs of removed devices stay until it is allowed (${err.message})` });
+      if (err)
+        this.fail({
+          code: 'NOT_AUTHORIZED',
+          message: `the broker refused the subscription to ${this.topics.ownConfigs}: configs of removed devices stay until it is allowed (${err.message})`,
+        });
     });
     this.announce();
     this.stopTimer();
@@ -145,7 +170,8 @@ export class HomeAssistant implements Feature {
     this.announcedAt = Date.now();
     this.syncDiscovery();
     this.publish(this.topics.status, 'online');
-    for (const d of this.deps.site.devices.values()) this.publish(this.topics.device(d.config.id), d.online ? 'online' : 'offline');
+    for (const d of this.deps.site.devices.values())
+      this.publish(this.topics.device(d.config.id), d.online ? 'online' : 'offline');
     this.publishStates();
   }
 
@@ -172,7 +198,11 @@ export class HomeAssistant implements Feature {
 
   private wanted(): Map<string, string> {
     const { site } = this.deps;
-    return discoveryConfigs(this.ctx, site.devices.values(), site.streams().map((def) => ({ def, quantities: quantitiesOf(def) })));
+    return discoveryConfigs(
+      this.ctx,
+      site.devices.values(),
+      site.streams().map((def) => ({ def, quantities: quantitiesOf(def) })),
+    );
   }
 
   /**
@@ -187,7 +217,8 @@ export class HomeAssistant implements Feature {
     } catch {
       return;
     }
-    if (typeof stateTopic === 'string' && stateTopic.startsWith(`${this.deps.config.stateTopicPrefix}/streams/`)) this.publish(stateTopic, '');
+    if (typeof stateTopic === 'string' && stateTopic.startsWith(`${this.deps.config.stateTopicPrefix}/streams/`))
+      this.publish(stateTopic, '');
   }
 
   private publishStates(): void {
@@ -212,7 +243,10 @@ export class HomeAssistant implements Feature {
       // Home Assistant (re)started: it asks integrations to announce themselves again. Anyone who
       // may publish on the broker can send this: at most one announcement per state interval
       // (the configs are retained anyway, so Home Assistant has them either way)
-      if (payload.toString() === 'online' && Date.now() - this.announcedAt >= this.deps.config.stateIntervalSeconds * 1000) {
+      if (
+        payload.toString() === 'online' &&
+        Date.now() - this.announcedAt >= this.deps.config.stateIntervalSeconds * 1000
+      ) {
         this.published.clear();
         this.announce();
       }
@@ -220,14 +254,21 @@ export class HomeAssistant implements Feature {
     }
     // a retained config of ours from an earlier run: removed when the site no longer has it
     if (packet.retain && payload.length > 0 && !this.published.has(topic) && !this.wanted().has(topic)) {
-      this.deps.log.info({ topic }, 'homeassistant: removing the discovery config of an entity site.yaml no longer has');
+      this.deps.log.info(
+        { topic },
+        'homeassistant: removing the discovery config of an entity site.yaml no longer has',
+      );
       this.remove(topic, payload.toString());
     }
   }
 
   private publish(topic: string, body: string): void {
     this.client?.publish(topic, body, RETAINED, (err) => {
-      if (err) this.fail({ code: 'PUBLISH_REFUSED', message: `the broker refused a message on ${topic} (${err.message}): allow this gateway to publish below ${this.deps.config.discoveryPrefix}/ and ${this.deps.config.stateTopicPrefix}/` });
+      if (err)
+        this.fail({
+          code: 'PUBLISH_REFUSED',
+          message: `the broker refused a message on ${topic} (${err.message}): allow this gateway to publish below ${this.deps.config.discoveryPrefix}/ and ${this.deps.config.stateTopicPrefix}/`,
+        });
     });
   }
 
@@ -235,6 +276,7 @@ export class HomeAssistant implements Feature {
     const before = this.lastError;
     this.lastError = e;
     // once per kind of failure in a row, not once per retry
-    if (before?.code !== e.code || before.message !== e.message) this.deps.log.warn({ code: e.code }, `homeassistant: ${e.message}`);
+    if (before?.code !== e.code || before.message !== e.message)
+      this.deps.log.warn({ code: e.code }, `homeassistant: ${e.message}`);
   }
 }

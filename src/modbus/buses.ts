@@ -1,8 +1,8 @@
 import type { DeviceConnection } from '../core/connection.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { SerialLink, SocketLink } from './byte-link.js';
 import { linkKey } from './link.js';
 import type { QueuedBus } from './queued-bus.js';
-import type { RegisterReader } from '../core/register-reader.js';
 import { RtuBus } from './rtu-bus.js';
 import { interFrameDelayMs } from './rtu-timing.js';
 import { TcpBus } from './tcp-bus.js';
@@ -23,7 +23,13 @@ export function createBus(c: DeviceConnection, opts: BusRegistryOptions = {}): B
       return new TcpBus({ host: c.host, port: c.port, timeoutMs: c.timeoutMs, backoff: opts.backoff });
     case 'rtu-over-tcp':
       // the serial server's baud rate is not ours to know; its TCP side needs no gap beyond the RTU minimum
-      return new RtuBus({ name, link: () => new SocketLink(c.host, c.port), timeoutMs: c.timeoutMs, interFrameDelayMs: 1.75, backoff: opts.backoff });
+      return new RtuBus({
+        name,
+        link: () => new SocketLink(c.host, c.port),
+        timeoutMs: c.timeoutMs,
+        interFrameDelayMs: 1.75,
+        backoff: opts.backoff,
+      });
     case 'rtu':
       return new RtuBus({
         name,

@@ -86,9 +86,27 @@ export type NumericType = (typeof NUMERIC_TYPES)[number];
 export type RegisterType = NumericType | 'string';
 
 /** Registers a value of the type occupies (a string's length is its own). */
-export const TYPE_WIDTH: Record<NumericType, number> = { u16: 1, s16: 1, u32: 2, s32: 2, acc32: 2, f32: 2, u64: 4, s64: 4 };
+export const TYPE_WIDTH: Record<NumericType, number> = {
+  u16: 1,
+  s16: 1,
+  u32: 2,
+  s32: 2,
+  acc32: 2,
+  f32: 2,
+  u64: 4,
+  s64: 4,
+};
 
-const NUMERIC_DECODERS: Record<NumericType, (regs: readonly number[], i: number, order: Order) => number> = { u16, s16, u32, s32, u64, s64, f32, acc32 };
+const NUMERIC_DECODERS: Record<NumericType, (regs: readonly number[], i: number, order: Order) => number> = {
+  u16,
+  s16,
+  u32,
+  s32,
+  u64,
+  s64,
+  f32,
+  acc32,
+};
 
 export function decodeNumber(type: NumericType, regs: readonly number[], i: number, order: Order = BIG): number {
   return NUMERIC_DECODERS[type](regs, i, order);

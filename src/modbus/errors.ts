@@ -5,7 +5,14 @@
  */
 export type ModbusErrorKind = 'timeout' | 'exception' | 'connection' | 'crc' | 'decode' | 'protocol';
 
-export const MODBUS_ERROR_KINDS: readonly ModbusErrorKind[] = ['timeout', 'exception', 'connection', 'crc', 'decode', 'protocol'];
+export const MODBUS_ERROR_KINDS: readonly ModbusErrorKind[] = [
+  'timeout',
+  'exception',
+  'connection',
+  'crc',
+  'decode',
+  'protocol',
+];
 
 export class ModbusError extends Error {
   constructor(
@@ -45,7 +52,8 @@ export function toModbusError(err: unknown): ModbusError {
   const e = err as { modbusCode?: unknown; errno?: unknown; code?: unknown; message?: unknown; name?: unknown };
   const message = typeof e?.message === 'string' ? e.message : String(err);
   if (typeof e?.modbusCode === 'number') return exceptionError(e.modbusCode);
-  if (e?.errno === 'ETIMEDOUT' || e?.name === 'TransactionTimedOutError') return new ModbusError('timeout', 'no answer before the timeout');
+  if (e?.errno === 'ETIMEDOUT' || e?.name === 'TransactionTimedOutError')
+    return new ModbusError('timeout', 'no answer before the timeout');
   if (/crc/i.test(message)) return new ModbusError('crc', message);
   // modbus-serial's words for an answer that arrived but does not fit the request
   if (/data length error|unexpected data error/i.test(message)) return new ModbusError('decode', message);

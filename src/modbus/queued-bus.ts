@@ -1,5 +1,5 @@
-import { ModbusError, toModbusError } from './errors.js';
 import type { RegisterReader } from '../core/register-reader.js';
+import { ModbusError, toModbusError } from './errors.js';
 import type { ReadRequest, RegisterFunction } from './rtu-frame.js';
 import { UnitBackoff, type UnitBackoffOptions } from './unit-backoff.js';
 
@@ -44,7 +44,13 @@ export abstract class QueuedBus implements RegisterReader {
     };
   }
 
-  read(fn: RegisterFunction, unitId: number, address: number, quantity: number, timeoutMs = this.opts.timeoutMs): Promise<number[]> {
+  read(
+    fn: RegisterFunction,
+    unitId: number,
+    address: number,
+    quantity: number,
+    timeoutMs = this.opts.timeoutMs,
+  ): Promise<number[]> {
     return this.enqueue(async () => {
       if (this.closed) throw new ModbusError('connection', `${this.name} is closed`);
       // checked when the request reaches the wire, not when it was queued: the state may have changed meanwhile

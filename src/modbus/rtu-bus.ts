@@ -27,8 +27,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ByteLink } from './byte-link.js';
 import { ModbusError } from './errors.js';
 import { QueuedBus } from './queued-bus.js';
-import { ReconnectBackoff, withTimeout, type ReconnectOptions } from './reconnect.js';
-import { encodeReadRequest, parseReadResponse, strayFrame, type ReadRequest } from './rtu-frame.js';
+import { ReconnectBackoff, type ReconnectOptions, withTimeout } from './reconnect.js';
+import { encodeReadRequest, parseReadResponse, type ReadRequest, strayFrame } from './rtu-frame.js';
 import type { UnitBackoffOptions } from './unit-backoff.js';
 
 export interface RtuBusOptions {
@@ -144,11 +144,17 @@ export class RtuBus extends QueuedBus {
   private timeoutError(req: ReadRequest, timeoutMs: number): ModbusError {
     const stray = strayFrame(this.rx, this.rxLength, req.unitId);
     if (stray) {
-      return new ModbusError('protocol', `no answer from unit ${req.unitId} in ${timeoutMs} ms, but a frame from unit ${stray.unitId} (function ${stray.fn}): an answer after its timeout, or a second master on the line`);
+      return new ModbusError(
+        'protocol',
+        `no answer from unit ${req.unitId} in ${timeoutMs} ms, but a frame from unit ${stray.unitId} (function ${stray.fn}): an answer after its timeout, or a second master on the line`,
+      );
     }
     if (this.rxLength > 0) {
       const shown = this.rx.subarray(0, Math.min(this.rxLength, 16)).toString('hex');
-      return new ModbusError('crc', `no valid answer from unit ${req.unitId} in ${timeoutMs} ms, only ${this.rxLength} garbled or short bytes (${shown}${this.rxLength > 16 ? '…' : ''})`);
+      return new ModbusError(
+        'crc',
+        `no valid answer from unit ${req.unitId} in ${timeoutMs} ms, only ${this.rxLength} garbled or short bytes (${shown}${this.rxLength > 16 ? '…' : ''})`,
+      );
     }
     return new ModbusError('timeout', `no answer from unit ${req.unitId} in ${timeoutMs} ms`);
   }
@@ -190,7 +196,8 @@ export class RtuBus extends QueuedBus {
     const giveUpAt = performance.now() + limitMs;
     for (;;) {
       const now = performance.now();
-      const wait = Math.max(this.lastTraffic, this.dirtySince) + Math.max(this.rtu.interFrameDelayMs, this.quietMs) - now;
+      const wait =
+        Math.max(this.lastTraffic, this.dirtySince) + Math.max(this.rtu.interFrameDelayMs, this.quietMs) - now;
       // a line that never goes quiet (another master, a faulty device) still gets our request; its answers will say the rest
       if (wait <= 0 || now >= giveUpAt) return;
       await sleep(Math.min(wait, giveUpAt - now));
@@ -231,8 +238,10 @@ export class RtuBus extends QueuedBus {
 /** The usual reasons a serial port does not open, in the words of the fix. */
 function explainOpenError(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  if (/ENOENT|no such file/i.test(message)) return `${message} (is the adapter plugged in? ls /dev/serial/by-id/ lists them)`;
+  if (/ENOENT|no such file/i.test(message))
+    return `${message} (is the adapter plugged in? ls /dev/serial/by-id/ lists them)`;
   if (/EACCES|permission denied/i.test(message)) return `${message} (the user running sitegw needs the dialout group)`;
-  if (/EBUSY|cannot lock|resource temporarily unavailable/i.test(message)) return `${message} (another program holds the port)`;
+  if (/EBUSY|cannot lock|resource temporarily unavailable/i.test(message))
+    return `${message} (another program holds the port)`;
   return message;
 }

@@ -29,9 +29,16 @@ export interface ReadRequest {
 }
 
 export function encodeReadRequest(r: ReadRequest): Buffer {
-  if (!Number.isInteger(r.unitId) || r.unitId < 0 || r.unitId > 255) throw new RangeError(`unit id ${r.unitId} is not 0..255`);
-  if (!Number.isInteger(r.address) || r.address < 0 || r.address > 0xffff) throw new RangeError(`address ${r.address} is not 0..65535`);
-  if (!Number.isInteger(r.quantity) || r.quantity < 1 || r.quantity > MAX_REGISTERS || r.address + r.quantity > 0x10000) {
+  if (!Number.isInteger(r.unitId) || r.unitId < 0 || r.unitId > 255)
+    throw new RangeError(`unit id ${r.unitId} is not 0..255`);
+  if (!Number.isInteger(r.address) || r.address < 0 || r.address > 0xffff)
+    throw new RangeError(`address ${r.address} is not 0..65535`);
+  if (
+    !Number.isInteger(r.quantity) ||
+    r.quantity < 1 ||
+    r.quantity > MAX_REGISTERS ||
+    r.address + r.quantity > 0x10000
+  ) {
     throw new RangeError(`cannot read ${r.quantity} registers at ${r.address}`);
   }
   const frame = Buffer.alloc(8);
@@ -97,17 +104,31 @@ export function parseReadResponse(rx: Uint8Array, length: number, req: ReadReque
       continue;
     }
     if (!crcOk(rx, i, i + size)) {
-      if (f === fc) corrupt ??= new ModbusError('crc', `answer from unit ${req.unitId} failed its CRC check (${size} bytes)`);
-      else if (f === (fc | 0x80)) corrupt ??= new ModbusError('crc', `exception answer from unit ${req.unitId} failed its CRC check`);
+      if (f === fc)
+        corrupt ??= new ModbusError('crc', `answer from unit ${req.unitId} failed its CRC check (${size} bytes)`);
+      else if (f === (fc | 0x80))
+        corrupt ??= new ModbusError('crc', `exception answer from unit ${req.unitId} failed its CRC check`);
       continue;
     }
     if (f === (fc | 0x80)) return { status: 'error', error: exceptionError(rx[i + 2]!) };
     if (f !== fc) {
-      return { status: 'error', error: new ModbusError('protocol', `asked unit ${req.unitId} for ${req.fn} registers (function ${fc}), the answer is function ${f & 0x7f}${f & 0x80 ? ' (exception)' : ''}`) };
+      return {
+        status: 'error',
+        error: new ModbusError(
+          'protocol',
+          `asked unit ${req.unitId} for ${req.fn} registers (function ${fc}), the answer is function ${f & 0x7f}${f & 0x80 ? ' (exception)' : ''}`,
+        ),
+      };
     }
     const bytes = rx[i + 2]!;
     if (bytes !== 2 * req.quantity) {
-      return { status: 'error', error: new ModbusError('protocol', `asked unit ${req.unitId} for ${req.quantity} registers at ${req.address}, the answer holds ${bytes} bytes`) };
+      return {
+        status: 'error',
+        error: new ModbusError(
+          'protocol',
+          `asked unit ${req.unitId} for ${req.quantity} registers at ${req.address}, the answer holds ${bytes} bytes`,
+        ),
+      };
     }
     const registers = new Array<number>(req.quantity);
     for (let k = 0; k < req.quantity; k++) registers[k] = (rx[i + 3 + 2 * k]! << 8) | rx[i + 4 + 2 * k]!;
@@ -122,7 +143,8 @@ export function strayFrame(rx: Uint8Array, length: number, unitId: number): { un
   for (let i = 0; i + EXCEPTION_FRAME <= length; i++) {
     if (rx[i] === unitId) continue;
     const size = answerLength(rx, i);
-    if (size !== undefined && size <= MAX_FRAME && i + size <= length && crcOk(rx, i, i + size)) return { unitId: rx[i]!, fn: rx[i + 1]! };
+    if (size !== undefined && size <= MAX_FRAME && i + size <= length && crcOk(rx, i, i + size))
+      return { unitId: rx[i]!, fn: rx[i + 1]! };
   }
   return undefined;
 }

@@ -1,7 +1,7 @@
-import { ModbusRTU } from './modbus-serial.js';
 import { ModbusError, toModbusError } from './errors.js';
+import { ModbusRTU } from './modbus-serial.js';
 import { QueuedBus } from './queued-bus.js';
-import { ReconnectBackoff, withTimeout, type ReconnectOptions } from './reconnect.js';
+import { ReconnectBackoff, type ReconnectOptions, withTimeout } from './reconnect.js';
 import type { ReadRequest } from './rtu-frame.js';
 import type { UnitBackoffOptions } from './unit-backoff.js';
 
@@ -40,11 +40,17 @@ export class TcpBus extends QueuedBus {
     client.setID(req.unitId);
     client.setTimeout(timeoutMs);
     try {
-      const call = req.fn === 'holding' ? client.readHoldingRegisters(req.address, req.quantity) : client.readInputRegisters(req.address, req.quantity);
+      const call =
+        req.fn === 'holding'
+          ? client.readHoldingRegisters(req.address, req.quantity)
+          : client.readInputRegisters(req.address, req.quantity);
       const res = await untilClosed(this.link!, call, this.name);
       this.timeoutsInRow = 0;
       if (!Array.isArray(res.data) || res.data.length !== req.quantity) {
-        throw new ModbusError('decode', `asked for ${req.quantity} registers at ${req.address}, got ${res.data?.length ?? 'none'}`);
+        throw new ModbusError(
+          'decode',
+          `asked for ${req.quantity} registers at ${req.address}, got ${res.data?.length ?? 'none'}`,
+        );
       }
       return res.data;
     } catch (err) {
@@ -73,7 +79,11 @@ export class TcpBus extends QueuedBus {
     // modbus-serial re-emits socket errors on the client; without a listener they would crash the daemon
     client.on('error', () => undefined);
     try {
-      await withTimeout(client.connectTCP(this.tcp.host, { port: this.tcp.port }), timeoutMs, `connecting to ${this.name}`);
+      await withTimeout(
+        client.connectTCP(this.tcp.host, { port: this.tcp.port }),
+        timeoutMs,
+        `connecting to ${this.name}`,
+      );
     } catch (err) {
       safeClose(client);
       this.reconnect.failed();

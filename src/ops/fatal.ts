@@ -58,7 +58,10 @@ export function exitOnUnhandled(proc: Proc, t: FatalTargets): () => void {
       return;
     }
     fatal = true;
-    fatalLine({ err, kind }, `${kind}: a fault no handler contained; stopping the gateway in order, then exiting with ${EXIT_FATAL} for systemd to restart it`);
+    fatalLine(
+      { err, kind },
+      `${kind}: a fault no handler contained; stopping the gateway in order, then exiting with ${EXIT_FATAL} for systemd to restart it`,
+    );
     const timer = setTimeout(() => {
       fatalLine({ graceMs: t.graceMs }, 'the stop after a fatal fault did not finish in time; exiting now');
       t.exit(EXIT_FATAL);

@@ -8,16 +8,16 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { FeatureList } from '../core/feature.js';
+import type { StreamDef } from '../core/streams.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
-import { streamNow, type StreamNow } from '../telemetry/now.js';
-import type { StreamDef } from '../core/streams.js';
+import { type StreamNow, streamNow } from '../telemetry/now.js';
 import { Health, TICK_SLACK_MS } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
 import { Metrics } from './metrics.js';
 import { SdNotify, watchdogMs } from './sd-notify.js';
-import { statusView, type StatusView } from './status-view.js';
+import { type StatusView, statusView } from './status-view.js';
 import { installTestHooks } from './test-hooks.js';
 import { Watchdog } from './watchdog.js';
 
@@ -29,7 +29,10 @@ export interface OpsOptions {
   clock: Clock;
   log: Logger;
   version: string;
-  bucketer: { stats(): BucketerStats; lifetime(streamId: string): { energyIn: number | null; energyOut: number | null } | undefined };
+  bucketer: {
+    stats(): BucketerStats;
+    lifetime(streamId: string): { energyIn: number | null; energyOut: number | null } | undefined;
+  };
   scheduler: { readonly lastTickAt: number | null; readonly tickMs: number; stop(): Promise<void> };
   /** the daemon's running features: their health goes into /healthz and the status page */
   features: FeatureList;
@@ -50,17 +53,38 @@ export class OpsFeature {
     const { site, clock, bus, scheduler, log } = opts;
     const env = opts.env ?? process.env;
     const period = watchdogMs(env);
-    this.health = new Health({ clock, site, scheduler, features: opts.features, tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS) });
-    this.metrics = new Metrics({ site, bus, clock, health: this.health, bucketer: opts.bucketer, dbFile: opts.dbFile, streamsNow: () => this.streamsNow() });
+    this.health = new Health({
+      clock,
+      site,
+      scheduler,
+      features: opts.features,
+      tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS),
+    });
+    this.metrics = new Metrics({
+      site,
+      bus,
+      clock,
+      health: this.health,
+      bucketer: opts.bucketer,
+      dbFile: opts.dbFile,
+      streamsNow: () => this.streamsNow(),
+    });
     this.live = new LiveValues(bus, site);
     this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
-    this.watchdog = new Watchdog({ notify: this.notify, health: this.health, log: log.child({ feature: 'watchdog' }), periodMs: period });
+    this.watchdog = new Watchdog({
+      notify: this.notify,
+      health: this.health,
+      log: log.child({ feature: 'watchdog' }),
+      periodMs: period,
+    });
   }
 
   start(): void {
     const r = this.opts.replaced;
     if (r) {
-      this.health.noteAtStart(`the database was damaged at start (${r.reason}); it was moved to ${r.movedTo} and a fresh one started`);
+      this.health.noteAtStart(
+        `the database was damaged at start (${r.reason}); it was moved to ${r.movedTo} and a fresh one started`,
+      );
     }
     this.metrics.start();
     this.live.start();
@@ -72,7 +96,10 @@ export class OpsFeature {
     this.metrics.markReady();
     this.notify.notify({ READY: '1', STATUS: this.health.summary() });
     this.watchdog.start();
-    this.removeHooks = installTestHooks(this.opts.env ?? process.env, { scheduler: this.opts.scheduler, log: this.opts.log });
+    this.removeHooks = installTestHooks(this.opts.env ?? process.env, {
+      scheduler: this.opts.scheduler,
+      log: this.opts.log,
+    });
     const r = this.opts.replaced;
     // after every feature subscribed, so the uplink hears of it too
     if (r) this.opts.bus.emit('databaseReplaced', { movedTo: r.movedTo, reason: r.reason, at: r.at });
@@ -82,7 +109,9 @@ export class OpsFeature {
   streamsNow(): { def: StreamDef; now: StreamNow }[] {
     const { site, clock, bucketer } = this.opts;
     const t = clock.now();
-    return site.streams().map((def) => ({ def, now: streamNow(def, this.live.current(def.id, t), bucketer.lifetime(def.id)) }));
+    return site
+      .streams()
+      .map((def) => ({ def, now: streamNow(def, this.live.current(def.id, t), bucketer.lifetime(def.id)) }));
   }
 
   status(): StatusView {

@@ -58,7 +58,10 @@ export function quickCheck(file: string): string | null {
 }
 
 function stamp(at: number): string {
-  return new Date(at).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return new Date(at)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 function moveAside(file: string, at: number): string {
@@ -94,6 +97,9 @@ export function openCheckedDatabase(file: string, log: Logger, now: () => number
   }
   const at = now();
   const movedTo = moveAside(file, at);
-  log.error({ file, movedTo, reason }, 'the database is damaged: moved aside, starting a fresh one (history before now is in the moved file)');
+  log.error(
+    { file, movedTo, reason },
+    'the database is damaged: moved aside, starting a fresh one (history before now is in the moved file)',
+  );
   return { db: openDatabase(file, (fields, msg) => log.warn(fields, msg)), replaced: { file, movedTo, reason, at } };
 }

@@ -7,15 +7,15 @@
  * Features started later (WebSocket, uplink, Home Assistant) register their own series in
  * `registry` while they run: without them the series are absent rather than a made-up zero.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { GRID_STATES, percentToFraction } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
+import type { StreamDef } from '../core/streams.js';
 import type { ModbusErrorKind } from '../modbus/errors.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
-import { GRID_STATES, percentToFraction } from '../core/channels.js';
 import { LIVE_QUANTITIES, type StreamNow } from '../telemetry/now.js';
-import type { StreamDef } from '../core/streams.js';
 import { databaseBytes, processWriteBytes } from './disk-io.js';
 import type { Health } from './health.js';
 
@@ -46,7 +46,13 @@ const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 const DAY_MS = 86_400_000;
 
 /** Adds the growth of an externally kept total to a counter (counters only go up). */
-export function follow(counter: Counter<string>, seen: Map<string, number>, key: string, labels: Record<string, string>, total: number): void {
+export function follow(
+  counter: Counter<string>,
+  seen: Map<string, number>,
+  key: string,
+  labels: Record<string, string>,
+  total: number,
+): void {
   const before = seen.get(key) ?? 0;
   if (total > before) counter.inc(labels, total - before);
   seen.set(key, Math.max(before, total));
@@ -69,9 +75,19 @@ export class Metrics {
     const r = this.registry;
     collectDefaultMetrics({ register: r });
 
-    const poll = new Histogram({ name: 'sitegw_device_poll_seconds', help: 'Duration of one device poll (all its register reads), by outcome', labelNames: ['device', 'outcome'], buckets: POLL_BUCKETS, registers: [r] });
-    this.unsubscribe.push(bus.on('devicePolled', (e) => poll.observe({ device: e.deviceId, outcome: e.ok ? 'ok' : 'error' }, e.ms / 1000)));
-    this.unsubscribe.push(bus.on('bucketsClosed', (e) => (this.newestBucketEnd = Math.max(this.newestBucketEnd ?? -Infinity, e.end))));
+    const poll = new Histogram({
+      name: 'sitegw_device_poll_seconds',
+      help: 'Duration of one device poll (all its register reads), by outcome',
+      labelNames: ['device', 'outcome'],
+      buckets: POLL_BUCKETS,
+      registers: [r],
+    });
+    this.unsubscribe.push(
+      bus.on('devicePolled', (e) => poll.observe({ device: e.deviceId, outcome: e.ok ? 'ok' : 'error' }, e.ms / 1000)),
+    );
+    this.unsubscribe.push(
+      bus.on('bucketsClosed', (e) => (this.newestBucketEnd = Math.max(this.newestBucketEnd ?? -Infinity, e.end))),
+    );
 
     const errorsSeen = new Map<string, number>();
     new Counter({
@@ -102,7 +118,8 @@ export class Metrics {
       labelNames: ['device'],
       registers: [r],
       collect() {
-        for (const d of site.devices.values()) if (d.lastSeen !== null) this.set({ device: d.config.id }, d.lastSeen / 1000);
+        for (const d of site.devices.values())
+          if (d.lastSeen !== null) this.set({ device: d.config.id }, d.lastSeen / 1000);
       },
     });
 
@@ -199,7 +216,12 @@ export class Metrics {
   private liveValues(streamsNow: () => { def: StreamDef; now: StreamNow }[]): void {
     const registers = [this.registry];
     const labelNames = ['device', 'stream', 'kind', 'role'];
-    const labels = (def: StreamDef) => ({ device: def.deviceId, stream: def.id, kind: def.deviceKind, role: def.role ?? '' });
+    const labels = (def: StreamDef) => ({
+      device: def.deviceId,
+      stream: def.id,
+      kind: def.deviceKind,
+      role: def.role ?? '',
+    });
     new Gauge({
       name: 'sitegw_power_watts',
       help: 'Power of a stream now (newest reading), W; positive = into the device (battery charging, grid importing); channel: power_W, power_AC_W or power_DC_W',
@@ -217,7 +239,7 @@ export class Metrics {
     });
     new Counter({
       name: 'sitegw_energy_joules_total',
-      help: 'Lifetime energy of a stream by direction (in = into the device: battery charged, grid imported; out = battery discharged, PV produced, grid exported), J; the API\'s energy_Wh counters times 3600',
+      help: "Lifetime energy of a stream by direction (in = into the device: battery charged, grid imported; out = battery discharged, PV produced, grid exported), J; the API's energy_Wh counters times 3600",
       labelNames: [...labelNames, 'direction'],
       registers,
       collect() {

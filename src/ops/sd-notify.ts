@@ -15,7 +15,7 @@
  *
  * With NOTIFY_SOCKET unset nothing is spawned and every call does nothing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import type { Logger } from 'pino';
 
 const FORWARDER = String.raw`
@@ -89,7 +89,9 @@ export class SdNotify {
       env: { PATH: this.env.PATH ?? '/usr/bin:/bin', NOTIFY_SOCKET: this.socket },
       stdio: ['pipe', 'ignore', 'pipe'],
     });
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => this.opts.log.warn({ detail: d.trim() }, 'sd_notify forwarder'));
+    child
+      .stderr!.setEncoding('utf8')
+      .on('data', (d: string) => this.opts.log.warn({ detail: d.trim() }, 'sd_notify forwarder'));
     // a dead forwarder is restarted at the next message; the daemon itself is not affected
     child.on('error', (err) => this.lost(child, err.message));
     child.on('exit', (code) => this.lost(child, `exited with ${code}`));
@@ -100,7 +102,11 @@ export class SdNotify {
   private lost(child: ChildProcess, why: string): void {
     if (this.child !== child) return;
     this.child = null;
-    if (!this.warned) this.opts.log.warn({ why }, 'sd_notify forwarder stopped (is perl installed?); systemd will not hear from the daemon until it is back');
+    if (!this.warned)
+      this.opts.log.warn(
+        { why },
+        'sd_notify forwarder stopped (is perl installed?); systemd will not hear from the daemon until it is back',
+      );
     this.warned = true;
   }
 

@@ -7,9 +7,9 @@ import type { Database } from 'better-sqlite3';
 import type { InstantValues } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { ConnectionStatus, FeatureList } from '../core/feature.js';
-import type { Site } from '../site/site.js';
-import { streamIds } from '../core/streams.js';
 import { ownStreamId } from '../core/roles.js';
+import { streamIds } from '../core/streams.js';
+import type { Site } from '../site/site.js';
 import { recentGridEvents } from '../store/grid-events.js';
 import type { Health, HealthReport } from './health.js';
 import type { LiveValues } from './live.js';
@@ -89,16 +89,22 @@ export function powerFlow(src: Pick<StatusSources, 'site' | 'live' | 'clock'>): 
   const now = src.clock.now();
   const cur = (id: string) => live.current(id, now)?.values;
   const inverters = site.byRole('inverter').map((d) => d.config.id);
-  const pv = sum(inverters.map((i) => cur(streamIds.pvAggregate(i))), (v) => v.power_W);
+  const pv = sum(
+    inverters.map((i) => cur(streamIds.pvAggregate(i))),
+    (v) => v.power_W,
+  );
   // one battery figure per inverter: its aggregate of every block
-  const batteries = inverters.filter((i) => site.batteriesOf(i).length > 0).map((i) => cur(streamIds.batteryAggregate(i)));
+  const batteries = inverters
+    .filter((i) => site.batteriesOf(i).length > 0)
+    .map((i) => cur(streamIds.batteryAggregate(i)));
   const batteryW = sum(batteries, (v) => v.power_W);
   const socs = batteries.map((v) => v?.soc).filter((s): s is number => s !== undefined);
   const grid = site.byRole('grid-meter').map((d) => cur(streamIds.gridMeter(d.config.id)));
   const gridW = sum(grid, (v) => v.power_W);
   const consumption = site.byRole('consumption-meter').map((d) => cur(streamIds.consumptionMeter(d.config.id)));
   let houseW = sum(consumption, (v) => v.power_W);
-  if (site.byRole('consumption-meter').length === 0) houseW = sum([cur(streamIds.consumptionDerived(site.id))], (v) => v.power_W);
+  if (site.byRole('consumption-meter').length === 0)
+    houseW = sum([cur(streamIds.consumptionDerived(site.id))], (v) => v.power_W);
   const gridState = grid.find((v) => v?.state !== undefined)?.state ?? (grid.length > 0 ? 'unknown' : null);
   return {
     pvW: pv === null ? null : Math.max(0, -pv),
@@ -134,6 +140,10 @@ export function statusView(src: StatusSources): StatusView {
     devices,
     flow: powerFlow(src),
     uplink: up ? { configured: true, ...up } : { configured: false },
-    gridEvents: recentGridEvents(src.db, 10).map((e) => ({ deviceId: e.deviceId, timestamp: iso(e.timestamp), state: e.state })),
+    gridEvents: recentGridEvents(src.db, 10).map((e) => ({
+      deviceId: e.deviceId,
+      timestamp: iso(e.timestamp),
+      state: e.state,
+    })),
   };
 }

@@ -47,7 +47,10 @@ export class Watchdog {
     if (problems.length > 0) {
       const why = oneLine(`watchdog withheld: ${problems.join('; ')}`);
       if (!this.withheld || why !== this.lastStatus) {
-        log.error({ problems }, 'main loop unhealthy: the systemd watchdog is no longer fed, systemd restarts the daemon when it expires');
+        log.error(
+          { problems },
+          'main loop unhealthy: the systemd watchdog is no longer fed, systemd restarts the daemon when it expires',
+        );
         notify.notify({ STATUS: why });
         this.lastStatus = why;
       }

@@ -1,14 +1,18 @@
 import type { Reading } from '../core/channels.js';
+import { streamIds } from '../core/streams.js';
 import type { DevicePoll } from '../profiles/driver.js';
 import type { Site } from '../site/site.js';
-import { streamIds } from '../core/streams.js';
 
 /**
  * The `__bb_agg` reading of an inverter's battery blocks from one poll cycle: power summed,
  * SoC and SoH weighted by capacity (equal weights until every capacity is known). Only built
  * when every block answered, so a missing block never shows up as a sudden drop in power.
  */
-export function batteryAggregate(site: Site, inverterId: string, polls: ReadonlyMap<string, DevicePoll>): Reading | null {
+export function batteryAggregate(
+  site: Site,
+  inverterId: string,
+  polls: ReadonlyMap<string, DevicePoll>,
+): Reading | null {
   const blocks = site.batteriesOf(inverterId);
   if (blocks.length === 0) return null;
   const parts = blocks.map((b) => ({ reading: polls.get(b.config.id)?.readings[0], capacity: b.capacityWh }));
@@ -51,7 +55,8 @@ export function batteryAggregate(site: Site, inverterId: string, polls: Readonly
 export function derivedConsumption(site: Site, polls: ReadonlyMap<string, DevicePoll>): Reading | null {
   const sources = site.derivedConsumptionSources();
   if (!sources) return null;
-  const find = (deviceId: string, streamId: string) => polls.get(deviceId)?.readings.find((r) => r.streamId === streamId);
+  const find = (deviceId: string, streamId: string) =>
+    polls.get(deviceId)?.readings.find((r) => r.streamId === streamId);
   const grid = find(sources.gridMeter.config.id, streamIds.gridMeter(sources.gridMeter.config.id));
   const inverters = sources.inverters.map((inv) => find(inv.config.id, streamIds.inverter(inv.config.id)));
   if (grid?.values.power_W === undefined || inverters.some((r) => r?.values.power_AC_W === undefined)) return null;

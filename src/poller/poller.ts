@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
+import type { DeviceConfig } from '../config/types.js';
 import type { Reading } from '../core/channels.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
-import type { DeviceConfig } from '../config/types.js';
-import { toModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../core/register-reader.js';
+import { streamIds } from '../core/streams.js';
+import { toModbusError } from '../modbus/errors.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
 import type { Site } from '../site/site.js';
-import { streamIds } from '../core/streams.js';
 import { batteryAggregate, derivedConsumption } from './aggregate.js';
 
 export interface PollerDeps {
@@ -156,11 +156,16 @@ export class Poller implements Feature {
     }
     const wasOnline = site.devices.get(cfg.id)?.online ?? false;
     const began = performance.now();
-    const polled = (ok: boolean) => this.deps.bus.emit('devicePolled', { deviceId: cfg.id, ms: performance.now() - began, ok });
+    const polled = (ok: boolean) =>
+      this.deps.bus.emit('devicePolled', { deviceId: cfg.id, ms: performance.now() - began, ok });
     try {
       const poll = await dev.poll(this.deps.readerFor(cfg), now);
       polled(true);
-      const changed = site.learn(cfg.id, { identity: dev.identity, capacityWh: poll.capacityWh, pvModules: poll.pvModules });
+      const changed = site.learn(cfg.id, {
+        identity: dev.identity,
+        capacityWh: poll.capacityWh,
+        pvModules: poll.pvModules,
+      });
       site.markOnline(cfg.id, now());
       if (!wasOnline) {
         log.info({ device: cfg.id, ...dev.identity }, 'device online');
@@ -177,7 +182,12 @@ export class Poller implements Feature {
       site.markFailed(cfg.id, e);
       if (wasOnline || before === null) {
         log.warn({ device: cfg.id, kind: e.kind, error: e.message }, 'device not answering');
-        this.deps.bus.emit('deviceHealth', { deviceId: cfg.id, online: false, lastSeen: site.devices.get(cfg.id)?.lastSeen ?? null, error: `${e.kind}: ${e.message}` });
+        this.deps.bus.emit('deviceHealth', {
+          deviceId: cfg.id,
+          online: false,
+          lastSeen: site.devices.get(cfg.id)?.lastSeen ?? null,
+          error: `${e.kind}: ${e.message}`,
+        });
       }
       return null;
     }

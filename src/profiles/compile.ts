@@ -4,21 +4,30 @@
  * one condition per rule, regular expressions that compile, 64-bit sentinels written exactly.
  * Every problem comes back as a Finding with its path, so the loader can name the line.
  */
+
+import type { DeviceRole } from '../config/types.js';
+import { type RegisterType, TYPE_WIDTH } from '../modbus/codec.js';
 import type { PathSegment } from '../yaml/errors.js';
 import type { Finding } from '../yaml/messages.js';
-import type { DeviceRole } from '../config/types.js';
-import { TYPE_WIDTH, type RegisterType } from '../modbus/codec.js';
 import {
-  INSTANT_KEYS,
   type CompiledIdentityRegister,
   type CompiledMatch,
   type CompiledRole,
   type CompiledSource,
   type CompiledStateRule,
   type DeviceProfile,
+  INSTANT_KEYS,
   type ValueRef,
 } from './compiled.js';
-import type { IdentityRegister, MatchSpec, ProfileFile, RegisterSpec, RoleSpec, SourceSpec, StateSpec } from './profile-types.js';
+import type {
+  IdentityRegister,
+  MatchSpec,
+  ProfileFile,
+  RegisterSpec,
+  RoleSpec,
+  SourceSpec,
+  StateSpec,
+} from './profile-types.js';
 
 const UNIT_FACTOR: Record<string, number> = { W: 1, kW: 1000, Wh: 1, kWh: 1000, MWh: 1e6, '%': 1 };
 const DEFAULT_BATCHING = { maxRegisters: 125, maxGap: 16 };
@@ -56,26 +65,46 @@ class Compiler {
     const addr = address ?? spec.address;
     if (addr === undefined) return undefined;
     if (type === 'string' && spec.length === undefined) {
-      this.problem([...at, 'type'], 'a string needs its length in registers', 'add length: N (two characters per register)');
+      this.problem(
+        [...at, 'type'],
+        'a string needs its length in registers',
+        'add length: N (two characters per register)',
+      );
       return undefined;
     }
     if (type !== 'string' && spec.length !== undefined) {
-      this.problem([...at, 'length'], `length only applies to type string, this register is ${type}`, 'remove the line');
+      this.problem(
+        [...at, 'length'],
+        `length only applies to type string, this register is ${type}`,
+        'remove the line',
+      );
     }
     const count = type === 'string' ? spec.length! : TYPE_WIDTH[type];
     const maxRegisters = this.file.batching?.maxRegisters ?? DEFAULT_BATCHING.maxRegisters;
     if (count > maxRegisters) {
-      this.problem([...at, 'length'], `${count} registers do not fit in one request (batching.maxRegisters is ${maxRegisters})`, 'raise batching.maxRegisters or shorten the string');
+      this.problem(
+        [...at, 'length'],
+        `${count} registers do not fit in one request (batching.maxRegisters is ${maxRegisters})`,
+        'raise batching.maxRegisters or shorten the string',
+      );
       return undefined;
     }
     const base = d.addressBase ?? 0;
     const pdu = addr - base;
     if (pdu < 0) {
-      this.problem([...at, 'address'], `address ${addr} is below the first register (addressBase is ${base})`, 'check the number against the document');
+      this.problem(
+        [...at, 'address'],
+        `address ${addr} is below the first register (addressBase is ${base})`,
+        'check the number against the document',
+      );
       return undefined;
     }
     if (pdu + count > 0x10000) {
-      this.problem([...at, 'address'], `a ${type} at ${addr} runs past the last register (65535)`, 'check the number against the document');
+      this.problem(
+        [...at, 'address'],
+        `a ${type} at ${addr} runs past the last register (65535)`,
+        'check the number against the document',
+      );
       return undefined;
     }
     const sentinels: bigint[] = [];
@@ -85,7 +114,10 @@ class Compiler {
       if (v !== undefined) sentinels.push(v);
     });
     const fn = spec.function ?? d.function ?? 'holding';
-    const order = { wordOrder: spec.wordOrder ?? d.wordOrder ?? 'big', byteOrder: spec.byteOrder ?? d.byteOrder ?? 'big' } as const;
+    const order = {
+      wordOrder: spec.wordOrder ?? d.wordOrder ?? 'big',
+      byteOrder: spec.byteOrder ?? d.byteOrder ?? 'big',
+    } as const;
     const shown = `${addr} (0x${addr.toString(16).padStart(4, '0').toUpperCase()})`;
     return {
       fn,
@@ -103,11 +135,19 @@ class Compiler {
   /** address xor sum → the parts to add up */
   parts(spec: RegisterSpec, at: Path): ValueRef[] | undefined {
     if (spec.address !== undefined && spec.sum !== undefined) {
-      this.problem([...at, 'sum'], 'give either address or sum, not both', 'keep sum for values added over several registers, address for one');
+      this.problem(
+        [...at, 'sum'],
+        'give either address or sum, not both',
+        'keep sum for values added over several registers, address for one',
+      );
       return undefined;
     }
     if (spec.address === undefined && spec.sum === undefined) {
-      this.problem(at, "required key 'address' is missing", 'add address: N, or sum: [N, M, ...] to add several registers');
+      this.problem(
+        at,
+        "required key 'address' is missing",
+        'add address: N, or sum: [N, M, ...] to add several registers',
+      );
       return undefined;
     }
     if (spec.sum !== undefined && spec.type === 'string') {
@@ -138,13 +178,24 @@ class Compiler {
     if (!this.numeric(spec, at)) return undefined;
     const parts = this.parts(spec, at);
     if (spec.scale !== undefined && spec.scaleFactor !== undefined) {
-      this.problem([...at, 'scaleFactor'], 'give either scale or scaleFactor, not both', 'scale is a fixed factor, scaleFactor a register with 10^sf');
+      this.problem(
+        [...at, 'scaleFactor'],
+        'give either scale or scaleFactor, not both',
+        'scale is a fixed factor, scaleFactor a register with 10^sf',
+      );
       return undefined;
     }
-    const scaleFactor = spec.scaleFactor && this.numeric(spec.scaleFactor, [...at, 'scaleFactor']) ? this.single(spec.scaleFactor, [...at, 'scaleFactor']) : undefined;
-    const signFrom = spec.signFrom && this.numeric(spec.signFrom, [...at, 'signFrom']) ? this.single(spec.signFrom, [...at, 'signFrom']) : undefined;
+    const scaleFactor =
+      spec.scaleFactor && this.numeric(spec.scaleFactor, [...at, 'scaleFactor'])
+        ? this.single(spec.scaleFactor, [...at, 'scaleFactor'])
+        : undefined;
+    const signFrom =
+      spec.signFrom && this.numeric(spec.signFrom, [...at, 'signFrom'])
+        ? this.single(spec.signFrom, [...at, 'signFrom'])
+        : undefined;
     const otherwise = spec.otherwise ? this.source(spec.otherwise, [...at, 'otherwise']) : undefined;
-    if (!parts || (spec.scaleFactor && !scaleFactor) || (spec.signFrom && !signFrom) || (spec.otherwise && !otherwise)) return undefined;
+    if (!parts || (spec.scaleFactor && !scaleFactor) || (spec.signFrom && !signFrom) || (spec.otherwise && !otherwise))
+      return undefined;
     return {
       ...(otherwise ? { otherwise } : {}),
       parts,
@@ -163,10 +214,16 @@ class Compiler {
       const here = [...at, 'rules', i];
       const conditions = [r.in, r.anyBits, r.below].filter((c) => c !== undefined).length;
       if (conditions !== 1) {
-        this.problem(here, conditions === 0 ? 'the rule has no condition' : 'the rule has more than one condition', 'give exactly one of in, anyBits or below');
+        this.problem(
+          here,
+          conditions === 0 ? 'the rule has no condition' : 'the rule has more than one condition',
+          'give exactly one of in, anyBits or below',
+        );
         return;
       }
-      const refs = r.registers.map((reg, k) => (this.numeric(reg, [...here, 'registers', k]) ? this.single(reg, [...here, 'registers', k]) : undefined));
+      const refs = r.registers.map((reg, k) =>
+        this.numeric(reg, [...here, 'registers', k]) ? this.single(reg, [...here, 'registers', k]) : undefined,
+      );
       if (!refs.every((x): x is ValueRef => x !== undefined)) return;
       rules.push({
         refs,
@@ -204,11 +261,19 @@ class Compiler {
   match(m: MatchSpec, at: Path): CompiledMatch | undefined {
     const conditions = [m.in, m.range, m.pattern].filter((c) => c !== undefined).length;
     if (conditions !== 1) {
-      this.problem(at, conditions === 0 ? 'the match has no condition' : 'the match has more than one condition', 'give exactly one of in, range or pattern');
+      this.problem(
+        at,
+        conditions === 0 ? 'the match has no condition' : 'the match has more than one condition',
+        'give exactly one of in, range or pattern',
+      );
       return undefined;
     }
     if ((m.pattern !== undefined) !== (m.type === 'string')) {
-      this.problem(at, m.pattern !== undefined ? 'pattern only applies to type string' : 'a string register is matched with pattern', 'use pattern for text, in or range for numbers');
+      this.problem(
+        at,
+        m.pattern !== undefined ? 'pattern only applies to type string' : 'a string register is matched with pattern',
+        'use pattern for text, in or range for numbers',
+      );
       return undefined;
     }
     let pattern: RegExp | undefined;
@@ -216,7 +281,11 @@ class Compiler {
       try {
         pattern = new RegExp(m.pattern);
       } catch (e) {
-        this.problem([...at, 'pattern'], `not a valid regular expression: ${(e as Error).message}`, 'write a JavaScript regular expression, e.g. ^SUN2000');
+        this.problem(
+          [...at, 'pattern'],
+          `not a valid regular expression: ${(e as Error).message}`,
+          'write a JavaScript regular expression, e.g. ^SUN2000',
+        );
         return undefined;
       }
     }
@@ -242,16 +311,31 @@ class Compiler {
 }
 
 /** Builds the engine's profile; `fileName` is the name the file has on disk, without .yaml. */
-export function compileProfile(file: ProfileFile, fileName: string, filePath: string): { profile?: DeviceProfile; findings: Finding[] } {
+export function compileProfile(
+  file: ProfileFile,
+  fileName: string,
+  filePath: string,
+): { profile?: DeviceProfile; findings: Finding[] } {
   const c = new Compiler(file);
   if (file.name !== fileName) {
-    c.problem(['name'], `the name '${file.name}' differs from the file name '${fileName}'`, `write name: ${fileName}, the name site.yaml's profile: refers to`);
+    c.problem(
+      ['name'],
+      `the name '${file.name}' differs from the file name '${fileName}'`,
+      `write name: ${fileName}, the name site.yaml's profile: refers to`,
+    );
   }
   const roleNames = Object.keys(file.roles) as DeviceRole[];
-  if (roleNames.length === 0) c.problem(['roles'], 'no role is described', 'add inverter:, battery:, grid-meter: or consumption-meter: under roles:');
+  if (roleNames.length === 0)
+    c.problem(
+      ['roles'],
+      'no role is described',
+      'add inverter:, battery:, grid-meter: or consumption-meter: under roles:',
+    );
   const roles: DeviceProfile['roles'] = {};
   for (const r of roleNames) roles[r] = c.role(file.roles[r]!, ['roles', r]);
-  const match = file.identify.match.map((m, i) => c.match(m, ['identify', 'match', i])).filter((m): m is CompiledMatch => m !== undefined);
+  const match = file.identify.match
+    .map((m, i) => c.match(m, ['identify', 'match', i]))
+    .filter((m): m is CompiledMatch => m !== undefined);
   const registers: DeviceProfile['identify']['registers'] = {};
   for (const key of ['model', 'serial', 'version'] as const) {
     const r = file.identify.registers?.[key];
@@ -269,7 +353,12 @@ export function compileProfile(file: ProfileFile, fileName: string, filePath: st
       source: { title: file.source.title, version: file.source.version, url: file.source.url },
       batching: { ...DEFAULT_BATCHING, ...file.batching },
       besideSunSpec: file.besideSunSpec === true,
-      identify: { manufacturer: file.identify.manufacturer, ...(file.identify.model ? { model: file.identify.model } : {}), match, registers },
+      identify: {
+        manufacturer: file.identify.manufacturer,
+        ...(file.identify.model ? { model: file.identify.model } : {}),
+        match,
+        registers,
+      },
       roles,
     },
   };

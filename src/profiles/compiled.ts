@@ -2,8 +2,9 @@
  * A device profile in the form the engine runs: PDU addresses, defaults applied, units folded
  * into factors, sentinels as raw bits. Built once at start by compile.ts.
  */
-import { NUMERIC_INSTANT_CHANNELS, type GridState, type NumericInstantChannel } from '../core/channels.js';
+
 import type { DeviceRole } from '../config/types.js';
+import { type GridState, NUMERIC_INSTANT_CHANNELS, type NumericInstantChannel } from '../core/channels.js';
 import type { Order, RegisterType } from '../modbus/codec.js';
 import type { RegisterFunction } from './profile-types.js';
 

@@ -5,13 +5,12 @@
  * refuses to start.
  */
 import { join } from 'node:path';
-import type { Finding } from '../yaml/messages.js';
-import { closest } from '../yaml/suggest.js';
 import { DEVICE_ROLES, type DeviceRole } from '../core/device-role.js';
+import type { Finding } from '../yaml/messages.js';
+import { isRec, type Rec } from '../yaml/parse.js';
+import { closest } from '../yaml/suggest.js';
 import type { ProfileDir } from './load.js';
 import { installedProfiles, rolesOf, SUNSPEC } from './registry.js';
-import { isRec, type Rec } from '../yaml/parse.js';
-
 
 /** Findings for `devices[i].profile` of every device of the raw config (against the shipped profiles by default). */
 export function profileFindings(devices: readonly unknown[], installed: ProfileDir = installedProfiles()): Finding[] {
@@ -40,7 +39,9 @@ export function profileFindings(devices: readonly unknown[], installed: ProfileD
         segments: at,
         anchor: at,
         message: `no device profile named '${name}' (looked in ${installed.dir})`,
-        hint: suggestion ? `did you mean '${suggestion}'? available: ${known.join(', ')}` : `use one of: ${known.join(', ')}`,
+        hint: suggestion
+          ? `did you mean '${suggestion}'? available: ${known.join(', ')}`
+          : `use one of: ${known.join(', ')}`,
       });
       return;
     }
@@ -64,8 +65,19 @@ export function profileFindings(devices: readonly unknown[], installed: ProfileD
  * to its SunSpec map (`besideSunSpec: true`: a SolarEdge inverter's StorEdge battery block,
  * KOSTAL's own map). Any other pair is two devices configured at one unit id by mistake.
  */
-export function mayShareAddress(a: Readonly<Rec>, b: Readonly<Rec>, installed: ProfileDir = installedProfiles()): boolean {
-  if (typeof a.profile !== 'string' || typeof b.profile !== 'string' || typeof a.role !== 'string' || typeof b.role !== 'string' || a.role === b.role) return false;
+export function mayShareAddress(
+  a: Readonly<Rec>,
+  b: Readonly<Rec>,
+  installed: ProfileDir = installedProfiles(),
+): boolean {
+  if (
+    typeof a.profile !== 'string' ||
+    typeof b.profile !== 'string' ||
+    typeof a.role !== 'string' ||
+    typeof b.role !== 'string' ||
+    a.role === b.role
+  )
+    return false;
   if (a.profile === b.profile) return true;
   const other = a.profile === SUNSPEC ? b.profile : b.profile === SUNSPEC ? a.profile : undefined;
   return other !== undefined && installed.profiles.get(other)?.besideSunSpec === true;

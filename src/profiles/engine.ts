@@ -3,17 +3,18 @@
  * drops sentinels, normalises signs to docs/design.md's (positive = energy into the device) and
  * returns the role's readings with the same stream ids as the SunSpec path.
  */
+
+import type { DeviceConfig } from '../config/types.js';
 import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
 import type { DeviceIdentity } from '../core/identity.js';
-import { ownStreamId, ROLES } from '../core/roles.js';
-import type { DeviceConfig } from '../config/types.js';
-import { ModbusError } from '../modbus/errors.js';
 import type { RegisterReader } from '../core/register-reader.js';
+import { ownStreamId, ROLES } from '../core/roles.js';
+import { ModbusError } from '../modbus/errors.js';
 import { planReads } from './batch.js';
-import { INSTANT_KEYS, type CompiledRole, type CompiledSource, type DeviceProfile, type ValueRef } from './compiled.js';
+import { type CompiledRole, type CompiledSource, type DeviceProfile, INSTANT_KEYS, type ValueRef } from './compiled.js';
 import type { DeviceDriver, DevicePoll } from './driver.js';
 import { readIdentity } from './identify.js';
-import { isException, readRange, RegisterCache } from './registers.js';
+import { isException, RegisterCache, readRange } from './registers.js';
 
 /** an optional register the device refused is asked for again after this long (a firmware update may add it) */
 const REFUSED_RETRY_MS = 3_600_000;
@@ -95,10 +96,16 @@ export class ProfileDevice implements DeviceDriver {
         this.cache.forget(req);
         // one refused register must not cost the others of the batch: ask each alone, and leave
         // the refused ones out for a while (firmware that lacks them lacks them on every poll)
-        const inside = due.filter((r) => r.optional && r.fn === req.fn && r.address >= req.address && r.address + r.count <= req.address + req.count);
+        const inside = due.filter(
+          (r) =>
+            r.optional && r.fn === req.fn && r.address >= req.address && r.address + r.count <= req.address + req.count,
+        );
         for (const r of inside) {
           try {
-            this.cache.store(asRange(r), await readRange(reader, unit, asRange(r), `profile ${this.profile.name}, ${r.label}`));
+            this.cache.store(
+              asRange(r),
+              await readRange(reader, unit, asRange(r), `profile ${this.profile.name}, ${r.label}`),
+            );
           } catch (e) {
             if (!isException(e)) throw e;
             this.refusedUntil.set(r, started + REFUSED_RETRY_MS);
@@ -131,7 +138,8 @@ export class ProfileDevice implements DeviceDriver {
     if (s.scaleFactor) {
       const sf = this.cache.number(s.scaleFactor);
       if (sf === undefined) return undefined;
-      if (!Number.isInteger(sf) || Math.abs(sf) > MAX_SF) throw this.decodeError(s, `scale factor ${s.scaleFactor.label} reads ${sf}, outside -${MAX_SF}..${MAX_SF}`);
+      if (!Number.isInteger(sf) || Math.abs(sf) > MAX_SF)
+        throw this.decodeError(s, `scale factor ${s.scaleFactor.label} reads ${sf}, outside -${MAX_SF}..${MAX_SF}`);
       v = sf < 0 ? v / 10 ** -sf : v * 10 ** sf;
     }
     if (s.absolute) v = Math.abs(v);
@@ -147,7 +155,8 @@ export class ProfileDevice implements DeviceDriver {
 
   private percent(s: CompiledSource | undefined, name: string): number | undefined {
     const v = this.value(s);
-    if (v !== undefined && (v < 0 || v > 100)) throw this.decodeError(s!, `${name} ${v} % is outside 0..100; the scale in the profile is probably wrong`);
+    if (v !== undefined && (v < 0 || v > 100))
+      throw this.decodeError(s!, `${name} ${v} % is outside 0..100; the scale in the profile is probably wrong`);
     return v;
   }
 

@@ -3,12 +3,19 @@
  * device's identity in the API). Each register is read on its own: identification runs once per
  * unit, and a device that refuses one address must not hide the others.
  */
-import type { RegisterReader } from '../core/register-reader.js';
-import type { DeviceIdentity } from '../core/identity.js';
-import type { CompiledIdentityRegister, CompiledMatch, DeviceProfile, ValueRef } from './compiled.js';
-import { isException, readRange, RegisterCache } from './registers.js';
 
-async function readOne(reader: RegisterReader, unitId: number, ref: ValueRef, profile: DeviceProfile, cache: RegisterCache): Promise<boolean> {
+import type { DeviceIdentity } from '../core/identity.js';
+import type { RegisterReader } from '../core/register-reader.js';
+import type { CompiledIdentityRegister, CompiledMatch, DeviceProfile, ValueRef } from './compiled.js';
+import { isException, RegisterCache, readRange } from './registers.js';
+
+async function readOne(
+  reader: RegisterReader,
+  unitId: number,
+  ref: ValueRef,
+  profile: DeviceProfile,
+  cache: RegisterCache,
+): Promise<boolean> {
   const range = { fn: ref.fn, address: ref.address, count: ref.count };
   try {
     cache.store(range, await readRange(reader, unitId, range, `profile ${profile.name}, ${ref.label}`));
@@ -45,7 +52,13 @@ export async function matchesProfile(profile: DeviceProfile, reader: RegisterRea
   return true;
 }
 
-async function identityField(r: CompiledIdentityRegister | undefined, reader: RegisterReader, unitId: number, profile: DeviceProfile, cache: RegisterCache): Promise<string | undefined> {
+async function identityField(
+  r: CompiledIdentityRegister | undefined,
+  reader: RegisterReader,
+  unitId: number,
+  profile: DeviceProfile,
+  cache: RegisterCache,
+): Promise<string | undefined> {
   if (!r || !(await readOne(reader, unitId, r.ref, profile, cache))) return undefined;
   // padding on either side is not part of the name (Fox ESS H3 writes its model as " H3-10.0-E")
   const t = cache.text(r.ref)?.trim();
@@ -54,7 +67,11 @@ async function identityField(r: CompiledIdentityRegister | undefined, reader: Re
 }
 
 /** Manufacturer, model, serial and version as far as the device reports them. */
-export async function readIdentity(profile: DeviceProfile, reader: RegisterReader, unitId: number): Promise<DeviceIdentity> {
+export async function readIdentity(
+  profile: DeviceProfile,
+  reader: RegisterReader,
+  unitId: number,
+): Promise<DeviceIdentity> {
   const cache = new RegisterCache();
   const { registers } = profile.identify;
   const model = (await identityField(registers.model, reader, unitId, profile, cache)) ?? profile.identify.model;

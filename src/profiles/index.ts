@@ -1,7 +1,7 @@
 import type { DeviceConfig } from '../config/types.js';
 import type { DeviceDriver } from './driver.js';
 import { ProfileDevice } from './engine.js';
-import { loadProfiles, SUNSPEC, type ProfileRegistry } from './registry.js';
+import { loadProfiles, type ProfileRegistry, SUNSPEC } from './registry.js';
 import { SunSpecDevice } from './sunspec.js';
 
 export type { DeviceDriver, DevicePoll } from './driver.js';
@@ -18,6 +18,9 @@ export function createDriver(config: DeviceConfig, profiles?: ProfileRegistry): 
   if (config.profile === SUNSPEC) return new SunSpecDevice(config);
   const registry = profiles ?? (shipped ??= loadProfiles());
   const profile = registry.get(config.profile);
-  if (!profile) throw new Error(`device ${config.id}: unknown profile '${config.profile}' (known: ${[SUNSPEC, ...registry.names()].join(', ')})`);
+  if (!profile)
+    throw new Error(
+      `device ${config.id}: unknown profile '${config.profile}' (known: ${[SUNSPEC, ...registry.names()].join(', ')})`,
+    );
   return new ProfileDevice(config, profile);
 }

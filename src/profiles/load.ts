@@ -51,7 +51,9 @@ export function readProfileDir(dir: string): ProfileDir {
   const out: ProfileDir = { dir, profiles: new Map(), broken: new Map() };
   let files: string[];
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return out;
     throw e;
@@ -75,5 +77,7 @@ export function readProfileDir(dir: string): ProfileDir {
 
 /** Compiler-style lines (`file:line:col path: message — hint`) for every broken profile. */
 export function formatProfileErrors(d: ProfileDir): string[] {
-  return [...d.broken].flatMap(([name, errors]) => errors.map((e) => formatConfigError(e, join(d.dir, `${name}.yaml`))));
+  return [...d.broken].flatMap(([name, errors]) =>
+    errors.map((e) => formatConfigError(e, join(d.dir, `${name}.yaml`))),
+  );
 }

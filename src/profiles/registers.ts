@@ -2,17 +2,28 @@
  * Register words read from one unit, kept between polls (slow registers are read less often than
  * the poll), and the decoding of profile values out of them: raw bits, sentinels, type.
  */
-import { ModbusError, toModbusError } from '../modbus/errors.js';
-import { decodeNumber, rawBits, str } from '../modbus/codec.js';
+
 import type { RegisterReader } from '../core/register-reader.js';
+import { decodeNumber, rawBits, str } from '../modbus/codec.js';
+import { ModbusError, toModbusError } from '../modbus/errors.js';
 import type { ReadRange } from './batch.js';
 import type { ValueRef } from './compiled.js';
 
 /** Reads one range, checking the answer has the registers asked for. */
 export async function readRange(reader: RegisterReader, unitId: number, r: ReadRange, what: string): Promise<number[]> {
-  const regs = r.fn === 'holding' ? await reader.readHolding(unitId, r.address, r.count) : await reader.readInput(unitId, r.address, r.count);
-  if (!Array.isArray(regs) || regs.length !== r.count || !regs.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff)) {
-    throw new ModbusError('decode', `${what}: asked unit ${unitId} for ${r.count} ${r.fn} registers at ${r.address}, the answer had ${Array.isArray(regs) ? `${regs.length} words` : 'none'}${Array.isArray(regs) && regs.length === r.count ? ' out of 16-bit range' : ''}`);
+  const regs =
+    r.fn === 'holding'
+      ? await reader.readHolding(unitId, r.address, r.count)
+      : await reader.readInput(unitId, r.address, r.count);
+  if (
+    !Array.isArray(regs) ||
+    regs.length !== r.count ||
+    !regs.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff)
+  ) {
+    throw new ModbusError(
+      'decode',
+      `${what}: asked unit ${unitId} for ${r.count} ${r.fn} registers at ${r.address}, the answer had ${Array.isArray(regs) ? `${regs.length} words` : 'none'}${Array.isArray(regs) && regs.length === r.count ? ' out of 16-bit range' : ''}`,
+    );
   }
   return regs;
 }

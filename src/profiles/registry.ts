@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { DEVICE_ROLES, type DeviceRole } from '../core/device-role.js';
 import type { DeviceProfile } from './compiled.js';
-import { formatProfileErrors, readProfileDir, type ProfileDir } from './load.js';
+import { formatProfileErrors, type ProfileDir, readProfileDir } from './load.js';
 
 /** device-profiles/ at the package root (from src/profiles under tsx, dist/profiles when built) */
 export const DEFAULT_PROFILE_DIR = fileURLToPath(new URL('../../device-profiles/', import.meta.url));

@@ -4,7 +4,6 @@
  * several values (address or sum, the file name, channel units of a role) are in compile.ts.
  */
 import { GRID_STATES } from '../core/channels.js';
-import { DEVICE_ROLES } from '../core/device-role.js';
 import { NUMERIC_TYPES } from '../modbus/codec.js';
 import { narrow, type SchemaNode } from '../yaml/schema.js';
 
@@ -36,15 +35,41 @@ const registerFields = {
     items: address,
     hint: 'list the addresses to add up, e.g. [817, 818, 819] for three phases',
   },
-  function: { type: 'string', enum: ['holding', 'input'], hint: "'holding' (function code 3) or 'input' (function code 4)" },
-  type: { type: 'string', enum: [...REGISTER_TYPES], hint: 'the data type the document gives: u16, s16, u32, s32, u64, s64, f32, acc32 or string' },
+  function: {
+    type: 'string',
+    enum: ['holding', 'input'],
+    hint: "'holding' (function code 3) or 'input' (function code 4)",
+  },
+  type: {
+    type: 'string',
+    enum: [...REGISTER_TYPES],
+    hint: 'the data type the document gives: u16, s16, u32, s32, u64, s64, f32, acc32 or string',
+  },
   length: { type: 'integer', minimum: 1, maximum: 125, hint: 'registers the text occupies (two characters each)' },
-  wordOrder: { type: 'string', enum: ['big', 'little'], hint: "'big' when the high word comes first (usual), 'little' when the low word does" },
-  byteOrder: { type: 'string', enum: ['big', 'little'], hint: "'big' (usual) or 'little' when the two bytes of each register are swapped" },
-  sentinels: { type: 'array', minItems: 1, items: sentinel, hint: 'list the raw values meaning "not available", e.g. [0xFFFF]' },
+  wordOrder: {
+    type: 'string',
+    enum: ['big', 'little'],
+    hint: "'big' when the high word comes first (usual), 'little' when the low word does",
+  },
+  byteOrder: {
+    type: 'string',
+    enum: ['big', 'little'],
+    hint: "'big' (usual) or 'little' when the two bytes of each register are swapped",
+  },
+  sentinels: {
+    type: 'array',
+    minItems: 1,
+    items: sentinel,
+    hint: 'list the raw values meaning "not available", e.g. [0xFFFF]',
+  },
   label: { type: 'string', minLength: 1, maxLength: 120, hint: "the register's name in the document" },
   optional: { type: 'boolean', hint: 'true when some firmware versions lack the register' },
-  pollIntervalSeconds: { type: 'integer', minimum: 1, maximum: 86400, hint: 'whole seconds, e.g. 600 for a slow value such as SoH' },
+  pollIntervalSeconds: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 86400,
+    hint: 'whole seconds, e.g. 600 for a slow value such as SoH',
+  },
 } as const satisfies Readonly<Record<string, SchemaNode>>;
 
 type Fields = Readonly<Record<string, SchemaNode>>;
@@ -56,14 +81,19 @@ function register<const E extends Fields, const R extends readonly string[]>(hin
 
 const plainRegister = register('give at least address and type', {}, ['type']);
 
-const sourceFields = <const U extends readonly string[]>(units: U) => ({
-  unit: { type: 'string', enum: units, hint: `the unit the register counts in after scaling: ${units.join(' or ')}` },
-  scale: { type: 'number', hint: 'the factor to multiply the raw value by; a "gain" of 10 is scale 0.1' },
-  scaleFactor: { $ref: '#/$defs/scaleFactor' },
-  sign: { type: 'integer', enum: [1, -1], hint: 'write -1 when the device counts the other way round than docs/design.md "power sign" says' },
-  absolute: { type: 'boolean', hint: 'true to take the magnitude of a value whose sign the device gets wrong' },
-  signFrom: { $ref: '#/$defs/signFrom' },
-}) as const satisfies Fields;
+const sourceFields = <const U extends readonly string[]>(units: U) =>
+  ({
+    unit: { type: 'string', enum: units, hint: `the unit the register counts in after scaling: ${units.join(' or ')}` },
+    scale: { type: 'number', hint: 'the factor to multiply the raw value by; a "gain" of 10 is scale 0.1' },
+    scaleFactor: { $ref: '#/$defs/scaleFactor' },
+    sign: {
+      type: 'integer',
+      enum: [1, -1],
+      hint: 'write -1 when the device counts the other way round than docs/design.md "power sign" says',
+    },
+    absolute: { type: 'boolean', hint: 'true to take the magnitude of a value whose sign the device gets wrong' },
+    signFrom: { $ref: '#/$defs/signFrom' },
+  }) as const satisfies Fields;
 
 /** A register that feeds a channel, and the one it falls back to (which has no fallback of its own). */
 function source<const U extends readonly string[]>(units: U, what: string) {
@@ -101,10 +131,29 @@ export const STATE_SPEC = {
         required: ['registers', 'state'],
         hint: 'a rule has registers, one condition (in, anyBits or below) and a state',
         properties: {
-          registers: { type: 'array', minItems: 1, maxItems: 16, items: plainRegister, hint: 'list the registers the rule reads' },
-          in: { type: 'array', minItems: 1, items: { type: 'integer', hint: 'a raw value' }, hint: 'list the raw values that mean this state' },
-          anyBits: { type: 'integer', minimum: 1, maximum: 0xffffffff, hint: 'the bit mask that means this state, e.g. 0x0001' },
-          below: { type: 'number', hint: 'the value (after scale) under which every register must be, e.g. 50 for volts' },
+          registers: {
+            type: 'array',
+            minItems: 1,
+            maxItems: 16,
+            items: plainRegister,
+            hint: 'list the registers the rule reads',
+          },
+          in: {
+            type: 'array',
+            minItems: 1,
+            items: { type: 'integer', hint: 'a raw value' },
+            hint: 'list the raw values that mean this state',
+          },
+          anyBits: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 0xffffffff,
+            hint: 'the bit mask that means this state, e.g. 0x0001',
+          },
+          below: {
+            type: 'number',
+            hint: 'the value (after scale) under which every register must be, e.g. 50 for volts',
+          },
           scale: { type: 'number', hint: 'factor applied before comparing with below' },
           state,
         },
@@ -123,9 +172,13 @@ const counters = {
   outWh: source(ENERGY, 'the lifetime energy out of the device (exported, discharged, delivered)'),
 };
 
-const identityRegister = register('the register holding it: address and type', {
-  map: { type: 'object', additionalProperties: { type: 'string' }, hint: 'raw value → text, e.g. { 0xE03: SH10RT }' },
-}, ['type']);
+const identityRegister = register(
+  'the register holding it: address and type',
+  {
+    map: { type: 'object', additionalProperties: { type: 'string' }, hint: 'raw value → text, e.g. { 0xE03: SH10RT }' },
+  },
+  ['type'],
+);
 
 export const profileSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
@@ -135,7 +188,14 @@ export const profileSchema = {
     scaleFactor: register('the scale-factor register: address and type (usually s16)', {}, ['type']),
     signFrom: register(
       'the status register whose bits give the direction: address, type and negativeMask',
-      { negativeMask: { type: 'integer', minimum: 1, maximum: 0xffffffff, hint: 'the bits that mean "negative", e.g. 0x0004' } },
+      {
+        negativeMask: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 0xffffffff,
+          hint: 'the bits that mean "negative", e.g. 0x0004',
+        },
+      },
       ['type', 'negativeMask'],
     ),
   },
@@ -143,9 +203,20 @@ export const profileSchema = {
   additionalProperties: false,
   required: ['name', 'manufacturer', 'models', 'source', 'identify', 'roles'],
   properties: {
-    name: { type: 'string', pattern: PROFILE_NAME_PATTERN, minLength: 1, maxLength: 64, hint: "the file name without .yaml, e.g. 'eastron-sdm630'" },
+    name: {
+      type: 'string',
+      pattern: PROFILE_NAME_PATTERN,
+      minLength: 1,
+      maxLength: 64,
+      hint: "the file name without .yaml, e.g. 'eastron-sdm630'",
+    },
     manufacturer: { type: 'string', minLength: 1, maxLength: 80, hint: 'the maker, e.g. Eastron' },
-    models: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, hint: 'list the models the profile covers' },
+    models: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', minLength: 1 },
+      hint: 'list the models the profile covers',
+    },
     source: {
       type: 'object',
       additionalProperties: false,
@@ -153,7 +224,11 @@ export const profileSchema = {
       hint: 'name the public register document the profile follows: title, version and url',
       properties: {
         title: { type: 'string', minLength: 1, hint: "the document's title" },
-        version: { type: 'string', minLength: 1, hint: "the document's version or issue, e.g. 'V1.5' or 'Issue 05 (2023-02-16)'" },
+        version: {
+          type: 'string',
+          minLength: 1,
+          hint: "the document's version or issue, e.g. 'V1.5' or 'Issue 05 (2023-02-16)'",
+        },
         url: { type: 'string', pattern: '^https?://', hint: 'where the document can be read, an http(s) address' },
         notes: { type: 'string', hint: 'free text' },
       },
@@ -166,7 +241,11 @@ export const profileSchema = {
         function: registerFields.function,
         wordOrder: registerFields.wordOrder,
         byteOrder: registerFields.byteOrder,
-        addressBase: { type: 'integer', enum: [0, 1], hint: 'write 1 when the document numbers registers from 1, so the request address is one less' },
+        addressBase: {
+          type: 'integer',
+          enum: [0, 1],
+          hint: 'write 1 when the document numbers registers from 1, so the request address is one less',
+        },
         sentinels: {
           type: 'object',
           additionalProperties: false,
@@ -184,8 +263,18 @@ export const profileSchema = {
       additionalProperties: false,
       hint: 'maxRegisters (at most 125) and maxGap',
       properties: {
-        maxRegisters: { type: 'integer', minimum: 1, maximum: 125, hint: 'registers per request, at most 125 (the Modbus limit)' },
-        maxGap: { type: 'integer', minimum: 0, maximum: 125, hint: 'unused registers a request may span to save a round trip; 0 if the device refuses undefined addresses' },
+        maxRegisters: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 125,
+          hint: 'registers per request, at most 125 (the Modbus limit)',
+        },
+        maxGap: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 125,
+          hint: 'unused registers a request may span to save a round trip; 0 if the device refuses undefined addresses',
+        },
       },
     },
     identify: {
@@ -200,12 +289,26 @@ export const profileSchema = {
           type: 'array',
           minItems: 1,
           hint: 'list registers and the values (in, range or pattern) a device of this kind answers with',
-          items: register('a register and the values (in, range or pattern) it must hold', {
-            in: { type: 'array', minItems: 1, items: { type: 'integer' }, hint: 'list the raw values it may hold' },
-            range: narrow<[number, number]>()({ type: 'array', minItems: 2, maxItems: 2, items: { type: 'number' }, hint: 'give [lowest, highest], e.g. [45, 65] for a grid frequency' }),
-            pattern: { type: 'string', minLength: 1, hint: 'a regular expression the text must match, e.g. ^SUN2000' },
-            scale: { type: 'number', hint: 'factor applied before comparing with range' },
-          }, ['type']),
+          items: register(
+            'a register and the values (in, range or pattern) it must hold',
+            {
+              in: { type: 'array', minItems: 1, items: { type: 'integer' }, hint: 'list the raw values it may hold' },
+              range: narrow<[number, number]>()({
+                type: 'array',
+                minItems: 2,
+                maxItems: 2,
+                items: { type: 'number' },
+                hint: 'give [lowest, highest], e.g. [45, 65] for a grid frequency',
+              }),
+              pattern: {
+                type: 'string',
+                minLength: 1,
+                hint: 'a regular expression the text must match, e.g. ^SUN2000',
+              },
+              scale: { type: 'number', hint: 'factor applied before comparing with range' },
+            },
+            ['type'],
+          ),
         },
         registers: {
           type: 'object',
@@ -225,7 +328,10 @@ export const profileSchema = {
             power_AC_W: source(POWER, 'the AC power of the inverter'),
             power_DC_W: source(POWER, 'the DC power into the inverter'),
             ...counters,
-            pv: role({ power_W: source(POWER, 'the PV power'), outWh: source(ENERGY, 'the lifetime PV yield') }, 'power_W and outWh of the PV array behind the inverter'),
+            pv: role(
+              { power_W: source(POWER, 'the PV power'), outWh: source(ENERGY, 'the lifetime PV yield') },
+              'power_W and outWh of the PV array behind the inverter',
+            ),
           },
           'power_AC_W, power_DC_W, inWh, outWh or pv',
         ),
@@ -239,8 +345,14 @@ export const profileSchema = {
           },
           'power_W, soc, soh, capacityWh, inWh or outWh',
         ),
-        'grid-meter': role({ power_W: source(POWER, 'the power at the grid connection point'), ...counters, state: STATE_SPEC }, 'power_W, inWh, outWh or state'),
-        'consumption-meter': role({ power_W: source(POWER, 'the power of the load'), ...counters }, 'power_W, inWh or outWh'),
+        'grid-meter': role(
+          { power_W: source(POWER, 'the power at the grid connection point'), ...counters, state: STATE_SPEC },
+          'power_W, inWh, outWh or state',
+        ),
+        'consumption-meter': role(
+          { power_W: source(POWER, 'the power of the load'), ...counters },
+          'power_W, inWh or outWh',
+        ),
       },
     },
   },

@@ -3,7 +3,7 @@
  * about device profiles, which config cannot know because profiles sit below it in the folder
  * order (docs/design.md). Every command and the daemon load site.yaml through here.
  */
-import { loadSiteYaml, parseSiteYaml, type ConfigResult, type DeviceChecks } from '../config/load.js';
+import { type ConfigResult, type DeviceChecks, loadSiteYaml, parseSiteYaml } from '../config/load.js';
 import { mayShareAddress, profileFindings } from './config-check.js';
 
 /** Against the shipped profiles, read when a rule first needs them. */

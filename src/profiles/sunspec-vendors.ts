@@ -18,7 +18,8 @@ const METER_SIGN_BY_VENDOR: readonly { manufacturer: RegExp; sign: KnownMeterSig
 
 /** The meter sign a vendor is documented to use, else the SunSpec reading (+ import). */
 export function vendorMeterSign(manufacturer: string | undefined): { sign: KnownMeterSign; source?: string } {
-  const hit = manufacturer === undefined ? undefined : METER_SIGN_BY_VENDOR.find((v) => v.manufacturer.test(manufacturer.trim()));
+  const hit =
+    manufacturer === undefined ? undefined : METER_SIGN_BY_VENDOR.find((v) => v.manufacturer.test(manufacturer.trim()));
   return hit ? { sign: hit.sign, source: hit.source } : { sign: 'import-positive' };
 }
 

@@ -1,18 +1,18 @@
-import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
-import type { DeviceIdentity } from '../core/identity.js';
-import type { DeviceRole } from '../core/device-role.js';
-import { ownStreamId, roleMeasures, ROLES } from '../core/roles.js';
 import type { DeviceConfig } from '../config/types.js';
-import { ModbusError } from '../modbus/errors.js';
+import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
+import type { DeviceRole } from '../core/device-role.js';
+import type { DeviceIdentity } from '../core/identity.js';
 import type { RegisterReader } from '../core/register-reader.js';
-import { num, type ModelValues, type PointValue } from '../modbus/sunspec/decode.js';
-import { discoverSunSpec, readModel, type DiscoveredModel, type SunSpecMap } from '../modbus/sunspec/discovery.js';
+import { ownStreamId, ROLES, roleMeasures } from '../core/roles.js';
+import { streamIds } from '../core/streams.js';
+import { ModbusError } from '../modbus/errors.js';
+import { type ModelValues, num, type PointValue } from '../modbus/sunspec/decode.js';
+import { type DiscoveredModel, discoverSunSpec, readModel, type SunSpecMap } from '../modbus/sunspec/discovery.js';
+import { METER_EVT } from '../modbus/sunspec/models.js';
 import { CONN_BITS } from '../modbus/sunspec/models-controls.js';
 import { DC_PORT, DER_701 } from '../modbus/sunspec/models-der.js';
-import { METER_EVT } from '../modbus/sunspec/models.js';
-import { streamIds } from '../core/streams.js';
 import type { DeviceDriver, DevicePoll } from './driver.js';
-import { meterSignOf, type KnownMeterSign } from './sunspec-vendors.js';
+import { type KnownMeterSign, meterSignOf } from './sunspec-vendors.js';
 
 /**
  * SunSpec devices by role: which models a role reads and how their points become spec channels
@@ -106,13 +106,16 @@ export class SunSpecDevice implements DeviceDriver {
       }
       const meter = isMeterRole(this.config.role) ? chosenMeter(map, this.config, unit) : undefined;
       // a meter in an inverter's chain (SolarEdge) has its own common model just before it
-      const common = meter ? map.models.filter((m) => m.id === 1 && m.address < meter.address).at(-1) : map.models.find((m) => m.id === 1);
+      const common = meter
+        ? map.models.filter((m) => m.id === 1 && m.address < meter.address).at(-1)
+        : map.models.find((m) => m.id === 1);
       if (common) {
         const c = (await readModel(reader, unit, common)).fixed;
         this.identity = { manufacturer: str(c.Mn), model: str(c.Md), serial: str(c.SN), version: str(c.Vr) };
       }
       this.once = new Map();
-      for (const m of map.models.filter((x) => plan.once?.includes(x.id))) this.once.set(m.id, await readModel(reader, unit, m));
+      for (const m of map.models.filter((x) => plan.once?.includes(x.id)))
+        this.once.set(m.id, await readModel(reader, unit, m));
       this.map = map;
       this.meter = meter;
     }
@@ -136,7 +139,11 @@ function chosenMeter(map: SunSpecMap, cfg: DeviceConfig, unit: number): Discover
   if (cfg.sunspecMeter === undefined) return preferred(map, METERS);
   const meters = map.models.filter((m) => (METERS as readonly number[]).includes(m.id));
   const m = meters[cfg.sunspecMeter - 1];
-  if (!m) throw new ModbusError('decode', `sunspecMeter: ${cfg.sunspecMeter}, but unit ${unit} has ${meters.length} meter model${meters.length === 1 ? '' : 's'} (${meters.map((x) => x.id).join(', ') || 'none'})`);
+  if (!m)
+    throw new ModbusError(
+      'decode',
+      `sunspecMeter: ${cfg.sunspecMeter}, but unit ${unit} has ${meters.length} meter model${meters.length === 1 ? '' : 's'} (${meters.map((x) => x.id).join(', ') || 'none'})`,
+    );
   return m;
 }
 
@@ -209,13 +216,24 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
   const modules = pvModules(values);
   if (!modules) return { readings };
   modules.forEach((m, i) => {
-    readings.push({ streamId: streamIds.pvModule(id, i + 1), ts, values: clean({ power_W: neg(m.w) }), counters: counters(undefined, m.wh) });
+    readings.push({
+      streamId: streamIds.pvModule(id, i + 1),
+      ts,
+      values: clean({ power_W: neg(m.w) }),
+      counters: counters(undefined, m.wh),
+    });
   });
   if (modules.length > 0) {
-    const sum = (xs: (number | undefined)[]) => (xs.every((x) => x !== undefined) ? xs.reduce<number>((a, b) => a + b!, 0) : undefined);
+    const sum = (xs: (number | undefined)[]) =>
+      xs.every((x) => x !== undefined) ? xs.reduce<number>((a, b) => a + b!, 0) : undefined;
     const w = sum(modules.map((m) => m.w));
     const wh = sum(modules.map((m) => m.wh));
-    readings.push({ streamId: streamIds.pvAggregate(id), ts, values: clean({ power_W: neg(w) }), counters: counters(undefined, wh) });
+    readings.push({
+      streamId: streamIds.pvAggregate(id),
+      ts,
+      values: clean({ power_W: neg(w) }),
+      counters: counters(undefined, wh),
+    });
   }
   return { readings, pvModules: modules.length };
 }
@@ -247,7 +265,8 @@ function storageModule(values: Values, which: StoragePath): DcModule | undefined
 /** PV strings or optimisers: 160's modules but the battery's, else 714's ports of type PV (battery and other ports are not PV) */
 function pvModules(values: Values): DcModule[] | undefined {
   const mppt = values.get(160);
-  if (mppt) return mppt.repeating.filter((m) => storagePath(m) === undefined).map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
+  if (mppt)
+    return mppt.repeating.filter((m) => storagePath(m) === undefined).map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
   const dc = values.get(714);
   return dc?.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
 }
@@ -265,7 +284,14 @@ function batteryReadings({ cfg, values, once, ts }: ModelPoll): DevicePoll {
     ? clean({ power_W: neg(num(b.W)), soc: percent(b.SoC), soh: percent(b.SoH) })
     : clean({ power_W: dcPower, soc: percent(storage?.ChaState) });
   return {
-    readings: [{ streamId: ownStreamId(cfg.role, cfg.id), ts, values: readingValues, counters: counters(charge?.wh, discharge?.wh) }],
+    readings: [
+      {
+        streamId: ownStreamId(cfg.role, cfg.id),
+        ts,
+        values: readingValues,
+        counters: counters(charge?.wh, discharge?.wh),
+      },
+    ],
     ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}),
   };
 }
@@ -323,7 +349,10 @@ function meterReadings({ cfg, values, ts, meterSign: sign }: ModelPoll): DeviceP
       {
         streamId,
         ts,
-        values: clean({ power_W: sign === 'export-positive' ? neg(w) : w, ...(withState ? { state: connectionState(m, values) } : {}) }),
+        values: clean({
+          power_W: sign === 'export-positive' ? neg(w) : w,
+          ...(withState ? { state: connectionState(m, values) } : {}),
+        }),
         counters: m ? counters(num(m.TotWhImp), num(m.TotWhExp)) : undefined,
       },
     ],

@@ -106,7 +106,10 @@ export function defaultSimConfig(): SimConfig {
 }
 
 export class SimConfigError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`sim config ${field}: ${message}`);
     this.name = 'SimConfigError';
   }
@@ -114,7 +117,8 @@ export class SimConfigError extends Error {
 
 export function validateSimConfig(c: SimConfig): void {
   const num = (field: string, v: number, min: number, max = Infinity) => {
-    if (!Number.isFinite(v) || v < min || v > max) throw new SimConfigError(field, `must be a number in [${min}, ${max}], got ${v}`);
+    if (!Number.isFinite(v) || v < min || v > max)
+      throw new SimConfigError(field, `must be a number in [${min}, ${max}], got ${v}`);
   };
   num('location.latDeg', c.location.latDeg, -90, 90);
   num('location.lonDeg', c.location.lonDeg, -180, 180);
@@ -124,7 +128,8 @@ export function validateSimConfig(c: SimConfig): void {
     throw new SimConfigError('location.timezone', `unknown IANA time zone "${c.location.timezone}"`);
   }
   if (!Number.isInteger(c.seed)) throw new SimConfigError('seed', `must be an integer, got ${c.seed}`);
-  if (c.pv.optimisers.length < 1 || c.pv.optimisers.length > 40) throw new SimConfigError('pv.optimisers', 'needs 1..40 entries');
+  if (c.pv.optimisers.length < 1 || c.pv.optimisers.length > 40)
+    throw new SimConfigError('pv.optimisers', 'needs 1..40 entries');
   c.pv.optimisers.forEach((o, i) => num(`pv.optimisers[${i}].peakW`, o.peakW, 0, 32_000));
   num('pv.tiltDeg', c.pv.tiltDeg, 0, 90);
   num('pv.azimuthFromSouthDeg', c.pv.azimuthFromSouthDeg, -180, 180);
@@ -158,5 +163,6 @@ export function validateSimConfig(c: SimConfig): void {
   num('house.applianceRate', c.house.applianceRate, 0, 10);
   num('weather.cloudiness', c.weather.cloudiness, 0, 1);
   num('stepMs', c.stepMs, 10, 60_000);
-  if (!GRID_METER_KINDS.includes(c.gridMeter)) throw new SimConfigError('gridMeter', `must be one of ${GRID_METER_KINDS.join(', ')}, got ${String(c.gridMeter)}`);
+  if (!GRID_METER_KINDS.includes(c.gridMeter))
+    throw new SimConfigError('gridMeter', `must be one of ${GRID_METER_KINDS.join(', ')}, got ${String(c.gridMeter)}`);
 }

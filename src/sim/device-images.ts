@@ -19,15 +19,7 @@
  *   203 grid meter W: + import from the grid, − export; consumption meter W: + consumed.
  */
 import { itemAt } from '../core/item-at.js';
-import {
-  METER_EVT,
-  MODEL_1,
-  MODEL_103,
-  MODEL_124,
-  MODEL_160,
-  MODEL_203,
-  MODEL_802,
-} from '../modbus/sunspec/models.js';
+import { METER_EVT, MODEL_1, MODEL_103, MODEL_124, MODEL_160, MODEL_203, MODEL_802 } from '../modbus/sunspec/models.js';
 import type { SimConfig } from './config.js';
 import type { SiteSnapshot } from './model.js';
 import { hash01 } from './noise.js';
@@ -93,7 +85,6 @@ function pointsOf<N extends string>(names: readonly N[], point: (name: N) => Poi
   return Object.fromEntries(names.map((name) => [name, point(name)])) as Record<N, PointWriter>;
 }
 
-
 /** the smallest SF ≥ preferred at which value fits a uint16 */
 function fittingSf(value: number, preferred: number): number {
   let sf = preferred;
@@ -134,7 +125,12 @@ export class InverterDevice implements SimDevice {
     private readonly cfg: SimConfig,
   ) {
     const n = cfg.pv.optimisers.length;
-    this.image = new SunSpecImage([{ def: MODEL_1 }, { def: MODEL_103 }, { def: MODEL_160, repeats: n }, { def: MODEL_124 }]);
+    this.image = new SunSpecImage([
+      { def: MODEL_1 },
+      { def: MODEL_103 },
+      { def: MODEL_160, repeats: n },
+      { def: MODEL_124 },
+    ]);
     this.registers = sunspecRegisters(this.image);
     writeCommon(this.image.model(1), identity);
 
@@ -236,7 +232,18 @@ export class InverterDevice implements SimDevice {
 }
 
 const BATTERY_POINTS = [
-  'SoC', 'DoD', 'SoH', 'NCyc', 'ChaSt', 'Hb', 'V', 'CellVMax', 'CellVMin', 'CellVAvg', 'A', 'W',
+  'SoC',
+  'DoD',
+  'SoH',
+  'NCyc',
+  'ChaSt',
+  'Hb',
+  'V',
+  'CellVMax',
+  'CellVMin',
+  'CellVAvg',
+  'A',
+  'W',
 ] as const;
 
 export class BatteryDevice implements SimDevice {
@@ -258,7 +265,14 @@ export class BatteryDevice implements SimDevice {
     const m = this.image.model(802);
     const ah = b.capacityWh / cfg.battery.nominalV;
     m.sf('AHRtg_SF', fittingSf(ah, -1)).sf('WHRtg_SF', fittingSf(b.capacityWh, 0)).sf('WChaDisChaMax_SF', 0);
-    m.sf('SoC_SF', -1).sf('DoD_SF', -1).sf('SoH_SF', -1).sf('V_SF', -1).sf('CellV_SF', -3).sf('A_SF', -1).sf('AMax_SF', 0).sf('W_SF', 0);
+    m.sf('SoC_SF', -1)
+      .sf('DoD_SF', -1)
+      .sf('SoH_SF', -1)
+      .sf('V_SF', -1)
+      .sf('CellV_SF', -3)
+      .sf('A_SF', -1)
+      .sf('AMax_SF', 0)
+      .sf('W_SF', 0);
     m.point('AHRtg').set(ah);
     m.point('WHRtg').set(b.capacityWh);
     m.point('WChaRteMax').set(b.maxChargeW);
@@ -362,6 +376,9 @@ export class MeterDevice implements SimDevice {
 
   private counters(s: SiteSnapshot): { imp: number; exp: number } {
     const grid = this.identity.role === 'grid_meter';
-    return { imp: grid ? s.counters.gridImportWh : s.counters.houseConsumedWh, exp: grid ? s.counters.gridExportWh : 0 };
+    return {
+      imp: grid ? s.counters.gridImportWh : s.counters.houseConsumedWh,
+      exp: grid ? s.counters.gridExportWh : 0,
+    };
   }
 }

@@ -22,7 +22,14 @@ import type { SimRegisters } from './registers.js';
 export const EM340 = {
   length: 0x0060,
   idCode: 341,
-  at: { phaseV: [0x0000, 0x0002, 0x0004], idCode: 0x000b, totalW: 0x0028, hz: 0x0033, importKWh: 0x0034, exportKWh: 0x004e },
+  at: {
+    phaseV: [0x0000, 0x0002, 0x0004],
+    idCode: 0x000b,
+    totalW: 0x0028,
+    hz: 0x0033,
+    importKWh: 0x0034,
+    exportKWh: 0x004e,
+  },
 } as const;
 
 /** an INT32 as two registers, low word first */

@@ -25,7 +25,10 @@ export type SimFault =
   /** answer with these register values at these addresses (e.g. a not-implemented sentinel), the rest as usual */
   | { kind: 'override'; address: number; values: number[] };
 
-export type FrameFault = Extract<SimFault, { kind: 'garbage' | 'bad-crc' | 'truncated' | 'noisy' | 'short-count' }>['kind'];
+export type FrameFault = Extract<
+  SimFault,
+  { kind: 'garbage' | 'bad-crc' | 'truncated' | 'noisy' | 'short-count' }
+>['kind'];
 
 interface Armed {
   /** one entry per coming request (null: answer normally); the last one repeats `remaining` times */

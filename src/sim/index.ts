@@ -1,17 +1,18 @@
 /** The built-in site simulator: what the CLI and the daemon need from src/sim. */
-export { defaultSimConfig, validateSimConfig, SimConfigError } from './config.js';
-export type { SimConfig, BatteryBlockConfig, OptimiserConfig, GridMeterKind } from './config.js';
-export { SiteModel } from './model.js';
-export type { SiteSnapshot, SiteCounters, BatterySnapshot } from './model.js';
-export { SimSite } from './site.js';
-export type { SimDeviceIdentity, SimHost, SimDeviceRole } from './site.js';
-export { startSimServers } from './servers.js';
-export type { SimServers, SimServerOptions, SimEndpoint } from './servers.js';
-export { RegisterBank, ModbusException, MODBUS_EXCEPTION } from './bank.js';
-export { startSimRtuServer } from './rtu-server.js';
-export type { SimRtuServer, SimRtuOptions } from './rtu-server.js';
-export { SimFaults } from './faults.js';
+
+export { MODBUS_EXCEPTION, ModbusException, RegisterBank } from './bank.js';
+export type { BatteryBlockConfig, GridMeterKind, OptimiserConfig, SimConfig } from './config.js';
+export { defaultSimConfig, SimConfigError, validateSimConfig } from './config.js';
 export type { SimFault } from './faults.js';
-export { Sdm630Meter, SDM630 } from './sdm630.js';
-export { readRegisters } from './registers.js';
+export { SimFaults } from './faults.js';
+export type { BatterySnapshot, SiteCounters, SiteSnapshot } from './model.js';
+export { SiteModel } from './model.js';
 export type { SimRegisters } from './registers.js';
+export { readRegisters } from './registers.js';
+export type { SimRtuOptions, SimRtuServer } from './rtu-server.js';
+export { startSimRtuServer } from './rtu-server.js';
+export { SDM630, Sdm630Meter } from './sdm630.js';
+export type { SimEndpoint, SimServerOptions, SimServers } from './servers.js';
+export { startSimServers } from './servers.js';
+export type { SimDeviceIdentity, SimDeviceRole, SimHost } from './site.js';
+export { SimSite } from './site.js';

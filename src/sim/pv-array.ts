@@ -36,7 +36,10 @@ export class PvArray {
     });
     this.plane = new LatticeLerp(plane, MIN);
     // per-module tolerance: no two strings are exactly alike
-    this.scale = Float64Array.from(cfg.optimisers, (o, i) => (o.peakW * cfg.derate * (0.97 + 0.03 * hash01(seed, 300, i))) / 1000);
+    this.scale = Float64Array.from(
+      cfg.optimisers,
+      (o, i) => (o.peakW * cfg.derate * (0.97 + 0.03 * hash01(seed, 300, i))) / 1000,
+    );
     this.octaves = [
       { period: 36 * H, weight: 0.4 },
       { period: 3 * H, weight: 0.3 },
@@ -83,7 +86,10 @@ export class PvArray {
 
 /** 1 − 0.75·N^3.4 from a table: a pow per optimiser per simulated second was the model's hot spot */
 const FACTOR_STEPS = 1024;
-const FACTOR = Float64Array.from({ length: FACTOR_STEPS + 2 }, (_, i) => 1 - 0.75 * Math.min(1, i / FACTOR_STEPS) ** 3.4);
+const FACTOR = Float64Array.from(
+  { length: FACTOR_STEPS + 2 },
+  (_, i) => 1 - 0.75 * Math.min(1, i / FACTOR_STEPS) ** 3.4,
+);
 function cloudFactor(cover: number): number {
   const x = cover * FACTOR_STEPS;
   const i = Math.floor(x);

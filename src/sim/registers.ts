@@ -19,7 +19,10 @@ export function readRegisters(regs: SimRegisters, fn: SimFunction, address: numb
   }
   const bank = banks.find((b) => b.contains(address, length));
   if (!bank) {
-    throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_DATA_ADDRESS, `${fn} registers ${address}..${address + length - 1} are not implemented`);
+    throw new ModbusException(
+      MODBUS_EXCEPTION.ILLEGAL_DATA_ADDRESS,
+      `${fn} registers ${address}..${address + length - 1} are not implemented`,
+    );
   }
   return bank.read(address, length);
 }

@@ -48,7 +48,10 @@ interface Writable {
 interface SerialServer {
   on(event: 'initialized' | 'error' | 'socketError', listener: (err?: Error) => void): unknown;
   once(event: 'initialized', listener: () => void): unknown;
-  getPort(): Writable & { once(event: 'error', listener: (err: Error) => void): unknown; on(event: 'data', listener: (chunk: Buffer) => void): unknown };
+  getPort(): Writable & {
+    once(event: 'error', listener: (err: Error) => void): unknown;
+    on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  };
   close(cb: () => void): void;
 }
 type SerialServerCtor = new (

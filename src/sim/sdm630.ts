@@ -68,7 +68,10 @@ export class Sdm630Meter implements SimDevice {
   readonly registers: SimRegisters;
   private readonly input: RegisterBank;
 
-  constructor(readonly identity: SimDeviceIdentity, serialNumber: number) {
+  constructor(
+    readonly identity: SimDeviceIdentity,
+    serialNumber: number,
+  ) {
     this.input = new RegisterBank(SDM630.input.start, SDM630.input.length);
     const setup = new RegisterBank(SDM630.setup.start, SDM630.setup.length);
     const put = (bank: RegisterBank, addr: number, v: number) => bank.write(addr, f32Words(v));

@@ -11,7 +11,7 @@ import type { Clock } from '../core/clock.js';
 import type { SimHost } from './device-images.js';
 import { SimFaults } from './faults.js';
 import type { SimSite } from './site.js';
-import { siteRefresher, simVector, type SimVector } from './vector.js';
+import { type SimVector, simVector, siteRefresher } from './vector.js';
 
 export interface SimServerOptions {
   host?: string;
@@ -50,8 +50,16 @@ export async function startSimServers(site: SimSite, clock: Clock, opts: SimServ
     for (const sock of server?.socks?.keys() ?? []) sock.destroy();
   };
   const vectors: Record<SimHost, SimVector> = {
-    inverter: simVector(site, 'inverter', refresh, { transport: 'tcp', faults, resetConnections: () => resetConnections('inverter') }),
-    meter: simVector(site, 'meter', refresh, { transport: 'tcp', faults, resetConnections: () => resetConnections('meter') }),
+    inverter: simVector(site, 'inverter', refresh, {
+      transport: 'tcp',
+      faults,
+      resetConnections: () => resetConnections('inverter'),
+    }),
+    meter: simVector(site, 'meter', refresh, {
+      transport: 'tcp',
+      faults,
+      resetConnections: () => resetConnections('meter'),
+    }),
   };
   const ports: Record<SimHost, number> = { inverter: 0, meter: 0 };
   const stop = async (host: SimHost) => {
@@ -64,7 +72,11 @@ export async function startSimServers(site: SimSite, clock: Clock, opts: SimServ
   const closeAll = () => Promise.all([stop('inverter'), stop('meter')]).then(() => undefined);
   try {
     for (const host of ['inverter', 'meter'] as const) {
-      const started = await listen(vectors[host], bindHost, (host === 'inverter' ? opts.inverterPort : opts.meterPort) ?? 0);
+      const started = await listen(
+        vectors[host],
+        bindHost,
+        (host === 'inverter' ? opts.inverterPort : opts.meterPort) ?? 0,
+      );
       running[host] = started.server;
       ports[host] = started.port;
     }
@@ -92,7 +104,11 @@ export async function startSimServers(site: SimSite, clock: Clock, opts: SimServ
  * ServerTCP treats port 0 as "use 502" and never says which port it bound, so a free port is
  * found first with a throwaway net server; if someone grabs it in between, try another.
  */
-export async function listen(vector: SimVector, host: string, port: number): Promise<{ server: ServerTCP; port: number }> {
+export async function listen(
+  vector: SimVector,
+  host: string,
+  port: number,
+): Promise<{ server: ServerTCP; port: number }> {
   for (let attempt = 1; ; attempt++) {
     const p = port === 0 ? await freePort(host) : port;
     try {

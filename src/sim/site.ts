@@ -13,40 +13,52 @@
  * loop over past time, then read the banks in memory).
  */
 import { defaultSimConfig, type SimConfig } from './config.js';
-import type { SimRegisters } from './registers.js';
-import { Em340Meter } from './em340.js';
-import { Sdm630Meter } from './sdm630.js';
 import {
   BatteryDevice,
   InverterDevice,
   MeterDevice,
-  serialFor,
   SIM_MANUFACTURER,
   SIM_VERSION,
   type SimDevice,
   type SimDeviceIdentity,
   type SimHost,
+  serialFor,
 } from './device-images.js';
+import { Em340Meter } from './em340.js';
 import { SiteModel, type SiteSnapshot } from './model.js';
+import type { SimRegisters } from './registers.js';
+import { Sdm630Meter } from './sdm630.js';
 
-export type { SimDeviceIdentity, SimHost, SimDeviceRole } from './device-images.js';
+export type { SimDeviceIdentity, SimDeviceRole, SimHost } from './device-images.js';
 
 /** the SDM630's serial is a plain unsigned 32-bit number (holding 0xFC00) */
 function sdmSerial(seed: number): number {
   return Number.parseInt(serialFor(seed, 'GM', 0).slice(3), 16) % 100_000_000;
 }
 
-type IdentityOf = (host: SimHost, unitId: number, role: SimDeviceIdentity['role'], model: string, serial: string) => SimDeviceIdentity;
+type IdentityOf = (
+  host: SimHost,
+  unitId: number,
+  role: SimDeviceIdentity['role'],
+  model: string,
+  serial: string,
+) => SimDeviceIdentity;
 
 /** the device at the grid connection point, of the kind the configuration names */
 function gridMeter(cfg: SimConfig, id: IdentityOf): SimDevice {
   switch (cfg.gridMeter) {
     case 'sdm630':
-      return new Sdm630Meter({ ...id('meter', 1, 'grid_meter', 'SDM630', String(sdmSerial(cfg.seed))), manufacturer: 'Eastron' }, sdmSerial(cfg.seed));
+      return new Sdm630Meter(
+        { ...id('meter', 1, 'grid_meter', 'SDM630', String(sdmSerial(cfg.seed))), manufacturer: 'Eastron' },
+        sdmSerial(cfg.seed),
+      );
     case 'em340':
       return new Em340Meter({ ...id('meter', 1, 'grid_meter', 'EM340DINAV23XS1X', ''), manufacturer: 'Carlo Gavazzi' });
     case 'sunspec':
-      return new MeterDevice({ ...id('meter', 1, 'grid_meter', 'EM3-GRID', serialFor(cfg.seed, 'GM', 0)), role: 'grid_meter' });
+      return new MeterDevice({
+        ...id('meter', 1, 'grid_meter', 'EM3-GRID', serialFor(cfg.seed, 'GM', 0)),
+        role: 'grid_meter',
+      });
   }
 }
 
@@ -59,7 +71,13 @@ export class SimSite {
   constructor(config: SimConfig = defaultSimConfig(), startTs: number = Date.now()) {
     this.model = new SiteModel(config, startTs);
     const cfg = this.model.config;
-    const id = (host: SimHost, unitId: number, role: SimDeviceIdentity['role'], model: string, serial: string): SimDeviceIdentity => ({
+    const id = (
+      host: SimHost,
+      unitId: number,
+      role: SimDeviceIdentity['role'],
+      model: string,
+      serial: string,
+    ): SimDeviceIdentity => ({
       host,
       unitId,
       role,
@@ -69,7 +87,10 @@ export class SimSite {
       version: SIM_VERSION,
     });
     const devices: SimDevice[] = [
-      new InverterDevice(id('inverter', 1, 'inverter', `HYB-${cfg.inverter.ratedW}`, serialFor(cfg.seed, 'INV', 0)), cfg),
+      new InverterDevice(
+        id('inverter', 1, 'inverter', `HYB-${cfg.inverter.ratedW}`, serialFor(cfg.seed, 'INV', 0)),
+        cfg,
+      ),
       ...cfg.battery.blocks.map(
         (b, j) =>
           new BatteryDevice(
@@ -79,7 +100,10 @@ export class SimSite {
           ),
       ),
       gridMeter(cfg, id),
-      new MeterDevice({ ...id('meter', 2, 'consumption_meter', 'EM3-LOAD', serialFor(cfg.seed, 'CM', 0)), role: 'consumption_meter' }),
+      new MeterDevice({
+        ...id('meter', 2, 'consumption_meter', 'EM3-LOAD', serialFor(cfg.seed, 'CM', 0)),
+        role: 'consumption_meter',
+      }),
     ];
     this.devices = devices;
     for (const d of devices) this.byHost[d.identity.host].set(d.identity.unitId, d.registers);

@@ -54,7 +54,13 @@ export function sunPosition(ts: number, latDeg: number, lonDeg: number): SunPosi
   const s2 = Math.sin(2 * g);
   const eqTimeMin = 229.18 * (0.000075 + 0.001868 * c1 - 0.032077 * s1 - 0.014615 * c2 - 0.040849 * s2);
   const decl =
-    0.006918 - 0.399912 * c1 + 0.070257 * s1 - 0.006758 * c2 + 0.000907 * s2 - 0.002697 * Math.cos(3 * g) + 0.00148 * Math.sin(3 * g);
+    0.006918 -
+    0.399912 * c1 +
+    0.070257 * s1 -
+    0.006758 * c2 +
+    0.000907 * s2 -
+    0.002697 * Math.cos(3 * g) +
+    0.00148 * Math.sin(3 * g);
   const utcMin = (((ts % DAY_MS) + DAY_MS) % DAY_MS) / 60_000;
   const trueSolarMin = utcMin + eqTimeMin + 4 * lonDeg;
   const ha = (trueSolarMin / 4 - 180) * DEG;
@@ -79,12 +85,13 @@ export function clearSkyPlane(geo: PanelGeometry): (ts: number) => number {
     const { cosZenith, declinationRad: d, hourAngleRad: w } = sunPosition(ts, geo.latDeg, geo.lonDeg);
     if (cosZenith <= 0) return 0;
     const zenithDeg = Math.acos(cosZenith) / DEG;
-    const airMass = 1 / (cosZenith + 0.50572 * Math.pow(96.07995 - zenithDeg, -1.6364));
-    const dni = 1353 * Math.pow(0.7, Math.pow(airMass, 0.678));
+    const airMass = 1 / (cosZenith + 0.50572 * (96.07995 - zenithDeg) ** -1.6364);
+    const dni = 1353 * 0.7 ** (airMass ** 0.678);
     const sd = Math.sin(d);
     const cd = Math.cos(d);
     const cw = Math.cos(w);
-    const cosIncidence = sd * sp * cb - sd * cp * sb * cg + cd * cp * cb * cw + cd * sp * sb * cg * cw + cd * sb * sg * Math.sin(w);
+    const cosIncidence =
+      sd * sp * cb - sd * cp * sb * cg + cd * cp * cb * cw + cd * sp * sb * cg * cw + cd * sb * sg * Math.sin(w);
     return dni * Math.max(0, cosIncidence) + 0.1 * dni * diffuseView;
   };
 }

@@ -33,7 +33,10 @@ export class SunSpecImage {
   readonly bank: RegisterBank;
   private readonly models: ModelWriter[] = [];
 
-  constructor(specs: readonly ModelSpec[], readonly base = 40000) {
+  constructor(
+    specs: readonly ModelSpec[],
+    readonly base = 40000,
+  ) {
     const total = 2 + specs.reduce((n, s) => n + 2 + modelLength(s), 0) + 2;
     this.bank = new RegisterBank(base, total);
     const regs = this.bank.regs;
@@ -99,7 +102,8 @@ export class ModelWriter {
   sf(name: string, value: number): this {
     const pt = this.fixed.get(name);
     if (pt?.type !== 'sunssf') throw new Error(`model ${this.def.id} has no scale factor ${name}`);
-    if (!Number.isInteger(value) || value < -10 || value > 10) throw new RangeError(`scale factor ${name}=${value} outside -10..10`);
+    if (!Number.isInteger(value) || value < -10 || value > 10)
+      throw new RangeError(`scale factor ${name}=${value} outside -10..10`);
     this.sfs.set(name, value);
     this.sfEpoch++;
     encodeInto(this.bank.regs, this.address - this.bank.start + pt.offset, 'sunssf', 1, value);
@@ -129,7 +133,8 @@ export class ModelWriter {
     const at = this.address - this.bank.start;
     for (const pt of this.fixed.values()) writeNotImplemented(this.bank.regs, at + pt.offset, pt);
     for (let i = 0; i < this.repeats; i++) {
-      for (const pt of this.block.values()) writeNotImplemented(this.bank.regs, at + this.blockStart + i * this.blockLen + pt.offset, pt);
+      for (const pt of this.block.values())
+        writeNotImplemented(this.bank.regs, at + this.blockStart + i * this.blockLen + pt.offset, pt);
     }
   }
 }
@@ -164,7 +169,7 @@ export class PointWriter {
       if (this.epoch !== this.model.sfEpoch) {
         const sf = this.model.scaleOf(def.sf);
         if (sf === undefined) throw new Error(`${def.name}: scale factor ${def.sf} has not been set`);
-        this.multiplier = Math.pow(10, -sf);
+        this.multiplier = 10 ** -sf;
         this.epoch = this.model.sfEpoch;
       }
       raw = value * this.multiplier;

@@ -52,12 +52,16 @@ export function simVector(site: UnitSource, host: SimHost, refresh: () => void, 
     const fault = opts.faults?.take(host, unitId);
     const regs = site.unit(host, unitId);
     if (!regs) {
-      if (opts.transport === 'tcp') cb(new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitId} on the ${host} host`), []);
+      if (opts.transport === 'tcp')
+        cb(new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitId} on the ${host} host`), []);
       return;
     }
     const answer = (override?: { address: number; values: number[] }) => {
       if (len > MAX_READ) {
-        cb(new ModbusException(MODBUS_EXCEPTION.ILLEGAL_DATA_VALUE, `read of ${len} registers exceeds ${MAX_READ}`), []);
+        cb(
+          new ModbusException(MODBUS_EXCEPTION.ILLEGAL_DATA_VALUE, `read of ${len} registers exceeds ${MAX_READ}`),
+          [],
+        );
         return;
       }
       refresh();
@@ -104,15 +108,18 @@ export function simVector(site: UnitSource, host: SimHost, refresh: () => void, 
         return;
     }
   };
-  const one = (fn: SimFunction, addr: number, unitId: number, cb: SingleCallback) => serve(fn, addr, 1, unitId, (err, v) => cb(err, v[0] ?? 0));
+  const one = (fn: SimFunction, addr: number, unitId: number, cb: SingleCallback) =>
+    serve(fn, addr, 1, unitId, (err, v) => cb(err, v[0] ?? 0));
   const illegal = () => {
     throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'the simulator serves register reads only');
   };
   // arities matter: modbus-serial passes a callback (and so allows silence and late answers) only to 4- and 3-argument functions
   return {
-    getMultipleHoldingRegisters: (addr: number, len: number, unitId: number, cb: Callback): void => serve('holding', addr, len, unitId, cb),
+    getMultipleHoldingRegisters: (addr: number, len: number, unitId: number, cb: Callback): void =>
+      serve('holding', addr, len, unitId, cb),
     getHoldingRegister: (addr: number, unitId: number, cb: SingleCallback): void => one('holding', addr, unitId, cb),
-    getMultipleInputRegisters: (addr: number, len: number, unitId: number, cb: Callback): void => serve('input', addr, len, unitId, cb),
+    getMultipleInputRegisters: (addr: number, len: number, unitId: number, cb: Callback): void =>
+      serve('input', addr, len, unitId, cb),
     getInputRegister: (addr: number, unitId: number, cb: SingleCallback): void => one('input', addr, unitId, cb),
     getCoil: (_addr: number, _unitId: number): boolean => illegal(),
     getDiscreteInput: (_addr: number, _unitId: number): boolean => illegal(),

@@ -1,10 +1,10 @@
+import type { DeviceConfig, SiteConfig } from '../config/types.js';
 import type { DeviceKind } from '../core/channels.js';
 import type { DeviceRole } from '../core/device-role.js';
-import { DERIVED_CONSUMPTION, ROLES, type RoleStream } from '../core/roles.js';
-import { streamIds, type StreamDef } from '../core/streams.js';
-import type { DeviceConfig, SiteConfig } from '../config/types.js';
-import type { ModbusErrorKind } from '../modbus/errors.js';
 import type { DeviceIdentity } from '../core/identity.js';
+import { DERIVED_CONSUMPTION, ROLES, type RoleStream } from '../core/roles.js';
+import { type StreamDef, streamIds } from '../core/streams.js';
+import type { ModbusErrorKind } from '../modbus/errors.js';
 
 export interface DeviceState {
   config: DeviceConfig;
@@ -70,7 +70,13 @@ export class Site {
   streams(): StreamDef[] {
     if (this.streamCache) return this.streamCache;
     const out: StreamDef[] = [];
-    const add = (s: Omit<RoleStream, 'id' | 'count'>, id: string, deviceId: string, periodMs: number, label = s.label) =>
+    const add = (
+      s: Omit<RoleStream, 'id' | 'count'>,
+      id: string,
+      deviceId: string,
+      periodMs: number,
+      label = s.label,
+    ) =>
       out.push({
         id,
         deviceId,
@@ -145,7 +151,10 @@ export class Site {
     d.lastError = null;
   }
 
-  markFailed(deviceId: string, e: { kind: ModbusErrorKind; message: string; exceptionCode?: number; skipped?: boolean }): void {
+  markFailed(
+    deviceId: string,
+    e: { kind: ModbusErrorKind; message: string; exceptionCode?: number; skipped?: boolean },
+  ): void {
     const d = this.devices.get(deviceId);
     if (!d) return;
     d.online = false;

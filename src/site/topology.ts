@@ -1,5 +1,5 @@
 import { unitOf } from '../core/channels.js';
-import { streamIds, type StreamDef } from '../core/streams.js';
+import { type StreamDef, streamIds } from '../core/streams.js';
 import type { DeviceState, Site } from './site.js';
 
 /** A topology node (docs/api.md "Topology"); not every field is on every node. */
@@ -41,7 +41,9 @@ export function buildTopology(site: Site, compact: boolean): TopoNode {
   // the house load: its meters, or else the stream derived from the energy balance
   const house = { id: `${siteId}__house`, kind: 'circuit' };
   const loads = site.byRole('consumption-meter').map((m) => streamIds.consumptionMeter(m.config.id));
-  const houseSensors = (loads.length > 0 ? loads : [streamIds.consumptionDerived(siteId)]).flatMap((id) => sensor(site, id, house));
+  const houseSensors = (loads.length > 0 ? loads : [streamIds.consumptionDerived(siteId)]).flatMap((id) =>
+    sensor(site, id, house),
+  );
   if (houseSensors.length > 0) {
     home.nodes!.push({ ...house, category: 'logical', currentType: AC, nodeType: 'neutral', nodes: houseSensors });
   }
@@ -80,7 +82,8 @@ function inverterNode(site: Site, inv: DeviceState, compact: boolean): TopoNode 
     const total = capacities.every((c) => c !== undefined) ? capacities.reduce((a, c) => a! + c!, 0) : undefined;
     dcNodes.push(bms(`${id}__bms`, total, streamIds.batteryAggregate(id)));
   } else {
-    for (const b of batteries) dcNodes.push(bms(`${b.config.id}__bms`, b.capacityWh, streamIds.batteryBlock(b.config.id)));
+    for (const b of batteries)
+      dcNodes.push(bms(`${b.config.id}__bms`, b.capacityWh, streamIds.batteryBlock(b.config.id)));
   }
   const arrays: TopoNode[] = [];
   const pvArray = (arrayId: string, streamId: string): TopoNode => ({
@@ -93,7 +96,14 @@ function inverterNode(site: Site, inv: DeviceState, compact: boolean): TopoNode 
   });
   if (compact || !inv.pvModules) arrays.push(pvArray(`${id}__pv`, streamIds.pvAggregate(id)));
   else for (let n = 1; n <= inv.pvModules; n++) arrays.push(pvArray(`${id}__pv${n}_array`, streamIds.pvModule(id, n)));
-  dcNodes.push({ id: `${id}__pvhub`, kind: 'circuit', category: 'logical', currentType: 'DC', nodeType: 'neutral', nodes: arrays });
+  dcNodes.push({
+    id: `${id}__pvhub`,
+    kind: 'circuit',
+    category: 'logical',
+    currentType: 'DC',
+    nodeType: 'neutral',
+    nodes: arrays,
+  });
 
   return {
     id: `${id}__inverter`,
@@ -102,7 +112,14 @@ function inverterNode(site: Site, inv: DeviceState, compact: boolean): TopoNode 
     currentType: AC,
     nodeType: 'source-sink',
     leftCurrent: AC,
-    rightCircuit: { id: `${id}__dc`, kind: 'circuit', category: 'behind-inverter', currentType: 'DC', nodeType: 'neutral', nodes: dcNodes },
+    rightCircuit: {
+      id: `${id}__dc`,
+      kind: 'circuit',
+      category: 'behind-inverter',
+      currentType: 'DC',
+      nodeType: 'neutral',
+      nodes: dcNodes,
+    },
     nodes: sensor(site, streamIds.inverter(id), { id: `${id}__inverter`, kind: 'inverter' }),
   };
 }
@@ -117,7 +134,13 @@ function connectionPointNode(site: Site, meter: DeviceState): TopoNode {
     currentType: AC,
     nodeType: 'source-sink',
     leftCurrent: AC,
-    rightCircuit: { id: `${site.id}__grid`, kind: 'circuit', category: 'grid', currentType: AC, nodeType: 'source-sink' },
+    rightCircuit: {
+      id: `${site.id}__grid`,
+      kind: 'circuit',
+      category: 'grid',
+      currentType: AC,
+      nodeType: 'source-sink',
+    },
     nodes: sensor(site, streamIds.gridMeter(id), { id: cpId, kind: 'connection-point' }),
   };
 }

@@ -43,10 +43,14 @@ interface Stmts {
   active: Statement<[string], number>;
   devices: Statement<[string], string>;
 }
-const stmts = perConnection((db): Stmts => ({
-  active: db.prepare<[string], number>('SELECT 1 FROM auth_clients WHERE id = ? AND removed_at IS NULL').pluck(),
-  devices: db.prepare<[string], string>('SELECT device_id FROM auth_client_devices WHERE client_id = ? ORDER BY device_id').pluck(),
-}));
+const stmts = perConnection(
+  (db): Stmts => ({
+    active: db.prepare<[string], number>('SELECT 1 FROM auth_clients WHERE id = ? AND removed_at IS NULL').pluck(),
+    devices: db
+      .prepare<[string], string>('SELECT device_id FROM auth_client_devices WHERE client_id = ? ORDER BY device_id')
+      .pluck(),
+  }),
+);
 
 /** An active (not removed) client, or undefined. */
 export function findClient(db: Database, id: string): ClientRow | undefined {
@@ -73,20 +77,18 @@ export function listClients(db: Database): ClientRow[] {
 
 export function insertClient(db: Database, c: Omit<ClientRow, 'createdAt'>, now: number): void {
   db.transaction(() => {
-    db.prepare('INSERT INTO auth_clients (id, name, secret_hash, scopes, redirect_uris, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-      c.id,
-      c.name,
-      c.secretHash,
-      c.scopes.join(' '),
-      JSON.stringify(c.redirectUris),
-      now,
-    );
+    db.prepare(
+      'INSERT INTO auth_clients (id, name, secret_hash, scopes, redirect_uris, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(c.id, c.name, c.secretHash, c.scopes.join(' '), JSON.stringify(c.redirectUris), now);
     setClientDevices(db, c.id, c.devices);
   })();
 }
 
 export function setClientSecretHash(db: Database, id: string, secretHash: string): boolean {
-  return db.prepare('UPDATE auth_clients SET secret_hash = ? WHERE id = ? AND removed_at IS NULL').run(secretHash, id).changes === 1;
+  return (
+    db.prepare('UPDATE auth_clients SET secret_hash = ? WHERE id = ? AND removed_at IS NULL').run(secretHash, id)
+      .changes === 1
+  );
 }
 
 export function setClientDevices(db: Database, id: string, devices: readonly string[]): void {
@@ -104,7 +106,9 @@ export function clientDevices(db: Database, id: string): string[] {
 /** Marks the client removed and drops its device assignments; returns false when there was no such active client. */
 export function markClientRemoved(db: Database, id: string, now: number): boolean {
   return db.transaction(() => {
-    const changed = db.prepare('UPDATE auth_clients SET removed_at = ? WHERE id = ? AND removed_at IS NULL').run(now, id).changes === 1;
+    const changed =
+      db.prepare('UPDATE auth_clients SET removed_at = ? WHERE id = ? AND removed_at IS NULL').run(now, id).changes ===
+      1;
     if (changed) db.prepare('DELETE FROM auth_client_devices WHERE client_id = ?').run(id);
     return changed;
   })();

@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { sqliteDriver } from './driver.js';
-import { secureDataFile, type ModeLog } from './file-mode.js';
+import { type ModeLog, secureDataFile } from './file-mode.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
 
 export type { Database } from 'better-sqlite3';

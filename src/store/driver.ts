@@ -17,13 +17,18 @@ export type SqliteDriver = typeof BetterSqlite3;
 /** What package.json `engines` says; a test keeps the two equal. */
 export const SUPPORTED_NODE = '^20.19.0 || >=22.14.0';
 
-export type DriverChoice = { ok: true; pkg: 'better-sqlite3' | 'better-sqlite3-node20' } | { ok: false; reason: string };
+export type DriverChoice =
+  | { ok: true; pkg: 'better-sqlite3' | 'better-sqlite3-node20' }
+  | { ok: false; reason: string };
 
 export function chooseDriver(nodeVersion: string): DriverChoice {
   const [major = 0, minor = 0] = nodeVersion.replace(/^v/, '').split('.').map(Number);
   if (major === 20 && minor >= 19) return { ok: true, pkg: 'better-sqlite3-node20' };
   if ((major === 22 && minor >= 14) || major > 22) return { ok: true, pkg: 'better-sqlite3' };
-  return { ok: false, reason: `sitegw does not run on Node ${nodeVersion}: it needs Node ${SUPPORTED_NODE} (docs/install.md)` };
+  return {
+    ok: false,
+    reason: `sitegw does not run on Node ${nodeVersion}: it needs Node ${SUPPORTED_NODE} (docs/install.md)`,
+  };
 }
 
 /** The store cannot open on this runtime; the message is one line for the installer. */
@@ -35,8 +40,10 @@ export class DriverUnavailableError extends Error {
 }
 
 const HOW_TO_GET: Record<'better-sqlite3' | 'better-sqlite3-node20', string> = {
-  'better-sqlite3-node20': 'on Node 20 it is compiled at install: install build-essential and python3, then run npm rebuild better-sqlite3-node20',
-  'better-sqlite3': 'it ships prebuilt for 64-bit Linux (x64, arm64); elsewhere build it with npx node-gyp rebuild in its folder',
+  'better-sqlite3-node20':
+    'on Node 20 it is compiled at install: install build-essential and python3, then run npm rebuild better-sqlite3-node20',
+  'better-sqlite3':
+    'it ships prebuilt for 64-bit Linux (x64, arm64); elsewhere build it with npx node-gyp rebuild in its folder',
 };
 
 let loaded: SqliteDriver | null = null;

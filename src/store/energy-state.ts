@@ -26,26 +26,52 @@ export interface StoredEnergyState extends EnergyState {
   closedUntil: number | null;
 }
 
-type Row = [number, number, number, number | null, number | null, number, number, number | null, number | null, number | null, number | null];
-type SaveParams = [number, number, number, number | null, number | null, number, number, number | null, number | null, number | null, number | null];
+type Row = [
+  number,
+  number,
+  number,
+  number | null,
+  number | null,
+  number,
+  number,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+];
+type SaveParams = [
+  number,
+  number,
+  number,
+  number | null,
+  number | null,
+  number,
+  number,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+];
 
 interface Stmts {
   save: Statement<SaveParams>;
   all: Statement<[], Row>;
 }
-const stmts = perConnection((db): Stmts => ({
-  save: db.prepare<SaveParams>(
-    `INSERT OR REPLACE INTO energy_state
+const stmts = perConnection(
+  (db): Stmts => ({
+    save: db.prepare<SaveParams>(
+      `INSERT OR REPLACE INTO energy_state
        (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ),
-  all: db
-    .prepare<[], Row>(
-      `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until
+    ),
+    all: db
+      .prepare<[], Row>(
+        `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until
          FROM energy_state`,
-    )
-    .raw(),
-}));
+      )
+      .raw(),
+  }),
+);
 
 /** Call inside the transaction that writes the buckets this state belongs to. */
 export function saveEnergyState(db: Database, stream: number, s: StoredEnergyState): void {

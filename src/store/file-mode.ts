@@ -33,9 +33,15 @@ export function secureDataFile(file: string, warn: ModeLog = stderrLog): void {
     if ((mode & ~DATA_FILE_MODE) === 0) continue;
     try {
       chmodSync(f, DATA_FILE_MODE);
-      warn({ file: f, was: mode.toString(8), now: DATA_FILE_MODE.toString(8) }, 'the database file was readable by other users: its mode is now 0600');
+      warn(
+        { file: f, was: mode.toString(8), now: DATA_FILE_MODE.toString(8) },
+        'the database file was readable by other users: its mode is now 0600',
+      );
     } catch (err) {
-      warn({ file: f, mode: mode.toString(8), err: String(err) }, 'the database file is readable by other users and its mode could not be changed: chmod 600 it as its owner');
+      warn(
+        { file: f, mode: mode.toString(8), err: String(err) },
+        'the database file is readable by other users and its mode could not be changed: chmod 600 it as its owner',
+      );
     }
   }
 }

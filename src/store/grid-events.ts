@@ -10,15 +10,26 @@ export type StoredGridEvent = Omit<GridEvent, 'streamId'>;
  * seen (a baseline, `announced` false). The newest per meter is the state a restart resumes from.
  */
 export function insertGridEvent(db: Database, e: StoredGridEvent, announced = true): void {
-  db.prepare('INSERT INTO grid_events (device_id, ts, state, announced) VALUES (?, ?, ?, ?)').run(e.deviceId, e.timestamp, e.state, announced ? 1 : 0);
+  db.prepare('INSERT INTO grid_events (device_id, ts, state, announced) VALUES (?, ?, ?, ?)').run(
+    e.deviceId,
+    e.timestamp,
+    e.state,
+    announced ? 1 : 0,
+  );
 }
 
 export function lastGridState(db: Database, deviceId: string): GridState | null {
-  const row = db.prepare('SELECT state FROM grid_events WHERE device_id = ? ORDER BY ts DESC, id DESC LIMIT 1').pluck().get(deviceId) as GridState | undefined;
+  const row = db
+    .prepare('SELECT state FROM grid_events WHERE device_id = ? ORDER BY ts DESC, id DESC LIMIT 1')
+    .pluck()
+    .get(deviceId) as GridState | undefined;
   return row ?? null;
 }
 
 export function recentGridEvents(db: Database, limit: number): StoredGridEvent[] {
-  const rows = db.prepare('SELECT device_id, ts, state FROM grid_events WHERE announced = 1 ORDER BY ts DESC, id DESC LIMIT ?').raw().all(limit) as [string, number, GridState][];
+  const rows = db
+    .prepare('SELECT device_id, ts, state FROM grid_events WHERE announced = 1 ORDER BY ts DESC, id DESC LIMIT ?')
+    .raw()
+    .all(limit) as [string, number, GridState][];
   return rows.map(([deviceId, timestamp, state]) => ({ deviceId, timestamp, state }));
 }

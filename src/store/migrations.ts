@@ -218,7 +218,8 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
-    description: 'dynamic tariffs belong to the client that created them; the values each client stored, for its daily quota',
+    description:
+      'dynamic tariffs belong to the client that created them; the values each client stored, for its daily quota',
     up(db) {
       db.exec(`
         -- NULL: created before owners were recorded. Who did is unknown, so such a tariff is left

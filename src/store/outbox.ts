@@ -39,12 +39,24 @@ interface Stmts {
   del: Statement<[number]>;
   stats: Statement<[], [number, number | null, number | null]>;
 }
-const stmts = perConnection((db): Stmts => ({
-  insert: db.prepare<[string, string, number, number], { seq: number }>('INSERT INTO uplink_outbox (topic, body, retain, created_at) VALUES (?, ?, ?, ?) RETURNING seq'),
-  after: db.prepare<[number, number], RawRow>('SELECT seq, topic, body, retain, created_at FROM uplink_outbox WHERE seq > ? ORDER BY seq LIMIT ?').raw(),
-  del: db.prepare<[number]>('DELETE FROM uplink_outbox WHERE seq = ?'),
-  stats: db.prepare<[], [number, number | null, number | null]>('SELECT COUNT(*), SUM(length(CAST(body AS BLOB))), MIN(created_at) FROM uplink_outbox').raw(),
-}));
+const stmts = perConnection(
+  (db): Stmts => ({
+    insert: db.prepare<[string, string, number, number], { seq: number }>(
+      'INSERT INTO uplink_outbox (topic, body, retain, created_at) VALUES (?, ?, ?, ?) RETURNING seq',
+    ),
+    after: db
+      .prepare<[number, number], RawRow>(
+        'SELECT seq, topic, body, retain, created_at FROM uplink_outbox WHERE seq > ? ORDER BY seq LIMIT ?',
+      )
+      .raw(),
+    del: db.prepare<[number]>('DELETE FROM uplink_outbox WHERE seq = ?'),
+    stats: db
+      .prepare<[], [number, number | null, number | null]>(
+        'SELECT COUNT(*), SUM(length(CAST(body AS BLOB))), MIN(created_at) FROM uplink_outbox',
+      )
+      .raw(),
+  }),
+);
 
 /** Appends messages (joining the caller's transaction when there is one); returns their seqs. */
 export function enqueue(db: Database, msgs: readonly OutboxMessage[], createdAt: number): number[] {
@@ -73,7 +85,9 @@ export function outboxStats(db: Database): OutboxStats {
 }
 
 export function outboxDrops(db: Database): OutboxDrops {
-  const r = db.prepare('SELECT by_age, by_size, last_at FROM uplink_drops WHERE id = 1').raw().get() as [number, number, number | null] | undefined;
+  const r = db.prepare('SELECT by_age, by_size, last_at FROM uplink_drops WHERE id = 1').raw().get() as
+    | [number, number, number | null]
+    | undefined;
   return r ? { byAge: r[0], bySize: r[1], lastAt: r[2] } : { byAge: 0, bySize: 0, lastAt: null };
 }
 
@@ -81,7 +95,12 @@ export function outboxDrops(db: Database): OutboxDrops {
  * Applies the outbox bounds: drops messages created before `olderThan`, then the oldest until
  * the bodies fit in `maxBytes`. Drops are counted in the same transaction. Returns what went.
  */
-export function trim(db: Database, olderThan: number, maxBytes: number, now: number): { byAge: number; bySize: number } {
+export function trim(
+  db: Database,
+  olderThan: number,
+  maxBytes: number,
+  now: number,
+): { byAge: number; bySize: number } {
   return db.transaction(() => {
     const byAge = db.prepare('DELETE FROM uplink_outbox WHERE created_at < ?').run(olderThan).changes;
     let bySize = 0;
@@ -95,10 +114,17 @@ export function trim(db: Database, olderThan: number, maxBytes: number, now: num
         )
         .pluck()
         .get(maxBytes) as number | undefined;
-      bySize = keepFrom === undefined ? db.prepare('DELETE FROM uplink_outbox').run().changes : db.prepare('DELETE FROM uplink_outbox WHERE seq < ?').run(keepFrom).changes;
+      bySize =
+        keepFrom === undefined
+          ? db.prepare('DELETE FROM uplink_outbox').run().changes
+          : db.prepare('DELETE FROM uplink_outbox WHERE seq < ?').run(keepFrom).changes;
     }
     if (byAge + bySize > 0) {
-      db.prepare('UPDATE uplink_drops SET by_age = by_age + ?, by_size = by_size + ?, last_at = ? WHERE id = 1').run(byAge, bySize, now);
+      db.prepare('UPDATE uplink_drops SET by_age = by_age + ?, by_size = by_size + ?, last_at = ? WHERE id = 1').run(
+        byAge,
+        bySize,
+        now,
+      );
     }
     return { byAge, bySize };
   })();

@@ -24,7 +24,9 @@ interface Raw {
 /** Every device's list, in the order the owner gave it. */
 export function allPublishTo(db: Database): Map<string, PublishEntry[]> {
   const out = new Map<string, PublishEntry[]>();
-  for (const r of db.prepare<[], Raw>('SELECT device_id, client_id, data FROM publish_to ORDER BY device_id, position').all()) {
+  for (const r of db
+    .prepare<[], Raw>('SELECT device_id, client_id, data FROM publish_to ORDER BY device_id, position')
+    .all()) {
     let list = out.get(r.device_id);
     if (!list) out.set(r.device_id, (list = []));
     list.push({ clientId: r.client_id, data: JSON.parse(r.data) as string[] });
@@ -50,7 +52,13 @@ export function devicesPublishedTo(db: Database, clientId: string, stream: strin
 }
 
 /** Replaces a device's whole list and records the change in the audit table, in one transaction. */
-export function replacePublishTo(db: Database, deviceId: string, entries: readonly PublishEntry[], byClient: string, now: number): PublishAudit {
+export function replacePublishTo(
+  db: Database,
+  deviceId: string,
+  entries: readonly PublishEntry[],
+  byClient: string,
+  now: number,
+): PublishAudit {
   return db
     .transaction(() => {
       const before = publishToOf(db, deviceId);
@@ -71,12 +79,25 @@ export function replacePublishTo(db: Database, deviceId: string, entries: readon
 }
 
 /** Drops a removed client from every list, audited as a change by the installer (`byClient`). */
-export function removeClientFromPublishTo(db: Database, clientId: string, byClient: string, now: number): PublishAudit[] {
+export function removeClientFromPublishTo(
+  db: Database,
+  clientId: string,
+  byClient: string,
+  now: number,
+): PublishAudit[] {
   return db.transaction(() => {
     const changes: PublishAudit[] = [];
     for (const [deviceId, list] of allPublishTo(db)) {
       if (!list.some((e) => e.clientId === clientId)) continue;
-      changes.push(replacePublishTo(db, deviceId, list.filter((e) => e.clientId !== clientId), byClient, now));
+      changes.push(
+        replacePublishTo(
+          db,
+          deviceId,
+          list.filter((e) => e.clientId !== clientId),
+          byClient,
+          now,
+        ),
+      );
     }
     return changes;
   })();
@@ -84,7 +105,10 @@ export function removeClientFromPublishTo(db: Database, clientId: string, byClie
 
 export function publishAudit(db: Database, deviceId?: string): PublishAudit[] {
   const rows = db
-    .prepare<[string | null, string | null], { ts: number; device_id: string; by_client: string; before: string; after: string }>(
+    .prepare<
+      [string | null, string | null],
+      { ts: number; device_id: string; by_client: string; before: string; after: string }
+    >(
       'SELECT ts, device_id, by_client, before, after FROM publish_to_audit WHERE (? IS NULL OR device_id = ?) ORDER BY id',
     )
     .all(deviceId ?? null, deviceId ?? null);

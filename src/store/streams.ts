@@ -10,11 +10,13 @@ interface Stmts {
   insert: Statement<[string]>;
   all: Statement<[], [number, string]>;
 }
-const stmts = perConnection((db): Stmts => ({
-  find: db.prepare<[string], number>('SELECT id FROM streams WHERE key = ?').pluck(),
-  insert: db.prepare<[string]>('INSERT INTO streams (key) VALUES (?) ON CONFLICT (key) DO NOTHING'),
-  all: db.prepare<[], [number, string]>('SELECT id, key FROM streams ORDER BY id').raw(),
-}));
+const stmts = perConnection(
+  (db): Stmts => ({
+    find: db.prepare<[string], number>('SELECT id FROM streams WHERE key = ?').pluck(),
+    insert: db.prepare<[string]>('INSERT INTO streams (key) VALUES (?) ON CONFLICT (key) DO NOTHING'),
+    all: db.prepare<[], [number, string]>('SELECT id, key FROM streams ORDER BY id').raw(),
+  }),
+);
 
 /** The integer id of a stream, created on first use. */
 export function streamKey(db: Database, streamId: string): number {

@@ -38,19 +38,17 @@ export interface StoredTariff extends TariffMeta {
 }
 
 export function insertTariff(db: Database, t: TariffMeta, owner: string, createdAt: number): void {
-  db.prepare('INSERT INTO tariffs (id, name, currency, timezone, kind, owner_client, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-    t.id,
-    t.name,
-    t.currency,
-    t.timezone,
-    t.kind,
-    owner,
-    createdAt,
-  );
+  db.prepare(
+    'INSERT INTO tariffs (id, name, currency, timezone, kind, owner_client, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  ).run(t.id, t.name, t.currency, t.timezone, t.kind, owner, createdAt);
 }
 
 export function findTariff(db: Database, id: string): StoredTariff | undefined {
-  return db.prepare<[string], StoredTariff>('SELECT id, name, currency, timezone, kind, owner_client AS owner FROM tariffs WHERE id = ?').get(id);
+  return db
+    .prepare<[string], StoredTariff>(
+      'SELECT id, name, currency, timezone, kind, owner_client AS owner FROM tariffs WHERE id = ?',
+    )
+    .get(id);
 }
 
 export function countTariffsOwnedBy(db: Database, clientId: string): number {
@@ -70,7 +68,9 @@ export function recordTariffWrite(db: Database, clientId: string, atMs: number, 
 export function tariffWritesSince(db: Database, clientId: string, sinceMs: number): { atMs: number; count: number }[] {
   db.prepare('DELETE FROM tariff_writes WHERE at_ms <= ?').run(sinceMs);
   return db
-    .prepare<[string, number], { atMs: number; count: number }>('SELECT at_ms AS atMs, value_count AS count FROM tariff_writes WHERE client_id = ? AND at_ms > ? ORDER BY at_ms')
+    .prepare<[string, number], { atMs: number; count: number }>(
+      'SELECT at_ms AS atMs, value_count AS count FROM tariff_writes WHERE client_id = ? AND at_ms > ? ORDER BY at_ms',
+    )
     .all(clientId, sinceMs);
 }
 
@@ -89,7 +89,13 @@ export function valuesStartingIn(db: Database, tariffId: string, from: number, t
  * Values overlapping [from, to), ascending. `maxLengthMs` bounds how far back a value that
  * reaches into the range can start, so the primary key serves the lookup.
  */
-export function valuesOverlapping(db: Database, tariffId: string, from: number, to: number, maxLengthMs: number): TariffValue[] {
+export function valuesOverlapping(
+  db: Database,
+  tariffId: string,
+  from: number,
+  to: number,
+  maxLengthMs: number,
+): TariffValue[] {
   const fromS = Math.floor(from / 1000);
   return db
     .prepare<[string, number, number, number], ValueRow>(
@@ -104,16 +110,25 @@ export function valuesOverlapping(db: Database, tariffId: string, from: number, 
 /** Whether any value starts in [from, to): does another page exist further back. */
 export function anyValueStartingIn(db: Database, tariffId: string, from: number, to: number): boolean {
   const row = db
-    .prepare<[string, number, number], number>('SELECT 1 FROM tariff_values WHERE tariff_id = ? AND start_s >= ? AND start_s < ? LIMIT 1')
+    .prepare<[string, number, number], number>(
+      'SELECT 1 FROM tariff_values WHERE tariff_id = ? AND start_s >= ? AND start_s < ? LIMIT 1',
+    )
     .pluck()
     .get(tariffId, Math.ceil(from / 1000), Math.ceil(to / 1000));
   return row !== undefined;
 }
 
 /** Deletes `remove` (by start) and inserts `add`, in one transaction (joins the caller's). */
-export function replaceValues(db: Database, tariffId: string, remove: readonly TariffValue[], add: readonly TariffValue[]): void {
+export function replaceValues(
+  db: Database,
+  tariffId: string,
+  remove: readonly TariffValue[],
+  add: readonly TariffValue[],
+): void {
   const del = db.prepare('DELETE FROM tariff_values WHERE tariff_id = ? AND start_s = ?');
-  const ins = db.prepare('INSERT INTO tariff_values (tariff_id, start_s, end_s, import_price, export_price) VALUES (?, ?, ?, ?, ?)');
+  const ins = db.prepare(
+    'INSERT INTO tariff_values (tariff_id, start_s, end_s, import_price, export_price) VALUES (?, ?, ?, ?, ?)',
+  );
   db.transaction(() => {
     for (const v of remove) del.run(tariffId, v.start / 1000);
     for (const v of add) ins.run(tariffId, v.start / 1000, v.end / 1000, v.importPrice ?? null, v.exportPrice ?? null);

@@ -1,4 +1,4 @@
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database } from 'better-sqlite3';
 import { perConnection } from './per-connection.js';
 
 /**
@@ -59,7 +59,18 @@ export function insertCode(db: Database, c: Omit<CodeRow, 'usedAt'>): void {
   db.prepare(
     `INSERT INTO auth_codes (hash, client_id, redirect_uri, redirect_given, scopes, code_challenge, nonce, family, auth_time, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(c.hash, c.clientId, c.redirectUri, c.redirectGiven ? 1 : 0, c.scopes.join(' '), c.codeChallenge, c.nonce, c.family, c.authTime, c.expiresAt);
+  ).run(
+    c.hash,
+    c.clientId,
+    c.redirectUri,
+    c.redirectGiven ? 1 : 0,
+    c.scopes.join(' '),
+    c.codeChallenge,
+    c.nonce,
+    c.family,
+    c.authTime,
+    c.expiresAt,
+  );
 }
 
 /**
@@ -67,24 +78,26 @@ export function insertCode(db: Database, c: Omit<CodeRow, 'usedAt'>): void {
  * it unused. Returns the row as it was before this call (usedAt null on the first use).
  */
 export function takeCode(db: Database, hash: string, now: number): CodeRow | undefined {
-  return db.transaction(() => {
-    const r = db.prepare<[string], RawCode>('SELECT * FROM auth_codes WHERE hash = ?').get(hash);
-    if (!r) return undefined;
-    if (r.used_at === null) db.prepare('UPDATE auth_codes SET used_at = ? WHERE hash = ?').run(now, hash);
-    return {
-      hash: r.hash,
-      clientId: r.client_id,
-      redirectUri: r.redirect_uri,
-      redirectGiven: r.redirect_given === 1,
-      scopes: split(r.scopes),
-      codeChallenge: r.code_challenge,
-      nonce: r.nonce,
-      family: r.family,
-      authTime: r.auth_time,
-      expiresAt: r.expires_at,
-      usedAt: r.used_at,
-    };
-  }).immediate();
+  return db
+    .transaction(() => {
+      const r = db.prepare<[string], RawCode>('SELECT * FROM auth_codes WHERE hash = ?').get(hash);
+      if (!r) return undefined;
+      if (r.used_at === null) db.prepare('UPDATE auth_codes SET used_at = ? WHERE hash = ?').run(now, hash);
+      return {
+        hash: r.hash,
+        clientId: r.client_id,
+        redirectUri: r.redirect_uri,
+        redirectGiven: r.redirect_given === 1,
+        scopes: split(r.scopes),
+        codeChallenge: r.code_challenge,
+        nonce: r.nonce,
+        family: r.family,
+        authTime: r.auth_time,
+        expiresAt: r.expires_at,
+        usedAt: r.used_at,
+      };
+    })
+    .immediate();
 }
 
 interface RawToken {
@@ -121,12 +134,24 @@ export function insertToken(db: Database, t: Omit<TokenRow, 'rotatedAt' | 'revok
   db.prepare(
     `INSERT INTO auth_tokens (hash, kind, client_id, customer, scopes, family, auth_time, created_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(t.hash, t.kind, t.clientId, t.customer ? 1 : 0, t.scopes.join(' '), t.family, t.authTime, t.createdAt, t.expiresAt);
+  ).run(
+    t.hash,
+    t.kind,
+    t.clientId,
+    t.customer ? 1 : 0,
+    t.scopes.join(' '),
+    t.family,
+    t.authTime,
+    t.createdAt,
+    t.expiresAt,
+  );
 }
 
 // Every guarded request looks its bearer token up: preparing the statement each time cost more
 // than running it (bench/telemetry-http.ts), so it is prepared once per connection.
-const findStmt = perConnection((db) => db.prepare<[string, TokenKind], RawToken>('SELECT * FROM auth_tokens WHERE hash = ? AND kind = ?'));
+const findStmt = perConnection((db) =>
+  db.prepare<[string, TokenKind], RawToken>('SELECT * FROM auth_tokens WHERE hash = ? AND kind = ?'),
+);
 
 export function findToken(db: Database, hash: string, kind: TokenKind): TokenRow | undefined {
   const r = findStmt(db).get(hash, kind);
@@ -135,18 +160,25 @@ export function findToken(db: Database, hash: string, kind: TokenKind): TokenRow
 
 /** Marks a refresh token as exchanged; false when someone else exchanged it first. */
 export function markRotated(db: Database, hash: string, now: number): boolean {
-  return db.prepare('UPDATE auth_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL AND revoked_at IS NULL').run(now, hash).changes === 1;
+  return (
+    db
+      .prepare('UPDATE auth_tokens SET rotated_at = ? WHERE hash = ? AND rotated_at IS NULL AND revoked_at IS NULL')
+      .run(now, hash).changes === 1
+  );
 }
 
 /** Revokes every token of a grant; returns how many were still live. */
 export function revokeFamily(db: Database, family: string, now: number): number {
-  return db.prepare('UPDATE auth_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL').run(now, family).changes;
+  return db.prepare('UPDATE auth_tokens SET revoked_at = ? WHERE family = ? AND revoked_at IS NULL').run(now, family)
+    .changes;
 }
 
 export function revokeClientTokens(db: Database, clientId: string, now: number): number {
   return db.transaction(() => {
     db.prepare('UPDATE auth_codes SET used_at = ? WHERE client_id = ? AND used_at IS NULL').run(now, clientId);
-    return db.prepare('UPDATE auth_tokens SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL').run(now, clientId).changes;
+    return db
+      .prepare('UPDATE auth_tokens SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL')
+      .run(now, clientId).changes;
   })();
 }
 

@@ -3,7 +3,7 @@
  * field by field so every 400 names the field (`values[3].importPrice`) and what would be right.
  * JSON's own type coercions are not applied: `"0.3"` and `null` are not prices.
  */
-import { apiError, ApiError } from '../core/errors.js';
+import { ApiError, apiError } from '../core/errors.js';
 import { isIanaZone } from '../core/zone.js';
 import { TARIFF_KINDS, type TariffKind, type TariffValue } from '../store/tariffs.js';
 import { BUCKET_MS } from '../telemetry/align.js';
@@ -47,12 +47,14 @@ function describe(v: unknown): string {
 
 function onlyKeys(obj: Rec, allowed: readonly string[], where: string): void {
   for (const k of Object.keys(obj)) {
-    if (!allowed.includes(k)) throw bad(where === '' ? k : `${where}.${k}`, `is not a field here; allowed: ${allowed.join(', ')}`);
+    if (!allowed.includes(k))
+      throw bad(where === '' ? k : `${where}.${k}`, `is not a field here; allowed: ${allowed.join(', ')}`);
   }
 }
 
 function bodyObject(body: unknown, allowed: readonly string[]): Rec {
-  if (!isRec(body)) throw apiError('INVALID_BODY', `the body must be a JSON object with ${allowed.join(', ')}, got ${describe(body)}`);
+  if (!isRec(body))
+    throw apiError('INVALID_BODY', `the body must be a JSON object with ${allowed.join(', ')}, got ${describe(body)}`);
   onlyKeys(body, allowed, '');
   return body;
 }
@@ -67,7 +69,8 @@ function text(obj: Rec, key: string, hint: string): string {
 function parseName(obj: Rec): string {
   const hint = `a name of 1 to ${MAX_NAME_LENGTH} characters, e.g. "Day-ahead EPEX DE-LU"`;
   const name = text(obj, 'name', hint).trim();
-  if (name === '' || name.length > MAX_NAME_LENGTH) throw bad('name', `must be 1 to ${MAX_NAME_LENGTH} characters; ${hint}`);
+  if (name === '' || name.length > MAX_NAME_LENGTH)
+    throw bad('name', `must be 1 to ${MAX_NAME_LENGTH} characters; ${hint}`);
   return name;
 }
 
@@ -76,7 +79,10 @@ function parseCurrency(obj: Rec): string {
   const c = text(obj, 'currency', hint);
   if (!currencies.has(c)) {
     const upper = c.trim().toUpperCase();
-    throw bad('currency', `"${c.slice(0, 40)}" is not an ISO 4217 currency code; ${currencies.has(upper) ? `write "${upper}"` : hint}`);
+    throw bad(
+      'currency',
+      `"${c.slice(0, 40)}" is not an ISO 4217 currency code; ${currencies.has(upper) ? `write "${upper}"` : hint}`,
+    );
   }
   return c;
 }
@@ -92,20 +98,31 @@ function parseTimezone(obj: Rec): string {
 function parseKind(obj: Rec): TariffKind {
   const hint = `one of ${TARIFF_KINDS.join(', ')}: which prices the values carry`;
   const k = text(obj, 'kind', hint);
-  if (!(TARIFF_KINDS as readonly string[]).includes(k)) throw bad('kind', `"${k.slice(0, 40)}" is not a tariff kind; ${hint}`);
+  if (!(TARIFF_KINDS as readonly string[]).includes(k))
+    throw bad('kind', `"${k.slice(0, 40)}" is not a tariff kind; ${hint}`);
   return k as TariffKind;
 }
 
 const PRICE_HINT = `a finite number per kWh in the tariff's currency, at most ${MAX_ABS_PRICE} either way (negative prices are allowed)`;
 
-function parsePrice(item: Rec, key: 'importPrice' | 'exportPrice', where: string, kind: TariffKind): number | undefined {
+function parsePrice(
+  item: Rec,
+  key: 'importPrice' | 'exportPrice',
+  where: string,
+  kind: TariffKind,
+): number | undefined {
   const wanted = kind === 'both' || (kind === 'import') === (key === 'importPrice');
   const v = item[key];
   if (!wanted) {
-    if (v !== undefined) throw bad(`${where}.${key}`, `is not allowed: the tariff's kind is ${kind}, so its values carry only ${kind}Price`);
+    if (v !== undefined)
+      throw bad(
+        `${where}.${key}`,
+        `is not allowed: the tariff's kind is ${kind}, so its values carry only ${kind}Price`,
+      );
     return undefined;
   }
-  if (v === undefined) throw apiError('INVALID_BODY', `${where}.${key} is required: the tariff's kind is ${kind}; ${PRICE_HINT}`);
+  if (v === undefined)
+    throw apiError('INVALID_BODY', `${where}.${key} is required: the tariff's kind is ${kind}; ${PRICE_HINT}`);
   // JSON.parse turns 1e999 into Infinity, so finiteness is checked here and not only by type
   if (typeof v !== 'number' || !Number.isFinite(v) || Math.abs(v) > MAX_ABS_PRICE) {
     throw bad(`${where}.${key}`, `must be ${PRICE_HINT}, got ${describe(v)}`);
@@ -149,7 +166,10 @@ export function parseValues(raw: unknown, kind: TariffKind, required: boolean): 
   if (!Array.isArray(raw)) throw bad('values', `must be ${hint}, got ${describe(raw)}`);
   if (required && raw.length === 0) throw bad('values', `is empty; ${hint}`);
   if (raw.length > MAX_VALUES_PER_REQUEST) {
-    throw bad('values', `holds ${raw.length} entries, at most ${MAX_VALUES_PER_REQUEST} per request: send the rest in further PATCH requests`);
+    throw bad(
+      'values',
+      `holds ${raw.length} entries, at most ${MAX_VALUES_PER_REQUEST} per request: send the rest in further PATCH requests`,
+    );
   }
   const out: BodyValue[] = raw.map((item: unknown, index) => {
     const where = `values[${index}]`;
@@ -158,7 +178,13 @@ export function parseValues(raw: unknown, kind: TariffKind, required: boolean): 
     const { start, end } = parseValueInterval(item, where);
     const importPrice = parsePrice(item, 'importPrice', where, kind);
     const exportPrice = parsePrice(item, 'exportPrice', where, kind);
-    return { index, start, end, ...(importPrice !== undefined ? { importPrice } : {}), ...(exportPrice !== undefined ? { exportPrice } : {}) };
+    return {
+      index,
+      start,
+      end,
+      ...(importPrice !== undefined ? { importPrice } : {}),
+      ...(exportPrice !== undefined ? { exportPrice } : {}),
+    };
   });
   out.sort((a, b) => a.start - b.start);
   for (let i = 1; i < out.length; i++) {

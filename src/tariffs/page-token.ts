@@ -24,7 +24,10 @@ interface Payload {
   f: number | null;
 }
 
-const mac = (key: Buffer, payload: string) => createHmac('sha256', key).update(CONTEXT + payload).digest();
+const mac = (key: Buffer, payload: string) =>
+  createHmac('sha256', key)
+    .update(CONTEXT + payload)
+    .digest();
 
 export function signPageToken(key: Buffer, tariffId: string, cursor: PageCursor): string {
   const body: Payload = { v: VERSION, t: tariffId, e: cursor.end, f: cursor.floor };
@@ -33,23 +36,33 @@ export function signPageToken(key: Buffer, tariffId: string, cursor: PageCursor)
 }
 
 const invalid = (why: string) =>
-  apiError('INVALID_NEXT_TOKEN', `nextToken ${why}; pass the nextToken of the previous page unchanged, or leave it out to start again`);
+  apiError(
+    'INVALID_NEXT_TOKEN',
+    `nextToken ${why}; pass the nextToken of the previous page unchanged, or leave it out to start again`,
+  );
 
 function isPayload(p: unknown): p is Payload {
   if (p === null || typeof p !== 'object') return false;
   const o = p as Record<string, unknown>;
-  return o.v === VERSION && typeof o.t === 'string' && Number.isSafeInteger(o.e) && (o.f === null || Number.isSafeInteger(o.f));
+  return (
+    o.v === VERSION &&
+    typeof o.t === 'string' &&
+    Number.isSafeInteger(o.e) &&
+    (o.f === null || Number.isSafeInteger(o.f))
+  );
 }
 
 /** The cursor a token carries; 400 INVALID_NEXT_TOKEN when it was altered, made up, or issued for another tariff. */
 export function readPageToken(key: Buffer, tariffId: string, token: string): PageCursor {
   if (token.length > MAX_TOKEN_LENGTH) throw invalid('is too long to be a token of this gateway');
   const parts = token.split('.');
-  if (parts.length !== 2 || !B64URL.test(parts[0]!) || !B64URL.test(parts[1]!)) throw invalid('is not a token of this gateway');
+  if (parts.length !== 2 || !B64URL.test(parts[0]!) || !B64URL.test(parts[1]!))
+    throw invalid('is not a token of this gateway');
   const [payload, sig] = parts as [string, string];
   const given = Buffer.from(sig, 'base64url');
   const want = mac(key, payload);
-  if (given.length !== want.length || !timingSafeEqual(given, want)) throw invalid('was altered or was not issued by this gateway');
+  if (given.length !== want.length || !timingSafeEqual(given, want))
+    throw invalid('was altered or was not issued by this gateway');
   let body: unknown;
   try {
     body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

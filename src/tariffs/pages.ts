@@ -11,7 +11,7 @@
  *   stored (docs/api.md "Dynamic tariff pages": each nextToken moves back 7 days until interval.start).
  */
 import type { Database } from 'better-sqlite3';
-import { anyValueStartingIn, valuesStartingIn, type TariffValue } from '../store/tariffs.js';
+import { anyValueStartingIn, type TariffValue, valuesStartingIn } from '../store/tariffs.js';
 import { BUCKET_MS, floorToBucket } from '../telemetry/align.js';
 import type { TimeRange } from '../telemetry/interval.js';
 

@@ -15,14 +15,20 @@ const SETTING = 'limits.dynamicTariffs';
 export function checkTariffCount(db: Database, quota: TariffQuota, clientId: string): void {
   const owned = countTariffsOwnedBy(db, clientId);
   if (owned >= quota.maxPerClient) {
-    throw apiError('TARIFF_LIMIT_REACHED', `this client owns ${owned} dynamic tariffs, the most ${SETTING}.maxPerClient allows; keep its prices in the tariffs it has (PATCH replaces values)`);
+    throw apiError(
+      'TARIFF_LIMIT_REACHED',
+      `this client owns ${owned} dynamic tariffs, the most ${SETTING}.maxPerClient allows; keep its prices in the tariffs it has (PATCH replaces values)`,
+    );
   }
 }
 
 /** `after`: the values the tariff would hold once the write is stored. */
 export function checkValueCount(quota: TariffQuota, after: number): void {
   if (after > quota.maxValuesPerTariff) {
-    throw apiError('TARIFF_LIMIT_REACHED', `the tariff would hold ${after} values, more than ${SETTING}.maxValuesPerTariff (${quota.maxValuesPerTariff}) allows`);
+    throw apiError(
+      'TARIFF_LIMIT_REACHED',
+      `the tariff would hold ${after} values, more than ${SETTING}.maxValuesPerTariff (${quota.maxValuesPerTariff}) allows`,
+    );
   }
 }
 
@@ -31,10 +37,19 @@ export function checkValueCount(quota: TariffQuota, after: number): void {
  * with Retry-After: when enough of its earlier writes have left the window. Real time, not the
  * demo's fast site clock: it is the SD card's wear that the quota paces.
  */
-export function checkDailyQuota(db: Database, quota: TariffQuota, clientId: string, adding: number, nowMs: number): void {
+export function checkDailyQuota(
+  db: Database,
+  quota: TariffQuota,
+  clientId: string,
+  adding: number,
+  nowMs: number,
+): void {
   const max = quota.maxValuesPerClientPerDay;
   if (adding > max) {
-    throw apiError('TARIFF_LIMIT_REACHED', `the request stores ${adding} values, more than ${SETTING}.maxValuesPerClientPerDay (${max}) allows a client in 24 hours; send fewer per request`);
+    throw apiError(
+      'TARIFF_LIMIT_REACHED',
+      `the request stores ${adding} values, more than ${SETTING}.maxValuesPerClientPerDay (${max}) allows a client in 24 hours; send fewer per request`,
+    );
   }
   const writes = tariffWritesSince(db, clientId, nowMs - DAY_MS);
   let used = writes.reduce((sum, w) => sum + w.count, 0);

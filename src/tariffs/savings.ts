@@ -15,13 +15,13 @@
  * count; the ones still to come are neither summed nor skipped.
  */
 import type { Database } from 'better-sqlite3';
-import type { Site } from '../site/site.js';
 import { streamIds } from '../core/streams.js';
+import type { Site } from '../site/site.js';
 import { bucketColumns } from '../store/buckets.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, wholePeriods } from '../telemetry/align.js';
 import { formatInterval, type TimeRange } from '../telemetry/interval.js';
-import { sitePrices, type PriceLookup } from './site-prices.js';
+import { type PriceLookup, sitePrices } from './site-prices.js';
 
 export const SAVINGS_RESOLUTIONS = ['PT15M', 'PT1H', 'P1D', 'P1M'] as const;
 export type SavingsResolution = (typeof SAVINGS_RESOLUTIONS)[number];
@@ -117,7 +117,9 @@ export function powerSeries(db: Database, streamIdsToSum: readonly string[], ran
     const key = findStreamKey(db, id);
     if (key === undefined) return new Map();
     // power_W alone: every column handed to JavaScript costs time, and a year has 35,040 rows
-    for (const [startS, w] of bucketColumns(db, key, Math.ceil(range.start / 1000), Math.ceil(range.end / 1000), ['power_W'])) {
+    for (const [startS, w] of bucketColumns(db, key, Math.ceil(range.start / 1000), Math.ceil(range.end / 1000), [
+      'power_W',
+    ])) {
       if (w === null) continue;
       const b = startS * 1000;
       out.set(b, (out.get(b) ?? 0) + (w as number));

@@ -4,13 +4,13 @@
  */
 import type { Database } from 'better-sqlite3';
 import { IANAZone } from 'luxon';
+import { SLOTS_PER_DAY, weekTable } from '../config/tou.js';
 import type { SiteConfig, SiteTariff } from '../config/types.js';
 import { apiError } from '../core/errors.js';
 import { findTariff, valuesOverlapping } from '../store/tariffs.js';
 import { BUCKET_MS, floorToBucket } from '../telemetry/align.js';
 import type { TimeRange } from '../telemetry/interval.js';
 import { MAX_VALUE_MS } from './body.js';
-import { SLOTS_PER_DAY, weekTable } from '../config/tou.js';
 
 const DAY_MS = 86_400_000;
 
@@ -25,7 +25,8 @@ export type PriceLookup = (bucketStart: number) => BucketPrice;
 
 const NONE: BucketPrice = {};
 
-const unavailable = (why: string) => apiError('SITE_TARIFF_UNAVAILABLE', `${why}; savings are priced with the site's tariff (docs/tariffs.md)`);
+const unavailable = (why: string) =>
+  apiError('SITE_TARIFF_UNAVAILABLE', `${why}; savings are priced with the site's tariff (docs/tariffs.md)`);
 
 /** Prices for the buckets of `range`; 409 SITE_TARIFF_UNAVAILABLE when the site has no usable tariff. */
 export function sitePrices(db: Database, config: SiteConfig, range: TimeRange): PriceLookup {
@@ -74,7 +75,11 @@ function offsetSpans(zone: IANAZone, start: number, end: number): { from: number
   return spans;
 }
 
-function touPrices(periods: Extract<SiteTariff, { type: 'time-of-use' }>['periods'], timezone: string, range: TimeRange): PriceLookup {
+function touPrices(
+  periods: Extract<SiteTariff, { type: 'time-of-use' }>['periods'],
+  timezone: string,
+  range: TimeRange,
+): PriceLookup {
   const { slots } = weekTable(periods);
   const spans = offsetSpans(IANAZone.create(timezone), range.start, range.end);
   let k = 0;
@@ -93,11 +98,18 @@ function touPrices(periods: Extract<SiteTariff, { type: 'time-of-use' }>['period
 
 function dynamicPrices(db: Database, tariffId: string, currency: string, range: TimeRange): PriceLookup {
   const t = findTariff(db, tariffId);
-  if (!t) throw unavailable(`the site's dynamic tariff '${tariffId}' (site.yaml tariff.tariffId) is not stored on this gateway`);
-  if (t.currency !== currency) throw unavailable(`the site's dynamic tariff '${tariffId}' is in ${t.currency}, the site in ${currency}`);
+  if (!t)
+    throw unavailable(
+      `the site's dynamic tariff '${tariffId}' (site.yaml tariff.tariffId) is not stored on this gateway`,
+    );
+  if (t.currency !== currency)
+    throw unavailable(`the site's dynamic tariff '${tariffId}' is in ${t.currency}, the site in ${currency}`);
   const byBucket = new Map<number, BucketPrice>();
   for (const v of valuesOverlapping(db, tariffId, range.start, range.end, MAX_VALUE_MS)) {
-    const p: BucketPrice = { ...(v.importPrice !== undefined ? { importPrice: v.importPrice } : {}), ...(v.exportPrice !== undefined ? { exportPrice: v.exportPrice } : {}) };
+    const p: BucketPrice = {
+      ...(v.importPrice !== undefined ? { importPrice: v.importPrice } : {}),
+      ...(v.exportPrice !== undefined ? { exportPrice: v.exportPrice } : {}),
+    };
     for (let b = v.start; b < v.end; b += BUCKET_MS) byBucket.set(b, p);
   }
   return (b) => byBucket.get(b) ?? NONE;

@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { apiError } from '../core/errors.js';
 import type { TariffQuota } from '../config/types.js';
-import { countValues, findTariff, insertTariff, replaceValues, valuesOverlapping, type TariffMeta, type TariffValue } from '../store/tariffs.js';
+import { apiError } from '../core/errors.js';
+import {
+  countValues,
+  findTariff,
+  insertTariff,
+  replaceValues,
+  type TariffMeta,
+  type TariffValue,
+  valuesOverlapping,
+} from '../store/tariffs.js';
 import { formatInterval } from '../telemetry/interval.js';
-import { MAX_VALUE_MS, type BodyValue, type NewTariff } from './body.js';
+import { type BodyValue, MAX_VALUE_MS, type NewTariff } from './body.js';
 import { checkDailyQuota, checkTariffCount, checkValueCount, recordWrite } from './quota.js';
 
 export interface WriteResult {
@@ -26,7 +34,13 @@ export interface WriteLimits {
 }
 
 /** A new tariff owned by the caller's client; refused whole when it passes a quota. */
-export function createTariff(db: Database, t: NewTariff, caller: TariffCaller, limits: WriteLimits, createdAt: number): TariffMeta & WriteResult {
+export function createTariff(
+  db: Database,
+  t: NewTariff,
+  caller: TariffCaller,
+  limits: WriteLimits,
+  createdAt: number,
+): TariffMeta & WriteResult {
   const meta: TariffMeta = { id: randomUUID(), name: t.name, currency: t.currency, timezone: t.timezone, kind: t.kind };
   db.transaction(() => {
     checkTariffCount(db, limits.quota, caller.clientId);
@@ -44,7 +58,13 @@ export function createTariff(db: Database, t: NewTariff, caller: TariffCaller, l
  * the new values cover all of it, so a PATCH never leaves part of a priced interval without a
  * price: an hourly price may be replaced by four quarter-hour prices, not by one.
  */
-export function patchTariff(db: Database, tariffId: string, values: readonly BodyValue[], caller: TariffCaller, limits: WriteLimits): WriteResult {
+export function patchTariff(
+  db: Database,
+  tariffId: string,
+  values: readonly BodyValue[],
+  caller: TariffCaller,
+  limits: WriteLimits,
+): WriteResult {
   if (values.length === 0) return { inserted: 0, replaced: 0 };
   return db.transaction(() => {
     const from = values[0]!.start;
@@ -85,6 +105,7 @@ export function patchTariff(db: Database, tariffId: string, values: readonly Bod
  */
 export function requireTariff(db: Database, tariffId: string, caller: TariffCaller): TariffMeta {
   const t = findTariff(db, tariffId);
-  if (!t || !(caller.siteOwner || t.owner === caller.clientId)) throw apiError('TARIFF_NOT_FOUND', `tariff '${tariffId.slice(0, 100)}' does not exist on this gateway`);
+  if (!t || !(caller.siteOwner || t.owner === caller.clientId))
+    throw apiError('TARIFF_NOT_FOUND', `tariff '${tariffId.slice(0, 100)}' does not exist on this gateway`);
   return t;
 }

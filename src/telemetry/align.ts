@@ -23,12 +23,16 @@ function zoneOf(timezone: string): IANAZone {
 
 /** Start of the local day containing `ms` in `timezone`. */
 export function localDayStart(ms: number, timezone: string): number {
-  return DateTime.fromMillis(ms, { zone: zoneOf(timezone) }).startOf('day').toMillis();
+  return DateTime.fromMillis(ms, { zone: zoneOf(timezone) })
+    .startOf('day')
+    .toMillis();
 }
 
 /** Start of the local calendar month containing `ms` in `timezone`. */
 export function localMonthStart(ms: number, timezone: string): number {
-  return DateTime.fromMillis(ms, { zone: zoneOf(timezone) }).startOf('month').toMillis();
+  return DateTime.fromMillis(ms, { zone: zoneOf(timezone) })
+    .startOf('month')
+    .toMillis();
 }
 
 /**
@@ -85,7 +89,12 @@ export function periodBoundaries(resolution: PeriodResolution, start: number, en
  * always stands for its whole period, so `deviceId` + `interval` is a stable key for a client
  * that stores entries. Returns the period boundaries too, since every caller walks them.
  */
-export function wholePeriods(resolution: PeriodResolution, start: number, end: number, timezone: string): { start: number; end: number; bounds: number[] } {
+export function wholePeriods(
+  resolution: PeriodResolution,
+  start: number,
+  end: number,
+  timezone: string,
+): { start: number; end: number; bounds: number[] } {
   const bounds = periodBoundaries(resolution, start, end, timezone);
   return { start: bounds[0]!, end: bounds[bounds.length - 1]!, bounds };
 }

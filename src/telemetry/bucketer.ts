@@ -1,15 +1,22 @@
 import type { Database } from 'better-sqlite3';
-import { CHANNEL_BY_ID, CHANNEL_TABLE, LAST_CHANNELS, POWER_CHANNELS, type LastChannel, type Reading } from '../core/channels.js';
+import {
+  CHANNEL_BY_ID,
+  CHANNEL_TABLE,
+  LAST_CHANNELS,
+  type LastChannel,
+  POWER_CHANNELS,
+  type Reading,
+} from '../core/channels.js';
 import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
-import { insertBucket, type BucketRow } from '../store/buckets.js';
-import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
+import type { StreamDef } from '../core/streams.js';
+import { type BucketRow, insertBucket } from '../store/buckets.js';
 import { loadEnergyStates, saveEnergyState } from '../store/energy-state.js';
+import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
 import { streamKey } from '../store/streams.js';
 import { BUCKET_MS, floorToBucket } from './align.js';
 import { EnergyTracker, emptyEnergyState } from './energy.js';
 import { round2 } from './round.js';
-import type { StreamDef } from '../core/streams.js';
 
 export interface BucketerOptions {
   db: Database;
@@ -260,7 +267,8 @@ export class Bucketer implements Feature {
     }
     for (const c of run.last) {
       const x = v[c.id];
-      if (c.value === 'state' ? typeof x === 'string' : typeof x === 'number' && Number.isFinite(x)) b[c.id] = x ?? null;
+      if (c.value === 'state' ? typeof x === 'string' : typeof x === 'number' && Number.isFinite(x))
+        b[c.id] = x ?? null;
     }
     if (run.tracker) {
       const from = run.def.energyFrom;
@@ -420,7 +428,8 @@ function saveRun(run: StreamRun): SavedRun {
   return { open: run.open!, heldValue: run.heldValue, heldAt: run.heldAt, lastTs: run.lastTs, cursor: run.cursor };
 }
 
-const finiteOr = (v: unknown, fallback: number): number | null => (v === null ? fallback : typeof v === 'number' && Number.isFinite(v) ? v : null);
+const finiteOr = (v: unknown, fallback: number): number | null =>
+  v === null ? fallback : typeof v === 'number' && Number.isFinite(v) ? v : null;
 
 /** A saved run read back, or null when anything in it is not what saveRun() wrote. */
 function restoredRun(x: unknown): SavedRun | null {
@@ -441,7 +450,18 @@ function restoredRun(x: unknown): SavedRun | null {
   const cursor = finiteOr(r.cursor, -Infinity);
   const start = finiteOr(o.start, NaN);
   const end = finiteOr(o.end, NaN);
-  if (!sum || !cov || !heldValue || !heldAt || lastTs === null || cursor === null || start === null || end === null || end - start !== BUCKET_MS) return null;
+  if (
+    !sum ||
+    !cov ||
+    !heldValue ||
+    !heldAt ||
+    lastTs === null ||
+    cursor === null ||
+    start === null ||
+    end === null ||
+    end - start !== BUCKET_MS
+  )
+    return null;
   const opt = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
   return {
     open: {

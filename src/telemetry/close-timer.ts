@@ -27,9 +27,12 @@ export class CloseTimer {
   private arm(): void {
     const now = this.clock.now();
     const boundary = Math.floor((now - this.graceMs) / BUCKET_MS) * BUCKET_MS + BUCKET_MS;
-    this.timer = this.clock.setTimeout(() => {
-      this.close(boundary);
-      this.arm();
-    }, boundary + this.graceMs - now);
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.close(boundary);
+        this.arm();
+      },
+      boundary + this.graceMs - now,
+    );
   }
 }

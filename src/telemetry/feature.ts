@@ -3,10 +3,11 @@
  * src/main.ts can place its stop where it belongs: the feed before the bucketer's, the final
  * close while the uplink still listens, the close timer after the poller's.
  */
+
+import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
-import type { Logger } from 'pino';
 import type { Site } from '../site/site.js';
 import type { Bucketer } from './bucketer.js';
 import { CloseTimer } from './close-timer.js';

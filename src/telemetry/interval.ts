@@ -41,7 +41,8 @@ export function parseInterval(text: string, now?: number): TimeRange {
     if (!d.isValid) throw invalid(text, `is not an ISO 8601 duration (${d.invalidExplanation ?? d.invalidReason})`);
     return checked(text, { start: now - d.toMillis(), end: now });
   }
-  if (parts.length !== 2) throw invalid(text, parts.length === 1 ? 'has no "/" between start and end' : 'has more than one "/"');
+  if (parts.length !== 2)
+    throw invalid(text, parts.length === 1 ? 'has no "/" between start and end' : 'has more than one "/"');
 
   for (const [i, p] of parts.entries()) {
     if (/^P/i.test(p)) continue;
@@ -53,13 +54,17 @@ export function parseInterval(text: string, now?: number): TimeRange {
       if (/T\S* \d{2}(:?\d{2})?$/.test(p)) {
         throw invalid(text, `has a space where the ${which}'s UTC offset should be: encode "+" as %2B in the URL`);
       }
-      throw invalid(text, `has no UTC offset on its ${which} "${p}": write Z or an offset such as +01:00 after the time`);
+      throw invalid(
+        text,
+        `has no UTC offset on its ${which} "${p}": write Z or an offset such as +01:00 after the time`,
+      );
     }
   }
 
   const iv = Interval.fromISO(t, { zone: 'utc' });
   if (!iv.isValid) {
-    if (iv.invalidReason === 'end before start') throw invalid(text, 'ends before it starts: the end must be after the start');
+    if (iv.invalidReason === 'end before start')
+      throw invalid(text, 'ends before it starts: the end must be after the start');
     throw invalid(text, 'cannot be parsed');
   }
   return checked(text, { start: iv.start!.toMillis(), end: iv.end!.toMillis() });
@@ -74,7 +79,11 @@ export const LAST_INSTANT = '9999-12-31T23:59:59Z';
 const FIRST_MS = Date.parse(FIRST_INSTANT);
 const LAST_MS = Date.parse(LAST_INSTANT);
 
-const outsideYears = (text: string) => invalid(text, `reaches outside the years 0000 to 9999: its start and end must lie from ${FIRST_INSTANT} to ${LAST_INSTANT}`);
+const outsideYears = (text: string) =>
+  invalid(
+    text,
+    `reaches outside the years 0000 to 9999: its start and end must lie from ${FIRST_INSTANT} to ${LAST_INSTANT}`,
+  );
 
 function checked(text: string, r: TimeRange): TimeRange {
   if (!(r.end > r.start)) throw invalid(text, 'ends before or at its start: the end must be after the start');
@@ -125,16 +134,24 @@ export function parseInclude(text: string | undefined): Set<IncludeGroup> {
   const out = new Set<IncludeGroup>();
   if (text === undefined) return new Set(['default']);
   // a parameter that is present but names nothing is a client bug worth reporting, not a default
-  if (text.trim() === '') throw apiError('INVALID_INCLUDE', `include is empty; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`);
+  if (text.trim() === '')
+    throw apiError('INVALID_INCLUDE', `include is empty; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`);
   for (const raw of text.split(',')) {
     const g = raw.trim();
     if (g === '') continue;
     if (!(INCLUDE_GROUPS as readonly string[]).includes(g)) {
-      throw apiError('INVALID_INCLUDE', `include "${g}" is not a field group; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`);
+      throw apiError(
+        'INVALID_INCLUDE',
+        `include "${g}" is not a field group; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`,
+      );
     }
     out.add(g as IncludeGroup);
   }
-  if (out.size === 0) throw apiError('INVALID_INCLUDE', `include names no group; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`);
+  if (out.size === 0)
+    throw apiError(
+      'INVALID_INCLUDE',
+      `include names no group; allowed: ${INCLUDE_GROUPS.join(', ')} (comma-separated)`,
+    );
   return out;
 }
 

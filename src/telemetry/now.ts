@@ -4,9 +4,9 @@
  * signs and rounding. One table says which live quantities there are; every live view is built
  * from it, so a quantity cannot be named, converted or rounded differently in two places.
  */
-import { CHANNEL_BY_ID, POWER_CHANNELS, type ChannelId, type GridState, type InstantValues } from '../core/channels.js';
-import { round2 } from './round.js';
+import { CHANNEL_BY_ID, type ChannelId, type GridState, type InstantValues, POWER_CHANNELS } from '../core/channels.js';
 import type { StreamDef } from '../core/streams.js';
+import { round2 } from './round.js';
 
 export type LiveKind = 'power' | 'soc' | 'grid' | 'energy';
 

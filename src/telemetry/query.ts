@@ -1,9 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { CHANNEL_BY_ID, type ChannelId, type DeviceKind, type IncludeGroup, type SocScale } from '../core/channels.js';
-import { bucketColumns, type BucketColumn, type PartialBucket } from '../store/buckets.js';
+import { type BucketColumn, bucketColumns, type PartialBucket } from '../store/buckets.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, wholePeriods } from './align.js';
-import { entryShape, toEntry, type EntryShape, type TelemetryEntry } from './entry.js';
+import { type EntryShape, entryShape, type TelemetryEntry, toEntry } from './entry.js';
 import { formatInterval } from './interval.js';
 import { round2 } from './round.js';
 

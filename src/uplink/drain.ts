@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { MqttClient } from 'mqtt';
-import { readAfter, remove, withSeq, type OutboxRow } from '../store/outbox.js';
+import { type OutboxRow, readAfter, remove, withSeq } from '../store/outbox.js';
 import { topicOf } from './topics.js';
 
 export interface DrainOptions {

@@ -44,18 +44,33 @@ export function describeError(err: unknown, host: string, tls: TlsFiles = {}): D
   if (typeof code === 'number') return refusal(code, host, text);
   if (typeof code === 'string') {
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL') {
-      return { code: 'DNS_FAILURE', message: `the broker's name ${hostname(host)} cannot be looked up (DNS): check the spelling in uplink.url and that the gateway's network has a working DNS server` };
+      return {
+        code: 'DNS_FAILURE',
+        message: `the broker's name ${hostname(host)} cannot be looked up (DNS): check the spelling in uplink.url and that the gateway's network has a working DNS server`,
+      };
     }
-    if (code === 'ECONNREFUSED') return { code: 'CONNECTION_REFUSED', message: `nothing accepts connections at ${host}: check the port in uplink.url and that the broker is running` };
+    if (code === 'ECONNREFUSED')
+      return {
+        code: 'CONNECTION_REFUSED',
+        message: `nothing accepts connections at ${host}: check the port in uplink.url and that the broker is running`,
+      };
     if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'ENETDOWN') {
-      return { code: 'UNREACHABLE', message: `${host} cannot be reached (${code}): check the gateway's internet connection (router, 4G stick) and firewalls` };
+      return {
+        code: 'UNREACHABLE',
+        message: `${host} cannot be reached (${code}): check the gateway's internet connection (router, 4G stick) and firewalls`,
+      };
     }
-    if (code === 'ECONNRESET' || code === 'EPIPE') return { code: 'CONNECTION_LOST', message: `the connection to ${host} was cut (${code}); the gateway reconnects by itself` };
+    if (code === 'ECONNRESET' || code === 'EPIPE')
+      return {
+        code: 'CONNECTION_LOST',
+        message: `the connection to ${host} was cut (${code}); the gateway reconnects by itself`,
+      };
     if (TLS_CODES.test(code) || /certificate|ssl|tls/i.test(text)) {
       return { code: 'TLS_FAILURE', message: `the secure connection to ${host} failed: ${tlsAdvice(code, text, tls)}` };
     }
   }
-  if (/certificate|ssl|tls/i.test(text)) return { code: 'TLS_FAILURE', message: `the secure connection to ${host} failed: ${text}` };
+  if (/certificate|ssl|tls/i.test(text))
+    return { code: 'TLS_FAILURE', message: `the secure connection to ${host} failed: ${text}` };
   return { code: 'OTHER', message: `${host}: ${text}` };
 }
 
@@ -64,42 +79,72 @@ function refusal(rc: number, host: string, text: string): Described {
     case 4:
     case 134:
     case 140:
-      return { code: 'AUTH_REFUSED', message: `the broker ${host} refused the user name or password: check uplink.username and uplink.password with the broker operator` };
+      return {
+        code: 'AUTH_REFUSED',
+        message: `the broker ${host} refused the user name or password: check uplink.username and uplink.password with the broker operator`,
+      };
     case 5:
     case 135:
       // mosquitto answers a wrong password with "not authorized" too
-      return { code: 'AUTH_REFUSED', message: `the broker ${host} refused the login (not authorized): check uplink.username and uplink.password with the broker operator, and that it allows client id and user` };
+      return {
+        code: 'AUTH_REFUSED',
+        message: `the broker ${host} refused the login (not authorized): check uplink.username and uplink.password with the broker operator, and that it allows client id and user`,
+      };
     case 138:
-      return { code: 'NOT_AUTHORIZED', message: `the broker ${host} has banned this gateway: ask the broker operator why` };
+      return {
+        code: 'NOT_AUTHORIZED',
+        message: `the broker ${host} has banned this gateway: ask the broker operator why`,
+      };
     case 2:
     case 133:
-      return { code: 'CLIENT_ID_REJECTED', message: `the broker ${host} rejected the client id: set uplink.clientId to one the broker accepts` };
+      return {
+        code: 'CLIENT_ID_REJECTED',
+        message: `the broker ${host} rejected the client id: set uplink.clientId to one the broker accepts`,
+      };
     case 1:
     case 132:
-      return { code: 'PROTOCOL_VERSION', message: `the broker ${host} does not speak this MQTT version: set uplink.protocolVersion to 4 (MQTT 3.1.1)` };
+      return {
+        code: 'PROTOCOL_VERSION',
+        message: `the broker ${host} does not speak this MQTT version: set uplink.protocolVersion to 4 (MQTT 3.1.1)`,
+      };
     case 3:
     case 136:
     case 137:
     case 139:
-      return { code: 'BROKER_UNAVAILABLE', message: `the broker ${host} is up but not taking connections now (${text}); the gateway keeps retrying` };
+      return {
+        code: 'BROKER_UNAVAILABLE',
+        message: `the broker ${host} is up but not taking connections now (${text}); the gateway keeps retrying`,
+      };
     default:
       return { code: 'OTHER', message: `the broker ${host} refused the connection: ${text} (code ${rc})` };
   }
 }
 
 /** Alerts a broker sends when it refuses the client certificate it was given (RFC 8446 §6.2). */
-const CLIENT_CERT_REFUSED = /^ERR_SSL_(TLSV1_ALERT_UNKNOWN_CA|SSLV3_ALERT_BAD_CERTIFICATE|SSLV3_ALERT_CERTIFICATE_UNKNOWN|SSLV3_ALERT_CERTIFICATE_EXPIRED|SSLV3_ALERT_CERTIFICATE_REVOKED|SSLV3_ALERT_UNSUPPORTED_CERTIFICATE|TLSV1_ALERT_ACCESS_DENIED)$/;
+const CLIENT_CERT_REFUSED =
+  /^ERR_SSL_(TLSV1_ALERT_UNKNOWN_CA|SSLV3_ALERT_BAD_CERTIFICATE|SSLV3_ALERT_CERTIFICATE_UNKNOWN|SSLV3_ALERT_CERTIFICATE_EXPIRED|SSLV3_ALERT_CERTIFICATE_REVOKED|SSLV3_ALERT_UNSUPPORTED_CERTIFICATE|TLSV1_ALERT_ACCESS_DENIED)$/;
 
 function tlsAdvice(code: string, text: string, tls: TlsFiles): string {
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH') return `the broker's certificate is not for this host name (${text}); use the name the certificate was issued for in uplink.url`;
-  if (code === 'CERT_HAS_EXPIRED') return "the broker's certificate has expired; the broker operator must renew it (or the gateway's clock is wrong)";
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID' || code === 'HOSTNAME_MISMATCH')
+    return `the broker's certificate is not for this host name (${text}); use the name the certificate was issued for in uplink.url`;
+  if (code === 'CERT_HAS_EXPIRED')
+    return "the broker's certificate has expired; the broker operator must renew it (or the gateway's clock is wrong)";
   if (code === 'CERT_NOT_YET_VALID') return "the broker's certificate is not valid yet; check the gateway's clock";
-  if (code === 'DEPTH_ZERO_SELF_SIGNED_CERT' || code === 'SELF_SIGNED_CERT_IN_CHAIN' || code === 'CERT_UNTRUSTED' || code.startsWith('UNABLE_TO_')) {
-    if (tls.ca) return `the broker's certificate is not signed by the CA in uplink.tls.ca (${tls.ca}, ${code}); get the broker's CA certificate from its operator, or the connection does not reach the real broker`;
+  if (
+    code === 'DEPTH_ZERO_SELF_SIGNED_CERT' ||
+    code === 'SELF_SIGNED_CERT_IN_CHAIN' ||
+    code === 'CERT_UNTRUSTED' ||
+    code.startsWith('UNABLE_TO_')
+  ) {
+    if (tls.ca)
+      return `the broker's certificate is not signed by the CA in uplink.tls.ca (${tls.ca}, ${code}); get the broker's CA certificate from its operator, or the connection does not reach the real broker`;
     return `the broker's certificate is not signed by a trusted CA (${code}); give the broker's CA certificate as uplink.tls.ca`;
   }
   // TLS 1.3 says so; TLS 1.2 brokers end the handshake with a plain handshake_failure instead
-  if (code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED' || (!tls.cert && code === 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE')) {
+  if (
+    code === 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED' ||
+    (!tls.cert && code === 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE')
+  ) {
     return `the broker wants a client certificate (${code}); give the certificate and key the broker operator issued for this gateway as uplink.tls.cert and uplink.tls.key`;
   }
   if (tls.cert && CLIENT_CERT_REFUSED.test(code)) {

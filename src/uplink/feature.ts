@@ -1,21 +1,21 @@
 import type { Database } from 'better-sqlite3';
 import type { IConnackPacket, IPublishPacket, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
 import type { UplinkConfig } from '../config/types.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
-import { Gauge, type Registry } from 'prom-client';
 import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { ConnectionStatus, Feature, FeatureHealth } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
-import { enqueue, outboxDrops, outboxStats, trim, type OutboxMessage } from '../store/outbox.js';
+import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
 import { publishDelayMs } from './jitter.js';
 import { MqttLink } from './link.js';
-import { availabilityBody, gridEventBody, telemetryBodies, topologyBody, type PayloadContext } from './payloads.js';
-import { parseResync, resyncBodies, ResyncError } from './resync.js';
+import { availabilityBody, gridEventBody, type PayloadContext, telemetryBodies, topologyBody } from './payloads.js';
+import { parseResync, ResyncError, resyncBodies } from './resync.js';
 import { PAYLOAD_VERSION, TOPIC, topicOf } from './topics.js';
 
 export interface UplinkDeps {
@@ -90,8 +90,13 @@ export class Uplink implements Feature {
       prefix: this.prefix,
       maxInflight: config.replay.maxInflight,
       ratePerSecond: config.replay.messagesPerSecond,
-      onFault: (err) => log.error({ err }, 'uplink: reading or trimming the outbox failed; its messages wait for the next try'),
-      onRefused: (seq, topic, err) => this.fail({ code: 'PUBLISH_REFUSED', message: `the broker refused message ${seq} on ${topic} (${err.message}): ask the broker operator to allow this gateway to publish below ${this.prefix}/` }),
+      onFault: (err) =>
+        log.error({ err }, 'uplink: reading or trimming the outbox failed; its messages wait for the next try'),
+      onRefused: (seq, topic, err) =>
+        this.fail({
+          code: 'PUBLISH_REFUSED',
+          message: `the broker refused message ${seq} on ${topic} (${err.message}): ask the broker operator to allow this gateway to publish below ${this.prefix}/`,
+        }),
     });
     this.unsubscribe = [
       // inside the producers' transactions: a failed outbox write rolls the bucket or event back too
@@ -109,16 +114,32 @@ export class Uplink implements Feature {
     this.applyBounds();
     this.trimTimer = setInterval(() => this.applyBounds(), TRIM_EVERY_MS);
     this.trimTimer.unref();
-    this.link = new MqttLink(config, { topic: this.topic(TOPIC.status), payload: JSON.stringify({ v: PAYLOAD_VERSION, state: 'offline', siteId: this.ctx.siteId }) }, {
-      connected: (client, connack) => this.onConnected(client, connack),
-      disconnected: () => this.onDisconnected(),
-      message: (topic, payload, packet) => this.onCommand(topic, payload, packet),
-      failed: (e) => this.fail(e),
-      faulted: (handler, err) => log.error({ err, handler }, 'uplink: handling an MQTT event failed; the connection goes on'),
-    });
+    this.link = new MqttLink(
+      config,
+      {
+        topic: this.topic(TOPIC.status),
+        payload: JSON.stringify({ v: PAYLOAD_VERSION, state: 'offline', siteId: this.ctx.siteId }),
+      },
+      {
+        connected: (client, connack) => this.onConnected(client, connack),
+        disconnected: () => this.onDisconnected(),
+        message: (topic, payload, packet) => this.onCommand(topic, payload, packet),
+        failed: (e) => this.fail(e),
+        faulted: (handler, err) =>
+          log.error({ err, handler }, 'uplink: handling an MQTT event failed; the connection goes on'),
+      },
+    );
     this.link.start();
     this.registerMetrics();
-    log.info({ broker: safeUrl(config.url), prefix: this.prefix, clientId: config.clientId, mqtt: config.protocolVersion === 5 ? '5' : '3.1.1' }, 'uplink started');
+    log.info(
+      {
+        broker: safeUrl(config.url),
+        prefix: this.prefix,
+        clientId: config.clientId,
+        mqtt: config.protocolVersion === 5 ? '5' : '3.1.1',
+      },
+      'uplink started',
+    );
   }
 
   async stop(): Promise<void> {
@@ -153,12 +174,17 @@ export class Uplink implements Feature {
       outbox: {
         depth: s.depth,
         bytes: s.bytes,
-        oldestUndeliveredAgeSeconds: s.oldestAt === null ? null : Math.max(0, Math.round((clock.now() - s.oldestAt) / 1000)),
+        oldestUndeliveredAgeSeconds:
+          s.oldestAt === null ? null : Math.max(0, Math.round((clock.now() - s.oldestAt) / 1000)),
         inFlight: this.drainer?.inFlight ?? 0,
       },
       delivered: this.drainer?.delivered ?? 0,
       dropped: { byAge: d.byAge, bySize: d.bySize, lastAt: d.lastAt === null ? null : formatInstant(d.lastAt) },
-      lastError: this.lastError && { code: this.lastError.code, message: this.lastError.message, at: formatInstant(this.lastError.at) },
+      lastError: this.lastError && {
+        code: this.lastError.code,
+        message: this.lastError.message,
+        at: formatInstant(this.lastError.at),
+      },
       problems: connected ? [] : [`the uplink is not connected${why}; ${s.depth} messages wait in the outbox`],
       connection: { connected, outboxDepth: s.depth, lastError },
     };
@@ -247,7 +273,15 @@ export class Uplink implements Feature {
     try {
       const r = trim(db, now - config.outbox.maxAgeDays * 86_400_000, config.outbox.maxMegabytes * 1_000_000, now);
       if (r.byAge + r.bySize > 0) {
-        log.warn({ byAge: r.byAge, bySize: r.bySize, maxAgeDays: config.outbox.maxAgeDays, maxMegabytes: config.outbox.maxMegabytes }, 'uplink outbox full: oldest undelivered messages dropped');
+        log.warn(
+          {
+            byAge: r.byAge,
+            bySize: r.bySize,
+            maxAgeDays: config.outbox.maxAgeDays,
+            maxMegabytes: config.outbox.maxMegabytes,
+          },
+          'uplink outbox full: oldest undelivered messages dropped',
+        );
         this.publishStatus();
       }
     } catch (err) {
@@ -259,20 +293,28 @@ export class Uplink implements Feature {
     const before = this.lastError;
     this.lastError = { ...e, at: this.deps.clock.now() };
     // once per kind of failure in a row, not once per retry
-    if (before?.code !== e.code || before.message !== e.message) this.deps.log.warn({ code: e.code }, `uplink: ${e.message}`);
+    if (before?.code !== e.code || before.message !== e.message)
+      this.deps.log.warn({ code: e.code }, `uplink: ${e.message}`);
   }
 
   private onConnected(client: MqttClient, connack: IConnackPacket): void {
     this.client = client;
     this.connectedSince = this.deps.clock.now();
-    this.deps.log.info({ broker: safeUrl(this.deps.config.url), receiveMaximum: connack.properties?.receiveMaximum }, 'uplink connected');
+    this.deps.log.info(
+      { broker: safeUrl(this.deps.config.url), receiveMaximum: connack.properties?.receiveMaximum },
+      'uplink connected',
+    );
     this.lastError = null;
     this.publishStatus();
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = setInterval(() => this.publishStatus(), this.deps.config.statusIntervalSeconds * 1000);
     this.statusTimer.unref();
     client.subscribe(this.topic(TOPIC.resync), { qos: 1 }, (err) => {
-      if (err) this.fail({ code: 'NOT_AUTHORIZED', message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync requests cannot reach the gateway: ${err.message}` });
+      if (err)
+        this.fail({
+          code: 'NOT_AUTHORIZED',
+          message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync requests cannot reach the gateway: ${err.message}`,
+        });
     });
     this.drainer?.attach(client, connack.properties?.receiveMaximum);
   }
@@ -299,7 +341,11 @@ export class Uplink implements Feature {
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
       devices: devices.length,
       devicesOnline: devices.filter((x) => x.online).length,
-      outbox: { depth: s.depth, oldestUndeliveredAgeSeconds: s.oldestAt === null ? null : Math.max(0, Math.round((clock.now() - s.oldestAt) / 1000)) },
+      outbox: {
+        depth: s.depth,
+        oldestUndeliveredAgeSeconds:
+          s.oldestAt === null ? null : Math.max(0, Math.round((clock.now() - s.oldestAt) / 1000)),
+      },
       dropped: { byAge: d.byAge, bySize: d.bySize },
     });
   }
@@ -330,16 +376,36 @@ export class Uplink implements Feature {
       const { messages, buckets } = resyncBodies(db, site, this.ctx, req);
       const bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.body), 0);
       if (outboxStats(db).bytes + bytes > config.outbox.maxMegabytes * 1_000_000) {
-        throw new ResyncError('OUTBOX_FULL', `the ${messages.length} messages (${bytes} bytes) do not fit in the outbox now; ask for a shorter interval or later`, req.requestId);
+        throw new ResyncError(
+          'OUTBOX_FULL',
+          `the ${messages.length} messages (${bytes} bytes) do not fit in the outbox now; ask for a shorter interval or later`,
+          req.requestId,
+        );
       }
       const seqs = messages.length > 0 ? db.transaction(() => enqueue(db, messages, this.deps.clock.now()))() : [];
       this.afterCommit();
-      this.deps.log.info({ requestId: req.requestId, interval: req.interval, buckets, messages: messages.length }, 'uplink resync queued');
-      respond({ requestId: req.requestId, status: 'accepted', interval: req.interval, buckets, messages: messages.length, firstSeq: seqs[0] ?? null, lastSeq: seqs.at(-1) ?? null });
+      this.deps.log.info(
+        { requestId: req.requestId, interval: req.interval, buckets, messages: messages.length },
+        'uplink resync queued',
+      );
+      respond({
+        requestId: req.requestId,
+        status: 'accepted',
+        interval: req.interval,
+        buckets,
+        messages: messages.length,
+        firstSeq: seqs[0] ?? null,
+        lastSeq: seqs.at(-1) ?? null,
+      });
     } catch (err) {
       if (!(err instanceof ResyncError)) {
         this.deps.log.error({ err }, 'uplink resync failed');
-        respond({ requestId: null, status: 'error', code: 'INTERNAL_ERROR', message: 'the gateway could not answer this request; its log has the details' });
+        respond({
+          requestId: null,
+          status: 'error',
+          code: 'INTERNAL_ERROR',
+          message: 'the gateway could not answer this request; its log has the details',
+        });
         return;
       }
       this.deps.log.warn({ code: err.code, requestId: err.requestId }, `uplink resync refused: ${err.message}`);

@@ -47,7 +47,13 @@ export class MqttLink {
   ) {
     this.host = safeUrl(cfg.url).replace(/^[a-z]+:\/\//, '');
     // the advice (errors.ts) names uplink.* keys; another section's installer must read its own
-    this.events = section === 'uplink' ? events : { ...events, failed: (e) => events.failed({ ...e, message: e.message.replace(/\buplink\./g, `${section}.`) }) };
+    this.events =
+      section === 'uplink'
+        ? events
+        : {
+            ...events,
+            failed: (e) => events.failed({ ...e, message: e.message.replace(/\buplink\./g, `${section}.`) }),
+          };
   }
 
   start(): void {
@@ -65,7 +71,9 @@ export class MqttLink {
     if (!client) return;
     if (last && this.connected) {
       await Promise.race([
-        new Promise<void>((resolve) => client.publish(last.topic, last.payload, { qos: 1, retain: true }, () => resolve())),
+        new Promise<void>((resolve) =>
+          client.publish(last.topic, last.payload, { qos: 1, retain: true }, () => resolve()),
+        ),
         new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref()),
       ]);
     }
@@ -105,7 +113,10 @@ export class MqttLink {
       opts = this.options();
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      this.events.failed({ code: 'TLS_FAILURE', message: `cannot read a certificate file of uplink.tls (${e.code ?? ''} ${e.path ?? e.message}): check the path and that the sitegw user may read it` });
+      this.events.failed({
+        code: 'TLS_FAILURE',
+        message: `cannot read a certificate file of uplink.tls (${e.code ?? ''} ${e.path ?? e.message}): check the path and that the sitegw user may read it`,
+      });
       this.scheduleRetry();
       return;
     }
@@ -141,7 +152,17 @@ export class MqttLink {
       // MQTT 5: the broker says why it closes the connection
       if (client !== this.client || packet.reasonCode === undefined || packet.reasonCode === 0) return;
       failedHere = true;
-      this.contain('failed', () => this.events.failed(describeError({ code: packet.reasonCode!, message: packet.properties?.reasonString ?? `disconnect reason ${packet.reasonCode}` }, this.host)));
+      this.contain('failed', () =>
+        this.events.failed(
+          describeError(
+            {
+              code: packet.reasonCode!,
+              message: packet.properties?.reasonString ?? `disconnect reason ${packet.reasonCode}`,
+            },
+            this.host,
+          ),
+        ),
+      );
     });
     client.on('close', () => {
       if (client !== this.client) return;
@@ -154,8 +175,14 @@ export class MqttLink {
       if (this.stopping) return;
       if (!failedHere) {
         const e: Omit<UplinkError, 'at'> = wasConnected
-          ? { code: 'CONNECTION_LOST', message: `the connection to ${this.host} was lost; the gateway reconnects by itself` }
-          : { code: 'TIMEOUT', message: `${this.host} did not answer the connection request: check uplink.url (host, port, scheme) and the network` };
+          ? {
+              code: 'CONNECTION_LOST',
+              message: `the connection to ${this.host} was lost; the gateway reconnects by itself`,
+            }
+          : {
+              code: 'TIMEOUT',
+              message: `${this.host} did not answer the connection request: check uplink.url (host, port, scheme) and the network`,
+            };
         this.contain('failed', () => this.events.failed(e));
       }
       this.scheduleRetry();

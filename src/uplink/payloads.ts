@@ -1,9 +1,9 @@
 import type { IncludeGroup, SocScale } from '../core/channels.js';
 import type { ClosedBucket, DeviceHealthEvent, GridEvent } from '../core/events.js';
+import type { StreamDef } from '../core/streams.js';
 import { gridEventMessage } from '../grid/message.js';
 import type { TopoNode } from '../site/topology.js';
 import type { OutboxMessage } from '../store/outbox.js';
-import type { StreamDef } from '../core/streams.js';
 import { formatInstant, formatInterval } from '../telemetry/interval.js';
 import { BucketFragments, telemetryMessages } from '../telemetry/messages.js';
 import { PAYLOAD_VERSION, TOPIC } from './topics.js';
@@ -36,7 +36,11 @@ const inner = (json: string): string => json.slice(1, -1);
  * One telemetry message per bucket period (buckets sorted by start), every stream in it;
  * `resync` marks a republication answering that request id.
  */
-export function telemetryBodies(ctx: PayloadContext, buckets: readonly ClosedBucket[], resync?: string): OutboxMessage[] {
+export function telemetryBodies(
+  ctx: PayloadContext,
+  buckets: readonly ClosedBucket[],
+  resync?: string,
+): OutboxMessage[] {
   const out: OutboxMessage[] = [];
   const extra = resync === undefined ? '' : `,"resync":${JSON.stringify(resync)}`;
   for (let i = 0; i < buckets.length; ) {
@@ -47,19 +51,33 @@ export function telemetryBodies(ctx: PayloadContext, buckets: readonly ClosedBuc
     i = j;
     const entries = [...new BucketFragments(group, ctx.stream, ctx.socScale).entries(UPLINK_INCLUDE).values()];
     if (entries.length === 0) continue;
-    const [msg] = telemetryMessages(entries, UPLINK_CLASS, formatInterval(start, group[0]!.end), UPLINK_INCLUDE, entries.length);
+    const [msg] = telemetryMessages(
+      entries,
+      UPLINK_CLASS,
+      formatInterval(start, group[0]!.end),
+      UPLINK_INCLUDE,
+      entries.length,
+    );
     out.push({ topic: TOPIC.telemetry, body: `${envelope(ctx, start, extra)},${inner(msg!)}}`, retain: false });
   }
   return out;
 }
 
 export function gridEventBody(ctx: PayloadContext, e: GridEvent): OutboxMessage {
-  return { topic: TOPIC.gridEvents, body: `${envelope(ctx, e.timestamp)},${inner(gridEventMessage(e))}}`, retain: false };
+  return {
+    topic: TOPIC.gridEvents,
+    body: `${envelope(ctx, e.timestamp)},${inner(gridEventMessage(e))}}`,
+    retain: false,
+  };
 }
 
 /** Retained: the site's topology, compact (the API's default) and expanded. */
 export function topologyBody(ctx: PayloadContext, time: number, compact: TopoNode, expanded: TopoNode): OutboxMessage {
-  return { topic: TOPIC.topology, body: `${envelope(ctx, time)},"topology":${JSON.stringify(compact)},"expandedTopology":${JSON.stringify(expanded)}}`, retain: true };
+  return {
+    topic: TOPIC.topology,
+    body: `${envelope(ctx, time)},"topology":${JSON.stringify(compact)},"expandedTopology":${JSON.stringify(expanded)}}`,
+    retain: true,
+  };
 }
 
 /** Retained, one topic per device: whether the gateway reaches it. */
@@ -70,5 +88,9 @@ export function availabilityBody(ctx: PayloadContext, time: number, h: DeviceHea
     lastSeen: h.lastSeen === null ? null : formatInstant(h.lastSeen),
     ...(h.error !== undefined ? { error: h.error } : {}),
   };
-  return { topic: TOPIC.availability(h.deviceId), body: `${envelope(ctx, time)},${inner(JSON.stringify(fields))}}`, retain: true };
+  return {
+    topic: TOPIC.availability(h.deviceId),
+    body: `${envelope(ctx, time)},${inner(JSON.stringify(fields))}}`,
+    retain: true,
+  };
 }

@@ -1,12 +1,12 @@
 import type { Database } from 'better-sqlite3';
-import type { ClosedBucket } from '../core/events.js';
 import { ApiError } from '../core/errors.js';
+import type { ClosedBucket } from '../core/events.js';
 import type { Site } from '../site/site.js';
 import type { OutboxMessage } from '../store/outbox.js';
 import { BUCKET_MS } from '../telemetry/align.js';
 import { parseInterval } from '../telemetry/interval.js';
 import { queryTelemetry } from '../telemetry/query.js';
-import { UPLINK_INCLUDE, telemetryBodies, type PayloadContext } from './payloads.js';
+import { type PayloadContext, telemetryBodies, UPLINK_INCLUDE } from './payloads.js';
 
 /**
  * `{prefix}/cmd/resync`: a cloud service asks for a time range of buckets again, e.g. after
@@ -36,22 +36,43 @@ export const MAX_RESYNC_DAYS = 31;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
 export function parseResync(payload: Buffer): ResyncRequest {
-  if (payload.length > MAX_COMMAND_BYTES) throw new ResyncError('INVALID_PAYLOAD', `the command is ${payload.length} bytes; at most ${MAX_COMMAND_BYTES} are accepted`);
+  if (payload.length > MAX_COMMAND_BYTES)
+    throw new ResyncError(
+      'INVALID_PAYLOAD',
+      `the command is ${payload.length} bytes; at most ${MAX_COMMAND_BYTES} are accepted`,
+    );
   let body: unknown;
   try {
     body = JSON.parse(payload.toString('utf8'));
   } catch {
-    throw new ResyncError('INVALID_PAYLOAD', 'the command is not JSON; send {"requestId":"...","interval":"<start>/<end>"}');
+    throw new ResyncError(
+      'INVALID_PAYLOAD',
+      'the command is not JSON; send {"requestId":"...","interval":"<start>/<end>"}',
+    );
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ResyncError('INVALID_PAYLOAD', 'the command must be a JSON object {"requestId":"...","interval":"<start>/<end>"}');
+    throw new ResyncError(
+      'INVALID_PAYLOAD',
+      'the command must be a JSON object {"requestId":"...","interval":"<start>/<end>"}',
+    );
   }
   const b = body as Record<string, unknown>;
   const rid = typeof b.requestId === 'string' && REQUEST_ID.test(b.requestId) ? b.requestId : null;
-  if (rid === null) throw new ResyncError('INVALID_REQUEST_ID', 'requestId must be a string of 1 to 100 letters, digits or . _ : -');
+  if (rid === null)
+    throw new ResyncError('INVALID_REQUEST_ID', 'requestId must be a string of 1 to 100 letters, digits or . _ : -');
   const unknown = Object.keys(b).filter((k) => k !== 'requestId' && k !== 'interval');
-  if (unknown.length > 0) throw new ResyncError('INVALID_PAYLOAD', `unknown field '${unknown[0]!.slice(0, 40)}'; expected requestId and interval`, rid);
-  if (typeof b.interval !== 'string') throw new ResyncError('INVALID_INTERVAL', 'interval must be an ISO 8601 interval string in UTC, e.g. 2026-11-01T00:00:00Z/2026-11-02T00:00:00Z', rid);
+  if (unknown.length > 0)
+    throw new ResyncError(
+      'INVALID_PAYLOAD',
+      `unknown field '${unknown[0]!.slice(0, 40)}'; expected requestId and interval`,
+      rid,
+    );
+  if (typeof b.interval !== 'string')
+    throw new ResyncError(
+      'INVALID_INTERVAL',
+      'interval must be an ISO 8601 interval string in UTC, e.g. 2026-11-01T00:00:00Z/2026-11-02T00:00:00Z',
+      rid,
+    );
   let range: { start: number; end: number };
   try {
     range = parseInterval(b.interval.slice(0, 200));
@@ -60,7 +81,11 @@ export function parseResync(payload: Buffer): ResyncRequest {
     throw err;
   }
   if (range.end - range.start > MAX_RESYNC_DAYS * 86_400_000) {
-    throw new ResyncError('INTERVAL_TOO_LONG', `the interval covers more than ${MAX_RESYNC_DAYS} days; ask for it in several requests`, rid);
+    throw new ResyncError(
+      'INTERVAL_TOO_LONG',
+      `the interval covers more than ${MAX_RESYNC_DAYS} days; ask for it in several requests`,
+      rid,
+    );
   }
   // whole buckets: every bucket that starts inside the range
   const start = Math.ceil(range.start / BUCKET_MS) * BUCKET_MS;
@@ -68,7 +93,12 @@ export function parseResync(payload: Buffer): ResyncRequest {
 }
 
 /** The stored buckets starting in the request's range, as telemetry messages marked with its id. */
-export function resyncBodies(db: Database, site: Site, ctx: PayloadContext, req: ResyncRequest): { messages: OutboxMessage[]; buckets: number } {
+export function resyncBodies(
+  db: Database,
+  site: Site,
+  ctx: PayloadContext,
+  req: ResyncRequest,
+): { messages: OutboxMessage[]; buckets: number } {
   const buckets: ClosedBucket[] = [];
   for (const s of site.streams()) {
     const entries = queryTelemetry(db, {
@@ -87,7 +117,12 @@ export function resyncBodies(db: Database, site: Site, ctx: PayloadContext, req:
     for (const e of entries) {
       const { deviceKind: _k, kind: _kind, deviceId: _d, interval, ...values } = e;
       const start = Date.parse(interval.slice(0, interval.indexOf('/')));
-      buckets.push({ streamId: s.id, start, end: start + BUCKET_MS, values: values as Record<string, number | string> });
+      buckets.push({
+        streamId: s.id,
+        start,
+        end: start + BUCKET_MS,
+        values: values as Record<string, number | string>,
+      });
     }
   }
   buckets.sort((a, b) => a.start - b.start);

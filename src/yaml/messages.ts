@@ -82,7 +82,12 @@ function typeFinding(err: ErrorObject, segments: PathSegment[]): Finding {
   const expected = String((err.params as { type?: unknown }).type ?? schema.type);
   const data: unknown = err.data;
   const want = TYPE_WORDS[expected] ?? expected;
-  const finding: Finding = { segments, anchor: segments, message: `must be ${want}, got ${describeValue(data)}`, hint: schema.hint };
+  const finding: Finding = {
+    segments,
+    anchor: segments,
+    message: `must be ${want}, got ${describeValue(data)}`,
+    hint: schema.hint,
+  };
   if (schema.enum && data !== null && data !== undefined) {
     // the choice is what matters, not that YAML read 5 as a number
     finding.message = `must be one of: ${schema.enum.join(', ')}, got ${describeValue(data)}`;
@@ -113,10 +118,16 @@ function unknownKeyFinding(err: ErrorObject, segments: PathSegment[]): Finding {
   const schema = schemaOf(err);
   const allowed = Object.keys(schema.properties ?? {});
   const at = [...segments, key];
-  const keysOf = (node: SchemaNode) => [node, ...(node.oneOf ?? [])].some((n) => n.properties !== undefined && key in n.properties);
+  const keysOf = (node: SchemaNode) =>
+    [node, ...(node.oneOf ?? [])].some((n) => n.properties !== undefined && key in n.properties);
   const home = Object.entries(schema.properties ?? {}).find(([, child]) => keysOf(child));
   if (home) {
-    return { segments: at, anchor: at, message: `unknown key '${key}' here`, hint: `'${key}' belongs under '${home[0]}:'` };
+    return {
+      segments: at,
+      anchor: at,
+      message: `unknown key '${key}' here`,
+      hint: `'${key}' belongs under '${home[0]}:'`,
+    };
   }
   const suggestion = closest(key, allowed);
   return {
@@ -146,7 +157,12 @@ function discriminatorFinding(err: ErrorObject, segments: PathSegment[]): Findin
   const value: unknown = (err.data as Record<string, unknown> | undefined)?.[key];
   const at = [...segments, key];
   if (value === undefined) {
-    return { segments: at, anchor: segments, message: `required key '${key}' is missing`, hint: `add it: one of ${kinds.join(', ')}` };
+    return {
+      segments: at,
+      anchor: segments,
+      message: `required key '${key}' is missing`,
+      hint: `add it: one of ${kinds.join(', ')}`,
+    };
   }
   const suggestion = typeof value === 'string' ? closest(value, words(kinds)) : undefined;
   return {
@@ -204,7 +220,11 @@ export function translate(err: ErrorObject, root: unknown): Finding {
     case 'discriminator':
       return discriminatorFinding(err, segments);
     case 'minItems':
-      return { ...base, message: Array.isArray(data) && data.length === 0 ? 'is an empty list' : `needs at least ${schema.minItems} entries` };
+      return {
+        ...base,
+        message:
+          Array.isArray(data) && data.length === 0 ? 'is an empty list' : `needs at least ${schema.minItems} entries`,
+      };
     default:
       return { ...base, message: err.message ?? `is not valid, got ${got}` };
   }

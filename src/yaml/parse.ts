@@ -3,8 +3,8 @@
  * installer can act on them; and a validator's findings placed on the lines they are about.
  * site.yaml and the device profiles both read through here.
  */
-import { LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
-import { formatPath, type ConfigError, type PathSegment } from './errors.js';
+import { type Document, LineCounter, parseDocument, type YAMLError } from 'yaml';
+import { type ConfigError, formatPath, type PathSegment } from './errors.js';
 import type { Finding } from './messages.js';
 import { nodeAtOffset, offsetOf, positionOf } from './source-map.js';
 

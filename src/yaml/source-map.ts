@@ -4,7 +4,7 @@
  * eye lands) and at the start of a list item; a path that does not exist in the text (a filled-in
  * default, a missing key) is placed at its nearest written ancestor.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, type Document, type LineCounter, type Node } from 'yaml';
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type LineCounter, type Node } from 'yaml';
 import type { PathSegment } from './errors.js';
 
 export interface SourcePosition {
@@ -102,9 +102,7 @@ export function nodeAtOffset(doc: Document, offset: number): NodeAt {
   for (;;) {
     settle(node);
     if (isMap(node)) {
-      const pair = node.items.find(
-        (p) => isPair(p) && (contains(p.key, offset) || contains(p.value, offset)),
-      );
+      const pair = node.items.find((p) => isPair(p) && (contains(p.key, offset) || contains(p.value, offset)));
       const key = pair ? keyText(pair.key) : undefined;
       if (!pair || key === undefined) return found;
       segments.push(key);

@@ -3,7 +3,7 @@
  * pass), the value kept for the messages, and `hint` accepted as the advice next to each rule.
  */
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
-import { translate, type Finding } from './messages.js';
+import { type Finding, translate } from './messages.js';
 import type { Infer, SchemaNode } from './schema.js';
 import { weakValidator } from './weak-validator.js';
 

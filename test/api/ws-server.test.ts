@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { GRANT_CLOSE, WsServer, type WsAccess, type WsGrantEnd } from '../../src/api/ws/server.js';
-import { EventBus, type ClosedBucket } from '../../src/core/events.js';
+import { GRANT_CLOSE, type WsAccess, type WsGrantEnd, WsServer } from '../../src/api/ws/server.js';
+import { type ClosedBucket, EventBus } from '../../src/core/events.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { StreamDef } from '../../src/core/streams.js';
 import { waitFor } from '../support/demo.js';
@@ -11,13 +11,17 @@ import { capturingLogger } from '../support/uplink.js';
 
 /** Access as the token service would answer it for one partner seeing device 'd'. */
 const access: WsAccess = {
-  authenticate: (req) => (req.headers.authorization === 'Bearer good' ? { ok: true, principal: { clientId: 'p' } } : { ok: false, statusCode: 401, body: { code: 'UNAUTHORIZED' } }),
+  authenticate: (req) =>
+    req.headers.authorization === 'Bearer good'
+      ? { ok: true, principal: { clientId: 'p' } }
+      : { ok: false, statusCode: 401, body: { code: 'UNAUTHORIZED' } },
   recheck: () => null,
   partnerDevices: () => new Set(['d']),
   customerDevices: () => new Set(),
 };
 /** every stream 'd…' belongs to device 'd' (a site with many sensors on one device) */
-const streamOf = (id: string): StreamDef | undefined => (id.startsWith('d') ? { id, deviceId: 'd', deviceKind: 'meter', channels: ['power_W'] } : undefined);
+const streamOf = (id: string): StreamDef | undefined =>
+  id.startsWith('d') ? { id, deviceId: 'd', deviceKind: 'meter', channels: ['power_W'] } : undefined;
 
 let server: Server | undefined;
 let ws: WsServer | undefined;
@@ -30,13 +34,24 @@ async function setup(opts: { maxBufferedBytes?: number; maxEntriesPerMessage?: n
   server = createServer((_req, res) => res.end());
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   const bus = new EventBus();
-  ws = new WsServer(server, bus, access, { log: silentLogger(), stream: streamOf, maxEntriesPerMessage: opts.maxEntriesPerMessage ?? 100, socScale: 'percent', maxBufferedBytes: opts.maxBufferedBytes });
+  ws = new WsServer(server, bus, access, {
+    log: silentLogger(),
+    stream: streamOf,
+    maxEntriesPerMessage: opts.maxEntriesPerMessage ?? 100,
+    socScale: 'percent',
+    maxBufferedBytes: opts.maxBufferedBytes,
+  });
   ws.start();
   const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?streams=telemetry-realtime`;
   return { bus, url };
 }
 
-const bucket = (start: number): ClosedBucket => ({ streamId: 'd', start, end: start + 900_000, values: { power_W: 1 } });
+const bucket = (start: number): ClosedBucket => ({
+  streamId: 'd',
+  start,
+  end: start + 900_000,
+  values: { power_W: 1 },
+});
 
 describe('WsServer', () => {
   it('drops a client that does not read before it can grow the gateway memory; a reading client stays', async () => {
@@ -51,7 +66,11 @@ describe('WsServer', () => {
     // 200 sensors a push, about 20 kB: the stalled client falls behind within a few hundred pushes
     for (let i = 0; i < 2000 && ws!.dropped === 0; i++) {
       const start = i * 900_000;
-      const buckets = Array.from({ length: 200 }, (_, k) => ({ ...bucket(start), streamId: `d${k}`, values: { power_W: k + 0.123456789 } }));
+      const buckets = Array.from({ length: 200 }, (_, k) => ({
+        ...bucket(start),
+        streamId: `d${k}`,
+        values: { power_W: k + 0.123456789 },
+      }));
       bus.emit('bucketsClosed', { start, end: start + 900_000, buckets });
       await new Promise((r) => setImmediate(r));
     }
@@ -100,7 +119,12 @@ describe('WsServer', () => {
         }) as never;
       },
     };
-    ws = new WsServer(server, new EventBus(), faulty, { log, stream: streamOf, maxEntriesPerMessage: 100, socScale: 'percent' });
+    ws = new WsServer(server, new EventBus(), faulty, {
+      log,
+      stream: streamOf,
+      maxEntriesPerMessage: 100,
+      socScale: 'percent',
+    });
     ws.start();
     const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?streams=telemetry-realtime`;
     // handshakeTimeout only bounds how long the old, hanging behaviour takes to fail
@@ -122,13 +146,25 @@ describe('WsServer', () => {
     server = createServer((_req, res) => res.end());
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
     const bus = new EventBus();
-    const timed: WsAccess = { ...access, authenticate: () => ({ ok: true, principal: { clientId: 'p', expiresInMs } }), recheck: grant };
-    ws = new WsServer(server, bus, timed, { log: silentLogger(), stream: streamOf, maxEntriesPerMessage: 100, socScale: 'percent', grantRecheckMs: 3_600_000 });
+    const timed: WsAccess = {
+      ...access,
+      authenticate: () => ({ ok: true, principal: { clientId: 'p', expiresInMs } }),
+      recheck: grant,
+    };
+    ws = new WsServer(server, bus, timed, {
+      log: silentLogger(),
+      stream: streamOf,
+      maxEntriesPerMessage: 100,
+      socScale: 'percent',
+      grantRecheckMs: 3_600_000,
+    });
     ws.start();
     const c = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws?streams=telemetry-realtime`);
     const messages: string[] = [];
     c.on('message', (d) => messages.push(d.toString()));
-    const closed = new Promise<{ code: number; reason: string }>((r) => c.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((r) =>
+      c.once('close', (code, reason) => r({ code, reason: reason.toString() })),
+    );
     await new Promise((r) => c.once('open', r));
     return { bus, closed, messages };
   }

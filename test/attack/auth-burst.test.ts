@@ -53,7 +53,13 @@ describe('failure limits hold under parallel bursts, per address', () => {
   const token = (localAddress: string, body: string, auth = basic(c().client.id, c().client.secret)) =>
     rawRequest({ method: 'POST', url: c().tokenUrl, localAddress, headers: { ...FORM, authorization: auth }, body });
   const login = (localAddress: string, password: string) =>
-    rawRequest({ method: 'POST', url: `${c().apiUrl}/login`, localAddress, headers: FORM, body: new URLSearchParams({ username: c().owner.username, password }).toString() });
+    rawRequest({
+      method: 'POST',
+      url: `${c().apiUrl}/login`,
+      localAddress,
+      headers: FORM,
+      body: new URLSearchParams({ username: c().owner.username, password }).toString(),
+    });
 
   let consentForm: [string, string][];
   let consentAction: string;
@@ -63,7 +69,12 @@ describe('failure limits hold under parallel bursts, per address', () => {
       url: `${c().apiUrl}${consentAction}`,
       localAddress,
       headers: FORM,
-      body: new URLSearchParams([...consentForm, ['username', c().owner.username], ['password', password], ['decision', 'allow']]).toString(),
+      body: new URLSearchParams([
+        ...consentForm,
+        ['username', c().owner.username],
+        ['password', password],
+        ['decision', 'allow'],
+      ]).toString(),
     });
 
   beforeAll(async () => {
@@ -101,7 +112,9 @@ describe('failure limits hold under parallel bursts, per address', () => {
 
   it('/oauth2/token: of a burst of wrong client secrets LIMIT are checked, the rest get 429; the partner gets its token from another address', async () => {
     const n = attackCount(60);
-    const replies = await burst(n, () => token('127.0.1.4', 'grant_type=client_credentials', basic(c().client.id, 'wrong')));
+    const replies = await burst(n, () =>
+      token('127.0.1.4', 'grant_type=client_credentials', basic(c().client.id, 'wrong')),
+    );
     heldAtLimit(replies, 401, n);
     const refused = replies.find((r) => r.status === 429)!;
     expect(refused.body.error).toBe('temporarily_unavailable');
@@ -114,7 +127,16 @@ describe('failure limits hold under parallel bursts, per address', () => {
 
   it('/oauth2/token: a burst of made-up codes (right secret) is held at LIMIT as well', async () => {
     const n = attackCount(30);
-    heldAtLimit(await burst(n, () => token('127.0.1.6', `grant_type=authorization_code&code=sgw_ac_guess&redirect_uri=${encodeURIComponent(c().client.redirectUri)}`)), 400, n);
+    heldAtLimit(
+      await burst(n, () =>
+        token(
+          '127.0.1.6',
+          `grant_type=authorization_code&code=sgw_ac_guess&redirect_uri=${encodeURIComponent(c().client.redirectUri)}`,
+        ),
+      ),
+      400,
+      n,
+    );
     expect((await token('127.0.1.7', 'grant_type=client_credentials')).status).toBe(200);
   });
 
@@ -128,7 +150,10 @@ describe('failure limits hold under parallel bursts, per address', () => {
 
   it('an address that used up its failures locks out neither the owner nor the partner at another address', async () => {
     for (let i = 0; i < LIMIT; i++) expect((await login('127.0.1.12', 'wrong-guess')).status).toBe(401);
-    for (let i = 0; i < LIMIT; i++) expect((await token('127.0.1.13', 'grant_type=client_credentials', basic(c().client.id, 'wrong'))).status).toBe(401);
+    for (let i = 0; i < LIMIT; i++)
+      expect((await token('127.0.1.13', 'grant_type=client_credentials', basic(c().client.id, 'wrong'))).status).toBe(
+        401,
+      );
     expect((await login('127.0.1.12', c().owner.password)).status).toBe(429);
     expect((await token('127.0.1.13', 'grant_type=client_credentials')).status).toBe(429);
     // a first visit from another address: not known to the limiter, and still let in
@@ -146,14 +171,37 @@ describe('failure limits hold under parallel bursts, per address', () => {
       { client_id: 'no-such-app' },
     ];
     // the request's own values come back in hidden fields; everything else must be the same
-    const seen = (r: Reply) => ({ status: r.status, type: r.headers['content-type'], location: r.headers.location, text: r.text.replace(/<input type="hidden"[^>]*>\n?/g, '') });
+    const seen = (r: Reply) => ({
+      status: r.status,
+      type: r.headers['content-type'],
+      location: r.headers.location,
+      text: r.text.replace(/<input type="hidden"[^>]*>\n?/g, ''),
+    });
     const pages: ReturnType<typeof seen>[] = [];
     const wrong: ReturnType<typeof seen>[] = [];
     for (const [i, q] of cases.entries()) {
-      const page = await rawRequest({ url: `${c().authorizeUrl}?${new URLSearchParams({ response_type: 'code', state: 's', ...q })}`, localAddress: `127.0.1.${30 + i}` });
+      const page = await rawRequest({
+        url: `${c().authorizeUrl}?${new URLSearchParams({ response_type: 'code', state: 's', ...q })}`,
+        localAddress: `127.0.1.${30 + i}`,
+      });
       pages.push(seen(page));
-      const body = new URLSearchParams([...parseForm(page.text).fields, ['username', c().owner.username], ['password', 'wrong-guess'], ['decision', 'sign-in']]).toString();
-      wrong.push(seen(await rawRequest({ method: 'POST', url: `${c().apiUrl}${consentAction}`, localAddress: `127.0.1.${30 + i}`, headers: FORM, body })));
+      const body = new URLSearchParams([
+        ...parseForm(page.text).fields,
+        ['username', c().owner.username],
+        ['password', 'wrong-guess'],
+        ['decision', 'sign-in'],
+      ]).toString();
+      wrong.push(
+        seen(
+          await rawRequest({
+            method: 'POST',
+            url: `${c().apiUrl}${consentAction}`,
+            localAddress: `127.0.1.${30 + i}`,
+            headers: FORM,
+            body,
+          }),
+        ),
+      );
     }
     expect(pages[0]).toMatchObject({ status: 200, location: undefined });
     expect(pages[0]!.text).not.toContain('Demo partner app');
@@ -196,13 +244,22 @@ describe('secret hashing is bounded and fair across addresses', () => {
   it('a flood of wrong secrets from several addresses gets 429 beyond its share, and a right secret from another address is served ahead of the flood', async () => {
     const perAddress = attackCount(10);
     const tokenFrom = (localAddress: string, secret: string) =>
-      rawRequest({ method: 'POST', url: c().tokenUrl, localAddress, headers: { ...FORM, authorization: basic(c().client.id, secret) }, body: 'grant_type=client_credentials' });
+      rawRequest({
+        method: 'POST',
+        url: c().tokenUrl,
+        localAddress,
+        headers: { ...FORM, authorization: basic(c().client.id, secret) },
+        body: 'grant_type=client_credentials',
+      });
     const arrived: { from: string; r: Reply }[] = [];
     const flood = Array.from({ length: FLOODERS }, (_, i) => `127.0.2.${2 + i}`).flatMap((addr) =>
       Array.from({ length: perAddress }, () => tokenFrom(addr, 'wrong').then((r) => arrived.push({ from: addr, r }))),
     );
     // the gate holds a long queue of flood checks: now the partner asks
-    await waitFor('the flood to queue up', () => demo.daemon.ctx.auth.hashing.waiting >= (FLOODERS * PI_HASHING.perAddress) / 2);
+    await waitFor(
+      'the flood to queue up',
+      () => demo.daemon.ctx.auth.hashing.waiting >= (FLOODERS * PI_HASHING.perAddress) / 2,
+    );
     const queued = demo.daemon.ctx.auth.hashing.waiting;
     const partner = await tokenFrom('127.0.2.100', c().client.secret);
     const checkedBefore = arrived.filter((a) => a.r.status === 401).length;
@@ -217,7 +274,10 @@ describe('secret hashing is bounded and fair across addresses', () => {
     // each flooding address had at most its share of checks; the rest were refused at once
     for (let i = 0; i < FLOODERS; i++) {
       const mine = arrived.filter((a) => a.from === `127.0.2.${2 + i}`);
-      expect(statuses(mine.map((a) => a.r))).toEqual({ 401: PI_HASHING.perAddress, 429: perAddress - PI_HASHING.perAddress });
+      expect(statuses(mine.map((a) => a.r))).toEqual({
+        401: PI_HASHING.perAddress,
+        429: perAddress - PI_HASHING.perAddress,
+      });
       for (const a of mine.filter((x) => x.r.status === 429)) {
         expect(a.r.body.error).toBe('temporarily_unavailable');
         expect(Number(a.r.headers['retry-after'])).toBeGreaterThan(0);

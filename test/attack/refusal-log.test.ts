@@ -7,8 +7,8 @@
 import { connect } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, FORM, rawRequest } from '../support/auth.js';
 import { attackCount } from '../support/attack-scale.js';
+import { basic, FORM, rawRequest } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
 
 interface Line {
@@ -38,12 +38,20 @@ describe('refusals are logged with the client address, bounded', () => {
   });
 
   it('a wrong client secret on the token endpoint', async () => {
-    const r = await rawRequest({ method: 'POST', url: demo.credentials.tokenUrl, localAddress: '127.0.0.8', headers: { ...FORM, authorization: basic(demo.credentials.client.id, 'wrong') }, body: 'grant_type=client_credentials' });
+    const r = await rawRequest({
+      method: 'POST',
+      url: demo.credentials.tokenUrl,
+      localAddress: '127.0.0.8',
+      headers: { ...FORM, authorization: basic(demo.credentials.client.id, 'wrong') },
+      body: 'grant_type=client_credentials',
+    });
     expect(r.status).toBe(401);
     expect(refused('127.0.0.8')).toEqual([expect.objectContaining({ statusCode: 401, path: '/oauth2/token' })]);
   });
 
-  it('a connection that never sends its request is cut, and that is logged with its address', { timeout: 20_000 }, async () => {
+  it('a connection that never sends its request is cut, and that is logged with its address', {
+    timeout: 20_000,
+  }, async () => {
     const socket = connect({ host: '127.0.0.1', port: Number(new URL(demo.url).port), localAddress: '127.0.0.7' });
     socket.on('error', () => undefined);
     // read the 408, or the socket never sees the end that closes it
@@ -56,7 +64,11 @@ describe('refusals are logged with the client address, bounded', () => {
   it('a flood of bad tokens: the first ones are logged with the address, the rest counted, not written', async () => {
     const n = attackCount(40);
     for (let i = 0; i < n; i++) {
-      const r = await rawRequest({ url: `${demo.url}/api/v1/devices`, localAddress: '127.0.0.9', headers: { authorization: `Bearer sgw_at_guess${i}` } });
+      const r = await rawRequest({
+        url: `${demo.url}/api/v1/devices`,
+        localAddress: '127.0.0.9',
+        headers: { authorization: `Bearer sgw_at_guess${i}` },
+      });
       expect(r.status).toBe(401);
     }
     const logged = refused('127.0.0.9');

@@ -11,10 +11,10 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { int, pick, type Rng, rng, SEED } from '../fuzz/gen.js';
 import { attackCount } from '../support/attack-scale.js';
 import { partnerToken } from '../support/auth.js';
-import { childDemo, logLines, type ChildDemo } from '../support/child-daemon.js';
-import { int, pick, rng, SEED, type Rng } from '../fuzz/gen.js';
+import { type ChildDemo, childDemo, logLines } from '../support/child-daemon.js';
 
 const LONG = 64 * 1024;
 const TARGETS = [
@@ -66,8 +66,38 @@ const TARGETS = [
   '/healthz\r\n\r\nGET //',
   '/ws\r\n\r\n',
 ];
-const METHODS = ['GET', 'GET', 'GET', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'HEAD', 'TRACE', 'CONNECT', 'PATCH', 'GETT', 'get', 'G\u0000T', 'PRI', 'M-SEARCH', ''];
-const VERSIONS = ['HTTP/1.1', 'HTTP/1.1', 'HTTP/1.1', 'HTTP/1.0', 'HTTP/2.0', 'HTTP/0.9', 'HTTP/9.9', 'HTTX/1.1', 'HTTP/1.1x', 'http/1.1', ''];
+const METHODS = [
+  'GET',
+  'GET',
+  'GET',
+  'POST',
+  'PUT',
+  'DELETE',
+  'OPTIONS',
+  'HEAD',
+  'TRACE',
+  'CONNECT',
+  'PATCH',
+  'GETT',
+  'get',
+  'G\u0000T',
+  'PRI',
+  'M-SEARCH',
+  '',
+];
+const VERSIONS = [
+  'HTTP/1.1',
+  'HTTP/1.1',
+  'HTTP/1.1',
+  'HTTP/1.0',
+  'HTTP/2.0',
+  'HTTP/0.9',
+  'HTTP/9.9',
+  'HTTX/1.1',
+  'HTTP/1.1x',
+  'http/1.1',
+  '',
+];
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
 const UPGRADES: (Record<string, string> | null)[] = [
   null,
@@ -78,10 +108,27 @@ const UPGRADES: (Record<string, string> | null)[] = [
   { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Key': KEY },
   { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Key': KEY, 'Sec-WebSocket-Version': '12' },
   { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Key': KEY, 'Sec-WebSocket-Version': 'abc' },
-  { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Key': KEY, 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Extensions': 'permessage-deflate; ;;=' },
-  { Upgrade: 'websocket', Connection: 'Upgrade', 'Sec-WebSocket-Key': KEY, 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Protocol': ',,' },
+  {
+    Upgrade: 'websocket',
+    Connection: 'Upgrade',
+    'Sec-WebSocket-Key': KEY,
+    'Sec-WebSocket-Version': '13',
+    'Sec-WebSocket-Extensions': 'permessage-deflate; ;;=',
+  },
+  {
+    Upgrade: 'websocket',
+    Connection: 'Upgrade',
+    'Sec-WebSocket-Key': KEY,
+    'Sec-WebSocket-Version': '13',
+    'Sec-WebSocket-Protocol': ',,',
+  },
   { Upgrade: 'h2c', Connection: 'Upgrade, HTTP2-Settings', 'HTTP2-Settings': '' },
-  { Upgrade: 'websocket\r\nX-Injected: 1', Connection: 'Upgrade', 'Sec-WebSocket-Key': KEY, 'Sec-WebSocket-Version': '13' },
+  {
+    Upgrade: 'websocket\r\nX-Injected: 1',
+    Connection: 'Upgrade',
+    'Sec-WebSocket-Key': KEY,
+    'Sec-WebSocket-Version': '13',
+  },
 ];
 const FULL_UPGRADE = UPGRADES[1]!;
 /** the messages of fastify's defaultClientErrorHandler, which answers what the HTTP parser refused */
@@ -125,7 +172,11 @@ function exchange(port: number, bytes: Buffer, mayUpgrade: boolean): Promise<Ans
       const text = Buffer.concat(chunks).toString('latin1');
       const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
       const split = text.indexOf('\r\n\r\n');
-      resolve({ head: text.slice(0, 200), status: m ? Number(m[1]) : null, body: split < 0 ? '' : text.slice(split + 4) });
+      resolve({
+        head: text.slice(0, 200),
+        status: m ? Number(m[1]) : null,
+        body: split < 0 ? '' : text.slice(split + 4),
+      });
     };
     socket.on('data', (d: Buffer) => {
       chunks.push(d);
@@ -136,7 +187,9 @@ function exchange(port: number, bytes: Buffer, mayUpgrade: boolean): Promise<Ans
     });
     socket.on('close', done);
     // a reset after the answer (the daemon closing a request it will not read) is still an answer
-    socket.on('error', (e: NodeJS.ErrnoException) => (e.code === 'ECONNREFUSED' ? reject(new Error('the daemon no longer listens')) : undefined));
+    socket.on('error', (e: NodeJS.ErrnoException) =>
+      e.code === 'ECONNREFUSED' ? reject(new Error('the daemon no longer listens')) : undefined,
+    );
     socket.write(bytes);
     if (!mayUpgrade) socket.end();
   });
@@ -168,12 +221,19 @@ describe('attack: malformed request lines and upgrade requests', () => {
 
   const healthy = async (after: string) => {
     expect(d.alive(), `the daemon exited after ${after}: ${d.err().slice(-2000)}`).toBe(true);
-    const h = await exchange(port, Buffer.from('GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n'), false);
+    const h = await exchange(
+      port,
+      Buffer.from('GET /healthz HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n'),
+      false,
+    );
     expect(h.status, `/healthz after ${after}`).toBe(200);
   };
 
   const attack = async (c: Case) => {
-    const name = JSON.stringify({ ...c, target: c.target.length > 120 ? `${c.target.slice(0, 120)}… (${c.target.length})` : c.target });
+    const name = JSON.stringify({
+      ...c,
+      target: c.target.length > 120 ? `${c.target.slice(0, 120)}… (${c.target.length})` : c.target,
+    });
     const a = await exchange(port, render(c, token), c.upgrade !== null && c.token === 'good').catch((e: Error) => {
       throw new Error(`${name}: ${e.message}`);
     });
@@ -181,7 +241,13 @@ describe('attack: malformed request lines and upgrade requests', () => {
     // a refused upgrade comes in the API's error shape; what node's HTTP parser refuses before any
     // handler sees it gets fastify's default client-error body (its clientErrorHandler) instead
     const body = a.head.includes('application/json') ? (JSON.parse(a.body) as Record<string, unknown>) : null;
-    if (a.status !== null && a.status >= 400 && c.upgrade === FULL_UPGRADE && body && !PARSER_REFUSALS.includes(String(body.message))) {
+    if (
+      a.status !== null &&
+      a.status >= 400 &&
+      c.upgrade === FULL_UPGRADE &&
+      body &&
+      !PARSER_REFUSALS.includes(String(body.message))
+    ) {
       expect(Object.keys(body).sort(), name).toEqual(['code', 'error', 'message', 'statusCode']);
     }
     await healthy(name);
@@ -215,7 +281,14 @@ describe('attack: malformed request lines and upgrade requests', () => {
 
   it('at the end the daemon still serves, lets a good stream client in, and logged no error', async () => {
     await healthy('the whole run');
-    const ok = await exchange(port, render({ method: 'GET', target: '/ws?streams=grid-events', version: 'HTTP/1.1', upgrade: FULL_UPGRADE, token: 'good' }, token), true);
+    const ok = await exchange(
+      port,
+      render(
+        { method: 'GET', target: '/ws?streams=grid-events', version: 'HTTP/1.1', upgrade: FULL_UPGRADE, token: 'good' },
+        token,
+      ),
+      true,
+    );
     expect(ok.status).toBe(101);
     const errors = logLines(d.out()).filter((l) => Number(l.level) >= 50);
     expect(errors).toEqual([]);

@@ -8,8 +8,8 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, rawRequest } from '../support/auth.js';
 import { attackCount } from '../support/attack-scale.js';
+import { basic, rawRequest } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
 import { StreamClient } from '../support/ws-client.js';
 
@@ -61,19 +61,40 @@ describe('slow and greedy clients', () => {
   let token: string;
   const wsUrl = () => `${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime`;
   const port = () => Number(new URL(demo.url).port);
-  const openConnections = () => new Promise<number>((resolve, reject) => demo.daemon.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+  const openConnections = () =>
+    new Promise<number>((resolve, reject) =>
+      demo.daemon.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+    );
 
   beforeAll(async () => {
     demo = await demoSite({
       speed: 60,
       configure: (c) => {
         // keep-alive and idle long, so the cap test's open connections stay open while it runs
-        c.limits.http = { headersSeconds: 1, requestSeconds: 2, idleSeconds: 60, keepAliveSeconds: 60, maxConnections: TOTAL, maxConnectionsPerAddress: PER_ADDRESS };
+        c.limits.http = {
+          headersSeconds: 1,
+          requestSeconds: 2,
+          idleSeconds: 60,
+          keepAliveSeconds: 60,
+          maxConnections: TOTAL,
+          maxConnectionsPerAddress: PER_ADDRESS,
+        };
       },
     });
     const { id, secret } = demo.credentials.client;
     // Connection: close, so the token request holds no slot afterwards
-    token = (await rawRequest({ method: 'POST', url: demo.credentials.tokenUrl, headers: { authorization: basic(id, secret), 'content-type': 'application/x-www-form-urlencoded', connection: 'close' }, body: 'grant_type=client_credentials' })).body.access_token as string;
+    token = (
+      await rawRequest({
+        method: 'POST',
+        url: demo.credentials.tokenUrl,
+        headers: {
+          authorization: basic(id, secret),
+          'content-type': 'application/x-www-form-urlencoded',
+          connection: 'close',
+        },
+        body: 'grant_type=client_credentials',
+      })
+    ).body.access_token as string;
   });
   afterAll(async () => {
     await demo?.cleanup();
@@ -91,7 +112,9 @@ describe('slow and greedy clients', () => {
     }
   });
 
-  it('a token request whose body comes a byte at a time is answered 408 and closed; a WebSocket outlives that timeout', { timeout: 20_000 }, async () => {
+  it('a token request whose body comes a byte at a time is answered 408 and closed; a WebSocket outlives that timeout', {
+    timeout: 20_000,
+  }, async () => {
     const ws = await StreamClient.connect(wsUrl(), token);
     const { id, secret } = demo.credentials.client;
     const body = 'grant_type=client_credentials';
@@ -109,7 +132,9 @@ describe('slow and greedy clients', () => {
     ws.close();
   });
 
-  it('caps connections per address and in all, a WebSocket included; open ones keep working; freed slots are taken again', { timeout: 30_000 }, async () => {
+  it('caps connections per address and in all, a WebSocket included; open ones keep working; freed slots are taken again', {
+    timeout: 30_000,
+  }, async () => {
     await waitFor('the earlier connections to close', async () => (await openConnections()) === 0);
 
     const ws = await StreamClient.connect(wsUrl(), token);

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addClient } from '../../src/auth/clients.js';
 import { migrate } from '../../src/store/db.js';
-import { MIGRATIONS } from '../../src/store/migrations.js';
 import { sqliteDriver } from '../../src/store/driver.js';
+import { MIGRATIONS } from '../../src/store/migrations.js';
 import { attackCount } from '../support/attack-scale.js';
 import { basic, bearer, consent, postForm, redirectParams } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
@@ -26,16 +26,37 @@ const DAY0 = Date.parse('2026-01-01T00:00:00Z');
 
 /** `n` quarter-hour import prices from quarter hour `from` on. */
 const values = (n: number, from = 0, price = 0.3) =>
-  Array.from({ length: n }, (_, i) => ({ interval: `${new Date(DAY0 + (from + i) * 900_000).toISOString().replace('.000Z', 'Z')}/PT15M`, importPrice: price }));
-const tariffBody = (n = 0) => ({ name: 'day-ahead', currency: 'EUR', timezone: 'Europe/Berlin', kind: 'import', ...(n > 0 ? { values: values(n) } : {}) });
+  Array.from({ length: n }, (_, i) => ({
+    interval: `${new Date(DAY0 + (from + i) * 900_000).toISOString().replace('.000Z', 'Z')}/PT15M`,
+    importPrice: price,
+  }));
+const tariffBody = (n = 0) => ({
+  name: 'day-ahead',
+  currency: 'EUR',
+  timezone: 'Europe/Berlin',
+  kind: 'import',
+  ...(n > 0 ? { values: values(n) } : {}),
+});
 
 /** A database as the release before owners left it: one tariff with values, no owner column. */
 function legacyDataDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-legacy-'));
   const db = new BetterSqlite3(join(dir, 'sitegw.db'));
-  migrate(db, MIGRATIONS.slice(0, MIGRATIONS.findIndex((m) => m.description.startsWith('dynamic tariffs belong'))));
-  db.prepare("INSERT INTO tariffs (id, name, currency, timezone, kind, created_at) VALUES (?, 'old', 'EUR', 'UTC', 'import', 0)").run(LEGACY_ID);
-  db.prepare('INSERT INTO tariff_values (tariff_id, start_s, end_s, import_price) VALUES (?, ?, ?, 0.25)').run(LEGACY_ID, DAY0 / 1000, DAY0 / 1000 + 900);
+  migrate(
+    db,
+    MIGRATIONS.slice(
+      0,
+      MIGRATIONS.findIndex((m) => m.description.startsWith('dynamic tariffs belong')),
+    ),
+  );
+  db.prepare(
+    "INSERT INTO tariffs (id, name, currency, timezone, kind, created_at) VALUES (?, 'old', 'EUR', 'UTC', 'import', 0)",
+  ).run(LEGACY_ID);
+  db.prepare('INSERT INTO tariff_values (tariff_id, start_s, end_s, import_price) VALUES (?, ?, ?, 0.25)').run(
+    LEGACY_ID,
+    DAY0 / 1000,
+    DAY0 / 1000 + 900,
+  );
   db.close();
   return dir;
 }
@@ -53,11 +74,14 @@ describe('dynamic tariffs belong to their creator', () => {
     });
     return { status: res.status, headers: res.headers, body: (await res.json()) as any };
   };
-  const page = (id: string, who: string) => send('GET', `/api/v1/dynamicTariffs/${id}?interval=2026-01-01T00:00:00Z/P7D`, who);
+  const page = (id: string, who: string) =>
+    send('GET', `/api/v1/dynamicTariffs/${id}?interval=2026-01-01T00:00:00Z/P7D`, who);
   const stored = () => {
     const db = demo.daemon.ctx.db;
     return {
-      tariffs: db.prepare('SELECT owner_client AS owner, count(*) AS n FROM tariffs GROUP BY owner_client ORDER BY owner_client').all(),
+      tariffs: db
+        .prepare('SELECT owner_client AS owner, count(*) AS n FROM tariffs GROUP BY owner_client ORDER BY owner_client')
+        .all(),
       values: db.prepare('SELECT count(*) FROM tariff_values').pluck().get(),
     };
   };
@@ -67,16 +91,48 @@ describe('dynamic tariffs belong to their creator', () => {
     demo = await demoSite({ speed: 60, dataDir, configure: (c) => void (c.limits.dynamicTariffs = QUOTA) });
     const db = demo.daemon.ctx.db;
     const known = new Set(demo.daemon.site.devices.keys());
-    const partners = { 'battery-app': ['inverter', 'battery-1'], 'grid-app': ['grid-meter'], 'quota-app': ['grid-meter'], 'count-app': ['grid-meter'] };
+    const partners = {
+      'battery-app': ['inverter', 'battery-1'],
+      'grid-app': ['grid-meter'],
+      'quota-app': ['grid-meter'],
+      'count-app': ['grid-meter'],
+    };
     for (const [id, devices] of Object.entries(partners)) {
-      const { secret } = await addClient(db, { id, devices, scopes: ['device.read', 'device.write'] }, Date.now(), known);
-      tokens[id] = (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(id, secret!) })).body.access_token;
+      const { secret } = await addClient(
+        db,
+        { id, devices, scopes: ['device.read', 'device.write'] },
+        Date.now(),
+        known,
+      );
+      tokens[id] = (
+        await postForm(
+          demo.credentials.tokenUrl,
+          { grant_type: 'client_credentials' },
+          { authorization: basic(id, secret!) },
+        )
+      ).body.access_token;
     }
     const c = demo.credentials;
-    tokens.partner = (await postForm(c.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(c.client.id, c.client.secret) })).body.access_token;
-    const { answer } = await consent({ apiUrl: api(), query: { response_type: 'code', client_id: c.client.id, state: 's' }, ...c.owner });
+    tokens.partner = (
+      await postForm(
+        c.tokenUrl,
+        { grant_type: 'client_credentials' },
+        { authorization: basic(c.client.id, c.client.secret) },
+      )
+    ).body.access_token;
+    const { answer } = await consent({
+      apiUrl: api(),
+      query: { response_type: 'code', client_id: c.client.id, state: 's' },
+      ...c.owner,
+    });
     const code = redirectParams(answer.headers.get('location')).get('code')!;
-    tokens.owner = (await postForm(c.tokenUrl, { grant_type: 'authorization_code', code }, { authorization: basic(c.client.id, c.client.secret) })).body.access_token;
+    tokens.owner = (
+      await postForm(
+        c.tokenUrl,
+        { grant_type: 'authorization_code', code },
+        { authorization: basic(c.client.id, c.client.secret) },
+      )
+    ).body.access_token;
   });
   afterAll(async () => {
     await demo?.cleanup();
@@ -117,7 +173,9 @@ describe('dynamic tariffs belong to their creator', () => {
     expect(owner.status).toBe(200);
     expect(owner.body.values).toEqual([{ interval: '2026-01-01T00:00:00Z/2026-01-01T00:15:00Z', importPrice: 0.25 }]);
     for (const who of ['partner', 'battery-app', 'grid-app']) expect((await page(LEGACY_ID, who)).status).toBe(404);
-    expect(demo.daemon.ctx.db.prepare('SELECT owner_client FROM tariffs WHERE id = ?').pluck().get(LEGACY_ID)).toBeNull();
+    expect(
+      demo.daemon.ctx.db.prepare('SELECT owner_client FROM tariffs WHERE id = ?').pluck().get(LEGACY_ID),
+    ).toBeNull();
   });
 
   it('values per 24 hours: past the quota a POST or PATCH is refused whole with 429 and Retry-After', async () => {
@@ -143,7 +201,9 @@ describe('dynamic tariffs belong to their creator', () => {
     expect(await page(id, 'quota-app')).toEqual({ ...pageBefore, headers: expect.anything() });
 
     // within what is left, writes go on; another client has its own quota
-    expect((await send('PATCH', `/api/v1/dynamicTariffs/${id}`, 'quota-app', { values: values(100, 0, 0.5) })).status).toBe(200);
+    expect(
+      (await send('PATCH', `/api/v1/dynamicTariffs/${id}`, 'quota-app', { values: values(100, 0, 0.5) })).status,
+    ).toBe(200);
     expect((await send('POST', '/api/v1/dynamicTariffs', 'count-app', tariffBody(150))).status).toBe(201);
   });
 
@@ -152,7 +212,9 @@ describe('dynamic tariffs belong to their creator', () => {
     const created = await send('POST', '/api/v1/dynamicTariffs', 'count-app', tariffBody(0));
     expect(created.status).toBe(201);
     const id = created.body.tariffId as string;
-    expect((await send('PATCH', `/api/v1/dynamicTariffs/${id}`, 'count-app', { values: values(100) })).status).toBe(200);
+    expect((await send('PATCH', `/api/v1/dynamicTariffs/${id}`, 'count-app', { values: values(100) })).status).toBe(
+      200,
+    );
     const before = stored();
     const over = await send('PATCH', `/api/v1/dynamicTariffs/${id}`, 'count-app', { values: values(101, 100) });
     expect(over.status).toBe(409);

@@ -26,7 +26,10 @@ describe('WebSocket sessions end with their grant', () => {
   async function cli(...args: string[]): Promise<string> {
     let out = '';
     let err = '';
-    const code = await clientsCommand([...args, '--data-dir', demo.dataDir], { out: (s) => (out += s), err: (s) => (err += s) });
+    const code = await clientsCommand([...args, '--data-dir', demo.dataDir], {
+      out: (s) => (out += s),
+      err: (s) => (err += s),
+    });
     if (code !== 0) throw new Error(`sitegw clients ${args.join(' ')}: exit ${code}: ${err}`);
     return out;
   }
@@ -35,15 +38,23 @@ describe('WebSocket sessions end with their grant', () => {
   async function partner(id: string, devices = ['grid-meter']): Promise<{ secret: string; token: string }> {
     const out = await cli('add', id, '--scope', 'svc/device.read', ...devices.flatMap((d) => ['--device', d]));
     const secret = /client secret: (\S+)/.exec(out)![1]!;
-    const r = await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(id, secret) });
+    const r = await postForm(
+      demo.credentials.tokenUrl,
+      { grant_type: 'client_credentials' },
+      { authorization: basic(id, secret) },
+    );
     expect(r.status).toBe(200);
     return { secret, token: r.body.access_token as string };
   }
 
   /** connects and resolves with the close code and reason once the server closes the socket */
-  async function session(token: string): Promise<{ client: StreamClient; closed: Promise<{ code: number; reason: string }> }> {
+  async function session(
+    token: string,
+  ): Promise<{ client: StreamClient; closed: Promise<{ code: number; reason: string }> }> {
     const client = await StreamClient.connect(wsUrl(), token);
-    const closed = new Promise<{ code: number; reason: string }>((r) => client.ws.once('close', (code, reason) => r({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((r) =>
+      client.ws.once('close', (code, reason) => r({ code, reason: reason.toString() })),
+    );
     return { client, closed };
   }
 
@@ -89,7 +100,11 @@ describe('WebSocket sessions end with their grant', () => {
   it('a refresh family revoked (a spent refresh token replayed): closed with 4403', async () => {
     const first = await customerTokens(demo.credentials);
     const refresh = (refresh_token: string) =>
-      postForm(demo.credentials.tokenUrl, { grant_type: 'refresh_token', refresh_token }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) });
+      postForm(
+        demo.credentials.tokenUrl,
+        { grant_type: 'refresh_token', refresh_token },
+        { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) },
+      );
     const second = await refresh(first.refresh_token);
     expect(second.status).toBe(200);
     const s = await session(second.body.access_token);

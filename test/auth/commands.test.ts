@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { verifyOwner } from '../../src/auth/owner.js';
 import { clientsCommand } from '../../src/cli/clients.js';
 import { tlsCommand } from '../../src/cli/tls.js';
-import { verifyOwner } from '../../src/auth/owner.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { openDatabase } from '../../src/store/db.js';
 
@@ -24,7 +24,13 @@ function site(): { dir: string; file: string } {
   dirs.push(dir);
   const ep = { host: '127.0.0.1', port: 1502 };
   const file = join(dir, 'site.yaml');
-  writeFileSync(file, demoSiteYaml({ inverter: ep, meter: { ...ep, port: 1503 } }, { httpHost: '127.0.0.1', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 2 }));
+  writeFileSync(
+    file,
+    demoSiteYaml(
+      { inverter: ep, meter: { ...ep, port: 1503 } },
+      { httpHost: '127.0.0.1', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 2 },
+    ),
+  );
   return { dir, file };
 }
 
@@ -38,7 +44,20 @@ async function run(cmd: typeof clientsCommand, argv: string[]): Promise<{ code: 
 describe('sitegw clients', () => {
   it('add shows the secret once; list, assign, rotate-secret and remove work on the same store', async () => {
     const { file } = site();
-    const add = await run(clientsCommand, ['add', 'ev-charger', '--config', file, '--name', 'EV charger', '--scope', 'device.read,device.write', '--device', 'inverter', '--device', 'grid-meter']);
+    const add = await run(clientsCommand, [
+      'add',
+      'ev-charger',
+      '--config',
+      file,
+      '--name',
+      'EV charger',
+      '--scope',
+      'device.read,device.write',
+      '--device',
+      'inverter',
+      '--device',
+      'grid-meter',
+    ]);
     expect(add.code).toBe(0);
     const secret = /client secret: (sgw_cs_\S+)/.exec(add.out)![1]!;
     expect(add.out).toContain('scopes:        svc/device.read svc/device.write');
@@ -67,9 +86,22 @@ describe('sitegw clients', () => {
     const { file, dir } = site();
     const unknown = await run(clientsCommand, ['add', 'x', '--config', file, '--device', 'boiler']);
     expect(unknown.code).toBe(1);
-    expect(unknown.err).toBe("sitegw clients add: unknown device 'boiler'; devices of this site: inverter, battery-1, battery-2, grid-meter, house-meter\n");
-    expect((await run(clientsCommand, ['add', 'app', '--config', file, '--public'])).err).toContain('needs at least one redirect URI');
-    const warned = await run(clientsCommand, ['add', 'lan-app', '--data-dir', join(dir, 'data'), '--redirect-uri', 'http://192.168.1.5/cb', '--device', 'inverter']);
+    expect(unknown.err).toBe(
+      "sitegw clients add: unknown device 'boiler'; devices of this site: inverter, battery-1, battery-2, grid-meter, house-meter\n",
+    );
+    expect((await run(clientsCommand, ['add', 'app', '--config', file, '--public'])).err).toContain(
+      'needs at least one redirect URI',
+    );
+    const warned = await run(clientsCommand, [
+      'add',
+      'lan-app',
+      '--data-dir',
+      join(dir, 'data'),
+      '--redirect-uri',
+      'http://192.168.1.5/cb',
+      '--device',
+      'inverter',
+    ]);
     expect(warned.code).toBe(0);
     expect(warned.err).toContain('plain http');
     expect(warned.err).toContain('devices were not checked');

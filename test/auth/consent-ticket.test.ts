@@ -2,7 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { ConsentTickets } from '../../src/auth/consent-ticket.js';
 
-const request = (state: string) => new Map([['client_id', 'app'], ['response_type', 'code'], ['state', state]]);
+const request = (state: string) =>
+  new Map([
+    ['client_id', 'app'],
+    ['response_type', 'code'],
+    ['state', state],
+  ]);
 
 describe('consent tickets', () => {
   it('are taken once, for the request they were issued for, before they expire', () => {

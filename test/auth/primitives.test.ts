@@ -1,5 +1,5 @@
 /** The small pieces the token service stands on, each against an outside reference where one exists. */
-import { createPublicKey, X509Certificate, verify } from 'node:crypto';
+import { createPublicKey, verify, X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -42,7 +42,11 @@ describe('PKCE S256', () => {
 
 describe('scopes', () => {
   it('reads the svc/ spelling and the bare one alike, in a fixed order, without duplicates', () => {
-    expect(parseScopeParam('device.write svc/device.read  svc/device.write openid')).toEqual(['svc/device.read', 'svc/device.write', 'openid']);
+    expect(parseScopeParam('device.write svc/device.read  svc/device.write openid')).toEqual([
+      'svc/device.read',
+      'svc/device.write',
+      'openid',
+    ]);
   });
   it('names the first unknown scope', () => {
     expect(() => parseScopeParam('svc/device.read svc/device.admin')).toThrow(ScopeError);
@@ -84,14 +88,27 @@ describe('id_token signing key', () => {
     const jwt = a.sign({ iss: 'i', sub: 'owner', aud: 'app', iat: 1, exp: 2, auth_time: 1, site_id: 's' });
     const [h, p, s] = jwt.split('.') as [string, string, string];
     const key = createPublicKey({ key: { kty: a.jwk.kty, crv: a.jwk.crv, x: a.jwk.x, y: a.jwk.y }, format: 'jwk' });
-    expect(verify('sha256', Buffer.from(`${h}.${p}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'))).toBe(true);
-    expect(JSON.parse(Buffer.from(p, 'base64url').toString())).toEqual({ iss: 'i', sub: 'owner', aud: 'app', iat: 1, exp: 2, auth_time: 1, site_id: 's' });
+    expect(
+      verify('sha256', Buffer.from(`${h}.${p}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url')),
+    ).toBe(true);
+    expect(JSON.parse(Buffer.from(p, 'base64url').toString())).toEqual({
+      iss: 'i',
+      sub: 'owner',
+      aud: 'app',
+      iat: 1,
+      exp: 2,
+      auth_time: 1,
+      site_id: 's',
+    });
   });
   it('refuses a key file that is not a P-256 key', async () => {
     const { generateKeyPairSync } = await import('node:crypto');
     const { writeFileSync } = await import('node:fs');
     const file = join(tmp(), 'rsa.pem');
-    writeFileSync(file, generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    writeFileSync(
+      file,
+      generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    );
     expect(() => IdTokenSigner.loadOrCreate(file)).toThrow(/not a P-256 private key/);
   });
 });
@@ -105,7 +122,9 @@ describe('self-signed certificate', () => {
     expect(cert.issuer).toBe(cert.subject);
     expect(cert.verify(cert.publicKey)).toBe(true);
     expect(cert.ca).toBe(false);
-    expect(cert.subjectAltName).toBe('DNS:sitegw-home, DNS:gateway.local, IP Address:192.168.1.20, IP Address:127.0.0.1, IP Address:FE80:0:0:0:0:0:1:2, IP Address:0:0:0:0:0:0:0:1');
+    expect(cert.subjectAltName).toBe(
+      'DNS:sitegw-home, DNS:gateway.local, IP Address:192.168.1.20, IP Address:127.0.0.1, IP Address:FE80:0:0:0:0:0:1:2, IP Address:0:0:0:0:0:0:0:1',
+    );
     expect(new Date(cert.validFrom).toISOString()).toBe('2026-02-28T00:00:00.000Z');
     expect(new Date(cert.validTo).toISOString()).toBe('2026-03-11T00:00:00.000Z');
     expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']); // Node's keyUsage is the extended key usage: serverAuth
@@ -113,7 +132,9 @@ describe('self-signed certificate', () => {
 
   it('encodes dates from 2050 on as GeneralizedTime and long name lists with long-form lengths', () => {
     const many = Array.from({ length: 40 }, (_, i) => `host-${i}.example.org`);
-    const cert = new X509Certificate(createSelfSigned(many, { now: new Date('2049-06-01T00:00:00Z'), days: 3650 }).certPem);
+    const cert = new X509Certificate(
+      createSelfSigned(many, { now: new Date('2049-06-01T00:00:00Z'), days: 3650 }).certPem,
+    );
     expect(new Date(cert.validTo).getUTCFullYear()).toBe(2059);
     expect(cert.subjectAltName!.split(', ')).toHaveLength(40);
   });
@@ -131,7 +152,9 @@ describe('self-signed certificate', () => {
       const other = createSelfSigned(['elsewhere.example']);
       const s2 = createServer({ cert: other.certPem, key: other.keyPem }, (_req, res) => res.end('x'));
       await new Promise<void>((r) => s2.listen(0, '127.0.0.1', r));
-      await expect(rawRequest({ url: `https://127.0.0.1:${(s2.address() as { port: number }).port}/`, ca: other.certPem })).rejects.toThrow(/IP: 127.0.0.1 is not in the cert's list/);
+      await expect(
+        rawRequest({ url: `https://127.0.0.1:${(s2.address() as { port: number }).port}/`, ca: other.certPem }),
+      ).rejects.toThrow(/IP: 127.0.0.1 is not in the cert's list/);
       s2.close();
     } finally {
       server.close();

@@ -1,7 +1,7 @@
 /** The failure limits and the hashing gate as plain logic: reservations, keys, fairness. */
 import { describe, expect, it } from 'vitest';
 import { GateBusy, HashGate } from '../../src/auth/hash-gate.js';
-import { FailureLimiter, IDENTITY_SPREAD, Refused, type Attempt, type Subject } from '../../src/auth/rate-limit.js';
+import { type Attempt, FailureLimiter, IDENTITY_SPREAD, Refused, type Subject } from '../../src/auth/rate-limit.js';
 
 const WINDOW = 60_000;
 
@@ -69,7 +69,8 @@ describe('failure limiter', () => {
   it('failures spread over many addresses block the identity for new addresses, not for one where it succeeded', () => {
     const l = limiter(2);
     reserved(l.reserve(owner('home'))).succeed();
-    for (let n = 0; n < IDENTITY_SPREAD; n++) for (let i = 0; i < 2; i++) reserved(l.reserve(owner(`attacker-${n}`))).fail();
+    for (let n = 0; n < IDENTITY_SPREAD; n++)
+      for (let i = 0; i < 2; i++) reserved(l.reserve(owner(`attacker-${n}`))).fail();
     const fresh = l.reserve(owner('new-laptop'));
     expect(fresh).toBeInstanceOf(Refused);
     reserved(l.reserve(owner('home'))).succeed();

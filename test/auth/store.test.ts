@@ -1,5 +1,5 @@
 /** Clients, owner, codes, tokens and publishTo on a real SQLite file. */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -7,7 +7,7 @@ import { addClient, ClientError, removeClient, rotateClientSecret } from '../../
 import { setOwnerPassword, verifyOwner } from '../../src/auth/owner.js';
 import { verifySecret } from '../../src/auth/secrets.js';
 import { findClient } from '../../src/store/clients.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { type Database, openDatabase } from '../../src/store/db.js';
 import { publishAudit, publishToOf, replacePublishTo } from '../../src/store/publish-to.js';
 import { findToken, insertCode, insertToken, pruneExpired, revokeFamily, takeCode } from '../../src/store/tokens.js';
 
@@ -23,15 +23,37 @@ afterEach(() => {
 });
 
 const token = (hash: string, over: Partial<Parameters<typeof insertToken>[1]> = {}) =>
-  insertToken(db, { hash, kind: 'access', clientId: 'app', customer: false, scopes: ['svc/device.read'], family: 'f1', authTime: null, createdAt: 0, expiresAt: 1000, ...over });
+  insertToken(db, {
+    hash,
+    kind: 'access',
+    clientId: 'app',
+    customer: false,
+    scopes: ['svc/device.read'],
+    family: 'f1',
+    authTime: null,
+    createdAt: 0,
+    expiresAt: 1000,
+    ...over,
+  });
 
 describe('registering clients', () => {
   const known = new Set(['inverter', 'grid-meter']);
 
   it('keeps only a hash of the secret: the secret is nowhere in the database files', async () => {
-    const { client, secret } = await addClient(db, { id: 'ev-charger', name: 'EV charger', scopes: ['device.read', 'svc/device.write'], devices: ['inverter'] }, 1, known);
+    const { client, secret } = await addClient(
+      db,
+      { id: 'ev-charger', name: 'EV charger', scopes: ['device.read', 'svc/device.write'], devices: ['inverter'] },
+      1,
+      known,
+    );
     expect(secret).toMatch(/^sgw_cs_[\w-]{43}$/);
-    expect(client).toMatchObject({ id: 'ev-charger', name: 'EV charger', scopes: ['svc/device.read', 'svc/device.write'], devices: ['inverter'], redirectUris: [] });
+    expect(client).toMatchObject({
+      id: 'ev-charger',
+      name: 'EV charger',
+      scopes: ['svc/device.read', 'svc/device.write'],
+      devices: ['inverter'],
+      redirectUris: [],
+    });
     expect(await verifySecret(secret!, client.secretHash)).toBe(true);
     db.pragma('wal_checkpoint(TRUNCATE)');
     for (const f of readdirSync(dir)) expect(readFileSync(join(dir, f)).includes(Buffer.from(secret!))).toBe(false);
@@ -76,7 +98,16 @@ describe('registering clients', () => {
     await addClient(db, { id: 'app' }, 1);
     await addClient(db, { id: 'keep' }, 1);
     token('h1');
-    replacePublishTo(db, 'inverter', [{ clientId: 'keep', data: ['telemetry-realtime'] }, { clientId: 'app', data: ['telemetry-realtime'] }], 'owner-app', 2);
+    replacePublishTo(
+      db,
+      'inverter',
+      [
+        { clientId: 'keep', data: ['telemetry-realtime'] },
+        { clientId: 'app', data: ['telemetry-realtime'] },
+      ],
+      'owner-app',
+      2,
+    );
     const r = removeClient(db, 'app', 3);
     expect(r.revokedTokens).toBe(1);
     expect(publishToOf(db, 'inverter')).toEqual([{ clientId: 'keep', data: ['telemetry-realtime'] }]);
@@ -87,7 +118,18 @@ describe('registering clients', () => {
 
 describe('codes and tokens', () => {
   it('a code is taken once: the second take sees it used', () => {
-    insertCode(db, { hash: 'c', clientId: 'app', redirectUri: 'https://a/cb', redirectGiven: true, scopes: ['svc/device.read'], codeChallenge: null, nonce: null, family: 'f', authTime: 1, expiresAt: 100 });
+    insertCode(db, {
+      hash: 'c',
+      clientId: 'app',
+      redirectUri: 'https://a/cb',
+      redirectGiven: true,
+      scopes: ['svc/device.read'],
+      codeChallenge: null,
+      nonce: null,
+      family: 'f',
+      authTime: 1,
+      expiresAt: 100,
+    });
     expect(takeCode(db, 'c', 5)!.usedAt).toBeNull();
     expect(takeCode(db, 'c', 6)!.usedAt).toBe(5);
     expect(takeCode(db, 'unknown', 6)).toBeUndefined();

@@ -1,17 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ScaledClock } from '../../src/core/clock.js';
-import { demoSiteYaml } from '../../src/demo/default-site.js';
-import { startSimServers, type SimServers } from '../../src/sim/servers.js';
-import { SimSite } from '../../src/sim/site.js';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
+import { demoSiteYaml } from '../../src/demo/default-site.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
+import { SimSite } from '../../src/sim/site.js';
 import { exampleElsewhere } from '../config/fixtures.js';
 import { httpsGet, partnerToken } from '../support/auth.js';
-import { getJson, waitFor } from '../support/demo.js';
 import { sitegwCommand } from '../support/cli.js';
+import { getJson, waitFor } from '../support/demo.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
@@ -59,14 +59,19 @@ describe('sitegw CLI', () => {
     await waitFor('the access help', () => p.out().includes('Ctrl-C'));
     const creds = JSON.parse(readFileSync(join(dir, 'demo-credentials.json'), 'utf8')) as DemoCredentials;
     // the banner shows how to get a token with the credentials the file holds
-    expect(p.out()).toContain(`curl -s -u '${creds.client.id}:${creds.client.secret}' -d grant_type=client_credentials '${url}/oauth2/token'`);
+    expect(p.out()).toContain(
+      `curl -s -u '${creds.client.id}:${creds.client.secret}' -d grant_type=client_credentials '${url}/oauth2/token'`,
+    );
     expect(statSync(join(dir, 'demo-credentials.json')).mode & 0o077).toBe(0);
     const token = await partnerToken(creds);
     expect((await getJson(`${url}/api/v1/sites/demo-site/topology`)).status).toBe(401);
     const topo = await getJson(`${url}/api/v1/sites/demo-site/topology`, token);
     expect(topo.status).toBe(200);
     const from = new Date(Date.now() - 3 * 86_400_000).toISOString();
-    const tel = await getJson(`${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P7D`, token);
+    const tel = await getJson(
+      `${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P7D`,
+      token,
+    );
     expect(tel.body.entries.length).toBeGreaterThanOrEqual(6); // two hours of history at least
     p.child.kill('SIGTERM');
     expect(await p.exit).toBe(0);
@@ -79,14 +84,20 @@ describe('sitegw CLI', () => {
     const servers: SimServers = await startSimServers(new SimSite(undefined, clock.now()), clock, {});
     cleanups.push(() => servers.close());
     const file = join(dir, 'site.yaml');
-    writeFileSync(file, demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: 0, dataDir: 'data', pollSeconds: 1, batteryBlocks: 2 }));
+    writeFileSync(
+      file,
+      demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: 0, dataDir: 'data', pollSeconds: 1, batteryBlocks: 2 }),
+    );
     // the installer registers a partner with the CLI; the running daemon reads it from the store
     const add = sitegw(['clients', 'add', 'ev-charger', '--config', file, '--device', 'inverter,grid-meter']);
     expect(await add.exit).toBe(0);
     const secret = /client secret: (\S+)/.exec(add.out())![1]!;
     const p = track(sitegw(['run', '--config', file]));
     const url = await waitFor('the started log line', () => /"url":"(http:[^"]+)"/.exec(p.out())?.[1], 60_000);
-    const token = await partnerToken({ tokenUrl: `${url}/oauth2/token`, client: { id: 'ev-charger', secret } } as DemoCredentials);
+    const token = await partnerToken({
+      tokenUrl: `${url}/oauth2/token`,
+      client: { id: 'ev-charger', secret },
+    } as DemoCredentials);
     await waitFor('devices online', async () => {
       const { body } = await getJson(`${url}/api/v1/devices`, token);
       // the partner sees the two devices the installer assigned to it, and no other
@@ -129,7 +140,13 @@ describe('off loopback the API speaks HTTPS', () => {
   const lanSite = (dir: string, extra = '') => {
     const file = join(dir, 'site.yaml');
     const ep = { host: '127.0.0.1', port: 1502 };
-    writeFileSync(file, demoSiteYaml({ inverter: ep, meter: { ...ep, port: 1503 } }, { httpHost: '0.0.0.0', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 2 }).replace('  port: 0\n', `  port: 0\n${extra}`));
+    writeFileSync(
+      file,
+      demoSiteYaml(
+        { inverter: ep, meter: { ...ep, port: 1503 } },
+        { httpHost: '0.0.0.0', httpPort: 0, dataDir: 'data', pollSeconds: 10, batteryBlocks: 2 },
+      ).replace('  port: 0\n', `  port: 0\n${extra}`),
+    );
     return file;
   };
 
@@ -137,7 +154,11 @@ describe('off loopback the API speaks HTTPS', () => {
     const dir = tmp();
     const file = lanSite(dir);
     const p = track(sitegw(['run', '--config', file]));
-    const started = await waitFor('the started log line', () => /"url":"(https:[^"]+)".*"fingerprint":"([0-9A-F:]+)"/.exec(p.out()) ?? undefined, 60_000);
+    const started = await waitFor(
+      'the started log line',
+      () => /"url":"(https:[^"]+)".*"fingerprint":"([0-9A-F:]+)"/.exec(p.out()) ?? undefined,
+      60_000,
+    );
     const port = new URL(started[1]!).port;
     const certFile = join(dir, 'data', 'tls', 'cert.pem');
     const served = await httpsGet(`https://127.0.0.1:${port}/openapi.json`, readFileSync(certFile, 'utf8'));

@@ -4,7 +4,6 @@
  * read from `sitegw --help`, so a command added there is covered here without editing this file.
  */
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sitegwCommand } from '../support/cli.js';
 
@@ -17,7 +16,9 @@ const COMMANDS = [...new Set([...top.stdout.matchAll(/^ {2}sitegw ([a-z-]+)/gm)]
 describe('--help on every command', () => {
   it('the top-level usage lists the commands', () => {
     expect(top.status).toBe(0);
-    expect(COMMANDS).toEqual(expect.arrayContaining(['demo', 'simulate', 'scan', 'run', 'check-config', 'clients', 'owner', 'tls', 'backup']));
+    expect(COMMANDS).toEqual(
+      expect.arrayContaining(['demo', 'simulate', 'scan', 'run', 'check-config', 'clients', 'owner', 'tls', 'backup']),
+    );
   });
 
   it.each(COMMANDS)('sitegw %s --help prints its usage and exits 0', (name) => {
@@ -30,7 +31,10 @@ describe('--help on every command', () => {
   });
 
   it('-h after other arguments, and a subcommand of clients, print the usage too', () => {
-    for (const args of [['scan', '--tcp', '10.0.0.1', '-h'], ['clients', 'add', '--help']]) {
+    for (const args of [
+      ['scan', '--tcp', '10.0.0.1', '-h'],
+      ['clients', 'add', '--help'],
+    ]) {
       const r = sitegw(args);
       expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toContain(`sitegw ${args[0]}`);

@@ -42,10 +42,10 @@ describe('site.yaml mistakes: the same lines and exit code from every command th
     expect(await command(bad, io)).toBe(1);
     expect(io.stdout).toEqual([]);
     expect(io.stderr).toEqual([
-      `${bad}:16:7 devices[0].connection.port: must be at most 65535, got 70000 — `
-        + "use the device's Modbus TCP port, usually 502",
-      `${bad}:18:3 http.prot: unknown key 'prot' — did you mean 'port'? — `
-        + 'allowed keys here: host, port, tls, insecure',
+      `${bad}:16:7 devices[0].connection.port: must be at most 65535, got 70000 — ` +
+        "use the device's Modbus TCP port, usually 502",
+      `${bad}:18:3 http.prot: unknown key 'prot' — did you mean 'port'? — ` +
+        'allowed keys here: host, port, tls, insecure',
       `2 errors in ${bad}`,
     ]);
   });
@@ -54,8 +54,8 @@ describe('site.yaml mistakes: the same lines and exit code from every command th
     const io = captureLines();
     expect(await command(missing, io)).toBe(2);
     expect(io.stderr).toEqual([
-      `${missing} file not found (looked at ${missing}) — `
-        + 'check the path; examples/site.example.yaml is a starting point',
+      `${missing} file not found (looked at ${missing}) — ` +
+        'check the path; examples/site.example.yaml is a starting point',
     ]);
   });
 });
@@ -75,8 +75,8 @@ describe('errors name the command that refused', () => {
     mkdirSync(data);
     expect(await tlsCommand(['fingerprint', '--data-dir', data], io)).toBe(1);
     expect(io.stderr).toEqual([
-      `sitegw tls fingerprint: no certificate at ${join(data, 'tls', 'cert.pem')} yet: `
-        + 'sitegw creates it on its first start with HTTPS',
+      `sitegw tls fingerprint: no certificate at ${join(data, 'tls', 'cert.pem')} yet: ` +
+        'sitegw creates it on its first start with HTTPS',
     ]);
   });
 

@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
@@ -25,14 +25,28 @@ it('run: a taken HTTP port ends with one clear line and exit code 1', async () =
   try {
     const port = (squatter.address() as AddressInfo).port;
     const file = join(dir, 'site.yaml');
-    writeFileSync(file, demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: port, dataDir: 'data', pollSeconds: 1, batteryBlocks: 2 }));
-    const child = spawn(...sitegwCommand(['run', '--config', file]), { cwd: ROOT, env: { ...process.env, SITEGW_LOG_LEVEL: 'info', SITEGW_DEBUG: '' } });
+    writeFileSync(
+      file,
+      demoSiteYaml(servers, {
+        httpHost: '127.0.0.1',
+        httpPort: port,
+        dataDir: 'data',
+        pollSeconds: 1,
+        batteryBlocks: 2,
+      }),
+    );
+    const child = spawn(...sitegwCommand(['run', '--config', file]), {
+      cwd: ROOT,
+      env: { ...process.env, SITEGW_LOG_LEVEL: 'info', SITEGW_DEBUG: '' },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    expect(err).toBe(`sitegw run: port ${port} on 127.0.0.1 is already in use: set http.port in site.yaml or stop the other program\n`);
+    expect(err).toBe(
+      `sitegw run: port ${port} on 127.0.0.1 is already in use: set http.port in site.yaml or stop the other program\n`,
+    );
     expect(code).toBe(1);
     // the daemon had got as far as its store (so there was something to undo); no log line carries a stack
     expect(out).toContain('start failed: stopping the features already started');

@@ -7,10 +7,27 @@ const parse = (lines: readonly string[], baseDir = '/etc/sitegw') => parseConfig
 
 describe('http.tls, http.insecure and auth in site.yaml', () => {
   it('takes relative certificate paths from the folder of site.yaml and keeps set values', () => {
-    const r = parse(withAppended(['http:', '  host: 0.0.0.0', '  tls:', '    cert: tls/cert.pem', '    key: /srv/key.pem', 'auth:', '  accessTokenSeconds: 600', '  maxFailedAttempts: 5']));
+    const r = parse(
+      withAppended([
+        'http:',
+        '  host: 0.0.0.0',
+        '  tls:',
+        '    cert: tls/cert.pem',
+        '    key: /srv/key.pem',
+        'auth:',
+        '  accessTokenSeconds: 600',
+        '  maxFailedAttempts: 5',
+      ]),
+    );
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
     expect(r.config.http.tls).toEqual({ mode: 'auto', cert: '/etc/sitegw/tls/cert.pem', key: '/srv/key.pem' });
-    expect(r.config.auth).toEqual({ accessTokenSeconds: 600, refreshTokenDays: 30, codeSeconds: 60, maxFailedAttempts: 5, failureWindowSeconds: 300 });
+    expect(r.config.auth).toEqual({
+      accessTokenSeconds: 600,
+      refreshTokenDays: 30,
+      codeSeconds: 60,
+      maxFailedAttempts: 5,
+      failureWindowSeconds: 300,
+    });
   });
 
   it('a certificate without its key names the missing key at the line of the given one', () => {
@@ -32,10 +49,30 @@ describe('http.tls, http.insecure and auth in site.yaml', () => {
   });
 
   it('wrong values say what is allowed', () => {
-    expectSingleError(parse(withAppended(['http:', '  tls:', '    mode: on'])), { path: 'http.tls.mode', line: 18, message: /'on'/, hint: /auto|always/ });
-    expectSingleError(parse(withAppended(['http:', '  insecure: yes please'])), { path: 'http.insecure', line: 17, message: /true or false/, hint: /leave it out to get HTTPS/ });
-    expectSingleError(parse(withAppended(['auth:', '  accessTokenSeconds: 10'])), { path: 'auth.accessTokenSeconds', line: 17, message: /at least 60/, hint: /usually 3600/ });
-    expectSingleError(parse(withAppended(['auth:', '  tokenLifetime: 3600'])), { path: 'auth.tokenLifetime', line: 17, message: /unknown key/, hint: /accessTokenSeconds/ });
+    expectSingleError(parse(withAppended(['http:', '  tls:', '    mode: on'])), {
+      path: 'http.tls.mode',
+      line: 18,
+      message: /'on'/,
+      hint: /auto|always/,
+    });
+    expectSingleError(parse(withAppended(['http:', '  insecure: yes please'])), {
+      path: 'http.insecure',
+      line: 17,
+      message: /true or false/,
+      hint: /leave it out to get HTTPS/,
+    });
+    expectSingleError(parse(withAppended(['auth:', '  accessTokenSeconds: 10'])), {
+      path: 'auth.accessTokenSeconds',
+      line: 17,
+      message: /at least 60/,
+      hint: /usually 3600/,
+    });
+    expectSingleError(parse(withAppended(['auth:', '  tokenLifetime: 3600'])), {
+      path: 'auth.tokenLifetime',
+      line: 17,
+      message: /unknown key/,
+      hint: /accessTokenSeconds/,
+    });
   });
 
   it('the minimal file needs none of it', () => {

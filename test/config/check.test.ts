@@ -21,7 +21,18 @@ function write(name: string, content: string): string {
 describe('sitegw check-config', () => {
   it('returns 0 and summarises a valid file', async () => {
     const io = capture();
-    const file = write('ok.yaml', text(withAppended(['  - id: bat', '    role: battery', '    profile: sunspec', '    pollIntervalSeconds: 30', '    connection: { type: tcp, host: 192.168.1.50, unitId: 2 }'])));
+    const file = write(
+      'ok.yaml',
+      text(
+        withAppended([
+          '  - id: bat',
+          '    role: battery',
+          '    profile: sunspec',
+          '    pollIntervalSeconds: 30',
+          '    connection: { type: tcp, host: 192.168.1.50, unitId: 2 }',
+        ]),
+      ),
+    );
     expect(await checkConfigCommand(file, io)).toBe(0);
     expect(io.stderr).toEqual([]);
     expect(io.stdout[0]).toBe("OK: site 'home' with 2 devices");
@@ -53,7 +64,9 @@ describe('sitegw check-config', () => {
     const io = capture();
     const file = write('tabs.yaml', text(MINIMAL).replace('  name: Home', '\tname: Home'));
     expect(await checkConfigCommand(file, io)).toBe(1);
-    expect(io.stderr[0]).toBe(`${file}:3:1 a tab is used for indentation — indent with spaces only (two per level); set the editor to insert spaces for tabs`);
+    expect(io.stderr[0]).toBe(
+      `${file}:3:1 a tab is used for indentation — indent with spaces only (two per level); set the editor to insert spaces for tabs`,
+    );
     expect(io.stderr.join('\n')).not.toMatch(/\n\s+at /);
   });
 
@@ -61,7 +74,9 @@ describe('sitegw check-config', () => {
     const io = capture();
     const file = join(dir, 'missing.yaml');
     expect(await checkConfigCommand(file, io)).toBe(2);
-    expect(io.stderr).toEqual([`${file} file not found (looked at ${file}) — check the path; examples/site.example.yaml is a starting point`]);
+    expect(io.stderr).toEqual([
+      `${file} file not found (looked at ${file}) — check the path; examples/site.example.yaml is a starting point`,
+    ]);
   });
 
   it('returns 2 when the path is a folder', async () => {
@@ -78,7 +93,11 @@ describe('sitegw check-config', () => {
     chmodSync(dir, 0o755);
     // root reads any file: as root the check runs as nobody, in a process of its own
     const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'src/cli.ts'), 'check-config', file], { cwd: ROOT, encoding: 'utf8', ...asNobody });
+    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'src/cli.ts'), 'check-config', file], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      ...asNobody,
+    });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/no permission to read the file/);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import type { SiteConfig } from '../../src/config/types.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { errorsOf, expectSingleError, MINIMAL, text } from './fixtures.js';
 
 /** MINIMAL (the inverter's connection is lines 13-15) with the inverter's connection keys replaced. */
@@ -18,22 +18,56 @@ function accepted(yaml: string): SiteConfig {
 
 /** a second device on lines 16.. with the given connection keys */
 function meter(id: string, lines: readonly string[]): string[] {
-  return [`  - id: ${id}`, '    role: consumption-meter', '    profile: sunspec', '    connection:', ...lines.map((l) => `      ${l}`)];
+  return [
+    `  - id: ${id}`,
+    '    role: consumption-meter',
+    '    profile: sunspec',
+    '    connection:',
+    ...lines.map((l) => `      ${l}`),
+  ];
 }
 
 describe('rtu and rtu-over-tcp connections', () => {
   it('fills the serial defaults and leaves the inter-frame delay to the bus', () => {
     const c = accepted(withConnection(['type: rtu', 'device: /dev/ttyUSB0'])).devices[0]!.connection;
-    expect(c).toEqual({ type: 'rtu', device: '/dev/ttyUSB0', baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1, unitId: 1, timeoutMs: 1000 });
+    expect(c).toEqual({
+      type: 'rtu',
+      device: '/dev/ttyUSB0',
+      baudRate: 9600,
+      parity: 'none',
+      dataBits: 8,
+      stopBits: 1,
+      unitId: 1,
+      timeoutMs: 1000,
+    });
   });
 
   it('keeps every serial setting that is written', () => {
-    const c = accepted(withConnection(['type: rtu', 'device: /dev/serial/by-id/usb-FTDI-if00', 'baudRate: 19200', 'parity: even', 'stopBits: 2', 'unitId: 247', 'timeoutMs: 300', 'interFrameDelayMs: 2.5'])).devices[0]!.connection;
-    expect(c).toMatchObject({ baudRate: 19200, parity: 'even', stopBits: 2, unitId: 247, timeoutMs: 300, interFrameDelayMs: 2.5 });
+    const c = accepted(
+      withConnection([
+        'type: rtu',
+        'device: /dev/serial/by-id/usb-FTDI-if00',
+        'baudRate: 19200',
+        'parity: even',
+        'stopBits: 2',
+        'unitId: 247',
+        'timeoutMs: 300',
+        'interFrameDelayMs: 2.5',
+      ]),
+    ).devices[0]!.connection;
+    expect(c).toMatchObject({
+      baudRate: 19200,
+      parity: 'even',
+      stopBits: 2,
+      unitId: 247,
+      timeoutMs: 300,
+      interFrameDelayMs: 2.5,
+    });
   });
 
   it('rtu-over-tcp takes host and port and gets no TCP default port', () => {
-    const c = accepted(withConnection(['type: rtu-over-tcp', 'host: 192.168.1.60', 'port: 8899', 'unitId: 3'])).devices[0]!.connection;
+    const c = accepted(withConnection(['type: rtu-over-tcp', 'host: 192.168.1.60', 'port: 8899', 'unitId: 3']))
+      .devices[0]!.connection;
     expect(c).toEqual({ type: 'rtu-over-tcp', host: '192.168.1.60', port: 8899, unitId: 3, timeoutMs: 1000 });
     expectSingleError(parse(withConnection(['type: rtu-over-tcp', 'host: 192.168.1.60'])), {
       path: 'devices[0].connection.port',
@@ -115,7 +149,9 @@ describe('rtu and rtu-over-tcp connections', () => {
 
   it('two devices at one address of one serial line', () => {
     // an SDM630 set to the inverter's address (another profile: not a role of the same device)
-    const sdm = meter('house', ['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2']).map((l) => l.replace('sunspec', 'eastron-sdm630'));
+    const sdm = meter('house', ['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2']).map((l) =>
+      l.replace('sunspec', 'eastron-sdm630'),
+    );
     const yaml = withConnection(['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2'], sdm);
     expectSingleError(parse(yaml), {
       path: 'devices[1].connection',
@@ -128,13 +164,20 @@ describe('rtu and rtu-over-tcp connections', () => {
   it('the same unit id on different serial ports, or on a serial port and a TCP device, is fine', () => {
     const ok = withConnection(
       ['type: rtu', 'device: /dev/ttyUSB0'],
-      [...meter('m1', ['type: rtu', 'device: /dev/ttyUSB1']), ...meter('m2', ['type: tcp', 'host: 192.168.1.60']), ...meter('m3', ['type: rtu-over-tcp', 'host: 192.168.1.61', 'port: 502'])],
+      [
+        ...meter('m1', ['type: rtu', 'device: /dev/ttyUSB1']),
+        ...meter('m2', ['type: tcp', 'host: 192.168.1.60']),
+        ...meter('m3', ['type: rtu-over-tcp', 'host: 192.168.1.61', 'port: 502']),
+      ],
     );
     expect(accepted(ok).devices.map((d) => d.connection.unitId)).toEqual([1, 1, 1, 1]);
   });
 
   it('devices on one serial port must share its line settings', () => {
-    const yaml = withConnection(['type: rtu', 'device: /dev/ttyUSB0', 'baudRate: 9600'], meter('house', ['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2', 'baudRate: 19200']));
+    const yaml = withConnection(
+      ['type: rtu', 'device: /dev/ttyUSB0', 'baudRate: 9600'],
+      meter('house', ['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2', 'baudRate: 19200']),
+    );
     expectSingleError(parse(yaml), {
       path: 'devices[1].connection.baudRate',
       line: 24,
@@ -142,12 +185,18 @@ describe('rtu and rtu-over-tcp connections', () => {
       hint: /write baudRate: 9600 here/,
     });
     // a default counts as a setting: parity none (default) against parity even
-    const byDefault = withConnection(['type: rtu', 'device: /dev/ttyUSB0'], meter('house', ['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2', 'parity: even']));
+    const byDefault = withConnection(
+      ['type: rtu', 'device: /dev/ttyUSB0'],
+      meter('house', ['type: rtu', 'device: /dev/ttyUSB0', 'unitId: 2', 'parity: even']),
+    );
     expect(errorsOf(parse(byDefault)).map((e) => e.path)).toEqual(['devices[1].connection.parity']);
   });
 
   it('one TCP port is either Modbus TCP or RTU over TCP', () => {
-    const yaml = withConnection(['type: tcp', 'host: 192.168.1.60', 'port: 502'], meter('house', ['type: rtu-over-tcp', 'host: 192.168.1.60', 'port: 502', 'unitId: 2']));
+    const yaml = withConnection(
+      ['type: tcp', 'host: 192.168.1.60', 'port: 502'],
+      meter('house', ['type: rtu-over-tcp', 'host: 192.168.1.60', 'port: 502', 'unitId: 2']),
+    );
     expectSingleError(parse(yaml), {
       path: 'devices[1].connection.type',
       line: 21,

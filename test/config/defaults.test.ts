@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { itemAt } from '../../src/core/item-at.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { MINIMAL, text, withAppended, withLine } from './fixtures.js';
 
 function accepted(yaml: string, baseDir = '/etc/sitegw') {
@@ -14,14 +14,26 @@ describe('a minimal site.yaml', () => {
   it('fills every default', () => {
     const config = accepted(text(MINIMAL));
     expect(config).toEqual({
-      site: { id: 'home', name: 'Home', timezone: 'Europe/Berlin', currency: 'EUR', location: { latitude: 52.5, longitude: 13.4 } },
+      site: {
+        id: 'home',
+        name: 'Home',
+        timezone: 'Europe/Berlin',
+        currency: 'EUR',
+        location: { latitude: 52.5, longitude: 13.4 },
+      },
       http: { host: '127.0.0.1', port: 8080, tls: { mode: 'auto' }, insecure: false },
       dataDir: '/etc/sitegw/data',
       poll: { intervalSeconds: 10 },
       api: { socScale: 'percent' },
       grid: { debounce: 2 },
       ws: { maxEntriesPerMessage: 100 },
-      auth: { accessTokenSeconds: 3600, refreshTokenDays: 30, codeSeconds: 60, maxFailedAttempts: 10, failureWindowSeconds: 300 },
+      auth: {
+        accessTokenSeconds: 3600,
+        refreshTokenDays: 30,
+        codeSeconds: 60,
+        maxFailedAttempts: 10,
+        failureWindowSeconds: 300,
+      },
       devices: [
         {
           id: 'inv',
@@ -31,7 +43,14 @@ describe('a minimal site.yaml', () => {
         },
       ],
       limits: {
-        http: { headersSeconds: 10, requestSeconds: 30, idleSeconds: 60, keepAliveSeconds: 5, maxConnections: 128, maxConnectionsPerAddress: 32 },
+        http: {
+          headersSeconds: 10,
+          requestSeconds: 30,
+          idleSeconds: 60,
+          keepAliveSeconds: 5,
+          maxConnections: 128,
+          maxConnectionsPerAddress: 32,
+        },
         dynamicTariffs: { maxPerClient: 10, maxValuesPerTariff: 350400, maxValuesPerClientPerDay: 50000 },
       },
     });
@@ -44,9 +63,24 @@ describe('a minimal site.yaml', () => {
 
   it('keeps values that are set', () => {
     const config = accepted(
-      text(withAppended(['      port: 1502', '      unitId: 0', '      timeoutMs: 250', 'api:', '  socScale: fraction', 'dataDir: /var/lib/sitegw'])),
+      text(
+        withAppended([
+          '      port: 1502',
+          '      unitId: 0',
+          '      timeoutMs: 250',
+          'api:',
+          '  socScale: fraction',
+          'dataDir: /var/lib/sitegw',
+        ]),
+      ),
     );
-    expect(itemAt(config.devices, 0).connection).toEqual({ type: 'tcp', host: '192.168.1.50', port: 1502, unitId: 0, timeoutMs: 250 });
+    expect(itemAt(config.devices, 0).connection).toEqual({
+      type: 'tcp',
+      host: '192.168.1.50',
+      port: 1502,
+      unitId: 0,
+      timeoutMs: 250,
+    });
     expect(config.api.socScale).toBe('fraction');
     expect(config.dataDir).toBe('/var/lib/sitegw');
   });
@@ -59,7 +93,14 @@ describe('a minimal site.yaml', () => {
 
   it('links a battery without `inverter` to the first inverter', () => {
     const config = accepted(
-      text(withAppended(['  - id: bat', '    role: battery', '    profile: sunspec', '    connection: { type: tcp, host: 192.168.1.51 }'])),
+      text(
+        withAppended([
+          '  - id: bat',
+          '    role: battery',
+          '    profile: sunspec',
+          '    connection: { type: tcp, host: 192.168.1.51 }',
+        ]),
+      ),
     );
     expect(itemAt(config.devices, 1).inverter).toBe('inv');
   });

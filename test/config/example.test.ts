@@ -3,25 +3,33 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LineCounter, parseDocument } from 'yaml';
-import type { PathSegment } from '../../src/yaml/errors.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { siteSchema } from '../../src/config/schema.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
+import type { PathSegment } from '../../src/yaml/errors.js';
 import type { SchemaNode } from '../../src/yaml/schema.js';
 import { offsetOf } from '../../src/yaml/source-map.js';
 
 const file = fileURLToPath(new URL('../../examples/site.example.yaml', import.meta.url));
 
 /** Every key path the schema allows, with list items as index 0..n-1 of the example's lists. */
-function schemaKeys(schema: SchemaNode, prefix: PathSegment[], data: unknown, out: { path: PathSegment[]; node: SchemaNode }[]): void {
+function schemaKeys(
+  schema: SchemaNode,
+  prefix: PathSegment[],
+  data: unknown,
+  out: { path: PathSegment[]; node: SchemaNode }[],
+): void {
   for (const [key, child] of Object.entries(schema.properties ?? {})) {
     const path = [...prefix, key];
     out.push({ path, node: child });
     const value = (data as Record<string, unknown> | undefined)?.[key];
     if (child.properties) schemaKeys(child, path, value, out);
     // a `type`-picked mapping (a connection): the keys of the branch this example's value picks
-    const branch = child.oneOf?.find((b) => b.properties?.type?.enum?.includes((value as { type?: string } | undefined)?.type ?? ''));
+    const branch = child.oneOf?.find((b) =>
+      b.properties?.type?.enum?.includes((value as { type?: string } | undefined)?.type ?? ''),
+    );
     if (branch) schemaKeys(branch, path, value, out);
-    if (child.items && Array.isArray(value)) value.forEach((item, i) => schemaKeys(child.items as SchemaNode, [...path, i], item, out));
+    if (child.items && Array.isArray(value))
+      value.forEach((item, i) => schemaKeys(child.items as SchemaNode, [...path, i], item, out));
   }
 }
 
@@ -56,7 +64,8 @@ describe('examples/site.example.yaml', () => {
     schemaKeys(siteSchema, [], raw, keys);
     const written = (path: PathSegment[]) => {
       let node: unknown = raw;
-      for (const seg of path) node = node === null || typeof node !== 'object' ? undefined : (node as Record<string, unknown>)[seg];
+      for (const seg of path)
+        node = node === null || typeof node !== 'object' ? undefined : (node as Record<string, unknown>)[seg];
       return node !== undefined;
     };
     const missing = new Set<string>();
@@ -85,7 +94,8 @@ describe('examples/site.example.yaml', () => {
       let i = lineCounter.linePos(offset).line - 2;
       let comment = '';
       while (i >= 0 && lines[i]?.trim().startsWith('#')) comment = `${lines[i--]}\n${comment}`;
-      if (!comment.includes(`default ${String(node.default)}`)) unstated.push(`${generic} (default ${String(node.default)})`);
+      if (!comment.includes(`default ${String(node.default)}`))
+        unstated.push(`${generic} (default ${String(node.default)})`);
     }
     expect(checked.size).toBeGreaterThan(5);
     expect(unstated).toEqual([]);

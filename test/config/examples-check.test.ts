@@ -8,8 +8,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MINIMAL, text, withAppended } from './fixtures.js';
 import { sitegwCommand } from '../support/cli.js';
+import { MINIMAL, text, withAppended } from './fixtures.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-examples-'));
@@ -40,7 +40,10 @@ describe('check-config and run agree', () => {
 
   it('a missing http.tls certificate: both commands name it with its line and a hint, and exit 1', async () => {
     const file = join(dir, 'site.yaml');
-    writeFileSync(file, text(withAppended(['http:', '  tls:', '    cert: tls/missing-cert.pem', '    key: tls/missing-key.pem'])));
+    writeFileSync(
+      file,
+      text(withAppended(['http:', '  tls:', '    cert: tls/missing-cert.pem', '    key: tls/missing-key.pem'])),
+    );
     const line = MINIMAL.length + 3;
     const expected = [
       `${file}:${line}:5 http.tls.cert: file not found (looked at ${join(dir, 'tls/missing-cert.pem')}) — check the path; a relative path is taken from the folder of site.yaml`,

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import type { ConfigError } from '../../src/yaml/errors.js';
 import type { ConfigResult } from '../../src/config/load.js';
 import { itemAt } from '../../src/core/item-at.js';
+import type { ConfigError } from '../../src/yaml/errors.js';
 
 export const MINIMAL: readonly string[] = [
   /* 1 */ 'site:',

@@ -8,7 +8,13 @@ describe('formatConfigErrors', () => {
     expect(
       formatConfigErrors(
         [
-          { path: 'devices[1].connection.port', line: 12, column: 7, message: 'must be at most 65535, got 70000', hint: "use the device's Modbus TCP port, usually 502" },
+          {
+            path: 'devices[1].connection.port',
+            line: 12,
+            column: 7,
+            message: 'must be at most 65535, got 70000',
+            hint: "use the device's Modbus TCP port, usually 502",
+          },
           { path: '', line: 1, column: 1, message: 'site.yaml is empty' },
           { path: 'site', message: 'something without a place' },
         ],

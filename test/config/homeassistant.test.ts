@@ -27,20 +27,59 @@ describe('homeassistant in site.yaml', () => {
   });
 
   it('sits beside an uplink on another broker, each with its own settings', () => {
-    const r = parse(withAppended(['uplink:', '  url: mqtts://cloud.example.com:8883', 'homeassistant:', '  url: mqtt://ha.lan', '  discoveryPrefix: ha/disc', '  stateIntervalSeconds: 30', '  tls: {}']));
+    const r = parse(
+      withAppended([
+        'uplink:',
+        '  url: mqtts://cloud.example.com:8883',
+        'homeassistant:',
+        '  url: mqtt://ha.lan',
+        '  discoveryPrefix: ha/disc',
+        '  stateIntervalSeconds: 30',
+        '  tls: {}',
+      ]),
+    );
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
     expect(r.config.uplink!.url).toBe('mqtts://cloud.example.com:8883');
-    expect(r.config.homeassistant).toMatchObject({ url: 'mqtt://ha.lan', discoveryPrefix: 'ha/disc', stateIntervalSeconds: 30 });
+    expect(r.config.homeassistant).toMatchObject({
+      url: 'mqtt://ha.lan',
+      discoveryPrefix: 'ha/disc',
+      stateIntervalSeconds: 30,
+    });
   });
 
   it('refuses a bad url, discovery prefix, rate and topic prefix with the line and a hint', () => {
-    expectSingleError(parse(withAppended(['homeassistant:', '  url: homeassistant.local'])), { path: 'homeassistant.url', line: 17, message: /./, hint: /mqtt:\/\/homeassistant.local:1883/ });
+    expectSingleError(parse(withAppended(['homeassistant:', '  url: homeassistant.local'])), {
+      path: 'homeassistant.url',
+      line: 17,
+      message: /./,
+      hint: /mqtt:\/\/homeassistant.local:1883/,
+    });
     for (const bad of ['home assistant', '/homeassistant', 'ha/+', 'ha/']) {
-      expectSingleError(parse(withAppended(['homeassistant:', '  url: mqtt://b', `  discoveryPrefix: '${bad}'`])), { path: 'homeassistant.discoveryPrefix', line: 18, message: /./, hint: /usually 'homeassistant'/ });
+      expectSingleError(parse(withAppended(['homeassistant:', '  url: mqtt://b', `  discoveryPrefix: '${bad}'`])), {
+        path: 'homeassistant.discoveryPrefix',
+        line: 18,
+        message: /./,
+        hint: /usually 'homeassistant'/,
+      });
     }
-    expectSingleError(parse(withAppended(['homeassistant:', '  url: mqtt://b', '  stateIntervalSeconds: 0'])), { path: 'homeassistant.stateIntervalSeconds', line: 18, message: /./, hint: /between 1 and 3600, usually 10/ });
-    expectSingleError(parse(withAppended(['homeassistant:', '  url: mqtt://b', "  stateTopicPrefix: 'a/#'"])), { path: 'homeassistant.stateTopicPrefix', line: 18, message: /./, hint: /without \+ or #/ });
-    expectSingleError(parse(withAppended(['homeassistant:', '  url: mqtt://b', '  topicPrefix: x'])), { path: 'homeassistant.topicPrefix', line: 18, message: /./, hint: /stateTopicPrefix/ });
+    expectSingleError(parse(withAppended(['homeassistant:', '  url: mqtt://b', '  stateIntervalSeconds: 0'])), {
+      path: 'homeassistant.stateIntervalSeconds',
+      line: 18,
+      message: /./,
+      hint: /between 1 and 3600, usually 10/,
+    });
+    expectSingleError(parse(withAppended(['homeassistant:', '  url: mqtt://b', "  stateTopicPrefix: 'a/#'"])), {
+      path: 'homeassistant.stateTopicPrefix',
+      line: 18,
+      message: /./,
+      hint: /without \+ or #/,
+    });
+    expectSingleError(parse(withAppended(['homeassistant:', '  url: mqtt://b', '  topicPrefix: x'])), {
+      path: 'homeassistant.topicPrefix',
+      line: 18,
+      message: /./,
+      hint: /stateTopicPrefix/,
+    });
   });
 
   it('refuses certificates on a plain URL, naming its own section', () => {

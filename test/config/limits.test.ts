@@ -8,9 +8,15 @@ const after = MINIMAL.length;
 
 describe('limits in site.yaml', () => {
   it('keeps set values and fills the others', () => {
-    const r = parse(withAppended(['limits:', '  http:', '    maxConnections: 16', '  dynamicTariffs:', '    maxPerClient: 2']));
+    const r = parse(
+      withAppended(['limits:', '  http:', '    maxConnections: 16', '  dynamicTariffs:', '    maxPerClient: 2']),
+    );
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
-    expect(r.config.limits.http).toMatchObject({ maxConnections: 16, maxConnectionsPerAddress: 32, headersSeconds: 10 });
+    expect(r.config.limits.http).toMatchObject({
+      maxConnections: 16,
+      maxConnectionsPerAddress: 32,
+      headersSeconds: 10,
+    });
     expect(r.config.limits.dynamicTariffs).toMatchObject({ maxPerClient: 2, maxValuesPerClientPerDay: 50000 });
   });
 
@@ -30,7 +36,17 @@ describe('limits in site.yaml', () => {
   });
 
   it('out-of-range values say what is allowed', () => {
-    expectSingleError(parse(withAppended(['limits:', '  http:', '    maxConnections: 0'])), { path: 'limits.http.maxConnections', line: after + 3, message: /at least 1/, hint: /between 1 and 10000, usually 128/ });
-    expectSingleError(parse(withAppended(['limits:', '  dynamicTariffs:', '    maxValuesPerTariff: 10'])), { path: 'limits.dynamicTariffs.maxValuesPerTariff', line: after + 3, message: /at least 96/, hint: /usually 350400/ });
+    expectSingleError(parse(withAppended(['limits:', '  http:', '    maxConnections: 0'])), {
+      path: 'limits.http.maxConnections',
+      line: after + 3,
+      message: /at least 1/,
+      hint: /between 1 and 10000, usually 128/,
+    });
+    expectSingleError(parse(withAppended(['limits:', '  dynamicTariffs:', '    maxValuesPerTariff: 10'])), {
+      path: 'limits.dynamicTariffs.maxValuesPerTariff',
+      line: after + 3,
+      message: /at least 96/,
+      hint: /usually 350400/,
+    });
   });
 });

@@ -4,7 +4,14 @@ import { errorsOf, expectSingleError, MINIMAL, text, withAppended, withLine } fr
 
 const parse = (lines: readonly string[]) => parseConfig(text(lines), 'site.yaml', '/etc/sitegw');
 
-const BATTERY = ['  - id: bat', '    role: battery', '    profile: sunspec', '    connection:', '      type: tcp', '      host: 192.168.1.51'];
+const BATTERY = [
+  '  - id: bat',
+  '    role: battery',
+  '    profile: sunspec',
+  '    connection:',
+  '      type: tcp',
+  '      host: 192.168.1.51',
+];
 
 describe('schema mistakes name the path, the line, what is wrong and what is right', () => {
   it('wrong type: text where a number belongs', () => {
@@ -209,33 +216,72 @@ describe('semantic mistakes use the same form', () => {
   });
 
   it('currency in lowercase or as a symbol is told the code', () => {
-    expectSingleError(parse(withLine(5, '  currency: gbp')), { path: 'site.currency', line: 5, message: /'gbp'/, hint: /capitals: 'GBP'/ });
-    expectSingleError(parse(withLine(5, '  currency: €')), { path: 'site.currency', line: 5, message: /'€'/, hint: /symbol: 'EUR'/ });
+    expectSingleError(parse(withLine(5, '  currency: gbp')), {
+      path: 'site.currency',
+      line: 5,
+      message: /'gbp'/,
+      hint: /capitals: 'GBP'/,
+    });
+    expectSingleError(parse(withLine(5, '  currency: €')), {
+      path: 'site.currency',
+      line: 5,
+      message: /'€'/,
+      hint: /symbol: 'EUR'/,
+    });
   });
 
   it('duplicate device id points at the second one', () => {
-    expectSingleError(parse(withAppended(['  - id: inv', '    role: battery', '    profile: sunspec', '    connection: { type: tcp, host: 192.168.1.51 }'])), {
-      path: 'devices[1].id',
-      line: 16,
-      column: 5,
-      message: /^device id 'inv' is already used by devices\[0\]$/,
-      hint: /give every device its own id/,
-    });
+    expectSingleError(
+      parse(
+        withAppended([
+          '  - id: inv',
+          '    role: battery',
+          '    profile: sunspec',
+          '    connection: { type: tcp, host: 192.168.1.51 }',
+        ]),
+      ),
+      {
+        path: 'devices[1].id',
+        line: 16,
+        column: 5,
+        message: /^device id 'inv' is already used by devices\[0\]$/,
+        hint: /give every device its own id/,
+      },
+    );
   });
 
   it('duplicate address (same host, default port and unit id)', () => {
     // two inverters: roles of one device (different roles, same profile) may share an address
-    expectSingleError(parse(withAppended(['  - id: inv2', '    role: inverter', '    profile: sunspec', '    connection:', '      type: tcp', '      host: 192.168.1.50'])), {
-      path: 'devices[1].connection',
-      line: 19,
-      column: 5,
-      message: /same address as devices\[0\] \('inv'\): 192\.168\.1\.50:502 unit 1/,
-      hint: /different unitIds/,
-    });
+    expectSingleError(
+      parse(
+        withAppended([
+          '  - id: inv2',
+          '    role: inverter',
+          '    profile: sunspec',
+          '    connection:',
+          '      type: tcp',
+          '      host: 192.168.1.50',
+        ]),
+      ),
+      {
+        path: 'devices[1].connection',
+        line: 19,
+        column: 5,
+        message: /same address as devices\[0\] \('inv'\): 192\.168\.1\.50:502 unit 1/,
+        hint: /different unitIds/,
+      },
+    );
   });
 
   it('same host and port with different unit ids is fine', () => {
-    const result = parse(withAppended(['  - id: meter', '    role: grid-meter', '    profile: sunspec', '    connection: { type: tcp, host: 192.168.1.50, unitId: 2 }']));
+    const result = parse(
+      withAppended([
+        '  - id: meter',
+        '    role: grid-meter',
+        '    profile: sunspec',
+        '    connection: { type: tcp, host: 192.168.1.50, unitId: 2 }',
+      ]),
+    );
     expect(result.ok).toBe(true);
   });
 
@@ -250,17 +296,30 @@ describe('semantic mistakes use the same form', () => {
   });
 
   it('battery naming a device that is not an inverter', () => {
-    const meter = ['  - id: meter', '    role: grid-meter', '    profile: sunspec', '    connection: { type: tcp, host: 192.168.1.60 }'];
-    expectSingleError(parse(withAppended([...meter, ...BATTERY.slice(0, 3), '    inverter: meter', ...BATTERY.slice(3)])), {
-      path: 'devices[2].inverter',
-      line: 23,
-      message: /'meter' is a grid-meter, not an inverter/,
-      hint: /inv/,
-    });
+    const meter = [
+      '  - id: meter',
+      '    role: grid-meter',
+      '    profile: sunspec',
+      '    connection: { type: tcp, host: 192.168.1.60 }',
+    ];
+    expectSingleError(
+      parse(withAppended([...meter, ...BATTERY.slice(0, 3), '    inverter: meter', ...BATTERY.slice(3)])),
+      {
+        path: 'devices[2].inverter',
+        line: 23,
+        message: /'meter' is a grid-meter, not an inverter/,
+        hint: /inv/,
+      },
+    );
   });
 
   it('a second grid-meter', () => {
-    const meter = (id: string, host: string) => [`  - id: ${id}`, '    role: grid-meter', '    profile: sunspec', `    connection: { type: tcp, host: ${host} }`];
+    const meter = (id: string, host: string) => [
+      `  - id: ${id}`,
+      '    role: grid-meter',
+      '    profile: sunspec',
+      `    connection: { type: tcp, host: ${host} }`,
+    ];
     expectSingleError(parse(withAppended([...meter('m1', '10.0.0.1'), ...meter('m2', '10.0.0.2')])), {
       path: 'devices[2].role',
       line: 21,
@@ -352,15 +411,30 @@ describe('YAML syntax errors and file shape', () => {
   });
 
   it('more than one document', () => {
-    expectSingleError(parse(withAppended(['---', 'site: {}'])), { path: '', line: 16, message: /more than one YAML document/, hint: /remove the second '---'/ });
+    expectSingleError(parse(withAppended(['---', 'site: {}'])), {
+      path: '',
+      line: 16,
+      message: /more than one YAML document/,
+      hint: /remove the second '---'/,
+    });
   });
 
   it('an empty file', () => {
-    expectSingleError(parseConfig('', 'site.yaml'), { path: '', line: 1, message: /^site\.yaml is empty/, hint: /site: and devices:/ });
+    expectSingleError(parseConfig('', 'site.yaml'), {
+      path: '',
+      line: 1,
+      message: /^site\.yaml is empty/,
+      hint: /site: and devices:/,
+    });
   });
 
   it('a file of comments only counts as empty', () => {
-    expectSingleError(parseConfig('# todo\n\n', 'x.yaml'), { path: '', line: 1, message: /^x\.yaml is empty/, hint: /site:/ });
+    expectSingleError(parseConfig('# todo\n\n', 'x.yaml'), {
+      path: '',
+      line: 1,
+      message: /^x\.yaml is empty/,
+      hint: /site:/,
+    });
   });
 
   it('a top-level list', () => {
@@ -378,7 +452,12 @@ describe('YAML syntax errors and file shape', () => {
   });
 
   it('an alias bomb is refused instead of expanding', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'];
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+    ];
     const errors = errorsOf(parseConfig(text(bomb)));
     expect(errors).toHaveLength(1);
     expect(errors[0]?.message).toMatch(/cannot read the file/);

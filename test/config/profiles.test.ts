@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfigCommand } from '../../src/cli/check-config.js';
-import { captureLines } from '../support/output.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { profileFindings } from '../../src/profiles/config-check.js';
 import { readProfileDir } from '../../src/profiles/load.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
+import { captureLines } from '../support/output.js';
 import { errorsOf, expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';
 
 const parse = (lines: readonly string[]) => parseConfig(text(lines), 'site.yaml', '/etc/sitegw');
@@ -33,23 +33,29 @@ const huawei = (id: string, role: string, unitId = 1) =>
 
 describe('profile names', () => {
   it('a name with no file in device-profiles/ is refused, with a suggestion and the list', () => {
-    const e = expectSingleError(parse(withAppended([], [...MINIMAL.slice(0, 11), '    profile: eastron-sdm63', ...MINIMAL.slice(12)])), {
-      path: 'devices[0].profile',
-      line: 12,
-      message: /^no device profile named 'eastron-sdm63' \(looked in .*device-profiles/,
-      hint: /^did you mean 'eastron-sdm630'\? available: sunspec, /,
-    });
+    const e = expectSingleError(
+      parse(withAppended([], [...MINIMAL.slice(0, 11), '    profile: eastron-sdm63', ...MINIMAL.slice(12)])),
+      {
+        path: 'devices[0].profile',
+        line: 12,
+        message: /^no device profile named 'eastron-sdm63' \(looked in .*device-profiles/,
+        hint: /^did you mean 'eastron-sdm630'\? available: sunspec, /,
+      },
+    );
     expect(e.hint).toContain(`available: sunspec, ${SHIPPED}`);
     expect(SHIPPED).toContain('eastron-sdm120, eastron-sdm630, ');
   });
 
   it('a profile without a section for the role', () => {
-    expectSingleError(parse(withAppended([], [...MINIMAL.slice(0, 11), '    profile: eastron-sdm630', ...MINIMAL.slice(12)])), {
-      path: 'devices[0].profile',
-      line: 12,
-      message: /^the profile 'eastron-sdm630' has no inverter section$/,
-      hint: /it describes: grid-meter, consumption-meter/,
-    });
+    expectSingleError(
+      parse(withAppended([], [...MINIMAL.slice(0, 11), '    profile: eastron-sdm630', ...MINIMAL.slice(12)])),
+      {
+        path: 'devices[0].profile',
+        line: 12,
+        message: /^the profile 'eastron-sdm630' has no inverter section$/,
+        hint: /it describes: grid-meter, consumption-meter/,
+      },
+    );
   });
 
   it('a shipped profile for the role is accepted', () => {
@@ -63,7 +69,9 @@ describe('profile names', () => {
       writeFileSync(join(dir, 'acme.yaml'), 'name: acme\nmanufacturer: Acme\n');
       const [f] = profileFindings([{ id: 'm', role: 'grid-meter', profile: 'acme' }], readProfileDir(dir));
       expect(f).toMatchObject({ segments: ['devices', 0, 'profile'] });
-      expect(f!.message).toBe(`the profile 'acme' has 4 mistakes: ${join(dir, 'acme.yaml')}:1 models: required key 'models' is missing`);
+      expect(f!.message).toBe(
+        `the profile 'acme' has 4 mistakes: ${join(dir, 'acme.yaml')}:1 models: required key 'models' is missing`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -77,9 +85,15 @@ describe('devices sharing one Modbus address', () => {
   });
 
   it('two devices of the same role at one address are refused', () => {
-    const errors = errorsOf(parse(devices(huawei('inv', 'inverter'), huawei('bat', 'battery'), huawei('bat2', 'battery'))));
+    const errors = errorsOf(
+      parse(devices(huawei('inv', 'inverter'), huawei('bat', 'battery'), huawei('bat2', 'battery'))),
+    );
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({ path: 'devices[2].connection', line: 12, message: "same address as devices[1] ('bat'): 192.168.1.60:502 unit 1" });
+    expect(errors[0]).toMatchObject({
+      path: 'devices[2].connection',
+      line: 12,
+      message: "same address as devices[1] ('bat'): 192.168.1.60:502 unit 1",
+    });
     expect(errors[0]!.hint).toMatch(/same profile, different roles/);
   });
 
@@ -87,20 +101,38 @@ describe('devices sharing one Modbus address', () => {
     const other = `{ id: meter, role: grid-meter, profile: eastron-sdm630, connection: { type: tcp, host: 192.168.1.60, unitId: 1 } }`;
     const errors = errorsOf(parse(devices(huawei('inv', 'inverter'), other)));
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({ path: 'devices[1].connection', message: "same address as devices[0] ('inv'): 192.168.1.60:502 unit 1" });
+    expect(errors[0]).toMatchObject({
+      path: 'devices[1].connection',
+      message: "same address as devices[0] ('inv'): 192.168.1.60:502 unit 1",
+    });
   });
 
   it("a vendor's own map next to the unit's SunSpec map shares it (a SolarEdge inverter and its StorEdge battery)", () => {
     const at = 'connection: { type: tcp, host: 192.168.1.70, port: 1502, unitId: 1 }';
-    const r = parse(devices(`{ id: inv, role: inverter, profile: sunspec, ${at} }`, `{ id: bat, role: battery, profile: solaredge-storedge, ${at} }`));
+    const r = parse(
+      devices(
+        `{ id: inv, role: inverter, profile: sunspec, ${at} }`,
+        `{ id: bat, role: battery, profile: solaredge-storedge, ${at} }`,
+      ),
+    );
     expect(r.ok ? [] : r.errors).toEqual([]);
   });
 
   it('a sunspec device next to a profile not written for its unit is refused (a meter set to the same address)', () => {
     const at = 'connection: { type: tcp, host: 192.168.1.70, unitId: 1 }';
-    const errors = errorsOf(parse(devices(`{ id: grid, role: grid-meter, profile: sunspec, ${at} }`, `{ id: house, role: consumption-meter, profile: shelly-pro-3em, ${at} }`)));
+    const errors = errorsOf(
+      parse(
+        devices(
+          `{ id: grid, role: grid-meter, profile: sunspec, ${at} }`,
+          `{ id: house, role: consumption-meter, profile: shelly-pro-3em, ${at} }`,
+        ),
+      ),
+    );
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({ path: 'devices[1].connection', message: "same address as devices[0] ('grid'): 192.168.1.70:502 unit 1" });
+    expect(errors[0]).toMatchObject({
+      path: 'devices[1].connection',
+      message: "same address as devices[0] ('grid'): 192.168.1.70:502 unit 1",
+    });
   });
 
   it('another unit id on the same host is a different device', () => {
@@ -117,9 +149,18 @@ describe('check-config', () => {
     const io = captureLines();
     const { stderr } = io;
     const file = join(dir, 'site.yaml');
-    writeFileSync(file, text(devices(`{ id: meter, role: grid-meter, profile: acme-meter, connection: { type: tcp, host: 192.168.1.61 } }`)));
+    writeFileSync(
+      file,
+      text(
+        devices(`{ id: meter, role: grid-meter, profile: acme-meter, connection: { type: tcp, host: 192.168.1.61 } }`),
+      ),
+    );
     expect(await checkConfigCommand(file, io)).toBe(1);
-    expect(stderr[0]).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:10:36 devices\\[0\\]\\.profile: no device profile named 'acme-meter'`));
+    expect(stderr[0]).toMatch(
+      new RegExp(
+        `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:10:36 devices\\[0\\]\\.profile: no device profile named 'acme-meter'`,
+      ),
+    );
     expect(stderr[0]!.endsWith(`— use one of: sunspec, ${SHIPPED}`)).toBe(true);
   });
 });

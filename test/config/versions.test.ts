@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/profiles/site-config.js';
-import { CONFIG_VERSION, migrate, type Migration } from '../../src/config/version.js';
+import { CONFIG_VERSION, type Migration, migrate } from '../../src/config/version.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';
 
 const parse = (lines: readonly string[]) => parseConfig(text(lines), 'site.yaml', '/etc/sitegw');
@@ -26,7 +26,9 @@ describe('site.yaml version', () => {
       path: 'version',
       line: 1,
       column: 1,
-      message: new RegExp(`^version ${next} is newer than this sitegw reads \\((version |versions 1 to )${CONFIG_VERSION}\\)$`),
+      message: new RegExp(
+        `^version ${next} is newer than this sitegw reads \\((version |versions 1 to )${CONFIG_VERSION}\\)$`,
+      ),
       hint: new RegExp(
         `update sitegw to a release that reads version ${next}, or write the file in version ${CONFIG_VERSION}`,
       ),

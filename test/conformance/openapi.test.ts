@@ -5,12 +5,12 @@
  * The case table must cover exactly the documented (route, status) pairs, so a status the
  * document lists and the gateway never answers, or an answer it does not list, fails here.
  */
-import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
+import { type Document, OpenAPIBackend, type Operation } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer, clientToken, consent, ownerToken, partnerToken } from '../support/auth.js';
 import { demoSite, getJson } from '../support/demo.js';
-import { tariffApi } from '../tariffs/http.js';
 import { FLAT, siteConfig } from '../tariffs/fixture.js';
+import { tariffApi } from '../tariffs/http.js';
 
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 
@@ -25,7 +25,13 @@ interface Case {
   status: number;
   what: string;
   /** the request as the validator sees it (path with its real values, query, JSON or form body) */
-  request: { method: string; path: string; query?: Record<string, string>; body?: unknown; headers?: Record<string, string> };
+  request: {
+    method: string;
+    path: string;
+    query?: Record<string, string>;
+    body?: unknown;
+    headers?: Record<string, string>;
+  };
   send(): Promise<Answer>;
 }
 
@@ -39,16 +45,32 @@ let tariffId: string;
 const cases: Case[] = [];
 
 /** The document's operations by path and method, as plain objects. */
-const paths = (d: Document) => d.paths as unknown as Record<string, Record<string, { operationId?: string; responses?: object }>>;
+const paths = (d: Document) =>
+  d.paths as unknown as Record<string, Record<string, { operationId?: string; responses?: object }>>;
 
 async function answer(res: Response): Promise<Answer> {
   const text = await res.text();
   const contentType = res.headers.get('content-type') ?? '';
-  return { status: res.status, contentType, body: contentType.startsWith('application/json') ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    contentType,
+    body: contentType.startsWith('application/json') ? JSON.parse(text) : text,
+  };
 }
 
 /** One case: `path` may carry a query string; `body` is JSON unless `form` is set. */
-function add(route: string, status: number, what: string, opts: { path: string; token?: string; body?: unknown; form?: Record<string, string>; headers?: Record<string, string> }): void {
+function add(
+  route: string,
+  status: number,
+  what: string,
+  opts: {
+    path: string;
+    token?: string;
+    body?: unknown;
+    form?: Record<string, string>;
+    headers?: Record<string, string>;
+  },
+): void {
   const method = route.split(' ')[0]!;
   const url = new URL(opts.path, 'http://x');
   const headers: Record<string, string> = { ...(opts.token ? bearer(opts.token) : {}), ...opts.headers };
@@ -64,8 +86,22 @@ function add(route: string, status: number, what: string, opts: { path: string; 
     route,
     status,
     what,
-    request: { method, path: url.pathname, query: Object.fromEntries(url.searchParams), body: opts.form ?? opts.body, headers },
-    send: async () => answer(await fetch(`${demo.url}${opts.path}`, { method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) })),
+    request: {
+      method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      body: opts.form ?? opts.body,
+      headers,
+    },
+    send: async () =>
+      answer(
+        await fetch(`${demo.url}${opts.path}`, {
+          method,
+          headers,
+          redirect: 'manual',
+          ...(body !== undefined ? { body } : {}),
+        }),
+      ),
   });
 }
 
@@ -84,7 +120,8 @@ beforeAll(async () => {
   doc = (await getJson(`${demo.url}/openapi.json`)).body;
   // openapi-backend needs an operationId per operation; the document leaves them out
   const withIds = structuredClone(doc);
-  for (const [p, ops] of Object.entries(paths(withIds))) for (const [m, op] of Object.entries(ops)) op.operationId = `${m.toUpperCase()} ${p}`;
+  for (const [p, ops] of Object.entries(paths(withIds)))
+    for (const [m, op] of Object.entries(ops)) op.operationId = `${m.toUpperCase()} ${p}`;
   backend = new OpenAPIBackend({ definition: withIds, strict: true, validate: true, quick: false });
   await backend.init();
   partner = await partnerToken(demo.credentials);
@@ -100,95 +137,275 @@ beforeAll(async () => {
   add('GET /api/v2/sites', 200, 'the ids', { path: '/api/v2/sites', token: partner });
   add('GET /api/v2/sites', 401, 'bad token', { path: '/api/v2/sites', token: 'nope' });
   add('GET /api/v2/sites', 403, 'plan scope only', { path: '/api/v2/sites', token: planOnly });
-  add('GET /api/v1/sites/{siteId}/topology', 200, 'expanded', { path: `/api/v1/sites/${site}/topology?compact=false`, token: partner });
-  add('GET /api/v1/sites/{siteId}/topology', 400, 'compact=maybe', { path: `/api/v1/sites/${site}/topology?compact=maybe`, token: partner });
+  add('GET /api/v1/sites/{siteId}/topology', 200, 'expanded', {
+    path: `/api/v1/sites/${site}/topology?compact=false`,
+    token: partner,
+  });
+  add('GET /api/v1/sites/{siteId}/topology', 400, 'compact=maybe', {
+    path: `/api/v1/sites/${site}/topology?compact=maybe`,
+    token: partner,
+  });
   add('GET /api/v1/sites/{siteId}/topology', 401, 'no token', { path: `/api/v1/sites/${site}/topology` });
-  add('GET /api/v1/sites/{siteId}/topology', 403, 'plan scope only', { path: `/api/v1/sites/${site}/topology`, token: planOnly });
-  add('GET /api/v1/sites/{siteId}/topology', 404, 'unknown site', { path: '/api/v1/sites/elsewhere/topology', token: partner });
+  add('GET /api/v1/sites/{siteId}/topology', 403, 'plan scope only', {
+    path: `/api/v1/sites/${site}/topology`,
+    token: planOnly,
+  });
+  add('GET /api/v1/sites/{siteId}/topology', 404, 'unknown site', {
+    path: '/api/v1/sites/elsewhere/topology',
+    token: partner,
+  });
   add('GET /api/v1/devices', 200, 'the list', { path: '/api/v1/devices', token: owner });
   add('GET /api/v1/devices', 401, 'no token', { path: '/api/v1/devices' });
   add('GET /api/v1/devices', 403, 'plan scope only', { path: '/api/v1/devices', token: planOnly });
   const tel = '/api/v1/devices/inverter__bb_agg/telemetry';
-  add('GET /api/v1/devices/{synthId}/telemetry', 200, 'every channel of a PV stream (deviceKind pv)', { path: '/api/v1/devices/inverter__dcm/telemetry?interval=2026-11-23T20:00:00Z/PT3H&include=default,energy', token: partner });
-  add('GET /api/v1/devices/{synthId}/telemetry', 200, 'a battery by the day', { path: `${tel}?interval=2026-11-23T20:00:00Z/PT3H&resolution=P1D&include=default&include=energy`, token: partner });
-  add('GET /api/v1/devices/{synthId}/telemetry', 400, 'bad interval', { path: `${tel}?interval=yesterday`, token: partner });
-  add('GET /api/v1/devices/{synthId}/telemetry', 401, 'no token', { path: `${tel}?interval=2026-11-23T20:00:00Z/PT1H` });
-  add('GET /api/v1/devices/{synthId}/telemetry', 403, 'plan scope only', { path: `${tel}?interval=2026-11-23T20:00:00Z/PT1H`, token: planOnly });
-  const publish = (token: string | undefined, publishTo: unknown, path = '/api/v1/devices/inverter') => ({ path, token, body: { publishTo } });
-  add('PATCH /api/v1/devices/{synthId}', 200, 'a publishTo list', publish(owner, [{ clientId: c.client.id, data: ['telemetry-realtime'] }]));
-  add('PATCH /api/v1/devices/{synthId}', 400, 'an unknown client', publish(owner, [{ clientId: 'nobody', data: ['telemetry-realtime'] }]));
+  add('GET /api/v1/devices/{synthId}/telemetry', 200, 'every channel of a PV stream (deviceKind pv)', {
+    path: '/api/v1/devices/inverter__dcm/telemetry?interval=2026-11-23T20:00:00Z/PT3H&include=default,energy',
+    token: partner,
+  });
+  add('GET /api/v1/devices/{synthId}/telemetry', 200, 'a battery by the day', {
+    path: `${tel}?interval=2026-11-23T20:00:00Z/PT3H&resolution=P1D&include=default&include=energy`,
+    token: partner,
+  });
+  add('GET /api/v1/devices/{synthId}/telemetry', 400, 'bad interval', {
+    path: `${tel}?interval=yesterday`,
+    token: partner,
+  });
+  add('GET /api/v1/devices/{synthId}/telemetry', 401, 'no token', {
+    path: `${tel}?interval=2026-11-23T20:00:00Z/PT1H`,
+  });
+  add('GET /api/v1/devices/{synthId}/telemetry', 403, 'plan scope only', {
+    path: `${tel}?interval=2026-11-23T20:00:00Z/PT1H`,
+    token: planOnly,
+  });
+  const publish = (token: string | undefined, publishTo: unknown, path = '/api/v1/devices/inverter') => ({
+    path,
+    token,
+    body: { publishTo },
+  });
+  add(
+    'PATCH /api/v1/devices/{synthId}',
+    200,
+    'a publishTo list',
+    publish(owner, [{ clientId: c.client.id, data: ['telemetry-realtime'] }]),
+  );
+  add(
+    'PATCH /api/v1/devices/{synthId}',
+    400,
+    'an unknown client',
+    publish(owner, [{ clientId: 'nobody', data: ['telemetry-realtime'] }]),
+  );
   add('PATCH /api/v1/devices/{synthId}', 401, 'no token', publish(undefined, []));
   add('PATCH /api/v1/devices/{synthId}', 403, 'read scope only', publish(readOnly, []));
   add('PATCH /api/v1/devices/{synthId}', 404, 'an unknown device', publish(owner, [], '/api/v1/devices/nothing'));
-  const tariff = { name: 'Spot', currency: 'EUR', timezone: 'Europe/Berlin', kind: 'both', values: [{ interval: '2026-11-23T10:00:00Z/PT1H', importPrice: 0.3, exportPrice: 0.07 }] };
+  const tariff = {
+    name: 'Spot',
+    currency: 'EUR',
+    timezone: 'Europe/Berlin',
+    kind: 'both',
+    values: [{ interval: '2026-11-23T10:00:00Z/PT1H', importPrice: 0.3, exportPrice: 0.07 }],
+  };
   add('POST /api/v1/dynamicTariffs', 201, 'a tariff', { path: '/api/v1/dynamicTariffs', token: owner, body: tariff });
-  add('POST /api/v1/dynamicTariffs', 400, 'no name', { path: '/api/v1/dynamicTariffs', token: owner, body: { ...tariff, name: '' } });
+  add('POST /api/v1/dynamicTariffs', 400, 'no name', {
+    path: '/api/v1/dynamicTariffs',
+    token: owner,
+    body: { ...tariff, name: '' },
+  });
   add('POST /api/v1/dynamicTariffs', 401, 'no token', { path: '/api/v1/dynamicTariffs', body: tariff });
-  add('POST /api/v1/dynamicTariffs', 403, 'read scope only', { path: '/api/v1/dynamicTariffs', token: readOnly, body: tariff });
-  const created = await fetch(`${demo.url}/api/v1/dynamicTariffs`, { method: 'POST', headers: { ...bearer(owner), 'content-type': 'application/json' }, body: JSON.stringify(tariff) });
+  add('POST /api/v1/dynamicTariffs', 403, 'read scope only', {
+    path: '/api/v1/dynamicTariffs',
+    token: readOnly,
+    body: tariff,
+  });
+  const created = await fetch(`${demo.url}/api/v1/dynamicTariffs`, {
+    method: 'POST',
+    headers: { ...bearer(owner), 'content-type': 'application/json' },
+    body: JSON.stringify(tariff),
+  });
   tariffId = ((await created.json()) as { tariffId: string }).tariffId;
   const values = { values: [{ interval: '2026-11-23T11:00:00Z/PT1H', importPrice: 0.31, exportPrice: 0.07 }] };
-  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 200, 'one more value', { path: `/api/v1/dynamicTariffs/${tariffId}`, token: owner, body: values });
-  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 400, 'no values', { path: `/api/v1/dynamicTariffs/${tariffId}`, token: owner, body: {} });
-  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 401, 'no token', { path: `/api/v1/dynamicTariffs/${tariffId}`, body: values });
-  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 403, 'read scope only', { path: `/api/v1/dynamicTariffs/${tariffId}`, token: readOnly, body: values });
-  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 404, 'unknown tariff', { path: '/api/v1/dynamicTariffs/none', token: owner, body: values });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 200, 'one more value', {
+    path: `/api/v1/dynamicTariffs/${tariffId}`,
+    token: owner,
+    body: values,
+  });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 400, 'no values', {
+    path: `/api/v1/dynamicTariffs/${tariffId}`,
+    token: owner,
+    body: {},
+  });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 401, 'no token', {
+    path: `/api/v1/dynamicTariffs/${tariffId}`,
+    body: values,
+  });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 403, 'read scope only', {
+    path: `/api/v1/dynamicTariffs/${tariffId}`,
+    token: readOnly,
+    body: values,
+  });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 404, 'unknown tariff', {
+    path: '/api/v1/dynamicTariffs/none',
+    token: owner,
+    body: values,
+  });
   // a client of its own for the quota answers, so the cases above do not count against it
   const quotaClient = await clientToken(demo, 'openapi-quota', [], ['svc/device.read', 'svc/device.write']);
-  const hours = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ interval: `2026-11-22T${String(from + i).padStart(2, '0')}:00:00Z/PT1H`, importPrice: 0.3, exportPrice: 0.07 }));
-  add('POST /api/v1/dynamicTariffs', 409, 'more values than a tariff may hold', { path: '/api/v1/dynamicTariffs', token: quotaClient, body: { ...tariff, values: hours(5) } });
-  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 409, 'more values than a tariff may hold', { path: `/api/v1/dynamicTariffs/${tariffId}`, token: owner, body: { values: hours(4, 12) } });
+  const hours = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, i) => ({
+      interval: `2026-11-22T${String(from + i).padStart(2, '0')}:00:00Z/PT1H`,
+      importPrice: 0.3,
+      exportPrice: 0.07,
+    }));
+  add('POST /api/v1/dynamicTariffs', 409, 'more values than a tariff may hold', {
+    path: '/api/v1/dynamicTariffs',
+    token: quotaClient,
+    body: { ...tariff, values: hours(5) },
+  });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 409, 'more values than a tariff may hold', {
+    path: `/api/v1/dynamicTariffs/${tariffId}`,
+    token: owner,
+    body: { values: hours(4, 12) },
+  });
   // 8 values stored today by this client: the next write is over its daily quota
   for (const from of [0, 4]) {
-    const r = await fetch(`${demo.url}/api/v1/dynamicTariffs`, { method: 'POST', headers: { ...bearer(quotaClient), 'content-type': 'application/json' }, body: JSON.stringify({ ...tariff, values: hours(4, from) }) });
+    const r = await fetch(`${demo.url}/api/v1/dynamicTariffs`, {
+      method: 'POST',
+      headers: { ...bearer(quotaClient), 'content-type': 'application/json' },
+      body: JSON.stringify({ ...tariff, values: hours(4, from) }),
+    });
     if (r.status !== 201) throw new Error(`quota set-up: ${r.status} ${await r.text()}`);
   }
-  const full = ((await (await fetch(`${demo.url}/api/v1/dynamicTariffs`, { method: 'POST', headers: { ...bearer(quotaClient), 'content-type': 'application/json' }, body: JSON.stringify({ ...tariff, values: [] }) })).json()) as { tariffId: string }).tariffId;
-  add('POST /api/v1/dynamicTariffs', 429, 'over the daily quota of stored values', { path: '/api/v1/dynamicTariffs', token: quotaClient, body: tariff });
-  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 429, 'over the daily quota of stored values', { path: `/api/v1/dynamicTariffs/${full}`, token: quotaClient, body: values });
-  add('GET /api/v1/dynamicTariffs/{tariffId}', 200, 'a page', { path: `/api/v1/dynamicTariffs/${tariffId}?interval=2026-11-20T00:00:00Z/2026-11-24T00:00:00Z`, token: partner });
-  add('GET /api/v1/dynamicTariffs/{tariffId}', 400, 'a forged nextToken', { path: `/api/v1/dynamicTariffs/${tariffId}?nextToken=forged`, token: partner });
+  const full = (
+    (await (
+      await fetch(`${demo.url}/api/v1/dynamicTariffs`, {
+        method: 'POST',
+        headers: { ...bearer(quotaClient), 'content-type': 'application/json' },
+        body: JSON.stringify({ ...tariff, values: [] }),
+      })
+    ).json()) as { tariffId: string }
+  ).tariffId;
+  add('POST /api/v1/dynamicTariffs', 429, 'over the daily quota of stored values', {
+    path: '/api/v1/dynamicTariffs',
+    token: quotaClient,
+    body: tariff,
+  });
+  add('PATCH /api/v1/dynamicTariffs/{tariffId}', 429, 'over the daily quota of stored values', {
+    path: `/api/v1/dynamicTariffs/${full}`,
+    token: quotaClient,
+    body: values,
+  });
+  add('GET /api/v1/dynamicTariffs/{tariffId}', 200, 'a page', {
+    path: `/api/v1/dynamicTariffs/${tariffId}?interval=2026-11-20T00:00:00Z/2026-11-24T00:00:00Z`,
+    token: partner,
+  });
+  add('GET /api/v1/dynamicTariffs/{tariffId}', 400, 'a forged nextToken', {
+    path: `/api/v1/dynamicTariffs/${tariffId}?nextToken=forged`,
+    token: partner,
+  });
   add('GET /api/v1/dynamicTariffs/{tariffId}', 401, 'no token', { path: `/api/v1/dynamicTariffs/${tariffId}` });
-  add('GET /api/v1/dynamicTariffs/{tariffId}', 403, 'plan scope only', { path: `/api/v1/dynamicTariffs/${tariffId}`, token: planOnly });
-  add('GET /api/v1/dynamicTariffs/{tariffId}', 404, 'unknown tariff', { path: '/api/v1/dynamicTariffs/none', token: partner });
+  add('GET /api/v1/dynamicTariffs/{tariffId}', 403, 'plan scope only', {
+    path: `/api/v1/dynamicTariffs/${tariffId}`,
+    token: planOnly,
+  });
+  add('GET /api/v1/dynamicTariffs/{tariffId}', 404, 'unknown tariff', {
+    path: '/api/v1/dynamicTariffs/none',
+    token: partner,
+  });
   const sav = `/api/v2/sites/${site}/savings`;
-  add('GET /api/v2/sites/{siteId}/savings', 200, 'by the hour', { path: `${sav}?interval=2026-11-23T20:00:00Z/PT3H&resolution=PT1H`, token: partner });
-  add('GET /api/v2/sites/{siteId}/savings', 400, 'no resolution', { path: `${sav}?interval=2026-11-23T20:00:00Z/PT3H`, token: partner });
-  add('GET /api/v2/sites/{siteId}/savings', 401, 'no token', { path: `${sav}?interval=2026-11-23T20:00:00Z/PT3H&resolution=PT1H` });
-  add('GET /api/v2/sites/{siteId}/savings', 403, 'plan scope only', { path: `${sav}?interval=2026-11-23T20:00:00Z/PT3H&resolution=PT1H`, token: planOnly });
-  add('GET /api/v2/sites/{siteId}/savings', 404, 'unknown site', { path: `/api/v2/sites/elsewhere/savings?interval=2026-11-23T20:00:00Z/PT3H&resolution=PT1H`, token: partner });
+  add('GET /api/v2/sites/{siteId}/savings', 200, 'by the hour', {
+    path: `${sav}?interval=2026-11-23T20:00:00Z/PT3H&resolution=PT1H`,
+    token: partner,
+  });
+  add('GET /api/v2/sites/{siteId}/savings', 400, 'no resolution', {
+    path: `${sav}?interval=2026-11-23T20:00:00Z/PT3H`,
+    token: partner,
+  });
+  add('GET /api/v2/sites/{siteId}/savings', 401, 'no token', {
+    path: `${sav}?interval=2026-11-23T20:00:00Z/PT3H&resolution=PT1H`,
+  });
+  add('GET /api/v2/sites/{siteId}/savings', 403, 'plan scope only', {
+    path: `${sav}?interval=2026-11-23T20:00:00Z/PT3H&resolution=PT1H`,
+    token: planOnly,
+  });
+  add('GET /api/v2/sites/{siteId}/savings', 404, 'unknown site', {
+    path: `/api/v2/sites/elsewhere/savings?interval=2026-11-23T20:00:00Z/PT3H&resolution=PT1H`,
+    token: partner,
+  });
   add('GET /metrics', 200, 'the exposition', { path: '/metrics', token: partner });
   add('GET /metrics', 401, 'no token', { path: '/metrics' });
   add('GET /metrics', 403, 'plan scope only', { path: '/metrics', token: planOnly });
   add('GET /healthz', 200, 'healthy', { path: '/healthz' });
   add('GET /oauth2/jwks', 200, 'the keys', { path: '/oauth2/jwks' });
   const basicAuth = { authorization: basic(c.client.id, c.client.secret) };
-  add('POST /oauth2/token', 200, 'client credentials', { path: '/oauth2/token', form: { grant_type: 'client_credentials' }, headers: basicAuth });
-  add('POST /oauth2/token', 400, 'an unsupported grant', { path: '/oauth2/token', form: { grant_type: 'password' }, headers: basicAuth });
-  add('POST /oauth2/token', 413, 'a 20 kB form', { path: '/oauth2/token', form: { grant_type: 'client_credentials', scope: 'x'.repeat(20_000) }, headers: basicAuth });
-  add('POST /oauth2/token', 415, 'an XML body', { path: '/oauth2/token', body: '<grant_type/>', headers: { ...basicAuth, 'content-type': 'application/xml' } });
+  add('POST /oauth2/token', 200, 'client credentials', {
+    path: '/oauth2/token',
+    form: { grant_type: 'client_credentials' },
+    headers: basicAuth,
+  });
+  add('POST /oauth2/token', 400, 'an unsupported grant', {
+    path: '/oauth2/token',
+    form: { grant_type: 'password' },
+    headers: basicAuth,
+  });
+  add('POST /oauth2/token', 413, 'a 20 kB form', {
+    path: '/oauth2/token',
+    form: { grant_type: 'client_credentials', scope: 'x'.repeat(20_000) },
+    headers: basicAuth,
+  });
+  add('POST /oauth2/token', 415, 'an XML body', {
+    path: '/oauth2/token',
+    body: '<grant_type/>',
+    headers: { ...basicAuth, 'content-type': 'application/xml' },
+  });
   const request = { response_type: 'code', client_id: c.client.id, state: 's', scope: 'svc/device.read' };
   add('GET /oauth2/authorize', 200, 'the sign-in page', { path: `/oauth2/authorize?${new URLSearchParams(request)}` });
   add('GET /oauth2/authorize', 400, 'no client_id', { path: '/oauth2/authorize?response_type=code' });
   const signIn = (fields: Record<string, string>) => ({ path: '/oauth2/authorize', form: { ...request, ...fields } });
-  add('POST /oauth2/authorize', 200, 'signed in: the consent page', signIn({ username: c.owner.username, password: c.owner.password, decision: 'sign-in' }));
+  add(
+    'POST /oauth2/authorize',
+    200,
+    'signed in: the consent page',
+    signIn({ username: c.owner.username, password: c.owner.password, decision: 'sign-in' }),
+  );
   add('POST /oauth2/authorize', 400, 'no decision', signIn({ username: c.owner.username, password: c.owner.password }));
   // the failed attempts come last: two of them lock the address out (maxFailedAttempts: 2)
-  add('POST /oauth2/token', 401, 'a wrong client secret', { path: '/oauth2/token', form: { grant_type: 'client_credentials' }, headers: { authorization: basic(c.client.id, 'wrong') } });
-  add('POST /oauth2/authorize', 401, 'a wrong password', signIn({ username: c.owner.username, password: 'wrong', decision: 'sign-in' }));
-  add('POST /oauth2/token', 429, 'after too many failures', { path: '/oauth2/token', form: { grant_type: 'client_credentials' }, headers: { authorization: basic(c.client.id, 'wrong') } });
-  add('POST /oauth2/authorize', 429, 'after too many failures', signIn({ username: c.owner.username, password: 'wrong', decision: 'sign-in' }));
+  add('POST /oauth2/token', 401, 'a wrong client secret', {
+    path: '/oauth2/token',
+    form: { grant_type: 'client_credentials' },
+    headers: { authorization: basic(c.client.id, 'wrong') },
+  });
+  add(
+    'POST /oauth2/authorize',
+    401,
+    'a wrong password',
+    signIn({ username: c.owner.username, password: 'wrong', decision: 'sign-in' }),
+  );
+  add('POST /oauth2/token', 429, 'after too many failures', {
+    path: '/oauth2/token',
+    form: { grant_type: 'client_credentials' },
+    headers: { authorization: basic(c.client.id, 'wrong') },
+  });
+  add(
+    'POST /oauth2/authorize',
+    429,
+    'after too many failures',
+    signIn({ username: c.owner.username, password: 'wrong', decision: 'sign-in' }),
+  );
 }, 120_000);
 afterAll(async () => demo?.cleanup());
 
 /** Statuses that need a daemon in another state: each has its own test below. */
-const SEPARATE = ['GET /healthz 503', 'GET /api/v2/sites/{siteId}/savings 409', 'POST /oauth2/authorize 302', 'POST /oauth2/authorize 403'];
+const SEPARATE = [
+  'GET /healthz 503',
+  'GET /api/v2/sites/{siteId}/savings 409',
+  'POST /oauth2/authorize 302',
+  'POST /oauth2/authorize 403',
+];
 
 /** The operation and documented response for a case, or a failure naming what is missing. */
 function documented(route: string, status: number): { op: Operation; media: string[] } {
   const op = backend.getOperation(route);
   expect(op, `${route} is in /openapi.json`).toBeDefined();
-  const res = (op!.responses ?? {})[String(status)] as { content?: Record<string, unknown> } | undefined;
+  const res = op!.responses?.[String(status)] as { content?: Record<string, unknown> } | undefined;
   expect(res, `${route} documents ${status}`).toBeDefined();
   return { op: op!, media: Object.keys(res!.content ?? {}) };
 }
@@ -198,7 +415,11 @@ function check(c: Case, a: Answer): void {
   expect(a.status, `${label}: ${JSON.stringify(a.body).slice(0, 300)}`).toBe(c.status);
   const { op, media } = documented(c.route, a.status);
   if (media.length === 0) expect(a.contentType === '' || a.status === 302, label).toBe(true);
-  else expect(media.some((m) => a.contentType.replace(/\s/g, '').startsWith(m.replace(/\s/g, ''))), `${label}: ${a.contentType} not in ${media.join(', ')}`).toBe(true);
+  else
+    expect(
+      media.some((m) => a.contentType.replace(/\s/g, '').startsWith(m.replace(/\s/g, ''))),
+      `${label}: ${a.contentType} not in ${media.join(', ')}`,
+    ).toBe(true);
   const result = backend.validateResponse(a.body, op, a.status);
   expect(result.errors ?? [], label).toEqual([]);
 }
@@ -222,10 +443,14 @@ describe('/openapi.json', () => {
 
   it('every documented status of every route has a case below, and no case answers an undocumented one', () => {
     const documentedPairs = Object.entries(paths(doc)).flatMap(([p, ops]) =>
-      Object.entries(ops).flatMap(([m, op]) => Object.keys(op.responses ?? {}).map((s) => `${m.toUpperCase()} ${p} ${s}`)),
+      Object.entries(ops).flatMap(([m, op]) =>
+        Object.keys(op.responses ?? {}).map((s) => `${m.toUpperCase()} ${p} ${s}`),
+      ),
     );
     const covered = new Set([...cases.map((c) => `${c.route} ${c.status}`), ...SEPARATE]);
-    expect(documentedPairs.filter((d) => !covered.has(d)).concat([...covered].filter((c) => !documentedPairs.includes(c)))).toEqual([]);
+    expect(
+      documentedPairs.filter((d) => !covered.has(d)).concat([...covered].filter((c) => !documentedPairs.includes(c))),
+    ).toEqual([]);
   });
 
   it('the requests of the successful cases are valid for their operation', () => {
@@ -237,17 +462,28 @@ describe('/openapi.json', () => {
 
   it('POST /oauth2/authorize 302 (a decision) and 403 (a gateway without an owner)', async () => {
     const c = demo.credentials;
-    const { answer: decided } = await consent({ apiUrl: c.apiUrl, query: { response_type: 'code', client_id: c.client.id, state: 's' }, ...c.owner });
+    const { answer: decided } = await consent({
+      apiUrl: c.apiUrl,
+      query: { response_type: 'code', client_id: c.client.id, state: 's' },
+      ...c.owner,
+    });
     expect(decided.status).toBe(302);
     expect(decided.headers.get('location')).toMatch(/[?&]code=/);
     documented('POST /oauth2/authorize', 302);
     // the demo always has an owner; the app of a fresh gateway has none yet
     const api = await tariffApi(siteConfig(FLAT), 0);
     try {
-      const r = await api.app.inject({ method: 'POST', url: '/oauth2/authorize', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'response_type=code&client_id=writer&username=owner&password=x&decision=sign-in' });
+      const r = await api.app.inject({
+        method: 'POST',
+        url: '/oauth2/authorize',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'response_type=code&client_id=writer&username=owner&password=x&decision=sign-in',
+      });
       expect(r.statusCode).toBe(403);
       const { media } = documented('POST /oauth2/authorize', 403);
-      expect(media.some((m) => String(r.headers['content-type']).replace(/\s/g, '').startsWith(m.replace(/\s/g, '')))).toBe(true);
+      expect(
+        media.some((m) => String(r.headers['content-type']).replace(/\s/g, '').startsWith(m.replace(/\s/g, ''))),
+      ).toBe(true);
     } finally {
       await api.close();
     }

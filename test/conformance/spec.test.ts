@@ -31,7 +31,8 @@ let demo: Demo;
 let token: string;
 let siteId: string;
 const api = (path: string, tok = token) => getJson(`${demo.url}${path}`, tok);
-const tel = (id: string, q: string, tok = token) => api(`/api/v1/devices/${encodeURIComponent(id)}/telemetry?${q}`, tok);
+const tel = (id: string, q: string, tok = token) =>
+  api(`/api/v1/devices/${encodeURIComponent(id)}/telemetry?${q}`, tok);
 const topology = async (q = ''): Promise<TopoNode> => (await api(`/api/v1/sites/${siteId}/topology${q}`)).body.topology;
 const streamEnding = (suffix: string) => demo.daemon.site.streams().find((s) => s.id.endsWith(suffix))!.id;
 const wsUrl = (q: string) => `${demo.url.replace(/^http/, 'ws')}/ws?${q}`;
@@ -49,7 +50,13 @@ describe('Resources and their fields › Token response', () => {
   let partnerBody: Record<string, unknown>;
   let ownerBody: Record<string, unknown>;
   beforeAll(async () => {
-    partnerBody = (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) })).body;
+    partnerBody = (
+      await postForm(
+        demo.credentials.tokenUrl,
+        { grant_type: 'client_credentials' },
+        { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) },
+      )
+    ).body;
     ownerBody = await ownerTokens(demo.credentials, 'svc/device.read');
   });
   it('access_token: a string, sent as a Bearer token', async () => {
@@ -84,7 +91,11 @@ describe('Resources and their fields › Dynamic tariff page', () => {
     expect(created.status).toBe(201);
     const { tariffId } = (await created.json()) as { tariffId: string };
     const page = (await api(`/api/v1/dynamicTariffs/${tariffId}`)).body;
-    expect(page).toMatchObject({ tariffId, ...meta, values: [{ interval: '2026-11-23T10:00:00Z/2026-11-23T11:00:00Z', importPrice: 0.31 }] });
+    expect(page).toMatchObject({
+      tariffId,
+      ...meta,
+      values: [{ interval: '2026-11-23T10:00:00Z/2026-11-23T11:00:00Z', importPrice: 0.31 }],
+    });
     expect(page.interval).toMatch(/^\S+Z\/\S+Z$/);
     expect(page).toHaveProperty('nextToken');
   });
@@ -93,7 +104,9 @@ describe('Resources and their fields › Dynamic tariff page', () => {
 describe('Resources and their fields › Telemetry entry', () => {
   it('deviceKind: the values shown (battery_pack, inverter, meter), plus pv for PV arrays, listed as the enum in /openapi.json', async () => {
     const doc = (await getJson(`${demo.url}/openapi.json`)).body;
-    const entry = doc.paths['/api/v1/devices/{synthId}/telemetry'].get.responses['200'].content['application/json'].schema.properties.entries.items;
+    const entry =
+      doc.paths['/api/v1/devices/{synthId}/telemetry'].get.responses['200'].content['application/json'].schema
+        .properties.entries.items;
     expect(entry.properties.deviceKind.enum).toEqual([...DEVICE_KINDS]);
     const sent = new Set<string>();
     for (const s of demo.daemon.site.streams()) {
@@ -117,7 +130,9 @@ describe('Resources and their fields › Telemetry entry', () => {
     const topo = sensorsOf(await topology());
     for (const s of topo) {
       const { body } = await tel(s.id, 'interval=2026-11-23T10:00:00Z/PT15M&include=default,energy');
-      const fields = Object.keys(body.entries[0]).filter((k) => !['deviceKind', 'kind', 'deviceId', 'interval'].includes(k));
+      const fields = Object.keys(body.entries[0]).filter(
+        (k) => !['deviceKind', 'kind', 'deviceId', 'interval'].includes(k),
+      );
       const listed = s.channels!.map((c) => c.id).filter((c) => c !== 'soh' || fields.includes('soh'));
       expect(fields.sort(), s.id).toEqual(listed.sort());
     }
@@ -131,13 +146,22 @@ describe('Resources and their fields › Telemetry entry', () => {
   });
 
   it('Scale of soc: with api.socScale fraction the values are 0-1 and the topology declares the unit fraction', async () => {
-    const frac = await demoSite({ speed: 1, start: Date.parse('2026-11-24T01:00:00Z'), history: 'PT2H', configure: (c) => (c.api.socScale = 'fraction') });
+    const frac = await demoSite({
+      speed: 1,
+      start: Date.parse('2026-11-24T01:00:00Z'),
+      history: 'PT2H',
+      configure: (c) => (c.api.socScale = 'fraction'),
+    });
     try {
       const t = await partnerToken(frac.credentials);
-      const tree = (await getJson(`${frac.url}/api/v1/sites/${frac.daemon.site.id}/topology`, t)).body.topology as TopoNode;
+      const tree = (await getJson(`${frac.url}/api/v1/sites/${frac.daemon.site.id}/topology`, t)).body
+        .topology as TopoNode;
       const bms = sensorsOf(tree).find((s) => s.channels?.some((c) => c.id === 'soc'))!;
       expect(bms.channels!.find((c) => c.id === 'soc')!.unit).toBe('fraction');
-      const { body } = await getJson(`${frac.url}/api/v1/devices/${bms.id}/telemetry?interval=2026-11-23T23:00:00Z/PT1H`, t);
+      const { body } = await getJson(
+        `${frac.url}/api/v1/devices/${bms.id}/telemetry?interval=2026-11-23T23:00:00Z/PT1H`,
+        t,
+      );
       expect(body.entries.length).toBeGreaterThan(0);
       for (const e of body.entries) expect(e.soc).toBeGreaterThanOrEqual(0), expect(e.soc).toBeLessThanOrEqual(1);
     } finally {
@@ -148,7 +172,9 @@ describe('Resources and their fields › Telemetry entry', () => {
 
 describe('Resources and their fields › Channels', () => {
   const unitOf = async (channel: string) => {
-    const units = sensorsOf(await topology()).flatMap((s) => s.channels!.filter((c) => c.id === channel).map((c) => c.unit));
+    const units = sensorsOf(await topology()).flatMap((s) =>
+      s.channels!.filter((c) => c.id === channel).map((c) => c.unit),
+    );
     expect(units.length, channel).toBeGreaterThan(0);
     return [...new Set(units)];
   };
@@ -185,7 +211,10 @@ describe('Resources and their fields › Channels', () => {
   });
 
   it('energy direction: charging from solar raises the BMS increment and makes the PV decrement more negative', async () => {
-    const at = (id: string) => tel(id, 'interval=2026-11-23T09:00:00Z/2026-11-23T13:00:00Z&resolution=PT1H&include=energy').then((r) => r.body.entries);
+    const at = (id: string) =>
+      tel(id, 'interval=2026-11-23T09:00:00Z/2026-11-23T13:00:00Z&resolution=PT1H&include=energy').then(
+        (r) => r.body.entries,
+      );
     const [bms, pv] = await Promise.all([at(streamEnding('__bb_agg')), at(streamEnding('__dcm'))]);
     expect(bms.at(-1).energy_Wh_increment).toBeGreaterThan(bms[0].energy_Wh_increment);
     expect(pv.at(-1).energy_Wh_decrement).toBeLessThan(pv[0].energy_Wh_decrement);
@@ -193,8 +222,10 @@ describe('Resources and their fields › Channels', () => {
 });
 
 describe('Resources and their fields › Sensor ID suffixes (telemetry streams)', () => {
-  const nodeKindOf = async (suffix: string) => sensorsOf(await topology()).find((s) => s.id.endsWith(suffix))?.node?.kind;
-  it('__GRID_METER_DERIVED: the grid import/export meter (connection point)', async () => expect(await nodeKindOf('__GRID_METER_DERIVED')).toBe('connection-point'));
+  const nodeKindOf = async (suffix: string) =>
+    sensorsOf(await topology()).find((s) => s.id.endsWith(suffix))?.node?.kind;
+  it('__GRID_METER_DERIVED: the grid import/export meter (connection point)', async () =>
+    expect(await nodeKindOf('__GRID_METER_DERIVED')).toBe('connection-point'));
   it('__bb_agg: the aggregated battery', async () => expect(await nodeKindOf('__bb_agg')).toBe('BMS'));
   it('__dcm: combined DC measurement (compact PV)', async () => expect(await nodeKindOf('__dcm')).toBe('PV-array'));
   it('__CONSUMPTION_METER_DERIVED: estimated house consumption, on a site without a house meter', () => {
@@ -218,7 +249,8 @@ describe('Resources and their fields › Topology', () => {
     compact = allNodes(await topology());
     expanded = allNodes(await topology('?compact=false'));
   });
-  const values = (f: keyof TopoNode) => new Set([...compact, ...expanded].map((n) => n[f]).filter((v) => v !== undefined));
+  const values = (f: keyof TopoNode) =>
+    new Set([...compact, ...expanded].map((n) => n[f]).filter((v) => v !== undefined));
 
   it('an object with key topology, a tree rooted at the site; the root has no kind', async () => {
     const root = await topology();
@@ -231,7 +263,14 @@ describe('Resources and their fields › Topology', () => {
     for (const n of expanded.filter((x) => x.kind === 'sensor')) expect(streams.has(n.id), n.id).toBe(true);
   });
   it('kind: sensor, circuit, inverter, connection-point, BMS, PV-array', () => {
-    expect([...values('kind')].sort()).toEqual(['BMS', 'PV-array', 'circuit', 'connection-point', 'inverter', 'sensor']);
+    expect([...values('kind')].sort()).toEqual([
+      'BMS',
+      'PV-array',
+      'circuit',
+      'connection-point',
+      'inverter',
+      'sensor',
+    ]);
   });
   it('category: site, logical, behind-inverter, grid', () => {
     expect([...values('category')].sort()).toEqual(['behind-inverter', 'grid', 'logical', 'site']);
@@ -254,7 +293,11 @@ describe('Resources and their fields › Topology', () => {
   it('node: only on sensor nodes, the element the sensor measures', () => {
     for (const n of expanded) {
       if (n.kind !== 'sensor') expect(n.node, n.id).toBeUndefined();
-      else expect(expanded.some((x) => x.id === n.node!.id && x.kind === n.node!.kind), n.id).toBe(true);
+      else
+        expect(
+          expanded.some((x) => x.id === n.node!.id && x.kind === n.node!.kind),
+          n.id,
+        ).toBe(true);
     }
   });
   it('maxCapacity_J: on BMS nodes, in joules', () => {
@@ -263,19 +306,30 @@ describe('Resources and their fields › Topology', () => {
     for (const n of expanded.filter((x) => x.maxCapacity_J !== undefined)) expect(n.kind).toBe('BMS');
   });
   it('leftCurrent: a current type, on inverter and connection-point elements', () => {
-    for (const n of expanded.filter((x) => x.leftCurrent !== undefined)) expect(['inverter', 'connection-point']).toContain(n.kind);
-    for (const n of expanded.filter((x) => x.kind === 'inverter' || x.kind === 'connection-point')) expect(['AC-split-phase', 'AC-three-phase', 'DC']).toContain(n.leftCurrent);
+    for (const n of expanded.filter((x) => x.leftCurrent !== undefined))
+      expect(['inverter', 'connection-point']).toContain(n.kind);
+    for (const n of expanded.filter((x) => x.kind === 'inverter' || x.kind === 'connection-point'))
+      expect(['AC-split-phase', 'AC-three-phase', 'DC']).toContain(n.leftCurrent);
   });
   it('rightCircuit: the DC circuit of an inverter, the grid circuit of a connection point', () => {
-    for (const n of expanded.filter((x) => x.rightCircuit !== undefined)) expect(['inverter', 'connection-point']).toContain(n.kind);
-    expect(expanded.find((n) => n.kind === 'inverter')!.rightCircuit).toMatchObject({ kind: 'circuit', currentType: 'DC' });
-    expect(expanded.find((n) => n.kind === 'connection-point')!.rightCircuit).toMatchObject({ kind: 'circuit', category: 'grid' });
+    for (const n of expanded.filter((x) => x.rightCircuit !== undefined))
+      expect(['inverter', 'connection-point']).toContain(n.kind);
+    expect(expanded.find((n) => n.kind === 'inverter')!.rightCircuit).toMatchObject({
+      kind: 'circuit',
+      currentType: 'DC',
+    });
+    expect(expanded.find((n) => n.kind === 'connection-point')!.rightCircuit).toMatchObject({
+      kind: 'circuit',
+      category: 'grid',
+    });
   });
 });
 
 describe('Resources and their fields › Savings entry', () => {
   it('entries[].interval in canonical UTC form and entries[].savings a number', async () => {
-    const { status, body } = await api(`/api/v2/sites/${siteId}/savings?interval=2026-11-23T00:00:00Z/PT2H&resolution=PT1H`);
+    const { status, body } = await api(
+      `/api/v2/sites/${siteId}/savings?interval=2026-11-23T00:00:00Z/PT2H&resolution=PT1H`,
+    );
     expect(status).toBe(200);
     expect(body.entries.length).toBeGreaterThan(0);
     for (const e of body.entries) {
@@ -294,7 +348,9 @@ describe('Resources and their fields › Device publish list', () => {
       body: JSON.stringify({ publishTo: [{ clientId: demo.credentials.client.id, data: ['telemetry-realtime'] }] }),
     });
     expect(r.status).toBe(200);
-    expect(((await r.json()) as { publishTo: unknown }).publishTo).toEqual([{ clientId: demo.credentials.client.id, data: ['telemetry-realtime'] }]);
+    expect(((await r.json()) as { publishTo: unknown }).publishTo).toEqual([
+      { clientId: demo.credentials.client.id, data: ['telemetry-realtime'] },
+    ]);
   });
 });
 
@@ -311,10 +367,16 @@ describe('States and transitions', () => {
     coveredBy('conformance/spec.test.ts', 'state: ok, not_present or unknown');
   });
   it('unknown: the grid state is unknown (the meter does not answer)', () => {
-    coveredBy('e2e/device-outage.test.ts', 'go offline with a named error and an unknown grid state, then recover on the same ports');
+    coveredBy(
+      'e2e/device-outage.test.ts',
+      'go offline with a named error and an unknown grid state, then recover on the same ports',
+    );
   });
   it('a grid event is sent when the status changes (ok → not_present → ok)', () => {
-    coveredBy('e2e/realtime.test.ts', 'sends exactly one not_present and one ok event near the switch times, and telemetry agrees');
+    coveredBy(
+      'e2e/realtime.test.ts',
+      'sends exactly one not_present and one ok event near the switch times, and telemetry agrees',
+    );
   });
 });
 
@@ -322,7 +384,10 @@ describe('Endpoints › GET /api/v1/dynamicTariffs/{tariffId}', () => {
   let tariffId: string;
   beforeAll(async () => {
     const writer = (await ownerTokens(demo.credentials)).access_token as string;
-    const values = Array.from({ length: 3 }, (_, i) => ({ interval: `${new Date(Date.parse('2026-11-01T00:00:00Z') + i * 7 * DAY).toISOString()}/PT1H`, importPrice: 0.2 + i / 100 }));
+    const values = Array.from({ length: 3 }, (_, i) => ({
+      interval: `${new Date(Date.parse('2026-11-01T00:00:00Z') + i * 7 * DAY).toISOString()}/PT1H`,
+      importPrice: 0.2 + i / 100,
+    }));
     const r = await fetch(`${demo.url}/api/v1/dynamicTariffs`, {
       method: 'POST',
       headers: { ...bearer(writer), 'content-type': 'application/json' },
@@ -364,7 +429,8 @@ describe('Endpoints › GET /api/v1/dynamicTariffs/{tariffId}', () => {
   });
 
   it('nextToken takes precedence over interval', async () => {
-    const first = (await api(`/api/v1/dynamicTariffs/${tariffId}?interval=2026-10-04T00:00:00Z/2026-11-15T00:00:00Z`)).body;
+    const first = (await api(`/api/v1/dynamicTariffs/${tariffId}?interval=2026-10-04T00:00:00Z/2026-11-15T00:00:00Z`))
+      .body;
     const t = encodeURIComponent(first.nextToken);
     const a = await api(`/api/v1/dynamicTariffs/${tariffId}?nextToken=${t}`);
     const b = await api(`/api/v1/dynamicTariffs/${tariffId}?nextToken=${t}&interval=2020-01-01T00:00:00Z/P1D`);
@@ -373,7 +439,10 @@ describe('Endpoints › GET /api/v1/dynamicTariffs/{tariffId}', () => {
 
   it('401 when not authenticated, 404 when the tariff is not found', async () => {
     expect((await api(`/api/v1/dynamicTariffs/${tariffId}`, '')).status).toBe(401);
-    expect((await api('/api/v1/dynamicTariffs/nope')).body).toMatchObject({ statusCode: 404, code: 'TARIFF_NOT_FOUND' });
+    expect((await api('/api/v1/dynamicTariffs/nope')).body).toMatchObject({
+      statusCode: 404,
+      code: 'TARIFF_NOT_FOUND',
+    });
   });
 });
 
@@ -386,7 +455,11 @@ describe('Endpoints › GET /api/v1/devices/{synthId}/telemetry', () => {
   });
 
   it('interval forms: start/end, start/duration, duration/end', async () => {
-    const forms = ['2026-11-23T10:00:00Z/2026-11-23T11:00:00Z', '2026-11-23T10:00:00Z/PT1H', 'PT1H/2026-11-23T11:00:00Z'];
+    const forms = [
+      '2026-11-23T10:00:00Z/2026-11-23T11:00:00Z',
+      '2026-11-23T10:00:00Z/PT1H',
+      'PT1H/2026-11-23T11:00:00Z',
+    ];
     const answers = await Promise.all(forms.map((f) => tel(grid(), `interval=${f}`)));
     for (const a of answers) expect(a.body).toEqual(answers[0]!.body);
     expect(answers[0]!.body.entries).toHaveLength(4);
@@ -400,16 +473,22 @@ describe('Endpoints › GET /api/v1/devices/{synthId}/telemetry', () => {
     ['PT15M', 4],
     ['PT1H', 1],
   ])('resolution %s', async (resolution, n) => {
-    expect((await tel(grid(), `interval=2026-11-23T10:00:00Z/PT1H&resolution=${resolution}`)).body.entries).toHaveLength(n);
+    expect(
+      (await tel(grid(), `interval=2026-11-23T10:00:00Z/PT1H&resolution=${resolution}`)).body.entries,
+    ).toHaveLength(n);
   });
 
   it('resolution P1D: local days on midnight in the site time zone', async () => {
     const { body } = await tel(grid(), 'interval=2026-11-22T23:00:00Z/P1D&resolution=P1D');
-    expect(body.entries.map((e: { interval: string }) => e.interval)).toEqual(['2026-11-22T23:00:00Z/2026-11-23T23:00:00Z']);
+    expect(body.entries.map((e: { interval: string }) => e.interval)).toEqual([
+      '2026-11-22T23:00:00Z/2026-11-23T23:00:00Z',
+    ]);
   });
 
   it('resolution: PT15M is the default', async () => {
-    expect((await tel(grid(), 'interval=2026-11-23T10:00:00Z/PT1H')).body).toEqual((await tel(grid(), 'interval=2026-11-23T10:00:00Z/PT1H&resolution=PT15M')).body);
+    expect((await tel(grid(), 'interval=2026-11-23T10:00:00Z/PT1H')).body).toEqual(
+      (await tel(grid(), 'interval=2026-11-23T10:00:00Z/PT1H&resolution=PT15M')).body,
+    );
   });
 
   it('include: default (power, SoC, state) and/or energy, comma-separated; default is default', async () => {
@@ -422,7 +501,9 @@ describe('Endpoints › GET /api/v1/devices/{synthId}/telemetry', () => {
     ]);
     expect(none.body).toEqual(def.body);
     expect(Object.keys(def.body.entries[0])).toEqual(expect.arrayContaining(['power_W', 'state']));
-    expect(Object.keys(en.body.entries[0])).toEqual(expect.arrayContaining(['energy_Wh_increment', 'energy_Wh_decrement']));
+    expect(Object.keys(en.body.entries[0])).toEqual(
+      expect.arrayContaining(['energy_Wh_increment', 'energy_Wh_decrement']),
+    );
     expect(both.body.entries[0]).toEqual({ ...def.body.entries[0], ...en.body.entries[0] });
   });
 
@@ -466,7 +547,10 @@ describe('Endpoints › GET /api/v1/sites/{siteId}/topology', () => {
     const q = 'interval=2026-11-23T10:00:00Z/PT15M';
     const agg = (await tel(streamEnding('__bb_agg'), q)).body.entries[0].power_W;
     const blocks = await Promise.all(['battery-1', 'battery-2'].map((id) => tel(id, q)));
-    expect(agg).toBeCloseTo(blocks.reduce((a, b) => a + b.body.entries[0].power_W, 0), 0);
+    expect(agg).toBeCloseTo(
+      blocks.reduce((a, b) => a + b.body.entries[0].power_W, 0),
+      0,
+    );
   });
   it('the inverter DC circuit holds the BMS, PV-array and logical PV hub; the connection point sits beside the inverter under the home controller', async () => {
     const root = await topology();
@@ -478,7 +562,10 @@ describe('Endpoints › GET /api/v1/sites/{siteId}/topology', () => {
     expect(allNodes(dc).some((n) => n.kind === 'PV-array')).toBe(true);
   });
   it('an unknown site is 404 SITE_NOT_FOUND', async () => {
-    expect((await api('/api/v1/sites/elsewhere/topology')).body).toMatchObject({ statusCode: 404, code: 'SITE_NOT_FOUND' });
+    expect((await api('/api/v1/sites/elsewhere/topology')).body).toMatchObject({
+      statusCode: 404,
+      code: 'SITE_NOT_FOUND',
+    });
   });
 });
 
@@ -490,18 +577,26 @@ describe('Endpoints › GET /api/v2/sites', () => {
 
 describe('Endpoints › GET /api/v1/sites and GET /api/v1/devices', () => {
   it('sites: {sites:[{siteId,name,timezone,currency}]}', async () => {
-    expect((await api('/api/v1/sites')).body.sites).toEqual([expect.objectContaining({ siteId, timezone: TZ, currency: 'EUR' })]);
+    expect((await api('/api/v1/sites')).body.sites).toEqual([
+      expect.objectContaining({ siteId, timezone: TZ, currency: 'EUR' }),
+    ]);
   });
   it('devices: {devices:[{deviceId,siteId,kind,…,publishTo}]}', async () => {
     const { devices } = (await api('/api/v1/devices')).body;
-    expect(devices.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual([...demo.daemon.site.devices.keys()].sort());
+    expect(devices.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual(
+      [...demo.daemon.site.devices.keys()].sort(),
+    );
     for (const d of devices) expect(d).toMatchObject({ siteId, publishTo: expect.any(Array) });
   });
 });
 
 describe('Endpoints › PATCH /api/v1/devices/{synthId}', () => {
   const patch = (tok: string, publishTo: unknown) =>
-    fetch(`${demo.url}/api/v1/devices/inverter`, { method: 'PATCH', headers: { ...bearer(tok), 'content-type': 'application/json' }, body: JSON.stringify({ publishTo }) });
+    fetch(`${demo.url}/api/v1/devices/inverter`, {
+      method: 'PATCH',
+      headers: { ...bearer(tok), 'content-type': 'application/json' },
+      body: JSON.stringify({ publishTo }),
+    });
   it('1. needs a customer access token with the write device scope', async () => {
     const readOnly = (await ownerTokens(demo.credentials, 'svc/device.read')).access_token as string;
     expect((await patch(readOnly, [])).status).toBe(403);
@@ -513,10 +608,15 @@ describe('Endpoints › PATCH /api/v1/devices/{synthId}', () => {
     expect(other).toBeTruthy();
     await patch(owner, [{ clientId: 'conf-other', data: ['telemetry-realtime'] }]);
     const r = await patch(owner, [{ clientId: demo.credentials.client.id, data: ['telemetry-realtime'] }]);
-    expect(((await r.json()) as { publishTo: unknown }).publishTo).toEqual([{ clientId: demo.credentials.client.id, data: ['telemetry-realtime'] }]);
+    expect(((await r.json()) as { publishTo: unknown }).publishTo).toEqual([
+      { clientId: demo.credentials.client.id, data: ['telemetry-realtime'] },
+    ]);
   });
   it('3. a customer device reaches the partner telemetry only after a publishTo entry with telemetry-realtime', () => {
-    coveredBy('e2e/realtime.test.ts', 'a publishTo grant takes effect from the next push, in a customer-class message of its own');
+    coveredBy(
+      'e2e/realtime.test.ts',
+      'a publishTo grant takes effect from the next push, in a customer-class message of its own',
+    );
   });
 });
 
@@ -530,11 +630,16 @@ describe('Endpoints › GET /api/v2/sites/{siteId}/savings', () => {
     expect(a.body.entries).toHaveLength(6);
   });
   it('resolution is required', async () => {
-    expect((await savings('interval=2026-11-23T00:00:00Z/PT6H')).body).toMatchObject({ statusCode: 400, code: 'MISSING_PARAMETER' });
+    expect((await savings('interval=2026-11-23T00:00:00Z/PT6H')).body).toMatchObject({
+      statusCode: 400,
+      code: 'MISSING_PARAMETER',
+    });
   });
   it('P1M returns one entry per calendar month', async () => {
     const { body } = await savings('interval=2026-11-01T00:00:00%2B01:00/2026-12-01T00:00:00%2B01:00&resolution=P1M');
-    expect(body.entries.map((e: { interval: string }) => e.interval)).toEqual(['2026-10-31T23:00:00Z/2026-11-30T23:00:00Z']);
+    expect(body.entries.map((e: { interval: string }) => e.interval)).toEqual([
+      '2026-10-31T23:00:00Z/2026-11-30T23:00:00Z',
+    ]);
   });
 });
 
@@ -542,7 +647,10 @@ describe('Authentication › Partner: client credentials', () => {
   it('1. POST /oauth2/token with query grant_type=client_credentials, a form content type and HTTP Basic', async () => {
     const r = await fetch(`${demo.credentials.tokenUrl}?grant_type=client_credentials`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: basic(demo.credentials.client.id, demo.credentials.client.secret),
+      },
     });
     expect(r.status).toBe(200);
     expect(await r.json()).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
@@ -563,16 +671,27 @@ describe('Authentication › Customer: authorization code flow', () => {
   it('1-3. authorize → 302 with code and the same state → exchange for access, id and refresh token', async () => {
     const body = await ownerTokens(demo.credentials, 'svc/device.read');
     expect(body.refresh_token).toBeTruthy();
-    coveredBy('e2e/auth-flows.test.ts', 'customer: consent page in a browser, 302 with code and state, code + PKCE verifier for tokens');
+    coveredBy(
+      'e2e/auth-flows.test.ts',
+      'customer: consent page in a browser, 302 with code and state, code + PKCE verifier for tokens',
+    );
   });
   it('4. refresh: grant_type=refresh_token with client_id and refresh_token', async () => {
     const { refresh_token } = await ownerTokens(demo.credentials);
-    const r = await postForm(demo.credentials.tokenUrl, { grant_type: 'refresh_token', client_id: demo.credentials.client.id, refresh_token }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) });
+    const r = await postForm(
+      demo.credentials.tokenUrl,
+      { grant_type: 'refresh_token', client_id: demo.credentials.client.id, refresh_token },
+      { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) },
+    );
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
   });
   it('token errors are RFC 6749 bodies', async () => {
-    const r = await postForm(demo.credentials.tokenUrl, { grant_type: 'password' }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) });
+    const r = await postForm(
+      demo.credentials.tokenUrl,
+      { grant_type: 'password' },
+      { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) },
+    );
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ error: 'unsupported_grant_type', error_description: expect.any(String) });
   });
@@ -597,7 +716,11 @@ describe('Authentication › Scopes', () => {
 
 describe('Events › Connection', () => {
   it('streams is required', async () => {
-    expect(await tryUpgrade(wsUrl(''), bearer(token))).toMatchObject({ open: false, status: 400, body: { code: 'MISSING_PARAMETER' } });
+    expect(await tryUpgrade(wsUrl(''), bearer(token))).toMatchObject({
+      open: false,
+      status: 400,
+      body: { code: 'MISSING_PARAMETER' },
+    });
   });
   it.each([
     ['streams', 'telemetry-realtime,grid-events'],
@@ -633,7 +756,8 @@ describe('Events › Stream telemetry-realtime', () => {
       expect(Object.keys(x).length).toBeGreaterThan(4);
     }
   });
-  it('telemetryDevices: partner or customer, the class of the devices of this message', () => expect(m.telemetryDevices).toBe('partner'));
+  it('telemetryDevices: partner or customer, the class of the devices of this message', () =>
+    expect(m.telemetryDevices).toBe('partner'));
   it('interval: the recently completed 15 minute period', () => {
     const [s, e] = m.interval.split('/').map(Date.parse);
     expect([e - s, s % Q]).toEqual([Q, 0]);
@@ -641,14 +765,26 @@ describe('Events › Stream telemetry-realtime', () => {
   });
   it('telemetryInclude: the field groups requested', () => expect(m.telemetryInclude).toEqual(['default']));
   it('1. sent every 15 minutes, clock-aligned, for the period just completed', () => {
-    coveredBy('e2e/realtime.test.ts', 'pushes each completed bucket at its boundary, chunked, with every stream the partner may see');
+    coveredBy(
+      'e2e/realtime.test.ts',
+      'pushes each completed bucket at its boundary, chunked, with every stream the partner may see',
+    );
   });
   it('2. one interval can take several messages; 3. device classes in separate messages; 4. best effort', () => {
-    coveredBy('e2e/realtime.test.ts', 'pushes each completed bucket at its boundary, chunked, with every stream the partner may see');
-    coveredBy('e2e/realtime.test.ts', 'a publishTo grant takes effect from the next push, in a customer-class message of its own');
+    coveredBy(
+      'e2e/realtime.test.ts',
+      'pushes each completed bucket at its boundary, chunked, with every stream the partner may see',
+    );
+    coveredBy(
+      'e2e/realtime.test.ts',
+      'a publishTo grant takes effect from the next push, in a customer-class message of its own',
+    );
   });
   it('5. receiving customer telemetry: token, publishTo, telemetryDevices=customer', () => {
-    coveredBy('e2e/realtime.test.ts', 'a publishTo grant takes effect from the next push, in a customer-class message of its own');
+    coveredBy(
+      'e2e/realtime.test.ts',
+      'a publishTo grant takes effect from the next push, in a customer-class message of its own',
+    );
   });
 });
 
@@ -656,7 +792,8 @@ describe('Events › Stream grid-events', () => {
   let e: any;
   beforeAll(async () => {
     const c = await StreamClient.connect(wsUrl('streams=grid-events'), token);
-    const post = (on: boolean) => fetch(`${demo.simControl.url}/grid-outage`, { method: 'POST', body: JSON.stringify({ on }) });
+    const post = (on: boolean) =>
+      fetch(`${demo.simControl.url}/grid-outage`, { method: 'POST', body: JSON.stringify({ on }) });
     try {
       expect((await post(true)).status).toBe(200);
       e = await waitFor('a grid event', () => c.of('grid-events')[0], 30_000);
@@ -674,12 +811,25 @@ describe('Events › Stream grid-events', () => {
   });
   it('timestamp: ISO 8601 UTC date-time', () => expect(new Date(e.timestamp).toISOString()).toBe(e.timestamp));
   it('deviceKind: always meter', () => expect(e.deviceKind).toBe('meter'));
-  it('state: ok, not_present or unknown', () => expect(e).toEqual({ stream: 'grid-events', deviceId: e.deviceId, timestamp: e.timestamp, deviceKind: 'meter', state: 'not_present' }));
+  it('state: ok, not_present or unknown', () =>
+    expect(e).toEqual({
+      stream: 'grid-events',
+      deviceId: e.deviceId,
+      timestamp: e.timestamp,
+      deviceKind: 'meter',
+      state: 'not_present',
+    }));
   it('1. an event is sent only when the status changes', () => {
-    coveredBy('e2e/realtime.test.ts', 'sends exactly one not_present and one ok event near the switch times, and telemetry agrees');
+    coveredBy(
+      'e2e/realtime.test.ts',
+      'sends exactly one not_present and one ok event near the switch times, and telemetry agrees',
+    );
   });
   it('2. only for devices the partner has as a partner; customer-delegated devices get none', () => {
-    coveredBy('e2e/realtime.test.ts', 'sends exactly one not_present and one ok event near the switch times, and telemetry agrees');
+    coveredBy(
+      'e2e/realtime.test.ts',
+      'sends exactly one not_present and one ok event near the switch times, and telemetry agrees',
+    );
   });
   it('3. status from before the connection: the topology gives the meter id, the telemetry endpoint its state', async () => {
     const { body } = await tel(e.deviceId, 'interval=2026-11-23T10:00:00Z/PT1H');
@@ -708,7 +858,10 @@ describe('Errors', () => {
 
 describe('Limits', () => {
   it('page window: 7 days; nextToken moves back 7 days per page', () => {
-    coveredBy('conformance/spec.test.ts', 'interval: the first page is the latest 7 days inside it; each nextToken moves back 7 days until interval.start is reached');
+    coveredBy(
+      'conformance/spec.test.ts',
+      'interval: the first page is the latest 7 days inside it; each nextToken moves back 7 days until interval.start is reached',
+    );
     coveredBy('conformance/spec.test.ts', 'without interval: the previous 7 days, nextToken paginating backwards');
   });
   it('ping interval: at least one ping every 20 seconds', () => {
@@ -729,7 +882,10 @@ describe('Versioning', () => {
   it('the version is part of the path: /api/v1 for most endpoints, /api/v2 for the site list and savings', async () => {
     const doc = (await getJson(`${demo.url}/openapi.json`)).body;
     const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/api/'));
-    expect(paths.filter((p) => p.startsWith('/api/v2/')).sort()).toEqual(['/api/v2/sites', '/api/v2/sites/{siteId}/savings']);
+    expect(paths.filter((p) => p.startsWith('/api/v2/')).sort()).toEqual([
+      '/api/v2/sites',
+      '/api/v2/sites/{siteId}/savings',
+    ]);
     expect(paths.every((p) => /^\/api\/v[12]\//.test(p))).toBe(true);
   });
 });
@@ -737,8 +893,14 @@ describe('Versioning', () => {
 describe('Decisions (design.md) › partial periods: an entry always stands for its whole period', () => {
   it('telemetry 2026-11-20T00:00Z/2026-11-21T00:00Z at P1D (Europe/Berlin): two whole local days, each as a query for exactly that day answers', async () => {
     const id = streamEnding('__GRID_METER_DERIVED');
-    const { body } = await tel(id, 'interval=2026-11-20T00:00:00Z/2026-11-21T00:00:00Z&resolution=P1D&include=default,energy');
-    expect(body.entries.map((e: { interval: string }) => e.interval)).toEqual(['2026-11-19T23:00:00Z/2026-11-20T23:00:00Z', '2026-11-20T23:00:00Z/2026-11-21T23:00:00Z']);
+    const { body } = await tel(
+      id,
+      'interval=2026-11-20T00:00:00Z/2026-11-21T00:00:00Z&resolution=P1D&include=default,energy',
+    );
+    expect(body.entries.map((e: { interval: string }) => e.interval)).toEqual([
+      '2026-11-19T23:00:00Z/2026-11-20T23:00:00Z',
+      '2026-11-20T23:00:00Z/2026-11-21T23:00:00Z',
+    ]);
     for (const e of body.entries) {
       const whole = await tel(id, `interval=${e.interval}&resolution=P1D&include=default,energy`);
       expect(whole.body.entries).toEqual([e]);
@@ -747,9 +909,13 @@ describe('Decisions (design.md) › partial periods: an entry always stands for 
 
   it('savings 2026-11-22T23:00Z/PT1H at P1D: the whole day, label and value', async () => {
     const cut = await api(`/api/v2/sites/${siteId}/savings?interval=2026-11-22T23:00:00Z/PT1H&resolution=P1D`);
-    const day = await api(`/api/v2/sites/${siteId}/savings?interval=2026-11-22T23:00:00Z/2026-11-23T23:00:00Z&resolution=P1D`);
+    const day = await api(
+      `/api/v2/sites/${siteId}/savings?interval=2026-11-22T23:00:00Z/2026-11-23T23:00:00Z&resolution=P1D`,
+    );
     expect(cut.body.entries).toEqual(day.body.entries);
-    expect(cut.body.entries.map((e: { interval: string }) => e.interval)).toEqual(['2026-11-22T23:00:00Z/2026-11-23T23:00:00Z']);
+    expect(cut.body.entries.map((e: { interval: string }) => e.interval)).toEqual([
+      '2026-11-22T23:00:00Z/2026-11-23T23:00:00Z',
+    ]);
   });
 
   it('PT1H: an hour cut at both edges is answered whole', async () => {
@@ -760,7 +926,9 @@ describe('Decisions (design.md) › partial periods: an entry always stands for 
 
   it('P1M: a month cut by the interval is answered whole', async () => {
     const cut = await api(`/api/v2/sites/${siteId}/savings?interval=2026-11-22T23:00:00Z/P1D&resolution=P1M`);
-    const month = await api(`/api/v2/sites/${siteId}/savings?interval=2026-10-31T23:00:00Z/2026-11-30T23:00:00Z&resolution=P1M`);
+    const month = await api(
+      `/api/v2/sites/${siteId}/savings?interval=2026-10-31T23:00:00Z/2026-11-30T23:00:00Z&resolution=P1M`,
+    );
     expect(cut.body.entries).toEqual(month.body.entries);
   });
 
@@ -768,7 +936,9 @@ describe('Decisions (design.md) › partial periods: an entry always stands for 
     const today = DateTime.fromMillis(demo.clock.now(), { zone: TZ }).startOf('day');
     const id = streamEnding('__GRID_METER_DERIVED');
     const { body } = await tel(id, `interval=${today.toUTC().toISO()}/PT1H&resolution=P1D`);
-    expect(body.entries.map((e: { interval: string }) => e.interval)).toEqual([`${today.toUTC().toISO({ suppressMilliseconds: true })}/${today.plus({ days: 1 }).toUTC().toISO({ suppressMilliseconds: true })}`]);
+    expect(body.entries.map((e: { interval: string }) => e.interval)).toEqual([
+      `${today.toUTC().toISO({ suppressMilliseconds: true })}/${today.plus({ days: 1 }).toUTC().toISO({ suppressMilliseconds: true })}`,
+    ]);
   });
 
   it('the rule is written in the OpenAPI descriptions of the interval parameters', async () => {
@@ -786,19 +956,31 @@ describe('Decisions (design.md) › lenient input where the spec is silent, stri
     expect(r.status, q).toBe(200);
     return allNodes(r.body.topology).filter((n) => n.kind === 'BMS').length > 1;
   };
-  it.each(['compact=true', 'compact=True', 'compact=TRUE', 'compact=1', 'compact=', 'compact', ''])('%s: compact', async (q) => {
-    expect(await expanded(q)).toBe(false);
-  });
-  it.each(['compact=false', 'compact=False', 'compact=FALSE', 'compact=0', 'compact=0&compact=false'])('%s: expanded', async (q) => {
-    expect(await expanded(q)).toBe(true);
-  });
+  it.each(['compact=true', 'compact=True', 'compact=TRUE', 'compact=1', 'compact=', 'compact', ''])(
+    '%s: compact',
+    async (q) => {
+      expect(await expanded(q)).toBe(false);
+    },
+  );
+  it.each(['compact=false', 'compact=False', 'compact=FALSE', 'compact=0', 'compact=0&compact=false'])(
+    '%s: expanded',
+    async (q) => {
+      expect(await expanded(q)).toBe(true);
+    },
+  );
   it('compact=yes is a 400 naming what is accepted', async () => {
     const r = await api(`/api/v1/sites/${siteId}/topology?compact=yes`);
-    expect(r.body).toMatchObject({ statusCode: 400, code: 'INVALID_PARAMETER', message: expect.stringMatching(/true, false, 1 or 0/) });
+    expect(r.body).toMatchObject({
+      statusCode: 400,
+      code: 'INVALID_PARAMETER',
+      message: expect.stringMatching(/true, false, 1 or 0/),
+    });
   });
   it('compact is not required in /openapi.json', async () => {
     const doc = (await getJson(`${demo.url}/openapi.json`)).body;
-    const compact = doc.paths['/api/v1/sites/{siteId}/topology'].get.parameters.find((x: { name: string }) => x.name === 'compact');
+    const compact = doc.paths['/api/v1/sites/{siteId}/topology'].get.parameters.find(
+      (x: { name: string }) => x.name === 'compact',
+    );
     expect(compact.required).not.toBe(true);
   });
   it('repeated list parameters: include=default&include=energy is include=default,energy', async () => {
@@ -810,15 +992,23 @@ describe('Decisions (design.md) › lenient input where the spec is silent, stri
   });
   it('a scalar parameter repeated: the same value counts once, different values are a 400', async () => {
     const id = streamEnding('__bb_agg');
-    expect((await tel(id, 'interval=2026-11-23T10:00:00Z/PT15M&interval=2026-11-23T10:00:00Z/PT15M')).body.entries).toHaveLength(1);
-    expect((await tel(id, 'interval=2026-11-23T10:00:00Z/PT15M&interval=2026-11-23T11:00:00Z/PT15M')).body).toMatchObject({ statusCode: 400, code: 'INVALID_PARAMETER' });
+    expect(
+      (await tel(id, 'interval=2026-11-23T10:00:00Z/PT15M&interval=2026-11-23T10:00:00Z/PT15M')).body.entries,
+    ).toHaveLength(1);
+    expect(
+      (await tel(id, 'interval=2026-11-23T10:00:00Z/PT15M&interval=2026-11-23T11:00:00Z/PT15M')).body,
+    ).toMatchObject({ statusCode: 400, code: 'INVALID_PARAMETER' });
   });
   it('unknown query parameters are ignored (HTTP)', async () => {
     expect((await tel(streamEnding('__bb_agg'), 'interval=2026-11-23T10:00:00Z/PT15M&foo=1')).status).toBe(200);
     expect((await api(`/api/v1/sites/${siteId}/topology?bar=2`)).status).toBe(200);
   });
   it('WebSocket: unknown parameters ignored, repeated list parameters joined, grid-event means grid-events', async () => {
-    for (const q of ['streams=grid-events&foo=1', 'streams=telemetry-realtime&streams=grid-events', 'streams=grid-event']) {
+    for (const q of [
+      'streams=grid-events&foo=1',
+      'streams=telemetry-realtime&streams=grid-events',
+      'streams=grid-event',
+    ]) {
       expect(await tryUpgrade(wsUrl(q), bearer(token)), q).toEqual({ open: true });
     }
   });

@@ -37,7 +37,9 @@ describe('sitegw consume', () => {
     const url = `postgres://cloud:hunter2@127.0.0.1:${await freePort()}/fleet`;
     const r = sitegw(['consume', '--broker', 'mqtt://127.0.0.1:1', '--postgres', url]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^sitegw consume: PostgreSQL at postgres:\/\/cloud:\*\*\*@127\.0\.0\.1:\d+\/fleet: .*ECONNREFUSED/);
+    expect(r.stderr).toMatch(
+      /^sitegw consume: PostgreSQL at postgres:\/\/cloud:\*\*\*@127\.0\.0\.1:\d+\/fleet: .*ECONNREFUSED/,
+    );
     expect(r.stderr).not.toContain('hunter2');
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
@@ -49,7 +51,9 @@ describe('sitegw consume', () => {
     it('subscribes with a shared subscription, creates its database and stops cleanly on SIGTERM', async () => {
       broker = await mosquittoBroker();
       const db = join(dir, 'c.db');
-      const child = spawn(...sitegwCommand(['consume', '--broker', broker.url, '--group', 'g1', '--db', db]), { cwd: ROOT });
+      const child = spawn(...sitegwCommand(['consume', '--broker', broker.url, '--group', 'g1', '--db', db]), {
+        cwd: ROOT,
+      });
       let out = '';
       child.stdout.on('data', (d) => (out += String(d)));
       await waitFor('consuming', () => out.includes('consuming') || undefined, 30_000);
@@ -71,7 +75,9 @@ describe('sitegw consume', () => {
         server = await startPostgres();
         // the throwaway server trusts every login, so the password is only there to be hidden
         const url = (await server.newDatabase()).replace('sitegw@', 'sitegw:hunter2@');
-        const child = spawn(...sitegwCommand(['consume', '--broker', broker.url, '--group', 'g2', '--postgres', url]), { cwd: ROOT });
+        const child = spawn(...sitegwCommand(['consume', '--broker', broker.url, '--group', 'g2', '--postgres', url]), {
+          cwd: ROOT,
+        });
         let out = '';
         child.stdout.on('data', (d) => (out += String(d)));
         await waitFor('consuming', () => out.includes('consuming') || undefined, 30_000);

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Consumer } from '../../src/consumer/consumer.js';
 import { ConsumerStore } from '../../src/consumer/store.js';
-import { MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, waitFor } from '../support/demo.js';
-import { storedBuckets, uplinkTo } from '../support/uplink.js';
+import { MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type TestBroker } from '../support/mqtt-brokers.js';
 import { notePostgresSkipped, SKIP_POSTGRES, startPostgres, type TestPostgres } from '../support/postgres.js';
+import { storedBuckets, uplinkTo } from '../support/uplink.js';
 
 noteMosquittoSkipped('test/consumer/consumer-e2e.test.ts');
 notePostgresSkipped('test/consumer/consumer-e2e.test.ts');
@@ -27,109 +27,150 @@ const databases = [
   { name: 'PostgreSQL', skip: SKIP_POSTGRES },
 ];
 
-for (const { name, skip } of databases) describe.skipIf(!MOSQUITTO || skip)(`sitegw consumer into ${name} against mosquitto: shared subscription, dedup, resync of a hole`, () => {
-  let broker: TestBroker;
-  let demo: Demo;
-  let dir: string;
-  let db: string;
-  let pg: TestPostgres | undefined;
-  let consumers: Consumer[] = [];
-  const logs: string[] = [];
+for (const { name, skip } of databases)
+  describe.skipIf(!MOSQUITTO || skip)(
+    `sitegw consumer into ${name} against mosquitto: shared subscription, dedup, resync of a hole`,
+    () => {
+      let broker: TestBroker;
+      let demo: Demo;
+      let dir: string;
+      let db: string;
+      let pg: TestPostgres | undefined;
+      let consumers: Consumer[] = [];
+      const logs: string[] = [];
 
-  const startConsumers = async () => {
-    consumers = ['a', 'b'].map(
-      (n) => new Consumer({ broker: broker.url, group: 'cloud', filter: 'sitegw/+', db, clientId: `consumer-${n}`, gaps: { waitMs: 300, retryMs: 10_000 }, scanMs: 100, log: (l) => logs.push(`${n}: ${l}`) }),
-    );
-    for (const c of consumers) await c.start();
-  };
-  /** what the consumer has of the gateway's stored buckets, as `streamId|start` */
-  const have = async () => {
-    const s = await ConsumerStore.open(db);
-    try {
-      return new Set([...(await s.telemetryKeys()).keys()].map((k) => k.slice(SITE.length + 1)));
-    } finally {
-      await s.close();
-    }
-  };
-  const missing = async () => {
-    const got = await have();
-    return [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !got.has(k));
-  };
+      const startConsumers = async () => {
+        consumers = ['a', 'b'].map(
+          (n) =>
+            new Consumer({
+              broker: broker.url,
+              group: 'cloud',
+              filter: 'sitegw/+',
+              db,
+              clientId: `consumer-${n}`,
+              gaps: { waitMs: 300, retryMs: 10_000 },
+              scanMs: 100,
+              log: (l) => logs.push(`${n}: ${l}`),
+            }),
+        );
+        for (const c of consumers) await c.start();
+      };
+      /** what the consumer has of the gateway's stored buckets, as `streamId|start` */
+      const have = async () => {
+        const s = await ConsumerStore.open(db);
+        try {
+          return new Set([...(await s.telemetryKeys()).keys()].map((k) => k.slice(SITE.length + 1)));
+        } finally {
+          await s.close();
+        }
+      };
+      const missing = async () => {
+        const got = await have();
+        return [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !got.has(k));
+      };
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'sitegw-consumer-'));
-    if (name === 'PostgreSQL') {
-      pg = await startPostgres();
-      db = await pg.newDatabase();
-    } else db = join(dir, 'cloud.db');
-    broker = await mosquittoBroker();
-    await startConsumers();
-    demo = await demoSite({ speed: 600, history: 'PT2H', ...uplinkTo(broker) });
-  });
-  afterAll(async () => {
-    for (const c of consumers) await c.stop().catch(() => undefined);
-    await demo?.cleanup();
-    await broker?.close();
-    await pg?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+      beforeAll(async () => {
+        dir = mkdtempSync(join(tmpdir(), 'sitegw-consumer-'));
+        if (name === 'PostgreSQL') {
+          pg = await startPostgres();
+          db = await pg.newDatabase();
+        } else db = join(dir, 'cloud.db');
+        broker = await mosquittoBroker();
+        await startConsumers();
+        demo = await demoSite({ speed: 600, history: 'PT2H', ...uplinkTo(broker) });
+      });
+      afterAll(async () => {
+        for (const c of consumers) await c.stop().catch(() => undefined);
+        await demo?.cleanup();
+        await broker?.close();
+        await pg?.close();
+        rmSync(dir, { recursive: true, force: true });
+      });
 
-  it('splits the site between two instances and stores every bucket once', async () => {
-    await waitFor('every stored bucket in the consumer db', async () => (demo.daemon.uplink!.health().outbox.depth === 0 && (await missing()).length === 0) || undefined, 30_000);
-    expect(consumers.every((c) => c.stats.processed > 0), JSON.stringify(consumers.map((c) => c.stats))).toBe(true);
-  });
+      it('splits the site between two instances and stores every bucket once', async () => {
+        await waitFor(
+          'every stored bucket in the consumer db',
+          async () => (demo.daemon.uplink!.health().outbox.depth === 0 && (await missing()).length === 0) || undefined,
+          30_000,
+        );
+        expect(
+          consumers.every((c) => c.stats.processed > 0),
+          JSON.stringify(consumers.map((c) => c.stats)),
+        ).toBe(true);
+      });
 
-  it('finds the hole left while both instances were down, asks for it with cmd/resync and records it filled', async () => {
-    for (const c of consumers) await c.stop();
-    const up = demo.daemon.uplink!;
-    const deliveredBefore = up.health().delivered;
-    const storedBefore = storedBuckets(demo.daemon.ctx.db);
-    // three bucket closes go to the broker with nobody subscribed: lost for the consumer
-    await waitFor('three buckets closed and acknowledged by the broker', () => {
-      const lost = [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !storedBefore.has(k));
-      return (lost.length >= 3 * 4 && up.health().delivered > deliveredBefore + 3 && up.health().outbox.depth === 0 && lost) || undefined;
-    }, 30_000);
-    const lost = [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !storedBefore.has(k));
-    expect(await missing()).toEqual(expect.arrayContaining(lost));
+      it('finds the hole left while both instances were down, asks for it with cmd/resync and records it filled', async () => {
+        for (const c of consumers) await c.stop();
+        const up = demo.daemon.uplink!;
+        const deliveredBefore = up.health().delivered;
+        const storedBefore = storedBuckets(demo.daemon.ctx.db);
+        // three bucket closes go to the broker with nobody subscribed: lost for the consumer
+        await waitFor(
+          'three buckets closed and acknowledged by the broker',
+          () => {
+            const lost = [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !storedBefore.has(k));
+            return (
+              (lost.length >= 3 * 4 &&
+                up.health().delivered > deliveredBefore + 3 &&
+                up.health().outbox.depth === 0 &&
+                lost) ||
+              undefined
+            );
+          },
+          30_000,
+        );
+        const lost = [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !storedBefore.has(k));
+        expect(await missing()).toEqual(expect.arrayContaining(lost));
 
-    await startConsumers();
-    await waitFor('the hole filled and every stored bucket in the consumer db', async () => {
-      const s = await ConsumerStore.open(db);
-      try {
-        return ((await s.holes()).some((h) => h.status === 'filled') && (await missing()).length === 0) || undefined;
-      } finally {
-        await s.close();
-      }
-    }, 30_000);
+        await startConsumers();
+        await waitFor(
+          'the hole filled and every stored bucket in the consumer db',
+          async () => {
+            const s = await ConsumerStore.open(db);
+            try {
+              return (
+                ((await s.holes()).some((h) => h.status === 'filled') && (await missing()).length === 0) || undefined
+              );
+            } finally {
+              await s.close();
+            }
+          },
+          30_000,
+        );
 
-    const s = await ConsumerStore.open(db);
-    try {
-      const filled = (await s.holes()).filter((h) => h.status === 'filled');
-      expect(filled.length).toBeGreaterThanOrEqual(1);
-      const h = filled[0]!;
-      expect(h).toMatchObject({ siteId: SITE, prefix: `sitegw/${SITE}`, requestId: expect.stringMatching(/^gap-/) });
-      expect(h.toSeq).toBeGreaterThanOrEqual(h.fromSeq);
-      expect(h.firstSeq).not.toBeNull();
-      expect(h.closedAt).toBeGreaterThanOrEqual(h.requestedAt!);
-      // the lost buckets came back through the resync, marked with its request id
-      for (const k of lost) {
-        const [stream, start] = k.split('|') as [string, string];
-        const row = await s.telemetryEntry(SITE, stream, Date.parse(start));
-        expect(row?.resync, k).toMatch(/^gap-/);
-      }
-      // no hole left open, and the ledger is one run again: every seq processed once, or
-      // accounted for by the filled hole; the retained copies mosquitto hands a new
-      // subscriber were dropped as duplicates
-      expect(await s.openHoles()).toEqual([]);
-      const runs = await s.db.all<{ lo: number; hi: number }>('SELECT lo, hi FROM seq_ranges');
-      expect(runs).toHaveLength(1);
-      const [counts] = await s.siteCounts();
-      const holeSeqs = filled.reduce((n, x) => n + x.toSeq - x.fromSeq + 1, 0);
-      expect(counts!.messages + holeSeqs).toBe(runs[0]!.hi - runs[0]!.lo + 1);
-      expect(counts!.duplicates).toBeGreaterThan(0);
-    } finally {
-      await s.close();
-    }
-    expect(logs.filter((l) => /failed/.test(l))).toEqual([]);
-  });
-});
+        const s = await ConsumerStore.open(db);
+        try {
+          const filled = (await s.holes()).filter((h) => h.status === 'filled');
+          expect(filled.length).toBeGreaterThanOrEqual(1);
+          const h = filled[0]!;
+          expect(h).toMatchObject({
+            siteId: SITE,
+            prefix: `sitegw/${SITE}`,
+            requestId: expect.stringMatching(/^gap-/),
+          });
+          expect(h.toSeq).toBeGreaterThanOrEqual(h.fromSeq);
+          expect(h.firstSeq).not.toBeNull();
+          expect(h.closedAt).toBeGreaterThanOrEqual(h.requestedAt!);
+          // the lost buckets came back through the resync, marked with its request id
+          for (const k of lost) {
+            const [stream, start] = k.split('|') as [string, string];
+            const row = await s.telemetryEntry(SITE, stream, Date.parse(start));
+            expect(row?.resync, k).toMatch(/^gap-/);
+          }
+          // no hole left open, and the ledger is one run again: every seq processed once, or
+          // accounted for by the filled hole; the retained copies mosquitto hands a new
+          // subscriber were dropped as duplicates
+          expect(await s.openHoles()).toEqual([]);
+          const runs = await s.db.all<{ lo: number; hi: number }>('SELECT lo, hi FROM seq_ranges');
+          expect(runs).toHaveLength(1);
+          const [counts] = await s.siteCounts();
+          const holeSeqs = filled.reduce((n, x) => n + x.toSeq - x.fromSeq + 1, 0);
+          expect(counts!.messages + holeSeqs).toBe(runs[0]!.hi - runs[0]!.lo + 1);
+          expect(counts!.duplicates).toBeGreaterThan(0);
+        } finally {
+          await s.close();
+        }
+        expect(logs.filter((l) => /failed/.test(l))).toEqual([]);
+      });
+    },
+  );

@@ -45,93 +45,102 @@ const databases = [
   },
 ];
 
-for (const { name, skip, target } of databases) describe.skipIf(skip)(`consumer ledger in ${name}`, () => {
-  const stores = async () => {
-    const t = await target();
-    return [await ConsumerStore.open(t), await ConsumerStore.open(t)] as const;
-  };
+for (const { name, skip, target } of databases)
+  describe.skipIf(skip)(`consumer ledger in ${name}`, () => {
+    const stores = async () => {
+      const t = await target();
+      return [await ConsumerStore.open(t), await ConsumerStore.open(t)] as const;
+    };
 
-  it('drops a seq seen before, whichever instance saw it, and takes seqs in any order', async () => {
-    const [a, b] = await stores();
-    expect(await a.accept('s', 'p/s', 5, T, state(5), 0)).toBe(true);
-    expect(await b.accept('s', 'p/s', 5, T, state(5), 0)).toBe(false);
-    expect(await b.accept('s', 'p/s', 3, T, state(3), 0)).toBe(true);
-    expect(await a.accept('s', 'p/s', 4, T, state(4), 0)).toBe(true);
-    expect(await a.accept('s', 'p/s', 3, T, state(3), 0)).toBe(false);
-    expect(await a.gaps()).toEqual([]);
-    expect(await a.siteCounts()).toEqual([{ siteId: 's', messages: 3, duplicates: 2 }]);
-    await a.close();
-    await b.close();
-  });
+    it('drops a seq seen before, whichever instance saw it, and takes seqs in any order', async () => {
+      const [a, b] = await stores();
+      expect(await a.accept('s', 'p/s', 5, T, state(5), 0)).toBe(true);
+      expect(await b.accept('s', 'p/s', 5, T, state(5), 0)).toBe(false);
+      expect(await b.accept('s', 'p/s', 3, T, state(3), 0)).toBe(true);
+      expect(await a.accept('s', 'p/s', 4, T, state(4), 0)).toBe(true);
+      expect(await a.accept('s', 'p/s', 3, T, state(3), 0)).toBe(false);
+      expect(await a.gaps()).toEqual([]);
+      expect(await a.siteCounts()).toEqual([{ siteId: 's', messages: 3, duplicates: 2 }]);
+      await a.close();
+      await b.close();
+    });
 
-  it('keeps the ledger exact when both instances take the same seqs at the same time', async () => {
-    const [a, b] = await stores();
-    const seqs = Array.from({ length: 40 }, (_, i) => i + 1);
-    const results = await Promise.all([
-      ...seqs.map((n) => a.accept('s', 'p/s', n, T, state(n), 0)),
-      ...seqs.reverse().map((n) => b.accept('s', 'p/s', n, T, state(n), 0)),
-    ]);
-    expect(results.filter(Boolean)).toHaveLength(40);
-    expect(await a.gaps()).toEqual([]);
-    expect(await b.siteCounts()).toEqual([{ siteId: 's', messages: 40, duplicates: 40 }]);
-    await a.close();
-    await b.close();
-  });
+    it('keeps the ledger exact when both instances take the same seqs at the same time', async () => {
+      const [a, b] = await stores();
+      const seqs = Array.from({ length: 40 }, (_, i) => i + 1);
+      const results = await Promise.all([
+        ...seqs.map((n) => a.accept('s', 'p/s', n, T, state(n), 0)),
+        ...seqs.reverse().map((n) => b.accept('s', 'p/s', n, T, state(n), 0)),
+      ]);
+      expect(results.filter(Boolean)).toHaveLength(40);
+      expect(await a.gaps()).toEqual([]);
+      expect(await b.siteCounts()).toEqual([{ siteId: 's', messages: 40, duplicates: 40 }]);
+      await a.close();
+      await b.close();
+    });
 
-  it('keeps the telemetry entry of the highest seq, whatever order they come in', async () => {
-    const [a, b] = await stores();
-    await a.accept('s', 'p/s', 10, T, tele(T, 2), 0);
-    await a.accept('s', 'p/s', 9, T, tele(T, 1), 0);
-    expect(JSON.parse((await a.telemetryEntry('s', 'inv', T))!.entry)).toEqual({ power_W: 2 });
-    expect((await a.telemetryKeys()).size).toBe(1);
-    await a.close();
-    await b.close();
-  });
+    it('keeps the telemetry entry of the highest seq, whatever order they come in', async () => {
+      const [a, b] = await stores();
+      await a.accept('s', 'p/s', 10, T, tele(T, 2), 0);
+      await a.accept('s', 'p/s', 9, T, tele(T, 1), 0);
+      expect(JSON.parse((await a.telemetryEntry('s', 'inv', T))!.entry)).toEqual({ power_W: 2 });
+      expect((await a.telemetryKeys()).size).toBe(1);
+      await a.close();
+      await b.close();
+    });
 
-  it('finds a hole, asks once though two instances scan, and records it filled when the resync is all there', async () => {
-    const [a, b] = await stores();
-    await a.accept('s', 'p/s', 1, T, state(1), 0);
-    await a.accept('s', 'p/s', 4, T + 3_600_000, state(4), 0);
-    expect(await a.gaps()).toEqual([{ siteId: 's', fromSeq: 2, toSeq: 3, beforeTime: T, afterTime: T + 3_600_000 }]);
-    const sent: string[] = [];
-    const send = (p: string, id: string, interval: string) => sent.push(`${p} ${id} ${interval}`);
-    const policy = { waitMs: 1000, retryMs: 60_000 };
-    expect(await scanGaps(a, policy, send, 0)).toEqual({ found: 1, requested: 0, closed: 0 });
-    const [fromB, fromA] = await Promise.all([scanGaps(b, policy, send, 1000), scanGaps(a, policy, send, 1000)]);
-    expect(fromB.requested + fromA.requested).toBe(1);
-    expect(sent).toEqual(['p/s gap-1-1 2026-11-01T09:30:00Z/2026-11-01T11:15:00Z']);
-    await b.accepted('gap-1-1', 5, 6);
-    await b.accept('s', 'p/s', 5, T, tele(T, 1), 0);
-    expect((await scanGaps(a, policy, send, 2000)).closed).toBe(0);
-    await a.accept('s', 'p/s', 6, T, tele(T + 900_000, 1), 0);
-    expect((await scanGaps(a, policy, send, 3000)).closed).toBe(1);
-    expect((await a.holes())[0]).toMatchObject({ status: 'filled', closedAt: 3000, requestedAt: 1000, firstSeq: 5, lastSeq: 6 });
-    expect(await a.gaps()).toEqual([]);
-    await a.close();
-    await b.close();
-  });
+    it('finds a hole, asks once though two instances scan, and records it filled when the resync is all there', async () => {
+      const [a, b] = await stores();
+      await a.accept('s', 'p/s', 1, T, state(1), 0);
+      await a.accept('s', 'p/s', 4, T + 3_600_000, state(4), 0);
+      expect(await a.gaps()).toEqual([{ siteId: 's', fromSeq: 2, toSeq: 3, beforeTime: T, afterTime: T + 3_600_000 }]);
+      const sent: string[] = [];
+      const send = (p: string, id: string, interval: string) => sent.push(`${p} ${id} ${interval}`);
+      const policy = { waitMs: 1000, retryMs: 60_000 };
+      expect(await scanGaps(a, policy, send, 0)).toEqual({ found: 1, requested: 0, closed: 0 });
+      const [fromB, fromA] = await Promise.all([scanGaps(b, policy, send, 1000), scanGaps(a, policy, send, 1000)]);
+      expect(fromB.requested + fromA.requested).toBe(1);
+      expect(sent).toEqual(['p/s gap-1-1 2026-11-01T09:30:00Z/2026-11-01T11:15:00Z']);
+      await b.accepted('gap-1-1', 5, 6);
+      await b.accept('s', 'p/s', 5, T, tele(T, 1), 0);
+      expect((await scanGaps(a, policy, send, 2000)).closed).toBe(0);
+      await a.accept('s', 'p/s', 6, T, tele(T + 900_000, 1), 0);
+      expect((await scanGaps(a, policy, send, 3000)).closed).toBe(1);
+      expect((await a.holes())[0]).toMatchObject({
+        status: 'filled',
+        closedAt: 3000,
+        requestedAt: 1000,
+        firstSeq: 5,
+        lastSeq: 6,
+      });
+      expect(await a.gaps()).toEqual([]);
+      await a.close();
+      await b.close();
+    });
 
-  it('closes a hole whose own seqs came late as arrived, and asks again for one left unanswered', async () => {
-    const [a, b] = await stores();
-    await a.accept('s', 'p/s', 1, T, state(1), 0);
-    await a.accept('s', 'p/s', 3, T, state(3), 0);
-    await a.accept('s', 'p/s', 5, T, state(5), 0);
-    const sent: string[] = [];
-    const policy = { waitMs: 0, retryMs: 100 };
-    await scanGaps(a, policy, (_p, id) => sent.push(id), 0);
-    await a.accept('s', 'p/s', 2, T, state(2), 0);
-    await scanGaps(a, policy, (_p, id) => sent.push(id), 50);
-    await scanGaps(a, policy, (_p, id) => sent.push(id), 200);
-    expect(sent).toEqual(['gap-1-1', 'gap-2-1', 'gap-2-2']);
-    expect((await a.holes()).map((h) => [h.fromSeq, h.status])).toEqual([
-      [2, 'arrived'],
-      [4, 'requested'],
-    ]);
-    await a.close();
-    await b.close();
-  });
+    it('closes a hole whose own seqs came late as arrived, and asks again for one left unanswered', async () => {
+      const [a, b] = await stores();
+      await a.accept('s', 'p/s', 1, T, state(1), 0);
+      await a.accept('s', 'p/s', 3, T, state(3), 0);
+      await a.accept('s', 'p/s', 5, T, state(5), 0);
+      const sent: string[] = [];
+      const policy = { waitMs: 0, retryMs: 100 };
+      await scanGaps(a, policy, (_p, id) => sent.push(id), 0);
+      await a.accept('s', 'p/s', 2, T, state(2), 0);
+      await scanGaps(a, policy, (_p, id) => sent.push(id), 50);
+      await scanGaps(a, policy, (_p, id) => sent.push(id), 200);
+      expect(sent).toEqual(['gap-1-1', 'gap-2-1', 'gap-2-2']);
+      expect((await a.holes()).map((h) => [h.fromSeq, h.status])).toEqual([
+        [2, 'arrived'],
+        [4, 'requested'],
+      ]);
+      await a.close();
+      await b.close();
+    });
 
-  it('asks for at most 31 days, ending at the later side', () => {
-    expect(holeInterval({ beforeTime: T - 90 * 86_400_000, afterTime: T })).toBe('2026-10-01T10:15:00Z/2026-11-01T10:15:00Z');
+    it('asks for at most 31 days, ending at the later side', () => {
+      expect(holeInterval({ beforeTime: T - 90 * 86_400_000, afterTime: T })).toBe(
+        '2026-10-01T10:15:00Z/2026-11-01T10:15:00Z',
+      );
+    });
   });
-});

@@ -6,12 +6,16 @@
  * restarts its clock and its simulator with the daemon.
  */
 import { readFileSync } from 'node:fs';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/log.js';
 import { Daemon } from '../../src/main.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 
-const [speed, originSim, originReal] = (process.env.SITEGW_CLOCK ?? '').split(',').map(Number) as [number, number, number];
+const [speed, originSim, originReal] = (process.env.SITEGW_CLOCK ?? '').split(',').map(Number) as [
+  number,
+  number,
+  number,
+];
 const file = process.argv[2]!;
 const result = parseConfig(readFileSync(file, 'utf8'), file);
 if (!result.ok) {

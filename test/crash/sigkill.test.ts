@@ -17,24 +17,24 @@
  *   QoS 1 redeliveries) or still waits in the outbox, and every stored bucket was delivered
  *   exactly once, in time order per stream.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Database } from 'better-sqlite3';
-import { sqliteDriver } from '../../src/store/driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
-import { startSimServers, type SimServers } from '../../src/sim/servers.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
-import { aedesBroker, collect, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
-import { waitFor } from '../support/demo.js';
-import { dedupe, expectComplete, storedBuckets } from '../support/uplink.js';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { int, rng } from '../fuzz/gen.js';
+import { waitFor } from '../support/demo.js';
+import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
 import { unitRuntime } from '../support/unit-runtime.js';
+import { dedupe, expectComplete, storedBuckets } from '../support/uplink.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();
@@ -67,8 +67,18 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     c = await collect(broker.url, `${PREFIX}/#`);
     const sim = new SimSite(defaultSimConfig(), clock.now());
     servers = await startSimServers(sim, clock);
-    const yaml = demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 30, batteryBlocks: defaultSimConfig().battery.blocks.length, uplinkUrl: broker.url });
-    writeFileSync(confFile, yaml.replace(/^uplink:\n {2}url: (.*)$/m, 'uplink:\n  url: $1\n  protocolVersion: 4\n  reconnectMaxSeconds: 1'));
+    const yaml = demoSiteYaml(servers, {
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      dataDir,
+      pollSeconds: 30,
+      batteryBlocks: defaultSimConfig().battery.blocks.length,
+      uplinkUrl: broker.url,
+    });
+    writeFileSync(
+      confFile,
+      yaml.replace(/^uplink:\n {2}url: (.*)$/m, 'uplink:\n  url: $1\n  protocolVersion: 4\n  reconnectMaxSeconds: 1'),
+    );
   });
   afterAll(async () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
@@ -81,11 +91,20 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
   const runtime = unitRuntime();
   const spawnDaemon = (): { proc: ChildProcess; started: Promise<void> } => {
     // with the node flags of systemd/sitegw.service, so the daemon is proved as deployed
-    const proc = spawn(process.execPath, [...runtime.args, '--import', 'tsx', join(ROOT, 'test/crash/daemon-child.ts'), confFile], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: { ...process.env, ...runtime.env, SITEGW_LOG_LEVEL: 'silent', SITEGW_CLOCK: `${SPEED},${originSim},${originReal}` },
-    });
+    const proc = spawn(
+      process.execPath,
+      [...runtime.args, '--import', 'tsx', join(ROOT, 'test/crash/daemon-child.ts'), confFile],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: {
+          ...process.env,
+          ...runtime.env,
+          SITEGW_LOG_LEVEL: 'silent',
+          SITEGW_CLOCK: `${SPEED},${originSim},${originReal}`,
+        },
+      },
+    );
     const started = new Promise<void>((resolve, reject) => {
       let out = '';
       proc.stdout!.on('data', (d) => {
@@ -97,9 +116,10 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     started.catch(() => undefined);
     return { proc, started };
   };
-  const exited = (p: ChildProcess) => new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
+  const exited = (p: ChildProcess) =>
+    new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
 
-  const readDb = <T,>(fn: (db: Database) => T): T => {
+  const readDb = <T>(fn: (db: Database) => T): T => {
     const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
     try {
       return fn(db);
@@ -146,7 +166,10 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
       readDb((db) => {
         const ok = db.prepare('PRAGMA integrity_check').pluck().all() as string[];
         if (ok.join() !== 'ok') problems.push(`run ${run}: integrity_check ${ok.join('; ')}`);
-        const rows = db.prepare('SELECT s.key, b.* FROM buckets b JOIN streams s ON s.id = b.stream').raw().all() as Row[];
+        const rows = db
+          .prepare('SELECT s.key, b.* FROM buckets b JOIN streams s ON s.id = b.stream')
+          .raw()
+          .all() as Row[];
         const now = new Map(rows.map((row) => [`${String(row[0])}|${String(row[2])}`, JSON.stringify(row.slice(3))]));
         for (const [k, v] of seen) {
           if (!now.has(k)) problems.push(`run ${run}: bucket ${k} disappeared`);
@@ -160,7 +183,11 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     const { proc, started } = spawnDaemon();
     child = proc;
     await started;
-    await waitFor('outbox drained', () => readDb((db) => db.prepare('SELECT COUNT(*) FROM uplink_outbox').pluck().get() === 0) || undefined, 60_000);
+    await waitFor(
+      'outbox drained',
+      () => readDb((db) => db.prepare('SELECT COUNT(*) FROM uplink_outbox').pluck().get() === 0) || undefined,
+      60_000,
+    );
     proc.kill('SIGTERM');
     await exited(proc);
     child = null;
@@ -173,9 +200,16 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
         waitingSeqs.add(seq);
         for (const e of JSON.parse(body).entries ?? []) waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
       }
-      const dup = db.prepare('SELECT stream, start_s, COUNT(*) n FROM buckets GROUP BY stream, start_s HAVING n > 1').all();
+      const dup = db
+        .prepare('SELECT stream, start_s, COUNT(*) n FROM buckets GROUP BY stream, start_s HAVING n > 1')
+        .all();
       if (dup.length) problems.push(`duplicated buckets: ${JSON.stringify(dup).slice(0, 300)}`);
-      const counters = db.prepare('SELECT s.key, b.start_s, b.energy_in, b.energy_out FROM buckets b JOIN streams s ON s.id = b.stream ORDER BY s.key, b.start_s').raw().all() as [string, number, number | null, number | null][];
+      const counters = db
+        .prepare(
+          'SELECT s.key, b.start_s, b.energy_in, b.energy_out FROM buckets b JOIN streams s ON s.id = b.stream ORDER BY s.key, b.start_s',
+        )
+        .raw()
+        .all() as [string, number, number | null, number | null][];
       const keys = db.prepare('SELECT key FROM streams').pluck().all() as string[];
       return { stored: storedBuckets(db), waiting, waitingSeqs, counters, keys };
     });
@@ -198,7 +232,10 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
         for (const k of keys) {
           expected++;
           const key = `${k}|${new Date(s).toISOString().replace('.000Z', 'Z')}`;
-          if (!stored.has(key)) problems.push(`bucket ${key} missing although the daemon was up from ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`);
+          if (!stored.has(key))
+            problems.push(
+              `bucket ${key} missing although the daemon was up from ${new Date(from).toISOString()} to ${new Date(to).toISOString()}`,
+            );
         }
       }
     }

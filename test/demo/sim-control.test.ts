@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startSimControl, type SimControl } from '../../src/demo/sim-control.js';
+import { type SimControl, startSimControl } from '../../src/demo/sim-control.js';
 import { SimSite } from '../../src/sim/site.js';
 
 let control: SimControl | undefined;
 afterEach(async () => control?.close());
 
-const post = (url: string, body: string) => fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+const post = (url: string, body: string) =>
+  fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
 const json = async (r: Response) => (await r.json()) as { relayClosed?: boolean; error?: string };
 
 describe('simulator control endpoint', () => {

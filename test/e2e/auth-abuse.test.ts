@@ -21,7 +21,13 @@ describe('failed attempts are limited', () => {
   let other: string;
 
   const tokenFrom = (localAddress: string, id: string, secret: string) =>
-    rawRequest({ method: 'POST', url: demo.credentials.tokenUrl, localAddress, headers: { ...FORM, authorization: basic(id, secret) }, body: 'grant_type=client_credentials' });
+    rawRequest({
+      method: 'POST',
+      url: demo.credentials.tokenUrl,
+      localAddress,
+      headers: { ...FORM, authorization: basic(id, secret) },
+      body: 'grant_type=client_credentials',
+    });
 
   beforeAll(async () => {
     demo = await demoSite({
@@ -41,7 +47,8 @@ describe('failed attempts are limited', () => {
   it('per client: wrong secrets spread over several addresses block that client for new addresses, not where it succeeded, nor other clients, until the window passes', async () => {
     const { id, secret } = demo.credentials.client;
     expect((await tokenFrom('127.0.0.13', id, secret)).status).toBe(200);
-    for (let n = 0; n < IDENTITY_SPREAD; n++) for (let i = 0; i < LIMIT; i++) expect((await tokenFrom(`127.0.0.${2 + n}`, id, 'wrong')).status).toBe(401);
+    for (let n = 0; n < IDENTITY_SPREAD; n++)
+      for (let i = 0; i < LIMIT; i++) expect((await tokenFrom(`127.0.0.${2 + n}`, id, 'wrong')).status).toBe(401);
     const blocked = await tokenFrom('127.0.0.5', id, secret);
     expect(blocked.status).toBe(429);
     expect(blocked.body.error).toBe('temporarily_unavailable');
@@ -84,10 +91,16 @@ describe('failed attempts are limited', () => {
         url: `${c.apiUrl}${form.action}`,
         localAddress,
         headers: FORM,
-        body: new URLSearchParams([...form.fields, ['username', c.owner.username], ['password', password], ['decision', 'allow']]).toString(),
+        body: new URLSearchParams([
+          ...form.fields,
+          ['username', c.owner.username],
+          ['password', password],
+          ['decision', 'allow'],
+        ]).toString(),
       });
     expect((await submit('127.0.0.14', c.owner.password)).status).toBe(302);
-    for (let n = 0; n < IDENTITY_SPREAD; n++) for (let i = 0; i < LIMIT; i++) expect((await submit(`127.0.0.${20 + n}`, 'guess')).status).toBe(401);
+    for (let n = 0; n < IDENTITY_SPREAD; n++)
+      for (let i = 0; i < LIMIT; i++) expect((await submit(`127.0.0.${20 + n}`, 'guess')).status).toBe(401);
     const blocked = await submit('127.0.0.12', c.owner.password);
     expect(blocked.status).toBe(429);
     expect(blocked.text).toContain('Too many failed attempts');

@@ -11,7 +11,17 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addClient } from '../../src/auth/clients.js';
 import { publishAudit } from '../../src/store/publish-to.js';
-import { basic, bearer, consent, get, parseForm, partnerToken, postForm, redirectParams, type HttpResult } from '../support/auth.js';
+import {
+  basic,
+  bearer,
+  consent,
+  get,
+  type HttpResult,
+  parseForm,
+  partnerToken,
+  postForm,
+  redirectParams,
+} from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 
 const logLines: string[] = [];
@@ -65,11 +75,19 @@ describe('token flows over real HTTP', () => {
    * The authorization request as a browser walks it: the sign-in page (nothing about the app), the
    * owner's password, the consent page (the app and what it asks), the button.
    */
-  async function browserConsent(query: Record<string, string>, decision: 'allow' | 'deny'): Promise<{ signIn: HttpResult; page: HttpResult; answer: HttpResult; form: [string, string][] }> {
+  async function browserConsent(
+    query: Record<string, string>,
+    decision: 'allow' | 'deny',
+  ): Promise<{ signIn: HttpResult; page: HttpResult; answer: HttpResult; form: [string, string][] }> {
     const signIn = await get(`${api()}/oauth2/authorize?${new URLSearchParams(query)}`);
     expect(signIn.status).toBe(200);
     const first = parseForm(signIn.text);
-    const page = await postForm(new URL(first.action, api()).toString(), [...first.fields, ['username', owner().username], ['password', owner().password], ['decision', 'sign-in']]);
+    const page = await postForm(new URL(first.action, api()).toString(), [
+      ...first.fields,
+      ['username', owner().username],
+      ['password', owner().password],
+      ['decision', 'sign-in'],
+    ]);
     expect(page.status).toBe(200);
     const second = parseForm(page.text);
     const form: [string, string][] = [...second.fields, ['decision', decision]];
@@ -78,22 +96,39 @@ describe('token flows over real HTTP', () => {
   }
 
   it('partner: client credentials with HTTP Basic, grant_type in the query as the spec sends it', async () => {
-    const r = await postForm(`${demo.credentials.tokenUrl}?grant_type=client_credentials`, {}, { authorization: basic(client().id, client().secret) });
+    const r = await postForm(
+      `${demo.credentials.tokenUrl}?grant_type=client_credentials`,
+      {},
+      { authorization: basic(client().id, client().secret) },
+    );
     expect(r.status).toBe(200);
     expect(r.headers.get('cache-control')).toBe('no-store');
     expect(r.headers.get('pragma')).toBe('no-cache');
-    expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: client().scopes.join(' ') });
+    expect(r.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: client().scopes.join(' '),
+    });
     keep(r.body.access_token);
     const sites = await get(`${api()}/api/v1/sites`, bearer(r.body.access_token));
     expect(sites.status).toBe(200);
     expect(sites.body.sites[0].siteId).toBe(demo.siteId);
 
     // the same in the form body, asking for less than the client may have
-    const narrow = await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials', scope: 'device.read' }, { authorization: basic(client().id, client().secret) });
+    const narrow = await postForm(
+      demo.credentials.tokenUrl,
+      { grant_type: 'client_credentials', scope: 'device.read' },
+      { authorization: basic(client().id, client().secret) },
+    );
     expect(narrow.status).toBe(200);
     expect(narrow.body.scope).toBe('svc/device.read');
     keep(narrow.body.access_token);
-    const patch = await fetch(`${api()}/api/v1/devices/inverter`, { method: 'PATCH', headers: { ...bearer(narrow.body.access_token), 'content-type': 'application/json' }, body: '{"publishTo":[]}' });
+    const patch = await fetch(`${api()}/api/v1/devices/inverter`, {
+      method: 'PATCH',
+      headers: { ...bearer(narrow.body.access_token), 'content-type': 'application/json' },
+      body: '{"publishTo":[]}',
+    });
     expect(patch.status).toBe(403);
   });
 
@@ -134,13 +169,30 @@ describe('token flows over real HTTP', () => {
 
     const tok = await postForm(
       demo.credentials.tokenUrl,
-      { grant_type: 'authorization_code', client_id: client().id, code, redirect_uri: client().redirectUri, code_verifier: verifier },
+      {
+        grant_type: 'authorization_code',
+        client_id: client().id,
+        code,
+        redirect_uri: client().redirectUri,
+        code_verifier: verifier,
+      },
       { authorization: basic(client().id, client().secret) },
     );
     expect(tok.status).toBe(200);
     expect(tok.headers.get('cache-control')).toBe('no-store');
-    expect(Object.keys(tok.body).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type']);
-    expect(tok.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'svc/device.read svc/device.write' });
+    expect(Object.keys(tok.body).sort()).toEqual([
+      'access_token',
+      'expires_in',
+      'id_token',
+      'refresh_token',
+      'scope',
+      'token_type',
+    ]);
+    expect(tok.body).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'svc/device.read svc/device.write',
+    });
     for (const k of ['access_token', 'refresh_token', 'id_token']) keep(tok.body[k]);
 
     // the id_token verifies with the key from /oauth2/jwks, and says who, for whom, until when
@@ -152,13 +204,21 @@ describe('token flows over real HTTP', () => {
     expect(verify('sha256', jwt.signed, { key, dsaEncoding: 'ieee-p1363' }, jwt.signature)).toBe(true);
     const tampered = Buffer.from(jwt.signed.toString().replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')));
     expect(verify('sha256', tampered, { key, dsaEncoding: 'ieee-p1363' }, jwt.signature)).toBe(false);
-    expect(jwt.claims).toMatchObject({ aud: client().id, nonce, sub: 'owner', site_id: demo.siteId, iss: `urn:sitegw:${demo.siteId}` });
+    expect(jwt.claims).toMatchObject({
+      aud: client().id,
+      nonce,
+      sub: 'owner',
+      site_id: demo.siteId,
+      iss: `urn:sitegw:${demo.siteId}`,
+    });
     expect(jwt.claims.exp - jwt.claims.iat).toBe(3600);
     expect(Math.abs(jwt.claims.iat * 1000 - Date.now())).toBeLessThan(120_000);
 
     // the customer token sees the whole site and may set publishTo
     const devices = await get(`${api()}/api/v1/devices`, bearer(tok.body.access_token));
-    expect(devices.body.devices.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual([...demo.daemon.site.devices.keys()].sort());
+    expect(devices.body.devices.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual(
+      [...demo.daemon.site.devices.keys()].sort(),
+    );
     const grant = [{ clientId: client().id, data: ['telemetry-realtime'] }];
     const patch = await fetch(`${api()}/api/v1/devices/grid-meter`, {
       method: 'PATCH',
@@ -182,7 +242,9 @@ describe('token flows over real HTTP', () => {
       [client().id, [], grant],
       [client().id, grant, []],
     ]);
-    expect(logLines.some((l) => l.includes('"msg":"publishTo changed"') && l.includes('"deviceId":"grid-meter"'))).toBe(true);
+    expect(logLines.some((l) => l.includes('"msg":"publishTo changed"') && l.includes('"deviceId":"grid-meter"'))).toBe(
+      true,
+    );
 
     // refresh: a new pair, the old refresh token spent
     const refreshed = await postForm(
@@ -208,20 +270,31 @@ describe('token flows over real HTTP', () => {
   });
 
   it('customer: Deny sends the owner back with access_denied and no code; the consent form works once', async () => {
-    const { answer, form } = await browserConsent({ response_type: 'code', client_id: client().id, state: 'xyz' }, 'deny');
+    const { answer, form } = await browserConsent(
+      { response_type: 'code', client_id: client().id, state: 'xyz' },
+      'deny',
+    );
     expect(answer.status).toBe(302);
     const back = redirectParams(answer.headers.get('location'));
     expect(back.get('error')).toBe('access_denied');
     expect(back.get('state')).toBe('xyz');
     expect(back.get('code')).toBeNull();
-    const again = await postForm(`${api()}/oauth2/authorize`, form.map(([k, v]): [string, string] => [k, k === 'decision' ? 'allow' : v]));
+    const again = await postForm(
+      `${api()}/oauth2/authorize`,
+      form.map(([k, v]): [string, string] => [k, k === 'decision' ? 'allow' : v]),
+    );
     expect(again.status).toBe(400);
     expect(again.headers.get('location')).toBeNull();
     expect(again.text).toContain('expired');
   });
 
   it('customer: a wrong password shows the form again with a message, and no redirect', async () => {
-    const { answer } = await consent({ apiUrl: api(), query: { response_type: 'code', client_id: client().id, state: 's' }, username: owner().username, password: 'not-the-password' });
+    const { answer } = await consent({
+      apiUrl: api(),
+      query: { response_type: 'code', client_id: client().id, state: 's' },
+      username: owner().username,
+      password: 'not-the-password',
+    });
     expect(answer.status).toBe(401);
     expect(answer.headers.get('location')).toBeNull();
     expect(answer.text).toContain('Wrong user name or password');
@@ -229,8 +302,22 @@ describe('token flows over real HTTP', () => {
   });
 
   it('public client: PKCE is required; with it the code is exchanged without a secret', async () => {
-    await addClient(demo.daemon.ctx.db, { id: 'phone-app', name: 'Phone app', public: true, redirectUris: ['com.example.phone:/oauth'], scopes: ['svc/device.read'] }, Date.now());
-    const without = await consent({ apiUrl: api(), query: { response_type: 'code', client_id: 'phone-app', state: 'p1' }, ...owner() });
+    await addClient(
+      demo.daemon.ctx.db,
+      {
+        id: 'phone-app',
+        name: 'Phone app',
+        public: true,
+        redirectUris: ['com.example.phone:/oauth'],
+        scopes: ['svc/device.read'],
+      },
+      Date.now(),
+    );
+    const without = await consent({
+      apiUrl: api(),
+      query: { response_type: 'code', client_id: 'phone-app', state: 'p1' },
+      ...owner(),
+    });
     expect(without.answer.status).toBe(302);
     const refused = redirectParams(without.answer.headers.get('location'));
     expect(refused.get('error')).toBe('invalid_request');
@@ -240,17 +327,32 @@ describe('token flows over real HTTP', () => {
     const { verifier, challenge } = pkcePair();
     const { answer } = await consent({
       apiUrl: api(),
-      query: { response_type: 'code', client_id: 'phone-app', state: 'p2', code_challenge: challenge, code_challenge_method: 'S256' },
+      query: {
+        response_type: 'code',
+        client_id: 'phone-app',
+        state: 'p2',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      },
       ...owner(),
     });
     const location = answer.headers.get('location')!;
     expect(location.startsWith('com.example.phone:/oauth?')).toBe(true);
     const code = keep(redirectParams(location).get('code')!);
-    const tok = await postForm(demo.credentials.tokenUrl, { grant_type: 'authorization_code', client_id: 'phone-app', code, code_verifier: verifier });
+    const tok = await postForm(demo.credentials.tokenUrl, {
+      grant_type: 'authorization_code',
+      client_id: 'phone-app',
+      code,
+      code_verifier: verifier,
+    });
     expect(tok.status).toBe(200);
     expect(tok.body.scope).toBe('svc/device.read');
     for (const k of ['access_token', 'refresh_token', 'id_token']) keep(tok.body[k]);
-    const again = await postForm(demo.credentials.tokenUrl, { grant_type: 'refresh_token', client_id: 'phone-app', refresh_token: tok.body.refresh_token });
+    const again = await postForm(demo.credentials.tokenUrl, {
+      grant_type: 'refresh_token',
+      client_id: 'phone-app',
+      refresh_token: tok.body.refresh_token,
+    });
     expect(again.status).toBe(200);
     keep(again.body.access_token);
     keep(again.body.refresh_token);

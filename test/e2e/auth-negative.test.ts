@@ -6,16 +6,21 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addClient, removeClient } from '../../src/auth/clients.js';
-import { basic, bearer, consent, get, parseForm, postForm, redirectParams, type HttpResult } from '../support/auth.js';
+import { basic, bearer, consent, get, type HttpResult, parseForm, postForm, redirectParams } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 
 describe('the token service refuses', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
   let shiftMs = 0;
   const c = () => demo.credentials;
-  const token = (fields: Record<string, string>, auth = basic(c().client.id, c().client.secret)) => postForm(c().tokenUrl, fields, auth ? { authorization: auth } : {});
+  const token = (fields: Record<string, string>, auth = basic(c().client.id, c().client.secret)) =>
+    postForm(c().tokenUrl, fields, auth ? { authorization: auth } : {});
   const patch = (token: string, body: unknown, id = 'inverter') =>
-    fetch(`${c().apiUrl}/api/v1/devices/${id}`, { method: 'PATCH', headers: { ...bearer(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${c().apiUrl}/api/v1/devices/${id}`, {
+      method: 'PATCH',
+      headers: { ...bearer(token), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   const verifierPair = () => {
     const verifier = randomBytes(40).toString('base64url');
@@ -27,7 +32,15 @@ describe('the token service refuses', () => {
     const { verifier, challenge } = verifierPair();
     const { answer } = await consent({
       apiUrl: c().apiUrl,
-      query: { response_type: 'code', client_id: c().client.id, redirect_uri: c().client.redirectUri, state: 's', scope, code_challenge: challenge, code_challenge_method: 'S256' },
+      query: {
+        response_type: 'code',
+        client_id: c().client.id,
+        redirect_uri: c().client.redirectUri,
+        state: 's',
+        scope,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      },
       ...c().owner,
     });
     expect(answer.status).toBe(302);
@@ -35,7 +48,13 @@ describe('the token service refuses', () => {
   }
 
   const exchange = (x: { code: string; verifier: string }, extra: Record<string, string> = {}) =>
-    token({ grant_type: 'authorization_code', code: x.code, redirect_uri: c().client.redirectUri, code_verifier: x.verifier, ...extra });
+    token({
+      grant_type: 'authorization_code',
+      code: x.code,
+      redirect_uri: c().client.redirectUri,
+      code_verifier: x.verifier,
+      ...extra,
+    });
 
   function oauthError(r: HttpResult, status: number, error: string, description?: RegExp): void {
     expect({ status: r.status, error: r.body.error }).toEqual({ status, error });
@@ -85,13 +104,34 @@ describe('the token service refuses', () => {
   it('malformed token requests: unknown grant type, a repeated parameter, a secret in the form, JSON instead of a form', async () => {
     oauthError(await token({ grant_type: 'password' }), 400, 'unsupported_grant_type');
     oauthError(await token({}), 400, 'invalid_request', /grant_type is required/);
-    const twice = await postForm(c().tokenUrl, [['grant_type', 'client_credentials'], ['grant_type', 'client_credentials']], { authorization: basic(c().client.id, c().client.secret) });
+    const twice = await postForm(
+      c().tokenUrl,
+      [
+        ['grant_type', 'client_credentials'],
+        ['grant_type', 'client_credentials'],
+      ],
+      { authorization: basic(c().client.id, c().client.secret) },
+    );
     oauthError(twice, 400, 'invalid_request', /more than once/);
-    oauthError(await token({ grant_type: 'client_credentials', client_id: c().client.id, client_secret: c().client.secret }, ''), 400, 'invalid_request', /HTTP Basic/);
-    const json = await fetch(c().tokenUrl, { method: 'POST', headers: { authorization: basic(c().client.id, c().client.secret), 'content-type': 'application/json' }, body: '{"grant_type":"client_credentials"}' });
+    oauthError(
+      await token({ grant_type: 'client_credentials', client_id: c().client.id, client_secret: c().client.secret }, ''),
+      400,
+      'invalid_request',
+      /HTTP Basic/,
+    );
+    const json = await fetch(c().tokenUrl, {
+      method: 'POST',
+      headers: { authorization: basic(c().client.id, c().client.secret), 'content-type': 'application/json' },
+      body: '{"grant_type":"client_credentials"}',
+    });
     expect(json.status).toBe(400);
     expect(((await json.json()) as { error: string }).error).toBe('invalid_request');
-    oauthError(await token({ grant_type: 'client_credentials', scope: 'svc/device.admin' }), 400, 'invalid_scope', /unknown scope/);
+    oauthError(
+      await token({ grant_type: 'client_credentials', scope: 'svc/device.admin' }),
+      400,
+      'invalid_scope',
+      /unknown scope/,
+    );
   });
 
   it('a reused code: invalid_grant, and the tokens of its first use are revoked', async () => {
@@ -101,7 +141,12 @@ describe('the token service refuses', () => {
     expect((await get(`${c().apiUrl}/api/v1/sites`, bearer(first.body.access_token))).status).toBe(200);
     oauthError(await exchange(x), 400, 'invalid_grant', /already used/);
     unauthorized(await get(`${c().apiUrl}/api/v1/sites`, bearer(first.body.access_token)), 'invalid_token', /revoked/);
-    oauthError(await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token }), 400, 'invalid_grant', /revoked/);
+    oauthError(
+      await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token }),
+      400,
+      'invalid_grant',
+      /revoked/,
+    );
   });
 
   it('an expired code', async () => {
@@ -119,29 +164,68 @@ describe('the token service refuses', () => {
       const first = await get(`${c().apiUrl}/oauth2/authorize?${new URLSearchParams(query)}`);
       expect(first.status).toBe(200);
       expect(first.headers.get('location')).toBeNull();
-      return postForm(`${c().apiUrl}/oauth2/authorize`, [...parseForm(first.text).fields, ['username', c().owner.username], ['password', c().owner.password], ['decision', 'allow']]);
+      return postForm(`${c().apiUrl}/oauth2/authorize`, [
+        ...parseForm(first.text).fields,
+        ['username', c().owner.username],
+        ['password', c().owner.password],
+        ['decision', 'allow'],
+      ]);
     };
-    const page = await signedIn({ response_type: 'code', client_id: c().client.id, redirect_uri: 'https://attacker.example/cb', state: 's' });
+    const page = await signedIn({
+      response_type: 'code',
+      client_id: c().client.id,
+      redirect_uri: 'https://attacker.example/cb',
+      state: 's',
+    });
     expect(page.status).toBe(400);
     expect(page.headers.get('location')).toBeNull();
     expect(page.text).toContain('not one registered');
-    const unknownClient = await signedIn({ response_type: 'code', client_id: 'nobody', redirect_uri: c().client.redirectUri });
+    const unknownClient = await signedIn({
+      response_type: 'code',
+      client_id: 'nobody',
+      redirect_uri: c().client.redirectUri,
+    });
     expect(unknownClient.status).toBe(400);
     expect(unknownClient.headers.get('location')).toBeNull();
   });
 
   it('a bad PKCE verifier, a missing one, and a verifier for a code issued without a challenge', async () => {
     const x = await code();
-    oauthError(await exchange({ code: x.code, verifier: verifierPair().verifier }), 400, 'invalid_grant', /does not match/);
+    oauthError(
+      await exchange({ code: x.code, verifier: verifierPair().verifier }),
+      400,
+      'invalid_grant',
+      /does not match/,
+    );
     const y = await code();
-    oauthError(await token({ grant_type: 'authorization_code', code: y.code, redirect_uri: c().client.redirectUri }), 400, 'invalid_grant', /code_verifier is required/);
-    const { answer } = await consent({ apiUrl: c().apiUrl, query: { response_type: 'code', client_id: c().client.id, state: 's' }, ...c().owner });
+    oauthError(
+      await token({ grant_type: 'authorization_code', code: y.code, redirect_uri: c().client.redirectUri }),
+      400,
+      'invalid_grant',
+      /code_verifier is required/,
+    );
+    const { answer } = await consent({
+      apiUrl: c().apiUrl,
+      query: { response_type: 'code', client_id: c().client.id, state: 's' },
+      ...c().owner,
+    });
     const plain = redirectParams(answer.headers.get('location')).get('code')!;
-    oauthError(await token({ grant_type: 'authorization_code', code: plain, code_verifier: verifierPair().verifier }), 400, 'invalid_grant', /no code_challenge/);
+    oauthError(
+      await token({ grant_type: 'authorization_code', code: plain, code_verifier: verifierPair().verifier }),
+      400,
+      'invalid_grant',
+      /no code_challenge/,
+    );
     // plain PKCE is refused at the authorization endpoint (RFC 9700: S256)
     const { answer: plainMethod } = await consent({
       apiUrl: c().apiUrl,
-      query: { response_type: 'code', client_id: c().client.id, state: 's', code_challenge: 'x'.repeat(43), code_challenge_method: 'plain' },
+      query: {
+        response_type: 'code',
+        client_id: c().client.id,
+        state: 's',
+        code_challenge: 'x'.repeat(43),
+        code_challenge_method: 'plain',
+      },
       ...c().owner,
     });
     expect(redirectParams(plainMethod.headers.get('location')).get('error')).toBe('invalid_request');
@@ -152,10 +236,21 @@ describe('the token service refuses', () => {
     expect((await get(`${c().apiUrl}/api/v1/devices`, bearer(r.body.access_token))).status).toBe(200);
     shiftMs += 3601_000;
     unauthorized(await get(`${c().apiUrl}/api/v1/devices`, bearer(r.body.access_token)), 'invalid_token', /expired/);
-    unauthorized(await get(`${c().apiUrl}/api/v1/devices`, { authorization: 'Bearer not a token' }), 'invalid_token', /malformed/);
-    unauthorized(await get(`${c().apiUrl}/api/v1/devices`, bearer(`sgw_at_${randomBytes(32).toString('base64url')}`)), 'invalid_token', /unknown/);
+    unauthorized(
+      await get(`${c().apiUrl}/api/v1/devices`, { authorization: 'Bearer not a token' }),
+      'invalid_token',
+      /malformed/,
+    );
+    unauthorized(
+      await get(`${c().apiUrl}/api/v1/devices`, bearer(`sgw_at_${randomBytes(32).toString('base64url')}`)),
+      'invalid_token',
+      /unknown/,
+    );
     unauthorized(await get(`${c().apiUrl}/api/v1/devices`), null);
-    unauthorized(await get(`${c().apiUrl}/api/v1/devices`, { authorization: basic(c().client.id, c().client.secret) }), null);
+    unauthorized(
+      await get(`${c().apiUrl}/api/v1/devices`, { authorization: basic(c().client.id, c().client.secret) }),
+      null,
+    );
   });
 
   it('a revoked (removed) client: its tokens stop working at once and it gets no new ones', async () => {
@@ -171,10 +266,27 @@ describe('the token service refuses', () => {
     const x = await code('svc/device.read');
     const t = await exchange(x);
     expect(t.body.scope).toBe('svc/device.read');
-    oauthError(await token({ grant_type: 'refresh_token', refresh_token: t.body.refresh_token, scope: 'svc/device.read svc/device.write' }), 400, 'invalid_scope', /beyond/);
+    oauthError(
+      await token({
+        grant_type: 'refresh_token',
+        refresh_token: t.body.refresh_token,
+        scope: 'svc/device.read svc/device.write',
+      }),
+      400,
+      'invalid_scope',
+      /beyond/,
+    );
     // and at the authorization endpoint: a scope beyond what the installer gave the client
-    await addClient(demo.daemon.ctx.db, { id: 'reader-app', scopes: ['svc/device.read'], redirectUris: ['http://localhost/reader'] }, Date.now());
-    const { answer } = await consent({ apiUrl: c().apiUrl, query: { response_type: 'code', client_id: 'reader-app', state: 's', scope: 'svc/device.read svc/device.write' }, ...c().owner });
+    await addClient(
+      demo.daemon.ctx.db,
+      { id: 'reader-app', scopes: ['svc/device.read'], redirectUris: ['http://localhost/reader'] },
+      Date.now(),
+    );
+    const { answer } = await consent({
+      apiUrl: c().apiUrl,
+      query: { response_type: 'code', client_id: 'reader-app', state: 's', scope: 'svc/device.read svc/device.write' },
+      ...c().owner,
+    });
     expect(answer.status).toBe(302);
     const back = redirectParams(answer.headers.get('location'));
     expect([back.get('error'), back.get('state'), back.get('code')]).toEqual(['invalid_scope', 's', null]);
@@ -186,14 +298,28 @@ describe('the token service refuses', () => {
     expect(r2.status).toBe(200);
     expect((await get(`${c().apiUrl}/api/v1/devices`, bearer(r2.body.access_token))).status).toBe(200);
     // the spent token again: refused, and everything issued from this consent dies with it
-    oauthError(await token({ grant_type: 'refresh_token', refresh_token: t.body.refresh_token }), 400, 'invalid_grant', /already used/);
-    oauthError(await token({ grant_type: 'refresh_token', refresh_token: r2.body.refresh_token }), 400, 'invalid_grant', /revoked/);
+    oauthError(
+      await token({ grant_type: 'refresh_token', refresh_token: t.body.refresh_token }),
+      400,
+      'invalid_grant',
+      /already used/,
+    );
+    oauthError(
+      await token({ grant_type: 'refresh_token', refresh_token: r2.body.refresh_token }),
+      400,
+      'invalid_grant',
+      /revoked/,
+    );
     unauthorized(await get(`${c().apiUrl}/api/v1/devices`, bearer(r2.body.access_token)), 'invalid_token', /revoked/);
     unauthorized(await get(`${c().apiUrl}/api/v1/devices`, bearer(t.body.access_token)), 'invalid_token', /revoked/);
     // another client cannot use someone else's refresh token
     const other = await exchange(await code());
     const { secret } = await addClient(demo.daemon.ctx.db, { id: 'thief' }, Date.now());
-    oauthError(await token({ grant_type: 'refresh_token', refresh_token: other.body.refresh_token }, basic('thief', secret!)), 400, 'invalid_grant');
+    oauthError(
+      await token({ grant_type: 'refresh_token', refresh_token: other.body.refresh_token }, basic('thief', secret!)),
+      400,
+      'invalid_grant',
+    );
   });
 
   it('a partner asking for another partner’s device gets what it would get for a device that does not exist', async () => {
@@ -239,18 +365,35 @@ describe('the token service refuses', () => {
     const cases: [unknown, number, string][] = [
       [{ publishTo: [{ clientId: 'nobody', data: ['telemetry-realtime'] }] }, 400, 'UNKNOWN_CLIENT'],
       [{ publishTo: [{ clientId: c().client.id, data: ['telemetry-everything'] }] }, 400, 'UNKNOWN_STREAM'],
-      [{ publishTo: [{ clientId: c().client.id, data: ['telemetry-realtime'] }, { clientId: c().client.id, data: ['telemetry-realtime'] }] }, 400, 'DUPLICATE_CLIENT'],
+      [
+        {
+          publishTo: [
+            { clientId: c().client.id, data: ['telemetry-realtime'] },
+            { clientId: c().client.id, data: ['telemetry-realtime'] },
+          ],
+        },
+        400,
+        'DUPLICATE_CLIENT',
+      ],
       [{ publishTo: [{ clientId: c().client.id, data: [] }] }, 400, 'INVALID_PARAMETER'],
       [{ publishTo: 'everyone' }, 400, 'INVALID_PARAMETER'],
       [{}, 400, 'MISSING_PARAMETER'],
     ];
     for (const [body, status, code] of cases) {
       const r = await patch(owner, body);
-      expect({ body, status: r.status, code: ((await r.json()) as { code: string }).code }).toEqual({ body, status, code });
+      expect({ body, status: r.status, code: ((await r.json()) as { code: string }).code }).toEqual({
+        body,
+        status,
+        code,
+      });
     }
     const missing = await patch(owner, { publishTo: [] }, 'no-such-device');
     expect(missing.status).toBe(404);
-    const bad = await fetch(`${c().apiUrl}/api/v1/devices/inverter`, { method: 'PATCH', headers: { ...bearer(owner), 'content-type': 'application/json' }, body: '{"publishTo": [' });
+    const bad = await fetch(`${c().apiUrl}/api/v1/devices/inverter`, {
+      method: 'PATCH',
+      headers: { ...bearer(owner), 'content-type': 'application/json' },
+      body: '{"publishTo": [',
+    });
     expect(bad.status).toBe(400);
     // nothing of it was stored
     const devices = await get(`${c().apiUrl}/api/v1/devices`, bearer(owner));

@@ -26,7 +26,10 @@ describe('partners see their own devices, the owner sees the site', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
   const tokens: Record<string, string> = {};
   const api = () => demo.credentials.apiUrl;
-  const assigned = { 'battery-app': ['inverter', 'battery-1', 'battery-2'], 'grid-app': ['grid-meter', 'house-meter'] } as const;
+  const assigned = {
+    'battery-app': ['inverter', 'battery-1', 'battery-2'],
+    'grid-app': ['grid-meter', 'house-meter'],
+  } as const;
   const streamsOf = (devices: readonly string[]) =>
     demo.daemon.site
       .streams()
@@ -40,19 +43,38 @@ describe('partners see their own devices, the owner sees the site', () => {
     const known = new Set(demo.daemon.site.devices.keys());
     for (const [id, devices] of Object.entries(assigned)) {
       const { secret } = await addClient(db, { id, devices: [...devices] }, Date.now(), known);
-      tokens[id] = (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(id, secret!) })).body.access_token;
+      tokens[id] = (
+        await postForm(
+          demo.credentials.tokenUrl,
+          { grant_type: 'client_credentials' },
+          { authorization: basic(id, secret!) },
+        )
+      ).body.access_token;
     }
     const c = demo.credentials;
-    const { answer } = await consent({ apiUrl: api(), query: { response_type: 'code', client_id: c.client.id, state: 's' }, ...c.owner });
+    const { answer } = await consent({
+      apiUrl: api(),
+      query: { response_type: 'code', client_id: c.client.id, state: 's' },
+      ...c.owner,
+    });
     const code = redirectParams(answer.headers.get('location')).get('code')!;
-    tokens.owner = (await postForm(c.tokenUrl, { grant_type: 'authorization_code', code }, { authorization: basic(c.client.id, c.client.secret) })).body.access_token;
+    tokens.owner = (
+      await postForm(
+        c.tokenUrl,
+        { grant_type: 'authorization_code', code },
+        { authorization: basic(c.client.id, c.client.secret) },
+      )
+    ).body.access_token;
   });
   afterAll(async () => {
     await demo?.cleanup();
   });
 
   it('device lists', async () => {
-    const ids = async (who: string) => ((await get(`${api()}/api/v1/devices`, bearer(tokens[who]!))).body.devices as { deviceId: string }[]).map((d) => d.deviceId).sort();
+    const ids = async (who: string) =>
+      ((await get(`${api()}/api/v1/devices`, bearer(tokens[who]!))).body.devices as { deviceId: string }[])
+        .map((d) => d.deviceId)
+        .sort();
     expect(await ids('battery-app')).toEqual([...assigned['battery-app']].sort());
     expect(await ids('grid-app')).toEqual([...assigned['grid-app']].sort());
     expect(await ids('owner')).toEqual([...demo.daemon.site.devices.keys()].sort());
@@ -60,7 +82,9 @@ describe('partners see their own devices, the owner sees the site', () => {
 
   it('topology, compact and expanded, holds only the sensors of the partner’s devices and the elements around them', async () => {
     for (const compact of [true, false]) {
-      const topo = async (who: string) => (await get(`${api()}/api/v1/sites/${demo.siteId}/topology?compact=${compact}`, bearer(tokens[who]!))).body.topology as TopoNode;
+      const topo = async (who: string) =>
+        (await get(`${api()}/api/v1/sites/${demo.siteId}/topology?compact=${compact}`, bearer(tokens[who]!))).body
+          .topology as TopoNode;
       const all = await topo('owner');
       const battery = await topo('battery-app');
       const grid = await topo('grid-app');
@@ -79,7 +103,8 @@ describe('partners see their own devices, the owner sees the site', () => {
 
   it('telemetry of a stream the partner was not given is an empty answer, like an unknown id', async () => {
     const q = `interval=${new Date(Date.now() - 86_400_000).toISOString()}/P2D`;
-    const tel = async (who: string, id: string) => (await get(`${api()}/api/v1/devices/${id}/telemetry?${q}`, bearer(tokens[who]!))).body;
+    const tel = async (who: string, id: string) =>
+      (await get(`${api()}/api/v1/devices/${id}/telemetry?${q}`, bearer(tokens[who]!))).body;
     expect((await tel('grid-app', 'grid-meter__GRID_METER_DERIVED')).entries.length).toBeGreaterThan(0);
     expect(await tel('battery-app', 'grid-meter__GRID_METER_DERIVED')).toEqual({ entries: [] });
     expect((await tel('battery-app', 'inverter__bb_agg')).entries.length).toBeGreaterThan(0);
@@ -94,10 +119,19 @@ describe('partners see their own devices, the owner sees the site', () => {
       { clientId: 'battery-app', data: ['telemetry-realtime'] },
       { clientId: 'grid-app', data: ['telemetry-realtime'] },
     ];
-    const r = await fetch(`${api()}/api/v1/devices/inverter`, { method: 'PATCH', headers: { ...bearer(tokens.owner!), 'content-type': 'application/json' }, body: JSON.stringify({ publishTo: list }) });
+    const r = await fetch(`${api()}/api/v1/devices/inverter`, {
+      method: 'PATCH',
+      headers: { ...bearer(tokens.owner!), 'content-type': 'application/json' },
+      body: JSON.stringify({ publishTo: list }),
+    });
     expect(r.status).toBe(200);
     const inverterAs = async (who: string) =>
-      ((await get(`${api()}/api/v1/devices`, bearer(tokens[who]!))).body.devices as { deviceId: string; publishTo: unknown }[]).find((d) => d.deviceId === 'inverter');
+      (
+        (await get(`${api()}/api/v1/devices`, bearer(tokens[who]!))).body.devices as {
+          deviceId: string;
+          publishTo: unknown;
+        }[]
+      ).find((d) => d.deviceId === 'inverter');
     expect((await inverterAs('owner'))!.publishTo).toEqual(list);
     expect((await inverterAs('battery-app'))!.publishTo).toEqual([list[0]]);
     // a grant for realtime telemetry is not a partner assignment: the HTTP API still hides it

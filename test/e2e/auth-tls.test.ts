@@ -27,16 +27,30 @@ describe('HTTPS', () => {
     const ca = readFileSync(c.tls!.certFile, 'utf8');
     expect(new X509Certificate(ca).fingerprint256).toBe(c.tls!.fingerprint);
 
-    const tok = await rawRequest({ method: 'POST', url: c.tokenUrl, ca, headers: { ...FORM, authorization: basic(c.client.id, c.client.secret) }, body: 'grant_type=client_credentials' });
+    const tok = await rawRequest({
+      method: 'POST',
+      url: c.tokenUrl,
+      ca,
+      headers: { ...FORM, authorization: basic(c.client.id, c.client.secret) },
+      body: 'grant_type=client_credentials',
+    });
     expect(tok.status).toBe(200);
     expect(tok.fingerprint).toBe(c.tls!.fingerprint);
-    const sites = await rawRequest({ url: `${c.apiUrl}/api/v1/sites`, ca, headers: { authorization: `Bearer ${tok.body.access_token}` } });
+    const sites = await rawRequest({
+      url: `${c.apiUrl}/api/v1/sites`,
+      ca,
+      headers: { authorization: `Bearer ${tok.body.access_token}` },
+    });
     expect(sites.status).toBe(200);
     // without trusting the certificate a client refuses the connection
     await expect(rawRequest({ url: `${c.apiUrl}/api/v1/sites` })).rejects.toThrow(/self-signed|self signed/);
 
     await demo.restartDaemon();
-    const again = await rawRequest({ url: `${demo.url}/api/v1/sites`, ca, headers: { authorization: `Bearer ${tok.body.access_token}` } });
+    const again = await rawRequest({
+      url: `${demo.url}/api/v1/sites`,
+      ca,
+      headers: { authorization: `Bearer ${tok.body.access_token}` },
+    });
     expect(again.status).toBe(200);
     expect(again.fingerprint).toBe(c.tls!.fingerprint);
   });
@@ -70,8 +84,16 @@ describe('HTTPS', () => {
         c.http.tls = { mode: 'always', cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
       },
     });
-    await expect(start).rejects.toThrow(`${join(dir, 'key.pem')} is not the key of the certificate ${join(dir, 'cert.pem')}`);
+    await expect(start).rejects.toThrow(
+      `${join(dir, 'key.pem')} is not the key of the certificate ${join(dir, 'cert.pem')}`,
+    );
     writeFileSync(join(dir, 'key.pem'), 'not a key');
-    await expect(demoSite({ speed: 60, configure: (c) => void (c.http.tls = { mode: 'always', cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') }) })).rejects.toThrow(/is not a PEM private key/);
+    await expect(
+      demoSite({
+        speed: 60,
+        configure: (c) =>
+          void (c.http.tls = { mode: 'always', cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') }),
+      }),
+    ).rejects.toThrow(/is not a PEM private key/);
   });
 });

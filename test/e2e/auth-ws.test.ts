@@ -32,7 +32,13 @@ describe('WebSocket upgrade guard', () => {
     expect((unknown as { challenge: string }).challenge).toContain('error="invalid_token"');
 
     const c = demo.credentials;
-    const planOnly = (await postForm(c.tokenUrl, { grant_type: 'client_credentials', scope: 'svc/plan.read' }, { authorization: basic(c.client.id, c.client.secret) })).body.access_token;
+    const planOnly = (
+      await postForm(
+        c.tokenUrl,
+        { grant_type: 'client_credentials', scope: 'svc/plan.read' },
+        { authorization: basic(c.client.id, c.client.secret) },
+      )
+    ).body.access_token;
     const scoped = await connect(url(), `Bearer ${planOnly}`);
     expect(scoped).toMatchObject({ open: false, status: 403 });
     expect((scoped as { challenge: string }).challenge).toContain('scope="svc/device.read"');

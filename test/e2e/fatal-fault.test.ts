@@ -4,11 +4,11 @@
  * (the open buckets are saved) and the process exits with 70 for systemd to restart it.
  */
 import { join } from 'node:path';
-import { sqliteDriver } from '../../src/store/driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EXIT_FATAL } from '../../src/ops/fatal.js';
-import { get, bearer, partnerToken } from '../support/auth.js';
-import { childDemo, logLines, type ChildDemo } from '../support/child-daemon.js';
+import { sqliteDriver } from '../../src/store/driver.js';
+import { bearer, get, partnerToken } from '../support/auth.js';
+import { type ChildDemo, childDemo, logLines } from '../support/child-daemon.js';
 import { waitFor } from '../support/demo.js';
 
 // the build for this Node (src/store/driver.ts): importing better-sqlite3 directly loads 13, which Node 20 cannot run

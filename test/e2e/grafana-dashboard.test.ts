@@ -6,9 +6,11 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partnerToken } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
-import { parsePromText, type PromFamily } from '../support/prom-text.js';
+import { type PromFamily, parsePromText } from '../support/prom-text.js';
 
-const dashboard = JSON.parse(readFileSync(new URL('../../examples/grafana/sitegw-dashboard.json', import.meta.url), 'utf8'));
+const dashboard = JSON.parse(
+  readFileSync(new URL('../../examples/grafana/sitegw-dashboard.json', import.meta.url), 'utf8'),
+);
 /** labels Prometheus itself puts on every scraped series (scrape config `job`, target `instance`) */
 const TARGET_LABELS = ['instance', 'job'];
 
@@ -27,7 +29,13 @@ function queries(): Query[] {
     }
   };
   walk(dashboard.panels);
-  for (const v of dashboard.templating?.list ?? []) if (v.type === 'query') out.push({ panel: `variable ${v.name}`, expr: v.query.replace(/^label_values\((\w+),\s*(\w+)\)$/, '$1{$2=~".*"}'), legend: '' });
+  for (const v of dashboard.templating?.list ?? [])
+    if (v.type === 'query')
+      out.push({
+        panel: `variable ${v.name}`,
+        expr: v.query.replace(/^label_values\((\w+),\s*(\w+)\)$/, '$1{$2=~".*"}'),
+        legend: '',
+      });
   return out;
 }
 
@@ -38,7 +46,10 @@ describe('examples/grafana dashboard', () => {
     demo = await demoSite({ speed: 300, history: 'PT1H' });
     // a few failed polls, so the error counters the health panels read have series
     demo.servers.faults.set('meter', 2, { kind: 'exception', code: 4 }, 3);
-    await waitFor('an error counted', () => (demo.daemon.site.devices.get('house-meter')!.errors.exception > 0) || undefined);
+    await waitFor(
+      'an error counted',
+      () => demo.daemon.site.devices.get('house-meter')!.errors.exception > 0 || undefined,
+    );
     const token = await partnerToken(demo.credentials);
     const res = await fetch(`${demo.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
     families = parsePromText(await res.text());
@@ -69,18 +80,35 @@ describe('examples/grafana dashboard', () => {
         const samples = samplesOf(m[1]!);
         for (const [, label, op, value] of m[2]!.matchAll(/(\w+)\s*(=~|!~|!=|=)\s*"([^"]*)"/g)) {
           if (TARGET_LABELS.includes(label!)) continue;
-          expect(samples.some((s) => label! in s.labels), `${where}: ${m[1]} has no label ${label}`).toBe(true);
+          expect(
+            samples.some((s) => label! in s.labels),
+            `${where}: ${m[1]} has no label ${label}`,
+          ).toBe(true);
           const values = samples.map((s) => s.labels[label!]);
           if (op === '=') expect(values, `${where}: no ${m[1]} series with ${label}="${value}"`).toContain(value);
-          if (op === '=~') expect(values.some((v) => new RegExp(`^(?:${value})$`).test(v!)), `${where}: no ${m[1]} series with ${label}=~"${value}"`).toBe(true);
+          if (op === '=~')
+            expect(
+              values.some((v) => new RegExp(`^(?:${value})$`).test(v!)),
+              `${where}: no ${m[1]} series with ${label}=~"${value}"`,
+            ).toBe(true);
         }
       }
       for (const m of q.expr.matchAll(/\bby\s*\(([^)]*)\)/g)) {
-        for (const label of m[1]!.split(',').map((x) => x.trim())) expect([...labelsIn], `${where}: by (${label})`).toContain(label);
+        for (const label of m[1]!.split(',').map((x) => x.trim()))
+          expect([...labelsIn], `${where}: by (${label})`).toContain(label);
       }
-      for (const m of q.legend.matchAll(/\{\{\s*(\w+)\s*\}\}/g)) expect([...labelsIn], `${q.panel}: legend {{${m[1]}}}`).toContain(m[1]);
+      for (const m of q.legend.matchAll(/\{\{\s*(\w+)\s*\}\}/g))
+        expect([...labelsIn], `${q.panel}: legend {{${m[1]}}}`).toContain(m[1]);
     }
     // the panels the issue asks for: power flow, SoC, grid events, device health by error kind
-    for (const name of ['sitegw_power_watts', 'sitegw_energy_joules_total', 'sitegw_battery_soc_ratio', 'sitegw_grid_state', 'sitegw_device_online', 'sitegw_device_errors_total']) expect(seen).toContain(name);
+    for (const name of [
+      'sitegw_power_watts',
+      'sitegw_energy_joules_total',
+      'sitegw_battery_soc_ratio',
+      'sitegw_grid_state',
+      'sitegw_device_online',
+      'sitegw_device_errors_total',
+    ])
+      expect(seen).toContain(name);
   });
 });

@@ -13,7 +13,14 @@ import { partnerToken } from '../support/auth.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
 import { discoveryProblems } from '../support/ha-schema.js';
 import { newestBuckets, silenceAndSettle } from '../support/live.js';
-import { collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
+import {
+  type Collector,
+  collect,
+  MOSQUITTO,
+  mosquittoBroker,
+  noteMosquittoSkipped,
+  type TestBroker,
+} from '../support/mqtt-brokers.js';
 import { parsePromText, sampleOf } from '../support/prom-text.js';
 
 noteMosquittoSkipped('test/e2e/homeassistant.test.ts');
@@ -24,7 +31,11 @@ const STATES = 'sitegw-ha/demo-site';
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 
 /** The retained messages below `filter` that a client connecting now gets, once `expected` of them arrived. */
-async function retained(broker: TestBroker, filter: string, expected: (m: Map<string, string>) => boolean): Promise<Map<string, string>> {
+async function retained(
+  broker: TestBroker,
+  filter: string,
+  expected: (m: Map<string, string>) => boolean,
+): Promise<Map<string, string>> {
   const c = await collect(broker.url, filter);
   try {
     return await waitFor(`retained ${filter}`, () => {
@@ -61,7 +72,26 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
   let token: string;
   /** energy states with the daemon-clock time they arrived */
   const timed: { topic: string; payload: string; at: number }[] = [];
-  const expectedConfigs = () => 1 + demo.daemon.site.streams().reduce((n, s) => n + s.channels.filter((ch) => ['power_W', 'power_AC_W', 'power_DC_W', 'soc', 'state', 'energy_Wh_increment', 'energy_Wh_decrement'].includes(ch)).length, 0);
+  const expectedConfigs = () =>
+    1 +
+    demo.daemon.site
+      .streams()
+      .reduce(
+        (n, s) =>
+          n +
+          s.channels.filter((ch) =>
+            [
+              'power_W',
+              'power_AC_W',
+              'power_DC_W',
+              'soc',
+              'state',
+              'energy_Wh_increment',
+              'energy_Wh_decrement',
+            ].includes(ch),
+          ).length,
+        0,
+      );
 
   beforeAll(async () => {
     broker = await mosquittoBroker();
@@ -102,10 +132,21 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
     for (const d of site.devices.values()) {
       const mine = all.filter((x) => x.device.name === (d.config.name ?? d.config.id));
       expect(mine.length, d.config.id).toBeGreaterThan(0);
-      expect(d.identity.serial && d.identity.model && d.identity.manufacturer, `${d.config.id} identity learned`).toBeTruthy();
+      expect(
+        d.identity.serial && d.identity.model && d.identity.manufacturer,
+        `${d.config.id} identity learned`,
+      ).toBeTruthy();
       for (const x of mine) {
-        expect(x.device).toMatchObject({ manufacturer: d.identity.manufacturer, model: d.identity.model, serial_number: d.identity.serial, via_device: gatewayId });
-        expect(x.availability).toEqual([{ topic: `${STATES}/status` }, { topic: `${STATES}/devices/${d.config.id}/availability` }]);
+        expect(x.device).toMatchObject({
+          manufacturer: d.identity.manufacturer,
+          model: d.identity.model,
+          serial_number: d.identity.serial,
+          via_device: gatewayId,
+        });
+        expect(x.availability).toEqual([
+          { topic: `${STATES}/status` },
+          { topic: `${STATES}/devices/${d.config.id}/availability` },
+        ]);
         expect(x.availability_mode).toBe('all');
       }
     }
@@ -116,8 +157,13 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
       const energy = sensors.filter((x) => x.device_class === 'energy');
       expect(energy.map((x) => x.state_topic.split('/').at(-1)).sort(), s.id).toEqual(['energy_in', 'energy_out']);
       for (const x of energy) expect(x).toMatchObject({ state_class: 'total_increasing', unit_of_measurement: 'kWh' });
-      for (const x of sensors.filter((y) => y.device_class === 'power' && !y.payload_on)) expect(x).toMatchObject({ state_class: 'measurement', unit_of_measurement: 'W' });
-      if (s.channels.includes('soc')) expect(sensors.find((x) => x.device_class === 'battery')).toMatchObject({ unit_of_measurement: '%', state_class: 'measurement' });
+      for (const x of sensors.filter((y) => y.device_class === 'power' && !y.payload_on))
+        expect(x).toMatchObject({ state_class: 'measurement', unit_of_measurement: 'W' });
+      if (s.channels.includes('soc'))
+        expect(sensors.find((x) => x.device_class === 'battery')).toMatchObject({
+          unit_of_measurement: '%',
+          state_class: 'measurement',
+        });
       if (s.channels.includes('state')) {
         const grid = parsed.get(`${DISCOVERY}/binary_sensor/${gatewayId}/${s.id}_state/config`);
         expect(grid).toMatchObject({ device_class: 'power', payload_on: 'ON', payload_off: 'OFF' });
@@ -126,10 +172,12 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
     // retained state for every sensor, availability online
     const states = await retained(broker, `${STATES}/#`, (m) => all.every((x) => m.has(x.state_topic)));
     expect(states.get(`${STATES}/status`)).toBe('online');
-    for (const d of site.devices.values()) expect(states.get(`${STATES}/devices/${d.config.id}/availability`)).toBe('online');
+    for (const d of site.devices.values())
+      expect(states.get(`${STATES}/devices/${d.config.id}/availability`)).toBe('online');
     for (const x of all) {
       const v = states.get(x.state_topic)!;
-      if (x.device_class === 'energy' || x.device_class === 'power' && !x.payload_on || x.device_class === 'battery') expect(Number.isFinite(Number(v)), `${x.state_topic}: ${v}`).toBe(true);
+      if (x.device_class === 'energy' || (x.device_class === 'power' && !x.payload_on) || x.device_class === 'battery')
+        expect(Number.isFinite(Number(v)), `${x.state_topic}: ${v}`).toBe(true);
     }
     expect(states.get(`${STATES}/streams/grid-meter__GRID_METER_DERIVED/state`)).toBe('ON');
   });
@@ -139,8 +187,18 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
     await waitFor('three buckets closed', () => demo.clock.now() > start + 3 * Q + Q / 2 || undefined, 60_000);
     const api = new Map<string, { end: number; in?: number; out?: number }[]>();
     for (const s of demo.daemon.site.streams()) {
-      const { body } = await getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=${new Date(start - 2 * Q).toISOString()}/PT3H&include=energy`, token);
-      api.set(s.id, (body.entries as any[]).map((e) => ({ end: Date.parse(e.interval.split('/')[1]), in: e.energy_Wh_increment, out: e.energy_Wh_decrement })));
+      const { body } = await getJson(
+        `${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=${new Date(start - 2 * Q).toISOString()}/PT3H&include=energy`,
+        token,
+      );
+      api.set(
+        s.id,
+        (body.entries as any[]).map((e) => ({
+          end: Date.parse(e.interval.split('/')[1]),
+          in: e.energy_Wh_increment,
+          out: e.energy_Wh_decrement,
+        })),
+      );
     }
     let lower = 0;
     let upper = 0;
@@ -151,10 +209,10 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
       const v = Math.round(Number(m.payload) * 1e5);
       // the state can only hold what was counted by the time it arrived: at most the next bucket's count
       const after = rows.find((r) => r.end >= m.at);
-      if (after) (expect(v, `${m.topic} at ${m.at}`).toBeLessThanOrEqual(Math.round(wh(after) * 100)), upper++);
+      if (after) expect(v, `${m.topic} at ${m.at}`).toBeLessThanOrEqual(Math.round(wh(after) * 100)), upper++;
       // and it holds at least what a bucket that ended a bucket earlier already had
       const before = rows.filter((r) => r.end <= m.at - Q).at(-1);
-      if (before) (expect(v, `${m.topic} at ${m.at}`).toBeGreaterThanOrEqual(Math.round(wh(before) * 100)), lower++);
+      if (before) expect(v, `${m.topic} at ${m.at}`).toBeGreaterThanOrEqual(Math.round(wh(before) * 100)), lower++;
     }
     expect(lower).toBeGreaterThan(50);
     expect(upper).toBeGreaterThan(50);
@@ -188,11 +246,17 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
       const cfg = demo.daemon.ctx.config;
       cfg.devices = cfg.devices.filter((d) => d.id !== 'house-meter');
     });
-    const configs = await retained(broker, `${DISCOVERY}/#`, (m) => m.size === expectedConfigs() && ![...m.keys()].some((t) => t.includes('/house-meter_')));
+    const configs = await retained(
+      broker,
+      `${DISCOVERY}/#`,
+      (m) => m.size === expectedConfigs() && ![...m.keys()].some((t) => t.includes('/house-meter_')),
+    );
     expect([...configs.keys()].filter((t) => t.includes('house-meter'))).toEqual([]);
     // the derived house consumption takes its place
     expect([...configs.keys()].some((t) => t.includes('__CONSUMPTION_METER_DERIVED_energy_in'))).toBe(true);
-    const states = await retained(broker, `${STATES}/#`, (m) => [...m.keys()].some((t) => t.includes('__CONSUMPTION_METER_DERIVED/energy_in')));
+    const states = await retained(broker, `${STATES}/#`, (m) =>
+      [...m.keys()].some((t) => t.includes('__CONSUMPTION_METER_DERIVED/energy_in')),
+    );
     expect([...states.keys()].filter((t) => t.includes('/streams/house-meter/'))).toEqual([]);
   });
 
@@ -201,18 +265,32 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
     const api = await newestBuckets(demo, token);
     const n = c.messages.length;
     // a full round of states after the settling
-    await waitFor('states after settling', () => c.messages.slice(n).filter((m) => m.topic.endsWith('/energy_out')).length >= 2 * demo.daemon.site.streams().length || undefined);
+    await waitFor(
+      'states after settling',
+      () =>
+        c.messages.slice(n).filter((m) => m.topic.endsWith('/energy_out')).length >=
+          2 * demo.daemon.site.streams().length || undefined,
+    );
     const latest = new Map(c.messages.map((m) => [m.topic, m.payload]));
     let compared = 0;
     for (const s of demo.daemon.site.streams()) {
       const e = api.get(s.id)!;
-      expect(sameCount(latest.get(`${STATES}/streams/${s.id}/energy_in`)!, e.energy_Wh_increment!), `${s.id} in: ${latest.get(`${STATES}/streams/${s.id}/energy_in`)} vs ${e.energy_Wh_increment}`).toBe(true);
-      expect(sameCount(latest.get(`${STATES}/streams/${s.id}/energy_out`)!, e.energy_Wh_decrement!), `${s.id} out`).toBe(true);
-      for (const ch of ['power_W', 'power_AC_W', 'power_DC_W', 'soc']) if (latest.has(`${STATES}/streams/${s.id}/${ch}`)) expect(latest.get(`${STATES}/streams/${s.id}/${ch}`), `${s.id} ${ch}`).toBe('None');
+      expect(
+        sameCount(latest.get(`${STATES}/streams/${s.id}/energy_in`)!, e.energy_Wh_increment!),
+        `${s.id} in: ${latest.get(`${STATES}/streams/${s.id}/energy_in`)} vs ${e.energy_Wh_increment}`,
+      ).toBe(true);
+      expect(
+        sameCount(latest.get(`${STATES}/streams/${s.id}/energy_out`)!, e.energy_Wh_decrement!),
+        `${s.id} out`,
+      ).toBe(true);
+      for (const ch of ['power_W', 'power_AC_W', 'power_DC_W', 'soc'])
+        if (latest.has(`${STATES}/streams/${s.id}/${ch}`))
+          expect(latest.get(`${STATES}/streams/${s.id}/${ch}`), `${s.id} ${ch}`).toBe('None');
       compared++;
     }
     expect(compared).toBe(demo.daemon.site.streams().length);
-    for (const d of demo.daemon.site.devices.values()) expect(latest.get(`${STATES}/devices/${d.config.id}/availability`)).toBe('offline');
+    for (const d of demo.daemon.site.devices.values())
+      expect(latest.get(`${STATES}/devices/${d.config.id}/availability`)).toBe('offline');
   });
 });
 
@@ -225,7 +303,11 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
     broker = await mosquittoBroker();
     c = await collect(broker.url, `${STATES}/streams/#`);
     // real time: a poll every 10 s leaves long stretches in which nothing changes
-    demo = await demoSite({ speed: 1, homeassistant: broker.url, configure: (cfg) => Object.assign(cfg.homeassistant!, { stateIntervalSeconds: 0.1 }) });
+    demo = await demoSite({
+      speed: 1,
+      homeassistant: broker.url,
+      configure: (cfg) => Object.assign(cfg.homeassistant!, { stateIntervalSeconds: 0.1 }),
+    });
     token = await partnerToken(demo.credentials);
   });
   afterAll(async () => {
@@ -240,14 +322,26 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
       const text = await res.text();
       return { text, f: parsePromText(text) };
     };
-    const live = (text: string) => text.split('\n').filter((l) => /^sitegw_(power_watts|energy_joules_total|battery_soc_ratio|grid_state)\{/.test(l)).join('\n');
-    await waitFor('live values', async () => live((await scrape()).text).includes('sitegw_battery_soc_ratio') || undefined);
+    const live = (text: string) =>
+      text
+        .split('\n')
+        .filter((l) => /^sitegw_(power_watts|energy_joules_total|battery_soc_ratio|grid_state)\{/.test(l))
+        .join('\n');
+    await waitFor(
+      'live values',
+      async () => live((await scrape()).text).includes('sitegw_battery_soc_ratio') || undefined,
+    );
     let compared = 0;
     for (let attempt = 0; attempt < 20 && compared === 0; attempt++) {
       const a = await scrape();
       const n = c.messages.length;
       // a whole round of states published after the first scrape
-      await waitFor('a round of states', () => c.messages.slice(n).filter((m) => m.topic.endsWith('/energy_out')).length >= 2 * demo.daemon.site.streams().length || undefined);
+      await waitFor(
+        'a round of states',
+        () =>
+          c.messages.slice(n).filter((m) => m.topic.endsWith('/energy_out')).length >=
+            2 * demo.daemon.site.streams().length || undefined,
+      );
       const b = await scrape();
       // a reading came in between: its states are not the ones scraped; try the next stretch
       if (live(a.text) !== live(b.text)) continue;
@@ -257,12 +351,27 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
         const state = (key: string) => round.get(`${STATES}/streams/${s.id}/${key}`);
         for (const ch of ['power_W', 'power_AC_W', 'power_DC_W'] as const) {
           if (!s.channels.includes(ch)) continue;
-          expect(Number(state(ch)), `${s.id} ${ch}`).toBe(sampleOf(b.f, 'sitegw_power_watts', { ...labels, channel: ch }));
+          expect(Number(state(ch)), `${s.id} ${ch}`).toBe(
+            sampleOf(b.f, 'sitegw_power_watts', { ...labels, channel: ch }),
+          );
         }
-        if (s.channels.includes('soc')) expect(Number(state('soc')) / 100, `${s.id} soc`).toBeCloseTo(sampleOf(b.f, 'sitegw_battery_soc_ratio', labels), 10);
-        if (s.channels.includes('state')) expect(state('state')).toBe(sampleOf(b.f, 'sitegw_grid_state', { ...labels, state: 'ok' }) === 1 ? 'ON' : 'OFF');
+        if (s.channels.includes('soc'))
+          expect(Number(state('soc')) / 100, `${s.id} soc`).toBeCloseTo(
+            sampleOf(b.f, 'sitegw_battery_soc_ratio', labels),
+            10,
+          );
+        if (s.channels.includes('state'))
+          expect(state('state')).toBe(
+            sampleOf(b.f, 'sitegw_grid_state', { ...labels, state: 'ok' }) === 1 ? 'ON' : 'OFF',
+          );
         for (const dir of ['in', 'out'] as const) {
-          expect(sameCount(state(`energy_${dir}`)!, sampleOf(b.f, 'sitegw_energy_joules_total', { ...labels, direction: dir }) / 3600), `${s.id} energy ${dir}`).toBe(true);
+          expect(
+            sameCount(
+              state(`energy_${dir}`)!,
+              sampleOf(b.f, 'sitegw_energy_joules_total', { ...labels, direction: dir }) / 3600,
+            ),
+            `${s.id} energy ${dir}`,
+          ).toBe(true);
         }
       }
       compared++;
@@ -279,7 +388,11 @@ describe.skipIf(!MOSQUITTO)('Home Assistant state rate', () => {
   beforeAll(async () => {
     broker = await mosquittoBroker();
     c = await collect(broker.url, `${STATES}/streams/#`);
-    demo = await demoSite({ speed: 300, homeassistant: broker.url, configure: (cfg) => Object.assign(cfg.homeassistant!, { stateIntervalSeconds: 3600 }) });
+    demo = await demoSite({
+      speed: 300,
+      homeassistant: broker.url,
+      configure: (cfg) => Object.assign(cfg.homeassistant!, { stateIntervalSeconds: 3600 }),
+    });
   });
   afterAll(async () => {
     await demo?.cleanup();

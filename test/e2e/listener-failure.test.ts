@@ -50,7 +50,10 @@ describe('a feature whose reading listener throws', () => {
           .find((i) => Date.parse(i.split('/')[0] ?? '') >= from),
       60_000,
     );
-    const streams = site.streams().map((s) => s.id).sort();
+    const streams = site
+      .streams()
+      .map((s) => s.id)
+      .sort();
     const pushed = ws
       .of('telemetry-realtime')
       .filter((m) => m.interval === interval)

@@ -10,7 +10,7 @@ import { STREAM_ROLES } from '../../src/core/streams.js';
 import { partnerToken } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 import { newestBuckets, silenceAndSettle } from '../support/live.js';
-import { parsePromText, type PromFamily } from '../support/prom-text.js';
+import { type PromFamily, parsePromText } from '../support/prom-text.js';
 
 const LIVE = ['sitegw_power_watts', 'sitegw_energy_joules_total', 'sitegw_battery_soc_ratio', 'sitegw_grid_state'];
 
@@ -40,7 +40,11 @@ describe('live values in /metrics', () => {
     expect(f.get('sitegw_battery_soc_ratio')?.type).toBe('gauge');
     expect(f.get('sitegw_grid_state')?.type).toBe('gauge');
     const streams = new Map(demo.daemon.site.streams().map((s) => [s.id, s]));
-    const allowed: Record<string, readonly string[]> = { channel: POWER_CHANNELS, direction: ['in', 'out'], state: GRID_STATES };
+    const allowed: Record<string, readonly string[]> = {
+      channel: POWER_CHANNELS,
+      direction: ['in', 'out'],
+      state: GRID_STATES,
+    };
     let series = 0;
     for (const name of LIVE) {
       for (const s of f.get(name)!.samples) {
@@ -52,13 +56,16 @@ describe('live values in /metrics', () => {
         expect(s.labels.role).toBe(def!.role);
         expect(STREAM_ROLES).toContain(s.labels.role);
         for (const [k, v] of Object.entries(s.labels)) if (allowed[k]) expect(allowed[k], `${name} ${k}`).toContain(v);
-        expect(Object.keys(s.labels).every((k) => ['device', 'stream', 'kind', 'role', ...Object.keys(allowed)].includes(k))).toBe(true);
+        expect(
+          Object.keys(s.labels).every((k) => ['device', 'stream', 'kind', 'role', ...Object.keys(allowed)].includes(k)),
+        ).toBe(true);
       }
     }
     // one series per stream and channel/direction/state at most: the bound is the site itself
     expect(series).toBeLessThanOrEqual(streams.size * (POWER_CHANNELS.length + 2 + 1 + GRID_STATES.length));
     expect(f.get('sitegw_grid_state')!.samples.filter((s) => s.value === 1)).toHaveLength(1);
-    for (const s of f.get('sitegw_battery_soc_ratio')!.samples) expect(s.value).toBeGreaterThanOrEqual(0), expect(s.value).toBeLessThanOrEqual(1);
+    for (const s of f.get('sitegw_battery_soc_ratio')!.samples)
+      expect(s.value).toBeGreaterThanOrEqual(0), expect(s.value).toBeLessThanOrEqual(1);
     expect(f.get('sitegw_power_watts')!.samples.length).toBeGreaterThanOrEqual(streams.size);
   });
 
@@ -78,7 +85,12 @@ describe('live values in /metrics', () => {
     // no reading is current: no made-up zero for power or soc, and the grid state is unknown
     expect(f.get('sitegw_power_watts')!.samples).toEqual([]);
     expect(f.get('sitegw_battery_soc_ratio')!.samples).toEqual([]);
-    expect(f.get('sitegw_grid_state')!.samples.filter((s) => s.value === 1).map((s) => s.labels.state)).toEqual(['unknown']);
+    expect(
+      f
+        .get('sitegw_grid_state')!
+        .samples.filter((s) => s.value === 1)
+        .map((s) => s.labels.state),
+    ).toEqual(['unknown']);
     expect(f.get('sitegw_device_online')!.samples.every((s) => s.value === 0)).toBe(true);
   });
 });

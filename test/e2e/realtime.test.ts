@@ -1,19 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TopoNode } from '../../src/site/topology.js';
 import { basic, bearer, clientToken, ownerToken as ownerTokenOf, postForm } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
-import { StreamClient, tryUpgrade } from '../support/ws-client.js';
 import { sensorsOf } from '../support/topology.js';
-import type { TopoNode } from '../../src/site/topology.js';
+import { StreamClient, tryUpgrade } from '../support/ws-client.js';
 
 const Q = 15 * 60 * 1000;
 
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 
-
 const ownerToken = (demo: Demo): Promise<string> => ownerTokenOf(demo.credentials);
 
 async function publish(demo: Demo, owner: string, deviceId: string, publishTo: unknown): Promise<number> {
-  const r = await fetch(`${demo.url}/api/v1/devices/${deviceId}`, { method: 'PATCH', headers: { ...bearer(owner), 'content-type': 'application/json' }, body: JSON.stringify({ publishTo }) });
+  const r = await fetch(`${demo.url}/api/v1/devices/${deviceId}`, {
+    method: 'PATCH',
+    headers: { ...bearer(owner), 'content-type': 'application/json' },
+    body: JSON.stringify({ publishTo }),
+  });
   return r.status;
 }
 
@@ -36,7 +39,10 @@ describe('telemetry-realtime over WebSocket on the accelerated clock', () => {
       clientToken(demo, 'cust-app', []),
     ]);
     owner = await ownerToken(demo);
-    partner = await StreamClient.connect(wsUrl(demo, 'streams=telemetry-realtime,grid-events&telemetryInclude=default,energy'), tPartner);
+    partner = await StreamClient.connect(
+      wsUrl(demo, 'streams=telemetry-realtime,grid-events&telemetryInclude=default,energy'),
+      tPartner,
+    );
     gridApp = await StreamClient.connect(wsUrl(demo, 'streams=telemetry-realtime'), tGrid);
     customer = await StreamClient.connect(wsUrl(demo, 'streams=telemetry-realtime&telemetryDevices=customer'), tCust);
     silent = await StreamClient.connect(wsUrl(demo, 'streams=grid-events'), tPartner, { silent: true });
@@ -57,7 +63,11 @@ describe('telemetry-realtime over WebSocket on the accelerated clock', () => {
     expect(Date.parse(second.split('/')[0]!)).toBe(e1); // consecutive buckets, none skipped
     const msgs = partner.of('telemetry-realtime').filter((m) => m.interval === first);
     for (const m of msgs) {
-      expect(m).toMatchObject({ stream: 'telemetry-realtime', telemetryDevices: 'partner', telemetryInclude: ['default', 'energy'] });
+      expect(m).toMatchObject({
+        stream: 'telemetry-realtime',
+        telemetryDevices: 'partner',
+        telemetryInclude: ['default', 'energy'],
+      });
       expect(m.entries.length).toBeGreaterThan(0);
       expect(m.entries.length).toBeLessThanOrEqual(3);
       for (const e of m.entries) {
@@ -66,7 +76,12 @@ describe('telemetry-realtime over WebSocket on the accelerated clock', () => {
       }
     }
     const seen = msgs.flatMap((m) => m.entries.map((e: { deviceId: string }) => e.deviceId)).sort();
-    expect(seen).toEqual(demo.daemon.site.streams().map((s) => s.id).sort());
+    expect(seen).toEqual(
+      demo.daemon.site
+        .streams()
+        .map((s) => s.id)
+        .sort(),
+    );
     expect(msgs.length).toBe(Math.ceil(seen.length / 3));
     const battery = msgs.flatMap((m) => m.entries).find((e: { deviceId: string }) => e.deviceId === 'inverter__bb_agg');
     expect(battery.energy_Wh_increment).toBeGreaterThanOrEqual(0);
@@ -75,7 +90,9 @@ describe('telemetry-realtime over WebSocket on the accelerated clock', () => {
 
   it('a partner gets only the streams of the devices assigned to it; a customer client nothing without a grant', async () => {
     await waitFor('grid-app push', () => gridApp.of('telemetry-realtime').length > 0, 30_000);
-    const ids = new Set(gridApp.of('telemetry-realtime').flatMap((m) => m.entries.map((e: { deviceId: string }) => e.deviceId)));
+    const ids = new Set(
+      gridApp.of('telemetry-realtime').flatMap((m) => m.entries.map((e: { deviceId: string }) => e.deviceId)),
+    );
     expect([...ids]).toEqual(['grid-meter__GRID_METER_DERIVED']);
     expect(customer.of('telemetry-realtime')).toEqual([]);
   });
@@ -103,7 +120,13 @@ describe('telemetry-realtime over WebSocket on the accelerated clock', () => {
   });
 
   it('refuses bad query parameters and missing tokens before the upgrade', async () => {
-    const token = (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) })).body.access_token;
+    const token = (
+      await postForm(
+        demo.credentials.tokenUrl,
+        { grant_type: 'client_credentials' },
+        { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) },
+      )
+    ).body.access_token;
     const auth = { authorization: `Bearer ${token}` };
     const cases: [string, Record<string, string>, number, string][] = [
       ['', auth, 400, 'MISSING_PARAMETER'],
@@ -119,7 +142,12 @@ describe('telemetry-realtime over WebSocket on the accelerated clock', () => {
     }
     // lenient where the spec is silent (design.md): the spec's alternate spelling, a repeated
     // list parameter and an unknown parameter all open the connection
-    for (const q of ['streams=grid-event', 'streams=telemetry-realtime&streams=grid-events', 'streams=telemetry-realtime&foo=1', 'streams=telemetry-realtime&telemetryInclude=default&telemetryInclude=energy']) {
+    for (const q of [
+      'streams=grid-event',
+      'streams=telemetry-realtime&streams=grid-events',
+      'streams=telemetry-realtime&foo=1',
+      'streams=telemetry-realtime&telemetryInclude=default&telemetryInclude=energy',
+    ]) {
       expect(await tryUpgrade(wsUrl(demo, q), auth), q).toEqual({ open: true });
     }
     const wrongPath = await tryUpgrade(`${demo.url.replace(/^http/, 'ws')}/stream?streams=grid-events`, auth);
@@ -137,7 +165,11 @@ describe('grid outage: relay opens and closes in the simulator', () => {
     demo = await demoSite({ speed: 120, history: 'PT1H' });
     const token = await clientToken(demo, 'grid-watch', ['grid-meter']);
     const cust = await clientToken(demo, 'cust-grid', []);
-    expect(await publish(demo, await ownerToken(demo), 'grid-meter', [{ clientId: 'cust-grid', data: ['telemetry-realtime'] }])).toBe(200);
+    expect(
+      await publish(demo, await ownerToken(demo), 'grid-meter', [
+        { clientId: 'cust-grid', data: ['telemetry-realtime'] },
+      ]),
+    ).toBe(200);
     partner = await StreamClient.connect(wsUrl(demo, 'streams=grid-events'), token);
     delegated = await StreamClient.connect(wsUrl(demo, 'streams=grid-events&telemetryDevices=customer'), cust);
     await waitFor('grid meter read', () => demo.daemon.site.devices.get('grid-meter')!.online);
@@ -149,7 +181,8 @@ describe('grid outage: relay opens and closes in the simulator', () => {
   });
 
   it('sends exactly one not_present and one ok event near the switch times, and telemetry agrees', async () => {
-    const post = (on: boolean) => fetch(`${demo.simControl.url}/grid-outage`, { method: 'POST', body: JSON.stringify({ on }) });
+    const post = (on: boolean) =>
+      fetch(`${demo.simControl.url}/grid-outage`, { method: 'POST', body: JSON.stringify({ on }) });
     // let the baseline state settle (debounce) before switching
     const settled = demo.clock.now() + 2 * 60_000;
     await waitFor('baseline', () => demo.clock.now() > settled);
@@ -167,7 +200,10 @@ describe('grid outage: relay opens and closes in the simulator', () => {
     const events = partner.of('grid-events');
     expect(events.map((e) => e.state)).toEqual(['not_present', 'ok']);
     const poll = demo.daemon.ctx.config.poll.intervalSeconds * 1000;
-    for (const [e, at] of [[events[0], opened], [events[1], closed]] as const) {
+    for (const [e, at] of [
+      [events[0], opened],
+      [events[1], closed],
+    ] as const) {
       expect(e).toMatchObject({ stream: 'grid-events', deviceKind: 'meter' });
       // stamped with its poll's tick: the first tick after the switch, or the one just before it
       // when that poll's request reached the simulator after the switch
@@ -178,18 +214,34 @@ describe('grid outage: relay opens and closes in the simulator', () => {
     expect(delegated.of('grid-events')).toEqual([]);
 
     // the state channel of the buckets inside the outage agrees with the events
-    await waitFor('buckets after the outage closed', () => demo.daemon.ctx.bucketer.stats().bucketsWritten > 0 && demo.clock.now() > Math.ceil(closed / Q) * Q + 2 * 60_000, 30_000);
-    const token = (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) })).body.access_token;
+    await waitFor(
+      'buckets after the outage closed',
+      () =>
+        demo.daemon.ctx.bucketer.stats().bucketsWritten > 0 &&
+        demo.clock.now() > Math.ceil(closed / Q) * Q + 2 * 60_000,
+      30_000,
+    );
+    const token = (
+      await postForm(
+        demo.credentials.tokenUrl,
+        { grant_type: 'client_credentials' },
+        { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) },
+      )
+    ).body.access_token;
     // spec "Stream grid-events" rule 3: the event's id is found in the topology as a sensor with a
     // `state` channel, and that id's telemetry holds the state (no id parsing)
     const eventId = events[0].deviceId as string;
     expect(events[1].deviceId).toBe(eventId);
-    const topo = (await (await fetch(`${demo.url}/api/v1/sites/${demo.daemon.site.id}/topology`, { headers: bearer(token) })).json()) as { topology: TopoNode };
+    const topo = (await (
+      await fetch(`${demo.url}/api/v1/sites/${demo.daemon.site.id}/topology`, { headers: bearer(token) })
+    ).json()) as { topology: TopoNode };
     const sensor = sensorsOf(topo.topology).find((n) => n.id === eventId);
     expect(sensor, `topology lists ${eventId}`).toBeDefined();
     expect(sensor!.channels!.map((c) => c.id)).toContain('state');
     const from = new Date(Math.floor(opened / Q) * Q - Q).toISOString();
-    const r = await fetch(`${demo.url}/api/v1/devices/${encodeURIComponent(eventId)}/telemetry?interval=${from}/PT2H`, { headers: bearer(token) });
+    const r = await fetch(`${demo.url}/api/v1/devices/${encodeURIComponent(eventId)}/telemetry?interval=${from}/PT2H`, {
+      headers: bearer(token),
+    });
     const entries = ((await r.json()) as { entries: { interval: string; state: string; power_W: number }[] }).entries;
     const inside = entries.filter((e) => {
       const [s, end] = e.interval.split('/').map(Date.parse) as [number, number];

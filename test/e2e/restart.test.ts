@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoSite, getJson, waitFor } from '../support/demo.js';
 import { partnerToken } from '../support/auth.js';
+import { demoSite, getJson, waitFor } from '../support/demo.js';
 
 const Q = 15 * 60 * 1000;
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -18,7 +18,10 @@ describe('lifetime counters across a daemon restart', () => {
     const out = new Map<string, { inc: number[]; dec: number[]; last: number }>();
     const from = iso(demo.clock.now() - 8 * 3_600_000);
     for (const s of demo.daemon.site.streams()) {
-      const { body } = await getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=${from}/PT12H&include=energy`, token);
+      const { body } = await getJson(
+        `${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=${from}/PT12H&include=energy`,
+        token,
+      );
       const e = body.entries as { interval: string; energy_Wh_increment?: number; energy_Wh_decrement?: number }[];
       out.set(s.id, {
         inc: e.map((x) => x.energy_Wh_increment!).filter((x) => x !== undefined),
@@ -33,17 +36,23 @@ describe('lifetime counters across a daemon restart', () => {
     const before = await counters();
     const lastBefore = Math.max(...[...before.values()].map((c) => c.last));
     await demo.restartDaemon();
-    await waitFor('two buckets closed after the restart', async () => {
-      const c = await counters();
-      return Math.max(...[...c.values()].map((x) => x.last)) >= lastBefore + 2 * Q ? true : undefined;
-    }, 40_000);
+    await waitFor(
+      'two buckets closed after the restart',
+      async () => {
+        const c = await counters();
+        return Math.max(...[...c.values()].map((x) => x.last)) >= lastBefore + 2 * Q ? true : undefined;
+      },
+      40_000,
+    );
     const after = await counters();
     let checked = 0;
     for (const [id, a] of after) {
       const b = before.get(id)!;
       expect(a.inc.length, id).toBeGreaterThan(b.inc.length);
-      for (let i = 1; i < a.inc.length; i++) expect(a.inc[i]!, `${id} increment at ${i}`).toBeGreaterThanOrEqual(a.inc[i - 1]!);
-      for (let i = 1; i < a.dec.length; i++) expect(a.dec[i]!, `${id} decrement at ${i}`).toBeLessThanOrEqual(a.dec[i - 1]!);
+      for (let i = 1; i < a.inc.length; i++)
+        expect(a.inc[i]!, `${id} increment at ${i}`).toBeGreaterThanOrEqual(a.inc[i - 1]!);
+      for (let i = 1; i < a.dec.length; i++)
+        expect(a.dec[i]!, `${id} decrement at ${i}`).toBeLessThanOrEqual(a.dec[i - 1]!);
       for (const v of a.inc) expect(v).toBeGreaterThanOrEqual(0);
       for (const v of a.dec) expect(v).toBeLessThanOrEqual(0);
       // what was stored before the restart is unchanged

@@ -6,13 +6,13 @@
  * (an override on the line) come out of the daemon with the EM340's scale, word order and sign.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Reading } from '../../src/core/channels.js';
 import { scanCommand } from '../../src/cli/scan.js';
+import type { Reading } from '../../src/core/channels.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
-import { startSimRtuServer, type SimRtuServer } from '../../src/sim/rtu-server.js';
+import { type SimRtuServer, startSimRtuServer } from '../../src/sim/rtu-server.js';
 import { partnerToken } from '../support/auth.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
-import { HAVE_SOCAT, ptyPair, type PtyPair } from '../support/socat.js';
+import { HAVE_SOCAT, type PtyPair, ptyPair } from '../support/socat.js';
 
 const GRID = 'grid-meter__GRID_METER_DERIVED';
 
@@ -34,13 +34,27 @@ describe.skipIf(!HAVE_SOCAT)('a Carlo Gavazzi EM340 on an RS-485 line (Modbus RT
       configure: (config) => {
         const grid = config.devices.find((d) => d.id === 'grid-meter')!;
         grid.profile = 'carlo-gavazzi-em';
-        grid.connection = { type: 'rtu', device: line.b, baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1, unitId: 1, timeoutMs: 300 };
+        grid.connection = {
+          type: 'rtu',
+          device: line.b,
+          baudRate: 9600,
+          parity: 'none',
+          dataBits: 8,
+          stopBits: 1,
+          unitId: 1,
+          timeoutMs: 300,
+        };
       },
     });
     demo.daemon.ctx.bus.on('reading', (r) => readings.push(r));
     // the meter host's units on two lines: one the daemon polls, one only the scan talks on
     [rtu, scanRtu] = await Promise.all([
-      startSimRtuServer(demo.sim, demo.clock, { path: line.a, host: 'meter', baudRate: 9600, faults: demo.servers.faults }),
+      startSimRtuServer(demo.sim, demo.clock, {
+        path: line.a,
+        host: 'meter',
+        baudRate: 9600,
+        faults: demo.servers.faults,
+      }),
       startSimRtuServer(demo.sim, demo.clock, { path: scanLine.a, host: 'meter', baudRate: 9600 }),
     ]);
     token = await partnerToken(demo.credentials);
@@ -53,7 +67,10 @@ describe.skipIf(!HAVE_SOCAT)('a Carlo Gavazzi EM340 on an RS-485 line (Modbus RT
 
   it('sitegw scan finds it by its identification code and names the profile and model', async () => {
     const out: string[] = [];
-    const code = await scanCommand(['--rtu', scanLine.b, '--baud', '9600', '--units', '1'], { out: (t) => out.push(t), err: () => undefined });
+    const code = await scanCommand(['--rtu', scanLine.b, '--baud', '9600', '--units', '1'], {
+      out: (t) => out.push(t),
+      err: () => undefined,
+    });
     const text = out.join('');
     expect(code, text).toBe(0);
     const unit = text.split('\n').find((l) => l.trimStart().startsWith('unit 1 '));
@@ -76,7 +93,9 @@ describe.skipIf(!HAVE_SOCAT)('a Carlo Gavazzi EM340 on an RS-485 line (Modbus RT
     const from = readings.length;
     rtu.faults.set('meter', 1, { kind: 'override', address: 0x0028, values: words });
     try {
-      const r = await waitFor('a grid reading with the overridden registers', () => readings.slice(from).find((x) => x.streamId === GRID && x.values.power_W === -1650));
+      const r = await waitFor('a grid reading with the overridden registers', () =>
+        readings.slice(from).find((x) => x.streamId === GRID && x.values.power_W === -1650),
+      );
       expect(r.values.state).toBe('ok');
       expect(r.counters?.inWh).toBe(45_678_900);
     } finally {
@@ -88,7 +107,10 @@ describe.skipIf(!HAVE_SOCAT)('a Carlo Gavazzi EM340 on an RS-485 line (Modbus RT
     const closed = Math.floor(demo.clock.now() / 900_000) * 900_000 + 900_000;
     await waitFor('a bucket closed after RTU readings', () => demo.clock.now() > closed + 30_000, 45_000);
     const interval = `${new Date(closed - 900_000).toISOString()}/${new Date(closed).toISOString()}`;
-    const r = await getJson(`${demo.url}/api/v1/devices/${GRID}/telemetry?interval=${interval}&include=default,energy`, token);
+    const r = await getJson(
+      `${demo.url}/api/v1/devices/${GRID}/telemetry?interval=${interval}&include=default,energy`,
+      token,
+    );
     expect(r.status).toBe(200);
     expect(r.body.entries).toHaveLength(1);
     expect(typeof r.body.entries[0].power_W).toBe('number');

@@ -6,15 +6,15 @@
  * must end in a named error count and a recovering poller, with no stale value presented as new.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Reading } from '../../src/core/channels.js';
 import type { DeviceConnection } from '../../src/config/types.js';
+import type { Reading } from '../../src/core/channels.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import type { MeterDevice } from '../../src/sim/device-images.js';
 import type { SimFault } from '../../src/sim/faults.js';
-import { startSimRtuServer, type SimRtuServer } from '../../src/sim/rtu-server.js';
+import { type SimRtuServer, startSimRtuServer } from '../../src/sim/rtu-server.js';
 import { partnerToken } from '../support/auth.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
-import { HAVE_SOCAT, ptyPair, type PtyPair } from '../support/socat.js';
+import { HAVE_SOCAT, type PtyPair, ptyPair } from '../support/socat.js';
 
 const GRID = 'grid-meter__GRID_METER_DERIVED';
 const HOUSE = 'house-meter';
@@ -26,7 +26,16 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
   let token: string;
   const readings: Reading[] = [];
 
-  const rtuConnection = (device: string, unitId: number): DeviceConnection => ({ type: 'rtu', device, baudRate: 19200, parity: 'even', dataBits: 8, stopBits: 1, unitId, timeoutMs: 300 });
+  const rtuConnection = (device: string, unitId: number): DeviceConnection => ({
+    type: 'rtu',
+    device,
+    baudRate: 19200,
+    parity: 'even',
+    dataBits: 8,
+    stopBits: 1,
+    unitId,
+    timeoutMs: 300,
+  });
   const health = (id: string) => demo.daemon.site.devices.get(id)!;
   const apiDevice = async (id: string) => {
     const r = await getJson(`${demo.url}/api/v1/devices`, token);
@@ -35,7 +44,12 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
   };
 
   /** Inject a fault on a meter unit, wait for the named error count to grow and the device to go offline, clear it, wait for it to come back. */
-  async function faultAndRecover(id: string, unitId: number, fault: SimFault, kind: 'timeout' | 'exception' | 'crc' | 'protocol') {
+  async function faultAndRecover(
+    id: string,
+    unitId: number,
+    fault: SimFault,
+    kind: 'timeout' | 'exception' | 'crc' | 'protocol',
+  ) {
     const before = health(id).errors[kind];
     rtu.faults.set('meter', unitId, fault);
     await waitFor(`${id} ${kind} counted`, () => health(id).errors[kind] > before && !health(id).online);
@@ -65,7 +79,13 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
       },
     });
     demo.daemon.ctx.bus.on('reading', (r) => readings.push(r));
-    rtu = await startSimRtuServer(demo.sim, demo.clock, { path: line.a, host: 'meter', baudRate: 19200, parity: 'even', faults: demo.servers.faults });
+    rtu = await startSimRtuServer(demo.sim, demo.clock, {
+      path: line.a,
+      host: 'meter',
+      baudRate: 19200,
+      parity: 'even',
+      faults: demo.servers.faults,
+    });
     token = await partnerToken(demo.credentials);
   });
   afterAll(async () => {
@@ -80,11 +100,20 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
     expect(grid).toMatchObject({ online: true, manufacturer: 'Eastron', kind: 'meter' });
     const house = await apiDevice(HOUSE);
     expect(house).toMatchObject({ online: true, manufacturer: 'sitegw-sim', model: 'EM3-LOAD' });
-    expect(Object.keys(house.errors).sort()).toEqual(['connection', 'crc', 'decode', 'exception', 'protocol', 'timeout']);
+    expect(Object.keys(house.errors).sort()).toEqual([
+      'connection',
+      'crc',
+      'decode',
+      'exception',
+      'protocol',
+      'timeout',
+    ]);
   });
 
   it('their readings reach the buckets and the telemetry API', async () => {
-    await waitFor('grid meter readings', () => readings.some((r) => r.streamId === GRID && r.values.power_W !== undefined));
+    await waitFor('grid meter readings', () =>
+      readings.some((r) => r.streamId === GRID && r.values.power_W !== undefined),
+    );
     // a 15-minute bucket at 60x closes every 15 s of real time
     const closed = Math.floor(demo.clock.now() / 900_000) * 900_000 + 900_000;
     await waitFor('a bucket closed after RTU readings', () => demo.clock.now() > closed + 30_000, 45_000);
@@ -93,7 +122,10 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
       [GRID, true],
       [HOUSE, false],
     ] as const) {
-      const r = await getJson(`${demo.url}/api/v1/devices/${stream}/telemetry?interval=${interval}&include=default,energy`, token);
+      const r = await getJson(
+        `${demo.url}/api/v1/devices/${stream}/telemetry?interval=${interval}&include=default,energy`,
+        token,
+      );
       expect(r.status).toBe(200);
       expect(r.body.entries, stream).toHaveLength(1);
       const e = r.body.entries[0];
@@ -106,7 +138,9 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
   it('garbage on the line: crc errors, no house-meter reading while it lasts, then readings again', async () => {
     const { from, during } = await faultAndRecover(HOUSE, 2, { kind: 'garbage' }, 'crc');
     expect(readings.slice(from, during).filter((r) => r.streamId === HOUSE)).toEqual([]);
-    await waitFor('house readings again', () => readings.slice(during).some((r) => r.streamId === HOUSE && (r.values.power_W ?? 0) > 0));
+    await waitFor('house readings again', () =>
+      readings.slice(during).some((r) => r.streamId === HOUSE && (r.values.power_W ?? 0) > 0),
+    );
     expect((await apiDevice(HOUSE)).errors.crc).toBeGreaterThan(0);
   });
 
@@ -123,7 +157,9 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
     expect(silentTime.length).toBeGreaterThan(0);
     // while the meter refused, nothing but the unknown state went out for its stream
     for (const r of silentTime) expect(r.values).toEqual({ state: 'unknown' });
-    await waitFor('grid state ok again', () => readings.slice(during).some((r) => r.streamId === GRID && r.values.state === 'ok'));
+    await waitFor('grid state ok again', () =>
+      readings.slice(during).some((r) => r.streamId === GRID && r.values.state === 'ok'),
+    );
   });
 
   it('a unit that stops answering: timeouts, then it is read again when it answers', async () => {
@@ -137,14 +173,18 @@ describe.skipIf(!HAVE_SOCAT)('meters on an RS-485 line (Modbus RTU over a socat 
     const from = readings.length;
     rtu.faults.set('meter', 2, { kind: 'override', address: w, values: [0x8000] });
     try {
-      const r = await waitFor('a house reading with the sentinel', () => readings.slice(from).find((x) => x.streamId === HOUSE));
+      const r = await waitFor('a house reading with the sentinel', () =>
+        readings.slice(from).find((x) => x.streamId === HOUSE),
+      );
       expect(r.values.power_W).toBeUndefined();
       expect(health(HOUSE).online).toBe(true);
     } finally {
       rtu.faults.clear('meter', 2);
     }
     const next = readings.length;
-    await waitFor('house power back', () => readings.slice(next).some((x) => x.streamId === HOUSE && x.values.power_W !== undefined));
+    await waitFor('house power back', () =>
+      readings.slice(next).some((x) => x.streamId === HOUSE && x.values.power_W !== undefined),
+    );
   });
 
   it('the inverter on TCP: a socket reset mid-poll and a reboot are connection errors, and it recovers', async () => {

@@ -6,14 +6,15 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSite, waitFor } from '../support/demo.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM) console.warn(`SKIPPED: status page browser test needs ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
+if (!HAVE_CHROMIUM)
+  console.warn(`SKIPPED: status page browser test needs ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
 
 describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
@@ -34,7 +35,15 @@ describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   }, 60_000);
@@ -60,7 +69,9 @@ describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
     await expect.poll(() => rows.count()).toBe(5);
     await waitFor('the house meter shown offline with its errors', async () => {
       const row = page.locator('tr[data-device="house-meter"]');
-      return (await row.getAttribute('class')) === 'offline' && /connection [1-9]/.test((await row.textContent()) ?? '');
+      return (
+        (await row.getAttribute('class')) === 'offline' && /connection [1-9]/.test((await row.textContent()) ?? '')
+      );
     });
     const inverter = page.locator('tr[data-device="inverter"]');
     expect(await inverter.getAttribute('class')).toBe('online');
@@ -77,8 +88,16 @@ describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
   it('follows a grid outage live: the relay and a grid event appear without a reload', async () => {
     const updates = Number((await page.getAttribute('body', 'data-updates')) ?? 0);
     demo.sim.setGridOutage(true);
-    await waitFor('the outage on the page', async () => ((await page.textContent('#flow')) ?? '').includes('Relay: not_present'), 20_000);
-    await waitFor('the grid event listed', async () => ((await page.textContent('#events')) ?? '').includes('not_present'), 20_000);
+    await waitFor(
+      'the outage on the page',
+      async () => ((await page.textContent('#flow')) ?? '').includes('Relay: not_present'),
+      20_000,
+    );
+    await waitFor(
+      'the grid event listed',
+      async () => ((await page.textContent('#events')) ?? '').includes('not_present'),
+      20_000,
+    );
     expect(Number(await page.getAttribute('body', 'data-updates'))).toBeGreaterThan(updates);
     expect(await page.textContent('#flow-grid .name')).toBe('Grid (off)');
     mkdirSync(ARTIFACTS, { recursive: true });

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoSite, getJson, waitFor } from '../support/demo.js';
 import { partnerToken } from '../support/auth.js';
+import { demoSite, getJson, waitFor } from '../support/demo.js';
 
 const Q = 15 * 60 * 1000;
 
@@ -14,7 +14,8 @@ describe('telemetry over a simulated day', () => {
   let token: string;
   let dayStart: number;
   let dayEnd: number;
-  const tel = (id: string, q: string) => getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(id)}/telemetry?${q}`, token);
+  const tel = (id: string, q: string) =>
+    getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(id)}/telemetry?${q}`, token);
   const ids = () => {
     const s = demo.daemon.site;
     return {
@@ -35,7 +36,8 @@ describe('telemetry over a simulated day', () => {
     const today = DateTime.fromMillis(demo.clock.now(), { zone: tz }).startOf('day');
     dayStart = today.minus({ days: 1 }).toMillis();
     dayEnd = today.toMillis();
-    if (dayEnd > demo.prefilledUntil || dayStart < demo.clock.now() - 28 * 3_600_000) throw new Error('history did not cover the test day');
+    if (dayEnd > demo.prefilledUntil || dayStart < demo.clock.now() - 28 * 3_600_000)
+      throw new Error('history did not cover the test day');
   });
   afterAll(async () => demo?.cleanup());
 
@@ -61,7 +63,10 @@ describe('telemetry over a simulated day', () => {
     const a = await tel(ids().pv, `interval=${iso(dayStart)}/${iso(dayStart + 4 * Q)}`);
     const b = await tel(ids().pv, `interval=${iso(dayStart)}/PT1H`);
     const c = await tel(ids().pv, `interval=PT1H/${iso(dayStart + 4 * Q)}`);
-    const d = await tel(ids().pv, `interval=${encodeURIComponent(DateTime.fromMillis(dayStart, { zone: 'Europe/Berlin' }).toISO()!)}/PT1H`);
+    const d = await tel(
+      ids().pv,
+      `interval=${encodeURIComponent(DateTime.fromMillis(dayStart, { zone: 'Europe/Berlin' }).toISO()!)}/PT1H`,
+    );
     expect(a.status).toBe(200);
     expect(a.body.entries).toHaveLength(4);
     expect(b.body).toEqual(a.body);
@@ -114,7 +119,9 @@ describe('telemetry over a simulated day', () => {
     expect(pvOut).toBeGreaterThan(0);
     // lifetime counters agree with the integrated power (grid from the meter's own registers)
     const gridCounters = delta(g, 'energy_Wh_increment') + delta(g, 'energy_Wh_decrement');
-    expect(Math.abs(gridCounters - gridNet)).toBeLessThan(0.02 * (delta(g, 'energy_Wh_increment') - delta(g, 'energy_Wh_decrement')));
+    expect(Math.abs(gridCounters - gridNet)).toBeLessThan(
+      0.02 * (delta(g, 'energy_Wh_increment') - delta(g, 'energy_Wh_decrement')),
+    );
   });
 
   it('savings for the day equal the sum worked out here from the served buckets and the demo tariff', async () => {
@@ -162,9 +169,13 @@ describe('telemetry over a simulated day', () => {
 
   it('live polling over Modbus closes new buckets on the accelerated clock', async () => {
     const from = Math.floor(demo.clock.now() / Q) * Q;
-    await waitFor('a live bucket', async () => {
-      const r = await tel(ids().grid, `interval=${iso(from)}/PT1H`);
-      return r.body.entries.length > 0 ? r.body.entries : undefined;
-    }, 40_000);
+    await waitFor(
+      'a live bucket',
+      async () => {
+        const r = await tel(ids().grid, `interval=${iso(from)}/PT1H`);
+        return r.body.entries.length > 0 ? r.body.entries : undefined;
+      },
+      40_000,
+    );
   });
 });

@@ -1,8 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoSite, getJson, waitFor } from '../support/demo.js';
 import { partnerToken } from '../support/auth.js';
+import { demoSite, getJson, waitFor } from '../support/demo.js';
 
-type Node = { id: string; kind?: string; category?: string; nodes?: Node[]; rightCircuit?: Node; channels?: { id: string; unit: string }[]; node?: { id: string; kind: string }; maxCapacity_J?: number; leftCurrent?: string };
+type Node = {
+  id: string;
+  kind?: string;
+  category?: string;
+  nodes?: Node[];
+  rightCircuit?: Node;
+  channels?: { id: string; unit: string }[];
+  node?: { id: string; kind: string };
+  maxCapacity_J?: number;
+  leftCurrent?: string;
+};
 
 function walk(n: Node, out: Node[] = []): Node[] {
   out.push(n);
@@ -19,7 +29,9 @@ describe('topology over real Modbus and HTTP', () => {
     demo = await demoSite({ speed: 60 });
     token = await partnerToken(demo.credentials);
     // every device answered once: identity, capacities and PV optimiser count are known
-    await waitFor('all devices online', () => [...demo.daemon.site.devices.values()].every((d) => d.online && d.lastSeen !== null));
+    await waitFor('all devices online', () =>
+      [...demo.daemon.site.devices.values()].every((d) => d.online && d.lastSeen !== null),
+    );
     await waitFor('optimiser count learned', () => (demo.daemon.site.devices.get('inverter')?.pvModules ?? 0) > 0);
   });
   afterAll(async () => demo?.cleanup());
@@ -82,7 +94,10 @@ describe('topology over real Modbus and HTTP', () => {
       expect(s.channels!.length).toBeGreaterThan(0);
       for (const c of s.channels!) expect(typeof c.unit).toBe('string');
       expect(s.node?.kind).toBeTruthy();
-      const r = await getJson(`${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=PT1H/${new Date(demo.clock.now()).toISOString()}`, token);
+      const r = await getJson(
+        `${demo.url}/api/v1/devices/${encodeURIComponent(s.id)}/telemetry?interval=PT1H/${new Date(demo.clock.now()).toISOString()}`,
+        token,
+      );
       expect(r.status).toBe(200);
     }
     const grid = sensors.find((s) => s.id.endsWith('__GRID_METER_DERIVED'))!;
@@ -104,7 +119,9 @@ describe('topology over real Modbus and HTTP', () => {
 
   it('lists sites and devices with identity read from SunSpec model 1', async () => {
     const v1 = await getJson(`${demo.url}/api/v1/sites`, token);
-    expect(v1.body.sites).toEqual([expect.objectContaining({ siteId: demo.siteId, timezone: expect.any(String), currency: expect.any(String) })]);
+    expect(v1.body.sites).toEqual([
+      expect.objectContaining({ siteId: demo.siteId, timezone: expect.any(String), currency: expect.any(String) }),
+    ]);
     const v2 = await getJson(`${demo.url}/api/v2/sites`, token);
     expect(v2.body).toEqual({ siteIds: [demo.siteId] });
     const devs = await getJson(`${demo.url}/api/v1/devices`, token);
@@ -121,7 +138,13 @@ describe('topology over real Modbus and HTTP', () => {
     const { status, body } = await getJson(`${demo.url}/openapi.json`);
     expect(status).toBe(200);
     expect(body.openapi).toMatch(/^3\./);
-    for (const p of ['/api/v1/sites', '/api/v2/sites', '/api/v1/devices', '/api/v1/sites/{siteId}/topology', '/api/v1/devices/{synthId}/telemetry']) {
+    for (const p of [
+      '/api/v1/sites',
+      '/api/v2/sites',
+      '/api/v1/devices',
+      '/api/v1/sites/{siteId}/topology',
+      '/api/v1/devices/{synthId}/telemetry',
+    ]) {
       expect(Object.keys(body.paths)).toContain(p);
     }
   });

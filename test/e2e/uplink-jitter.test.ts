@@ -3,11 +3,12 @@
  * window before it is published (docs/fleet-scale.md: the fleet's herd at minutes 0/15/30/45).
  * Timed on the daemon clock at the consumer, so the demo's speed does not matter.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import mqtt from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishDelayMs } from '../../src/uplink/jitter.js';
-import { aedesBroker, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, waitFor } from '../support/demo.js';
+import { aedesBroker, type TestBroker } from '../support/mqtt-brokers.js';
 import { BUCKET_MS, uplinkTo } from '../support/uplink.js';
 
 const PREFIX = 'sitegw/demo-site';

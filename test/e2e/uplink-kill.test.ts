@@ -4,17 +4,24 @@
  * data directory. The broker (mosquitto) publishes the gateway's last will, and in the end the
  * consumer has every stored bucket with no seq missing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sqliteDriver } from '../../src/store/driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
-import { waitFor } from '../support/demo.js';
-import { dedupe, expectComplete, storedBuckets, telemetryKeys } from '../support/uplink.js';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { expectConforming } from '../support/contract.js';
+import { waitFor } from '../support/demo.js';
+import {
+  type Collector,
+  collect,
+  MOSQUITTO,
+  mosquittoBroker,
+  noteMosquittoSkipped,
+  type TestBroker,
+} from '../support/mqtt-brokers.js';
+import { dedupe, expectComplete, storedBuckets, telemetryKeys } from '../support/uplink.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();
@@ -25,14 +32,30 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PREFIX = 'sitegw/demo-site';
 
 function startGateway(dataDir: string, url: string, history?: string): ChildProcess {
-  const args = [join(ROOT, 'src/cli.ts'), 'demo', '--port', '0', '--data-dir', dataDir, '--speed', '200', '--mqtt', url];
+  const args = [
+    join(ROOT, 'src/cli.ts'),
+    'demo',
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--speed',
+    '200',
+    '--mqtt',
+    url,
+  ];
   if (history) args.push('--history', history);
   // node itself with tsx's loader: the tsx launcher would run the gateway in a grandchild that a SIGKILL to the launcher leaves running
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, stdio: 'ignore', env: { ...process.env, SITEGW_LOG_LEVEL: 'warn' } });
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: ROOT,
+    stdio: 'ignore',
+    env: { ...process.env, SITEGW_LOG_LEVEL: 'warn' },
+  });
   return child;
 }
 
-const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+const exited = (c: ChildProcess) =>
+  new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
 
 describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mosquitto, child process)', () => {
   let broker: TestBroker;
@@ -79,7 +102,11 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
     child = startGateway(dataDir, broker.url);
     await waitFor('outbox drained after the restart', () => outboxDepth() === 0 || undefined, 60_000);
     const online = await collect(broker.url, `${PREFIX}/status`);
-    await waitFor('status online again', () => online.messages.some((m) => JSON.parse(m.payload).state === 'online') || undefined, 10_000);
+    await waitFor(
+      'status online again',
+      () => online.messages.some((m) => JSON.parse(m.payload).state === 'online') || undefined,
+      10_000,
+    );
     await online.close();
     child.kill('SIGTERM');
     await exited(child);
@@ -89,13 +116,15 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
     const db = new BetterSqlite3(dbFile, { readonly: true });
     const waiting = new Set<string>();
     const waitingSeqs = new Set<number>();
-    for (const [seq, body] of db.prepare("SELECT seq, body FROM uplink_outbox").raw().all() as [number, string][]) {
+    for (const [seq, body] of db.prepare('SELECT seq, body FROM uplink_outbox').raw().all() as [number, string][]) {
       waitingSeqs.add(seq);
       for (const e of JSON.parse(body).entries ?? []) waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
     }
     db.close();
     await new Promise((r) => setTimeout(r, 300));
-    const stored = new Set([...storedBuckets(new BetterSqlite3(dbFile, { readonly: true }))].filter((k) => !waiting.has(k)));
+    const stored = new Set(
+      [...storedBuckets(new BetterSqlite3(dbFile, { readonly: true }))].filter((k) => !waiting.has(k)),
+    );
     const delivered = dedupe(c).filter((m) => !waitingSeqs.has(m.seq));
     expect(stored.size).toBeGreaterThan(96 * 7);
     expectComplete(delivered, stored);

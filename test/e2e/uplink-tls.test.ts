@@ -8,13 +8,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SiteConfig, UplinkConfig } from '../../src/config/types.js';
-import { collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
+import { collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type TestBroker } from '../support/mqtt-brokers.js';
 import { HAVE_OPENSSL, makePki, type Pki } from '../support/pki.js';
 import { capturingLogger, expectDelivered, storedBuckets, uplinkTo } from '../support/uplink.js';
 
 noteMosquittoSkipped('test/e2e/uplink-tls.test.ts');
-if (!HAVE_OPENSSL) console.warn('\n*** test/e2e/uplink-tls.test.ts: openssl is not installed: the TLS uplink tests are SKIPPED (.ci/run installs it) ***\n');
+if (!HAVE_OPENSSL)
+  console.warn(
+    '\n*** test/e2e/uplink-tls.test.ts: openssl is not installed: the TLS uplink tests are SKIPPED (.ci/run installs it) ***\n',
+  );
 
 const PREFIX = 'sitegw/demo-site';
 type Demo = Awaited<ReturnType<typeof demoSite>>;
@@ -26,7 +29,12 @@ const TRANSPORTS = [
 ];
 
 /** The demo's gateway uplinked to `url` on `broker`; `config` is the daemon's config, to change before a restart. */
-async function gateway(broker: TestBroker, url: string, tls: UplinkConfig['tls'], more: { history?: string; log?: ReturnType<typeof capturingLogger>['log'] } = {}) {
+async function gateway(
+  broker: TestBroker,
+  url: string,
+  tls: UplinkConfig['tls'],
+  more: { history?: string; log?: ReturnType<typeof capturingLogger>['log'] } = {},
+) {
   const up = uplinkTo(broker, { url, tls });
   let config: SiteConfig | undefined;
   const demo = await demoSite({
@@ -62,7 +70,12 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
     /** an impostor: its certificate and chain come from a CA the gateway is not told about */
     let rogue: TestBroker;
     beforeAll(async () => {
-      const tls = (ca: string, s: Pki['server'], requireCertificate = false) => ({ cafile: ca, certfile: s.cert, keyfile: s.key, requireCertificate });
+      const tls = (ca: string, s: Pki['server'], requireCertificate = false) => ({
+        cafile: ca,
+        certfile: s.cert,
+        keyfile: s.key,
+        requireCertificate,
+      });
       [broker, mutual, rogue] = await Promise.all([
         mosquittoBroker({ tls: tls(pki.ca, pki.server), websockets: true }),
         mosquittoBroker({ tls: tls(pki.ca, pki.server, true), websockets: true }),
@@ -105,7 +118,10 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
       const { demo } = await gateway(mutual, url(mutual), { ca: pki.ca, cert: pki.client.cert, key: pki.client.key });
       try {
         const up = demo.daemon.uplink!;
-        await waitFor('connected and a message acknowledged', () => (up.health().connected && up.health().delivered > 0) || undefined);
+        await waitFor(
+          'connected and a message acknowledged',
+          () => (up.health().connected && up.health().delivered > 0) || undefined,
+        );
         expect(up.health().lastError).toBeNull();
       } finally {
         await demo.cleanup();
@@ -114,13 +130,20 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
 
     it('names a missing client certificate and one the broker does not trust', async () => {
       const without = await gateway(mutual, url(mutual), { ca: pki.ca });
-      const foreign = await gateway(mutual, url(mutual), { ca: pki.ca, cert: pki.rogueClient.cert, key: pki.rogueClient.key });
+      const foreign = await gateway(mutual, url(mutual), {
+        ca: pki.ca,
+        cert: pki.rogueClient.cert,
+        key: pki.rogueClient.key,
+      });
       try {
         const e1 = await waitFor('no client certificate', failure(without.demo, 'TLS_FAILURE'));
         expect(e1.message).toMatch(/wants a client certificate .*uplink\.tls\.cert and uplink\.tls\.key/);
         const e2 = await waitFor('foreign client certificate', failure(foreign.demo, 'TLS_FAILURE'));
-        expect(e2.message).toContain(`refused the client certificate in uplink.tls.cert (${pki.rogueClient.cert}, ERR_SSL_TLSV1_ALERT_UNKNOWN_CA)`);
-        for (const d of [without.demo, foreign.demo]) expect(d.daemon.uplink!.health()).toMatchObject({ connected: false, delivered: 0 });
+        expect(e2.message).toContain(
+          `refused the client certificate in uplink.tls.cert (${pki.rogueClient.cert}, ERR_SSL_TLSV1_ALERT_UNKNOWN_CA)`,
+        );
+        for (const d of [without.demo, foreign.demo])
+          expect(d.daemon.uplink!.health()).toMatchObject({ connected: false, delivered: 0 });
       } finally {
         await without.demo.cleanup();
         await foreign.demo.cleanup();
@@ -149,14 +172,17 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
         const health = await getJson(`${demo.url}/healthz`);
         expect(health.status).toBe(200);
         expect(health.body.status).toBe('degraded');
-        expect(health.body.problems.join('\n')).toMatch(/the uplink is not connected \(the secure connection .* not signed by the CA in uplink\.tls\.ca .*\); \d+ messages wait in the outbox/);
+        expect(health.body.problems.join('\n')).toMatch(
+          /the uplink is not connected \(the secure connection .* not signed by the CA in uplink\.tls\.ca .*\); \d+ messages wait in the outbox/,
+        );
         // retried every second, logged once
         const logged = captured.lines().filter((l) => l.code === 'TLS_FAILURE');
         expect(logged).toHaveLength(1);
         expect(logged[0]).toMatchObject({ level: 40, feature: 'uplink', msg: `uplink: ${e.message}` });
         expect(c.messages).toEqual([]);
 
-        const firstSeq = (demo.daemon.ctx.db.prepare('SELECT MIN(seq) AS s FROM uplink_outbox').get() as { s: number }).s;
+        const firstSeq = (demo.daemon.ctx.db.prepare('SELECT MIN(seq) AS s FROM uplink_outbox').get() as { s: number })
+          .s;
         config.uplink!.tls.ca = pki.rogueCa;
         await demo.restartDaemon();
         const d = await expectDelivered(c, storedBuckets(demo.daemon.ctx.db), 30_000);
@@ -173,7 +199,9 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
       try {
         const e = await waitFor('TLS failure in health', failure(demo, 'TLS_FAILURE'));
         // mosquitto sends the test CA along with its certificate
-        expect(e.message).toMatch(/not signed by a trusted CA \(SELF_SIGNED_CERT_IN_CHAIN\); give the broker's CA certificate as uplink\.tls\.ca$/);
+        expect(e.message).toMatch(
+          /not signed by a trusted CA \(SELF_SIGNED_CERT_IN_CHAIN\); give the broker's CA certificate as uplink\.tls\.ca$/,
+        );
         expect(demo.daemon.uplink!.health().connected).toBe(false);
       } finally {
         await demo.cleanup();
@@ -189,7 +217,10 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
         expect(e.message).toMatch(/a file of uplink\.tls cannot be used \(.*, ERR_OSSL_[A-Z_]+\); give PEM files/);
         // still polling and storing, and retrying
         const before = storedBuckets(demo.daemon.ctx.db).size;
-        await waitFor('a bucket stored after the failure', () => storedBuckets(demo.daemon.ctx.db).size > before || undefined);
+        await waitFor(
+          'a bucket stored after the failure',
+          () => storedBuckets(demo.daemon.ctx.db).size > before || undefined,
+        );
         expect(demo.daemon.uplink!.health()).toMatchObject({ connected: false, lastError: { code: 'TLS_FAILURE' } });
       } finally {
         await demo.cleanup();

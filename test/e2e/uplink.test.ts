@@ -3,14 +3,31 @@
  * in-process aedes (MQTT 3.1.1) and once mosquitto started from its binary (MQTT 5), with a
  * consumer on the other side checking what it gets the way a cloud service would.
  */
+
+import type mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import mqtt from 'mqtt';
 import { bucketRange } from '../../src/store/buckets.js';
 import { findStreamKey } from '../../src/store/streams.js';
-import { aedesBroker, collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
-import { demoSite, waitFor } from '../support/demo.js';
 import { expectConforming, loadContract } from '../support/contract.js';
-import { BUCKET_MS, capturingLogger, dedupe, expectDelivered, storedBuckets, telemetryKeys, uplinkTo } from '../support/uplink.js';
+import { demoSite, waitFor } from '../support/demo.js';
+import {
+  aedesBroker,
+  type Collector,
+  collect,
+  MOSQUITTO,
+  mosquittoBroker,
+  noteMosquittoSkipped,
+  type TestBroker,
+} from '../support/mqtt-brokers.js';
+import {
+  BUCKET_MS,
+  capturingLogger,
+  dedupe,
+  expectDelivered,
+  storedBuckets,
+  telemetryKeys,
+  uplinkTo,
+} from '../support/uplink.js';
 
 noteMosquittoSkipped('test/e2e/uplink.test.ts');
 
@@ -19,7 +36,11 @@ const HOUR = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 
-const BROKERS: { name: string; make: (o?: { users?: Record<string, string> }) => Promise<TestBroker>; skip: boolean }[] = [
+const BROKERS: {
+  name: string;
+  make: (o?: { users?: Record<string, string> }) => Promise<TestBroker>;
+  skip: boolean;
+}[] = [
   { name: 'aedes (in process, MQTT 3.1.1)', make: aedesBroker, skip: false },
   { name: 'mosquitto (MQTT 5)', make: mosquittoBroker, skip: !MOSQUITTO },
 ];
@@ -33,7 +54,11 @@ async function retained(broker: TestBroker, filter: string): Promise<Map<string,
   return new Map(c.messages.filter((m) => m.retain).map((m) => [m.topic, JSON.parse(m.payload)]));
 }
 
-async function request(c: Collector, payload: string | Buffer, props?: mqtt.IClientPublishOptions['properties']): Promise<any> {
+async function request(
+  c: Collector,
+  payload: string | Buffer,
+  props?: mqtt.IClientPublishOptions['properties'],
+): Promise<any> {
   const before = c.messages.filter((m) => m.topic.endsWith('/response')).length;
   await c.client.publishAsync(`${PREFIX}/cmd/resync`, payload, { qos: 1, ...(props ? { properties: props } : {}) });
   return waitFor('resync response', () => {
@@ -68,7 +93,13 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
       const streams = demo.daemon.site.streams().map((s) => s.id);
       for (const m of tele) {
         const b = m.body;
-        expect(b).toMatchObject({ v: 2, siteId: 'demo-site', stream: 'telemetry-realtime', telemetryDevices: 'partner', telemetryInclude: ['default', 'energy'] });
+        expect(b).toMatchObject({
+          v: 2,
+          siteId: 'demo-site',
+          stream: 'telemetry-realtime',
+          telemetryDevices: 'partner',
+          telemetryInclude: ['default', 'energy'],
+        });
         expect(b.interval).toBe(`${b.time}/${iso(Date.parse(b.time) + BUCKET_MS)}`);
         for (const e of b.entries) {
           expect(streams).toContain(e.deviceId);
@@ -81,7 +112,11 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
       const db = demo.daemon.ctx.db;
       const grid = streams.find((s) => s.endsWith('__GRID_METER_DERIVED'))!;
       const rows = bucketRange(db, findStreamKey(db, grid)!, 0, 4e9);
-      const sent = new Map<string, any>(tele.flatMap((m) => m.body.entries.filter((e: any) => e.deviceId === grid).map((e: any) => [e.interval.split('/')[0], e])));
+      const sent = new Map<string, any>(
+        tele.flatMap((m) =>
+          m.body.entries.filter((e: any) => e.deviceId === grid).map((e: any) => [e.interval.split('/')[0], e]),
+        ),
+      );
       for (const r of rows) {
         const e = sent.get(iso(r[0] * 1000));
         if (!e) continue;
@@ -105,7 +140,11 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
       const sensors = JSON.stringify([topo.topology, topo.expandedTopology]);
       for (const s of demo.daemon.site.streams()) expect(sensors).toContain(`"id":"${s.id}"`);
       for (const dev of ['inverter', 'battery-1', 'battery-2', 'grid-meter', 'house-meter']) {
-        expect(r.get(`${PREFIX}/devices/${dev}/availability`), dev).toMatchObject({ v: 2, deviceId: dev, online: true });
+        expect(r.get(`${PREFIX}/devices/${dev}/availability`), dev).toMatchObject({
+          v: 2,
+          deviceId: dev,
+          online: true,
+        });
       }
       // only present state is retained: telemetry is not
       expect(r.has(`${PREFIX}/telemetry`)).toBe(false);
@@ -126,31 +165,60 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
         return m.length === 4 ? m : undefined;
       });
       expect(again.map((m) => m.seq)).toEqual([res.firstSeq, res.firstSeq + 1, res.firstSeq + 2, res.firstSeq + 3]);
-      const originals = new Map(dedupe(c).filter((m) => m.topic.endsWith('/telemetry') && m.body.resync === undefined).map((m) => [m.body.interval, m.body.entries]));
+      const originals = new Map(
+        dedupe(c)
+          .filter((m) => m.topic.endsWith('/telemetry') && m.body.resync === undefined)
+          .map((m) => [m.body.interval, m.body.entries]),
+      );
       // the same entries (their order within a message carries no meaning, spec rule 4)
       const sorted = (e: { deviceId: string }[]) => [...e].sort((a, b) => a.deviceId.localeCompare(b.deviceId));
-      for (const m of again) expect(sorted(m.body.entries), m.body.interval).toEqual(sorted(originals.get(m.body.interval)));
-      expect(new Set(again.flatMap((m) => m.body.entries.map((e: any) => `${e.deviceId}|${e.interval.split('/')[0]}`)))).toEqual(new Set(stored));
+      for (const m of again)
+        expect(sorted(m.body.entries), m.body.interval).toEqual(sorted(originals.get(m.body.interval)));
+      expect(
+        new Set(again.flatMap((m) => m.body.entries.map((e: any) => `${e.deviceId}|${e.interval.split('/')[0]}`))),
+      ).toEqual(new Set(stored));
     });
 
     it('answers malformed resync commands with an error and keeps running', async () => {
       expect(await request(c, 'not json')).toMatchObject({ status: 'error', code: 'INVALID_PAYLOAD', requestId: null });
-      expect(await request(c, Buffer.from([0xff, 0x00, 0x7b]))).toMatchObject({ status: 'error', code: 'INVALID_PAYLOAD' });
+      expect(await request(c, Buffer.from([0xff, 0x00, 0x7b]))).toMatchObject({
+        status: 'error',
+        code: 'INVALID_PAYLOAD',
+      });
       expect(await request(c, '[1,2]')).toMatchObject({ status: 'error', code: 'INVALID_PAYLOAD' });
-      expect(await request(c, JSON.stringify({ interval: '2026-01-01T00:00:00Z/2026-01-02T00:00:00Z' }))).toMatchObject({ status: 'error', code: 'INVALID_REQUEST_ID' });
-      expect(await request(c, JSON.stringify({ requestId: 'r-2', interval: 'yesterday' }))).toMatchObject({ status: 'error', code: 'INVALID_INTERVAL', requestId: 'r-2' });
-      expect(await request(c, JSON.stringify({ requestId: 'r-3', interval: '2026-01-01T00:00:00Z/2026-03-01T00:00:00Z' }))).toMatchObject({ status: 'error', code: 'INTERVAL_TOO_LONG', requestId: 'r-3' });
-      expect(await request(c, JSON.stringify({ requestId: 'r-4', interval: '2026-01-01T00:00:00Z/2026-01-02T00:00:00Z', extra: 1 }))).toMatchObject({ status: 'error', code: 'INVALID_PAYLOAD', requestId: 'r-4' });
+      expect(await request(c, JSON.stringify({ interval: '2026-01-01T00:00:00Z/2026-01-02T00:00:00Z' }))).toMatchObject(
+        { status: 'error', code: 'INVALID_REQUEST_ID' },
+      );
+      expect(await request(c, JSON.stringify({ requestId: 'r-2', interval: 'yesterday' }))).toMatchObject({
+        status: 'error',
+        code: 'INVALID_INTERVAL',
+        requestId: 'r-2',
+      });
+      expect(
+        await request(c, JSON.stringify({ requestId: 'r-3', interval: '2026-01-01T00:00:00Z/2026-03-01T00:00:00Z' })),
+      ).toMatchObject({ status: 'error', code: 'INTERVAL_TOO_LONG', requestId: 'r-3' });
+      expect(
+        await request(
+          c,
+          JSON.stringify({ requestId: 'r-4', interval: '2026-01-01T00:00:00Z/2026-01-02T00:00:00Z', extra: 1 }),
+        ),
+      ).toMatchObject({ status: 'error', code: 'INVALID_PAYLOAD', requestId: 'r-4' });
       expect(await request(c, 'x'.repeat(5000))).toMatchObject({ status: 'error', code: 'INVALID_PAYLOAD' });
       expect(demo.daemon.uplink!.health().connected).toBe(true);
-      const ok = await request(c, JSON.stringify({ requestId: 'r-5', interval: '2020-01-01T00:00:00Z/2020-01-02T00:00:00Z' }));
+      const ok = await request(
+        c,
+        JSON.stringify({ requestId: 'r-5', interval: '2020-01-01T00:00:00Z/2020-01-02T00:00:00Z' }),
+      );
       expect(ok).toMatchObject({ status: 'accepted', requestId: 'r-5', buckets: 0, messages: 0 });
     });
 
     it('sent only messages that conform to docs/asyncapi.yaml (every topic, the resync answers too)', () => {
       expect(expectConforming(c, PREFIX)).toBeGreaterThan(20);
-      const topics = new Set(c.messages.map((m) => m.topic.slice(PREFIX.length + 1).replace(/^devices\/[^/]+/, 'devices/+')));
-      for (const t of ['telemetry', 'topology', 'status', 'devices/+/availability', 'cmd/resync/response']) expect(topics).toContain(t);
+      const topics = new Set(
+        c.messages.map((m) => m.topic.slice(PREFIX.length + 1).replace(/^devices\/[^/]+/, 'devices/+')),
+      );
+      for (const t of ['telemetry', 'topology', 'status', 'devices/+/availability', 'cmd/resync/response'])
+        expect(topics).toContain(t);
     });
   });
 
@@ -172,10 +240,17 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
 
     it('keeps every bucket in the outbox and delivers all of them, in order, once the broker is back', async () => {
       const up = demo.daemon.uplink!;
-      await waitFor('a live bucket delivered', () => telemetryKeys(dedupe(c)).length > 0 && up.health().outbox.depth === 0 || undefined);
+      await waitFor(
+        'a live bucket delivered',
+        () => (telemetryKeys(dedupe(c)).length > 0 && up.health().outbox.depth === 0) || undefined,
+      );
       await broker.stop();
       const downAt = demo.clock.now();
-      await waitFor('two simulated hours without the broker', () => (demo.clock.now() > downAt + 2 * HOUR ? true : undefined), 30_000);
+      await waitFor(
+        'two simulated hours without the broker',
+        () => (demo.clock.now() > downAt + 2 * HOUR ? true : undefined),
+        30_000,
+      );
       const h = up.health();
       expect(h.connected).toBe(false);
       expect(h.outbox.depth).toBeGreaterThanOrEqual(7);
@@ -198,7 +273,11 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
     const captured = capturingLogger();
     beforeAll(async () => {
       broker = await make({ users: { 'site-gw': 'right-password' } });
-      demo = await demoSite({ speed: 600, log: captured.log, ...uplinkTo(broker, { username: 'site-gw', password: 'wrong-password' }) });
+      demo = await demoSite({
+        speed: 600,
+        log: captured.log,
+        ...uplinkTo(broker, { username: 'site-gw', password: 'wrong-password' }),
+      });
     });
     afterAll(async () => {
       await demo?.cleanup();
@@ -207,9 +286,13 @@ describe.each(BROKERS)('uplink to $name', ({ make, skip }) => {
 
     it('says so in health and once in the log, and keeps the data in the outbox', async () => {
       const up = demo.daemon.uplink!;
-      const h = await waitFor('auth refusal in health', () => (up.health().lastError?.code === 'AUTH_REFUSED' ? up.health() : undefined));
+      const h = await waitFor('auth refusal in health', () =>
+        up.health().lastError?.code === 'AUTH_REFUSED' ? up.health() : undefined,
+      );
       expect(h.connected).toBe(false);
-      expect(h.lastError!.message).toMatch(/refused the (user name or password|login \(not authorized\)): check uplink.username and uplink.password/);
+      expect(h.lastError!.message).toMatch(
+        /refused the (user name or password|login \(not authorized\)): check uplink.username and uplink.password/,
+      );
       await waitFor('a bucket waiting in the outbox', () => up.health().outbox.depth > 0 || undefined);
       await new Promise((r) => setTimeout(r, 2500));
       const lines = captured.lines().filter((l) => l.code === 'AUTH_REFUSED');
@@ -240,7 +323,12 @@ describe.skipIf(!MOSQUITTO)('uplink over MQTT 5 (mosquitto)', () => {
   it("answers a resync on the request's response topic with its correlation data", async () => {
     const got = new Promise<{ topic: string; body: any; correlation?: string }>((resolve) => {
       c.client.on('message', (topic, payload, packet) => {
-        if (topic === 'replies/abc') resolve({ topic, body: JSON.parse(String(payload)), correlation: packet.properties?.correlationData?.toString() });
+        if (topic === 'replies/abc')
+          resolve({
+            topic,
+            body: JSON.parse(String(payload)),
+            correlation: packet.properties?.correlationData?.toString(),
+          });
       });
     });
     await c.client.publishAsync(`${PREFIX}/cmd/resync`, JSON.stringify({ requestId: 'q', interval: 'nonsense' }), {
@@ -277,13 +365,20 @@ describe('uplink: a message the broker never acknowledged', () => {
 
   it('stays in the outbox and goes again on the next connection', async () => {
     const up = demo.daemon.uplink!;
-    await waitFor('telemetry in flight without PUBACK', () => (up.health().outbox.inFlight > 0 && up.health().outbox.depth >= 8) || undefined);
+    await waitFor(
+      'telemetry in flight without PUBACK',
+      () => (up.health().outbox.inFlight > 0 && up.health().outbox.depth >= 8) || undefined,
+    );
     expect(telemetryKeys(dedupe(c))).toEqual([]);
     swallow = false;
     // the connection breaks with the messages unacknowledged
     await broker.stop();
     await broker.start();
-    await waitFor('outbox drained', () => (up.health().connected && up.health().outbox.depth === 0) || undefined, 20_000);
+    await waitFor(
+      'outbox drained',
+      () => (up.health().connected && up.health().outbox.depth === 0) || undefined,
+      20_000,
+    );
     await expectDelivered(c, storedBuckets(demo.daemon.ctx.db));
   });
 });

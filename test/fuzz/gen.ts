@@ -29,10 +29,55 @@ export const pick = <T>(r: Rng, xs: readonly T[]): T => xs[int(r, xs.length)]!;
 
 /** Strings that have broken parsers before: edges of numbers, dates, encodings and lengths. */
 const NASTY = [
-  '', ' ', '%', '%00', '%zz', '\u0000', '\uffff', '\ud800', '😀', '..', '../../etc/passwd', '/', '//', '?', '&', '=', '#',
-  'null', 'undefined', 'true', 'NaN', 'Infinity', '-1', '0', '1e309', '-0', '9007199254740993', '0x10', '1'.repeat(400),
-  '2026-02-30T00:00:00Z', '2026-11-01T00:00:00Z/P0D', 'P1D/P1D', '/', '2026-11-01T00:00:00+25:00/PT1H', 'PT-15M', 'P1M', 'PT15M,PT1H',
-  '{"a":1}', '[]', '[[[[[[[[[[', '"', "'", '<script>', '\\', 'a'.repeat(9000), 'default,,energy', 'energy,energy', '__proto__', 'constructor',
+  '',
+  ' ',
+  '%',
+  '%00',
+  '%zz',
+  '\u0000',
+  '\uffff',
+  '\ud800',
+  '😀',
+  '..',
+  '../../etc/passwd',
+  '/',
+  '//',
+  '?',
+  '&',
+  '=',
+  '#',
+  'null',
+  'undefined',
+  'true',
+  'NaN',
+  'Infinity',
+  '-1',
+  '0',
+  '1e309',
+  '-0',
+  '9007199254740993',
+  '0x10',
+  '1'.repeat(400),
+  '2026-02-30T00:00:00Z',
+  '2026-11-01T00:00:00Z/P0D',
+  'P1D/P1D',
+  '/',
+  '2026-11-01T00:00:00+25:00/PT1H',
+  'PT-15M',
+  'P1M',
+  'PT15M,PT1H',
+  '{"a":1}',
+  '[]',
+  '[[[[[[[[[[',
+  '"',
+  "'",
+  '<script>',
+  '\\',
+  'a'.repeat(9000),
+  'default,,energy',
+  'energy,energy',
+  '__proto__',
+  'constructor',
 ];
 
 const CHARSET = 'abcXYZ019-_:./%+,&=?#[]{}"\'\\ \t\n\u00e9\u4e2d';
@@ -70,7 +115,8 @@ export function mutate(r: Rng, s: string): string {
 }
 
 /** encodeURIComponent that takes lone surrogates too (they become U+FFFD, as a browser sends them) */
-export const enc = (s: string): string => encodeURIComponent(s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
+export const enc = (s: string): string =>
+  encodeURIComponent(s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
 
 export function mutateN(r: Rng, s: string, maxEdits = 3): string {
   let out = s;
@@ -92,14 +138,36 @@ export function jsonJunk(r: Rng, depth = 0): unknown {
     case 4:
       return Array.from({ length: int(r, 4) }, () => jsonJunk(r, depth + 1));
     default:
-      return Object.fromEntries(Array.from({ length: int(r, 4) }, () => [pick(r, ['publishTo', 'clientId', 'data', 'name', 'currency', 'timezone', 'values', 'interval', 'importPrice', '__proto__', junk(r, 6)]), jsonJunk(r, depth + 1)]));
+      return Object.fromEntries(
+        Array.from({ length: int(r, 4) }, () => [
+          pick(r, [
+            'publishTo',
+            'clientId',
+            'data',
+            'name',
+            'currency',
+            'timezone',
+            'values',
+            'interval',
+            'importPrice',
+            '__proto__',
+            junk(r, 6),
+          ]),
+          jsonJunk(r, depth + 1),
+        ]),
+      );
   }
 }
 
 /** What must not change while the fuzzers knock on the doors: the measured data and the sharing settings. */
 export function storedChecksum(db: Database): string {
   const h = createHash('sha256');
-  for (const sql of ['SELECT * FROM buckets ORDER BY stream, start_s', 'SELECT * FROM streams ORDER BY id', 'SELECT * FROM publish_to', 'SELECT * FROM grid_events']) {
+  for (const sql of [
+    'SELECT * FROM buckets ORDER BY stream, start_s',
+    'SELECT * FROM streams ORDER BY id',
+    'SELECT * FROM publish_to',
+    'SELECT * FROM grid_events',
+  ]) {
     for (const row of db.prepare(sql).raw().all()) h.update(JSON.stringify(row));
     h.update('|');
   }

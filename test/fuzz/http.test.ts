@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, partnerToken } from '../support/auth.js';
 import { demoSite, getJson } from '../support/demo.js';
 import { capturingLogger } from '../support/uplink.js';
-import { enc, int, jsonJunk, junk, mutateN, pick, rng, SCALE, SEED, storedChecksum, Tally, type Rng } from './gen.js';
+import { enc, int, jsonJunk, junk, mutateN, pick, type Rng, rng, SCALE, SEED, storedChecksum, Tally } from './gen.js';
 
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 
@@ -30,14 +30,21 @@ interface Answer {
   contentType: string;
 }
 
-async function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer | null> {
+async function send(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Answer | null> {
   let res: Response;
   try {
     res = await fetch(`${base}${path}`, { method, headers, body, redirect: 'manual' });
   } catch (err) {
     // fetch itself refuses some junk (bad header bytes, GET with a body): nothing reached the daemon
     const cause = (err as { cause?: { code?: string } }).cause;
-    if (err instanceof TypeError && (!/fetch failed/.test(err.message) || cause?.code === 'UND_ERR_INVALID_ARG')) return null;
+    if (err instanceof TypeError && (!/fetch failed/.test(err.message) || cause?.code === 'UND_ERR_INVALID_ARG'))
+      return null;
     throw err;
   }
   return { status: res.status, text: await res.text(), contentType: res.headers.get('content-type') ?? '' };
@@ -46,7 +53,8 @@ async function send(base: string, method: string, path: string, headers: Record<
 function errorBodyProblem(a: Answer): string | null {
   if (!a.contentType.includes('application/json')) return `not JSON (${a.contentType})`;
   const b = JSON.parse(a.text) as { statusCode?: unknown; code?: unknown; message?: unknown };
-  if (b.statusCode !== a.status || typeof b.code !== 'string' || typeof b.message !== 'string') return `error body ${a.text.slice(0, 200)}`;
+  if (b.statusCode !== a.status || typeof b.code !== 'string' || typeof b.message !== 'string')
+    return `error body ${a.text.slice(0, 200)}`;
   return null;
 }
 
@@ -57,7 +65,8 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
   let telemetryBefore: unknown;
   const cap = capturingLogger();
   const problems: string[] = [];
-  const telemetryUrl = () => `${demo.url}/api/v1/devices/${demo.daemon.site.streams()[0]!.id}/telemetry?interval=2026-06-01T04:00:00Z/PT6H&include=default,energy`;
+  const telemetryUrl = () =>
+    `${demo.url}/api/v1/devices/${demo.daemon.site.streams()[0]!.id}/telemetry?interval=2026-06-01T04:00:00Z/PT6H&include=default,energy`;
 
   beforeAll(async () => {
     demo = await demoSite({ speed: 1, start: START, history: 'PT6H', log: cap.log });
@@ -83,7 +92,8 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
       } catch {
         // reported below
       }
-      if (typeof b.error !== 'string') problems.push(`${what} → ${a.status}: not an RFC 6749 error: ${a.text.slice(0, 200)}`);
+      if (typeof b.error !== 'string')
+        problems.push(`${what} → ${a.status}: not an RFC 6749 error: ${a.text.slice(0, 200)}`);
     }
   };
 
@@ -107,7 +117,14 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
     for (const [k, good] of Object.entries(GOOD_QUERY)) {
       const roll = int(r, 5);
       if (roll === 0) continue;
-      const v = roll === 1 ? pick(r, good) : roll === 2 ? mutateN(r, pick(r, good)) : roll === 3 ? junk(r) : `${pick(r, good)}&${k}=${pick(r, good)}`;
+      const v =
+        roll === 1
+          ? pick(r, good)
+          : roll === 2
+            ? mutateN(r, pick(r, good))
+            : roll === 3
+              ? junk(r)
+              : `${pick(r, good)}&${k}=${pick(r, good)}`;
       parts.push(roll === 4 ? `${k}=${v}` : `${enc(k)}=${int(r, 3) ? enc(v) : v.replace(/[#\s]/g, '')}`);
     }
     if (int(r, 4) === 0) parts.push(`${enc(junk(r, 8))}=${enc(junk(r))}`);
@@ -125,14 +142,40 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
       const auth = int(r, 5);
       const headers: Record<string, string> = {};
       if (auth <= 2) headers.authorization = `Bearer ${token}`;
-      else if (auth === 3) headers.authorization = pick(r, [`Bearer ${mutateN(r, token)}`, 'Bearer', `Basic ${junk(r)}`, junk(r)]).replace(/[^\t\x20-\x7e]/g, '');
+      else if (auth === 3)
+        headers.authorization = pick(r, [`Bearer ${mutateN(r, token)}`, 'Bearer', `Basic ${junk(r)}`, junk(r)]).replace(
+          /[^\t\x20-\x7e]/g,
+          '',
+        );
       let body: string | undefined;
       if (route.method !== 'GET') {
-        headers['content-type'] = pick(r, ['application/json', 'application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', junk(r, 10).replace(/[^\x20-\x7e]/g, '')]);
-        body = int(r, 2) ? JSON.stringify(jsonJunk(r)) : mutateN(r, JSON.stringify({ publishTo: [{ clientId: 'demo-partner', data: ['telemetry-realtime'] }], name: 'x', currency: 'EUR', timezone: 'Europe/Berlin' }));
+        headers['content-type'] = pick(r, [
+          'application/json',
+          'application/json',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data; boundary=x',
+          junk(r, 10).replace(/[^\x20-\x7e]/g, ''),
+        ]);
+        body = int(r, 2)
+          ? JSON.stringify(jsonJunk(r))
+          : mutateN(
+              r,
+              JSON.stringify({
+                publishTo: [{ clientId: 'demo-partner', data: ['telemetry-realtime'] }],
+                name: 'x',
+                currency: 'EUR',
+                timezone: 'Europe/Berlin',
+              }),
+            );
       }
       const api = route.url.startsWith('/api/') || route.url === '/metrics';
-      check(`${route.method} ${path}`, await send(demo.url, route.method, path, headers, body), api ? 'api' : 'none', t);
+      check(
+        `${route.method} ${path}`,
+        await send(demo.url, route.method, path, headers, body),
+        api ? 'api' : 'none',
+        t,
+      );
     };
     for (let i = 0; i < cases; i += 16) await Promise.all(Array.from({ length: Math.min(16, cases - i) }, one));
     console.log(t.line('HTTP routes'));
@@ -159,7 +202,10 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
       for (const [k, vs] of Object.entries(good)) {
         const roll = int(r, 5);
         if (roll === 0 || (roll === 1 && k !== 'grant_type')) continue;
-        fields.push([roll === 4 ? mutateN(r, k) : k, roll <= 2 ? pick(r, vs) : roll === 3 ? mutateN(r, pick(r, vs)) : junk(r)]);
+        fields.push([
+          roll === 4 ? mutateN(r, k) : k,
+          roll <= 2 ? pick(r, vs) : roll === 3 ? mutateN(r, pick(r, vs)) : junk(r),
+        ]);
       }
       if (int(r, 6) === 0) fields.push(['grant_type', 'client_credentials']);
       return new URLSearchParams(fields).toString();
@@ -180,7 +226,15 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
       ]);
     const cases = 1200 * SCALE;
     const one = async () => {
-      const headers: Record<string, string> = { 'content-type': pick(r, ['application/x-www-form-urlencoded', 'application/x-www-form-urlencoded', 'application/json', 'text/plain', 'application/x-www-form-urlencoded; charset=utf-16']) };
+      const headers: Record<string, string> = {
+        'content-type': pick(r, [
+          'application/x-www-form-urlencoded',
+          'application/x-www-form-urlencoded',
+          'application/json',
+          'text/plain',
+          'application/x-www-form-urlencoded; charset=utf-16',
+        ]),
+      };
       if (int(r, 4)) headers.authorization = authz();
       const body = int(r, 8) === 0 ? JSON.stringify(jsonJunk(r)) : int(r, 10) === 0 ? junk(r, 20000) : form();
       check('POST /oauth2/token', await send(demo.url, 'POST', '/oauth2/token', headers, body), 'oauth', t);
@@ -199,7 +253,9 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
     const cases = 300 * SCALE;
     const one = () =>
       new Promise<void>((resolve) => {
-        const bytes = int(r, 3) ? Buffer.from(mutateN(r, good, 6), 'latin1') : Buffer.from(Array.from({ length: int(r, 3000) }, () => int(r, 256)));
+        const bytes = int(r, 3)
+          ? Buffer.from(mutateN(r, good, 6), 'latin1')
+          : Buffer.from(Array.from({ length: int(r, 3000) }, () => int(r, 256)));
         const s = connect(Number(port), '127.0.0.1');
         let got = '';
         s.on('data', (d) => (got += d.toString('latin1')));
@@ -207,7 +263,8 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
         s.on('close', () => {
           const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0);
           t.add(status ? `${Math.floor(status / 100)}xx` : 'closed');
-          if (status >= 500) problems.push(`raw ${JSON.stringify(bytes.toString('latin1').slice(0, 120))} → ${got.slice(0, 200)}`);
+          if (status >= 500)
+            problems.push(`raw ${JSON.stringify(bytes.toString('latin1').slice(0, 120))} → ${got.slice(0, 200)}`);
           resolve();
         });
         s.write(bytes, () => s.end());
@@ -224,6 +281,8 @@ describe('fuzz: HTTP routes and the token endpoint', () => {
     expect(failed.map((l) => `${String(l.msg)}: ${JSON.stringify(l.err).slice(0, 1500)}`)).toEqual([]);
     expect(storedChecksum(demo.daemon.ctx.db)).toBe(before);
     expect((await getJson(telemetryUrl(), token)).body).toEqual(telemetryBefore);
-    console.log('[fuzz] after the HTTP fuzz: /healthz 200, 0 errors logged, buckets/streams/publishTo/grid events checksum and a telemetry answer unchanged');
+    console.log(
+      '[fuzz] after the HTTP fuzz: /healthz 200, 0 errors logged, buckets/streams/publishTo/grid events checksum and a telemetry answer unchanged',
+    );
   });
 });

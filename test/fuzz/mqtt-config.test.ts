@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/profiles/site-config.js';
-import { aedesBroker, collect, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, waitFor } from '../support/demo.js';
+import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
 import { capturingLogger, uplinkTo } from '../support/uplink.js';
 import { int, jsonJunk, junk, mutateN, pick, rng, SCALE, SEED, storedChecksum, Tally } from './gen.js';
 
@@ -40,30 +40,63 @@ describe('fuzz: MQTT command topic', () => {
     const r = rng(SEED + 20);
     const t = new Tally();
     const before = storedChecksum(demo.daemon.ctx.db);
-    const good = () => JSON.stringify({ requestId: `r${int(r, 1000)}`, interval: pick(r, ['2026-06-01T07:00:00Z/2026-06-01T08:00:00Z', '2026-06-01T07:00:00Z/PT1H', 'PT1H/2026-06-01T08:00:00Z']) });
+    const good = () =>
+      JSON.stringify({
+        requestId: `r${int(r, 1000)}`,
+        interval: pick(r, [
+          '2026-06-01T07:00:00Z/2026-06-01T08:00:00Z',
+          '2026-06-01T07:00:00Z/PT1H',
+          'PT1H/2026-06-01T08:00:00Z',
+        ]),
+      });
     const cases = 800 * SCALE;
     const payloads: Buffer[] = [];
     for (let i = 0; i < cases; i++) {
       const roll = int(r, 6);
       payloads.push(
-        roll === 0 ? Buffer.from(JSON.stringify(jsonJunk(r))) : roll === 1 ? Buffer.from(Array.from({ length: int(r, 300) }, () => int(r, 256))) : roll === 2 ? Buffer.from(junk(r, 6000)) : roll === 3 ? Buffer.from(good()) : Buffer.from(mutateN(r, good())),
+        roll === 0
+          ? Buffer.from(JSON.stringify(jsonJunk(r)))
+          : roll === 1
+            ? Buffer.from(Array.from({ length: int(r, 300) }, () => int(r, 256)))
+            : roll === 2
+              ? Buffer.from(junk(r, 6000))
+              : roll === 3
+                ? Buffer.from(good())
+                : Buffer.from(mutateN(r, good())),
       );
     }
     for (let i = 0; i < payloads.length; i += 50) {
-      await Promise.all(payloads.slice(i, i + 50).map((p) => c.client.publishAsync(`${PREFIX}/cmd/resync`, p, { qos: 1 })));
+      await Promise.all(
+        payloads.slice(i, i + 50).map((p) => c.client.publishAsync(`${PREFIX}/cmd/resync`, p, { qos: 1 })),
+      );
     }
-    const answers = await waitFor(`${cases} answers`, () => (c.messages.length >= cases ? c.messages : undefined), 30_000);
+    const answers = await waitFor(
+      `${cases} answers`,
+      () => (c.messages.length >= cases ? c.messages : undefined),
+      30_000,
+    );
     await new Promise((res) => setTimeout(res, 200));
     const bodies = answers.map((m) => JSON.parse(m.payload) as { status: string; code?: string });
     for (const b of bodies) t.add(b.status === 'error' ? `error ${b.code}` : b.status);
     console.log(t.line('MQTT cmd/resync'));
     expect(bodies.length, 'exactly one answer per command').toBe(cases);
-    expect(bodies.filter((b) => b.status !== 'accepted' && !(b.status === 'error' && typeof b.code === 'string' && b.code !== 'INTERNAL_ERROR'))).toEqual([]);
+    expect(
+      bodies.filter(
+        (b) =>
+          b.status !== 'accepted' &&
+          !(b.status === 'error' && typeof b.code === 'string' && b.code !== 'INTERNAL_ERROR'),
+      ),
+    ).toEqual([]);
     expect(t.counts.get('accepted') ?? 0).toBeGreaterThan(0);
     expect(demo.daemon.uplink!.health().connected).toBe(true);
     expect(storedChecksum(demo.daemon.ctx.db)).toBe(before);
     expect((await fetch(`${demo.url}/healthz`)).status).toBe(200);
-    expect(cap.lines().filter((l) => (l.level as number) >= 50).map((l) => l.msg)).toEqual([]);
+    expect(
+      cap
+        .lines()
+        .filter((l) => (l.level as number) >= 50)
+        .map((l) => l.msg),
+    ).toEqual([]);
     console.log('[fuzz] after the MQTT fuzz: uplink connected, /healthz 200, buckets unchanged, 0 errors logged');
   });
 });
@@ -85,7 +118,12 @@ describe('fuzz: site.yaml', () => {
         // one line changed, so most of the file stays valid and the schema is reached
         const ls = [...lines];
         const k = int(r, ls.length);
-        ls[k] = int(r, 2) ? mutateN(r, ls[k]!) : ls[k]!.replace(/:\s.*$/, `: ${pick(r, ['', '~', '[]', '{}', '-1', '99999999', '"x"', 'yes', '1e400', '!!binary aGk=', '&a x', '*a', '<<: *a', junk(r, 12).replace(/\n/g, '')])}`);
+        ls[k] = int(r, 2)
+          ? mutateN(r, ls[k]!)
+          : ls[k]!.replace(
+              /:\s.*$/,
+              `: ${pick(r, ['', '~', '[]', '{}', '-1', '99999999', '"x"', 'yes', '1e400', '!!binary aGk=', '&a x', '*a', '<<: *a', junk(r, 12).replace(/\n/g, '')])}`,
+            );
         text = ls.join('\n');
       } else if (roll === 2) {
         // lines dropped or repeated (duplicate keys, lost parents)
@@ -100,7 +138,9 @@ describe('fuzz: site.yaml', () => {
         if (res.ok) t.add('valid');
         else {
           t.add('errors');
-          for (const e of res.errors) if (typeof e.path !== 'string' || typeof e.message !== 'string' || e.message.length === 0) problems.push(`case ${i}: ${JSON.stringify(e)}`);
+          for (const e of res.errors)
+            if (typeof e.path !== 'string' || typeof e.message !== 'string' || e.message.length === 0)
+              problems.push(`case ${i}: ${JSON.stringify(e)}`);
         }
       } catch (err) {
         t.add('threw');

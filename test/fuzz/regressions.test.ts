@@ -16,13 +16,28 @@ describe('fuzz findings stay fixed', () => {
 
   it('a JSON array as the token request body is a 400 invalid_request, not a 500 (it passed for form pairs)', async () => {
     for (const body of ['[1]', '[["grant_type"]]', '[null]', '[{"grant_type":"client_credentials"}]']) {
-      const res = await fetch(demo.credentials.tokenUrl, { method: 'POST', headers: { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret), 'content-type': 'application/json' }, body });
-      expect({ body, status: res.status, error: ((await res.json()) as { error: string }).error }).toEqual({ body, status: 400, error: 'invalid_request' });
+      const res = await fetch(demo.credentials.tokenUrl, {
+        method: 'POST',
+        headers: {
+          authorization: basic(demo.credentials.client.id, demo.credentials.client.secret),
+          'content-type': 'application/json',
+        },
+        body,
+      });
+      expect({ body, status: res.status, error: ((await res.json()) as { error: string }).error }).toEqual({
+        body,
+        status: 400,
+        error: 'invalid_request',
+      });
     }
   });
 
   it('a JSON array posted to the consent form is a 400 page, not a 500', async () => {
-    const res = await fetch(demo.credentials.authorizeUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"a":1},"x"]' });
+    const res = await fetch(demo.credentials.authorizeUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[{"a":1},"x"]',
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);
   });

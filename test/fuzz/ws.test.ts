@@ -7,8 +7,8 @@
  * nothing is logged as failed, and a client subscribed all along is never disconnected.
  */
 import { randomBytes } from 'node:crypto';
-import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { partnerToken } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 import { capturingLogger } from '../support/uplink.js';
@@ -60,7 +60,18 @@ function rawFrame(r: () => number): Buffer {
   const m = masked ? 0x80 : 0;
   if (claimed < 126) head.push(m | claimed);
   else if (claimed < 65536) head.push(m | 126, claimed >> 8, claimed & 0xff);
-  else head.push(m | 127, 0, 0, 0, 0, (claimed >>> 24) & 0xff, (claimed >> 16) & 0xff, (claimed >> 8) & 0xff, claimed & 0xff);
+  else
+    head.push(
+      m | 127,
+      0,
+      0,
+      0,
+      0,
+      (claimed >>> 24) & 0xff,
+      (claimed >> 16) & 0xff,
+      (claimed >> 8) & 0xff,
+      claimed & 0xff,
+    );
   const mask = masked ? randomBytes(4) : Buffer.alloc(0);
   return Buffer.concat([Buffer.from(head), mask, payload]);
 }
@@ -89,7 +100,14 @@ describe('fuzz: WebSocket query and frames', () => {
     const problems: string[] = [];
     const cases = 600 * SCALE;
     const one = async () => {
-      const q = int(r, 4) === 0 ? `${enc(junk(r))}=${enc(junk(r))}` : int(r, 2) ? mutateN(r, GOOD) : GOOD.split('&').map((p) => (int(r, 3) ? p : mutateN(r, p))).join('&');
+      const q =
+        int(r, 4) === 0
+          ? `${enc(junk(r))}=${enc(junk(r))}`
+          : int(r, 2)
+            ? mutateN(r, GOOD)
+            : GOOD.split('&')
+                .map((p) => (int(r, 3) ? p : mutateN(r, p)))
+                .join('&');
       const o = await upgrade(`${wsUrl}?${q.replace(/[#\s]/g, '')}`, token);
       if (o.open) {
         t.add('upgraded');
@@ -103,7 +121,14 @@ describe('fuzz: WebSocket query and frames', () => {
       } catch {
         // reported below
       }
-      if (!o.status || o.status >= 500 || body.statusCode !== o.status || typeof body.code !== 'string' || typeof body.message !== 'string') problems.push(`?${q.slice(0, 200)} → ${o.status} ${o.body?.slice(0, 200)}`);
+      if (
+        !o.status ||
+        o.status >= 500 ||
+        body.statusCode !== o.status ||
+        typeof body.code !== 'string' ||
+        typeof body.message !== 'string'
+      )
+        problems.push(`?${q.slice(0, 200)} → ${o.status} ${o.body?.slice(0, 200)}`);
     };
     for (let i = 0; i < cases; i += 12) await Promise.all(Array.from({ length: Math.min(12, cases - i) }, one));
     console.log(t.line('WebSocket query'));
@@ -152,6 +177,8 @@ describe('fuzz: WebSocket query and frames', () => {
     expect((await fetch(`${demo.url}/healthz`)).status).toBe(200);
     const failed = cap.lines().filter((l) => (l.level as number) >= 50);
     expect(failed.map((l) => `${String(l.msg)}: ${JSON.stringify(l.err).slice(0, 800)}`)).toEqual([]);
-    console.log('[fuzz] after the WebSocket fuzz: a new client let in, the watcher still connected, /healthz 200, 0 errors logged');
+    console.log(
+      '[fuzz] after the WebSocket fuzz: a new client let in, the watcher still connected, /healthz 200, 0 errors logged',
+    );
   });
 });

@@ -3,7 +3,11 @@ import type { GridState, Reading } from '../../src/core/channels.js';
 import { GridWatch } from '../../src/grid/watch.js';
 
 const S = 'gm__GRID_METER_DERIVED';
-const r = (ts: number, state?: GridState, streamId = S): Reading => ({ streamId, ts, values: state ? { state, power_W: 1 } : { power_W: 1 } });
+const r = (ts: number, state?: GridState, streamId = S): Reading => ({
+  streamId,
+  ts,
+  values: state ? { state, power_W: 1 } : { power_W: 1 },
+});
 
 function feed(w: GridWatch, states: (GridState | undefined)[]) {
   return states.map((s, i) => w.observe(r(i * 10, s))).filter((e) => e !== null);
@@ -32,8 +36,13 @@ describe('GridWatch', () => {
   });
 
   it('takes the first state as a baseline, but reports a change from the state known before a restart', () => {
-    expect(feed(new GridWatch({ streamId: S, deviceId: 'gm', debounce: 2 }), ['not_present', 'not_present'])).toEqual([]);
-    const after = feed(new GridWatch({ streamId: S, deviceId: 'gm', debounce: 2, initial: 'ok' }), ['not_present', 'not_present']);
+    expect(feed(new GridWatch({ streamId: S, deviceId: 'gm', debounce: 2 }), ['not_present', 'not_present'])).toEqual(
+      [],
+    );
+    const after = feed(new GridWatch({ streamId: S, deviceId: 'gm', debounce: 2, initial: 'ok' }), [
+      'not_present',
+      'not_present',
+    ]);
     expect(after).toEqual([{ deviceId: 'gm', streamId: S, timestamp: 0, state: 'not_present' }]);
   });
 

@@ -2,7 +2,7 @@
  * The Home Assistant connection's failures name its own site.yaml keys: the connection advice
  * (src/uplink/errors.ts) is shared with the uplink, whose keys an installer would look for in vain.
  */
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { expect, it } from 'vitest';
 import { parseConfig } from '../../src/profiles/site-config.js';
 import { MqttLink } from '../../src/uplink/link.js';
@@ -22,13 +22,23 @@ it.each([
   ['uplink', /check the port in uplink\.url/],
 ] as const)('a refused connection of %s names its url key', async (section, advice) => {
   const port = await refusedPort();
-  const r = parseConfig(text(withAppended([`${section}:`, `  url: mqtt://127.0.0.1:${port}`])), 'site.yaml', '/etc/sitegw');
+  const r = parseConfig(
+    text(withAppended([`${section}:`, `  url: mqtt://127.0.0.1:${port}`])),
+    'site.yaml',
+    '/etc/sitegw',
+  );
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   const failures: { code: string; message: string }[] = [];
   const link = new MqttLink(
     r.config[section]!,
     { topic: 't/status', payload: 'offline' },
-    { connected: () => undefined, disconnected: () => undefined, message: () => undefined, failed: (e) => failures.push(e), faulted: () => undefined },
+    {
+      connected: () => undefined,
+      disconnected: () => undefined,
+      message: () => undefined,
+      failed: (e) => failures.push(e),
+      faulted: () => undefined,
+    },
     section,
   );
   link.start();

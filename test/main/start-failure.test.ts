@@ -4,7 +4,7 @@
  * uplink, the SQLite store in a temp data dir, and a real socket holding the HTTP port.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Aedes } from 'aedes';
@@ -13,7 +13,7 @@ import type { SiteConfig } from '../../src/config/types.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { Daemon, type DaemonContext } from '../../src/main.js';
-import { startSimServers, type SimServers } from '../../src/sim/servers.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { getJson, waitFor } from '../support/demo.js';
 import { capturingLogger } from '../support/uplink.js';
@@ -73,7 +73,14 @@ afterEach(async () => {
 });
 
 function siteConfig(httpPort: number): SiteConfig {
-  const config = demoSiteConfig(servers, { httpHost: '127.0.0.1', httpPort, dataDir, pollSeconds: POLL_S, batteryBlocks: 2, uplinkUrl: broker.url });
+  const config = demoSiteConfig(servers, {
+    httpHost: '127.0.0.1',
+    httpPort,
+    dataDir,
+    pollSeconds: POLL_S,
+    batteryBlocks: 2,
+    uplinkUrl: broker.url,
+  });
   // aedes speaks MQTT 3.1.1
   Object.assign(config.uplink!, { protocolVersion: 4, reconnectMaxSeconds: 1 });
   return config;
@@ -82,7 +89,13 @@ function siteConfig(httpPort: number): SiteConfig {
 /** Modbus requests the simulator has received, all units */
 function requests(): number {
   const f = servers.faults;
-  return f.requests('inverter', 1) + f.requests('inverter', 2) + f.requests('inverter', 3) + f.requests('meter', 1) + f.requests('meter', 2);
+  return (
+    f.requests('inverter', 1) +
+    f.requests('inverter', 2) +
+    f.requests('inverter', 3) +
+    f.requests('meter', 1) +
+    f.requests('meter', 2)
+  );
 }
 
 it('the HTTP port is taken: start rejects with EADDRINUSE, nothing it started keeps running, and a start on a free port works', async () => {
@@ -104,7 +117,10 @@ it('the HTTP port is taken: start rejects with EADDRINUSE, nothing it started ke
   );
   expect(failed).toMatchObject({ code: 'EADDRINUSE', syscall: 'listen', port: takenPort });
 
-  await waitFor(`the broker sees the uplink go (seen: ${JSON.stringify(broker.seen)})`, () => broker.seen.disconnects === 1);
+  await waitFor(
+    `the broker sees the uplink go (seen: ${JSON.stringify(broker.seen)})`,
+    () => broker.seen.disconnects === 1,
+  );
   expect(broker.connectedNow()).toBe(0);
   // the store is closed: the handle says so, and SQLite removed the WAL when its last connection closed
   expect(ctx!.db.open).toBe(false);
@@ -116,7 +132,9 @@ it('the HTTP port is taken: start rejects with EADDRINUSE, nothing it started ke
   expect(broker.seen.connects).toBe(1);
   // undoing went without errors, and the log says why the features stopped
   expect(lines().filter((l) => (l.level as number) >= ERROR)).toEqual([]);
-  expect(lines().some((l) => String(l.msg).startsWith('start failed') && String(l.reason).includes('EADDRINUSE'))).toBe(true);
+  expect(lines().some((l) => String(l.msg).startsWith('start failed') && String(l.reason).includes('EADDRINUSE'))).toBe(
+    true,
+  );
 
   // the same data dir on a free port: the store opens, devices are polled, the uplink connects, HTTP answers
   const daemon = await Daemon.start({ config: siteConfig(0), clock, log });

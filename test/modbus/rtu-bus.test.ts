@@ -10,12 +10,12 @@ import { crc16 } from '../../src/modbus/crc16.js';
 import { RtuBus, type RtuBusOptions } from '../../src/modbus/rtu-bus.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { readRegisters } from '../../src/sim/registers.js';
-import { startSimRtuServer, type SimRtuServer } from '../../src/sim/rtu-server.js';
+import { type SimRtuServer, startSimRtuServer } from '../../src/sim/rtu-server.js';
 import { SDM630 } from '../../src/sim/sdm630.js';
 import { SimSite } from '../../src/sim/site.js';
 import { waitFor } from '../support/demo.js';
+import { HAVE_SOCAT, type PtyPair, ptyPair, serialServer } from '../support/socat.js';
 import { failure } from './failure.js';
-import { HAVE_SOCAT, ptyPair, serialServer, type PtyPair } from '../support/socat.js';
 
 const T0 = Date.parse('2026-06-21T10:00:00Z');
 const SUNS = [0x5375, 0x6e53];
@@ -25,7 +25,8 @@ function simSite(): SimSite {
 }
 
 /** what the simulator's registers hold now, read in memory */
-const expected = (sim: SimSite, unitId: number, fn: 'holding' | 'input', address: number, n: number) => readRegisters(sim.unit('meter', unitId)!, fn, address, n);
+const expected = (sim: SimSite, unitId: number, fn: 'holding' | 'input', address: number, n: number) =>
+  readRegisters(sim.unit('meter', unitId)!, fn, address, n);
 
 /** a read answer as a device would frame it, CRC low byte first */
 function answerFrame(unitId: number, fc: number, registers: number[]): Buffer {
@@ -82,7 +83,11 @@ describe.skipIf(!HAVE_SOCAT)('Modbus RTU bus on a serial line (socat pty pair)',
 
   beforeAll(async () => {
     line = await ptyPair();
-    server = await startSimRtuServer(sim, clock, { path: line.a, host: 'meter', onLine: (dir, _b, at) => traffic.push({ dir, at }) });
+    server = await startSimRtuServer(sim, clock, {
+      path: line.a,
+      host: 'meter',
+      onLine: (dir, _b, at) => traffic.push({ dir, at }),
+    });
   });
   afterEach(async () => {
     server.faults.clear();
@@ -182,9 +187,15 @@ describe.skipIf(!HAVE_SOCAT)('Modbus RTU bus on a serial line (socat pty pair)',
       return read;
     };
     // from the asked unit, the right length, but holding registers: at once
-    expect(await withFrame(answerFrame(1, 0x03, hz))).toMatchObject({ kind: 'protocol', message: expect.stringContaining('the answer is function 3') });
+    expect(await withFrame(answerFrame(1, 0x03, hz))).toMatchObject({
+      kind: 'protocol',
+      message: expect.stringContaining('the answer is function 3'),
+    });
     // another unit's answer: never this one's, named when the asked unit's answer does not come
-    expect(await withFrame(answerFrame(7, 0x04, hz))).toMatchObject({ kind: 'protocol', message: expect.stringContaining('a frame from unit 7 (function 4)') });
+    expect(await withFrame(answerFrame(7, 0x04, hz))).toMatchObject({
+      kind: 'protocol',
+      message: expect.stringContaining('a frame from unit 7 (function 4)'),
+    });
     expect(await b.readInput(1, SDM630.at.hz, 2)).toEqual(hz);
   });
 
@@ -220,14 +231,21 @@ describe.skipIf(!HAVE_SOCAT)('Modbus RTU bus on a serial line (socat pty pair)',
     const e = await failure(b.readHolding(2, 40000, 2));
     expect(e.kind).toBe('connection');
     line = await ptyPair(dir);
-    server = await startSimRtuServer(sim, clock, { path: line.a, host: 'meter', onLine: (d, _b, at) => traffic.push({ dir: d, at }) });
+    server = await startSimRtuServer(sim, clock, {
+      path: line.a,
+      host: 'meter',
+      onLine: (d, _b, at) => traffic.push({ dir: d, at }),
+    });
     expect(await waitFor('the bus reads again', () => b.readHolding(2, 40000, 2).catch(() => undefined))).toEqual(SUNS);
   });
 });
 
 describe.skipIf(!HAVE_SOCAT)('Modbus RTU over TCP (a transparent serial server)', () => {
   /** a simulator behind a socat serial server, and a connected bus to it */
-  async function overTcp(timeoutMs: number, run: (b: RtuBus, server: SimRtuServer, sim: SimSite) => Promise<void>): Promise<void> {
+  async function overTcp(
+    timeoutMs: number,
+    run: (b: RtuBus, server: SimRtuServer, sim: SimSite) => Promise<void>,
+  ): Promise<void> {
     const sim = simSite();
     const ser = await serialServer();
     const server = await startSimRtuServer(sim, new ManualClock(T0), { path: ser.serial, host: 'meter' });

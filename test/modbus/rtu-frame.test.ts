@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { crc16, crcOk } from '../../src/modbus/crc16.js';
-import { encodeReadRequest, parseReadResponse, strayFrame, type ReadRequest } from '../../src/modbus/rtu-frame.js';
+import { encodeReadRequest, parseReadResponse, type ReadRequest, strayFrame } from '../../src/modbus/rtu-frame.js';
 
 const require = createRequire(import.meta.url);
 const theirCrc = require('modbus-serial/utils/crc16') as (b: Buffer) => number;
@@ -41,7 +41,9 @@ describe('CRC-16/Modbus', () => {
 
 describe('read requests', () => {
   it("encode the Eastron manual's input register request byte for byte", () => {
-    expect(encodeReadRequest({ unitId: 1, fn: 'input', address: 0x0156, quantity: 2 })).toEqual(hex('01 04 01 56 00 02 90 27'));
+    expect(encodeReadRequest({ unitId: 1, fn: 'input', address: 0x0156, quantity: 2 })).toEqual(
+      hex('01 04 01 56 00 02 90 27'),
+    );
   });
 
   it('refuse what no device could answer', () => {
@@ -64,7 +66,10 @@ describe('finding the answer among received bytes', () => {
 
   it('skips noise in front of the frame, and an echo of the request', () => {
     expect(parse(Buffer.concat([hex('00 FF 11 A5'), SPEC_ANSWER]))).toEqual({ status: 'ok', registers: [555, 0, 100] });
-    expect(parse(Buffer.concat([encodeReadRequest(SPEC_EXAMPLE), SPEC_ANSWER]))).toEqual({ status: 'ok', registers: [555, 0, 100] });
+    expect(parse(Buffer.concat([encodeReadRequest(SPEC_EXAMPLE), SPEC_ANSWER]))).toEqual({
+      status: 'ok',
+      registers: [555, 0, 100],
+    });
   });
 
   it('a whole frame with a bad CRC is a crc error', () => {
@@ -99,14 +104,23 @@ describe('an answer that does not fit its request (RTU has no transaction id)', 
   it('another byte count than 2 × quantity is a protocol error, not registers', () => {
     // the example's answer holds 3 registers: asked for 2 or 4 of them it is an earlier request's answer
     for (const quantity of [2, 4]) {
-      expect(error(SPEC_ANSWER, { ...SPEC_EXAMPLE, quantity })).toMatchObject({ kind: 'protocol', message: `asked unit 17 for ${quantity} registers at 107, the answer holds 6 bytes` });
+      expect(error(SPEC_ANSWER, { ...SPEC_EXAMPLE, quantity })).toMatchObject({
+        kind: 'protocol',
+        message: `asked unit 17 for ${quantity} registers at 107, the answer holds 6 bytes`,
+      });
     }
     expect(error(framed('11 03 04 02 2B 00 00'))).toMatchObject({ kind: 'protocol' });
   });
 
   it('another function code, or the exception form of another one, is a protocol error', () => {
-    expect(error(SPEC_ANSWER, { ...SPEC_EXAMPLE, fn: 'input' })).toMatchObject({ kind: 'protocol', message: 'asked unit 17 for input registers (function 4), the answer is function 3' });
-    expect(error(framed('11 84 02'))).toMatchObject({ kind: 'protocol', message: expect.stringContaining('function 4 (exception)') });
+    expect(error(SPEC_ANSWER, { ...SPEC_EXAMPLE, fn: 'input' })).toMatchObject({
+      kind: 'protocol',
+      message: 'asked unit 17 for input registers (function 4), the answer is function 3',
+    });
+    expect(error(framed('11 84 02'))).toMatchObject({
+      kind: 'protocol',
+      message: expect.stringContaining('function 4 (exception)'),
+    });
     // a write's echo (FC6) from the asked unit
     expect(error(framed('11 06 00 6B 00 01'))).toMatchObject({ kind: 'protocol' });
   });
@@ -123,7 +137,7 @@ describe('an answer that does not fit its request (RTU has no transaction id)', 
     expect(parse(Buffer.concat([other, SPEC_ANSWER]))).toEqual({ status: 'ok', registers: [555, 0, 100] });
   });
 
-  it('strayFrame finds no frame in noise, a cut-off frame or the asked unit\'s own frames', () => {
+  it("strayFrame finds no frame in noise, a cut-off frame or the asked unit's own frames", () => {
     const noise = hex('00 FF 12 03 A5 5A 01 02');
     expect(strayFrame(noise, noise.length, 0x11)).toBeUndefined();
     const cut = framed('12 03 06 02 2B 00 00 00 64').subarray(0, 9);

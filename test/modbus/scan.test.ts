@@ -1,23 +1,30 @@
 /** `sitegw scan` against the simulator: over TCP, and over RTU on a socat pty pair. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/profiles/site-config.js';
+import { parseTcpTarget, scanCommand } from '../../src/cli/scan.js';
 import { ManualClock } from '../../src/core/clock.js';
+import { parseUnits, scanBus } from '../../src/discovery/scan.js';
+import { formatScanReport, siteYamlSnippet } from '../../src/discovery/scan-report.js';
 import { SerialLink } from '../../src/modbus/byte-link.js';
 import { RtuBus } from '../../src/modbus/rtu-bus.js';
-import { parseTcpTarget, scanCommand } from '../../src/cli/scan.js';
-import { formatScanReport, siteYamlSnippet } from '../../src/discovery/scan-report.js';
-import { parseUnits, scanBus } from '../../src/discovery/scan.js';
 import { TcpBus } from '../../src/modbus/tcp-bus.js';
 import { installedProfiles } from '../../src/profiles/registry.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { startSimRtuServer } from '../../src/sim/rtu-server.js';
-import { startSimServers, type SimServers } from '../../src/sim/servers.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { HAVE_SOCAT, ptyPair } from '../support/socat.js';
 
 const T0 = Date.parse('2026-06-21T10:00:00Z');
 const profiles = [...installedProfiles().profiles.values()];
-const SITE_HEAD = ['site:', '  id: home', '  name: Home', '  timezone: Europe/Berlin', '  currency: EUR', '  location: { latitude: 52.5, longitude: 13.4 }'];
+const SITE_HEAD = [
+  'site:',
+  '  id: home',
+  '  name: Home',
+  '  timezone: Europe/Berlin',
+  '  currency: EUR',
+  '  location: { latitude: 52.5, longitude: 13.4 }',
+];
 
 /** the snippet must be a valid devices: section as it stands */
 function expectValidSnippet(snippet: string) {
@@ -46,12 +53,17 @@ describe('scan over Modbus TCP', () => {
         [3, 'sunspec', 'battery'],
       ]);
       const ids = sim.identities();
-      expect(r.found[0]!.identity).toMatchObject({ manufacturer: 'sitegw-sim', serial: ids.find((d) => d.role === 'inverter')!.serial });
+      expect(r.found[0]!.identity).toMatchObject({
+        manufacturer: 'sitegw-sim',
+        serial: ids.find((d) => d.role === 'inverter')!.serial,
+      });
       expect(r.found[0]!.models).toEqual([1, 103, 160, 124]);
       expect(r.found[1]!.models).toEqual([1, 802]);
       // the simulated gateway says "no device" (exception 11) for the rest: one request each
       expect(r.silent).toEqual([4, 5, 6]);
-      const config = expectValidSnippet(siteYamlSnippet(r, { type: 'tcp', host: servers.inverter.host, port: servers.inverter.port }));
+      const config = expectValidSnippet(
+        siteYamlSnippet(r, { type: 'tcp', host: servers.inverter.host, port: servers.inverter.port }),
+      );
       expect(config.devices.map((d) => [d.id, d.role, d.connection.unitId])).toEqual([
         ['inverter-1', 'inverter', 1],
         ['battery-2', 'battery', 2],
@@ -65,7 +77,10 @@ describe('scan over Modbus TCP', () => {
   it('finds the SDM630 by its profile and the SunSpec meter beside it; prints a ready snippet', async () => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await scanCommand(['--tcp', `${servers.meter.host}:${servers.meter.port}`, '--units', '1-4'], { out: (t) => out.push(t), err: (t) => err.push(t) });
+    const code = await scanCommand(['--tcp', `${servers.meter.host}:${servers.meter.port}`, '--units', '1-4'], {
+      out: (t) => out.push(t),
+      err: (t) => err.push(t),
+    });
     expect(code).toBe(0);
     const text = out.join('');
     expect(text).toMatch(/unit 1 +Eastron SDM630, serial \d+, profile eastron-sdm630/);
@@ -84,7 +99,10 @@ describe('scan over Modbus TCP', () => {
   it('a device that answers on every unit id is listed once', async () => {
     // a direct TCP device ignoring the unit id looks like the same serial at every id
     const bus = new TcpBus({ host: servers.inverter.host, port: servers.inverter.port, timeoutMs: 500 });
-    const echoing = { readHolding: (_u: number, a: number, n: number) => bus.readHolding(1, a, n), readInput: (_u: number, a: number, n: number) => bus.readInput(1, a, n) };
+    const echoing = {
+      readHolding: (_u: number, a: number, n: number) => bus.readHolding(1, a, n),
+      readInput: (_u: number, a: number, n: number) => bus.readInput(1, a, n),
+    };
     try {
       const r = await scanBus(echoing, { units: [1, 2, 3, 4], profiles });
       expect(r.found).toHaveLength(1);
@@ -95,17 +113,38 @@ describe('scan over Modbus TCP', () => {
     }
   });
 
-  it("a vendor map next to a SunSpec inverter becomes a second entry on the unit, in a role of its own, and the snippet stays valid", () => {
-    const inverter = { unitId: 1, alsoAt: [], family: 'sunspec' as const, profile: 'sunspec', identity: { manufacturer: 'KOSTAL' }, models: [1, 103, 160, 802], roles: ['inverter' as const] };
+  it('a vendor map next to a SunSpec inverter becomes a second entry on the unit, in a role of its own, and the snippet stays valid', () => {
+    const inverter = {
+      unitId: 1,
+      alsoAt: [],
+      family: 'sunspec' as const,
+      profile: 'sunspec',
+      identity: { manufacturer: 'KOSTAL' },
+      models: [1, 103, 160, 802],
+      roles: ['inverter' as const],
+    };
     const r = {
-      found: [{ ...inverter, beside: [{ profile: 'kostal-plenticore-modbus', identity: { manufacturer: 'KOSTAL', model: 'PLENTICORE plus' }, roles: ['inverter' as const, 'battery' as const, 'grid-meter' as const] }] }],
+      found: [
+        {
+          ...inverter,
+          beside: [
+            {
+              profile: 'kostal-plenticore-modbus',
+              identity: { manufacturer: 'KOSTAL', model: 'PLENTICORE plus' },
+              roles: ['inverter' as const, 'battery' as const, 'grid-meter' as const],
+            },
+          ],
+        },
+      ],
       silent: [],
       unknown: [],
       failed: [],
       requests: 0,
     };
     const link = { type: 'tcp' as const, host: '192.168.1.80', port: 1502 };
-    expect(formatScanReport(r, link)).toMatch(/\n {12}and next to its SunSpec map: KOSTAL PLENTICORE plus, no serial, profile kostal-plenticore-modbus \(inverter, battery, grid-meter\)\n/);
+    expect(formatScanReport(r, link)).toMatch(
+      /\n {12}and next to its SunSpec map: KOSTAL PLENTICORE plus, no serial, profile kostal-plenticore-modbus \(inverter, battery, grid-meter\)\n/,
+    );
     const config = expectValidSnippet(siteYamlSnippet(r, link));
     expect(config.devices.map((d) => [d.role, d.profile])).toEqual([
       ['inverter', 'sunspec'],
@@ -119,12 +158,36 @@ describe('scan over Modbus TCP', () => {
       const code = await scanCommand(argv, { out: () => undefined, err: (t) => err.push(t) });
       return { code, err: err.join('') };
     };
-    expect(await run([])).toMatchObject({ code: 2, err: expect.stringMatching(/either --tcp HOST\[:PORT\] or --rtu DEVICE --baud N/) });
-    expect(await run(['--rtu', '/dev/ttyUSB0'])).toMatchObject({ code: 2, err: expect.stringMatching(/--rtu needs --baud N/) });
-    expect(await run(['--tcp', 'h', '--baud', '9600'])).toMatchObject({ code: 2, err: expect.stringMatching(/--baud applies to --rtu only/) });
-    expect(await run(['--tcp', 'h', '--units', '1-300'])).toMatchObject({ code: 2, err: expect.stringMatching(/outside 0\.\.247/) });
-    expect(await run(['--rtu', '/dev/x', '--baud', '9600', '--units', '0-3'])).toMatchObject({ code: 2, err: expect.stringMatching(/0 is the broadcast address/) });
-    const missing = await run(['--rtu', '/dev/sitegw-no-such-adapter', '--baud', '9600', '--units', '1-247', '--timeout', '50']);
+    expect(await run([])).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/either --tcp HOST\[:PORT\] or --rtu DEVICE --baud N/),
+    });
+    expect(await run(['--rtu', '/dev/ttyUSB0'])).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/--rtu needs --baud N/),
+    });
+    expect(await run(['--tcp', 'h', '--baud', '9600'])).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/--baud applies to --rtu only/),
+    });
+    expect(await run(['--tcp', 'h', '--units', '1-300'])).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/outside 0\.\.247/),
+    });
+    expect(await run(['--rtu', '/dev/x', '--baud', '9600', '--units', '0-3'])).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/0 is the broadcast address/),
+    });
+    const missing = await run([
+      '--rtu',
+      '/dev/sitegw-no-such-adapter',
+      '--baud',
+      '9600',
+      '--units',
+      '1-247',
+      '--timeout',
+      '50',
+    ]);
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/cannot open \/dev\/sitegw-no-such-adapter.*(No such file|ENOENT)/);
   });
@@ -165,7 +228,9 @@ describe.skipIf(!HAVE_SOCAT)('scan over Modbus RTU (socat pty pair)', () => {
       expect(r.found).toEqual([]);
       expect(r.silent).toHaveLength(247);
       expect(r.requests).toBe(247);
-      expect(formatScanReport(r, { type: 'rtu', device: line.b, baudRate: 9600, parity: 'none', stopBits: 1 })).toMatch(/No device found\.\nNo answer from unit ids 1-247\./);
+      expect(formatScanReport(r, { type: 'rtu', device: line.b, baudRate: 9600, parity: 'none', stopBits: 1 })).toMatch(
+        /No device found\.\nNo answer from unit ids 1-247\./,
+      );
     } finally {
       await bus.close();
       await listener.close();
@@ -187,7 +252,9 @@ describe.skipIf(!HAVE_SOCAT)('scan over Modbus RTU (socat pty pair)', () => {
       expect(r.silent).toEqual(parseUnits('3-12'));
       expect(r.unknown).toEqual([]);
       expect(r.failed).toEqual([]);
-      const config = expectValidSnippet(siteYamlSnippet(r, { type: 'rtu', device: line.b, baudRate: 9600, parity: 'none', stopBits: 1 }));
+      const config = expectValidSnippet(
+        siteYamlSnippet(r, { type: 'rtu', device: line.b, baudRate: 9600, parity: 'none', stopBits: 1 }),
+      );
       expect(config.devices.map((d) => d.connection)).toMatchObject([
         { type: 'rtu', device: line.b, unitId: 1 },
         { type: 'rtu', device: line.b, unitId: 2 },
@@ -208,7 +275,9 @@ describe.skipIf(!HAVE_SOCAT)('scan over Modbus RTU (socat pty pair)', () => {
     try {
       const r = await scanBus(bus, { units: [2], profiles });
       expect(r.failed.map((f) => [f.unitId, f.error.kind])).toEqual([[2, 'crc']]);
-      expect(formatScanReport(r, { type: 'rtu', device: line.b, baudRate: 9600, parity: 'none', stopBits: 1 })).toMatch(/garbled answers: check baud rate, parity, A\/B wiring and termination/);
+      expect(formatScanReport(r, { type: 'rtu', device: line.b, baudRate: 9600, parity: 'none', stopBits: 1 })).toMatch(
+        /garbled answers: check baud rate, parity, A\/B wiring and termination/,
+      );
     } finally {
       await bus.close();
       await server.close();

@@ -43,7 +43,12 @@ describe('float meter 213', () => {
   });
 
   it('reads any other NaN and infinities as absent too', () => {
-    const odd = body(124, 0, { 26: [0x7f80, 0x0001], 58: [0x7f80, 0x0000], 66: [0xff80, 0x0000], 24: [0xffc0, 0x0000] });
+    const odd = body(124, 0, {
+      26: [0x7f80, 0x0001],
+      58: [0x7f80, 0x0000],
+      66: [0xff80, 0x0000],
+      24: [0xffc0, 0x0000],
+    });
     const m = decodeModel(model(213), odd).fixed;
     expect([m.W, m.TotWhExp, m.TotWhImp, m.Hz]).toEqual([undefined, undefined, undefined, undefined]);
     expect(m.A).toBe(0); // a real float 0.0 stays 0

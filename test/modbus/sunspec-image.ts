@@ -18,7 +18,11 @@ export function ascii(s: string, regs: number): number[] {
 export const NAN = [0x7fc0, 0x0000] as const;
 
 /** The registers of one model body (after ID and L): `fill` (a word, or words repeated) everywhere, then `set` by offset. */
-export function body(length: number, fill: number | readonly number[], set: Record<number, readonly number[]> = {}): number[] {
+export function body(
+  length: number,
+  fill: number | readonly number[],
+  set: Record<number, readonly number[]> = {},
+): number[] {
   const pattern = typeof fill === 'number' ? [fill] : fill;
   const regs = Array.from({ length }, (_, i) => pattern[i % pattern.length]!);
   for (const [offset, words] of Object.entries(set)) words.forEach((w, k) => (regs[Number(offset) + k] = w & 0xffff));
@@ -37,7 +41,10 @@ export interface ChainOptions {
 }
 
 /** "SunS", each model's ID, L (the length of the body given) and body, then the end marker */
-export function chain(models: readonly (readonly [number, readonly number[]])[], opts: ChainOptions = {}): Map<number, number> {
+export function chain(
+  models: readonly (readonly [number, readonly number[]])[],
+  opts: ChainOptions = {},
+): Map<number, number> {
   const regs = [0x5375, 0x6e53];
   for (const [id, b] of models) regs.push(id, b.length, ...b);
   if (opts.end ?? true) regs.push(0xffff, 0);
@@ -65,5 +72,10 @@ export class ImageReader implements RegisterReader {
 }
 
 export function device(role: DeviceRole, id: string = role): DeviceConfig {
-  return { id, role, profile: 'sunspec', connection: { type: 'tcp', host: '127.0.0.1', port: 502, unitId: 1, timeoutMs: 1000 } };
+  return {
+    id,
+    role,
+    profile: 'sunspec',
+    connection: { type: 'tcp', host: '127.0.0.1', port: 502, unitId: 1, timeoutMs: 1000 },
+  };
 }

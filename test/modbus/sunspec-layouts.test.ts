@@ -65,7 +65,8 @@ describe('SunSpec layouts', () => {
   it('refers only to scale factors of its own fixed block', () => {
     for (const def of MODELS.values()) {
       const sfs = new Set(def.fixed.filter((p) => p.type === 'sunssf').map((p) => p.name));
-      for (const p of [...def.fixed, ...(def.repeating ?? [])]) if (p.sf) expect(sfs.has(p.sf), `${def.id} ${p.name} → ${p.sf}`).toBe(true);
+      for (const p of [...def.fixed, ...(def.repeating ?? [])])
+        if (p.sf) expect(sfs.has(p.sf), `${def.id} ${p.name} → ${p.sf}`).toBe(true);
     }
   });
 

@@ -24,7 +24,9 @@ async function poll(role: Parameters<typeof device>[0], models: Model[], opts?: 
 // ---- models, written at the published offsets ----
 
 /** 213: W 26, PhV 8, PhVphA..C 10..14, TotWhExp 58, TotWhImp 66, Evt 122; everything else NaN */
-function m213(o: { w?: readonly number[]; volts?: readonly number[]; exp?: readonly number[]; evt?: number } = {}): Model {
+function m213(
+  o: { w?: readonly number[]; volts?: readonly number[]; exp?: readonly number[]; evt?: number } = {},
+): Model {
   const v = o.volts ?? [0x4366, 0x0000]; // 230 V
   return [
     213,
@@ -95,19 +97,40 @@ function m714(types: number[]): Model {
 }
 
 /** 802: WHRtg 1, SoC 9, SoH 11, W 45, WHRtg_SF 51, SoC_SF 54, SoH_SF 56, W_SF 61 */
-const m802 = (soc = 655): Model => [802, body(62, 0xffff, { 1: [1000], 9: [soc], 11: [980], 45: [0xfc18], 51: [1], 54: [0xffff], 56: [0xffff], 61: [0] })];
+const m802 = (soc = 655): Model => [
+  802,
+  body(62, 0xffff, { 1: [1000], 9: [soc], 11: [980], 45: [0xfc18], 51: [1], 54: [0xffff], 56: [0xffff], 61: [0] }),
+];
 
 /** 124: WChaMax 0, ChaState 6, OutWRte 10, InWRte 11, WChaMax_SF 16, ChaState_SF 20, InOutWRte_SF 23 */
-const m124 = (chaState = 4210): Model => [124, body(24, 0xffff, { 0: [5000], 6: [chaState], 10: [0x8000], 11: [2500], 16: [0], 20: [0xfffe], 23: [0xfffe] })];
+const m124 = (chaState = 4210): Model => [
+  124,
+  body(24, 0xffff, { 0: [5000], 6: [chaState], 10: [0x8000], 11: [2500], 16: [0], 20: [0xfffe], 23: [0xfffe] }),
+];
 
 /** 120: WHRtg 17, WHRtg_SF 18 */
 const m120: Model = [120, body(26, 0xffff, { 17: [960], 18: [1] })];
 
 /** 122: PVConn 0, StorConn 1, ECPConn 2 */
-const m122 = (pv: number, stor: number, ecp: number): Model => [122, body(44, 0xffff, { 0: [pv], 1: [stor], 2: [ecp] })];
+const m122 = (pv: number, stor: number, ecp: number): Model => [
+  122,
+  body(44, 0xffff, { 0: [pv], 1: [stor], 2: [ecp] }),
+];
 
 /** 203 (integer): PhV 5..8 with V_SF 13, W 16 with W_SF 20, TotWhExp 36, TotWhImp 44, TotWh_SF 52, Evt 103 */
-const m203: Model = [203, body(105, 0x8000, { 5: [2300, 2300, 2300, 2300], 13: [0xffff], 16: [800], 20: [0], 36: [0, 10], 44: [0, 20], 52: [0], 103: [0, 0] })];
+const m203: Model = [
+  203,
+  body(105, 0x8000, {
+    5: [2300, 2300, 2300, 2300],
+    13: [0xffff],
+    16: [800],
+    20: [0],
+    36: [0, 10],
+    44: [0, 20],
+    52: [0],
+    103: [0, 0],
+  }),
+];
 
 describe('SunSpec roles', () => {
   it('takes identity from model 1 for every role', async () => {
@@ -136,8 +159,12 @@ describe('SunSpec roles', () => {
     });
 
     it('relay not_present from the power-failure bit or from dead voltage', async () => {
-      expect((await poll('grid-meter', [m213({ evt: 1 << 2 })])).by.get('dev__GRID_METER_DERIVED')!.values.state).toBe('not_present');
-      expect((await poll('grid-meter', [m213({ volts: [0, 0] })])).by.get('dev__GRID_METER_DERIVED')!.values.state).toBe('not_present');
+      expect((await poll('grid-meter', [m213({ evt: 1 << 2 })])).by.get('dev__GRID_METER_DERIVED')!.values.state).toBe(
+        'not_present',
+      );
+      expect(
+        (await poll('grid-meter', [m213({ volts: [0, 0] })])).by.get('dev__GRID_METER_DERIVED')!.values.state,
+      ).toBe('not_present');
     });
 
     it('prefers the integer meter when a device has both', async () => {
@@ -212,7 +239,8 @@ describe('SunSpec roles', () => {
   });
 
   describe('relay state from an inverter at the connection point', () => {
-    const state = async (models: Model[]) => (await poll('grid-meter', models)).by.get('dev__GRID_METER_DERIVED')!.values.state;
+    const state = async (models: Model[]) =>
+      (await poll('grid-meter', models)).by.get('dev__GRID_METER_DERIVED')!.values.state;
     const OPERATING = 1 << 2;
 
     it('122: ECPConn connected → ok; disconnected while operating → not_present; disconnected and idle → unknown', async () => {
@@ -292,12 +320,20 @@ describe('SunSpec chain walk', () => {
         return Array.from({ length }, (_, k) => ((address + k) % 2 === 0 ? 64001 : 0));
       },
     };
-    await expect(discoverSunSpec(reader, 1)).rejects.toMatchObject({ kind: 'decode', message: expect.stringContaining('no end marker') });
+    await expect(discoverSunSpec(reader, 1)).rejects.toMatchObject({
+      kind: 'decode',
+      message: expect.stringContaining('no end marker'),
+    });
     expect(endless.reads).toBeLessThanOrEqual(66);
   });
 
   it('does not take a refused first header for the end of an empty chain', async () => {
-    const reader = new ImageReader(new Map([[40000, 0x5375], [40001, 0x6e53]]));
+    const reader = new ImageReader(
+      new Map([
+        [40000, 0x5375],
+        [40001, 0x6e53],
+      ]),
+    );
     await expect(discoverSunSpec(reader, 1)).rejects.toMatchObject({ kind: 'exception' });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ModbusError } from '../../src/modbus/errors.js';
 import type { RegisterReader } from '../../src/core/register-reader.js';
+import { ModbusError } from '../../src/modbus/errors.js';
 import { discoverSunSpec, readModel } from '../../src/modbus/sunspec/discovery.js';
 import { gridStateOf } from '../../src/profiles/sunspec.js';
 import { ascii, ImageReader } from './sunspec-image.js';
@@ -12,7 +12,15 @@ import { ascii, ImageReader } from './sunspec-image.js';
  * by the gateway's own encoder.
  */
 function meterImage(base: number, opts: { w: number; wSf: number; evt?: number; imp?: number; phv?: number }) {
-  const m1 = [...ascii('ACME', 16), ...ascii('M-3000', 16), ...ascii('', 8), ...ascii('1.2', 8), ...ascii('SN42', 16), 1, 0x8000];
+  const m1 = [
+    ...ascii('ACME', 16),
+    ...ascii('M-3000', 16),
+    ...ascii('', 8),
+    ...ascii('1.2', 8),
+    ...ascii('SN42', 16),
+    1,
+    0x8000,
+  ];
   const m203 = new Array<number>(105).fill(0);
   m203.fill(0x8000, 0, 36); // int16 points: not implemented
   m203[5] = opts.phv ?? 2300; // PhV
@@ -65,8 +73,20 @@ describe('SunSpec discovery and decoding', () => {
   });
 
   it('says so when no base has the SunS marker', async () => {
-    const reader = new ImageReader(new Map([[40000, 1], [40001, 2], [0, 3], [1, 4], [50000, 5], [50001, 6]]));
-    await expect(discoverSunSpec(reader, 1)).rejects.toMatchObject({ kind: 'decode', message: expect.stringContaining('SunS') });
+    const reader = new ImageReader(
+      new Map([
+        [40000, 1],
+        [40001, 2],
+        [0, 3],
+        [1, 4],
+        [50000, 5],
+        [50001, 6],
+      ]),
+    );
+    await expect(discoverSunSpec(reader, 1)).rejects.toMatchObject({
+      kind: 'decode',
+      message: expect.stringContaining('SunS'),
+    });
   });
 
   it('passes a timeout through instead of trying other bases', async () => {

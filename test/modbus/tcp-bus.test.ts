@@ -5,7 +5,7 @@ import { TcpBus, type TcpBusOptions } from '../../src/modbus/tcp-bus.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { readRegisters } from '../../src/sim/registers.js';
 import { SDM630 } from '../../src/sim/sdm630.js';
-import { startSimServers, type SimServers } from '../../src/sim/servers.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { waitFor } from '../support/demo.js';
 import { collectWeakRefs } from '../support/gc.js';
@@ -19,7 +19,14 @@ describe('Modbus TCP bus', () => {
   let servers: SimServers;
   const buses: TcpBus[] = [];
   const bus = (opts: Partial<TcpBusOptions> = {}) => {
-    const b = new TcpBus({ host: servers.meter.host, port: servers.meter.port, timeoutMs: 1000, minBackoffMs: 20, maxBackoffMs: 100, ...opts });
+    const b = new TcpBus({
+      host: servers.meter.host,
+      port: servers.meter.port,
+      timeoutMs: 1000,
+      minBackoffMs: 20,
+      maxBackoffMs: 100,
+      ...opts,
+    });
     buses.push(b);
     return b;
   };
@@ -69,14 +76,16 @@ describe('Modbus TCP bus', () => {
 
   it('a device that reboots fails with connection errors while it is down and is read again when it is back', async () => {
     const b = bus();
-    expect(await b.readInput(1, SDM630.at.hz, 2)).toEqual(readRegisters(sim.unit('meter', 1)!, 'input', SDM630.at.hz, 2));
+    expect(await b.readInput(1, SDM630.at.hz, 2)).toEqual(
+      readRegisters(sim.unit('meter', 1)!, 'input', SDM630.at.hz, 2),
+    );
     const reboot = servers.reboot('meter', 400);
     const e = await failure(b.readInput(1, SDM630.at.hz, 2));
     expect(e.kind).toBe('connection');
     await reboot;
-    expect(await waitFor('read after the reboot', () => b.readInput(1, SDM630.at.hz, 2).catch(() => undefined))).toEqual(
-      readRegisters(sim.unit('meter', 1)!, 'input', SDM630.at.hz, 2),
-    );
+    expect(
+      await waitFor('read after the reboot', () => b.readInput(1, SDM630.at.hz, 2).catch(() => undefined)),
+    ).toEqual(readRegisters(sim.unit('meter', 1)!, 'input', SDM630.at.hz, 2));
   });
 
   it('a silent unit behind a gateway backs off; the other unit is read every time', async () => {

@@ -7,10 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqliteDriver } from '../../src/store/driver.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { backupDatabase } from '../../src/ops/backup.js';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { BUCKET_MS } from '../../src/telemetry/align.js';
 import { demoSite, waitFor } from '../support/demo.js';
 
@@ -29,7 +29,11 @@ interface Row {
 function buckets(file: string): Row[] {
   const db = new BetterSqlite3(file, { readonly: true });
   try {
-    return db.prepare('SELECT s.key, b.start_s, b.covered_ms, b.energy_in FROM buckets b JOIN streams s ON s.id = b.stream ORDER BY s.key, b.start_s').all() as Row[];
+    return db
+      .prepare(
+        'SELECT s.key, b.start_s, b.covered_ms, b.energy_in FROM buckets b JOIN streams s ON s.id = b.stream ORDER BY s.key, b.start_s',
+      )
+      .all() as Row[];
   } finally {
     db.close();
   }
@@ -65,13 +69,27 @@ describe('backup, restore and restart', () => {
   it('sitegw backup --config FILE OUT from another process, and a restore that serves the same buckets', async () => {
     const ep = { host: '127.0.0.1', port: 9 };
     const yaml = join(dir, 'site.yaml');
-    writeFileSync(yaml, demoSiteYaml({ inverter: ep, meter: ep }, { httpHost: '127.0.0.1', httpPort: 0, dataDir: demo.dataDir, pollSeconds: 10, batteryBlocks: 2 }));
+    writeFileSync(
+      yaml,
+      demoSiteYaml(
+        { inverter: ep, meter: ep },
+        { httpHost: '127.0.0.1', httpPort: 0, dataDir: demo.dataDir, pollSeconds: 10, batteryBlocks: 2 },
+      ),
+    );
     const out = join(dir, 'cli.db');
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'backup', '--config', yaml, out], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'backup', '--config', yaml, out],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^backup written: .*cli\.db \(\d+ bytes, checked\)\n$/);
     expect(r.status).toBe(0);
-    expect(spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'backup', '--config', yaml], { cwd: ROOT }).status).toBe(2);
+    expect(
+      spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'backup', '--config', yaml], {
+        cwd: ROOT,
+      }).status,
+    ).toBe(2);
 
     // restore as the README says: the copy becomes sitegw.db of an empty data directory
     const restored = join(dir, 'restored');
@@ -105,10 +123,21 @@ describe('backup, restore and restart', () => {
     let saved = new Map<string, number>();
     await demo.restartDaemon(() => {
       const db = new BetterSqlite3(dbFile(), { readonly: true });
-      saved = new Map((db.prepare('SELECT s.key, e.in_wh FROM energy_state e JOIN streams s ON s.id = e.stream').all() as { key: string; in_wh: number }[]).map((r) => [r.key, r.in_wh]));
+      saved = new Map(
+        (
+          db.prepare('SELECT s.key, e.in_wh FROM energy_state e JOIN streams s ON s.id = e.stream').all() as {
+            key: string;
+            in_wh: number;
+          }[]
+        ).map((r) => [r.key, r.in_wh]),
+      );
       db.close();
     });
-    await waitFor('the spanning bucket closed', () => buckets(dbFile()).some((b) => b.start_s * 1000 === spanning && b.key === 'grid-meter__GRID_METER_DERIVED'), 60_000);
+    await waitFor(
+      'the spanning bucket closed',
+      () => buckets(dbFile()).some((b) => b.start_s * 1000 === spanning && b.key === 'grid-meter__GRID_METER_DERIVED'),
+      60_000,
+    );
     const rows = buckets(dbFile());
     const keys = [...new Set(rows.filter((b) => b.start_s * 1000 === spanning - BUCKET_MS).map((b) => b.key))];
     expect(keys.length).toBeGreaterThan(3);

@@ -44,7 +44,10 @@ describe('exitOnUnhandled', () => {
     const h = harness(() => Promise.reject(new Error('disk gone')));
     h.proc.emit('unhandledRejection', 'not an Error');
     expect(await h.exit).toBe(EXIT_FATAL);
-    expect(h.lines().map((l) => (l.err as { message: string }).message)).toEqual(['non-Error unhandledRejection: not an Error', 'disk gone']);
+    expect(h.lines().map((l) => (l.err as { message: string }).message)).toEqual([
+      'non-Error unhandledRejection: not an Error',
+      'disk gone',
+    ]);
   });
 
   it('a stop that never ends is abandoned after the grace period', async () => {
@@ -63,7 +66,11 @@ describe('exitOnUnhandled', () => {
           throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
         },
       } as unknown as Logger;
-      exitOnUnhandled(proc as unknown as NodeJS.Process, { log: broken, stop: async () => void (stopped = true), exit: done });
+      exitOnUnhandled(proc as unknown as NodeJS.Process, {
+        log: broken,
+        stop: async () => void (stopped = true),
+        exit: done,
+      });
     });
     proc.emit('uncaughtException', new Error('first'));
     expect(await exit).toBe(EXIT_FATAL);

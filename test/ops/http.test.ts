@@ -54,7 +54,13 @@ describe('health, metrics and the owner login', () => {
 
   it('/metrics needs a token with device.read', async () => {
     expect((await fetch(`${demo.url}/metrics`)).status).toBe(401);
-    const planOnly = (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials', scope: 'svc/plan.read' }, { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) })).body.access_token;
+    const planOnly = (
+      await postForm(
+        demo.credentials.tokenUrl,
+        { grant_type: 'client_credentials', scope: 'svc/plan.read' },
+        { authorization: basic(demo.credentials.client.id, demo.credentials.client.secret) },
+      )
+    ).body.access_token;
     expect((await fetch(`${demo.url}/metrics`, { headers: { authorization: `Bearer ${planOnly}` } })).status).toBe(403);
   });
 
@@ -63,7 +69,9 @@ describe('health, metrics and the owner login', () => {
     const text = await metrics(token);
     expect(text).toMatch(/^sitegw_device_poll_seconds_count\{device="inverter",outcome="ok"\} [1-9]\d*$/m);
     expect(text).toMatch(/^sitegw_device_poll_seconds_count\{device="house-meter",outcome="error"\} [1-9]\d*$/m);
-    const errors = Number(/^sitegw_device_errors_total\{device="house-meter",kind="connection"\} (\d+)$/m.exec(text)?.[1]);
+    const errors = Number(
+      /^sitegw_device_errors_total\{device="house-meter",kind="connection"\} (\d+)$/m.exec(text)?.[1],
+    );
     expect(errors).toBeGreaterThan(0);
     expect(errors).toBeLessThanOrEqual(demo.daemon.site.devices.get('house-meter')!.errors.connection);
     expect(text).toMatch(/^sitegw_device_online\{device="house-meter"\} 0$/m);
@@ -110,23 +118,38 @@ describe('health, metrics and the owner login', () => {
     const session = cookie.split(';')[0]!;
     const status = await fetch(`${demo.url}/status.json`, { headers: { cookie: session } });
     expect(status.status).toBe(200);
-    const view = (await status.json()) as { devices: { id: string; online: boolean; errors: Record<string, number> }[]; flow: { pvW: number | null } };
+    const view = (await status.json()) as {
+      devices: { id: string; online: boolean; errors: Record<string, number> }[];
+      flow: { pvW: number | null };
+    };
     expect(view.devices.find((d) => d.id === 'house-meter')).toMatchObject({ online: false });
     expect(view.devices.find((d) => d.id === 'house-meter')!.errors.connection).toBeGreaterThan(0);
-    const out = await fetch(`${demo.url}/logout`, { method: 'POST', headers: { cookie: session, origin: demo.url }, redirect: 'manual' });
+    const out = await fetch(`${demo.url}/logout`, {
+      method: 'POST',
+      headers: { cookie: session, origin: demo.url },
+      redirect: 'manual',
+    });
     expect(out.status).toBe(303);
     expect((await fetch(`${demo.url}/status.json`, { headers: { cookie: session } })).status).toBe(401);
   });
 
   it('a login form posted from another site is refused before the password is checked (CSRF)', async () => {
-    const res = await login(demo.credentials.owner.username, demo.credentials.owner.password, { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' });
+    const res = await login(demo.credentials.owner.username, demo.credentials.owner.password, {
+      origin: 'http://evil.example',
+      'sec-fetch-site': 'cross-site',
+    });
     expect(res.status).toBe(403);
     expect(res.headers.get('set-cookie')).toBeNull();
     expect(((await res.json()) as { code: string }).code).toBe('CROSS_SITE_FORM');
   });
 
   it('a forged or garbage session cookie opens nothing', async () => {
-    for (const cookie of ['sitegw_session=sgw_ss_forged', 'sitegw_session=', `sitegw_session=${'x'.repeat(5000)}`, 'other=1']) {
+    for (const cookie of [
+      'sitegw_session=sgw_ss_forged',
+      'sitegw_session=',
+      `sitegw_session=${'x'.repeat(5000)}`,
+      'other=1',
+    ]) {
       expect((await fetch(`${demo.url}/status.json`, { headers: { cookie } })).status).toBe(401);
     }
   });

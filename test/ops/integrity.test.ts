@@ -8,9 +8,9 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { pino } from 'pino';
 import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { Daemon } from '../../src/main.js';
@@ -58,7 +58,10 @@ function capture() {
 function config(dataDir: string) {
   // devices on ports nobody listens on: this test is about the store
   const ep = { host: '127.0.0.1', port: 9 };
-  return demoSiteConfig({ inverter: ep, meter: ep }, { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 1 });
+  return demoSiteConfig(
+    { inverter: ep, meter: ep },
+    { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 1 },
+  );
 }
 
 describe('integrity check at start', () => {
@@ -95,7 +98,11 @@ describe('integrity check at start', () => {
       writeFileSync(file, `noise ${i} `.repeat(500));
       openCheckedDatabase(file, capture().log, () => Date.UTC(2026, 0, 1, 0, i)).db.close();
     }
-    expect(readdirSync(dir).filter((n) => n.includes('.damaged-')).sort()).toEqual(['sitegw.db.damaged-20260101T000200Z', 'sitegw.db.damaged-20260101T000300Z']);
+    expect(
+      readdirSync(dir)
+        .filter((n) => n.includes('.damaged-'))
+        .sort(),
+    ).toEqual(['sitegw.db.damaged-20260101T000200Z', 'sitegw.db.damaged-20260101T000300Z']);
   });
 
   it('a database from a newer sitegw is not corruption: the start stops and the file stays', () => {
@@ -140,6 +147,8 @@ describe('integrity check at start', () => {
     const second = await Daemon.start({ config: config(dataDir), clock, log: again.log, listen: false });
     await second.stop();
     expect(again.lines.some((l) => l.msg.includes('damaged'))).toBe(false);
-    expect(readdirSync(dataDir).filter((n) => n.includes('.damaged-') && !n.endsWith('-wal') && !n.endsWith('-shm'))).toHaveLength(1);
+    expect(
+      readdirSync(dataDir).filter((n) => n.includes('.damaged-') && !n.endsWith('-wal') && !n.endsWith('-shm')),
+    ).toHaveLength(1);
   });
 });

@@ -19,7 +19,12 @@ describe('parsePromText', () => {
       ].join('\n'),
     );
     expect(f.get('a_total')).toMatchObject({ type: 'counter', help: 'Things\n counted \\ here' });
-    expect(f.get('a_total')!.samples[0]).toEqual({ name: 'a_total', labels: { x: 'q"uo\\te\nnl', y: '' }, value: 3, timestampMs: 1700000000000 });
+    expect(f.get('a_total')!.samples[0]).toEqual({
+      name: 'a_total',
+      labels: { x: 'q"uo\\te\nnl', y: '' },
+      value: 3,
+      timestampMs: 1700000000000,
+    });
     expect(f.get('h')!.samples.map((s) => s.name)).toEqual(['h_bucket', 'h_sum', 'h_count']);
     expect(sampleOf(f, 'h_sum', {})).toBe(0.0015);
     expect(sampleOf(f, 'g', {})).toBeNaN();

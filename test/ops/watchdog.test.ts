@@ -5,7 +5,7 @@
  * pings, none while the event loop is blocked or the poll scheduler is stuck (test hooks), and
  * STOPPING at SIGTERM.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,11 +44,33 @@ describe.skipIf(!HAVE_SOCAT)('sd_notify and the systemd watchdog', () => {
       for (const text of parts) lines.push({ at, text });
     });
     await waitFor('the listener socket', () => spawnSync('test', ['-S', sock]).status === 0);
-    daemon = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'demo', '--port', '0', '--data-dir', join(dir, 'data'), '--speed', '60'], {
-      cwd: ROOT,
-      env: { ...process.env, NOTIFY_SOCKET: sock, WATCHDOG_USEC: '600000', SITEGW_TEST_HOOKS: '1', SITEGW_TEST_HANG_MS: '2500', SITEGW_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    daemon = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli.ts'),
+        'demo',
+        '--port',
+        '0',
+        '--data-dir',
+        join(dir, 'data'),
+        '--speed',
+        '60',
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          NOTIFY_SOCKET: sock,
+          WATCHDOG_USEC: '600000',
+          SITEGW_TEST_HOOKS: '1',
+          SITEGW_TEST_HANG_MS: '2500',
+          SITEGW_LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     daemon.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     exit = new Promise((resolve) => daemon.on('exit', (code) => resolve(code)));
   }, 60_000);
@@ -86,7 +108,11 @@ describe.skipIf(!HAVE_SOCAT)('sd_notify and the systemd watchdog', () => {
   it('a stuck poll scheduler withholds the pings and says why in STATUS', async () => {
     const sent = Date.now();
     daemon.kill('SIGUSR2');
-    const withheld = await waitFor('STATUS=watchdog withheld', () => lines.find((l) => l.at >= sent && l.text.startsWith('STATUS=watchdog withheld:')), 15_000);
+    const withheld = await waitFor(
+      'STATUS=watchdog withheld',
+      () => lines.find((l) => l.at >= sent && l.text.startsWith('STATUS=watchdog withheld:')),
+      15_000,
+    );
     expect(withheld.text).toMatch(/the poll scheduler has not run for \d+ s/);
     const quietFrom = Date.now();
     await new Promise((r) => setTimeout(r, 2000));

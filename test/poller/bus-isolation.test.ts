@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/core/log.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { BusRegistry } from '../../src/modbus/buses.js';
 import { Poller } from '../../src/poller/poller.js';
-import { startSimServers, type SimServers } from '../../src/sim/servers.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { Site } from '../../src/site/site.js';
 import { waitFor } from '../support/demo.js';
@@ -32,7 +32,13 @@ describe('poller across buses', () => {
     const clock = new ManualClock(T0);
     const sim = new SimSite(undefined, T0);
     servers = await startSimServers(sim, clock);
-    const config = demoSiteConfig(servers, { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/unused', pollSeconds: 10, batteryBlocks: 2 });
+    const config = demoSiteConfig(servers, {
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      dataDir: '/tmp/unused',
+      pollSeconds: 10,
+      batteryBlocks: 2,
+    });
     for (const d of config.devices) if (d.role.endsWith('meter')) d.connection.timeoutMs = 3000;
     servers.faults.set('meter', 1, { kind: 'silent' });
     servers.faults.set('meter', 2, { kind: 'silent' });

@@ -3,10 +3,10 @@ import type { Reading } from '../../src/core/channels.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { EventBus } from '../../src/core/events.js';
 import { silentLogger } from '../../src/core/log.js';
+import type { RegisterReader } from '../../src/core/register-reader.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { SimMemoryReader } from '../../src/demo/memory-reader.js';
 import { ModbusError } from '../../src/modbus/errors.js';
-import type { RegisterReader } from '../../src/core/register-reader.js';
 import { Poller } from '../../src/poller/poller.js';
 import { SimSite } from '../../src/sim/site.js';
 import { Site } from '../../src/site/site.js';
@@ -15,7 +15,13 @@ const T0 = Date.parse('2026-06-21T10:00:00Z');
 const EP = { inverter: { host: '127.0.0.1', port: 1502 }, meter: { host: '127.0.0.1', port: 1503 } };
 
 function setup(edit?: (yaml: ReturnType<typeof demoSiteConfig>) => void) {
-  const config = demoSiteConfig(EP, { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/unused', pollSeconds: 10, batteryBlocks: 2 });
+  const config = demoSiteConfig(EP, {
+    httpHost: '127.0.0.1',
+    httpPort: 0,
+    dataDir: '/tmp/unused',
+    pollSeconds: 10,
+    batteryBlocks: 2,
+  });
   edit?.(config);
   const sim = new SimSite(undefined, T0);
   const clock = new ManualClock(T0);
@@ -33,7 +39,13 @@ function setup(edit?: (yaml: ReturnType<typeof demoSiteConfig>) => void) {
     },
     readInput: (u, a, n) => meterReal.readInput(u, a, n),
   };
-  const poller = new Poller({ site, bus, clock, log: silentLogger(), readerFor: (d) => (d.connection.type === 'tcp' && d.connection.port === EP.meter.port ? meter : inverter) });
+  const poller = new Poller({
+    site,
+    bus,
+    clock,
+    log: silentLogger(),
+    readerFor: (d) => (d.connection.type === 'tcp' && d.connection.port === EP.meter.port ? meter : inverter),
+  });
   const cycle = async (t: number) => {
     sim.update(t);
     return poller.cycle(() => t);

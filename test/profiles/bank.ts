@@ -3,8 +3,9 @@
  * with exception 2 (illegal data address), as Modbus devices do. Every request is logged so
  * tests can check what the engine asked for.
  */
-import { ModbusError } from '../../src/modbus/errors.js';
+
 import type { RegisterReader } from '../../src/core/register-reader.js';
+import { ModbusError } from '../../src/modbus/errors.js';
 
 type Fn = 'holding' | 'input';
 
@@ -16,15 +17,20 @@ export class BankReader implements RegisterReader {
 
   /** Words as they arrive on the wire, e.g. set('input', 0x34, '44 79 C0 00'). */
   set(fn: Fn, address: number, hex: string, unit = 1): this {
-    const bytes = hex.trim().split(/\s+/).map((b) => parseInt(b, 16));
-    for (let i = 0; i < bytes.length; i += 2) this.regs.set(`${unit}:${fn}:${address + i / 2}`, (bytes[i]! << 8) | bytes[i + 1]!);
+    const bytes = hex
+      .trim()
+      .split(/\s+/)
+      .map((b) => parseInt(b, 16));
+    for (let i = 0; i < bytes.length; i += 2)
+      this.regs.set(`${unit}:${fn}:${address + i / 2}`, (bytes[i]! << 8) | bytes[i + 1]!);
     return this;
   }
 
   /** ASCII text, NUL padded to `length` registers */
   setText(fn: Fn, address: number, text: string, length: number, unit = 1): this {
     const padded = text.padEnd(length * 2, '\0');
-    for (let i = 0; i < length; i++) this.regs.set(`${unit}:${fn}:${address + i}`, (padded.charCodeAt(2 * i) << 8) | padded.charCodeAt(2 * i + 1));
+    for (let i = 0; i < length; i++)
+      this.regs.set(`${unit}:${fn}:${address + i}`, (padded.charCodeAt(2 * i) << 8) | padded.charCodeAt(2 * i + 1));
     return this;
   }
 

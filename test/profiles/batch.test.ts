@@ -7,7 +7,9 @@ const holding = (address: number, count = 1): ReadRange => ({ fn: 'holding', add
 describe('read planning', () => {
   it('merges contiguous registers into one request', () => {
     // SDM630 phase powers 0x000C, 0x000E, 0x0010: three f32 back to back
-    expect(planReads([input(0x0c), input(0x0e), input(0x10)], { maxRegisters: 125, maxGap: 0 })).toEqual([input(0x0c, 6)]);
+    expect(planReads([input(0x0c), input(0x0e), input(0x10)], { maxRegisters: 125, maxGap: 0 })).toEqual([
+      input(0x0c, 6),
+    ]);
   });
 
   it('spans a gap up to maxGap and no further', () => {
@@ -27,14 +29,20 @@ describe('read planning', () => {
   });
 
   it('keeps holding and input registers in separate requests even at the same address', () => {
-    const plan = planReads([holding(100), input(100, 1), holding(101), input(101, 1)], { maxRegisters: 125, maxGap: 10 });
+    const plan = planReads([holding(100), input(100, 1), holding(101), input(101, 1)], {
+      maxRegisters: 125,
+      maxGap: 10,
+    });
     expect(plan).toHaveLength(2);
     expect(plan).toContainEqual({ fn: 'holding', address: 100, count: 2 });
     expect(plan).toContainEqual({ fn: 'input', address: 100, count: 2 });
   });
 
   it('reads optional registers in requests of their own', () => {
-    const plan = planReads([holding(37758, 2), { ...holding(37760), optional: true }], { maxRegisters: 125, maxGap: 10 });
+    const plan = planReads([holding(37758, 2), { ...holding(37760), optional: true }], {
+      maxRegisters: 125,
+      maxGap: 10,
+    });
     expect(plan).toEqual([holding(37758, 2), { fn: 'holding', address: 37760, count: 1, optional: true }]);
   });
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { scanCommand } from '../../src/cli/scan.js';
-import { allFixtures, serveImage, type ImageServer } from '../support/register-image.js';
+import { allFixtures, type ImageServer, serveImage } from '../support/register-image.js';
 
 const FIXTURES = allFixtures();
 
@@ -16,7 +16,10 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('sitegw scan on %s', (_
   it('finds it at its unit id, as the profile its site.yaml names, with the model its identity registers give', async () => {
     server = await serveImage(f);
     const out: string[] = [];
-    const code = await scanCommand(['--tcp', `${server.host}:${server.port}`, '--units', String(f.image.unitId)], { out: (t) => out.push(t), err: () => undefined });
+    const code = await scanCommand(['--tcp', `${server.host}:${server.port}`, '--units', String(f.image.unitId)], {
+      out: (t) => out.push(t),
+      err: () => undefined,
+    });
     const text = out.join('');
     expect(code, text).toBe(0);
     const profile = f.devices[0]!.profile;
@@ -37,16 +40,25 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('sitegw scan on %s', (_
 // a vendor's fixed unit id outside 1-10 must be among the ids a TCP scan tries unasked
 const FIXED_IDS = FIXTURES.filter((f) => f.image.unitId > 10);
 
-describe.each(FIXED_IDS.map((f) => [f.name, f.image.unitId, f] as const))('sitegw scan without --units on %s', (_name, unitId, f) => {
-  let server: ImageServer | undefined;
-  afterEach(async () => server?.close());
+describe.each(FIXED_IDS.map((f) => [f.name, f.image.unitId, f] as const))(
+  'sitegw scan without --units on %s',
+  (_name, unitId, f) => {
+    let server: ImageServer | undefined;
+    afterEach(async () => server?.close());
 
-  it(`reaches its unit ${unitId} among the default TCP unit ids`, async () => {
-    server = await serveImage(f);
-    const out: string[] = [];
-    const code = await scanCommand(['--tcp', `${server.host}:${server.port}`], { out: (t) => out.push(t), err: () => undefined });
-    const text = out.join('');
-    expect(code, text).toBe(0);
-    expect(text.split('\n').some((l) => l.trimStart().startsWith(`unit ${unitId} `)), text).toBe(true);
-  });
-});
+    it(`reaches its unit ${unitId} among the default TCP unit ids`, async () => {
+      server = await serveImage(f);
+      const out: string[] = [];
+      const code = await scanCommand(['--tcp', `${server.host}:${server.port}`], {
+        out: (t) => out.push(t),
+        err: () => undefined,
+      });
+      const text = out.join('');
+      expect(code, text).toBe(0);
+      expect(
+        text.split('\n').some((l) => l.trimStart().startsWith(`unit ${unitId} `)),
+        text,
+      ).toBe(true);
+    });
+  },
+);

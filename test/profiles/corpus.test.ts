@@ -5,10 +5,10 @@
  * fixture's `expect`), never with what the gateway's own decoder makes of the image.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { corpusSiteId, corpusSiteYaml, startCorpusSite, type CorpusSite } from '../support/corpus-site.js';
+import { type CorpusSite, corpusSiteId, corpusSiteYaml, startCorpusSite } from '../support/corpus-site.js';
 import { getJson, waitFor } from '../support/demo.js';
-import { aedesBroker, collect, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
-import { allFixtures, imageRegisters, loadFixture, FIXTURE_DIR } from '../support/register-image.js';
+import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
+import { allFixtures, FIXTURE_DIR, imageRegisters, loadFixture } from '../support/register-image.js';
 
 const FIXTURES = allFixtures();
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
@@ -52,7 +52,10 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
   let uplink: Collector;
   const firstStream = Object.keys(f.expect.streams)[0]!;
   const telemetry = async (stream: string): Promise<Entry[]> => {
-    const r = await getJson(`${site.url}/api/v1/devices/${encodeURIComponent(stream)}/telemetry?interval=${iso(site.start - 3_600_000)}/PT3H&include=default,energy`, site.token);
+    const r = await getJson(
+      `${site.url}/api/v1/devices/${encodeURIComponent(stream)}/telemetry?interval=${iso(site.start - 3_600_000)}/PT3H&include=default,energy`,
+      site.token,
+    );
     if (r.status !== 200) throw new Error(`telemetry ${stream}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body.entries as Entry[];
   };
@@ -76,38 +79,47 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
   });
 
   it("the first closed bucket carries the source's values, lifetime counters included", async () => {
-    const first = await waitFor(`a closed bucket of ${firstStream}`, async () => (await telemetry(firstStream))[0], 30_000);
+    const first = await waitFor(
+      `a closed bucket of ${firstStream}`,
+      async () => (await telemetry(firstStream))[0],
+      30_000,
+    );
     for (const [stream, values] of Object.entries(f.expect.streams)) {
       const entries = await telemetry(stream);
       const entry = entries.find((e) => e.interval === first.interval);
       expect(entry, `${stream} has the bucket ${first.interval}`).toBeDefined();
-      for (const [channel, want] of Object.entries(values)) expect(entry![channel], `${stream} ${channel}`).toBe(want ?? undefined);
+      for (const [channel, want] of Object.entries(values))
+        expect(entry![channel], `${stream} ${channel}`).toBe(want ?? undefined);
     }
   });
 
   it('the uplink message of that bucket carries the same values', async () => {
     const first = (await telemetry(firstStream))[0]!;
     const sent = await waitFor(`the uplink message for ${first.interval}`, () =>
-      uplink.json('telemetry').find((m: { interval: string; resync?: string }) => m.interval === first.interval && m.resync === undefined),
+      uplink
+        .json('telemetry')
+        .find((m: { interval: string; resync?: string }) => m.interval === first.interval && m.resync === undefined),
     );
     for (const [stream, values] of Object.entries(f.expect.streams)) {
       const entry = (sent.entries as Entry[]).find((e) => e.deviceId === stream);
       expect(entry, `${stream} in the uplink message`).toBeDefined();
-      for (const [channel, want] of Object.entries(values)) expect(entry![channel], `uplink ${stream} ${channel}`).toBe(want ?? undefined);
+      for (const [channel, want] of Object.entries(values))
+        expect(entry![channel], `uplink ${stream} ${channel}`).toBe(want ?? undefined);
     }
   });
 
   // only fixtures whose source names every stream the device has can say the list is exact
-  if (f.expect.sensors) it('the topology lists exactly the streams the device has', async () => {
-    const r = await getJson(`${site.url}/api/v1/sites/${site.siteId}/topology?compact=false`, site.token);
-    expect(r.status).toBe(200);
-    const sensors: string[] = [];
-    type Node = { kind?: string; id?: string; nodes?: Node[]; node?: Node; rightCircuit?: Node };
-    const walk = (n: Node) => {
-      if (n.kind === 'sensor' && n.id) sensors.push(n.id);
-      for (const c of [...(n.nodes ?? []), n.node, n.rightCircuit]) if (c) walk(c);
-    };
-    walk(r.body.topology);
-    expect(sensors.sort()).toEqual([...(f.expect.sensors ?? [])].sort());
-  });
+  if (f.expect.sensors)
+    it('the topology lists exactly the streams the device has', async () => {
+      const r = await getJson(`${site.url}/api/v1/sites/${site.siteId}/topology?compact=false`, site.token);
+      expect(r.status).toBe(200);
+      const sensors: string[] = [];
+      type Node = { kind?: string; id?: string; nodes?: Node[]; node?: Node; rightCircuit?: Node };
+      const walk = (n: Node) => {
+        if (n.kind === 'sensor' && n.id) sensors.push(n.id);
+        for (const c of [...(n.nodes ?? []), n.node, n.rightCircuit]) if (c) walk(c);
+      };
+      walk(r.body.topology);
+      expect(sensors.sort()).toEqual([...(f.expect.sensors ?? [])].sort());
+    });
 });

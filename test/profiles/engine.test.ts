@@ -18,7 +18,12 @@ beforeAll(() => {
 
 function device(profile: string | DeviceProfile, role: DeviceRole, unitId = 1): ProfileDevice {
   const p = typeof profile === 'string' ? registry.get(profile)! : profile;
-  const config: DeviceConfig = { id: 'dev', role, profile: p.name, connection: { type: 'tcp', host: '127.0.0.1', port: 502, unitId, timeoutMs: 1000 } };
+  const config: DeviceConfig = {
+    id: 'dev',
+    role,
+    profile: p.name,
+    connection: { type: 'tcp', host: '127.0.0.1', port: 502, unitId, timeoutMs: 1000 },
+  };
   return new ProfileDevice(config, p);
 }
 
@@ -45,7 +50,12 @@ describe('Eastron SDM630 as grid meter (input registers, f32)', () => {
     // an SDM630 without the V2 serial register: identity from the profile only
     expect(dev.identity).toEqual({ manufacturer: 'Eastron', model: 'SDM630' });
     expect(poll.readings).toEqual([
-      { streamId: 'dev__GRID_METER_DERIVED', ts: 1000, values: { power_W: 999, state: 'ok' }, counters: { inWh: 10_000_000, outWh: 1_000_000 } },
+      {
+        streamId: 'dev__GRID_METER_DERIVED',
+        ts: 1000,
+        values: { power_W: 999, state: 'ok' },
+        counters: { inWh: 10_000_000, outWh: 1_000_000 },
+      },
     ]);
   });
 
@@ -72,7 +82,10 @@ describe('Eastron SDM630 as grid meter (input registers, f32)', () => {
   });
 
   it('no voltage on any phase: the grid is not present', async () => {
-    const b = bank().set('input', 0x0000, '00 00 00 00').set('input', 0x0002, '00 00 00 00').set('input', 0x0004, '00 00 00 00');
+    const b = bank()
+      .set('input', 0x0000, '00 00 00 00')
+      .set('input', 0x0002, '00 00 00 00')
+      .set('input', 0x0004, '00 00 00 00');
     const poll = await device('eastron-sdm630', 'grid-meter').poll(b, at(0));
     expect(poll.readings[0]!.values.state).toBe('not_present');
   });
@@ -83,17 +96,29 @@ describe('Eastron SDM630 as grid meter (input registers, f32)', () => {
   });
 
   it('a NaN float is absent, not zero', async () => {
-    const poll = await device('eastron-sdm630', 'consumption-meter').poll(bank().set('input', 0x0034, '7F C0 00 00'), at(0));
-    expect(poll.readings[0]).toEqual({ streamId: 'dev', ts: 0, values: {}, counters: { inWh: 10_000_000, outWh: 1_000_000 } });
+    const poll = await device('eastron-sdm630', 'consumption-meter').poll(
+      bank().set('input', 0x0034, '7F C0 00 00'),
+      at(0),
+    );
+    expect(poll.readings[0]).toEqual({
+      streamId: 'dev',
+      ts: 0,
+      values: {},
+      counters: { inWh: 10_000_000, outWh: 1_000_000 },
+    });
   });
 
   it('a short answer is a decode error naming the profile', async () => {
     const b = bank();
     b.truncate = true;
-    const err = await device('eastron-sdm630', 'grid-meter').poll(b, at(0)).catch((e: unknown) => e);
+    const err = await device('eastron-sdm630', 'grid-meter')
+      .poll(b, at(0))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModbusError);
     expect((err as ModbusError).kind).toBe('decode');
-    expect((err as ModbusError).message).toMatch(/profile eastron-sdm630.*asked unit 1 for 6 input registers at 0, the answer had 5 words/);
+    expect((err as ModbusError).message).toMatch(
+      /profile eastron-sdm630.*asked unit 1 for 6 input registers at 0, the answer had 5 words/,
+    );
   });
 });
 
@@ -106,7 +131,14 @@ describe('Eastron SDM120 (single phase)', () => {
       .set('input', 0x0048, '42 C8 00 00') // import 100.0 kWh
       .set('input', 0x004a, '41 20 00 00'); // export 10.0 kWh
     const poll = await device('eastron-sdm120', 'grid-meter').poll(b, at(0));
-    expect(poll.readings).toEqual([{ streamId: 'dev__GRID_METER_DERIVED', ts: 0, values: { power_W: 500, state: 'ok' }, counters: { inWh: 100_000, outWh: 10_000 } }]);
+    expect(poll.readings).toEqual([
+      {
+        streamId: 'dev__GRID_METER_DERIVED',
+        ts: 0,
+        values: { power_W: 500, state: 'ok' },
+        counters: { inWh: 100_000, outWh: 10_000 },
+      },
+    ]);
     // voltage and power are one request across the unused 0x0002..0x000B
     expect(b.requests[0]).toEqual({ fn: 'input', unit: 1, address: 0, count: 14 });
   });
@@ -114,7 +146,9 @@ describe('Eastron SDM120 (single phase)', () => {
 
 describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one unit', () => {
   function bank(): BankReader {
-    const b = new BankReader().setText('holding', 30000, 'SUN2000-5KTL-L1', 15).setText('holding', 30015, 'HV2012345678', 10);
+    const b = new BankReader()
+      .setText('holding', 30000, 'SUN2000-5KTL-L1', 15)
+      .setText('holding', 30015, 'HV2012345678', 10);
     zeros(b, 'holding', 32064, 32082);
     b.set('holding', 32064, '00 00 15 E0') // input power 5600 → 5.600 kW (gain 1000)
       .set('holding', 32080, '00 00 13 88') // active power 5000 → 5.000 kW
@@ -146,7 +180,9 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
   it('battery: discharging is negative, SoC with gain 10, rated capacity absent when the firmware refuses 37758', async () => {
     const b = bank();
     const poll = await device('huawei-sun2000', 'battery').poll(b, at(0));
-    expect(poll.readings).toEqual([{ streamId: 'dev', ts: 0, values: { power_W: -2000, soc: 51.5 }, counters: { inWh: 100_000, outWh: 80_000 } }]);
+    expect(poll.readings).toEqual([
+      { streamId: 'dev', ts: 0, values: { power_W: -2000, soc: 51.5 }, counters: { inWh: 100_000, outWh: 80_000 } },
+    ]);
     expect(poll.capacityWh).toBeUndefined();
     // the optional register was asked for in a request of its own
     expect(b.requests).toContainEqual({ fn: 'holding', unit: 1, address: 37758, count: 2 });
@@ -161,7 +197,10 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
       .set('holding', 37780, '00 02 BF 20') // 180000 → 1800.00 kWh
       .set('holding', 37782, '00 02 84 88'); // 165000 → 1650.00 kWh
     const both = await device('huawei-sun2000', 'battery').poll(combined, at(0));
-    expect(both.readings[0]).toMatchObject({ values: { power_W: 2800, soc: 55 }, counters: { inWh: 1_800_000, outWh: 1_650_000 } });
+    expect(both.readings[0]).toMatchObject({
+      values: { power_W: 2800, soc: 55 },
+      counters: { inWh: 1_800_000, outWh: 1_650_000 },
+    });
 
     // older firmware refuses 37758 and up: unit 1's registers, and the refused ones rest for an hour
     const older = bank();
@@ -201,7 +240,14 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
 
   it('grid meter: supply from the grid is import (positive), counters by direction, magnitude of a negative feed-in counter', async () => {
     const poll = await device('huawei-sun2000', 'grid-meter').poll(bank(), at(0));
-    expect(poll.readings).toEqual([{ streamId: 'dev__GRID_METER_DERIVED', ts: 0, values: { power_W: 1000, state: 'ok' }, counters: { inWh: 10_000, outWh: 1000 } }]);
+    expect(poll.readings).toEqual([
+      {
+        streamId: 'dev__GRID_METER_DERIVED',
+        ts: 0,
+        values: { power_W: 1000, state: 'ok' },
+        counters: { inWh: 10_000, outWh: 1000 },
+      },
+    ]);
   });
 
   it('grid meter: an offline meter (37100 = 0) makes the state unknown; no voltage makes it not_present', async () => {
@@ -217,7 +263,9 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
   });
 
   it('a refused required register fails the poll with the Modbus exception', async () => {
-    const err = await device('huawei-sun2000', 'battery').poll(bank().delete('holding', 37066, 2), at(0)).catch((e: unknown) => e);
+    const err = await device('huawei-sun2000', 'battery')
+      .poll(bank().delete('holding', 37066, 2), at(0))
+      .catch((e: unknown) => e);
     expect((err as ModbusError).kind).toBe('exception');
   });
 });
@@ -236,7 +284,9 @@ describe('Victron GX system service (unit 100, s16/u16, sums over phases)', () =
   it('grid: phases added (export 900 W is -900), state from the active input source', async () => {
     const b = bank();
     const poll = await device('victron-gx', 'grid-meter', 100).poll(b, at(0));
-    expect(poll.readings).toEqual([{ streamId: 'dev__GRID_METER_DERIVED', ts: 0, values: { power_W: -900, state: 'ok' } }]);
+    expect(poll.readings).toEqual([
+      { streamId: 'dev__GRID_METER_DERIVED', ts: 0, values: { power_W: -900, state: 'ok' } },
+    ]);
     // gaps are never bridged on a GX: 820-822 and 826 are separate requests
     expect(b.requests.filter((r) => r.address >= 820)).toEqual([
       { fn: 'holding', unit: 100, address: 820, count: 3 },
@@ -245,15 +295,24 @@ describe('Victron GX system service (unit 100, s16/u16, sums over phases)', () =
   });
 
   it('grid state: 240 (not connected) and 2 (generator) are not_present, 0 unknown', async () => {
-    for (const [raw, state] of [['00 F0', 'not_present'], ['00 02', 'not_present'], ['00 00', 'unknown']] as const) {
+    for (const [raw, state] of [
+      ['00 F0', 'not_present'],
+      ['00 02', 'not_present'],
+      ['00 00', 'unknown'],
+    ] as const) {
       const poll = await device('victron-gx', 'grid-meter', 100).poll(bank().set('holding', 826, raw, 100), at(0));
       expect(poll.readings[0]!.values.state, raw).toBe(state);
     }
   });
 
   it('consumption, battery and inverter roles', async () => {
-    expect((await device('victron-gx', 'consumption-meter', 100).poll(bank(), at(0))).readings[0]!.values).toEqual({ power_W: 1200 });
-    expect((await device('victron-gx', 'battery', 100).poll(bank(), at(0))).readings[0]!.values).toEqual({ power_W: -200, soc: 87 });
+    expect((await device('victron-gx', 'consumption-meter', 100).poll(bank(), at(0))).readings[0]!.values).toEqual({
+      power_W: 1200,
+    });
+    expect((await device('victron-gx', 'battery', 100).poll(bank(), at(0))).readings[0]!.values).toEqual({
+      power_W: -200,
+      soc: 87,
+    });
     const inv = await device('victron-gx', 'inverter', 100).poll(bank(), at(0));
     expect(inv.readings.map((r) => r.values)).toEqual([{ power_DC_W: -300 }, { power_W: -1500 }]);
   });
@@ -283,7 +342,14 @@ describe('Sungrow SH-RT (input registers numbered from 1, low word first, batter
   it('battery: the unsigned power is negative while the running state says discharging', async () => {
     const dev = device('sungrow-sh-rt', 'battery');
     const poll = await dev.poll(full(), at(0));
-    expect(poll.readings).toEqual([{ streamId: 'dev', ts: 0, values: { power_W: -1500, soc: 80, soh: 99 }, counters: { inWh: 2_000_000, outWh: 1_000_000 } }]);
+    expect(poll.readings).toEqual([
+      {
+        streamId: 'dev',
+        ts: 0,
+        values: { power_W: -1500, soc: 80, soh: 99 },
+        counters: { inWh: 2_000_000, outWh: 1_000_000 },
+      },
+    ]);
     expect(dev.identity).toEqual({ manufacturer: 'Sungrow', model: 'SH10RT', serial: 'A2350415770' });
   });
 
@@ -294,9 +360,14 @@ describe('Sungrow SH-RT (input registers numbered from 1, low word first, batter
 
   it('grid: export power -1000 (S32 low word first) is 1000 W of import; consumption positive', async () => {
     expect((await device('sungrow-sh-rt', 'grid-meter').poll(full(), at(0))).readings[0]).toEqual({
-      streamId: 'dev__GRID_METER_DERIVED', ts: 0, values: { power_W: 1000, state: 'ok' }, counters: { inWh: 5_000_000, outWh: 3_000_000 },
+      streamId: 'dev__GRID_METER_DERIVED',
+      ts: 0,
+      values: { power_W: 1000, state: 'ok' },
+      counters: { inWh: 5_000_000, outWh: 3_000_000 },
     });
-    expect((await device('sungrow-sh-rt', 'consumption-meter').poll(full(), at(0))).readings[0]!.values).toEqual({ power_W: 1200 });
+    expect((await device('sungrow-sh-rt', 'consumption-meter').poll(full(), at(0))).readings[0]!.values).toEqual({
+      power_W: 1200,
+    });
   });
 
   it('grid: the off-grid system state (0x1000) is not_present', async () => {

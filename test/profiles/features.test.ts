@@ -28,7 +28,12 @@ ${roles}`;
 }
 
 function battery(p: DeviceProfile): ProfileDevice {
-  const config: DeviceConfig = { id: 'bat', role: 'battery', profile: 'acme', connection: { type: 'tcp', host: 'h', port: 502, unitId: 1, timeoutMs: 1000 } };
+  const config: DeviceConfig = {
+    id: 'bat',
+    role: 'battery',
+    profile: 'acme',
+    connection: { type: 'tcp', host: 'h', port: 502, unitId: 1, timeoutMs: 1000 },
+  };
   return new ProfileDevice(config, p);
 }
 
@@ -37,7 +42,8 @@ describe('scale-factor registers (SunSpec semantics: value × 10^sf)', () => {
   const p = profile(`  battery:
     power_W: { address: 40100, type: s16, unit: W, sentinels: [0x8000], scaleFactor: { address: 40101, type: s16, sentinels: [0x8000] } }
 `);
-  const poll = (w: string, sf: string) => battery(p).poll(new BankReader().set('holding', 40100, w).set('holding', 40101, sf), () => 0);
+  const poll = (w: string, sf: string) =>
+    battery(p).poll(new BankReader().set('holding', 40100, w).set('holding', 40101, sf), () => 0);
 
   it('1500 with sf -1 is 150.0 W; with sf 2 it is 150000 W', async () => {
     expect((await poll('05 DC', 'FF FF')).readings[0]!.values.power_W).toBe(150);
@@ -60,7 +66,9 @@ describe('scale-factor registers (SunSpec semantics: value × 10^sf)', () => {
     const err = await poll('05 DC', '00 14').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModbusError);
     expect((err as ModbusError).kind).toBe('decode');
-    expect((err as ModbusError).message).toBe("profile acme, holding register 40100 (0x9CA4): scale factor holding register 40101 (0x9CA5) reads 20, outside -10..10");
+    expect((err as ModbusError).message).toBe(
+      'profile acme, holding register 40100 (0x9CA4): scale factor holding register 40101 (0x9CA5) reads 20, outside -10..10',
+    );
   });
 });
 
@@ -72,15 +80,21 @@ describe('counters, byte order, limits', () => {
     outWh: { address: 14, type: u64, unit: Wh, sentinels: ['0xFFFFFFFFFFFFFFFF'] }
 `);
     // registers 0..9 answer (the default batching spans the gap)
-    const b = new BankReader().set('holding', 0, '00 00 '.repeat(10)).set('holding', 10, '00 00 00 1C BE 99 1A 14').set('holding', 14, 'FF FF FF FF FF FF FF FF');
+    const b = new BankReader()
+      .set('holding', 0, '00 00 '.repeat(10))
+      .set('holding', 10, '00 00 00 1C BE 99 1A 14')
+      .set('holding', 14, 'FF FF FF FF FF FF FF FF');
     const poll = await battery(p).poll(b, () => 0);
     expect(poll.readings[0]!.counters).toEqual({ inWh: 123_456_789_012 });
   });
 
   it('byte-swapped registers ("BADC") declared in defaults', async () => {
-    const p = profile(`  battery:
+    const p = profile(
+      `  battery:
     power_W: { address: 0, type: f32, unit: W }
-`, 'defaults: { byteOrder: little }\n');
+`,
+      'defaults: { byteOrder: little }\n',
+    );
     const poll = await battery(p).poll(new BankReader().set('holding', 0, '79 44 00 C0'), () => 0);
     expect(poll.readings[0]!.values.power_W).toBe(999);
   });
@@ -98,9 +112,13 @@ describe('counters, byte order, limits', () => {
     const p = profile(`  battery:
     soc: { address: 0, type: u16, unit: '%' }
 `);
-    const err = await battery(p).poll(new BankReader().set('holding', 0, '03 20'), () => 0).catch((e: unknown) => e);
+    const err = await battery(p)
+      .poll(new BankReader().set('holding', 0, '03 20'), () => 0)
+      .catch((e: unknown) => e);
     expect((err as ModbusError).kind).toBe('decode');
-    expect((err as ModbusError).message).toMatch(/soc 800 % is outside 0\.\.100; the scale in the profile is probably wrong/);
+    expect((err as ModbusError).message).toMatch(
+      /soc 800 % is outside 0\.\.100; the scale in the profile is probably wrong/,
+    );
   });
 
   it('an answer word outside 16 bits is a decode error', async () => {
@@ -108,7 +126,9 @@ describe('counters, byte order, limits', () => {
     power_W: { address: 0, type: s16, unit: W }
 `);
     const reader = { readHolding: () => Promise.resolve([70000]), readInput: () => Promise.resolve([0]) };
-    const err = await battery(p).poll(reader, () => 0).catch((e: unknown) => e);
+    const err = await battery(p)
+      .poll(reader, () => 0)
+      .catch((e: unknown) => e);
     expect((err as ModbusError).kind).toBe('decode');
   });
 });
@@ -120,7 +140,8 @@ describe('identification for a scan', () => {
       .set('input', 0x0046, '42 48 00 00') // 50.0 Hz
       .set('holding', 0x000a, '40 40 00 00') // system type 3.0 (3p4w)
       .set('holding', 0x0014, '3F 80 00 00'); // Modbus address 1.0
-  const huawei = () => new BankReader().setText('holding', 30000, 'SUN2000-10KTL-M1', 15).setText('holding', 30015, 'ES2110012345', 10);
+  const huawei = () =>
+    new BankReader().setText('holding', 30000, 'SUN2000-10KTL-M1', 15).setText('holding', 30015, 'ES2110012345', 10);
 
   it('an SDM630 matches the SDM630 profile (and the SDM120 rules), not the Huawei one', async () => {
     expect(await matchesProfile(registry.get('eastron-sdm630')!, sdm630(), 1)).toBe(true);
@@ -135,17 +156,26 @@ describe('identification for a scan', () => {
   });
 
   it('a frequency out of range does not match', async () => {
-    expect(await matchesProfile(registry.get('eastron-sdm630')!, sdm630().set('input', 0x0046, '00 00 00 00'), 1)).toBe(false);
+    expect(await matchesProfile(registry.get('eastron-sdm630')!, sdm630().set('input', 0x0046, '00 00 00 00'), 1)).toBe(
+      false,
+    );
   });
 
   it('a Huawei inverter is recognised by its model string and tells model and serial', async () => {
     const p = registry.get('huawei-sun2000')!;
     expect(await matchesProfile(p, huawei(), 1)).toBe(true);
-    expect(await readIdentity(p, huawei(), 1)).toEqual({ manufacturer: 'Huawei', model: 'SUN2000-10KTL-M1', serial: 'ES2110012345' });
+    expect(await readIdentity(p, huawei(), 1)).toEqual({
+      manufacturer: 'Huawei',
+      model: 'SUN2000-10KTL-M1',
+      serial: 'ES2110012345',
+    });
   });
 
   it('a timeout is not "no match": it is thrown, so the scan can report a silent unit', async () => {
-    const silent = { readHolding: () => Promise.reject(new ModbusError('timeout', 'no answer')), readInput: () => Promise.reject(new ModbusError('timeout', 'no answer')) };
+    const silent = {
+      readHolding: () => Promise.reject(new ModbusError('timeout', 'no answer')),
+      readInput: () => Promise.reject(new ModbusError('timeout', 'no answer')),
+    };
     await expect(matchesProfile(registry.get('eastron-sdm630')!, silent, 1)).rejects.toMatchObject({ kind: 'timeout' });
   });
 });
@@ -154,8 +184,11 @@ describe('sungrow-sh-rt: the identity match and the model names list the same de
   it('every code that is matched has a model name, and every named code is matched (SH-RT-V112, SH-RS, SH-T included)', () => {
     const p = installedProfiles().profiles.get('sungrow-sh-rt')!;
     const matched = [...p.identify.match[0]!.in!].sort((a, b) => a - b);
-    const named = Object.keys(p.identify.registers.model!.map!).map(Number).sort((a, b) => a - b);
+    const named = Object.keys(p.identify.registers.model!.map!)
+      .map(Number)
+      .sort((a, b) => a - b);
     expect(matched).toEqual(named);
-    for (const code of [0x0e0c, 0x0e0f, 0x0e0b, 0x0e13, 0x0d17, 0x0d18, 0x0d1a, 0x0d1b, 0x0e20, 0x0e28]) expect(matched).toContain(code);
+    for (const code of [0x0e0c, 0x0e0f, 0x0e0b, 0x0e13, 0x0d17, 0x0d18, 0x0d1a, 0x0d1b, 0x0e20, 0x0e28])
+      expect(matched).toContain(code);
   });
 });

@@ -2,9 +2,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConfigError } from '../../src/yaml/errors.js';
 import { parseProfile } from '../../src/profiles/load.js';
 import { DEFAULT_PROFILE_DIR, loadProfiles, ProfileLoadError, rolesOf } from '../../src/profiles/registry.js';
+import type { ConfigError } from '../../src/yaml/errors.js';
 
 describe('every shipped profile', () => {
   const files = readdirSync(DEFAULT_PROFILE_DIR).filter((f) => f.endsWith('.yaml'));
@@ -64,7 +64,11 @@ describe('profile mistakes name the path, the line, what is wrong and what is ri
 
   it('a unit that does not fit the channel', () => {
     const [e] = errors(withLine(14, '    power_W: { address: 10, type: s16, unit: kWh }'));
-    expect(e).toMatchObject({ path: 'roles.grid-meter.power_W.unit', line: 14, message: "must be one of: W, kW, got 'kWh'" });
+    expect(e).toMatchObject({
+      path: 'roles.grid-meter.power_W.unit',
+      line: 14,
+      message: "must be one of: W, kW, got 'kWh'",
+    });
     expect(e!.hint).toBe("did you mean 'kW'?");
   });
 
@@ -100,17 +104,29 @@ describe('profile mistakes name the path, the line, what is wrong and what is ri
 
   it('address and sum together', () => {
     const [e] = errors(withLine(14, '    power_W: { address: 10, sum: [10, 11], type: s16, unit: W }'));
-    expect(e).toMatchObject({ path: 'roles.grid-meter.power_W.sum', line: 14, message: 'give either address or sum, not both' });
+    expect(e).toMatchObject({
+      path: 'roles.grid-meter.power_W.sum',
+      line: 14,
+      message: 'give either address or sum, not both',
+    });
   });
 
   it('neither address nor sum', () => {
     const [e] = errors(withLine(14, '    power_W: { type: s16, unit: W }'));
-    expect(e).toMatchObject({ path: 'roles.grid-meter.power_W', line: 14, message: "required key 'address' is missing" });
+    expect(e).toMatchObject({
+      path: 'roles.grid-meter.power_W',
+      line: 14,
+      message: "required key 'address' is missing",
+    });
   });
 
   it('a name that is not the file name', () => {
     const [e] = errors(GOOD, 'acme-m1');
-    expect(e).toMatchObject({ path: 'name', line: 1, message: "the name 'test-meter' differs from the file name 'acme-m1'" });
+    expect(e).toMatchObject({
+      path: 'name',
+      line: 1,
+      message: "the name 'test-meter' differs from the file name 'acme-m1'",
+    });
     expect(e!.hint).toMatch(/name: acme-m1/);
   });
 
@@ -119,7 +135,13 @@ describe('profile mistakes name the path, the line, what is wrong and what is ri
     const [e] = errors(bare);
     expect(e).toMatchObject({ path: 'roles.grid-meter.inWh.sentinels[0]', line: 14 });
     expect(e!.hint).toMatch(/quotes/);
-    expect(parseProfile(withLine(14, "    inWh: { address: 10, type: u64, unit: Wh, sentinels: ['0xFFFFFFFFFFFFFFFF'] }"), 'test-meter', 'x').ok).toBe(true);
+    expect(
+      parseProfile(
+        withLine(14, "    inWh: { address: 10, type: u64, unit: Wh, sentinels: ['0xFFFFFFFFFFFFFFFF'] }"),
+        'test-meter',
+        'x',
+      ).ok,
+    ).toBe(true);
   });
 
   it('a sentinel wider than its register', () => {
@@ -128,7 +150,9 @@ describe('profile mistakes name the path, the line, what is wrong and what is ri
   });
 
   it('a string without length, and a pattern that does not compile', () => {
-    expect(errors(withLine(11, "    - { address: 0, type: string, pattern: '^A' }"))[0]!.message).toMatch(/needs its length/);
+    expect(errors(withLine(11, "    - { address: 0, type: string, pattern: '^A' }"))[0]!.message).toMatch(
+      /needs its length/,
+    );
     const [e] = errors(withLine(11, "    - { address: 0, type: string, length: 4, pattern: '(' }"));
     expect(e).toMatchObject({ path: 'identify.match[0].pattern', line: 11 });
     expect(e!.message).toMatch(/not a valid regular expression/);
@@ -137,7 +161,11 @@ describe('profile mistakes name the path, the line, what is wrong and what is ri
   it('a state rule with two conditions', () => {
     const text = `${GOOD}    state:\n      rules:\n        - registers: [{ address: 0, type: u16 }]\n          in: [0]\n          below: 5\n          state: unknown\n      otherwise: ok\n`;
     const [e] = errors(text);
-    expect(e).toMatchObject({ path: 'roles.grid-meter.state.rules[0]', line: 17, message: 'the rule has more than one condition' });
+    expect(e).toMatchObject({
+      path: 'roles.grid-meter.state.rules[0]',
+      line: 17,
+      message: 'the rule has more than one condition',
+    });
   });
 
   it('a register past address 65535', () => {

@@ -24,7 +24,11 @@ interface Entry {
 /** the SDM630 at the connection point, and batteries too small to carry the night, so the grid is both imported from and exported to */
 function smallBatterySdm630() {
   const sim = defaultSimConfig();
-  return { ...sim, gridMeter: 'sdm630' as const, battery: { ...sim.battery, blocks: sim.battery.blocks.map((b) => ({ ...b, capacityWh: 500 })) } };
+  return {
+    ...sim,
+    gridMeter: 'sdm630' as const,
+    battery: { ...sim.battery, blocks: sim.battery.blocks.map((b) => ({ ...b, capacityWh: 500 })) },
+  };
 }
 
 describe('a grid meter read through the eastron-sdm630 profile', () => {
@@ -85,7 +89,9 @@ describe('a grid meter read through the eastron-sdm630 profile', () => {
       // the meter's counters (kWh, import → increment) against its power (W, import positive)
       // over the quarter hour; f32 kWh registers resolve about 1 Wh at these totals
       const net = inWh - outWh;
-      expect(Math.abs(net - e.power_W! / 4), `${e.interval}: net ${net} Wh, power ${e.power_W} W`).toBeLessThanOrEqual(Math.max(25, Math.abs(e.power_W! / 4) * 0.05));
+      expect(Math.abs(net - e.power_W! / 4), `${e.interval}: net ${net} Wh, power ${e.power_W} W`).toBeLessThanOrEqual(
+        Math.max(25, Math.abs(e.power_W! / 4) * 0.05),
+      );
     });
     // the night is imported, the late morning exported: both directions were seen
     expect(imported).toBeGreaterThan(0);

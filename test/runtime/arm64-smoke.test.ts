@@ -12,11 +12,14 @@ import { afterAll, expect, it } from 'vitest';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { partnerToken } from '../support/auth.js';
 import { getJson } from '../support/demo.js';
-import { killLeftover, spawnDemo, type SpawnedDemo } from './spawned-demo.js';
+import { killLeftover, type SpawnedDemo, spawnDemo } from './spawned-demo.js';
 
 const NODE = process.env.SITEGW_SMOKE_NODE?.split(' ');
 const APP = process.env.SITEGW_SMOKE_APP;
-if (!NODE || !APP) console.warn('\n*** test/runtime/arm64-smoke.test.ts: SKIPPED, it runs from .ci/arm64-smoke.sh (which sets SITEGW_SMOKE_NODE and SITEGW_SMOKE_APP) ***\n');
+if (!NODE || !APP)
+  console.warn(
+    '\n*** test/runtime/arm64-smoke.test.ts: SKIPPED, it runs from .ci/arm64-smoke.sh (which sets SITEGW_SMOKE_NODE and SITEGW_SMOKE_APP) ***\n',
+  );
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-smoke-'));
 let demo: SpawnedDemo | undefined;
@@ -26,21 +29,49 @@ afterAll(() => {
 });
 
 // under qemu the JIT is emulated: a start takes minutes where it takes seconds natively
-it.skipIf(!NODE || !APP)('the built demo on the given Node: topology and telemetry with a token, then a clean stop', { timeout: 900_000 }, async () => {
-  const [cmd, ...pre] = NODE!;
-  const which = spawnSync(cmd!, [...pre, '-p', 'process.version + " " + process.arch'], { encoding: 'utf8' });
-  console.log(`smoke: Node ${which.stdout.trim()}`);
-  demo = spawnDemo(cmd!, [...pre, join(APP!, 'dist/cli.js'), 'demo', '--port', '0', '--data-dir', join(dir, 'data'), '--speed', '60', '--history', 'PT1H'], APP!, 800_000);
-  const url = await demo.url;
-  const token = await partnerToken(JSON.parse(readFileSync(join(dir, 'data', 'demo-credentials.json'), 'utf8')) as DemoCredentials);
-  const topo = await getJson(`${url}/api/v1/sites/demo-site/topology`, token);
-  expect(topo.status).toBe(200);
-  expect(topo.body.topology.nodes.length).toBeGreaterThan(0);
-  const from = new Date(Date.now() - 86_400_000).toISOString();
-  const tel = await getJson(`${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P1D`, token);
-  expect(tel.status).toBe(200);
-  expect(tel.body.entries.length).toBeGreaterThanOrEqual(3); // the pre-filled hour's buckets
-  console.log(`smoke: topology of ${topo.body.topology.id} with ${topo.body.topology.nodes.length} nodes; telemetry ${tel.body.entries.length} buckets, the last ${JSON.stringify(tel.body.entries.at(-1))}`);
-  demo.child.kill('SIGTERM');
-  expect(await demo.exit).toEqual({ code: 0, signal: null });
-});
+it.skipIf(!NODE || !APP)(
+  'the built demo on the given Node: topology and telemetry with a token, then a clean stop',
+  { timeout: 900_000 },
+  async () => {
+    const [cmd, ...pre] = NODE!;
+    const which = spawnSync(cmd!, [...pre, '-p', 'process.version + " " + process.arch'], { encoding: 'utf8' });
+    console.log(`smoke: Node ${which.stdout.trim()}`);
+    demo = spawnDemo(
+      cmd!,
+      [
+        ...pre,
+        join(APP!, 'dist/cli.js'),
+        'demo',
+        '--port',
+        '0',
+        '--data-dir',
+        join(dir, 'data'),
+        '--speed',
+        '60',
+        '--history',
+        'PT1H',
+      ],
+      APP!,
+      800_000,
+    );
+    const url = await demo.url;
+    const token = await partnerToken(
+      JSON.parse(readFileSync(join(dir, 'data', 'demo-credentials.json'), 'utf8')) as DemoCredentials,
+    );
+    const topo = await getJson(`${url}/api/v1/sites/demo-site/topology`, token);
+    expect(topo.status).toBe(200);
+    expect(topo.body.topology.nodes.length).toBeGreaterThan(0);
+    const from = new Date(Date.now() - 86_400_000).toISOString();
+    const tel = await getJson(
+      `${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P1D`,
+      token,
+    );
+    expect(tel.status).toBe(200);
+    expect(tel.body.entries.length).toBeGreaterThanOrEqual(3); // the pre-filled hour's buckets
+    console.log(
+      `smoke: topology of ${topo.body.topology.id} with ${topo.body.topology.nodes.length} nodes; telemetry ${tel.body.entries.length} buckets, the last ${JSON.stringify(tel.body.entries.at(-1))}`,
+    );
+    demo.child.kill('SIGTERM');
+    expect(await demo.exit).toEqual({ code: 0, signal: null });
+  },
+);

@@ -11,7 +11,10 @@ import { chooseDriver, SUPPORTED_NODE } from '../../src/store/driver.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-function run(args: string[], cwd: string): Promise<{ code: number | null; signal: string | null; out: string; err: string }> {
+function run(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; signal: string | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd });
     let out = '';
@@ -48,7 +51,10 @@ describe('chooseDriver', () => {
   // 21 is not LTS and not tested; 22.0-22.13 lack Node-API 10, which better-sqlite3 13's binary needs
   it.each(['18.20.4', '20.18.3', '21.7.3', '22.13.1'])('Node %s is refused with the supported range', (version) => {
     const choice = chooseDriver(version);
-    expect(choice).toEqual({ ok: false, reason: `sitegw does not run on Node ${version}: it needs Node ${SUPPORTED_NODE} (docs/install.md)` });
+    expect(choice).toEqual({
+      ok: false,
+      reason: `sitegw does not run on Node ${version}: it needs Node ${SUPPORTED_NODE} (docs/install.md)`,
+    });
   });
 
   it('says what package.json engines says', () => {
@@ -97,14 +103,17 @@ describe('sitegw CLI on a runtime it cannot serve', () => {
 describe('only src/store/driver.ts loads a SQLite driver', () => {
   // a value import of 'better-sqlite3' loads 13 whatever the Node, and Node 20 segfaults on it:
   // every other module, test and benchmark must take the driver from sqliteDriver()
-  const valueImport = /^\s*import\s+(?!type\b)[^;]*?from\s+['"]better-sqlite3(-node20)?['"]|require\(\s*['"]better-sqlite3(-node20)?['"]\s*\)/m;
+  const valueImport =
+    /^\s*import\s+(?!type\b)[^;]*?from\s+['"]better-sqlite3(-node20)?['"]|require\(\s*['"]better-sqlite3(-node20)?['"]\s*\)/m;
   const files = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
       .filter((e) => e.isFile() && e.name.endsWith('.ts'))
       .map((e) => join(e.parentPath, e.name).slice(ROOT.length));
 
   it.each(['src', 'test', 'bench'])('%s/ has no value import of better-sqlite3', (dir) => {
-    const offenders = files(dir).filter((f) => f !== 'src/store/driver.ts' && valueImport.test(readFileSync(join(ROOT, f), 'utf8')));
+    const offenders = files(dir).filter(
+      (f) => f !== 'src/store/driver.ts' && valueImport.test(readFileSync(join(ROOT, f), 'utf8')),
+    );
     expect(offenders).toEqual([]);
   });
 });

@@ -14,14 +14,15 @@ import { afterAll, expect, it } from 'vitest';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { partnerToken } from '../support/auth.js';
 import { getJson } from '../support/demo.js';
-import { killLeftover, spawnDemo, type SpawnedDemo } from './spawned-demo.js';
+import { killLeftover, type SpawnedDemo, spawnDemo } from './spawned-demo.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 /** rounds of a new token (its INSERT is prepared for it) and two reads, under GC every 200 ms */
 const ROUNDS = 20;
 
 /** Node's own report of the abort (a failed assertion in its C++), or null */
-const abortLine = (stderr: string): string | null => /.*Assertion failed.*|.*RemoveEnvironmentCleanupHook.*/.exec(stderr)?.[0]?.trim() ?? null;
+const abortLine = (stderr: string): string | null =>
+  /.*Assertion failed.*|.*RemoveEnvironmentCleanupHook.*/.exec(stderr)?.[0]?.trim() ?? null;
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-gc-churn-'));
 let demo: SpawnedDemo | undefined;
@@ -30,12 +31,30 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-it(`Node ${process.versions.node}: statement churn under forced GC, then SIGTERM: exit 0, no abort`, { timeout: 180_000 }, async () => {
+it(`Node ${process.versions.node}: statement churn under forced GC, then SIGTERM: exit 0, no abort`, {
+  timeout: 180_000,
+}, async () => {
   const forceGc = join(dir, 'force-gc.mjs');
   writeFileSync(forceGc, 'setInterval(() => globalThis.gc(), 200).unref();\n');
   demo = spawnDemo(
     process.execPath,
-    ['--expose-gc', '--import', forceGc, '--import', 'tsx', join(ROOT, 'src/cli.ts'), 'demo', '--port', '0', '--data-dir', join(dir, 'data'), '--speed', '60', '--history', 'PT2H'],
+    [
+      '--expose-gc',
+      '--import',
+      forceGc,
+      '--import',
+      'tsx',
+      join(ROOT, 'src/cli.ts'),
+      'demo',
+      '--port',
+      '0',
+      '--data-dir',
+      join(dir, 'data'),
+      '--speed',
+      '60',
+      '--history',
+      'PT2H',
+    ],
     ROOT,
     90_000,
   );
@@ -49,7 +68,10 @@ it(`Node ${process.versions.node}: statement churn under forced GC, then SIGTERM
     const token = await partnerToken(creds);
     const topo = await getJson(`${url}/api/v1/sites/demo-site/topology`, token);
     expect(topo.status).toBe(200);
-    const tel = await getJson(`${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P1D`, token);
+    const tel = await getJson(
+      `${url}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?interval=${from}/P1D`,
+      token,
+    );
     expect(tel.status).toBe(200);
     expect(tel.body.entries.length).toBeGreaterThan(0);
   }

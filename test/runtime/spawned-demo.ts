@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { waitFor } from '../support/demo.js';
 
 export interface SpawnedDemo {
@@ -17,12 +17,17 @@ export function spawnDemo(cmd: string, args: string[], cwd: string, startMs: num
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const died = exit.then((e) => {
     throw new Error(`the demo ended before it served: ${JSON.stringify(e)}; ${err.slice(-800)}`);
   });
   died.catch(() => undefined); // once the address is seen, the caller awaits the exit itself
-  const url = Promise.race([waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(out)?.[1], startMs), died]);
+  const url = Promise.race([
+    waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(out)?.[1], startMs),
+    died,
+  ]);
   return { child, out: () => out, err: () => err, exit, url };
 }
 

@@ -26,6 +26,13 @@ describe('InverterConversion', () => {
   });
 
   it('refuses a curve whose output falls as its input rises', () => {
-    expect(() => new InverterConversion(6000, 6, [[0, 0.9], [0.1, 0.95], [0.2, 0.3]])).toThrow(SimConfigError);
+    expect(
+      () =>
+        new InverterConversion(6000, 6, [
+          [0, 0.9],
+          [0.1, 0.95],
+          [0.2, 0.3],
+        ]),
+    ).toThrow(SimConfigError);
   });
 });

@@ -71,7 +71,18 @@ function balance(first: SiteSnapshot, last: SiteSnapshot) {
   const dcIn = d((s) => s.counters.inverterDcInWh - s.counters.inverterDcOutWh);
   const acOut = d((s) => s.counters.inverterAcDeliveredWh - s.counters.inverterAcAbsorbedWh);
   const inverterLoss = dcIn - acOut;
-  return { pv, charged, discharged, imp, exp, house, dcIn, inverterLoss, sources: pv + discharged + imp, sinks: charged + exp + house + inverterLoss };
+  return {
+    pv,
+    charged,
+    discharged,
+    imp,
+    exp,
+    house,
+    dcIn,
+    inverterLoss,
+    sources: pv + discharged + imp,
+    sinks: charged + exp + house + inverterLoss,
+  };
 }
 
 describe('SiteModel energy balance', () => {
@@ -102,7 +113,10 @@ describe('SiteModel energy balance', () => {
         expect(b.pv).toBeGreaterThan(25_000); // ~6 kWp on a June day in Berlin
         expect(b.exp).toBeGreaterThan(0);
       } else {
-        const clear = new SiteModel(config((c) => (c.weather.cloudiness = 0)), local('2024-06-21T00:00'));
+        const clear = new SiteModel(
+          config((c) => (c.weather.cloudiness = 0)),
+          local('2024-06-21T00:00'),
+        );
         clear.advanceTo(local('2024-06-22T00:00'));
         const clearPv = sum(clear.snapshot().counters.pvProducedWh);
         expect(b.pv).toBeLessThan(0.5 * clearPv);
@@ -131,7 +145,10 @@ describe('SiteModel energy balance', () => {
 describe('SiteModel PV', () => {
   /** local time of the PV maximum and the PV at given local hours, clear sky */
   function dayProfile(date: string) {
-    const m = new SiteModel(config((c) => (c.weather.cloudiness = 0)), local(`${date}T00:00`));
+    const m = new SiteModel(
+      config((c) => (c.weather.cloudiness = 0)),
+      local(`${date}T00:00`),
+    );
     let best = { w: -1, ts: 0 };
     const byMinute = new Map<number, number>();
     for (let t = local(`${date}T00:00`) + MIN; t <= local(`${date}T23:59`); t += MIN) {
@@ -179,13 +196,19 @@ describe('SiteModel PV', () => {
       const was = itemAt(ca, i);
       expect(Math.abs(v - was)).toBeLessThanOrEqual(1e-6 * Math.max(1, was));
     });
-    const other = new SiteModel(config((c) => (c.seed = 2)), start);
+    const other = new SiteModel(
+      config((c) => (c.seed = 2)),
+      start,
+    );
     other.advanceTo(end);
     expect(other.snapshot().counters.houseConsumedWh).not.toBeCloseTo(a.snapshot().counters.houseConsumedWh, 0);
   });
 
   it('gives each optimiser slightly different power under the same sky', () => {
-    const m = new SiteModel(config((c) => (c.weather.cloudiness = 0.5)), local('2024-05-01T12:00'));
+    const m = new SiteModel(
+      config((c) => (c.weather.cloudiness = 0.5)),
+      local('2024-05-01T12:00'),
+    );
     const pv = m.snapshot().pvW;
     expect(new Set(pv.map((w) => Math.round(w))).size).toBe(pv.length);
     expect(Math.max(...pv) / Math.min(...pv)).toBeLessThan(1.5);

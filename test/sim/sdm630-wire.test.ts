@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
-import { startSimServers, type SimServers } from '../../src/sim/servers.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { ModbusClient } from './modbus-client.js';
 

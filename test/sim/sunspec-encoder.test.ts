@@ -27,7 +27,8 @@ describe('RegisterBank', () => {
 });
 
 describe('SunSpecImage', () => {
-  const img = () => new SunSpecImage([{ def: MODEL_1 }, { def: MODEL_160, repeats: 2 }, { def: MODEL_802 }, { def: MODEL_203 }]);
+  const img = () =>
+    new SunSpecImage([{ def: MODEL_1 }, { def: MODEL_160, repeats: 2 }, { def: MODEL_802 }, { def: MODEL_203 }]);
 
   it('lays out SunS, headers, sentinels and the end marker', () => {
     const r = img().bank.read(40000, 2 + 68 + (2 + 8 + 40) + 64 + 107 + 2);

@@ -21,10 +21,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimHost } from '../../src/sim/device-images.js';
-import { aedesBroker, collect, type Collector, type TestBroker } from '../support/mqtt-brokers.js';
 import { demoSite, waitFor } from '../support/demo.js';
-import { dedupe, expectComplete, storedBuckets, uplinkTo } from '../support/uplink.js';
 import { gc } from '../support/gc.js';
+import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
+import { dedupe, expectComplete, storedBuckets, uplinkTo } from '../support/uplink.js';
 
 const HOURS = Number(process.env.SITEGW_SOAK_HOURS ?? 2);
 const SPEED = Number(process.env.SITEGW_SOAK_SPEED ?? 150);
@@ -72,10 +72,26 @@ describe(`fault soak: ${HOURS} simulated hours of device, grid and broker faults
       steps.push(
         { at: at(2), what: 'inverter silent', span: 'open', run: silent('inverter', 1) },
         { at: at(5), what: 'inverter answers', run: clear('inverter', 1) },
-        { at: at(6), what: 'battery 1 exception 4', run: () => faults.set('inverter', 2, { kind: 'exception', code: 4 }) },
-        { at: at(9), what: 'battery 1 answers; battery 2 resets', run: () => (faults.clear('inverter', 2), faults.set('inverter', 3, { kind: 'reset' })) },
-        { at: at(11), what: 'battery 2 answers; inverter host reboots', run: () => (faults.clear('inverter', 3), void servers.reboot('inverter', MIN / SPEED)) },
-        { at: at(12), what: 'house meter exception 6', run: () => faults.set('meter', 2, { kind: 'exception', code: 6 }) },
+        {
+          at: at(6),
+          what: 'battery 1 exception 4',
+          run: () => faults.set('inverter', 2, { kind: 'exception', code: 4 }),
+        },
+        {
+          at: at(9),
+          what: 'battery 1 answers; battery 2 resets',
+          run: () => (faults.clear('inverter', 2), faults.set('inverter', 3, { kind: 'reset' })),
+        },
+        {
+          at: at(11),
+          what: 'battery 2 answers; inverter host reboots',
+          run: () => (faults.clear('inverter', 3), void servers.reboot('inverter', MIN / SPEED)),
+        },
+        {
+          at: at(12),
+          what: 'house meter exception 6',
+          run: () => faults.set('meter', 2, { kind: 'exception', code: 6 }),
+        },
         { at: at(13), what: 'house meter answers', span: 'close', run: clear('meter', 2) },
         { at: at(17), what: 'grid outage', run: () => sim.setGridOutage(true) },
         { at: at(25), what: 'broker stopped', run: () => broker.stop() },
@@ -105,7 +121,11 @@ describe(`fault soak: ${HOURS} simulated hours of device, grid and broker faults
 
     const ids = [...daemon.site.devices.keys()];
     await waitFor('every device online', () => ids.every((id) => daemon.site.devices.get(id)!.online), 30_000);
-    await waitFor('outbox drained', () => daemon.ctx.db.prepare('SELECT COUNT(*) FROM uplink_outbox').pluck().get() === 0 || undefined, 30_000);
+    await waitFor(
+      'outbox drained',
+      () => daemon.ctx.db.prepare('SELECT COUNT(*) FROM uplink_outbox').pluck().get() === 0 || undefined,
+      30_000,
+    );
     // the last messages reach the consumer
     await new Promise((r) => setTimeout(r, 500));
 
@@ -122,7 +142,12 @@ describe(`fault soak: ${HOURS} simulated hours of device, grid and broker faults
         if (!stored.has(key)) missing.push(key);
       }
     }
-    const events = (db.prepare("SELECT state FROM grid_events WHERE device_id = 'grid-meter' AND announced = 1 AND ts >= ? ORDER BY ts, id").pluck().all(t0) as string[]);
+    const events = db
+      .prepare(
+        "SELECT state FROM grid_events WHERE device_id = 'grid-meter' AND announced = 1 AND ts >= ? ORDER BY ts, id",
+      )
+      .pluck()
+      .all(t0) as string[];
     const delivered = dedupe(c);
     const growth = heaps.last - heaps.first!;
     const mb = (b: number) => (b / 1048576).toFixed(1);

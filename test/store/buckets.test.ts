@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketRange, insertBucket, insertBuckets, type BucketRow } from '../../src/store/buckets.js';
+import { type BucketRow, bucketRange, insertBucket, insertBuckets } from '../../src/store/buckets.js';
 import { openDatabase } from '../../src/store/db.js';
 import { loadEnergyStates, saveEnergyState } from '../../src/store/energy-state.js';
 import { findStreamKey, listStreams, streamKey } from '../../src/store/streams.js';

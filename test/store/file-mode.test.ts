@@ -31,7 +31,12 @@ describe('file modes of the data directory and the database', () => {
     const demo = await demoSite({ speed: 60, dataDir });
     try {
       const db = join(dataDir, 'sitegw.db');
-      expect({ dir: mode(dataDir), db: mode(db), wal: mode(`${db}-wal`), shm: mode(`${db}-shm`) }).toEqual({ dir: '700', db: '600', wal: '600', shm: '600' });
+      expect({ dir: mode(dataDir), db: mode(db), wal: mode(`${db}-wal`), shm: mode(`${db}-shm`) }).toEqual({
+        dir: '700',
+        db: '600',
+        wal: '600',
+        shm: '600',
+      });
     } finally {
       await demo.cleanup();
     }

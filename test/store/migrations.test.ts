@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
-import { sqliteDriver } from '../../src/store/driver.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DatabaseVersionError, migrate, openDatabase, schemaVersion } from '../../src/store/db.js';
-import { SCHEMA_VERSION, type Migration } from '../../src/store/migrations.js';
+import { sqliteDriver } from '../../src/store/driver.js';
+import { type Migration, SCHEMA_VERSION } from '../../src/store/migrations.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();

@@ -6,7 +6,8 @@ import { addClient } from '../../src/auth/clients.js';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
 import type { Demo } from '../../src/demo/demo.js';
 
-export const basic = (id: string, secret: string): string => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+export const basic = (id: string, secret: string): string =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 export const bearer = (token: string): { authorization: string } => ({ authorization: `Bearer ${token}` });
 
 export interface HttpResult {
@@ -28,7 +29,11 @@ async function result(res: Response): Promise<HttpResult> {
 }
 
 /** POST a form the way a browser or an OAuth client library does; redirects are returned, not followed. */
-export async function postForm(url: string, fields: Record<string, string> | [string, string][], headers: Record<string, string> = {}): Promise<HttpResult> {
+export async function postForm(
+  url: string,
+  fields: Record<string, string> | [string, string][],
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
@@ -44,7 +49,11 @@ export async function get(url: string, headers: Record<string, string> = {}): Pr
 
 /** A partner token for the demo client (client credentials over real HTTP). */
 export async function partnerToken(c: DemoCredentials, scope?: string): Promise<string> {
-  const r = await postForm(c.tokenUrl, { grant_type: 'client_credentials', ...(scope ? { scope } : {}) }, { authorization: basic(c.client.id, c.client.secret) });
+  const r = await postForm(
+    c.tokenUrl,
+    { grant_type: 'client_credentials', ...(scope ? { scope } : {}) },
+    { authorization: basic(c.client.id, c.client.secret) },
+  );
   if (r.status !== 200) throw new Error(`token request failed: ${r.status} ${r.text}`);
   return r.body.access_token as string;
 }
@@ -61,43 +70,64 @@ export interface RawRequest {
 }
 
 /** One request over node:http(s), for what fetch cannot do: a chosen source address or CA. */
-export function rawRequest(r: RawRequest): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any; text: string; fingerprint?: string }> {
+export function rawRequest(r: RawRequest): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+  fingerprint?: string;
+}> {
   const u = new URL(r.url);
   const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(u, { method: r.method ?? 'GET', headers: r.headers, localAddress: r.localAddress, ca: r.ca }, (res) => {
-      // read while the socket is still attached to the response
-      const socket = res.socket as TLSSocket;
-      const fingerprint = typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate().fingerprint256 : undefined;
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => {
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // not JSON
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text, fingerprint });
-      });
-    });
+    const req = send(
+      u,
+      { method: r.method ?? 'GET', headers: r.headers, localAddress: r.localAddress, ca: r.ca },
+      (res) => {
+        // read while the socket is still attached to the response
+        const socket = res.socket as TLSSocket;
+        const fingerprint =
+          typeof socket.getPeerCertificate === 'function' ? socket.getPeerCertificate().fingerprint256 : undefined;
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => {
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text, fingerprint });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(r.body);
   });
 }
 
 /** GET over HTTPS trusting one certificate. */
-export async function httpsGet(url: string, ca: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; fingerprint: string }> {
+export async function httpsGet(
+  url: string,
+  ca: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; fingerprint: string }> {
   const r = await rawRequest({ url, ca, headers });
   return { status: r.status, body: r.body, fingerprint: r.fingerprint ?? '' };
 }
 
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-const unescapeHtml = (s: string): string => s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
+const unescapeHtml = (s: string): string =>
+  s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
 
 /** The consent page's form as a browser sees it: where it posts and the fields it carries. */
-export function parseForm(html: string): { action: string; method: string; fields: [string, string][]; inputs: string[] } {
+export function parseForm(html: string): {
+  action: string;
+  method: string;
+  fields: [string, string][];
+  inputs: string[];
+} {
   const form = /<form\b([^>]*)>([\s\S]*?)<\/form>/i.exec(html);
   if (!form) throw new Error(`no form in page: ${html.slice(0, 300)}`);
   const attr = (tag: string, name: string) => {
@@ -112,7 +142,12 @@ export function parseForm(html: string): { action: string; method: string; field
     inputs.push(name);
     if (attr(m[1]!, 'type') === 'hidden') fields.push([name, attr(m[1]!, 'value') ?? '']);
   }
-  return { action: attr(form[1]!, 'action') ?? '', method: (attr(form[1]!, 'method') ?? 'get').toLowerCase(), fields, inputs };
+  return {
+    action: attr(form[1]!, 'action') ?? '',
+    method: (attr(form[1]!, 'method') ?? 'get').toLowerCase(),
+    fields,
+    inputs,
+  };
 }
 
 export interface ConsentInput {
@@ -133,7 +168,12 @@ export async function consent(input: ConsentInput): Promise<{ page: HttpResult; 
   const page = await get(`${input.apiUrl}/oauth2/authorize?${new URLSearchParams(input.query)}`);
   if (page.status !== 200) return { page, answer: page };
   const form = parseForm(page.text);
-  const fields: [string, string][] = [...form.fields, ['username', input.username], ['password', input.password], ['decision', input.decision ?? 'allow']];
+  const fields: [string, string][] = [
+    ...form.fields,
+    ['username', input.username],
+    ['password', input.password],
+    ['decision', input.decision ?? 'allow'],
+  ];
   const answer = await postForm(new URL(form.action, input.apiUrl).toString(), fields);
   return { page, answer };
 }
@@ -148,29 +188,57 @@ export function redirectParams(location: string | null): URLSearchParams {
  * A customer grant for the demo client: the owner consents on the page (PKCE), the code is
  * exchanged. Returns the token response (access_token, refresh_token, ...).
  */
-export async function customerTokens(c: DemoCredentials, scope = 'svc/device.read'): Promise<{ access_token: string; refresh_token: string }> {
+export async function customerTokens(
+  c: DemoCredentials,
+  scope = 'svc/device.read',
+): Promise<{ access_token: string; refresh_token: string }> {
   const verifier = randomBytes(40).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const { answer } = await consent({
     apiUrl: c.apiUrl,
-    query: { response_type: 'code', client_id: c.client.id, redirect_uri: c.client.redirectUri, state: 's', scope, code_challenge: challenge, code_challenge_method: 'S256' },
+    query: {
+      response_type: 'code',
+      client_id: c.client.id,
+      redirect_uri: c.client.redirectUri,
+      state: 's',
+      scope,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    },
     ...c.owner,
   });
   const code = redirectParams(answer.headers.get('location')).get('code');
   if (!code) throw new Error(`consent gave no code: ${answer.status} ${answer.text}`);
-  const r = await postForm(c.tokenUrl, { grant_type: 'authorization_code', code, redirect_uri: c.client.redirectUri, code_verifier: verifier }, { authorization: basic(c.client.id, c.client.secret) });
+  const r = await postForm(
+    c.tokenUrl,
+    { grant_type: 'authorization_code', code, redirect_uri: c.client.redirectUri, code_verifier: verifier },
+    { authorization: basic(c.client.id, c.client.secret) },
+  );
   if (r.status !== 200) throw new Error(`code exchange failed: ${r.status} ${r.text}`);
   return r.body;
 }
 
 /** The full answer of an authorization-code exchange for the demo owner, read and write by default. */
-export const ownerTokens = (c: DemoCredentials, scope = 'svc/device.read svc/device.write'): Promise<any> => customerTokens(c, scope);
+export const ownerTokens = (c: DemoCredentials, scope = 'svc/device.read svc/device.write'): Promise<any> =>
+  customerTokens(c, scope);
 
 /** A customer (site owner) access token through the authorization code flow. */
-export const ownerToken = async (c: DemoCredentials, scope?: string): Promise<string> => (await ownerTokens(c, scope)).access_token as string;
+export const ownerToken = async (c: DemoCredentials, scope?: string): Promise<string> =>
+  (await ownerTokens(c, scope)).access_token as string;
 
 /** Registers a partner client given `devices` on the demo daemon and returns its access token. */
 export async function clientToken(demo: Demo, id: string, devices: string[], scopes?: string[]): Promise<string> {
-  const { secret } = await addClient(demo.daemon.ctx.db, { id, devices, ...(scopes ? { scopes } : {}) }, Date.now(), new Set(demo.daemon.site.devices.keys()));
-  return (await postForm(demo.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(id, secret!) })).body.access_token;
+  const { secret } = await addClient(
+    demo.daemon.ctx.db,
+    { id, devices, ...(scopes ? { scopes } : {}) },
+    Date.now(),
+    new Set(demo.daemon.site.devices.keys()),
+  );
+  return (
+    await postForm(
+      demo.credentials.tokenUrl,
+      { grant_type: 'client_credentials' },
+      { authorization: basic(id, secret!) },
+    )
+  ).body.access_token;
 }

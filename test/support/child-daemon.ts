@@ -2,7 +2,7 @@
  * `sitegw demo` as its own process (src/cli.ts through tsx), for tests whose subject is the
  * process itself: whether it stays alive, how it ends and what it logs on the way out.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,19 +26,38 @@ export interface ChildDemo {
 }
 
 /** Starts the demo on a free port with a fresh data directory; `nodeArgs` go before the script (e.g. --import), `args` after `demo`. */
-export async function childDemo(opts: { nodeArgs?: string[]; args?: string[]; env?: Record<string, string> } = {}): Promise<ChildDemo> {
+export async function childDemo(
+  opts: { nodeArgs?: string[]; args?: string[]; env?: Record<string, string> } = {},
+): Promise<ChildDemo> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-child-'));
   // node itself with tsx's loader, not the tsx launcher: signals then reach the daemon, and a
   // SIGKILL leaves no orphan behind
-  const child = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), join(ROOT, 'src/cli.ts'), 'demo', '--port', '0', '--data-dir', dataDir, ...(opts.args ?? [])], {
-    cwd: ROOT,
-    env: { ...process.env, SITEGW_LOG_LEVEL: 'info', ...opts.env },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      ...(opts.nodeArgs ?? []),
+      join(ROOT, 'src/cli.ts'),
+      'demo',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      ...(opts.args ?? []),
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, SITEGW_LOG_LEVEL: 'info', ...opts.env },
+    },
+  );
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const alive = () => child.exitCode === null && child.signalCode === null;
   const cleanup = async () => {
     if (alive()) {
@@ -49,7 +68,11 @@ export async function childDemo(opts: { nodeArgs?: string[]; args?: string[]; en
   };
   try {
     const url = await Promise.race([
-      waitFor('the demo banner', () => out.includes('Ctrl-C') && /Energy Site API:\s+(http:\/\/\S+)/.exec(out)?.[1], 60_000),
+      waitFor(
+        'the demo banner',
+        () => out.includes('Ctrl-C') && /Energy Site API:\s+(http:\/\/\S+)/.exec(out)?.[1],
+        60_000,
+      ),
       exit.then((e) => Promise.reject(new Error(`the demo exited (${e.code ?? e.signal}) before it was up: ${err}`))),
     ]);
     const credentials = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')) as DemoCredentials;

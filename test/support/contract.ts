@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { parse } from 'yaml';
 import { expect } from 'vitest';
+import { parse } from 'yaml';
 import { PAYLOAD_VERSION } from '../../src/uplink/topics.js';
 import type { Collector } from './mqtt-brokers.js';
 
@@ -29,12 +29,20 @@ export function loadContract(prefix: string): Contract {
   ajv.addSchema(doc as object, 'asyncapi.yaml', undefined, false);
   const routes = Object.entries(doc.channels).map(([name, ch]) => ({
     name,
-    re: new RegExp(`^${ch.address.split(/(\{[a-zA-Z]+\})/).map((part) => (part === '{prefix}' ? escapeRegExp(prefix) : part.startsWith('{') ? '[^/]+' : escapeRegExp(part))).join('')}$`),
+    re: new RegExp(
+      `^${ch.address
+        .split(/(\{[a-zA-Z]+\})/)
+        .map((part) =>
+          part === '{prefix}' ? escapeRegExp(prefix) : part.startsWith('{') ? '[^/]+' : escapeRegExp(part),
+        )
+        .join('')}$`,
+    ),
   }));
   const compiled = new Map<string, ValidateFunction>();
   const validator = (messageKey: string) => {
     let v = compiled.get(messageKey);
-    if (!v) compiled.set(messageKey, (v = ajv.compile({ $ref: `asyncapi.yaml#/components/messages/${messageKey}/payload` })));
+    if (!v)
+      compiled.set(messageKey, (v = ajv.compile({ $ref: `asyncapi.yaml#/components/messages/${messageKey}/payload` })));
     return v;
   };
   const channelOf = (topic: string) => routes.find((r) => r.re.test(topic))?.name;
@@ -49,7 +57,9 @@ export function loadContract(prefix: string): Contract {
       if (!key) return [`${topic}: channel ${name} has no message for payload version ${v}`];
       const validate = validator(key);
       if (validate(payload)) return [];
-      return (validate.errors ?? []).map((e) => `${topic} (${key}): ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`);
+      return (validate.errors ?? []).map(
+        (e) => `${topic} (${key}): ${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`,
+      );
     },
   };
 }

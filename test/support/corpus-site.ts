@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { formatConfigErrors } from '../../src/yaml/format.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { ensureDemoCredentials } from '../../src/demo/credentials.js';
 import { Daemon } from '../../src/main.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
+import { formatConfigErrors } from '../../src/yaml/format.js';
 import { partnerToken } from './auth.js';
-import { serveImage, type DeviceFixture } from './register-image.js';
+import { type DeviceFixture, serveImage } from './register-image.js';
 
 export interface CorpusSite {
   siteId: string;
@@ -30,9 +30,21 @@ export interface CorpusSite {
 const START = Date.parse('2026-06-21T10:00:00Z') - 3 * 60_000;
 const SPEED = 120;
 
-export function corpusSiteYaml(f: DeviceFixture, siteId: string, endpoint: { host: string; port: number }, dataDir: string, mqttUrl?: string): string {
+export function corpusSiteYaml(
+  f: DeviceFixture,
+  siteId: string,
+  endpoint: { host: string; port: number },
+  dataDir: string,
+  mqttUrl?: string,
+): string {
   const doc = {
-    site: { id: siteId, name: f.title.slice(0, 100), timezone: 'Europe/Berlin', currency: 'EUR', location: { latitude: 52.52, longitude: 13.4 } },
+    site: {
+      id: siteId,
+      name: f.title.slice(0, 100),
+      timezone: 'Europe/Berlin',
+      currency: 'EUR',
+      location: { latitude: 52.52, longitude: 13.4 },
+    },
     http: { host: '127.0.0.1', port: 0 },
     dataDir,
     poll: { intervalSeconds: 10 },
@@ -60,8 +72,13 @@ export async function startCorpusSite(f: DeviceFixture, mqttUrl?: string): Promi
   };
   try {
     const parsed = parseConfig(corpusSiteYaml(f, siteId, server, dataDir, mqttUrl), `${f.name} site.yaml`);
-    if (!parsed.ok) throw new Error(`${f.name}: site.yaml is invalid:\n${formatConfigErrors(parsed.errors, f.name).join('\n')}`);
-    const daemon = await Daemon.start({ config: parsed.config, clock: new ScaledClock(SPEED, START), log: silentLogger() });
+    if (!parsed.ok)
+      throw new Error(`${f.name}: site.yaml is invalid:\n${formatConfigErrors(parsed.errors, f.name).join('\n')}`);
+    const daemon = await Daemon.start({
+      config: parsed.config,
+      clock: new ScaledClock(SPEED, START),
+      log: silentLogger(),
+    });
     const token = await ensureDemoCredentials(daemon)
       .then(partnerToken)
       .catch(async (err: unknown) => {

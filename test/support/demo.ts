@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDemo, type Demo, type DemoOptions } from '../../src/demo/demo.js';
+import { type Demo, type DemoOptions, startDemo } from '../../src/demo/demo.js';
 
 /** A demo site on free ports and a throw-away data directory; `cleanup` stops it and removes the folder. */
-export async function demoSite(opts: Partial<DemoOptions> = {}): Promise<Demo & { dataDir: string; cleanup: () => Promise<void> }> {
+export async function demoSite(
+  opts: Partial<DemoOptions> = {},
+): Promise<Demo & { dataDir: string; cleanup: () => Promise<void> }> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sitegw-test-'));
   const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, quiet: true, ...opts, dataDir });
   return Object.assign(demo, {
@@ -17,7 +19,11 @@ export async function demoSite(opts: Partial<DemoOptions> = {}): Promise<Demo & 
 }
 
 /** Poll a condition on real time; fail with the last value seen, so a timeout says why. */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -11,15 +11,57 @@
 const ID = /^[a-zA-Z0-9_-]+$/;
 
 const COMMON = [
-  'availability', 'availability_mode', 'availability_template', 'availability_topic', 'device', 'device_class', 'enabled_by_default',
-  'encoding', 'entity_category', 'entity_picture', 'expire_after', 'force_update', 'icon', 'json_attributes_template', 'json_attributes_topic',
-  'name', 'object_id', 'default_entity_id', 'payload_available', 'payload_not_available', 'qos', 'state_topic', 'unique_id', 'value_template', 'origin',
+  'availability',
+  'availability_mode',
+  'availability_template',
+  'availability_topic',
+  'device',
+  'device_class',
+  'enabled_by_default',
+  'encoding',
+  'entity_category',
+  'entity_picture',
+  'expire_after',
+  'force_update',
+  'icon',
+  'json_attributes_template',
+  'json_attributes_topic',
+  'name',
+  'object_id',
+  'default_entity_id',
+  'payload_available',
+  'payload_not_available',
+  'qos',
+  'state_topic',
+  'unique_id',
+  'value_template',
+  'origin',
 ];
 const KEYS: Record<string, Set<string>> = {
-  sensor: new Set([...COMMON, 'last_reset_value_template', 'options', 'suggested_display_precision', 'state_class', 'unit_of_measurement']),
+  sensor: new Set([
+    ...COMMON,
+    'last_reset_value_template',
+    'options',
+    'suggested_display_precision',
+    'state_class',
+    'unit_of_measurement',
+  ]),
   binary_sensor: new Set([...COMMON, 'off_delay', 'payload_off', 'payload_on']),
 };
-const DEVICE_KEYS = new Set(['configuration_url', 'connections', 'hw_version', 'identifiers', 'manufacturer', 'model', 'model_id', 'name', 'serial_number', 'suggested_area', 'sw_version', 'via_device']);
+const DEVICE_KEYS = new Set([
+  'configuration_url',
+  'connections',
+  'hw_version',
+  'identifiers',
+  'manufacturer',
+  'model',
+  'model_id',
+  'name',
+  'serial_number',
+  'suggested_area',
+  'sw_version',
+  'via_device',
+]);
 const ORIGIN_KEYS = new Set(['name', 'sw_version', 'support_url']);
 /** sensor device classes the gateway could use, with their documented units */
 export const SENSOR_UNITS: Record<string, string[]> = {
@@ -29,8 +71,34 @@ export const SENSOR_UNITS: Record<string, string[]> = {
 };
 const STATE_CLASSES = ['measurement', 'measurement_angle', 'total', 'total_increasing'];
 const BINARY_CLASSES = [
-  'battery', 'battery_charging', 'carbon_monoxide', 'cold', 'connectivity', 'door', 'garage_door', 'gas', 'heat', 'light', 'lock', 'moisture', 'motion',
-  'moving', 'occupancy', 'opening', 'plug', 'power', 'presence', 'problem', 'running', 'safety', 'smoke', 'sound', 'tamper', 'update', 'vibration', 'window',
+  'battery',
+  'battery_charging',
+  'carbon_monoxide',
+  'cold',
+  'connectivity',
+  'door',
+  'garage_door',
+  'gas',
+  'heat',
+  'light',
+  'lock',
+  'moisture',
+  'motion',
+  'moving',
+  'occupancy',
+  'opening',
+  'plug',
+  'power',
+  'presence',
+  'problem',
+  'running',
+  'safety',
+  'smoke',
+  'sound',
+  'tamper',
+  'update',
+  'vibration',
+  'window',
 ];
 
 /** The problems Home Assistant would have with one retained discovery message; [] when none. */
@@ -39,7 +107,12 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
   const levels = topic.split('/');
   const pre = discoveryPrefix.split('/').length;
   const [component, ...ids] = levels.slice(pre);
-  if (levels.slice(0, pre).join('/') !== discoveryPrefix || levels.at(-1) !== 'config' || (ids.length !== 2 && ids.length !== 3)) out.push(`topic ${topic} is not <prefix>/<component>/[<node_id>/]<object_id>/config`);
+  if (
+    levels.slice(0, pre).join('/') !== discoveryPrefix ||
+    levels.at(-1) !== 'config' ||
+    (ids.length !== 2 && ids.length !== 3)
+  )
+    out.push(`topic ${topic} is not <prefix>/<component>/[<node_id>/]<object_id>/config`);
   for (const id of ids.slice(0, -1)) if (!ID.test(id)) out.push(`id '${id}' has characters outside [a-zA-Z0-9_-]`);
   const keys = KEYS[component ?? ''];
   if (!keys) return [...out, `component ${component} is not sensor or binary_sensor`];
@@ -51,33 +124,45 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
   }
   if (typeof c !== 'object' || c === null || Array.isArray(c)) return [...out, 'payload is not a JSON object'];
   for (const k of Object.keys(c)) if (!keys.has(k)) out.push(`unknown key ${k}`);
-  if (typeof c.state_topic !== 'string' || c.state_topic === '' || /[+#]/.test(c.state_topic)) out.push('state_topic (required) missing or a wildcard');
+  if (typeof c.state_topic !== 'string' || c.state_topic === '' || /[+#]/.test(c.state_topic))
+    out.push('state_topic (required) missing or a wildcard');
   if (typeof c.unique_id !== 'string' || c.unique_id === '') out.push('unique_id missing (required with a device)');
   const d = c.device;
   if (typeof d !== 'object' || d === null) out.push('device missing');
   else {
     for (const k of Object.keys(d)) if (!DEVICE_KEYS.has(k)) out.push(`unknown device key ${k}`);
-    if (!(Array.isArray(d.identifiers) ? d.identifiers.length > 0 : typeof d.identifiers === 'string')) out.push('device.identifiers missing');
+    if (!(Array.isArray(d.identifiers) ? d.identifiers.length > 0 : typeof d.identifiers === 'string'))
+      out.push('device.identifiers missing');
   }
   if (c.origin !== undefined) {
     if (typeof c.origin.name !== 'string') out.push('origin.name (required) missing');
     for (const k of Object.keys(c.origin)) if (!ORIGIN_KEYS.has(k)) out.push(`unknown origin key ${k}`);
   }
   if (c.availability !== undefined) {
-    if (!Array.isArray(c.availability) || c.availability.some((a: any) => typeof a?.topic !== 'string')) out.push('availability entries need a topic');
+    if (!Array.isArray(c.availability) || c.availability.some((a: any) => typeof a?.topic !== 'string'))
+      out.push('availability entries need a topic');
     if (c.availability_topic !== undefined) out.push('availability and availability_topic together');
   }
-  if (c.availability_mode !== undefined && !['all', 'any', 'latest'].includes(c.availability_mode)) out.push(`availability_mode ${c.availability_mode}`);
-  if (c.entity_category !== undefined && c.entity_category !== 'diagnostic' && !(component === 'binary_sensor' && c.entity_category === 'config')) out.push(`entity_category ${c.entity_category}`);
+  if (c.availability_mode !== undefined && !['all', 'any', 'latest'].includes(c.availability_mode))
+    out.push(`availability_mode ${c.availability_mode}`);
+  if (
+    c.entity_category !== undefined &&
+    c.entity_category !== 'diagnostic' &&
+    !(component === 'binary_sensor' && c.entity_category === 'config')
+  )
+    out.push(`entity_category ${c.entity_category}`);
   if (component === 'sensor') {
     if (c.device_class !== undefined) {
       const units = SENSOR_UNITS[c.device_class];
       if (!units) out.push(`sensor device_class ${c.device_class} not among the checked ones`);
-      else if (!units.includes(c.unit_of_measurement)) out.push(`unit ${c.unit_of_measurement} is not one of ${c.device_class}'s: ${units.join(', ')}`);
+      else if (!units.includes(c.unit_of_measurement))
+        out.push(`unit ${c.unit_of_measurement} is not one of ${c.device_class}'s: ${units.join(', ')}`);
     }
     if (c.state_class !== undefined && !STATE_CLASSES.includes(c.state_class)) out.push(`state_class ${c.state_class}`);
-    if (c.device_class === 'energy' && !['total', 'total_increasing'].includes(c.state_class)) out.push('an energy sensor needs state_class total or total_increasing (Energy dashboard)');
-    if (c.suggested_display_precision !== undefined && !Number.isInteger(c.suggested_display_precision)) out.push('suggested_display_precision not an integer');
+    if (c.device_class === 'energy' && !['total', 'total_increasing'].includes(c.state_class))
+      out.push('an energy sensor needs state_class total or total_increasing (Energy dashboard)');
+    if (c.suggested_display_precision !== undefined && !Number.isInteger(c.suggested_display_precision))
+      out.push('suggested_display_precision not an integer');
   } else if (c.device_class !== undefined && !BINARY_CLASSES.includes(c.device_class)) {
     out.push(`binary_sensor device_class ${c.device_class}`);
   }

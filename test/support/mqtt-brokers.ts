@@ -1,6 +1,6 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Aedes } from 'aedes';
@@ -42,7 +42,10 @@ export const MOSQUITTO = (() => {
 
 /** Says visibly, once per file, that the mosquitto tests do not run here. */
 export function noteMosquittoSkipped(file: string): void {
-  if (!MOSQUITTO) console.warn(`\n*** ${file}: mosquitto is not installed: its uplink tests are SKIPPED (apt-get install mosquitto; .ci/run installs it) ***\n`);
+  if (!MOSQUITTO)
+    console.warn(
+      `\n*** ${file}: mosquitto is not installed: its uplink tests are SKIPPED (apt-get install mosquitto; .ci/run installs it) ***\n`,
+    );
 }
 
 /** aedes, in this process: MQTT 3.1.1. Retained messages live in its memory across stop/start. */
@@ -96,16 +99,33 @@ export async function aedesBroker(opts: BrokerOptions = {}): Promise<TestBroker>
  * service). Persistence on, so retained messages survive a stop/start like a real broker's.
  */
 export async function mosquittoBroker(
-  opts: BrokerOptions & { tls?: { cafile: string; certfile: string; keyfile: string; requireCertificate?: boolean }; websockets?: boolean } = {},
+  opts: BrokerOptions & {
+    tls?: { cafile: string; certfile: string; keyfile: string; requireCertificate?: boolean };
+    websockets?: boolean;
+  } = {},
 ): Promise<TestBroker> {
   if (!MOSQUITTO) throw new Error('mosquitto is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-mosq-'));
   const port = await freePort();
   const wsPort = opts.websockets ? await freePort() : undefined;
   // run as whoever runs the tests: as root, mosquitto would switch to its own user and could not read our temp dir
-  const lines = [`user ${userInfo().username}`, `listener ${port} 127.0.0.1`, 'persistence true', `persistence_location ${dir}/`, 'autosave_interval 1', 'log_dest none'];
+  const lines = [
+    `user ${userInfo().username}`,
+    `listener ${port} 127.0.0.1`,
+    'persistence true',
+    `persistence_location ${dir}/`,
+    'autosave_interval 1',
+    'log_dest none',
+  ];
   // TLS settings belong to the listener above them
-  const tls = opts.tls ? [`cafile ${opts.tls.cafile}`, `certfile ${opts.tls.certfile}`, `keyfile ${opts.tls.keyfile}`, ...(opts.tls.requireCertificate ? ['require_certificate true'] : [])] : [];
+  const tls = opts.tls
+    ? [
+        `cafile ${opts.tls.cafile}`,
+        `certfile ${opts.tls.certfile}`,
+        `keyfile ${opts.tls.keyfile}`,
+        ...(opts.tls.requireCertificate ? ['require_certificate true'] : []),
+      ]
+    : [];
   lines.push(...tls);
   // mosquitto 2.0 (libwebsockets) ignores a bind address here and listens on every interface, and
   // starts a websockets listener only next to a plain MQTT one (eclipse-mosquitto/mosquitto#2284)
@@ -182,7 +202,9 @@ export interface Collector {
 export async function collect(url: string, filter: string, opts: IClientOptions = {}): Promise<Collector> {
   const client = await mqtt.connectAsync(url, { reconnectPeriod: 200, clean: true, ...opts });
   const messages: Collector['messages'] = [];
-  client.on('message', (topic, payload, packet) => messages.push({ topic, payload: payload.toString(), retain: packet.retain, qos: packet.qos }));
+  client.on('message', (topic, payload, packet) =>
+    messages.push({ topic, payload: payload.toString(), retain: packet.retain, qos: packet.qos }),
+  );
   await client.subscribeAsync(filter, { qos: 1 });
   // a reconnecting consumer subscribes again (clean session)
   client.on('connect', () => void client.subscribeAsync(filter, { qos: 1 }).catch(() => undefined));
@@ -190,7 +212,9 @@ export async function collect(url: string, filter: string, opts: IClientOptions 
     client,
     messages,
     json(suffix) {
-      return messages.filter((m) => suffix === undefined || m.topic.endsWith(`/${suffix}`)).map((m) => JSON.parse(m.payload));
+      return messages
+        .filter((m) => suffix === undefined || m.topic.endsWith(`/${suffix}`))
+        .map((m) => JSON.parse(m.payload));
     },
     close: () => client.endAsync(true),
   };

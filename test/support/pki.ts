@@ -41,12 +41,44 @@ export function makePki(): Pki {
   writeFileSync(p('client.ext'), 'extendedKeyUsage=clientAuth\n');
 
   const ca = (name: string, cn: string) => {
-    ssl('req', '-x509', ...KEY, '-days', '2', '-subj', `/CN=${cn}`, '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign', '-keyout', `${name}.key`, '-out', `${name}.pem`);
+    ssl(
+      'req',
+      '-x509',
+      ...KEY,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+    );
     return p(`${name}.pem`);
   };
   const leaf = (name: string, cn: string, caName: string, ext: 'server' | 'client'): KeyPair => {
     ssl('req', ...KEY, '-subj', `/CN=${cn}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
-    ssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${caName}.pem`, '-CAkey', `${caName}.key`, '-CAcreateserial', '-days', '2', '-extfile', `${ext}.ext`, '-out', `${name}.pem`);
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${caName}.pem`,
+      '-CAkey',
+      `${caName}.key`,
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      `${ext}.ext`,
+      '-out',
+      `${name}.pem`,
+    );
     return { cert: p(`${name}.pem`), key: p(`${name}.key`) };
   };
 

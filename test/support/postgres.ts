@@ -25,7 +25,10 @@ export const PG_BIN = (() => {
 export const SKIP_POSTGRES = !PG_BIN && !process.env.CI;
 
 export function notePostgresSkipped(file: string): void {
-  if (SKIP_POSTGRES) console.warn(`\n*** ${file}: PostgreSQL is not installed: its PostgreSQL tests are SKIPPED (apt-get install postgresql; .ci/run installs it) ***\n`);
+  if (SKIP_POSTGRES)
+    console.warn(
+      `\n*** ${file}: PostgreSQL is not installed: its PostgreSQL tests are SKIPPED (apt-get install postgresql; .ci/run installs it) ***\n`,
+    );
 }
 
 export interface TestPostgres {
@@ -43,7 +46,9 @@ export async function startPostgres(): Promise<TestPostgres> {
   const asRoot = process.getuid?.() === 0;
   if (asRoot) chownSync(dir, uidOf('postgres'), gidOf('postgres'));
   const run = (program: string, args: string[]) => {
-    const [cmd, argv] = asRoot ? ['runuser', ['-u', 'postgres', '--', join(PG_BIN, program), ...args]] : [join(PG_BIN, program), args];
+    const [cmd, argv] = asRoot
+      ? ['runuser', ['-u', 'postgres', '--', join(PG_BIN, program), ...args]]
+      : [join(PG_BIN, program), args];
     const r = spawnSync(cmd, argv as string[], { encoding: 'utf8', timeout: 60_000 });
     if (r.status !== 0) throw new Error(`${program} failed (${r.status}): ${r.stderr || r.stdout || r.error?.message}`);
   };

@@ -100,7 +100,7 @@ export function parsePromText(text: string): Map<string, PromFamily> {
       if (!m) return; // a plain comment
       const [, kind, name, rest] = m as unknown as [string, 'HELP' | 'TYPE', string, string];
       if (!NAME.test(name)) throw new Error(`line ${line}: bad metric name ${name}`);
-      let f = families.get(name);
+      const f = families.get(name);
       if (kind === 'TYPE') {
         if (!TYPES.has(rest)) throw new Error(`line ${line}: unknown type '${rest}'`);
         if (f?.samples.length) throw new Error(`line ${line}: TYPE of ${name} after its samples`);
@@ -124,16 +124,19 @@ export function parsePromText(text: string): Map<string, PromFamily> {
     if (rest.startsWith('{')) ({ labels, rest } = parseLabels(rest, line));
     for (const k of Object.keys(labels)) if (!LABEL.test(k)) throw new Error(`line ${line}: bad label name ${k}`);
     const parts = rest.split(' ');
-    if (parts[0] !== '' || parts.length < 2 || parts.length > 3) throw new Error(`line ${line}: expected '<name>{labels} <value> [timestamp]', got '${raw}'`);
+    if (parts[0] !== '' || parts.length < 2 || parts.length > 3)
+      throw new Error(`line ${line}: expected '<name>{labels} <value> [timestamp]', got '${raw}'`);
     const value = parseValue(parts[1]!, line);
     const timestampMs = parts[2] === undefined ? undefined : Number.parseInt(parts[2], 10);
-    if (parts[2] !== undefined && !/^-?\d+$/.test(parts[2])) throw new Error(`line ${line}: bad timestamp '${parts[2]}'`);
+    if (parts[2] !== undefined && !/^-?\d+$/.test(parts[2]))
+      throw new Error(`line ${line}: bad timestamp '${parts[2]}'`);
     let f = familyOf(name, families);
     if (!f) {
       f = { name, type: 'untyped', samples: [] };
       families.set(name, f);
     }
-    if ((f.type === 'counter' && value < 0) || (f.type === 'counter' && Number.isNaN(value))) throw new Error(`line ${line}: counter ${name} at ${value}`);
+    if ((f.type === 'counter' && value < 0) || (f.type === 'counter' && Number.isNaN(value)))
+      throw new Error(`line ${line}: counter ${name} at ${value}`);
     const key = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
     if (seen.has(key)) throw new Error(`line ${line}: series ${key} twice`);
     seen.add(key);
@@ -145,7 +148,9 @@ export function parsePromText(text: string): Map<string, PromFamily> {
 /** The one sample of `name` whose labels include `labels`; throws when there is none or several. */
 export function sampleOf(families: Map<string, PromFamily>, name: string, labels: Record<string, string>): number {
   const f = familyOf(name, families);
-  const hits = (f?.samples ?? []).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  const hits = (f?.samples ?? []).filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  );
   if (hits.length !== 1) throw new Error(`${hits.length} samples of ${name}${JSON.stringify(labels)}`);
   return hits[0]!.value;
 }

@@ -6,7 +6,7 @@
  * writers), not the gateway's codecs: a fixture must not pass because encoder and decoder share a
  * mistake. Registers a fixture does not list read 0, as unused registers of most devices do.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServerTCP } from 'modbus-serial';
@@ -64,7 +64,8 @@ function fail(file: string, what: string): never {
 
 function int(file: string, r: ImageRegister, min: number, max: number): number {
   const v = r.value;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(file, `${r.name}: ${r.type} value ${String(v)} is not an integer in ${min}..${max}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    fail(file, `${r.name}: ${r.type} value ${String(v)} is not an integer in ${min}..${max}`);
   return v;
 }
 
@@ -92,17 +93,23 @@ export function encode(file: string, r: ImageRegister, order: 'big' | 'little'):
     case 'f32':
       if (typeof r.value !== 'number') fail(file, `${r.name}: f32 needs a number`);
       buf.writeFloatBE(r.value);
-      if (buf.readFloatBE(0) !== r.value) fail(file, `${r.name}: ${r.value} is not exactly representable as float32; write the value the meter would hold`);
+      if (buf.readFloatBE(0) !== r.value)
+        fail(
+          file,
+          `${r.name}: ${r.value} is not exactly representable as float32; write the value the meter would hold`,
+        );
       return pair(buf.readUInt16BE(0), buf.readUInt16BE(2), order);
     case 'string': {
       if (typeof r.value !== 'string' || !r.length) fail(file, `${r.name}: string needs value and length`);
       const bytes = Buffer.alloc(r.length * 2);
-      if (Buffer.byteLength(r.value, 'latin1') > bytes.length) fail(file, `${r.name}: '${r.value}' is longer than ${r.length} registers`);
+      if (Buffer.byteLength(r.value, 'latin1') > bytes.length)
+        fail(file, `${r.name}: '${r.value}' is longer than ${r.length} registers`);
       bytes.write(r.value, 'latin1');
       return Array.from({ length: r.length }, (_, i) => bytes.readUInt16BE(i * 2));
     }
     case 'words':
-      if (!r.words?.length || r.words.some((w) => !Number.isInteger(w) || w < 0 || w > 0xffff)) fail(file, `${r.name}: words must be 16-bit values`);
+      if (!r.words?.length || r.words.some((w) => !Number.isInteger(w) || w < 0 || w > 0xffff))
+        fail(file, `${r.name}: words must be 16-bit values`);
       return r.words;
   }
 }
@@ -111,7 +118,9 @@ export function encode(file: string, r: ImageRegister, order: 'big' | 'little'):
 export function imageRegisters(f: DeviceFixture): SimRegisters {
   const banks: SimRegisters = { holding: [], input: [] };
   for (const fn of ['holding', 'input'] as const) {
-    const words = f.image.registers.filter((r) => r.fn === fn).map((r) => ({ r, w: encode(f.name, r, f.image.wordOrder) }));
+    const words = f.image.registers
+      .filter((r) => r.fn === fn)
+      .map((r) => ({ r, w: encode(f.name, r, f.image.wordOrder) }));
     if (words.length === 0) continue;
     const start = Math.min(...words.map((x) => x.r.address));
     const end = Math.max(...words.map((x) => x.r.address + x.w.length));
@@ -133,9 +142,12 @@ export function imageRegisters(f: DeviceFixture): SimRegisters {
 export function loadFixture(file: string): DeviceFixture {
   const raw = parse(readFileSync(file, 'utf8')) as Omit<DeviceFixture, 'name'>;
   const name = basename(file).replace(/\.yaml$/, '');
-  if (!raw?.title || !Array.isArray(raw.sources) || raw.sources.length === 0) fail(name, 'needs a title and at least one source');
-  for (const s of raw.sources) if (!s.title || !/^https:\/\//.test(s.url ?? '')) fail(name, `source '${s.title}' needs a title and an https URL`);
-  if (!raw.devices?.length || !raw.image?.registers?.length || !raw.expect?.streams) fail(name, 'needs devices, image.registers and expect.streams');
+  if (!raw?.title || !Array.isArray(raw.sources) || raw.sources.length === 0)
+    fail(name, 'needs a title and at least one source');
+  for (const s of raw.sources)
+    if (!s.title || !/^https:\/\//.test(s.url ?? '')) fail(name, `source '${s.title}' needs a title and an https URL`);
+  if (!raw.devices?.length || !raw.image?.registers?.length || !raw.expect?.streams)
+    fail(name, 'needs devices, image.registers and expect.streams');
   if (raw.image.wordOrder !== 'big' && raw.image.wordOrder !== 'little') fail(name, 'image.wordOrder is big or little');
   for (const r of raw.image.registers) {
     if (!TYPES.has(r.type)) fail(name, `${r.name ?? r.address}: unknown type ${String(r.type)}`);

@@ -4,14 +4,15 @@
  * transparent serial server. CI installs socat (.ci/run); without it these tests are skipped and
  * say so.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const HAVE_SOCAT = spawnSync('socat', ['-V'], { stdio: 'ignore' }).status === 0;
-export const NO_SOCAT = 'socat is not installed: the Modbus RTU tests are SKIPPED (apt-get install socat; .ci/run installs it)';
+export const NO_SOCAT =
+  'socat is not installed: the Modbus RTU tests are SKIPPED (apt-get install socat; .ci/run installs it)';
 if (!HAVE_SOCAT) process.stderr.write(`\n*** ${NO_SOCAT} ***\n\n`);
 
 export interface PtyPair {
@@ -47,10 +48,14 @@ function stopper(child: ChildProcess, dir?: string): () => Promise<void> {
 }
 
 /** Two linked ptys (raw, no echo), as symlinks in a fresh folder; `dir` reuses a folder (to recreate a line at the same paths). */
-export async function ptyPair(dir: string = mkdtempSync(join(tmpdir(), 'sitegw-pty-'))): Promise<PtyPair & { dir: string }> {
+export async function ptyPair(
+  dir: string = mkdtempSync(join(tmpdir(), 'sitegw-pty-')),
+): Promise<PtyPair & { dir: string }> {
   const a = join(dir, 'sim');
   const b = join(dir, 'gw');
-  const child = spawn('socat', [`pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('socat', [`pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   await waitForPaths([a, b], child, () => err);
@@ -74,7 +79,9 @@ export async function serialServer(): Promise<{ port: number; serial: string; cl
   const serial = join(dir, 'line');
   const port = await freePort();
   // the pty first: socat creates it, then listens for the one client it bridges
-  const child = spawn('socat', [`pty,raw,echo=0,link=${serial}`, `tcp-listen:${port},bind=127.0.0.1,reuseaddr`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('socat', [`pty,raw,echo=0,link=${serial}`, `tcp-listen:${port},bind=127.0.0.1,reuseaddr`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   await waitForPaths([serial], child, () => err);

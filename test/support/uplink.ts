@@ -1,6 +1,6 @@
-import type { Database } from 'better-sqlite3';
 import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
+import type { Database } from 'better-sqlite3';
+import { type Logger, pino } from 'pino';
 import { expect } from 'vitest';
 import type { UplinkConfig } from '../../src/config/types.js';
 import type { Collector, TestBroker } from './mqtt-brokers.js';
@@ -26,12 +26,18 @@ export function capturingLogger(): { log: Logger; lines: () => Record<string, un
       cb();
     },
   });
-  return { log: pino({ level: 'info' }, stream), lines: () => out.flatMap((l) => l.split('\n').filter(Boolean)).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    log: pino({ level: 'info' }, stream),
+    lines: () => out.flatMap((l) => l.split('\n').filter(Boolean)).map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 /** Every stored bucket as `streamId|start ISO`. */
 export function storedBuckets(db: Database): Set<string> {
-  const rows = db.prepare('SELECT s.key, b.start_s FROM buckets b JOIN streams s ON s.id = b.stream').raw().all() as [string, number][];
+  const rows = db.prepare('SELECT s.key, b.start_s FROM buckets b JOIN streams s ON s.id = b.stream').raw().all() as [
+    string,
+    number,
+  ][];
   return new Set(rows.map(([k, s]) => `${k}|${new Date(s * 1000).toISOString().replace('.000Z', 'Z')}`));
 }
 
@@ -59,7 +65,11 @@ export function dedupe(c: Collector): Delivered[] {
 export function telemetryKeys(d: Delivered[]): string[] {
   return d
     .filter((m) => m.topic.endsWith('/telemetry') && m.body.resync === undefined)
-    .flatMap((m) => (m.body.entries as { deviceId: string; interval: string }[]).map((e) => `${e.deviceId}|${e.interval.split('/')[0]}`));
+    .flatMap((m) =>
+      (m.body.entries as { deviceId: string; interval: string }[]).map(
+        (e) => `${e.deviceId}|${e.interval.split('/')[0]}`,
+      ),
+    );
 }
 
 /**

@@ -20,7 +20,8 @@ export class StreamClient {
       const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
       const c = new StreamClient(ws);
       ws.once('open', () => {
-        if (!opts.silent) c.pinger = setInterval(() => ws.readyState === WebSocket.OPEN && ws.ping(), opts.pingMs ?? 100);
+        if (!opts.silent)
+          c.pinger = setInterval(() => ws.readyState === WebSocket.OPEN && ws.ping(), opts.pingMs ?? 100);
         resolve(c);
       });
       ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
@@ -58,7 +59,12 @@ export function tryUpgrade(url: string, headers: Record<string, string> = {}): P
         } catch {
           // not JSON: keep the text for the assertion message
         }
-        resolve({ open: false, status: res.statusCode ?? 0, challenge: res.headers['www-authenticate'] as string | undefined, body: parsed });
+        resolve({
+          open: false,
+          status: res.statusCode ?? 0,
+          challenge: res.headers['www-authenticate'] as string | undefined,
+          body: parsed,
+        });
       });
     });
     ws.once('error', () => undefined);

@@ -8,8 +8,16 @@ import { buildTopology } from '../../src/site/topology.js';
 import { DERIVED_HOUSE, siteConfig } from './fixture.js';
 
 const poll = (...readings: Reading[]): DevicePoll => ({ readings });
-const grid = (w: number, ts = 1000): Reading => ({ streamId: 'gm__GRID_METER_DERIVED', ts, values: { power_W: w, state: 'ok' } });
-const inverter = (id: string, acW: number, ts = 1000): Reading => ({ streamId: id, ts, values: { power_AC_W: acW, power_DC_W: -acW * 1.03 } });
+const grid = (w: number, ts = 1000): Reading => ({
+  streamId: 'gm__GRID_METER_DERIVED',
+  ts,
+  values: { power_W: w, state: 'ok' },
+});
+const inverter = (id: string, acW: number, ts = 1000): Reading => ({
+  streamId: id,
+  ts,
+  values: { power_AC_W: acW, power_DC_W: -acW * 1.03 },
+});
 
 describe('derived consumption', () => {
   it('exists only without a house meter and with a grid meter; it belongs to the grid meter', () => {
@@ -17,7 +25,12 @@ describe('derived consumption', () => {
     const config = siteConfig([], { houseMeter: false });
     config.devices.find((d) => d.id === 'inv')!.pollIntervalSeconds = 30;
     const s = new Site(config).stream(DERIVED_HOUSE)!;
-    expect(s).toMatchObject({ deviceId: 'gm', deviceKind: 'meter', channels: ['power_W', 'energy_Wh_increment', 'energy_Wh_decrement'], energyFrom: 'power_W' });
+    expect(s).toMatchObject({
+      deviceId: 'gm',
+      deviceKind: 'meter',
+      channels: ['power_W', 'energy_Wh_increment', 'energy_Wh_decrement'],
+      energyFrom: 'power_W',
+    });
     // it is built in cycles where both were read: at the slower device's pace
     expect(s.pollPeriodMs).toBe(30_000);
     const noGrid = siteConfig([], { houseMeter: false });
@@ -33,14 +46,30 @@ describe('derived consumption', () => {
     ]);
     expect(derivedConsumption(site, polls)).toEqual({ streamId: DERIVED_HOUSE, ts: 1200, values: { power_W: 4000 } });
     // exporting 1000 W of 2500 W: 1500 W for the house
-    expect(derivedConsumption(site, new Map([['gm', poll(grid(-1000))], ['inv', poll(inverter('inv', -2500))]]))!.values.power_W).toBe(1500);
+    expect(
+      derivedConsumption(
+        site,
+        new Map([
+          ['gm', poll(grid(-1000))],
+          ['inv', poll(inverter('inv', -2500))],
+        ]),
+      )!.values.power_W,
+    ).toBe(1500);
   });
 
   it('sums every inverter, and is not built when one of its sources did not answer', () => {
     const config = siteConfig([], { houseMeter: false });
-    config.devices.push({ ...config.devices[0]!, id: 'inv2', connection: { type: 'tcp', host: '127.0.0.1', port: 502, unitId: 9, timeoutMs: 1000 } });
+    config.devices.push({
+      ...config.devices[0]!,
+      id: 'inv2',
+      connection: { type: 'tcp', host: '127.0.0.1', port: 502, unitId: 9, timeoutMs: 1000 },
+    });
     const site = new Site(config);
-    const all = new Map([['gm', poll(grid(200))], ['inv', poll(inverter('inv', -1000))], ['inv2', poll(inverter('inv2', -300))]]);
+    const all = new Map([
+      ['gm', poll(grid(200))],
+      ['inv', poll(inverter('inv', -1000))],
+      ['inv2', poll(inverter('inv2', -300))],
+    ]);
     expect(derivedConsumption(site, all)!.values.power_W).toBe(1500);
     const silent = new Map(all);
     silent.delete('inv2');
@@ -49,19 +78,34 @@ describe('derived consumption', () => {
     noGrid.delete('gm');
     expect(derivedConsumption(site, noGrid)).toBeNull();
     // a meter that answered without power (only the relay state) does not count as an answer
-    expect(derivedConsumption(site, new Map([...all, ['gm', poll({ streamId: 'gm__GRID_METER_DERIVED', ts: 1, values: { state: 'ok' } })]]))).toBeNull();
+    expect(
+      derivedConsumption(
+        site,
+        new Map([...all, ['gm', poll({ streamId: 'gm__GRID_METER_DERIVED', ts: 1, values: { state: 'ok' } })]]),
+      ),
+    ).toBeNull();
   });
 
   it('never goes below zero when the readings disagree by a few watts', () => {
     const site = new Site(siteConfig([], { houseMeter: false }));
-    expect(derivedConsumption(site, new Map([['gm', poll(grid(-2005))], ['inv', poll(inverter('inv', -2000))]]))!.values.power_W).toBe(0);
+    expect(
+      derivedConsumption(
+        site,
+        new Map([
+          ['gm', poll(grid(-2005))],
+          ['inv', poll(inverter('inv', -2000))],
+        ]),
+      )!.values.power_W,
+    ).toBe(0);
   });
 
   it('the topology shows it in the house circuit, compact or not', () => {
     const site = new Site(siteConfig([], { houseMeter: false }));
     for (const compact of [true, false]) {
       const house = buildTopology(site, compact).nodes![0]!.nodes!.find((n) => n.id === 'home__house');
-      expect(house?.nodes?.map((n) => [n.id, n.kind, n.node])).toEqual([[DERIVED_HOUSE, 'sensor', { id: 'home__house', kind: 'circuit' }]]);
+      expect(house?.nodes?.map((n) => [n.id, n.kind, n.node])).toEqual([
+        [DERIVED_HOUSE, 'sensor', { id: 'home__house', kind: 'circuit' }],
+      ]);
     }
     const metered = buildTopology(new Site(siteConfig()), true).nodes![0]!.nodes!.find((n) => n.id === 'home__house');
     expect(metered?.nodes?.map((n) => n.id)).toEqual(['hm']);

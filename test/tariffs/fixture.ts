@@ -1,13 +1,16 @@
-import { parseConfig } from '../../src/profiles/site-config.js';
 import type { SiteConfig } from '../../src/config/types.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { Site } from '../../src/site/site.js';
 import { insertBucket } from '../../src/store/buckets.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { type Database, openDatabase } from '../../src/store/db.js';
 import { streamKey } from '../../src/store/streams.js';
 import { bucketRow } from '../support/bucket-row.js';
 
 /** A site.yaml with an inverter, a grid meter and (optionally) a house meter, plus `extra` lines at the root. */
-export function siteYaml(extra: readonly string[] = [], opts: { houseMeter?: boolean; timezone?: string; currency?: string } = {}): string {
+export function siteYaml(
+  extra: readonly string[] = [],
+  opts: { houseMeter?: boolean; timezone?: string; currency?: string } = {},
+): string {
   return [
     'site:',
     '  id: home',
@@ -18,7 +21,11 @@ export function siteYaml(extra: readonly string[] = [], opts: { houseMeter?: boo
     'devices:',
     '  - { id: inv, role: inverter, profile: sunspec, connection: { type: tcp, host: 127.0.0.1, unitId: 1 } }',
     '  - { id: gm, role: grid-meter, profile: sunspec, connection: { type: tcp, host: 127.0.0.1, unitId: 2 } }',
-    ...(opts.houseMeter === false ? [] : ['  - { id: hm, role: consumption-meter, profile: sunspec, connection: { type: tcp, host: 127.0.0.1, unitId: 3 } }']),
+    ...(opts.houseMeter === false
+      ? []
+      : [
+          '  - { id: hm, role: consumption-meter, profile: sunspec, connection: { type: tcp, host: 127.0.0.1, unitId: 3 } }',
+        ]),
     ...extra,
     '',
   ].join('\n');
@@ -48,7 +55,10 @@ export interface Fixture {
 export function fixture(config: SiteConfig, db: Database = openDatabase(':memory:')): Fixture {
   const site = new Site(config);
   const put = (streamId: string, startIso: string, powerW: number) =>
-    insertBucket(db, bucketRow({ stream: streamKey(db, streamId), startS: Date.parse(startIso) / 1000, power_W: powerW }));
+    insertBucket(
+      db,
+      bucketRow({ stream: streamKey(db, streamId), startS: Date.parse(startIso) / 1000, power_W: powerW }),
+    );
   const house = site.byRole('consumption-meter').length > 0 ? HOUSE : DERIVED_HOUSE;
   return {
     db,

@@ -7,8 +7,8 @@ import { addClient } from '../../src/auth/clients.js';
 import { AuthService } from '../../src/auth/service.js';
 import type { SiteConfig } from '../../src/config/types.js';
 import { silentLogger } from '../../src/core/log.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
-import { fixture, type Fixture } from './fixture.js';
+import { type Database, openDatabase } from '../../src/store/db.js';
+import { type Fixture, fixture } from './fixture.js';
 
 export interface TariffApi extends Fixture {
   app: FastifyInstance;
@@ -27,14 +27,26 @@ export async function tariffApi(config: SiteConfig, now: number, db?: Database):
   const auth = new AuthService({ db: f.db, config: config.auth, dataDir: dir, siteId: f.site.id, log: silentLogger() });
   auth.start();
   const clock = { now };
-  const app = await buildApp({ site: f.site, db: f.db, auth, now: () => clock.now, tariffQuota: config.limits.dynamicTariffs });
+  const app = await buildApp({
+    site: f.site,
+    db: f.db,
+    auth,
+    now: () => clock.now,
+    tariffQuota: config.limits.dynamicTariffs,
+  });
   const all = [...f.site.devices.keys()];
-  const client = async (id: string, scopes: string[], devices: string[]) => ({ id, secret: (await addClient(f.db, { id, scopes, devices }, Date.now())).secret! });
+  const client = async (id: string, scopes: string[], devices: string[]) => ({
+    id,
+    secret: (await addClient(f.db, { id, scopes, devices }, Date.now())).secret!,
+  });
   const token = async ({ id, secret }: { id: string; secret: string }, scopes: string[]) => {
     const res = await app.inject({
       method: 'POST',
       url: '/oauth2/token',
-      headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       payload: `grant_type=client_credentials&scope=${encodeURIComponent(scopes.map((s) => `svc/${s}`).join(' '))}`,
     });
     if (res.statusCode !== 200) throw new Error(`token for ${id}: ${res.statusCode} ${res.body}`);
@@ -53,7 +65,12 @@ export async function tariffApi(config: SiteConfig, now: number, db?: Database):
     clock,
     tokens,
     req: (method, url, body, tok = tokens.writer) =>
-      app.inject({ method, url, headers: { authorization: `Bearer ${tok}` }, ...(body !== undefined ? { payload: body as object } : {}) }),
+      app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${tok}` },
+        ...(body !== undefined ? { payload: body as object } : {}),
+      }),
     async close() {
       await app.close();
       auth.stop();

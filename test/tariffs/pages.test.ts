@@ -11,7 +11,7 @@ import { buildApp } from '../../src/api/http/app.js';
 import { AuthService } from '../../src/auth/service.js';
 import { silentLogger } from '../../src/core/log.js';
 import { siteConfig } from './fixture.js';
-import { tariffApi, type TariffApi } from './http.js';
+import { type TariffApi, tariffApi } from './http.js';
 
 const H = 3_600_000;
 const DAY = 24 * H;
@@ -117,7 +117,12 @@ describe('dynamic tariff pages', () => {
       expect(r.statusCode, r.body).toBe(200);
       expect(r.json()).toEqual({ tariffId, inserted: values.length, replaced: 0 });
     }
-    const other = await api.req('POST', '/api/v1/dynamicTariffs', { name: 'Other', currency: 'EUR', timezone: 'Europe/Berlin', kind: 'import' });
+    const other = await api.req('POST', '/api/v1/dynamicTariffs', {
+      name: 'Other',
+      currency: 'EUR',
+      timezone: 'Europe/Berlin',
+      kind: 'import',
+    });
     otherId = other.json().tariffId;
   });
   afterAll(async () => api?.close());
@@ -198,7 +203,17 @@ describe('dynamic tariff pages', () => {
     forged.e -= 3 * WEEK;
     const moved = `${Buffer.from(JSON.stringify(forged)).toString('base64url')}.${sig}`;
     const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
-    for (const bad of [moved, flip(token, 5), flip(token, token.length - 3), `${payload}.`, payload, `${token}.x`, 'abc', '', 'x'.repeat(600)]) {
+    for (const bad of [
+      moved,
+      flip(token, 5),
+      flip(token, token.length - 3),
+      `${payload}.`,
+      payload,
+      `${token}.x`,
+      'abc',
+      '',
+      'x'.repeat(600),
+    ]) {
       const r = await get(tariffId, `nextToken=${encodeURIComponent(bad)}`);
       expect(r.status, bad).toBe(400);
       expect(Object.keys(r.body).sort()).toEqual(['code', 'error', 'message', 'statusCode']);
@@ -222,12 +237,28 @@ describe('dynamic tariff pages', () => {
     const token = (await get(tariffId, '')).body.nextToken!;
     const before = await get(tariffId, `nextToken=${encodeURIComponent(token)}`);
     const dir = mkdtempSync(join(tmpdir(), 'sitegw-restart-'));
-    const auth = new AuthService({ db: api.db, config: api.site.config.auth, dataDir: dir, siteId: 'home', log: silentLogger() });
+    const auth = new AuthService({
+      db: api.db,
+      config: api.site.config.auth,
+      dataDir: dir,
+      siteId: 'home',
+      log: silentLogger(),
+    });
     auth.start();
     // a second app on the same database, as after a daemon restart
-    const again = await buildApp({ site: api.site, db: api.db, auth, now: () => NOW, tariffQuota: api.site.config.limits.dynamicTariffs });
+    const again = await buildApp({
+      site: api.site,
+      db: api.db,
+      auth,
+      now: () => NOW,
+      tariffQuota: api.site.config.limits.dynamicTariffs,
+    });
     try {
-      const r = await again.inject({ method: 'GET', url: `/api/v1/dynamicTariffs/${tariffId}?nextToken=${encodeURIComponent(token)}`, headers: { authorization: `Bearer ${api.tokens.reader}` } });
+      const r = await again.inject({
+        method: 'GET',
+        url: `/api/v1/dynamicTariffs/${tariffId}?nextToken=${encodeURIComponent(token)}`,
+        headers: { authorization: `Bearer ${api.tokens.reader}` },
+      });
       expect(r.statusCode).toBe(200);
       expect(r.json()).toEqual(before.body);
     } finally {
@@ -253,17 +284,24 @@ describe('dynamic tariff pages', () => {
 
   it('reading needs device.read, writing device.write; no token is a 401', async () => {
     const body = { name: 'x', currency: 'EUR', timezone: 'UTC', kind: 'import' };
-    expect((await api.req('GET', `/api/v1/dynamicTariffs/${tariffId}`, undefined, api.tokens.reader)).statusCode).toBe(200);
+    expect((await api.req('GET', `/api/v1/dynamicTariffs/${tariffId}`, undefined, api.tokens.reader)).statusCode).toBe(
+      200,
+    );
     const post = await api.req('POST', '/api/v1/dynamicTariffs', body, api.tokens.reader);
     expect(post.statusCode).toBe(403);
     expect(post.headers['www-authenticate']).toMatch(/insufficient_scope.*svc\/device\.write/);
-    expect((await api.req('PATCH', `/api/v1/dynamicTariffs/${tariffId}`, { values: [current] }, api.tokens.reader)).statusCode).toBe(403);
+    expect(
+      (await api.req('PATCH', `/api/v1/dynamicTariffs/${tariffId}`, { values: [current] }, api.tokens.reader))
+        .statusCode,
+    ).toBe(403);
     const anonymous = await api.app.inject({ method: 'GET', url: `/api/v1/dynamicTariffs/${tariffId}` });
     expect(anonymous.statusCode).toBe(401);
-    expect(api.app.routeTable.filter((r) => r.url.startsWith('/api/v1/dynamicTariffs') && r.method !== 'HEAD')).toEqual([
-      { method: 'POST', url: '/api/v1/dynamicTariffs', auth: { permission: 'device.write' } },
-      { method: 'PATCH', url: '/api/v1/dynamicTariffs/:tariffId', auth: { permission: 'device.write' } },
-      { method: 'GET', url: '/api/v1/dynamicTariffs/:tariffId', auth: { permission: 'device.read' } },
-    ]);
+    expect(api.app.routeTable.filter((r) => r.url.startsWith('/api/v1/dynamicTariffs') && r.method !== 'HEAD')).toEqual(
+      [
+        { method: 'POST', url: '/api/v1/dynamicTariffs', auth: { permission: 'device.write' } },
+        { method: 'PATCH', url: '/api/v1/dynamicTariffs/:tariffId', auth: { permission: 'device.write' } },
+        { method: 'GET', url: '/api/v1/dynamicTariffs/:tariffId', auth: { permission: 'device.read' } },
+      ],
+    );
   });
 });

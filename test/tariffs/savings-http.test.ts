@@ -1,7 +1,7 @@
 /** GET /api/v2/sites/{siteId}/savings over the real app: the body, the daemon clock, who sees what, 409. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { FLAT, siteConfig } from './fixture.js';
-import { tariffApi, type TariffApi } from './http.js';
+import { type TariffApi, tariffApi } from './http.js';
 
 let api: TariffApi | undefined;
 afterEach(async () => {
@@ -49,9 +49,18 @@ describe('savings endpoint', () => {
     api = await tariffApi(siteConfig(FLAT), 0);
     const doc = (await api.app.inject({ method: 'GET', url: '/openapi.json' })).json();
     const savings = doc.paths['/api/v2/sites/{siteId}/savings'].get;
-    expect(Object.keys(savings.responses['200'].content['application/json'].schema.properties)).toEqual(['currency', 'entries', 'skipped']);
+    expect(Object.keys(savings.responses['200'].content['application/json'].schema.properties)).toEqual([
+      'currency',
+      'entries',
+      'skipped',
+    ]);
     expect(savings.responses['409']).toBeDefined();
-    expect(doc.paths['/api/v1/dynamicTariffs'].post.requestBody.content['application/json'].schema.required).toEqual(['name', 'currency', 'timezone', 'kind']);
+    expect(doc.paths['/api/v1/dynamicTariffs'].post.requestBody.content['application/json'].schema.required).toEqual([
+      'name',
+      'currency',
+      'timezone',
+      'kind',
+    ]);
     expect(doc.paths['/api/v1/dynamicTariffs/{tariffId}'].patch.security).toEqual([{ oauth2: ['svc/device.write'] }]);
   });
 });

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors.js';
-import { siteSavings, type SavingsResolution } from '../../src/tariffs/savings.js';
+import { type SavingsResolution, siteSavings } from '../../src/tariffs/savings.js';
 import { createTariff } from '../../src/tariffs/write.js';
 import { parseInterval } from '../../src/telemetry/interval.js';
-import { fixture, FLAT, GRID, ms, siteConfig, type Fixture } from './fixture.js';
+import { type Fixture, FLAT, fixture, GRID, ms, siteConfig } from './fixture.js';
 
 const LATER = ms('2027-06-01T00:00:00Z');
 const savings = (f: Fixture, interval: string, resolution: SavingsResolution, now = LATER) =>
@@ -117,11 +117,20 @@ describe('savings with a flat tariff (import 0.30, export 0.08 EUR/kWh)', () => 
 });
 
 describe('savings with a dynamic tariff', () => {
-  function withDynamic(kind: 'both' | 'import', values: { start: string; end: string; importPrice?: number; exportPrice?: number }[]): Fixture {
+  function withDynamic(
+    kind: 'both' | 'import',
+    values: { start: string; end: string; importPrice?: number; exportPrice?: number }[],
+  ): Fixture {
     const probe = fixture(siteConfig(FLAT));
     const t = createTariff(
       probe.db,
-      { name: 'day-ahead', currency: 'EUR', timezone: 'Europe/Berlin', kind, values: values.map((v) => ({ ...v, start: ms(v.start), end: ms(v.end) })) },
+      {
+        name: 'day-ahead',
+        currency: 'EUR',
+        timezone: 'Europe/Berlin',
+        kind,
+        values: values.map((v) => ({ ...v, start: ms(v.start), end: ms(v.end) })),
+      },
       { clientId: 'partner', siteOwner: false },
       { quota: probe.site.config.limits.dynamicTariffs, nowMs: 0 },
       0,
@@ -145,7 +154,9 @@ describe('savings with a dynamic tariff', () => {
       { interval: '2026-06-01T10:45:00Z/2026-06-01T11:00:00Z', savings: -0.095 },
     ]);
     expect(r.skipped).toEqual({ noData: 0, noPrice: 1 });
-    expect(savings(f, '2026-06-01T10:00:00Z/PT1H', 'PT1H').entries).toEqual([{ interval: '2026-06-01T10:00:00Z/2026-06-01T11:00:00Z', savings: 0.205 }]);
+    expect(savings(f, '2026-06-01T10:00:00Z/PT1H', 'PT1H').entries).toEqual([
+      { interval: '2026-06-01T10:00:00Z/2026-06-01T11:00:00Z', savings: 0.205 },
+    ]);
   });
 
   it('an import-only tariff prices the buckets that do not export; the exporting ones are noPrice', () => {
@@ -170,7 +181,13 @@ describe('savings with a time-of-use tariff in local time', () => {
   it('picks the period by local weekday and time, in summer and in winter time', () => {
     const f = fixture(siteConfig(TOU));
     // every bucket: house 4000 W, grid 0 -> H = 1 kWh, savings = the import price
-    const at = ['2026-06-01T04:45:00Z', '2026-06-01T05:00:00Z', '2026-06-06T10:00:00Z', '2026-12-07T05:45:00Z', '2026-12-07T06:00:00Z'];
+    const at = [
+      '2026-06-01T04:45:00Z',
+      '2026-06-01T05:00:00Z',
+      '2026-06-06T10:00:00Z',
+      '2026-12-07T05:45:00Z',
+      '2026-12-07T06:00:00Z',
+    ];
     for (const t of at) f.both(t, 4000, 0);
     const got = at.map((t) => savings(f, `${t}/PT15M`, 'PT15M').entries[0]!.savings);
     expect(got).toEqual([
@@ -187,13 +204,20 @@ describe('savings sources', () => {
   it('uses the derived consumption stream on a site without a house meter', () => {
     const f = fixture(siteConfig(FLAT, { houseMeter: false }));
     f.both('2026-06-01T10:00:00Z', 2000, 400);
-    expect(savings(f, '2026-06-01T10:00:00Z/PT15M', 'PT15M').entries).toEqual([{ interval: '2026-06-01T10:00:00Z/2026-06-01T10:15:00Z', savings: 0.12 }]);
+    expect(savings(f, '2026-06-01T10:00:00Z/PT15M', 'PT15M').entries).toEqual([
+      { interval: '2026-06-01T10:00:00Z/2026-06-01T10:15:00Z', savings: 0.12 },
+    ]);
   });
 
   it('a stream the caller may not read counts as missing', () => {
     const f = fixture(siteConfig(FLAT));
     hourOfFour(f);
-    const r = siteSavings(f.db, f.site, { range: parseInterval('2026-06-01T10:00:00Z/PT1H'), resolution: 'PT1H', now: LATER, sees: (id) => id === GRID });
+    const r = siteSavings(f.db, f.site, {
+      range: parseInterval('2026-06-01T10:00:00Z/PT1H'),
+      resolution: 'PT1H',
+      now: LATER,
+      sees: (id) => id === GRID,
+    });
     expect(r).toEqual({ currency: 'EUR', entries: [], skipped: { noData: 4, noPrice: 0 } });
   });
 
@@ -210,7 +234,15 @@ describe('savings sources', () => {
     const missing = fixture(siteConfig(['tariff:', '  type: dynamic', '  tariffId: not-stored']));
     expect(code(missing)).toMatch(/^409 SITE_TARIFF_UNAVAILABLE .*'not-stored'.*is not stored/);
     const usd = fixture(siteConfig(FLAT));
-    const t = createTariff(usd.db, { name: 'x', currency: 'USD', timezone: 'UTC', kind: 'both', values: [] }, { clientId: 'partner', siteOwner: false }, { quota: usd.site.config.limits.dynamicTariffs, nowMs: 0 }, 0);
-    expect(code(fixture(siteConfig(['tariff:', '  type: dynamic', `  tariffId: ${t.id}`]), usd.db))).toMatch(/is in USD, the site in EUR/);
+    const t = createTariff(
+      usd.db,
+      { name: 'x', currency: 'USD', timezone: 'UTC', kind: 'both', values: [] },
+      { clientId: 'partner', siteOwner: false },
+      { quota: usd.site.config.limits.dynamicTariffs, nowMs: 0 },
+      0,
+    );
+    expect(code(fixture(siteConfig(['tariff:', '  type: dynamic', `  tariffId: ${t.id}`]), usd.db))).toMatch(
+      /is in USD, the site in EUR/,
+    );
   });
 });

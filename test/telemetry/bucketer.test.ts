@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InstantValues, Reading } from '../../src/core/channels.js';
-import { EventBus, type ClosedBucket } from '../../src/core/events.js';
+import { type ClosedBucket, EventBus } from '../../src/core/events.js';
+import type { StreamDef } from '../../src/core/streams.js';
 import { bucketRange, COL } from '../../src/store/buckets.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { type Database, openDatabase } from '../../src/store/db.js';
 import { findStreamKey } from '../../src/store/streams.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
 import { ACC32_WRAP } from '../../src/telemetry/energy.js';
-import type { StreamDef } from '../../src/core/streams.js';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-11-23T00:00:00Z');
@@ -34,13 +34,19 @@ function make(db: Database, pollPeriodMs: number, streams: StreamDef[] = [batter
   b.start();
   return b;
 }
-const reading = (streamId: string, minutes: number, values: InstantValues, counters?: Reading['counters']): Reading => ({
+const reading = (
+  streamId: string,
+  minutes: number,
+  values: InstantValues,
+  counters?: Reading['counters'],
+): Reading => ({
   streamId,
   ts: at(minutes),
   values,
   counters,
 });
-const bat = (minutes: number, power_W: number, more: InstantValues = {}) => reading(battery.id, minutes, { power_W, ...more });
+const bat = (minutes: number, power_W: number, more: InstantValues = {}) =>
+  reading(battery.id, minutes, { power_W, ...more });
 const rowsOf = (db: Database, streamId: string) => bucketRange(db, findStreamKey(db, streamId)!, 0, 4e9);
 const byStart = (out: ClosedBucket[], minutes: number) => out.find((b) => b.start === at(minutes));
 
@@ -86,7 +92,7 @@ describe('Bucketer power means', () => {
     let b = make(db, MIN);
     b.ingest(bat(0, 100));
     b.stop();
-    db.prepare("UPDATE open_buckets SET state = '{\"open\":{\"start\":\"x\"}}'").run();
+    db.prepare('UPDATE open_buckets SET state = \'{"open":{"start":"x"}}\'').run();
     db.close();
     db = openDatabase(file);
     b = make(db, MIN);

@@ -56,7 +56,7 @@ describe('EnergyTracker from device counters', () => {
     expect(t.decrement).toBe(-(ACC32_WRAP + 150));
   });
 
-  it('takes the device\'s own lifetime figure at first contact, even in a sample that also carries power', () => {
+  it("takes the device's own lifetime figure at first contact, even in a sample that also carries power", () => {
     // The figures an independent device served (issue: lifetime counters came out as 0):
     // an SDM630 importing 4,321.25 kWh, a SunSpec meter at TotWhImp 7,000,000 / TotWhExp 2,500,000.
     const sdm = new EnergyTracker({ maxHoldMs: 3 * MIN });
@@ -69,7 +69,7 @@ describe('EnergyTracker from device counters', () => {
     expect(meter.decrement).toBe(-2_500_020);
   });
 
-  it('jumps to the device\'s figure when counters appear after integration, then follows them and ignores read jitter', () => {
+  it("jumps to the device's figure when counters appear after integration, then follows them and ignores read jitter", () => {
     const t = new EnergyTracker({ maxHoldMs: 3 * MIN });
     t.sample(0, 600);
     t.sample(MIN, 600, { inWh: 50_000 }); // 10 Wh integrated first; the device's own figure wins
@@ -80,7 +80,7 @@ describe('EnergyTracker from device counters', () => {
     expect(t.increment).toBe(50_020);
   });
 
-  it('never goes back when a young device\'s first counter is below what integration counted', () => {
+  it("never goes back when a young device's first counter is below what integration counted", () => {
     const t = new EnergyTracker({ maxHoldMs: 3 * MIN });
     t.sample(0, 600);
     t.sample(MIN, 600, { inWh: 4 }); // 10 Wh integrated, the counter says 4

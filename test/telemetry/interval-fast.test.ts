@@ -1,8 +1,8 @@
 import { Interval } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { fastUtcInterval } from '../../src/telemetry/interval-fast.js';
 import { parseInterval } from '../../src/telemetry/interval.js';
-import { int, pick, rng, type Rng } from '../fuzz/gen.js';
+import { fastUtcInterval } from '../../src/telemetry/interval-fast.js';
+import { int, pick, type Rng, rng } from '../fuzz/gen.js';
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
@@ -26,7 +26,19 @@ function instant(r: Rng): string {
 function duration(r: Rng): string {
   const n = pick(r, [0, 1, 6, 15, 24, 90, 400, 9999, 10000, 123456]);
   if (r() < 0.6) return pick(r, [`P${n}D`, `PT${n}H`, `PT${n}M`, `PT${n}S`]);
-  return pick(r, [`P${n}W`, `P${n}M`, `P${n}Y`, 'P', 'PT', 'P1DT1H', 'PT1.5H', 'pt1h', `P${n}d`, 'PT-15M', `PT${n}H${n}M`]);
+  return pick(r, [
+    `P${n}W`,
+    `P${n}M`,
+    `P${n}Y`,
+    'P',
+    'PT',
+    'P1DT1H',
+    'PT1.5H',
+    'pt1h',
+    `P${n}d`,
+    'PT-15M',
+    `PT${n}H${n}M`,
+  ]);
 }
 
 function candidate(r: Rng): string {
@@ -70,9 +82,18 @@ describe('fastUtcInterval', () => {
   });
 
   it('reads the spellings the API itself writes, and durations in UTC whole days', () => {
-    expect(fastUtcInterval('2026-03-29T00:00:00Z/P1D')).toEqual({ start: Date.parse('2026-03-29T00:00:00Z'), end: Date.parse('2026-03-30T00:00:00Z') });
-    expect(fastUtcInterval('PT90M/2026-11-01T12:00:00Z')).toEqual({ start: Date.parse('2026-11-01T10:30:00Z'), end: Date.parse('2026-11-01T12:00:00Z') });
-    expect(fastUtcInterval('2024-02-29T23:45:00Z/2024-03-01T00:00:00Z')).toEqual({ start: Date.parse('2024-02-29T23:45:00Z'), end: Date.parse('2024-03-01T00:00:00Z') });
+    expect(fastUtcInterval('2026-03-29T00:00:00Z/P1D')).toEqual({
+      start: Date.parse('2026-03-29T00:00:00Z'),
+      end: Date.parse('2026-03-30T00:00:00Z'),
+    });
+    expect(fastUtcInterval('PT90M/2026-11-01T12:00:00Z')).toEqual({
+      start: Date.parse('2026-11-01T10:30:00Z'),
+      end: Date.parse('2026-11-01T12:00:00Z'),
+    });
+    expect(fastUtcInterval('2024-02-29T23:45:00Z/2024-03-01T00:00:00Z')).toEqual({
+      start: Date.parse('2024-02-29T23:45:00Z'),
+      end: Date.parse('2024-03-01T00:00:00Z'),
+    });
     expect(fastUtcInterval('2026-02-29T00:00:00Z/P1D')).toBeUndefined();
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/core/errors.js';
-import { formatInstant, formatInterval, parseInclude, parseInterval, parseResolution } from '../../src/telemetry/interval.js';
+import {
+  formatInstant,
+  formatInterval,
+  parseInclude,
+  parseInterval,
+  parseResolution,
+} from '../../src/telemetry/interval.js';
 
 const ms = (iso: string) => Date.parse(iso);
 
@@ -59,7 +65,15 @@ describe('parseInterval', () => {
   });
 
   it('refuses garbage with a message naming the parameter and the accepted forms', () => {
-    for (const text of ['', 'yesterday', '2026-11-01T00:00:00Z', 'a/b', 'P1D/PT1H', '2026-11-01T00:00:00Z/P1X', 'x/y/z']) {
+    for (const text of [
+      '',
+      'yesterday',
+      '2026-11-01T00:00:00Z',
+      'a/b',
+      'P1D/PT1H',
+      '2026-11-01T00:00:00Z/P1X',
+      'x/y/z',
+    ]) {
       const e = errorOf(() => parseInterval(text));
       expect(e.code).toBe('INVALID_INTERVAL');
       expect(e.message).toContain('interval');
@@ -122,7 +136,8 @@ describe('parseResolution', () => {
 
 describe('parseInclude', () => {
   it('refuses a present but empty list rather than guessing', () => {
-    for (const t of ['', ' ', ',', ' , ']) expect(() => parseInclude(t), JSON.stringify(t)).toThrow(expect.objectContaining({ code: 'INVALID_INCLUDE' }));
+    for (const t of ['', ' ', ',', ' , '])
+      expect(() => parseInclude(t), JSON.stringify(t)).toThrow(expect.objectContaining({ code: 'INVALID_INCLUDE' }));
   });
 
   it('defaults to default and reads comma-separated groups', () => {
@@ -179,9 +194,17 @@ describe('years outside 0000-9999', () => {
   });
 
   it('an instant beyond them (a period widened past the edge) is written whole in the expanded form, as toISOString does', () => {
-    for (const iso of ['+010000-01-01T00:00:00Z', '+010001-01-01T00:15:00Z', '-000001-12-31T23:45:00Z', '0000-01-01T00:00:00Z', '9999-12-31T23:45:00Z']) {
+    for (const iso of [
+      '+010000-01-01T00:00:00Z',
+      '+010001-01-01T00:15:00Z',
+      '-000001-12-31T23:45:00Z',
+      '0000-01-01T00:00:00Z',
+      '9999-12-31T23:45:00Z',
+    ]) {
       expect(formatInstant(ms(iso))).toBe(iso);
     }
-    expect(formatInterval(ms('9999-12-31T23:00:00Z'), ms('+010000-01-01T00:00:00Z'))).toBe('9999-12-31T23:00:00Z/+010000-01-01T00:00:00Z');
+    expect(formatInterval(ms('9999-12-31T23:00:00Z'), ms('+010000-01-01T00:00:00Z'))).toBe(
+      '9999-12-31T23:00:00Z/+010000-01-01T00:00:00Z',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelId, IncludeGroup } from '../../src/core/channels.js';
-import { insertBucket, type BucketRow } from '../../src/store/buckets.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { type BucketRow, insertBucket } from '../../src/store/buckets.js';
+import { type Database, openDatabase } from '../../src/store/db.js';
 import { streamKey } from '../../src/store/streams.js';
 import { queryTelemetry, type TelemetryQuery, type TelemetryResolution } from '../../src/telemetry/query.js';
 import { bucketRow } from '../support/bucket-row.js';
@@ -58,7 +58,14 @@ describe('queryTelemetry PT15M', () => {
     // 00:20 cuts the 00:15 bucket: it is listed whole (design.md "partial periods")
     const out = query(hourFixture(), '2026-11-23T00:20:00Z/2026-11-23T01:30:00Z', 'PT15M');
     expect(out).toEqual([
-      { deviceKind: 'battery_pack', kind: 'battery_pack', deviceId: STREAM, interval: '2026-11-23T00:15:00Z/2026-11-23T00:30:00Z', power_W: 200, soc: 51 },
+      {
+        deviceKind: 'battery_pack',
+        kind: 'battery_pack',
+        deviceId: STREAM,
+        interval: '2026-11-23T00:15:00Z/2026-11-23T00:30:00Z',
+        power_W: 200,
+        soc: 51,
+      },
       {
         deviceKind: 'battery_pack',
         kind: 'battery_pack',
@@ -118,14 +125,17 @@ describe('queryTelemetry PT1H', () => {
   it('widens a request that cuts periods to whole periods: each entry is its whole period, label and values', () => {
     const out = query(hourFixture(), '2026-11-23T00:20:00Z/2026-11-23T01:10:00Z', 'PT1H');
     expect(out).toEqual(query(hourFixture(), '2026-11-23T00:00:00Z/2026-11-23T02:00:00Z', 'PT1H'));
-    expect(out.map((e) => e.interval)).toEqual(['2026-11-23T00:00:00Z/2026-11-23T01:00:00Z', '2026-11-23T01:00:00Z/2026-11-23T02:00:00Z']);
+    expect(out.map((e) => e.interval)).toEqual([
+      '2026-11-23T00:00:00Z/2026-11-23T01:00:00Z',
+      '2026-11-23T01:00:00Z/2026-11-23T02:00:00Z',
+    ]);
     expect(out[0]).toMatchObject({ power_W: 180, soc: 51 });
   });
 
   it('agrees with a plain reference rollup over a day of irregular rows', () => {
     const rows: Fixture[] = [];
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const day = ms('2026-06-01T00:00:00Z');
     for (let i = 0; i < 96; i++) {
       if (rnd() < 0.2) continue;

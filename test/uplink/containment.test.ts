@@ -29,12 +29,22 @@ it('a store fault while a PUBACK is handled is reported through onFault, not thr
   const b = await broker();
   const db = openDatabase(':memory:');
   cleanups.push(() => db.close());
-  enqueue(db, [1, 2].map((n) => ({ topic: 'telemetry', body: `{"v":1,"n":${n}}`, retain: false })), 0);
+  enqueue(
+    db,
+    [1, 2].map((n) => ({ topic: 'telemetry', body: `{"v":1,"n":${n}}`, retain: false })),
+    0,
+  );
   const client = await mqtt.connectAsync(b.url, { protocolVersion: 4, reconnectPeriod: 0 });
   cleanups.push(() => client.endAsync(true));
   let fault!: (err: unknown) => void;
   const faulted = new Promise<unknown>((r) => (fault = r));
-  const drainer = new Drainer(db, { prefix: 'sitegw/test', maxInflight: 1, ratePerSecond: 1000, onRefused: () => undefined, onFault: (err) => fault(err) });
+  const drainer = new Drainer(db, {
+    prefix: 'sitegw/test',
+    maxInflight: 1,
+    ratePerSecond: 1000,
+    onRefused: () => undefined,
+    onFault: (err) => fault(err),
+  });
   // both rows are read ahead and the first is in flight; then the store breaks under it: the
   // PUBACK's pump and flush meet a missing table
   drainer.attach(client, undefined);
@@ -46,7 +56,11 @@ it('a store fault while a PUBACK is handled is reported through onFault, not thr
 
 it('a message handler that throws is reported through faulted; the connection takes the next message', async () => {
   const b = await broker();
-  const r = parseConfig(text(withAppended(['uplink:', `  url: ${b.url}`, '  protocolVersion: 4'])), 'site.yaml', '/etc/sitegw');
+  const r = parseConfig(
+    text(withAppended(['uplink:', `  url: ${b.url}`, '  protocolVersion: 4'])),
+    'site.yaml',
+    '/etc/sitegw',
+  );
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   const received: string[] = [];
   const faults: unknown[] = [];
@@ -54,17 +68,21 @@ it('a message handler that throws is reported through faulted; the connection ta
   const ready = new Promise<void>((res) => (subscribed = res));
   let second!: () => void;
   const gotSecond = new Promise<void>((res) => (second = res));
-  const link = new MqttLink(r.config.uplink!, { topic: 'sitegw/test/status', payload: 'offline' }, {
-    connected: (client) => void client.subscribe('sitegw/test/cmd/#', { qos: 1 }, () => subscribed()),
-    disconnected: () => undefined,
-    message: (_topic, payload) => {
-      received.push(payload.toString());
-      if (received.length === 1) throw new Error('injected handler fault');
-      second();
+  const link = new MqttLink(
+    r.config.uplink!,
+    { topic: 'sitegw/test/status', payload: 'offline' },
+    {
+      connected: (client) => void client.subscribe('sitegw/test/cmd/#', { qos: 1 }, () => subscribed()),
+      disconnected: () => undefined,
+      message: (_topic, payload) => {
+        received.push(payload.toString());
+        if (received.length === 1) throw new Error('injected handler fault');
+        second();
+      },
+      failed: () => undefined,
+      faulted: (handler, err) => faults.push([handler, (err as Error).message]),
     },
-    failed: () => undefined,
-    faulted: (handler, err) => faults.push([handler, (err as Error).message]),
-  });
+  );
   link.start();
   cleanups.push(() => link.stop());
   await ready;

@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { streamIds } from '../../src/core/streams.js';
+import { GridWatch } from '../../src/grid/watch.js';
 import { gridEventBody } from '../../src/uplink/payloads.js';
 import { PAYLOAD_VERSION } from '../../src/uplink/topics.js';
-import { GridWatch } from '../../src/grid/watch.js';
-import { streamIds } from '../../src/core/streams.js';
 import { loadContract } from '../support/contract.js';
 
 const P = 'sitegw/s';
@@ -18,7 +18,9 @@ describe('docs/asyncapi.yaml', () => {
   it('is at the payload version of the code and of the version table in docs/api.md', () => {
     expect(contract.doc.info['x-payload-version']).toBe(PAYLOAD_VERSION);
     expect(contract.doc.info.version.split('.')[0]).toBe(String(PAYLOAD_VERSION));
-    const table = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8').split('## MQTT payload versions')[1]!;
+    const table = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8').split(
+      '## MQTT payload versions',
+    )[1]!;
     const rows = [...table.matchAll(/^\| (\d+) \|/gm)].map((m) => Number(m[1]));
     expect(rows.at(-1)).toBe(PAYLOAD_VERSION);
   });
@@ -27,7 +29,11 @@ describe('docs/asyncapi.yaml', () => {
     for (const [name, ch] of Object.entries(contract.doc.channels)) {
       if (name === 'resync') continue;
       const keys = Object.keys(ch.messages);
-      for (let v = 1; v <= PAYLOAD_VERSION; v++) expect(keys.some((k) => k.endsWith(`V${v}`)), `${name} v${v}`).toBe(true);
+      for (let v = 1; v <= PAYLOAD_VERSION; v++)
+        expect(
+          keys.some((k) => k.endsWith(`V${v}`)),
+          `${name} v${v}`,
+        ).toBe(true);
     }
   });
 
@@ -36,7 +42,10 @@ describe('docs/asyncapi.yaml', () => {
     const watch = new GridWatch({ streamId, deviceId: 'grid-meter', debounce: 1 });
     watch.observe({ streamId, ts: 0, values: { state: 'ok' } });
     const e = watch.observe({ streamId, ts: 1000, values: { state: 'not_present' } })!;
-    const body = { seq: 7, ...JSON.parse(gridEventBody({ siteId: 's', stream: () => undefined, socScale: 'percent' }, e).body) };
+    const body = {
+      seq: 7,
+      ...JSON.parse(gridEventBody({ siteId: 's', stream: () => undefined, socScale: 'percent' }, e).body),
+    };
     expect(contract.check(`${P}/grid-events`, body)).toEqual([]);
     expect(contract.check(`${P}/grid-events`, { ...body, deviceId: 'grid-meter' })).not.toEqual([]);
     expect(contract.check(`${P}/grid-events`, { ...body, v: 1, deviceId: 'grid-meter' }, 1)).toEqual([]);
@@ -47,11 +56,21 @@ describe('docs/asyncapi.yaml', () => {
     const status = { v: PAYLOAD_VERSION, state: 'offline', siteId: 's' };
     expect(contract.check(`${P}/status`, status)).toEqual([]);
     expect(contract.check(`${P}/status`, { ...status, extra: 1 }).join()).toMatch(/additional/);
-    const avail = { seq: 1, v: PAYLOAD_VERSION, time: '2026-11-01T00:00:00Z', siteId: 's', deviceId: 'meter-1', online: true, lastSeen: null };
+    const avail = {
+      seq: 1,
+      v: PAYLOAD_VERSION,
+      time: '2026-11-01T00:00:00Z',
+      siteId: 's',
+      deviceId: 'meter-1',
+      online: true,
+      lastSeen: null,
+    };
     expect(contract.check(`${P}/devices/meter-1/availability`, avail)).toEqual([]);
     const { seq: _s, ...noSeq } = avail;
     expect(contract.check(`${P}/devices/meter-1/availability`, noSeq).join()).toMatch(/seq/);
     expect(contract.check(`${P}/other`, avail).join()).toMatch(/no channel/);
-    expect(contract.check(`${P}/cmd/resync/response`, { v: PAYLOAD_VERSION, requestId: 'r', status: 'accepted' }).join()).toMatch(/firstSeq|must match/);
+    expect(
+      contract.check(`${P}/cmd/resync/response`, { v: PAYLOAD_VERSION, requestId: 'r', status: 'accepted' }).join(),
+    ).toMatch(/firstSeq|must match/);
   });
 });

@@ -2,10 +2,10 @@
  * MqttLink's stop against a real TCP peer that accepts the connection and never sends CONNACK:
  * a broker still busy with the CONNECT (slow to authenticate, or loaded) when the daemon stops.
  */
-import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import type { UplinkConfig } from '../../src/config/types.js';
+import { parseConfig } from '../../src/profiles/site-config.js';
 import { MqttLink } from '../../src/uplink/link.js';
 import { text, withAppended } from '../config/fixtures.js';
 import { waitFor } from '../support/demo.js';
@@ -39,7 +39,11 @@ afterEach(async () => {
 
 /** the uplink as site.yaml gives it, every default filled in */
 function config(url: string): UplinkConfig {
-  const r = parseConfig(text(withAppended(['uplink:', `  url: ${url}`, '  protocolVersion: 4'])), 'site.yaml', '/etc/sitegw');
+  const r = parseConfig(
+    text(withAppended(['uplink:', `  url: ${url}`, '  protocolVersion: 4'])),
+    'site.yaml',
+    '/etc/sitegw',
+  );
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.config.uplink!;
 }
@@ -49,15 +53,19 @@ it('a stop before the broker has answered CONNECT closes the socket', async () =
   // calls back at once and leaves the socket open: the broker kept seeing the stopped gateway
   broker = await silentBroker();
   const failures: string[] = [];
-  const link = new MqttLink(config(broker.url), { topic: 'sitegw/test/status', payload: 'offline' }, {
-    connected: () => undefined,
-    disconnected: () => undefined,
-    message: () => undefined,
-    failed: (e) => failures.push(e.code),
-    faulted: (_handler, err) => {
-      throw err;
+  const link = new MqttLink(
+    config(broker.url),
+    { topic: 'sitegw/test/status', payload: 'offline' },
+    {
+      connected: () => undefined,
+      disconnected: () => undefined,
+      message: () => undefined,
+      failed: (e) => failures.push(e.code),
+      faulted: (_handler, err) => {
+        throw err;
+      },
     },
-  });
+  );
   link.start();
   await waitFor('the connection', () => broker!.sockets.length === 1);
   await link.stop({ topic: 'sitegw/test/status', payload: 'offline' });

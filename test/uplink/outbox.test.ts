@@ -1,21 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { EventBus, type ClosedBucket } from '../../src/core/events.js';
-import { openDatabase, type Database } from '../../src/store/db.js';
+import { type ClosedBucket, EventBus } from '../../src/core/events.js';
+import type { StreamDef } from '../../src/core/streams.js';
+import { type Database, openDatabase } from '../../src/store/db.js';
 import { enqueue, outboxDrops, outboxStats, readAfter, remove, trim, withSeq } from '../../src/store/outbox.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
-import type { StreamDef } from '../../src/core/streams.js';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-11-23T00:00:00Z');
 const at = (minutes: number) => T0 + minutes * MIN;
-const meter: StreamDef = { id: 'gm__GRID_METER_DERIVED', deviceId: 'gm', deviceKind: 'meter', channels: ['power_W', 'state'] };
+const meter: StreamDef = {
+  id: 'gm__GRID_METER_DERIVED',
+  deviceId: 'gm',
+  deviceKind: 'meter',
+  channels: ['power_W', 'state'],
+};
 const count = (db: Database, table: string) => db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
 const msg = (topic: string, n: number) => ({ topic, body: `{"v":1,"n":${n}}`, retain: false });
 
 function bucketer(db: Database, bus?: EventBus): Bucketer {
   const b = new Bucketer({ db, streams: [meter], pollPeriodMs: 10_000, bus });
   b.start();
-  for (let s = 0; s < 40 * 60; s += 10) b.ingest({ streamId: meter.id, ts: at(s / 60), values: { power_W: 100, state: 'ok' } });
+  for (let s = 0; s < 40 * 60; s += 10)
+    b.ingest({ streamId: meter.id, ts: at(s / 60), values: { power_W: 100, state: 'ok' } });
   return b;
 }
 
@@ -90,7 +96,11 @@ describe('outbox', () => {
 
   it('reads oldest first after a cursor', () => {
     const db = openDatabase(':memory:');
-    const seqs = enqueue(db, [1, 2, 3, 4].map((n) => msg('t', n)), 0);
+    const seqs = enqueue(
+      db,
+      [1, 2, 3, 4].map((n) => msg('t', n)),
+      0,
+    );
     expect(readAfter(db, seqs[1]!, 10).map((r) => r.seq)).toEqual(seqs.slice(2));
     expect(readAfter(db, 0, 2).map((r) => JSON.parse(r.body).n)).toEqual([1, 2]);
   });

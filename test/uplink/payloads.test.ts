@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { streamIds } from '../../src/core/streams.js';
 import { GridWatch } from '../../src/grid/watch.js';
 import { gridEventBody } from '../../src/uplink/payloads.js';
-import { streamIds } from '../../src/core/streams.js';
 
 describe('uplink grid-events payload', () => {
   it('names the connection point stream (as the WebSocket does), under payload version 2', () => {
@@ -10,6 +10,12 @@ describe('uplink grid-events payload', () => {
     watch.observe({ streamId, ts: 0, values: { state: 'ok' } });
     const e = watch.observe({ streamId, ts: 1000, values: { state: 'not_present' } })!;
     const body = JSON.parse(gridEventBody({ siteId: 's', stream: () => undefined, socScale: 'percent' }, e).body);
-    expect(body).toMatchObject({ v: 2, stream: 'grid-events', deviceId: streamId, deviceKind: 'meter', state: 'not_present' });
+    expect(body).toMatchObject({
+      v: 2,
+      stream: 'grid-events',
+      deviceId: streamId,
+      deviceKind: 'meter',
+      state: 'not_present',
+    });
   });
 });

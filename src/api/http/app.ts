@@ -1,31 +1,31 @@
 import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Ajv } from 'ajv';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { ALL_SCOPES, OPENID } from '../../auth/scopes.js';
 import type { HttpLimits, TariffQuota } from '../../config/types.js';
 import { silentLogger } from '../../core/log.js';
+import type { Health } from '../../ops/health.js';
+import type { Metrics } from '../../ops/metrics.js';
+import type { StatusView } from '../../ops/status-view.js';
+import { RefusalLog } from '../refusals.js';
 import type { ApiDeps } from './deps.js';
 import { devicesRoutes } from './devices.js';
 import { installErrorHandling } from './errors.js';
 import { installGuard } from './guard.js';
-import { capConnections, serverTimeouts } from './limits.js';
+import { healthRoutes } from './health.js';
 import { COMMA_LIST, installLenientQuery } from './lenient-query.js';
+import { capConnections, serverTimeouts } from './limits.js';
+import { metricsRoutes } from './metrics.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
 import { publishToRoute } from './publish-to.js';
-import { RefusalLog } from '../refusals.js';
 import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
 import { sitesRoutes } from './sites.js';
-import { tariffsRoutes } from './tariffs.js';
-import type { Health } from '../../ops/health.js';
-import type { Metrics } from '../../ops/metrics.js';
-import type { StatusView } from '../../ops/status-view.js';
-import { healthRoutes } from './health.js';
-import { metricsRoutes } from './metrics.js';
 import { LOGIN_PATH, statusRoutes } from './status.js';
 import { OwnerSessions } from './status-session.js';
+import { tariffsRoutes } from './tariffs.js';
 
 export interface BuildOptions extends ApiDeps {
   logger?: Logger | false;
@@ -46,7 +46,10 @@ export interface BuildOptions extends ApiDeps {
 
 /** Refused requests worth an installer's eye: credentials or scope refused, limits hit, and any 4xx of the login and token pages. */
 function isRefusal(statusCode: number, path: string): boolean {
-  return [401, 403, 408, 413, 429].includes(statusCode) || (statusCode >= 400 && statusCode < 500 && (path.startsWith('/oauth2/') || path === LOGIN_PATH));
+  return (
+    [401, 403, 408, 413, 429].includes(statusCode) ||
+    (statusCode >= 400 && statusCode < 500 && (path.startsWith('/oauth2/') || path === LOGIN_PATH))
+  );
 }
 
 /** Builds the HTTP app without listening, so tests use app.inject() and main decides where to listen. */
@@ -72,8 +75,12 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   app.addHook('onResponse', async (req, reply) => {
     const path = req.url.split('?')[0]!;
     // refusals go to the bounded log alone, so a flood of them cannot fill the disk through this line
-    if (isRefusal(reply.statusCode, path)) return refusals.note({ remote: req.ip, statusCode: reply.statusCode, method: req.method, path });
-    req.log.info({ method: req.method, path, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime), remote: req.ip }, 'request');
+    if (isRefusal(reply.statusCode, path))
+      return refusals.note({ remote: req.ip, statusCode: reply.statusCode, method: req.method, path });
+    req.log.info(
+      { method: req.method, path, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime), remote: req.ip },
+      'request',
+    );
   });
   // timeouts and malformed requests end before fastify sees a request: node answers (408, 400) and
   // closes; a peer that merely hung up (ECONNRESET) was not refused anything
@@ -89,11 +96,17 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const sessions = opts.ops ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined }) : undefined;
   installGuard(app, opts.auth, sessions && { check: (req) => sessions.check(req), loginPath: LOGIN_PATH });
   app.addSchema(TopologyNode);
-  const scopes = Object.fromEntries(ALL_SCOPES.map((s) => [s, s === OPENID ? 'OpenID Connect: an id_token (granted in the code flow anyway)' : s]));
+  const scopes = Object.fromEntries(
+    ALL_SCOPES.map((s) => [s, s === OPENID ? 'OpenID Connect: an id_token (granted in the code flow anyway)' : s]),
+  );
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'sitegw Energy Site API', version: opts.version ?? '0.0.0', description: 'Energy Site Partner and Customer API served by the site gateway' },
+      info: {
+        title: 'sitegw Energy Site API',
+        version: opts.version ?? '0.0.0',
+        description: 'Energy Site Partner and Customer API served by the site gateway',
+      },
       tags: [{ name: 'sites' }, { name: 'devices' }, { name: 'oauth2' }, { name: 'tariffs' }],
       components: {
         securitySchemes: {
@@ -107,7 +120,9 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
         },
       },
     },
-    refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
   const deps: ApiDeps = { site: opts.site, db: opts.db, auth: opts.auth };
   await app.register(oauthRoutes, deps);
@@ -121,7 +136,12 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     const ops = opts.ops;
     await app.register(healthRoutes, { health: ops.health });
     await app.register(metricsRoutes, { metrics: ops.metrics });
-    await app.register(statusRoutes, { auth: opts.auth, sessions: sessions!, status: () => ops.status(), https: opts.https !== undefined });
+    await app.register(statusRoutes, {
+      auth: opts.auth,
+      sessions: sessions!,
+      status: () => ops.status(),
+      https: opts.https !== undefined,
+    });
   }
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
   await app.ready();

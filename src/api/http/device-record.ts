@@ -6,7 +6,12 @@ import type { DeviceRecord } from './schemas.js';
 import { publishToView } from './visibility.js';
 
 /** A device as the list (and PATCH) shows it to this caller. */
-export function deviceRecord(site: Site, d: DeviceState, p: Principal, publishTo: readonly PublishEntry[]): Static<typeof DeviceRecord> {
+export function deviceRecord(
+  site: Site,
+  d: DeviceState,
+  p: Principal,
+  publishTo: readonly PublishEntry[],
+): Static<typeof DeviceRecord> {
   return {
     deviceId: d.config.id,
     siteId: site.id,

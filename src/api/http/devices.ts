@@ -6,7 +6,7 @@ import { queryTelemetry, TELEMETRY_RESOLUTIONS } from '../../telemetry/query.js'
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
-import { CommaList, described, DeviceRecord, ErrorResponses, TelemetryEntry, WHOLE_PERIODS } from './schemas.js';
+import { CommaList, DeviceRecord, described, ErrorResponses, TelemetryEntry, WHOLE_PERIODS } from './schemas.js';
 import { seesDevice, seesStream } from './visibility.js';
 
 const READ = { auth: { permission: 'device.read' } } as const;
@@ -19,7 +19,8 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
       schema: {
         tags: ['devices'],
         summary: 'List devices',
-        description: 'A partner sees the devices assigned to it, and only its own publishTo entries; the owner sees every device and every entry.',
+        description:
+          'A partner sees the devices assigned to it, and only its own publishTo entries; the owner sees every device and every entry.',
         response: { 200: described('The devices the caller sees', Type.Object({ devices: Type.Array(DeviceRecord) })) },
       },
     },
@@ -27,7 +28,9 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
       const p = principalOf(req);
       const lists = allPublishTo(db);
       return {
-        devices: [...site.devices.values()].filter((d) => seesDevice(p, d.config.id)).map((d) => deviceRecord(site, d, p, lists.get(d.config.id) ?? [])),
+        devices: [...site.devices.values()]
+          .filter((d) => seesDevice(p, d.config.id))
+          .map((d) => deviceRecord(site, d, p, lists.get(d.config.id) ?? [])),
       };
     },
   );
@@ -40,16 +43,26 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
         tags: ['devices'],
         summary: 'Time-bucketed telemetry of one sensor stream',
         description:
-          "synthId is a sensor id from the topology. An id with no stored stream, or of a device the caller does not see, answers 200 with no entries.",
+          'synthId is a sensor id from the topology. An id with no stored stream, or of a device the caller does not see, answers 200 with no entries.',
         params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
         querystring: Type.Object({
-          interval: Type.String({ description: `ISO 8601 interval in UTC: start/end, start/duration or duration/end. ${WHOLE_PERIODS}` }),
+          interval: Type.String({
+            description: `ISO 8601 interval in UTC: start/end, start/duration or duration/end. ${WHOLE_PERIODS}`,
+          }),
           resolution: Type.Optional(Type.String({ description: 'PT15M (default), PT1H or P1D' })),
-          include: Type.Optional(CommaList('default (power, soc, soh, state) and/or energy (lifetime counters); default: default')),
+          include: Type.Optional(
+            CommaList('default (power, soc, soh, state) and/or energy (lifetime counters); default: default'),
+          ),
         }),
         // no 404: an id without a stream answers 200 with no entries
         // (docs/api.md "GET /api/v1/devices/{synthId}/telemetry")
-        response: { 200: described('Telemetry entries, ascending; empty for an id without a stream', Type.Object({ entries: Type.Array(TelemetryEntry) })), 400: ErrorResponses[400] },
+        response: {
+          200: described(
+            'Telemetry entries, ascending; empty for an id without a stream',
+            Type.Object({ entries: Type.Array(TelemetryEntry) }),
+          ),
+          400: ErrorResponses[400],
+        },
       },
       // entries are built by queryTelemetry to the schema already; for a year of buckets V8's
       // JSON.stringify is several times faster than a schema-compiled serialiser full of

@@ -12,11 +12,16 @@ const ACCEPTS: Record<string, string> = {
 function validationMessage(err: FastifyError): { code: string; message: string } {
   const v = err.validation?.[0];
   const where = err.validationContext ?? 'request';
-  const missing = v?.keyword === 'required' ? String((v.params as { missingProperty?: unknown }).missingProperty ?? '') : '';
+  const missing =
+    v?.keyword === 'required' ? String((v.params as { missingProperty?: unknown }).missingProperty ?? '') : '';
   const param = missing || (v?.instancePath ?? '').replace(/^\//, '').split('/')[0] || '';
   const hint = ACCEPTS[param] ? `; expected ${ACCEPTS[param]}` : '';
-  if (missing) return { code: ErrorCodes.MISSING_PARAMETER.code, message: `${where} parameter '${missing}' is required${hint}` };
-  return { code: ErrorCodes.INVALID_PARAMETER.code, message: `${where} parameter '${param}' ${v?.message ?? 'is invalid'}${hint}` };
+  if (missing)
+    return { code: ErrorCodes.MISSING_PARAMETER.code, message: `${where} parameter '${missing}' is required${hint}` };
+  return {
+    code: ErrorCodes.INVALID_PARAMETER.code,
+    message: `${where} parameter '${param}' ${v?.message ?? 'is invalid'}${hint}`,
+  };
 }
 
 /**
@@ -38,10 +43,14 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.status(status).send(errorBody(status, err.code ?? 'BAD_REQUEST', err.message));
     }
     req.log.error({ err }, 'request failed');
-    return reply.status(500).send(errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'));
+    return reply
+      .status(500)
+      .send(errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'));
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.status(404).send(errorBody(404, ErrorCodes.ROUTE_NOT_FOUND.code, `no route ${req.method} ${req.url.split('?')[0]}`));
+    reply
+      .status(404)
+      .send(errorBody(404, ErrorCodes.ROUTE_NOT_FOUND.code, `no route ${req.method} ${req.url.split('?')[0]}`));
   });
 }
 

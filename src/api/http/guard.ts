@@ -5,11 +5,11 @@
  * The check runs in onRequest, before the body is read or validated.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody, type ErrorBody } from '../../core/errors.js';
-import { challenge, checkRequirement, type AuthFailure, type Requirement } from '../../auth/bearer.js';
+import { type AuthFailure, challenge, checkRequirement, type Requirement } from '../../auth/bearer.js';
 import type { Principal } from '../../auth/context.js';
 import { wireScope } from '../../auth/scopes.js';
 import type { AuthService } from '../../auth/service.js';
+import { type ErrorBody, errorBody } from '../../core/errors.js';
 import { ErrorBodySchema } from './errors.js';
 
 /**
@@ -46,8 +46,16 @@ declare module 'fastify' {
 }
 
 /** The HTTP answer to a failed check: status, RFC 6750 challenge and the API error body. */
-export function failureResponse(f: AuthFailure): { statusCode: number; headers: Record<string, string>; body: ErrorBody } {
-  return { statusCode: f.status, headers: { 'WWW-Authenticate': challenge(f) }, body: errorBody(f.status, f.code, f.description) };
+export function failureResponse(f: AuthFailure): {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+} {
+  return {
+    statusCode: f.status,
+    headers: { 'WWW-Authenticate': challenge(f) },
+    body: errorBody(f.status, f.code, f.description),
+  };
 }
 
 function deny(reply: FastifyReply, f: AuthFailure): FastifyReply {
@@ -61,11 +69,15 @@ export function installGuard(app: FastifyInstance, auth: AuthService, owner?: Ow
 
   app.addHook('onRoute', (route) => {
     const need = route.config?.auth;
-    if (!need) throw new Error(`route ${String(route.method)} ${route.url} declares no config.auth: give it 'public' or the permission it needs`);
+    if (!need)
+      throw new Error(
+        `route ${String(route.method)} ${route.url} declares no config.auth: give it 'public' or the permission it needs`,
+      );
     for (const method of [route.method].flat()) app.routeTable.push({ method, url: route.url, auth: need });
     if (need === 'public') return;
     if (need === 'owner') {
-      if (!owner) throw new Error(`route ${String(route.method)} ${route.url} needs the owner login, and this server has none`);
+      if (!owner)
+        throw new Error(`route ${String(route.method)} ${route.url} needs the owner login, and this server has none`);
       ((route.schema ??= {}) as { hide?: boolean }).hide = true;
       return;
     }
@@ -75,7 +87,12 @@ export function installGuard(app: FastifyInstance, auth: AuthService, owner?: Ow
     schema.response = {
       ...schema.response,
       401: { ...ErrorBodySchema, description: 'No, malformed, expired or revoked bearer token (see WWW-Authenticate)' },
-      403: { ...ErrorBodySchema, description: need.customer ? 'The token lacks the scope, or is not a customer token' : 'The token lacks the scope' },
+      403: {
+        ...ErrorBodySchema,
+        description: need.customer
+          ? 'The token lacks the scope, or is not a customer token'
+          : 'The token lacks the scope',
+      },
     };
   });
 
@@ -87,7 +104,8 @@ export function installGuard(app: FastifyInstance, auth: AuthService, owner?: Ow
     if (need === 'owner') {
       if (owner!.check(req)) return;
       // a browser goes to the login form; a script gets the error body (never a bearer challenge)
-      if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html')) return reply.code(303).header('Location', owner!.loginPath).send();
+      if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
+        return reply.code(303).header('Location', owner!.loginPath).send();
       return reply.code(401).send(errorBody(401, 'LOGIN_REQUIRED', `log in as the site owner at ${owner!.loginPath}`));
     }
     const r = auth.verify(req.headers.authorization);

@@ -21,7 +21,17 @@ const Report = {
 export const healthRoutes: FastifyPluginAsync<{ health: Health }> = async (app, { health }) => {
   app.get(
     HEALTH_PATH,
-    { config: { auth: 'public' }, schema: { tags: ['operations'], summary: 'Gateway health without site data', response: { 200: { ...Report, description: 'ok or degraded' }, 503: { ...Report, description: 'failing: the main loop is unhealthy' } } } },
+    {
+      config: { auth: 'public' },
+      schema: {
+        tags: ['operations'],
+        summary: 'Gateway health without site data',
+        response: {
+          200: { ...Report, description: 'ok or degraded' },
+          503: { ...Report, description: 'failing: the main loop is unhealthy' },
+        },
+      },
+    },
     async (_req, reply) => {
       const r = health.report();
       reply.header('Cache-Control', 'no-store');

@@ -44,13 +44,23 @@ export function serverTimeouts(l: HttpLimits): {
  */
 export function capConnections(server: Server, l: HttpLimits, refusals: RefusalLog): void {
   server.maxConnections = l.maxConnections;
-  server.on('drop', (d?: { remoteAddress?: string }) => refusals.note({ remote: d?.remoteAddress, statusCode: 'connection', reason: `limits.http.maxConnections (${l.maxConnections}) reached` }));
+  server.on('drop', (d?: { remoteAddress?: string }) =>
+    refusals.note({
+      remote: d?.remoteAddress,
+      statusCode: 'connection',
+      reason: `limits.http.maxConnections (${l.maxConnections}) reached`,
+    }),
+  );
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
     const addr = socket.remoteAddress ?? '';
     const n = (open.get(addr) ?? 0) + 1;
     if (n > l.maxConnectionsPerAddress) {
-      refusals.note({ remote: addr, statusCode: 'connection', reason: `limits.http.maxConnectionsPerAddress (${l.maxConnectionsPerAddress}) reached` });
+      refusals.note({
+        remote: addr,
+        statusCode: 'connection',
+        reason: `limits.http.maxConnectionsPerAddress (${l.maxConnectionsPerAddress}) reached`,
+      });
       socket.destroy();
       return;
     }

@@ -13,10 +13,17 @@ export const METRICS_PATH = '/metrics';
 export const metricsRoutes: FastifyPluginAsync<{ metrics: Metrics }> = async (app, { metrics }) => {
   app.get(
     METRICS_PATH,
-    { config: { auth: { permission: 'device.read' } }, schema: {
+    {
+      config: { auth: { permission: 'device.read' } },
+      schema: {
         tags: ['operations'],
         summary: 'Prometheus metrics (text exposition format)',
-        response: { 200: { description: 'Prometheus text exposition format 0.0.4', content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } } } },
+        response: {
+          200: {
+            description: 'Prometheus text exposition format 0.0.4',
+            content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } },
+          },
+        },
       },
     },
     async (req, reply) => {

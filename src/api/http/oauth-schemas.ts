@@ -7,12 +7,18 @@ const str = (description: string) => ({ type: 'string', description }) as const;
 export const TokenForm = {
   type: 'object',
   properties: {
-    grant_type: { type: 'string', enum: ['client_credentials', 'authorization_code', 'refresh_token'], description: 'may also be given in the query string' },
+    grant_type: {
+      type: 'string',
+      enum: ['client_credentials', 'authorization_code', 'refresh_token'],
+      description: 'may also be given in the query string',
+    },
     scope: str('space-separated scopes (svc/device.read, svc/device.write, …); may also be given in the query string'),
     client_id: str('optional: the client authenticates with HTTP Basic; when given it must equal the Basic user'),
     code: str('authorization_code: the code from the redirect'),
     redirect_uri: str('authorization_code: the redirect_uri of the authorization request, when it carried one'),
-    code_verifier: str('authorization_code: the PKCE verifier (RFC 7636), when the authorization request carried a code_challenge'),
+    code_verifier: str(
+      'authorization_code: the PKCE verifier (RFC 7636), when the authorization request carried a code_challenge',
+    ),
     refresh_token: str('refresh_token: the refresh token'),
   },
   required: ['grant_type'],
@@ -41,7 +47,16 @@ const OAuthErrorBody = (description: string) =>
     properties: {
       error: {
         type: 'string',
-        enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'temporarily_unavailable', 'server_error'],
+        enum: [
+          'invalid_request',
+          'invalid_client',
+          'invalid_grant',
+          'unauthorized_client',
+          'unsupported_grant_type',
+          'invalid_scope',
+          'temporarily_unavailable',
+          'server_error',
+        ],
       },
       error_description: { type: 'string' },
     },
@@ -50,15 +65,23 @@ const OAuthErrorBody = (description: string) =>
   }) as const;
 
 export const TokenErrorResponses = {
-  400: OAuthErrorBody('Error response (RFC 6749 §5.2): invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope'),
-  401: OAuthErrorBody('invalid_client: client authentication failed (WWW-Authenticate: Basic when HTTP Basic was used)'),
+  400: OAuthErrorBody(
+    'Error response (RFC 6749 §5.2): invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope',
+  ),
+  401: OAuthErrorBody(
+    'invalid_client: client authentication failed (WWW-Authenticate: Basic when HTTP Basic was used)',
+  ),
   413: OAuthErrorBody('invalid_request: the form is larger than 16 kB'),
   415: OAuthErrorBody('invalid_request: the body is not application/x-www-form-urlencoded'),
   429: OAuthErrorBody('temporarily_unavailable: too many failed attempts; Retry-After says when to try again'),
 } as const;
 
-const page = (description: string) => ({ description, content: { 'text/html; charset=utf-8': { schema: { type: 'string' } } } }) as const;
-const redirect = { description: 'To the redirect_uri with code and state, or error and state (RFC 6749 §4.1.2)', headers: { Location: { type: 'string', description: 'the redirect_uri with its parameters' } } } as const;
+const page = (description: string) =>
+  ({ description, content: { 'text/html; charset=utf-8': { schema: { type: 'string' } } } }) as const;
+const redirect = {
+  description: 'To the redirect_uri with code and state, or error and state (RFC 6749 §4.1.2)',
+  headers: { Location: { type: 'string', description: 'the redirect_uri with its parameters' } },
+} as const;
 
 /** GET /oauth2/authorize: the sign-in page, or an error page for a request that names no usable client or redirect. */
 export const AuthorizeGetResponses = {

@@ -6,12 +6,28 @@
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { refusalText } from '../../auth/attempts.js';
-import { AuthorizePageError, AuthorizeRedirectError, namedTarget, REQUEST_PARAMS, RequestParams, type AuthorizeRequest } from '../../auth/authorize.js';
+import {
+  AuthorizePageError,
+  AuthorizeRedirectError,
+  type AuthorizeRequest,
+  namedTarget,
+  REQUEST_PARAMS,
+  RequestParams,
+} from '../../auth/authorize.js';
 import { consentPage, errorPage, SIGN_IN, signInPage, TICKET_FIELD } from '../../auth/consent-page.js';
 import { ClientAuthError } from '../../auth/grants.js';
 import { OAuthError } from '../../auth/oauth-error.js';
 import type { ApiDeps } from './deps.js';
-import { AuthorizeForm, AuthorizeGetResponses, AuthorizePostResponses, AuthorizeQuery, JwksResponses, TokenErrorResponses, TokenForm, TokenResponseSchema } from './oauth-schemas.js';
+import {
+  AuthorizeForm,
+  AuthorizeGetResponses,
+  AuthorizePostResponses,
+  AuthorizeQuery,
+  JwksResponses,
+  TokenErrorResponses,
+  TokenForm,
+  TokenResponseSchema,
+} from './oauth-schemas.js';
 
 export const TOKEN_PATH = '/oauth2/token';
 export const AUTHORIZE_PATH = '/oauth2/authorize';
@@ -61,7 +77,8 @@ function tokenParams(req: FastifyRequest): Map<string, string> {
 
 function sendOAuthError(reply: FastifyReply, e: OAuthError): FastifyReply {
   reply.code(e.statusCode).header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
-  if (e instanceof ClientAuthError && e.usedBasic) reply.header('WWW-Authenticate', 'Basic realm="sitegw", charset="UTF-8"');
+  if (e instanceof ClientAuthError && e.usedBasic)
+    reply.header('WWW-Authenticate', 'Basic realm="sitegw", charset="UTF-8"');
   if (e.retryAfter !== undefined) reply.header('Retry-After', String(e.retryAfter));
   return reply.send(e.body());
 }
@@ -72,7 +89,10 @@ function htmlHeaders(reply: FastifyReply): FastifyReply {
     .type('text/html; charset=utf-8')
     .header('Cache-Control', 'no-store')
     .header('X-Frame-Options', 'DENY')
-    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
+    .header(
+      'Content-Security-Policy',
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    )
     .header('Referrer-Policy', 'no-referrer');
 }
 
@@ -84,10 +104,12 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
   // anything that escapes a handler (an oversized body, a bad content type) still answers in the
   // endpoint's own language: RFC 6749 JSON at the token endpoint, a page at the authorize endpoint
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    const status =
+      typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) req.log.error({ err }, 'token service request failed');
     const message = status === 500 ? 'internal error; the gateway log has the details' : err.message;
-    if (req.routeOptions.url === AUTHORIZE_PATH) return htmlHeaders(reply.code(status)).send(errorPage('Something went wrong', message));
+    if (req.routeOptions.url === AUTHORIZE_PATH)
+      return htmlHeaders(reply.code(status)).send(errorPage('Something went wrong', message));
     return sendOAuthError(reply, new OAuthError(status === 500 ? 'server_error' : 'invalid_request', message, status));
   });
 
@@ -120,26 +142,39 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
   );
 
   const pageError = (reply: FastifyReply, e: unknown): FastifyReply => {
-    if (e instanceof AuthorizePageError) return htmlHeaders(reply.code(400)).send(errorPage('This sign-in link does not work', e.message));
-    if (e instanceof AuthorizeRedirectError) return reply.code(302).header('Cache-Control', 'no-store').header('Location', e.location).send();
+    if (e instanceof AuthorizePageError)
+      return htmlHeaders(reply.code(400)).send(errorPage('This sign-in link does not work', e.message));
+    if (e instanceof AuthorizeRedirectError)
+      return reply.code(302).header('Cache-Control', 'no-store').header('Location', e.location).send();
     throw e;
   };
 
   /** The sign-in page: the same for every client id, registered or not (authorize.ts). */
-  const signIn = (reply: FastifyReply, params: RequestParams, view: { status?: number; error?: string; username?: string } = {}): FastifyReply => {
+  const signIn = (
+    reply: FastifyReply,
+    params: RequestParams,
+    view: { status?: number; error?: string; username?: string } = {},
+  ): FastifyReply => {
     try {
       namedTarget(params);
     } catch (e) {
       return pageError(reply, e);
     }
-    return htmlHeaders(reply.code(view.status ?? 200)).send(signInPage({ params: params.toMap(), siteName: site.config.site.name, action: AUTHORIZE_PATH, ...view }));
+    return htmlHeaders(reply.code(view.status ?? 200)).send(
+      signInPage({ params: params.toMap(), siteName: site.config.site.name, action: AUTHORIZE_PATH, ...view }),
+    );
   };
 
   app.get(
     AUTHORIZE_PATH,
     {
       config: PUBLIC,
-      schema: { tags: ['oauth2'], summary: 'Authorization endpoint: the site owner signs in, then consents', querystring: AuthorizeQuery, response: AuthorizeGetResponses },
+      schema: {
+        tags: ['oauth2'],
+        summary: 'Authorization endpoint: the site owner signs in, then consents',
+        querystring: AuthorizeQuery,
+        response: AuthorizeGetResponses,
+      },
       // the request is checked by authorize.ts, whose errors are pages; the schema documents it
       validatorCompiler: () => () => true,
     },
@@ -165,7 +200,8 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
       const fields = new RequestParams(pairs.filter((p) => !isRequestParam(p))).toMap();
       const decision = fields.get('decision');
       const username = (fields.get('username') ?? '').slice(0, 64);
-      if (decision !== SIGN_IN && decision !== 'allow' && decision !== 'deny') return signIn(reply, params, { status: 400, error: 'Sign in, then choose Allow or Deny.', username });
+      if (decision !== SIGN_IN && decision !== 'allow' && decision !== 'deny')
+        return signIn(reply, params, { status: 400, error: 'Sign in, then choose Allow or Deny.', username });
       try {
         namedTarget(params);
       } catch (e) {
@@ -174,7 +210,8 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
 
       const ticket = fields.get(TICKET_FIELD);
       if (ticket !== undefined) {
-        if (!auth.takeConsentTicket(ticket, params.toMap())) return signIn(reply, params, { status: 400, error: 'This page has expired. Sign in again.' });
+        if (!auth.takeConsentTicket(ticket, params.toMap()))
+          return signIn(reply, params, { status: 400, error: 'This page has expired. Sign in again.' });
       } else {
         const owner = await auth.ownerLogin(username, fields.get('password') ?? '', req.ip, 'consent page');
         switch (owner.kind) {
@@ -184,7 +221,12 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
             reply.header('Retry-After', String(owner.retryAfter));
             return signIn(reply, params, { status: 429, error: refusalText(owner), username });
           case 'no-owner':
-            return htmlHeaders(reply.code(403)).send(errorPage('No site owner yet', 'The installer has not set the owner password on this gateway yet (sitegw owner set-password).'));
+            return htmlHeaders(reply.code(403)).send(
+              errorPage(
+                'No site owner yet',
+                'The installer has not set the owner password on this gateway yet (sitegw owner set-password).',
+              ),
+            );
           case 'ok':
             break;
         }
@@ -198,16 +240,33 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
         return pageError(reply, e);
       }
       if (decision === SIGN_IN) {
-        const view = { req: areq, params: params.toMap(), siteName: site.config.site.name, action: AUTHORIZE_PATH, ticket: auth.consentTicket(params.toMap()) };
+        const view = {
+          req: areq,
+          params: params.toMap(),
+          siteName: site.config.site.name,
+          action: AUTHORIZE_PATH,
+          ticket: auth.consentTicket(params.toMap()),
+        };
         return htmlHeaders(reply.code(200)).send(consentPage(view));
       }
-      return reply.code(302).header('Cache-Control', 'no-store').header('Location', auth.decide(areq, decision === 'allow')).send();
+      return reply
+        .code(302)
+        .header('Cache-Control', 'no-store')
+        .header('Location', auth.decide(areq, decision === 'allow'))
+        .send();
     },
   );
 
   app.get(
     JWKS_PATH,
-    { config: PUBLIC, schema: { tags: ['oauth2'], summary: 'Public keys of id_token signatures (JWK Set, RFC 7517)', response: JwksResponses } },
+    {
+      config: PUBLIC,
+      schema: {
+        tags: ['oauth2'],
+        summary: 'Public keys of id_token signatures (JWK Set, RFC 7517)',
+        response: JwksResponses,
+      },
+    },
     async () => auth.jwks,
   );
 };

@@ -11,7 +11,7 @@ import { replacePublishTo } from '../../store/publish-to.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
-import { described, DeviceRecord, ErrorResponses } from './schemas.js';
+import { DeviceRecord, described, ErrorResponses } from './schemas.js';
 
 /** The streams a device can be published to (docs/api.md "Device publish list": `telemetry-realtime` is shown). */
 export const PUBLISHABLE = [REALTIME_STREAM] as const;
@@ -22,7 +22,11 @@ const PatchBody = Type.Object(
       Type.Object(
         {
           clientId: Type.String({ minLength: 1, maxLength: 64, description: 'a registered client id' }),
-          data: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 8, description: `streams: ${PUBLISHABLE.join(', ')}` }),
+          data: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+            minItems: 1,
+            maxItems: 8,
+            description: `streams: ${PUBLISHABLE.join(', ')}`,
+          }),
         },
         { additionalProperties: false },
       ),
@@ -56,17 +60,35 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
 
       const seen = new Set<string>();
       const entries = req.body.publishTo.map((e, i) => {
-        if (seen.has(e.clientId)) throw new ApiError(400, 'DUPLICATE_CLIENT', `publishTo[${i}]: client '${e.clientId}' is listed twice; give each client once with all its streams`);
+        if (seen.has(e.clientId))
+          throw new ApiError(
+            400,
+            'DUPLICATE_CLIENT',
+            `publishTo[${i}]: client '${e.clientId}' is listed twice; give each client once with all its streams`,
+          );
         seen.add(e.clientId);
-        if (!auth.clientExists(e.clientId)) throw new ApiError(400, 'UNKNOWN_CLIENT', `publishTo[${i}].clientId: '${e.clientId}' is not a client registered on this gateway`);
+        if (!auth.clientExists(e.clientId))
+          throw new ApiError(
+            400,
+            'UNKNOWN_CLIENT',
+            `publishTo[${i}].clientId: '${e.clientId}' is not a client registered on this gateway`,
+          );
         const unknown = e.data.find((d) => !(PUBLISHABLE as readonly string[]).includes(d));
-        if (unknown !== undefined) throw new ApiError(400, 'UNKNOWN_STREAM', `publishTo[${i}].data: '${unknown.slice(0, 64)}' is not a stream; use ${PUBLISHABLE.join(', ')}`);
+        if (unknown !== undefined)
+          throw new ApiError(
+            400,
+            'UNKNOWN_STREAM',
+            `publishTo[${i}].data: '${unknown.slice(0, 64)}' is not a stream; use ${PUBLISHABLE.join(', ')}`,
+          );
         return { clientId: e.clientId, data: [...new Set(e.data)] };
       });
 
       const p = principalOf(req);
       const change = replacePublishTo(db, device.config.id, entries, p.clientId, auth.now());
-      req.log.info({ deviceId: change.deviceId, byClient: change.byClient, before: change.before, after: change.after }, 'publishTo changed');
+      req.log.info(
+        { deviceId: change.deviceId, byClient: change.byClient, before: change.before, after: change.after },
+        'publishTo changed',
+      );
       return deviceRecord(site, device, p, change.after);
     },
   );

@@ -13,18 +13,25 @@ const SavingsResponse = Type.Object({
   currency: Type.String({ description: "ISO 4217: the site's currency, in which savings are given" }),
   entries: Type.Array(
     Type.Object({
-      interval: Type.String({ description: 'the bucket (whole period) in canonical UTC start/end; P1D and P1M on local midnight' }),
+      interval: Type.String({
+        description: 'the bucket (whole period) in canonical UTC start/end; P1D and P1M on local midnight',
+      }),
       savings: Type.Number({
-        description: "money saved in the bucket: the house's consumption at the import price, minus grid import at the import price plus grid export at the export price",
+        description:
+          "money saved in the bucket: the house's consumption at the import price, minus grid import at the import price plus grid export at the export price",
       }),
     }),
   ),
   skipped: Type.Object(
     {
       noData: Type.Integer({ description: 'closed 15-minute buckets left out because house or grid power is missing' }),
-      noPrice: Type.Integer({ description: 'closed 15-minute buckets left out because the tariff has no price for them' }),
+      noPrice: Type.Integer({
+        description: 'closed 15-minute buckets left out because the tariff has no price for them',
+      }),
     },
-    { description: 'sitegw addition to the spec: 15-minute buckets of the interval that are not in any entry, and why' },
+    {
+      description: 'sitegw addition to the spec: 15-minute buckets of the interval that are not in any entry, and why',
+    },
   ),
 });
 
@@ -42,24 +49,34 @@ export const savingsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
           'Only buckets that have ended count; the query is widened to whole periods (see interval).',
         params: Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 200 }) }),
         querystring: Type.Object({
-          interval: Type.String({ description: `ISO 8601 interval in UTC: start/end or start/duration (duration/end also accepted). ${WHOLE_PERIODS}` }),
+          interval: Type.String({
+            description: `ISO 8601 interval in UTC: start/end or start/duration (duration/end also accepted). ${WHOLE_PERIODS}`,
+          }),
           // required; checked in the handler so the message lists the savings resolutions, not the telemetry ones
-          resolution: Type.Optional(Type.String({ description: 'required: PT15M, PT1H, P1D or P1M (calendar months in the site time zone)' })),
+          resolution: Type.Optional(
+            Type.String({ description: 'required: PT15M, PT1H, P1D or P1M (calendar months in the site time zone)' }),
+          ),
         }),
         response: {
           200: described('Savings per period of the resolution', SavingsResponse),
           ...ErrorResponses,
-          409: { ...ErrorBodySchema, description: 'The site has no usable tariff (none in site.yaml, its dynamic tariff not stored, or in another currency)' },
+          409: {
+            ...ErrorBodySchema,
+            description:
+              'The site has no usable tariff (none in site.yaml, its dynamic tariff not stored, or in another currency)',
+          },
         },
       },
     },
     async (req) => {
       const range = parseInterval(req.query.interval);
       const allowed = `allowed: ${SAVINGS_RESOLUTIONS.join(', ')}`;
-      if (req.query.resolution === undefined) throw apiError('MISSING_PARAMETER', `querystring parameter 'resolution' is required; ${allowed}`);
+      if (req.query.resolution === undefined)
+        throw apiError('MISSING_PARAMETER', `querystring parameter 'resolution' is required; ${allowed}`);
       if (req.query.resolution.trim() === '') throw apiError('INVALID_RESOLUTION', `resolution is empty; ${allowed}`);
       const resolution = parseResolution(req.query.resolution, SAVINGS_RESOLUTIONS, 'PT15M');
-      if (req.params.siteId !== site.id) throw apiError('SITE_NOT_FOUND', `site '${req.params.siteId}' is not on this gateway`);
+      if (req.params.siteId !== site.id)
+        throw apiError('SITE_NOT_FOUND', `site '${req.params.siteId}' is not on this gateway`);
       const p = principalOf(req);
       return siteSavings(db, site, { range, resolution, now: now(), sees: (id) => seesStream(p, site, id) });
     },

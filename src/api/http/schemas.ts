@@ -1,5 +1,5 @@
-import { Type, type TNumber, type TOptional, type TString } from '@sinclair/typebox';
-import { CHANNEL_TABLE, DEVICE_KINDS, GRID_STATES, type ChannelId, type ChannelValue } from '../../core/channels.js';
+import { type TNumber, type TOptional, type TString, Type } from '@sinclair/typebox';
+import { CHANNEL_TABLE, type ChannelId, type ChannelValue, DEVICE_KINDS, GRID_STATES } from '../../core/channels.js';
 import { ErrorBodySchema } from './errors.js';
 import { COMMA_LIST } from './lenient-query.js';
 
@@ -18,11 +18,19 @@ export const described = <T extends object>(description: string, schema: T): T =
 
 /** A comma-separated list query parameter; it may also be repeated (lenient-query.ts). */
 export const CommaList = (description: string) =>
-  Type.String({ description: `${description}. Comma-separated; the parameter may also be repeated (a=x&a=y is a=x,y)`, [COMMA_LIST]: true });
+  Type.String({
+    description: `${description}. Comma-separated; the parameter may also be repeated (a=x&a=y is a=x,y)`,
+    [COMMA_LIST]: true,
+  });
 
 /** A boolean query parameter: true/false/1/0 in any case; an empty value counts as absent (lenient-query.ts). */
 export const QueryBoolean = (defaultValue: boolean, description: string) =>
-  Type.Optional(Type.Boolean({ default: defaultValue, description: `${description}. true/false/1/0 in any case; empty means the default (${defaultValue})` }));
+  Type.Optional(
+    Type.Boolean({
+      default: defaultValue,
+      description: `${description}. true/false/1/0 in any case; empty means the default (${defaultValue})`,
+    }),
+  );
 
 export const SiteRecord = Type.Object({
   siteId: Type.String(),
@@ -31,10 +39,9 @@ export const SiteRecord = Type.Object({
   currency: Type.String({ description: 'ISO 4217' }),
 });
 
-export const PublishTo = Type.Array(
-  Type.Object({ clientId: Type.String(), data: Type.Array(Type.String()) }),
-  { description: 'Partners that receive this device in their realtime telemetry' },
-);
+export const PublishTo = Type.Array(Type.Object({ clientId: Type.String(), data: Type.Array(Type.String()) }), {
+  description: 'Partners that receive this device in their realtime telemetry',
+});
 
 export const DeviceRecord = Type.Object({
   deviceId: Type.String(),
@@ -55,7 +62,10 @@ export const DeviceRecord = Type.Object({
       decode: Type.Integer({ minimum: 0 }),
       protocol: Type.Integer({ minimum: 0 }),
     },
-    { description: 'failed Modbus requests to the device since the gateway started, by kind (docs/install.md "Troubleshooting")' },
+    {
+      description:
+        'failed Modbus requests to the device since the gateway started, by kind (docs/install.md "Troubleshooting")',
+    },
   ),
 });
 
@@ -90,7 +100,10 @@ const DeviceKindSchema = Type.String({
 type ChannelSchema<C extends ChannelId> = TOptional<ChannelValue<C> extends number ? TNumber : TString>;
 /** one optional field per channel of the channel table (core/channels.ts), in its order */
 const channelFields = Object.fromEntries(
-  CHANNEL_TABLE.map((c) => [c.id, Type.Optional(c.value === 'state' ? Type.String({ enum: [...GRID_STATES] }) : Type.Number())]),
+  CHANNEL_TABLE.map((c) => [
+    c.id,
+    Type.Optional(c.value === 'state' ? Type.String({ enum: [...GRID_STATES] }) : Type.Number()),
+  ]),
 ) as { [C in ChannelId]: ChannelSchema<C> };
 
 export const TelemetryEntry = Type.Object({

@@ -4,7 +4,7 @@
  * can pull in a global reflect-metadata polyfill and twenty packages for these ~100 lines. Clients
  * trust it by its SHA-256 fingerprint (or by the certificate file itself), not through a CA.
  */
-import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { isIP } from 'node:net';
 
 function len(n: number): Buffer {
@@ -48,7 +48,9 @@ function oid(dotted: string): Buffer {
 /** RFC 5280 §4.1.2.5: UTCTime through 2049, GeneralizedTime from 2050. */
 function time(d: Date): Buffer {
   const iso = d.toISOString().replace(/[-:T]/g, '').slice(0, 14);
-  return d.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(`${iso.slice(2)}Z`, 'ascii')) : tlv(0x18, Buffer.from(`${iso}Z`, 'ascii'));
+  return d.getUTCFullYear() < 2050
+    ? tlv(0x17, Buffer.from(`${iso.slice(2)}Z`, 'ascii'))
+    : tlv(0x18, Buffer.from(`${iso}Z`, 'ascii'));
 }
 
 function ipBytes(ip: string): Buffer {

@@ -15,7 +15,12 @@ export function watts(w: number | null): string {
   return a < 1000 ? `${Math.round(a)} W` : `${(a / 1000).toFixed(2)} kW`;
 }
 
-const ROLE: Record<string, string> = { inverter: 'Inverter', battery: 'Battery', 'grid-meter': 'Grid meter', 'consumption-meter': 'House meter' };
+const ROLE: Record<string, string> = {
+  inverter: 'Inverter',
+  battery: 'Battery',
+  'grid-meter': 'Grid meter',
+  'consumption-meter': 'House meter',
+};
 
 function head(title: string): string {
   return `<!doctype html>
@@ -24,7 +29,15 @@ function head(title: string): string {
 }
 
 /** One arm of the flow diagram: hub ↔ node, animated in the direction energy moves. */
-function arm(id: string, label: string, x: number, y: number, w: number | null, towardHub: boolean | null, extra = ''): string {
+function arm(
+  id: string,
+  label: string,
+  x: number,
+  y: number,
+  w: number | null,
+  towardHub: boolean | null,
+  extra = '',
+): string {
   const dir = w === null || Math.abs(w) < 1 || towardHub === null ? 'idle' : towardHub ? 'in' : 'out';
   const [x1, y1, x2, y2] = dir === 'out' ? [200, 150, x, y] : [x, y, 200, 150];
   return `<g class="arm ${dir}" id="flow-${id}" data-watts="${w ?? ''}">
@@ -98,7 +111,13 @@ export function eventsSection(v: StatusView): string {
 
 /** The sections that /status.js refreshes, by element id. */
 export function liveSections(v: StatusView): Record<string, string> {
-  return { health: healthSection(v), flow: flowSection(v.flow), devices: devicesSection(v.devices), uplink: uplinkSection(v), events: eventsSection(v) };
+  return {
+    health: healthSection(v),
+    flow: flowSection(v.flow),
+    devices: devicesSection(v.devices),
+    uplink: uplinkSection(v),
+    events: eventsSection(v),
+  };
 }
 
 export function statusPage(v: StatusView): string {

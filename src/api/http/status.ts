@@ -10,9 +10,9 @@
  * SameSite=Strict, no token or password ever goes into a URL, and the pages may not be framed.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody } from '../../core/errors.js';
 import { refusalText } from '../../auth/attempts.js';
 import type { AuthService } from '../../auth/service.js';
+import { errorBody } from '../../core/errors.js';
 import type { StatusView } from '../../ops/status-view.js';
 import { STATUS_CSS, STATUS_JS } from './status-assets.js';
 import { liveSections, loginPage, statusPage } from './status-page.js';
@@ -30,17 +30,20 @@ export interface StatusDeps {
 const FORM = 'application/x-www-form-urlencoded';
 const OWNER = { auth: 'owner' } as const;
 const PUBLIC = { auth: 'public' } as const;
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 function pageHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
-    .header('Content-Security-Policy', CSP)
-    .header('X-Frame-Options', 'DENY')
-    .header('X-Content-Type-Options', 'nosniff')
-    // same-origin, not no-referrer: with no-referrer browsers send 'Origin: null' on our own form posts
-    .header('Referrer-Policy', 'same-origin');
+  return (
+    reply
+      .header('Content-Type', 'text/html; charset=utf-8')
+      .header('Cache-Control', 'no-store')
+      .header('Content-Security-Policy', CSP)
+      .header('X-Frame-Options', 'DENY')
+      .header('X-Content-Type-Options', 'nosniff')
+      // same-origin, not no-referrer: with no-referrer browsers send 'Origin: null' on our own form posts
+      .header('Referrer-Policy', 'same-origin')
+  );
 }
 
 /** A form post from a page of this gateway, or from a non-browser client (which sends neither header). */
@@ -57,8 +60,10 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
   app.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
     done(null, new URLSearchParams(body as string));
   });
-  const form = (req: FastifyRequest): URLSearchParams => (req.body instanceof URLSearchParams ? req.body : new URLSearchParams());
-  const crossSite = (reply: FastifyReply) => reply.code(403).send(errorBody(403, 'CROSS_SITE_FORM', 'this form must be sent from the gateway’s own page'));
+  const form = (req: FastifyRequest): URLSearchParams =>
+    req.body instanceof URLSearchParams ? req.body : new URLSearchParams();
+  const crossSite = (reply: FastifyReply) =>
+    reply.code(403).send(errorBody(403, 'CROSS_SITE_FORM', 'this form must be sent from the gateway’s own page'));
 
   app.get(LOGIN_PATH, { config: PUBLIC, schema: { hide: true } }, async (req, reply) => {
     if (sessions.check(req)) return reply.code(303).header('Location', '/').send();
@@ -79,7 +84,9 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
         reply.header('Retry-After', String(result.retryAfter));
         return pageHeaders(reply.code(429)).send(loginPage({ error: refusalText(result), username }));
       case 'no-owner':
-        return pageHeaders(reply.code(403)).send(loginPage({ error: 'No site owner is set on this gateway yet: run sitegw owner set-password.' }));
+        return pageHeaders(reply.code(403)).send(
+          loginPage({ error: 'No site owner is set on this gateway yet: run sitegw owner set-password.' }),
+        );
     }
   });
 
@@ -88,14 +95,20 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
     return reply.code(303).header('Set-Cookie', sessions.destroy(req)).header('Location', LOGIN_PATH).send();
   });
 
-  app.get('/', { config: OWNER, schema: { hide: true } }, async (_req, reply) => pageHeaders(reply).send(statusPage(deps.status())));
+  app.get('/', { config: OWNER, schema: { hide: true } }, async (_req, reply) =>
+    pageHeaders(reply).send(statusPage(deps.status())),
+  );
 
   app.get('/status/live', { config: OWNER, schema: { hide: true } }, async (_req, reply) => {
     const v = deps.status();
-    return reply.header('Cache-Control', 'no-store').send({ now: v.now, status: v.health.status, sections: liveSections(v) });
+    return reply
+      .header('Cache-Control', 'no-store')
+      .send({ now: v.now, status: v.health.status, sections: liveSections(v) });
   });
 
-  app.get('/status.json', { config: OWNER, schema: { hide: true } }, async (_req, reply) => reply.header('Cache-Control', 'no-store').send(deps.status()));
+  app.get('/status.json', { config: OWNER, schema: { hide: true } }, async (_req, reply) =>
+    reply.header('Cache-Control', 'no-store').send(deps.status()),
+  );
 
   app.get('/status.js', { config: OWNER, schema: { hide: true } }, async (_req, reply) =>
     reply.header('Content-Type', 'text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(STATUS_JS),

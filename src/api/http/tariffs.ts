@@ -4,7 +4,13 @@ import type { FastifyRequest } from 'fastify';
 import type { Requirement } from '../../auth/bearer.js';
 import type { TariffQuota } from '../../config/types.js';
 import { pageTokenKey, TARIFF_KINDS, type TariffMeta, type TariffValue } from '../../store/tariffs.js';
-import { MAX_ABS_PRICE, MAX_NAME_LENGTH, MAX_VALUES_PER_REQUEST, parseCreateBody, parsePatchBody } from '../../tariffs/body.js';
+import {
+  MAX_ABS_PRICE,
+  MAX_NAME_LENGTH,
+  MAX_VALUES_PER_REQUEST,
+  parseCreateBody,
+  parsePatchBody,
+} from '../../tariffs/body.js';
 import { MAX_TOKEN_LENGTH, readPageToken, signPageToken } from '../../tariffs/page-token.js';
 import { firstCursor, readPage } from '../../tariffs/pages.js';
 import { createTariff, patchTariff, requireTariff, type TariffCaller } from '../../tariffs/write.js';
@@ -33,12 +39,15 @@ function callerOf(req: FastifyRequest): TariffCaller {
 const limitsNow = (quota: TariffQuota) => ({ quota, nowMs: Date.now() });
 
 const Price = (which: string) =>
-  Type.Number({ description: `${which} price per kWh in the tariff's currency; negative allowed, |price| <= ${MAX_ABS_PRICE}` });
+  Type.Number({
+    description: `${which} price per kWh in the tariff's currency; negative allowed, |price| <= ${MAX_ABS_PRICE}`,
+  });
 
 const ValueSchema = Type.Object(
   {
     interval: Type.String({
-      description: 'ISO 8601 interval (start/end or start/duration, with a UTC offset) on quarter hours, 15 minutes to 7 days long; answered in canonical UTC',
+      description:
+        'ISO 8601 interval (start/end or start/duration, with a UTC offset) on quarter hours, 15 minutes to 7 days long; answered in canonical UTC',
       examples: ['2026-11-23T13:00:00Z/2026-11-23T14:00:00Z'],
     }),
     importPrice: Type.Optional(Price('import (buying) price: required for kind import and both, absent for export.')),
@@ -63,20 +72,35 @@ const Meta = {
 const CreateBody = Type.Object({ ...Meta, values: Type.Optional(Values) }, { additionalProperties: false });
 const PatchBody = Type.Object({ values: Values }, { additionalProperties: false });
 const TariffIdParams = Type.Object({ tariffId: Type.String({ minLength: 1, maxLength: 200 }) });
-const Written = { inserted: Type.Integer({ description: 'values stored by this request' }), replaced: Type.Integer({ description: 'stored values they replaced' }) };
+const Written = {
+  inserted: Type.Integer({ description: 'values stored by this request' }),
+  replaced: Type.Integer({ description: 'stored values they replaced' }),
+};
 
 const PageSchema = Type.Object({
   tariffId: Type.String(),
   ...Meta,
-  interval: Type.String({ description: 'the 7-day window of this page, canonical UTC; a value is on the page whose window holds its start' }),
+  interval: Type.String({
+    description: 'the 7-day window of this page, canonical UTC; a value is on the page whose window holds its start',
+  }),
   values: Type.Array(ValueSchema),
-  nextToken: Type.Union([Type.String(), Type.Null()], { description: 'opaque token for the 7 days before this page; null on the last page' }),
+  nextToken: Type.Union([Type.String(), Type.Null()], {
+    description: 'opaque token for the 7 days before this page; null on the last page',
+  }),
 });
 
 /** A write past the client's quotas (site.yaml limits.dynamicTariffs) stores nothing. */
 const QuotaResponses = {
-  409: { ...ErrorBodySchema, description: 'TARIFF_LIMIT_REACHED: the client owns its most tariffs, or the tariff would hold more values than allowed' },
-  429: { ...ErrorBodySchema, description: 'TARIFF_QUOTA_EXCEEDED: the client stored its most values of the last 24 hours; Retry-After says when enough are free' },
+  409: {
+    ...ErrorBodySchema,
+    description:
+      'TARIFF_LIMIT_REACHED: the client owns its most tariffs, or the tariff would hold more values than allowed',
+  },
+  429: {
+    ...ErrorBodySchema,
+    description:
+      'TARIFF_QUOTA_EXCEEDED: the client stored its most values of the last 24 hours; Retry-After says when enough are free',
+  },
 };
 
 const READ: Requirement = { permission: 'device.read' };
@@ -90,8 +114,18 @@ const WRITE: Requirement = { permission: 'device.write' };
  */
 export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, { db, now, quota }) => {
   const key = () => pageTokenKey(db);
-  const valueOut = (v: TariffValue) => ({ interval: formatInterval(v.start, v.end), ...(v.importPrice !== undefined ? { importPrice: v.importPrice } : {}), ...(v.exportPrice !== undefined ? { exportPrice: v.exportPrice } : {}) });
-  const metaOut = (t: TariffMeta) => ({ tariffId: t.id, name: t.name, currency: t.currency, timezone: t.timezone, kind: t.kind });
+  const valueOut = (v: TariffValue) => ({
+    interval: formatInterval(v.start, v.end),
+    ...(v.importPrice !== undefined ? { importPrice: v.importPrice } : {}),
+    ...(v.exportPrice !== undefined ? { exportPrice: v.exportPrice } : {}),
+  });
+  const metaOut = (t: TariffMeta) => ({
+    tariffId: t.id,
+    name: t.name,
+    currency: t.currency,
+    timezone: t.timezone,
+    kind: t.kind,
+  });
   const bodyChecked = () => () => true;
 
   app.post(
@@ -103,7 +137,14 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, 
         tags: ['tariffs'],
         summary: 'Create a dynamic tariff, optionally with its first values',
         body: CreateBody,
-        response: { 201: described('The tariff was created (Location names it)', Type.Object({ tariffId: Type.String(), ...Meta, ...Written })), 400: ErrorResponses[400], ...QuotaResponses },
+        response: {
+          201: described(
+            'The tariff was created (Location names it)',
+            Type.Object({ tariffId: Type.String(), ...Meta, ...Written }),
+          ),
+          400: ErrorResponses[400],
+          ...QuotaResponses,
+        },
       },
     },
     async (req, reply) => {
@@ -123,7 +164,11 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, 
         summary: 'Add or replace values of a dynamic tariff',
         params: TariffIdParams,
         body: PatchBody,
-        response: { 200: described('The values were stored', Type.Object({ tariffId: Type.String(), ...Written })), ...ErrorResponses, ...QuotaResponses },
+        response: {
+          200: described('The values were stored', Type.Object({ tariffId: Type.String(), ...Written })),
+          ...ErrorResponses,
+          ...QuotaResponses,
+        },
       },
     },
     async (req) => {
@@ -146,8 +191,12 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, 
           'With interval: the latest 7 days inside it, each nextToken 7 days further back until interval.start. nextToken wins over interval.',
         params: TariffIdParams,
         querystring: Type.Object({
-          interval: Type.Optional(Type.String({ description: 'ISO 8601 interval: start/end, start/duration or duration/end' })),
-          nextToken: Type.Optional(Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'nextToken of the previous page' })),
+          interval: Type.Optional(
+            Type.String({ description: 'ISO 8601 interval: start/end, start/duration or duration/end' }),
+          ),
+          nextToken: Type.Optional(
+            Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'nextToken of the previous page' }),
+          ),
         }),
         response: { 200: described('The tariff metadata and one 7-day page of values', PageSchema), ...ErrorResponses },
       },

@@ -7,9 +7,9 @@
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import type { SiteConfig } from '../../config/types.js';
 import { createSelfSigned } from './self-signed.js';
@@ -34,7 +34,10 @@ export class TlsError extends Error {
   }
 }
 
-export const selfSignedPaths = (dataDir: string) => ({ cert: join(dataDir, 'tls', 'cert.pem'), key: join(dataDir, 'tls', 'key.pem') });
+export const selfSignedPaths = (dataDir: string) => ({
+  cert: join(dataDir, 'tls', 'cert.pem'),
+  key: join(dataDir, 'tls', 'key.pem'),
+});
 
 /** Names a LAN client may reach the box by: its host name, mDNS name and current addresses. */
 function localNames(bindHost: string): string[] {
@@ -50,7 +53,9 @@ function read(file: string, what: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (e) {
-    throw new TlsError(`cannot read the TLS ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new TlsError(
+      `cannot read the TLS ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
 }
 
@@ -107,5 +112,10 @@ export function resolveTls(config: SiteConfig, log: Logger): TlsSetup {
   }
   const pair = loadPair(paths.cert, paths.key);
   log.info({ certFile: paths.cert, fingerprint: pair.fingerprint, selfSigned: paths.selfSigned }, 'serving HTTPS');
-  return { https: { cert: pair.cert, key: pair.key }, fingerprint: pair.fingerprint, certFile: paths.cert, selfSigned: paths.selfSigned };
+  return {
+    https: { cert: pair.cert, key: pair.key },
+    fingerprint: pair.fingerprint,
+    certFile: paths.cert,
+    selfSigned: paths.selfSigned,
+  };
 }

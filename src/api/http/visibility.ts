@@ -24,7 +24,11 @@ export function publishToView(p: Principal, list: readonly PublishEntry[]): Publ
 }
 
 function hasSensor(n: TopoNode): boolean {
-  return n.kind === 'sensor' || (n.nodes ?? []).some(hasSensor) || (n.rightCircuit !== undefined && hasSensor(n.rightCircuit));
+  return (
+    n.kind === 'sensor' ||
+    (n.nodes ?? []).some(hasSensor) ||
+    (n.rightCircuit !== undefined && hasSensor(n.rightCircuit))
+  );
 }
 
 /**

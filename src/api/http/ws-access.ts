@@ -5,8 +5,8 @@
  * devices each class of stream may carry for a client.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Principal } from '../../auth/context.js';
 import type { Requirement } from '../../auth/bearer.js';
+import type { Principal } from '../../auth/context.js';
 import type { AuthService } from '../../auth/service.js';
 import type { WsAccess, WsAuthResult, WsGrantEnd, WsPrincipal } from '../ws/server.js';
 import { failureResponse } from './guard.js';

@@ -1,7 +1,7 @@
 import { INCLUDE_GROUPS, type IncludeGroup } from '../../core/channels.js';
 import { ApiError, apiError } from '../../core/errors.js';
-import { singleValue } from '../lenient-query.js';
 import { DEVICE_CLASSES, type DeviceClass } from '../../telemetry/messages.js';
+import { singleValue } from '../lenient-query.js';
 
 export const STREAMS = ['telemetry-realtime', 'grid-events'] as const;
 export type WsStream = (typeof STREAMS)[number];
@@ -16,17 +16,28 @@ export interface WsSubscription {
 const ALIASES: Record<string, string> = { 'grid-event': 'grid-events' };
 
 /** Comma list of known words: every word must be known, repeats count once, the list may not be empty. */
-function list<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T[] | null): T[] {
+function list<T extends string>(
+  name: string,
+  raw: string | undefined,
+  allowed: readonly T[],
+  fallback: T[] | null,
+): T[] {
   if (raw === undefined) {
     if (fallback) return fallback;
-    throw apiError('MISSING_PARAMETER', `query parameter '${name}' is required; expected a comma-separated list of ${allowed.join(', ')}`);
+    throw apiError(
+      'MISSING_PARAMETER',
+      `query parameter '${name}' is required; expected a comma-separated list of ${allowed.join(', ')}`,
+    );
   }
   const words = raw.split(',').map((w) => w.trim());
   const out: T[] = [];
   for (const raw of words) {
     const w = ALIASES[raw] ?? raw;
     if (!(allowed as readonly string[]).includes(w)) {
-      throw apiError('INVALID_PARAMETER', `query parameter '${name}': '${raw.slice(0, 40)}' is not one of ${allowed.join(', ')}`);
+      throw apiError(
+        'INVALID_PARAMETER',
+        `query parameter '${name}': '${raw.slice(0, 40)}' is not one of ${allowed.join(', ')}`,
+      );
     }
     if (!out.includes(w as T)) out.push(w as T);
   }

@@ -1,18 +1,18 @@
-import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { ApiError, errorBody } from '../../core/errors.js';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { follow } from '../../ops/metrics.js';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { ApiError, errorBody } from '../../core/errors.js';
 import type { ClosedBucket, EventBus, GridEvent } from '../../core/events.js';
 import type { Feature } from '../../core/feature.js';
 import type { StreamDef } from '../../core/streams.js';
-import { formatInterval } from '../../telemetry/interval.js';
 import { gridEventMessage } from '../../grid/message.js';
-import { BucketFragments, telemetryMessages, type DeviceClass } from '../../telemetry/messages.js';
-import { parseWsQuery, type WsSubscription } from './query.js';
+import { follow } from '../../ops/metrics.js';
+import { formatInterval } from '../../telemetry/interval.js';
+import { BucketFragments, type DeviceClass, telemetryMessages } from '../../telemetry/messages.js';
 import { RefusalLog, remoteOf } from '../refusals.js';
+import { parseWsQuery, type WsSubscription } from './query.js';
 
 export const WS_PATH = '/ws';
 
@@ -119,7 +119,10 @@ export class WsServer implements Feature {
    */
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     this.upgrade(req, socket, head).catch((err: unknown) => {
-      this.refusals.fault({ err, remote: remoteOf(req), target: (req.url ?? '').slice(0, 100) }, 'websocket upgrade failed; its connection is dropped');
+      this.refusals.fault(
+        { err, remote: remoteOf(req), target: (req.url ?? '').slice(0, 100) },
+        'websocket upgrade failed; its connection is dropped',
+      );
       socket.destroy();
     });
   };
@@ -137,7 +140,17 @@ export class WsServer implements Feature {
     this.wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) => {
       const status = req.method === 'GET' ? 400 : 405;
       const headers: Record<string, string> = status === 405 ? { Allow: 'GET' } : { 'Sec-WebSocket-Version': '13' };
-      this.refuse(req, socket, status, errorBody(status, status === 405 ? 'METHOD_NOT_ALLOWED' : 'BAD_REQUEST', `${err.message}: a WebSocket upgrade is GET ${WS_PATH} with Upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13`), headers);
+      this.refuse(
+        req,
+        socket,
+        status,
+        errorBody(
+          status,
+          status === 405 ? 'METHOD_NOT_ALLOWED' : 'BAD_REQUEST',
+          `${err.message}: a WebSocket upgrade is GET ${WS_PATH} with Upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13`,
+        ),
+        headers,
+      );
     });
   }
 
@@ -208,13 +221,26 @@ export class WsServer implements Feature {
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
     const url = WsServer.target(req.url);
-    if (!url) return this.refuse(req, socket, 400, errorBody(400, 'BAD_REQUEST', `the request target is not a path; use ${WS_PATH}?streams=...`));
-    if (url.pathname !== WS_PATH) return this.refuse(req, socket, 404, errorBody(404, 'ROUTE_NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 100)}; use ${WS_PATH}`));
+    if (!url)
+      return this.refuse(
+        req,
+        socket,
+        400,
+        errorBody(400, 'BAD_REQUEST', `the request target is not a path; use ${WS_PATH}?streams=...`),
+      );
+    if (url.pathname !== WS_PATH)
+      return this.refuse(
+        req,
+        socket,
+        404,
+        errorBody(404, 'ROUTE_NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 100)}; use ${WS_PATH}`),
+      );
     let sub: WsSubscription;
     try {
       sub = parseWsQuery(url.searchParams);
     } catch (err) {
-      if (err instanceof ApiError) return this.refuse(req, socket, err.statusCode, errorBody(err.statusCode, err.code, err.message));
+      if (err instanceof ApiError)
+        return this.refuse(req, socket, err.statusCode, errorBody(err.statusCode, err.code, err.message));
       throw err;
     }
     let auth: WsAuthResult;
@@ -222,7 +248,12 @@ export class WsServer implements Feature {
       auth = await this.access.authenticate(req);
     } catch (err) {
       this.opts.log.error({ err, remote: remoteOf(req) }, 'websocket authentication failed');
-      return this.refuse(req, socket, 500, errorBody(500, 'INTERNAL_ERROR', 'internal error; the gateway log has the details'));
+      return this.refuse(
+        req,
+        socket,
+        500,
+        errorBody(500, 'INTERNAL_ERROR', 'internal error; the gateway log has the details'),
+      );
     }
     if (!auth.ok) return this.refuse(req, socket, auth.statusCode, auth.body, auth.headers);
     const principal = auth.principal;
@@ -230,9 +261,22 @@ export class WsServer implements Feature {
   }
 
   /** An HTTP answer with the error body on the raw socket, and a bounded log line naming the client. */
-  private refuse(req: IncomingMessage, socket: Duplex, status: number, body: object, headers: Record<string, string> = {}): void {
+  private refuse(
+    req: IncomingMessage,
+    socket: Duplex,
+    status: number,
+    body: object,
+    headers: Record<string, string> = {},
+  ): void {
     const code = (body as { code?: unknown }).code;
-    this.refusals.note({ remote: remoteOf(req), statusCode: status, code, method: req.method, path: (req.url ?? '').slice(0, 100), upgrade: true });
+    this.refusals.note({
+      remote: remoteOf(req),
+      statusCode: status,
+      code,
+      method: req.method,
+      path: (req.url ?? '').slice(0, 100),
+      upgrade: true,
+    });
     const json = JSON.stringify(body);
     const extra = Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
@@ -268,7 +312,10 @@ export class WsServer implements Feature {
     try {
       end = this.access.recheck(c.principal);
     } catch (err) {
-      this.opts.log.error({ err, client: c.principal.clientId, remote: c.remote }, 'websocket grant could not be checked; closing the socket');
+      this.opts.log.error(
+        { err, client: c.principal.clientId, remote: c.remote },
+        'websocket grant could not be checked; closing the socket',
+      );
       this.drop(c, INTERNAL, 'grant could not be checked');
       return false;
     }
@@ -292,19 +339,25 @@ export class WsServer implements Feature {
 
   private armSweep(): void {
     const timeout = this.opts.pingTimeoutMs ?? 60_000;
-    this.sweep = setInterval(() => {
-      const now = Date.now();
-      for (const c of this.clients) {
-        if (now - c.lastSeen > timeout) this.drop(c, POLICY, `no ping for ${Math.round(timeout / 1000)} s`);
-      }
-    }, Math.min(5_000, timeout / 4));
+    this.sweep = setInterval(
+      () => {
+        const now = Date.now();
+        for (const c of this.clients) {
+          if (now - c.lastSeen > timeout) this.drop(c, POLICY, `no ping for ${Math.round(timeout / 1000)} s`);
+        }
+      },
+      Math.min(5_000, timeout / 4),
+    );
     this.sweep.unref();
   }
 
   private send(c: Client, data: string): void {
     if (c.ws.bufferedAmount > (this.opts.maxBufferedBytes ?? 4 << 20)) {
       // a client that does not read would make the gateway hold every push for it
-      this.opts.log.warn({ client: c.principal.clientId, buffered: c.ws.bufferedAmount }, 'dropping websocket client that does not read');
+      this.opts.log.warn(
+        { client: c.principal.clientId, buffered: c.ws.bufferedAmount },
+        'dropping websocket client that does not read',
+      );
       this.dropped++;
       this.forget(c);
       c.ws.terminate();
@@ -343,7 +396,8 @@ export class WsServer implements Feature {
     const msg = gridEventMessage(e);
     for (const c of this.clients) {
       // customer-delegated devices get no grid events (docs/api.md "Stream grid-events")
-      if (c.sub.streams.has('grid-events') && this.holds(c) && this.access.partnerDevices(c.principal).has(e.deviceId)) this.send(c, msg);
+      if (c.sub.streams.has('grid-events') && this.holds(c) && this.access.partnerDevices(c.principal).has(e.deviceId))
+        this.send(c, msg);
     }
   }
 

@@ -1,5 +1,5 @@
 import { f32, rawBits, s16, s32, str, u16, u32 } from '../codec.js';
-import { blockLength, NOT_IMPLEMENTED, type ModelDef, type PointDef } from './points.js';
+import { blockLength, type ModelDef, NOT_IMPLEMENTED, type PointDef } from './points.js';
 
 export type PointValue = number | string | undefined;
 
@@ -68,7 +68,11 @@ function decodeRaw(points: readonly PointDef[], regs: readonly number[], start: 
   return out;
 }
 
-function applyScale(points: readonly PointDef[], raw: Record<string, PointValue>, sfSource: Record<string, PointValue>): void {
+function applyScale(
+  points: readonly PointDef[],
+  raw: Record<string, PointValue>,
+  sfSource: Record<string, PointValue>,
+): void {
   for (const pt of points) {
     if (!pt.sf) continue;
     const v = raw[pt.name];

@@ -1,7 +1,7 @@
-import { ModbusError, toModbusError } from '../errors.js';
 import type { RegisterReader } from '../../core/register-reader.js';
-import { decodeModel, neededLength, type ModelValues } from './decode.js';
-import { END_MODEL_ID, MODELS, SUNSPEC_BASES, SUNS_MARKER } from './models.js';
+import { ModbusError, toModbusError } from '../errors.js';
+import { decodeModel, type ModelValues, neededLength } from './decode.js';
+import { END_MODEL_ID, MODELS, SUNS_MARKER, SUNSPEC_BASES } from './models.js';
 
 export interface DiscoveredModel {
   id: number;
@@ -62,7 +62,8 @@ async function walk(reader: RegisterReader, unitId: number, start: number): Prom
     }
     const [id, length] = header;
     if (id === END_MODEL_ID || id === 0 || id === undefined || length === undefined) return models;
-    if (addr + 2 + length > 0xffff) throw new ModbusError('decode', `model ${id} at ${addr} runs past the register space`);
+    if (addr + 2 + length > 0xffff)
+      throw new ModbusError('decode', `model ${id} at ${addr} runs past the register space`);
     models.push({ id, address: addr + 2, length });
     addr += 2 + length;
   }

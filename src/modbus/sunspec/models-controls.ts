@@ -3,9 +3,10 @@
  * measurements and status, L 44) and 123 (immediate controls, L 24), from the SunSpec models
  * repository json/model_120.json … model_123.json. The gateway reads them; it writes none.
  */
-import { p, s, type ModelDef } from './points.js';
+import { type ModelDef, p, s } from './points.js';
 
-const quadrants = (name: string, type: 'int16', sf: string, units: string) => [1, 2, 3, 4].map((q) => p(`${name}Q${q}`, type, sf, units));
+const quadrants = (name: string, type: 'int16', sf: string, units: string) =>
+  [1, 2, 3, 4].map((q) => p(`${name}Q${q}`, type, sf, units));
 
 export const MODEL_120: ModelDef = {
   id: 120,

@@ -8,7 +8,7 @@
  * Enumerations in these models count from 0 (701 ConnSt: 0 DISCONNECTED, 1 CONNECTED; St: 0 OFF,
  * 1 ON), unlike the 1-based states of the 10x/11x inverter models.
  */
-import { group, p, s, type ModelDef, type PointDef } from './points.js';
+import { group, type ModelDef, type PointDef, p, s } from './points.js';
 
 /** 701's per-phase points; the JSON marks each run with a comment "L1", "L2", "L3" */
 function der701Phase(n: 1 | 2 | 3): PointDef[] {
@@ -85,8 +85,9 @@ export const DER_701 = {
   MODE_GRID_FORMING: 1 << 1,
 } as const;
 
-const ratings = (names: readonly [string, 'W_SF' | 'PF_SF' | 'VA_SF' | 'Var_SF' | 'V_SF' | 'A_SF' | 'S_SF', string?][]) =>
-  names.map(([n, sf, u]) => p(n, 'uint16', sf, u));
+const ratings = (
+  names: readonly [string, 'W_SF' | 'PF_SF' | 'VA_SF' | 'Var_SF' | 'V_SF' | 'A_SF' | 'S_SF', string?][],
+) => names.map(([n, sf, u]) => p(n, 'uint16', sf, u));
 
 export const MODEL_702: ModelDef = {
   id: 702,

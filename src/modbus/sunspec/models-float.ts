@@ -5,7 +5,7 @@
  * model_214.json. Each family shares one point list; values are IEEE 754 float32, high word first,
  * with no scale factors, and NaN (0x7FC00000) marks a point the device does not implement.
  */
-import { inverterStateAndEvents, p, phases, type ModelDef } from './points.js';
+import { inverterStateAndEvents, type ModelDef, p, phases } from './points.js';
 
 const f = (name: string, units?: string) => p(name, 'float32', undefined, units);
 

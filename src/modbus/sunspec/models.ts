@@ -7,15 +7,16 @@
  * Only the layouts are written here; how a point becomes a spec channel lives in the profile
  * mapping (src/profiles/sunspec.ts), so adding a model is adding data.
  */
-import { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
+
 import { MODEL_120, MODEL_121, MODEL_122, MODEL_123 } from './models-controls.js';
 import { MODEL_701, MODEL_702, MODEL_703, MODEL_704, MODEL_714 } from './models-der.js';
-import { inverterStateAndEvents, p, phases, s, type ModelDef } from './points.js';
+import { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
+import { inverterStateAndEvents, type ModelDef, p, phases, s } from './points.js';
 
-export { blockLength, NOT_IMPLEMENTED, offsets, type ModelDef, type PointDef, type PointType } from './points.js';
-export { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
 export { MODEL_120, MODEL_121, MODEL_122, MODEL_123 } from './models-controls.js';
 export { MODEL_701, MODEL_702, MODEL_703, MODEL_704, MODEL_714 } from './models-der.js';
+export { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
+export { blockLength, type ModelDef, NOT_IMPLEMENTED, offsets, type PointDef, type PointType } from './points.js';
 
 export const MODEL_1: ModelDef = {
   id: 1,
@@ -282,4 +283,3 @@ export const SUNS_MARKER = [0x5375, 0x6e53] as const;
 export const END_MODEL_ID = 0xffff;
 /** base addresses probed by discovery, in order */
 export const SUNSPEC_BASES = [40000, 0, 50000] as const;
-
