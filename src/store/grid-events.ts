@@ -33,3 +33,15 @@ export function recentGridEvents(db: Database, limit: number): StoredGridEvent[]
     .all(limit) as [string, number, GridState][];
   return rows.map(([deviceId, timestamp, state]) => ({ deviceId, timestamp, state }));
 }
+
+/**
+ * The announced events with a timestamp in [start, end), oldest first: what the uplink published
+ * when they happened, for a resync to send again (a baseline was never published).
+ */
+export function announcedGridEvents(db: Database, start: number, end: number): StoredGridEvent[] {
+  const rows = db
+    .prepare('SELECT device_id, ts, state FROM grid_events WHERE announced = 1 AND ts >= ? AND ts < ? ORDER BY ts, id')
+    .raw()
+    .all(start, end) as [string, number, GridState][];
+  return rows.map(([deviceId, timestamp, state]) => ({ deviceId, timestamp, state }));
+}

@@ -373,7 +373,7 @@ export class Uplink implements Feature {
     try {
       const req = parseResync(payload);
       const { db, site, config } = this.deps;
-      const { messages, buckets } = resyncBodies(db, site, this.ctx, req);
+      const { messages, buckets, gridEvents } = resyncBodies(db, site, this.ctx, req);
       const bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.body), 0);
       if (outboxStats(db).bytes + bytes > config.outbox.maxMegabytes * 1_000_000) {
         throw new ResyncError(
@@ -385,7 +385,7 @@ export class Uplink implements Feature {
       const seqs = messages.length > 0 ? db.transaction(() => enqueue(db, messages, this.deps.clock.now()))() : [];
       this.afterCommit();
       this.deps.log.info(
-        { requestId: req.requestId, interval: req.interval, buckets, messages: messages.length },
+        { requestId: req.requestId, interval: req.interval, buckets, gridEvents, messages: messages.length },
         'uplink resync queued',
       );
       respond({
@@ -393,6 +393,7 @@ export class Uplink implements Feature {
         status: 'accepted',
         interval: req.interval,
         buckets,
+        gridEvents,
         messages: messages.length,
         firstSeq: seqs[0] ?? null,
         lastSeq: seqs.at(-1) ?? null,

@@ -29,6 +29,10 @@ function envelope(ctx: PayloadContext, time: number, extra = ''): string {
   return `{"v":${PAYLOAD_VERSION},"time":${JSON.stringify(formatInstant(time))},"siteId":${JSON.stringify(ctx.siteId)}${extra}`;
 }
 
+/** The envelope's extra field on a republication answering that resync request id. */
+const resyncField = (resync: string | undefined): string =>
+  resync === undefined ? '' : `,"resync":${JSON.stringify(resync)}`;
+
 /** `{...}` → its fields without the braces, to append after an envelope. */
 const inner = (json: string): string => json.slice(1, -1);
 
@@ -42,7 +46,7 @@ export function telemetryBodies(
   resync?: string,
 ): OutboxMessage[] {
   const out: OutboxMessage[] = [];
-  const extra = resync === undefined ? '' : `,"resync":${JSON.stringify(resync)}`;
+  const extra = resyncField(resync);
   for (let i = 0; i < buckets.length; ) {
     const start = buckets[i]!.start;
     let j = i;
@@ -63,10 +67,11 @@ export function telemetryBodies(
   return out;
 }
 
-export function gridEventBody(ctx: PayloadContext, e: GridEvent): OutboxMessage {
+/** `resync` marks a republication answering that request id, as on telemetry. */
+export function gridEventBody(ctx: PayloadContext, e: GridEvent, resync?: string): OutboxMessage {
   return {
     topic: TOPIC.gridEvents,
-    body: `${envelope(ctx, e.timestamp)},${inner(gridEventMessage(e))}}`,
+    body: `${envelope(ctx, e.timestamp, resyncField(resync))},${inner(gridEventMessage(e))}}`,
     retain: false,
   };
 }

@@ -1,19 +1,22 @@
 import type { Database } from 'better-sqlite3';
 import { ApiError } from '../core/errors.js';
 import type { ClosedBucket } from '../core/events.js';
+import { streamIds } from '../core/streams.js';
 import type { Site } from '../site/site.js';
+import { announcedGridEvents } from '../store/grid-events.js';
 import type { OutboxMessage } from '../store/outbox.js';
 import { BUCKET_MS } from '../telemetry/align.js';
 import { parseInterval } from '../telemetry/interval.js';
 import { queryTelemetry } from '../telemetry/query.js';
-import { type PayloadContext, telemetryBodies, UPLINK_INCLUDE } from './payloads.js';
+import { gridEventBody, type PayloadContext, telemetryBodies, UPLINK_INCLUDE } from './payloads.js';
 
 /**
- * `{prefix}/cmd/resync`: a cloud service asks for a time range of buckets again, e.g. after
- * losing its own copy. Body: {"requestId": "...", "interval": "<ISO 8601 start/end>"}.
+ * `{prefix}/cmd/resync`: a cloud service asks for a time range of buckets and grid events again,
+ * e.g. after losing its own copy. Body: {"requestId": "...", "interval": "<ISO 8601 start/end>"}.
  */
 export interface ResyncRequest {
   requestId: string;
+  /** the interval as asked for, epoch ms (buckets: those starting in it) */
   start: number;
   end: number;
   interval: string;
@@ -87,25 +90,30 @@ export function parseResync(payload: Buffer): ResyncRequest {
       rid,
     );
   }
-  // whole buckets: every bucket that starts inside the range
-  const start = Math.ceil(range.start / BUCKET_MS) * BUCKET_MS;
-  return { requestId: rid, start, end: range.end, interval: b.interval };
+  return { requestId: rid, start: range.start, end: range.end, interval: b.interval };
 }
 
-/** The stored buckets starting in the request's range, as telemetry messages marked with its id. */
+/**
+ * What a resync sends again, marked with its request id, oldest `time` first: every stored bucket
+ * that starts in the request's range (telemetry messages) and every grid event stamped in it
+ * (grid-events messages). A consumer that lost either in a hole gets it back the same way.
+ */
 export function resyncBodies(
   db: Database,
   site: Site,
   ctx: PayloadContext,
   req: ResyncRequest,
-): { messages: OutboxMessage[]; buckets: number } {
-  const buckets: ClosedBucket[] = [];
+): { messages: OutboxMessage[]; buckets: number; gridEvents: number } {
+  // whole buckets: every bucket that starts inside the range
+  const bucketsFrom = Math.ceil(req.start / BUCKET_MS) * BUCKET_MS;
+  const byStart = new Map<number, ClosedBucket[]>();
+  let buckets = 0;
   for (const s of site.streams()) {
     const entries = queryTelemetry(db, {
       streamId: s.id,
       deviceId: s.id,
       deviceKind: s.deviceKind,
-      start: req.start,
+      start: bucketsFrom,
       end: req.end,
       resolution: 'PT15M',
       include: new Set(UPLINK_INCLUDE),
@@ -117,14 +125,27 @@ export function resyncBodies(
     for (const e of entries) {
       const { deviceKind: _k, kind: _kind, deviceId: _d, interval, ...values } = e;
       const start = Date.parse(interval.slice(0, interval.indexOf('/')));
-      buckets.push({
+      const bucket = {
         streamId: s.id,
         start,
         end: start + BUCKET_MS,
         values: values as Record<string, number | string>,
-      });
+      };
+      const group = byStart.get(start);
+      if (group) group.push(bucket);
+      else byStart.set(start, [bucket]);
+      buckets++;
     }
   }
-  buckets.sort((a, b) => a.start - b.start);
-  return { messages: telemetryBodies(ctx, buckets, req.requestId), buckets: buckets.length };
+  const timed: { time: number; message: OutboxMessage }[] = [];
+  for (const [start, group] of byStart)
+    for (const message of telemetryBodies(ctx, group, req.requestId)) timed.push({ time: start, message });
+  const events = announcedGridEvents(db, req.start, req.end);
+  for (const e of events) {
+    // the stream id the event went out under (grid/feature.ts)
+    const event = { ...e, streamId: streamIds.gridMeter(e.deviceId) };
+    timed.push({ time: e.timestamp, message: gridEventBody(ctx, event, req.requestId) });
+  }
+  timed.sort((a, b) => a.time - b.time);
+  return { messages: timed.map((t) => t.message), buckets, gridEvents: events.length };
 }
