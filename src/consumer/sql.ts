@@ -20,6 +20,12 @@ export interface SqlDb {
 }
 
 /**
+ * A grid event is stored once whichever message brought it (the live one, or a resync's copy
+ * under a new seq): `grid_events_once`. A database from before that index can hold one event
+ * twice (a gateway that republishes grid events answered an older consumer's resync), so the
+ * DELETE before it keeps the copy with the lowest seq; with the index in place it finds nothing.
+ * Drivers run the statements in one transaction, so no duplicate slips in between.
+ *
  * Column types as written in SCHEMA: `TIME` and `SEQ` are integers that outgrow 32 bits (epoch
  * ms, seqs of a long-lived site), `ID` an auto-numbered key.
  */
@@ -52,6 +58,11 @@ CREATE TABLE IF NOT EXISTS grid_events (
   site_id TEXT NOT NULL, seq SEQ NOT NULL, device_id TEXT NOT NULL, timestamp TEXT NOT NULL, state TEXT NOT NULL,
   PRIMARY KEY (site_id, seq)
 )KEYED;
+DELETE FROM grid_events WHERE EXISTS (
+  SELECT 1 FROM grid_events g WHERE g.site_id = grid_events.site_id AND g.device_id = grid_events.device_id
+    AND g.timestamp = grid_events.timestamp AND g.seq < grid_events.seq
+);
+CREATE UNIQUE INDEX IF NOT EXISTS grid_events_once ON grid_events (site_id, device_id, timestamp);
 CREATE TABLE IF NOT EXISTS site_state (
   site_id TEXT NOT NULL, key TEXT NOT NULL, seq SEQ NOT NULL, body TEXT NOT NULL, PRIMARY KEY (site_id, key)
 )KEYED;

@@ -27,7 +27,8 @@ export class SqliteDb implements SqlDb {
     this.db.pragma('busy_timeout = 10000');
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.exec(schema('sqlite'));
+    // the grid events' de-duplication and their unique index commit together (sql.ts)
+    this.db.transaction(() => this.db.exec(schema('sqlite'))).immediate();
   }
 
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {

@@ -16,6 +16,8 @@ import { SqliteDb } from './sqlite-db.js';
  * - `holes`: each hole found, when, the resync asked for it and when it was filled.
  * - `telemetry`: entries upserted by deviceId + interval start; a higher seq wins, so the order
  *   in which redeliveries and resyncs arrive does not matter.
+ * - `grid_events`: each event once by deviceId + timestamp, with the seq of the first message
+ *   that brought it (live or resync).
  */
 export interface TelemetryRow {
   deviceId: string;
@@ -105,13 +107,10 @@ export class ConsumerStore {
         for (const e of msg.entries)
           await db.run(up, [siteId, e.deviceId, e.start, e.interval, e.deviceKind, seq, msg.resync, e.entry, now]);
       } else if (msg.kind === 'grid-event') {
-        await db.run('INSERT INTO grid_events (site_id, seq, device_id, timestamp, state) VALUES (?, ?, ?, ?, ?)', [
-          siteId,
-          seq,
-          msg.deviceId,
-          msg.timestamp,
-          msg.state,
-        ]);
+        // once per event: a resync's copy of one already here (sql.ts grid_events_once) changes nothing
+        const once = `INSERT INTO grid_events (site_id, seq, device_id, timestamp, state) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (site_id, device_id, timestamp) DO NOTHING`;
+        await db.run(once, [siteId, seq, msg.deviceId, msg.timestamp, msg.state]);
       } else {
         await db.run(
           `INSERT INTO site_state (site_id, key, seq, body) VALUES (?, ?, ?, ?)

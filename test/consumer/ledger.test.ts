@@ -19,6 +19,12 @@ const tele = (start: number, w: number): Incoming => ({
   resync: null,
   entries: [{ deviceId: 'inv', start, interval: 'x/y', deviceKind: 'inverter', entry: JSON.stringify({ power_W: w }) }],
 });
+const grid = (timestamp: string, st = 'not_present'): Incoming => ({
+  kind: 'grid-event',
+  deviceId: 'gm__GRID_METER_DERIVED',
+  timestamp,
+  state: st,
+});
 let dir: string | undefined;
 afterEach(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -85,6 +91,56 @@ for (const { name, skip, target } of databases)
       await a.accept('s', 'p/s', 9, T, tele(T, 1), 0);
       expect(JSON.parse((await a.telemetryEntry('s', 'inv', T))!.entry)).toEqual({ power_W: 2 });
       expect((await a.telemetryKeys()).size).toBe(1);
+      await a.close();
+      await b.close();
+    });
+
+    it('stores a grid event once, whichever message brought it (live, a resync copy, in either order)', async () => {
+      const [a, b] = await stores();
+      const rows = () =>
+        a.db.all<{ seq: number; timestamp: string }>('SELECT seq, timestamp FROM grid_events ORDER BY seq');
+      expect(await a.accept('s', 'p/s', 7, T, grid('2026-11-01T10:00:00.000Z'), 0)).toBe(true);
+      // the resync's copy: a new seq, processed, nothing stored twice
+      expect(await b.accept('s', 'p/s', 12, T, grid('2026-11-01T10:00:00.000Z'), 0)).toBe(true);
+      // a copy that comes first (the live message late): the one row stays
+      expect(await b.accept('s', 'p/s', 13, T, grid('2026-11-01T10:05:00.000Z', 'ok'), 0)).toBe(true);
+      expect(await a.accept('s', 'p/s', 8, T, grid('2026-11-01T10:05:00.000Z', 'ok'), 0)).toBe(true);
+      expect(await rows()).toEqual([
+        { seq: 7, timestamp: '2026-11-01T10:00:00.000Z' },
+        { seq: 13, timestamp: '2026-11-01T10:05:00.000Z' },
+      ]);
+      // the same instant at another site is another event
+      expect(await a.accept('t', 'p/t', 7, T, grid('2026-11-01T10:00:00.000Z'), 0)).toBe(true);
+      expect(await a.db.all('SELECT site_id FROM grid_events')).toHaveLength(3);
+      await a.close();
+      await b.close();
+    });
+
+    it('opens a database from before the unique key that holds an event twice: keeps the lowest seq', async () => {
+      const t = await target();
+      const old = await ConsumerStore.open(t);
+      // the schema as it was: grid_events keyed by seq only
+      await old.db.run('DROP INDEX grid_events_once');
+      for (const [seq, ts] of [
+        [9, '2026-11-01T10:00:00.000Z'],
+        [4, '2026-11-01T10:00:00.000Z'],
+        [6, '2026-11-01T10:00:00.000Z'],
+        [5, '2026-11-01T11:00:00.000Z'],
+      ] as const)
+        await old.db.run('INSERT INTO grid_events (site_id, seq, device_id, timestamp, state) VALUES (?, ?, ?, ?, ?)', [
+          's',
+          seq,
+          'gm__GRID_METER_DERIVED',
+          ts,
+          'ok',
+        ]);
+      await old.close();
+      const [a, b] = [await ConsumerStore.open(t), await ConsumerStore.open(t)];
+      const rows = () => a.db.all<{ seq: number }>('SELECT seq FROM grid_events ORDER BY seq');
+      expect(await rows()).toEqual([{ seq: 4 }, { seq: 5 }]);
+      // and the key holds from now on
+      await b.accept('s', 'p/s', 20, T, grid('2026-11-01T11:00:00.000Z'), 0);
+      expect(await rows()).toEqual([{ seq: 4 }, { seq: 5 }]);
       await a.close();
       await b.close();
     });
