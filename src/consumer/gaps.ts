@@ -10,14 +10,17 @@ const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 /**
  * The resync interval for a hole, from the `time` of the messages on either side. A telemetry
  * message's time is its bucket's start and it is written when the bucket closes, about 15
- * minutes later; other messages carry the time they were written. So a bucket lost in the
- * hole starts no earlier than half an hour before the earlier neighbour's time and no later
- * than the later one's: asking for a little more costs a few repeated buckets, which the
- * upsert absorbs; asking for less would lose one. At most 31 days, ending at the later side.
+ * minutes later (up to a minute after the boundary); other messages carry the time they were
+ * written, a grid event the first reading of the change, a little before. So a bucket lost in
+ * the hole starts no earlier than half an hour before the earlier neighbour's time and no later
+ * than the later one's, and a grid event lost in it is stamped before the later neighbour was
+ * written: up to a quarter after that bucket's end, which is why the interval ends a quarter
+ * later still. Asking for a little more costs a few repeated buckets and events, which the
+ * upserts absorb; asking for less would lose one. At most 31 days, ending at the later side.
  */
 export function holeInterval(g: Pick<Gap, 'beforeTime' | 'afterTime'>): string {
   const lo = Math.floor(Math.min(g.beforeTime, g.afterTime) / Q) * Q - 2 * Q;
-  const hi = Math.floor(Math.max(g.beforeTime, g.afterTime) / Q) * Q + Q;
+  const hi = Math.floor(Math.max(g.beforeTime, g.afterTime) / Q) * Q + 2 * Q;
   return `${iso(Math.max(lo, hi - MAX_DAYS * DAY))}/${iso(hi)}`;
 }
 

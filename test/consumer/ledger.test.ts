@@ -156,7 +156,7 @@ for (const { name, skip, target } of databases)
       expect(await scanGaps(a, policy, send, 0)).toEqual({ found: 1, requested: 0, closed: 0 });
       const [fromB, fromA] = await Promise.all([scanGaps(b, policy, send, 1000), scanGaps(a, policy, send, 1000)]);
       expect(fromB.requested + fromA.requested).toBe(1);
-      expect(sent).toEqual(['p/s gap-1-1 2026-11-01T09:30:00Z/2026-11-01T11:15:00Z']);
+      expect(sent).toEqual(['p/s gap-1-1 2026-11-01T09:30:00Z/2026-11-01T11:30:00Z']);
       await b.accepted('gap-1-1', 5, 6);
       await b.accept('s', 'p/s', 5, T, tele(T, 1), 0);
       expect((await scanGaps(a, policy, send, 2000)).closed).toBe(0);
@@ -194,9 +194,19 @@ for (const { name, skip, target } of databases)
       await b.close();
     });
 
+    it('asks for a grid event written just before the later neighbour: the bucket close after its boundary', () => {
+      // the later neighbour is the telemetry of 10:00, written at 10:15:15 when the bucket closed;
+      // an event stamped 10:15:00 and confirmed at 10:15:10 went out before it, into the hole
+      const [from, to] = holeInterval({ beforeTime: T - 3_600_000, afterTime: T })
+        .split('/')
+        .map(Date.parse) as [number, number];
+      const event = Date.parse('2026-11-01T10:15:00Z');
+      expect(event >= from && event < to, `${new Date(from).toISOString()}/${new Date(to).toISOString()}`).toBe(true);
+    });
+
     it('asks for at most 31 days, ending at the later side', () => {
       expect(holeInterval({ beforeTime: T - 90 * 86_400_000, afterTime: T })).toBe(
-        '2026-10-01T10:15:00Z/2026-11-01T10:15:00Z',
+        '2026-10-01T10:30:00Z/2026-11-01T10:30:00Z',
       );
     });
   });
