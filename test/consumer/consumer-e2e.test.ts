@@ -3,7 +3,9 @@
  * demo site's gateway uplinks to it, two consumer instances share one group and one database,
  * both are stopped while the gateway goes on publishing (the broker drops what no one takes), and
  * once back they find the hole in the site's seqs, ask for it with cmd/resync, and record it
- * filled. At the end the consumer's database holds every bucket the gateway stored, once.
+ * filled. At the end the consumer's database holds every bucket the gateway stored, once, and
+ * every grid event: the one lost in the hole came back with the resync, the one the consumers
+ * had before came again with it and is stored once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +13,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Consumer } from '../../src/consumer/consumer.js';
 import { ConsumerStore } from '../../src/consumer/store.js';
+import type { GridState } from '../../src/core/channels.js';
+import { recentGridEvents } from '../../src/store/grid-events.js';
 import { demoSite, waitFor } from '../support/demo.js';
-import { MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type TestBroker } from '../support/mqtt-brokers.js';
+import {
+  type Collector,
+  collect,
+  MOSQUITTO,
+  mosquittoBroker,
+  noteMosquittoSkipped,
+  type TestBroker,
+} from '../support/mqtt-brokers.js';
 import { notePostgresSkipped, SKIP_POSTGRES, startPostgres, type TestPostgres } from '../support/postgres.js';
 import { storedBuckets, uplinkTo } from '../support/uplink.js';
 
@@ -37,6 +48,8 @@ for (const { name, skip } of databases)
       let db: string;
       let pg: TestPostgres | undefined;
       let consumers: Consumer[] = [];
+      /** every grid-events message on the wire, as a plain subscriber sees them */
+      let wire: Collector | undefined;
       const logs: string[] = [];
 
       const startConsumers = async () => {
@@ -64,6 +77,31 @@ for (const { name, skip } of databases)
           await s.close();
         }
       };
+      /** the consumer db's grid events as `timestamp state seq` */
+      const gridRows = async () => {
+        const s = await ConsumerStore.open(db);
+        try {
+          const sql = 'SELECT timestamp, state, seq FROM grid_events WHERE site_id = ? ORDER BY timestamp, seq';
+          const rows = await s.db.all<{ timestamp: string; state: string; seq: number }>(sql, [SITE]);
+          return rows.map((r) => `${r.timestamp} ${r.state} ${r.seq}`);
+        } finally {
+          await s.close();
+        }
+      };
+      /** flips the simulated grid relay and waits for the gateway to store the change as an event */
+      const relay = async (outage: boolean, state: GridState) => {
+        const had = recentGridEvents(demo.daemon.ctx.db, 100).length;
+        const res = await fetch(`${demo.simControl.url}/grid-outage`, {
+          method: 'POST',
+          body: JSON.stringify({ on: outage }),
+        });
+        expect(res.status).toBe(200);
+        const e = await waitFor(`a stored ${state} grid event`, () => {
+          const events = recentGridEvents(demo.daemon.ctx.db, 100);
+          return (events.length > had && events[0]?.state === state && events[0]) || undefined;
+        });
+        return new Date(e.timestamp).toISOString();
+      };
       const missing = async () => {
         const got = await have();
         return [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !got.has(k));
@@ -81,6 +119,7 @@ for (const { name, skip } of databases)
       });
       afterAll(async () => {
         for (const c of consumers) await c.stop().catch(() => undefined);
+        await wire?.close();
         await demo?.cleanup();
         await broker?.close();
         await pg?.close();
@@ -100,7 +139,15 @@ for (const { name, skip } of databases)
       });
 
       it('finds the hole left while both instances were down, asks for it with cmd/resync and records it filled', async () => {
+        wire = await collect(broker.url, `sitegw/${SITE}/grid-events`);
+        // a grid event the consumers store live, just before they go
+        const before = await relay(true, 'not_present');
+        await waitFor('the live grid event in the consumer db', async () =>
+          (await gridRows()).some((r) => r.startsWith(`${before} `)),
+        );
         for (const c of consumers) await c.stop();
+        // and one while nobody takes the site's messages: lost for the consumer
+        const during = await relay(false, 'ok');
         const up = demo.daemon.uplink!;
         const deliveredBefore = up.health().delivered;
         const storedBefore = storedBuckets(demo.daemon.ctx.db);
@@ -121,6 +168,7 @@ for (const { name, skip } of databases)
         );
         const lost = [...storedBuckets(demo.daemon.ctx.db)].filter((k) => !storedBefore.has(k));
         expect(await missing()).toEqual(expect.arrayContaining(lost));
+        expect((await gridRows()).filter((r) => r.startsWith(`${during} `))).toEqual([]);
 
         await startConsumers();
         await waitFor(
@@ -167,6 +215,18 @@ for (const { name, skip } of databases)
           const holeSeqs = filled.reduce((n, x) => n + x.toSeq - x.fromSeq + 1, 0);
           expect(counts!.messages + holeSeqs).toBe(runs[0]!.hi - runs[0]!.lo + 1);
           expect(counts!.duplicates).toBeGreaterThan(0);
+
+          // both grid events once: the lost one as a resync brought it, the earlier one as it came
+          // live although the resync sent it again
+          const sent = (ts: string, resync: boolean) =>
+            (wire?.json() ?? [])
+              .filter((m) => m.timestamp === ts && (typeof m.resync === 'string') === resync)
+              .map((m) => `${m.timestamp} ${m.state} ${m.seq}`);
+          expect(sent(during, true).length).toBeGreaterThan(0);
+          expect(sent(before, true).length).toBeGreaterThan(0);
+          const rows = await gridRows();
+          expect(rows.filter((r) => r.startsWith(`${during} `))).toEqual([expect.toBeOneOf(sent(during, true))]);
+          expect(rows.filter((r) => r.startsWith(`${before} `))).toEqual(sent(before, false));
         } finally {
           await s.close();
         }
