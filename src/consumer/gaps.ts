@@ -14,9 +14,9 @@ const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
  * written, a grid event the first reading of the change, a little before. So a bucket lost in
  * the hole starts no earlier than half an hour before the earlier neighbour's time and no later
  * than the later one's, and a grid event lost in it is stamped before the later neighbour was
- * written: up to a quarter after that bucket's end, which is why the interval ends a quarter
- * later still. Asking for a little more costs a few repeated buckets and events, which the
- * upserts absorb; asking for less would lose one. At most 31 days, ending at the later side.
+ * written: when that is telemetry, up to a minute past its bucket's end, so the interval ends a
+ * quarter after that end. Asking for a little more costs a few repeated buckets and events,
+ * which the upserts absorb; asking for less would lose one. At most 31 days, ending at the later side.
  */
 export function holeInterval(g: Pick<Gap, 'beforeTime' | 'afterTime'>): string {
   const lo = Math.floor(Math.min(g.beforeTime, g.afterTime) / Q) * Q - 2 * Q;
