@@ -221,6 +221,15 @@ try {
   console.log(`| CPU share of one core                  | ${cpuPercent.toFixed(2).padStart(10)} %  | < 5 %             |`);
   console.log(`| baseline: bare fastify, same bytes     | ${best(bareRate).toFixed(0).padStart(8)} req/s | 1.00x             |`);
   console.log(`| telemetry endpoint (P1D of PT15M)      | ${best(gwRate).toFixed(0).padStart(8)} req/s | ${(best(bareRate) / best(gwRate)).toFixed(2).padStart(4)}x slower      |`);
+  const privateMax = Math.max(...privateWindow);
+  const flags = runtime.args.join(' ') || '(none)';
+  console.log('');
+  console.log('bench/README.md#footprint row (Node | flags | window | RSS | private, target < 48 MB | trend | PSS | CPU):');
+  console.log(
+    `| ${nodeVersion.slice(1)} | \`${flags}\` | ${WINDOW_S} s | ${median(window).toFixed(0)} MB | ` +
+      `${median(privateWindow).toFixed(1)} (max ${privateMax.toFixed(1)}) MB: ${privateMax < 48 ? 'met' : 'NOT met'} | ` +
+      `${slopePerHour(privateWindow, 10).toFixed(1)} MB/h | ${shares.pssMB.toFixed(0)} MB | ${cpuPercent.toFixed(1)} % |`,
+  );
 } finally {
   for (const p of procs) {
     if (p.exitCode === null) {
