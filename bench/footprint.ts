@@ -201,6 +201,7 @@ try {
     gwRate.push(await load(telemetry, auth));
   }
   const afterLoad = gw.rssMB();
+  const privateAfterLoad = gw.shares().privateMB;
   const best = (xs: number[]) => Math.max(...xs);
   const mb = (x: number) => `${x.toFixed(0).padStart(9)} MB`;
 
@@ -221,18 +222,20 @@ try {
   console.log(`| private memory, at the window's end    | ${mb(shares.privateMB)} |                   |`);
   console.log(`| proportional share (PSS)               | ${mb(shares.pssMB)} |                   |`);
   console.log(`| resident memory after the HTTP rounds  | ${mb(afterLoad)} |                   |`);
+  console.log(`| private memory after the HTTP rounds   | ${mb(privateAfterLoad)} |                   |`);
   console.log(`| CPU share of one core                  | ${cpuPercent.toFixed(2).padStart(10)} %  | < 5 %             |`);
   console.log(`| baseline: bare fastify, same bytes     | ${best(bareRate).toFixed(0).padStart(8)} req/s | 1.00x             |`);
   console.log(`| telemetry endpoint (P1D of PT15M)      | ${best(gwRate).toFixed(0).padStart(8)} req/s | ${(best(bareRate) / best(gwRate)).toFixed(2).padStart(4)}x slower      |`);
   const privateMax = Math.max(...privateWindow);
   const flags = runtime.args.join(' ') || '(none)';
   console.log('');
-  console.log('bench/README.md#footprint row (Node | flags | window | RSS | private: median (first → last, max), target < 48 MB | trend | PSS | CPU):');
+  console.log('bench/README.md#footprint row (Node | flags | window | RSS | private: median (first → last, max), target < 48 MB | trend | PSS | CPU | private after the HTTP rounds):');
   console.log(
     `| ${nodeVersion.slice(1)} | \`${flags}\` | ${WINDOW_S} s | ${median(window).toFixed(0)} MB | ` +
       `${median(privateWindow).toFixed(1)} (${privateWindow[0]!.toFixed(1)} → ${privateWindow.at(-1)!.toFixed(1)}, max ${privateMax.toFixed(1)}) MB: ` +
       `${privateMax < 48 ? 'met' : 'NOT met'} | ` +
-      `${slopePerHour(privateWindow, 10).toFixed(1)} MB/h | ${shares.pssMB.toFixed(0)} MB | ${cpuPercent.toFixed(1)} % |`,
+      `${slopePerHour(privateWindow, 10).toFixed(1)} MB/h | ${shares.pssMB.toFixed(0)} MB | ${cpuPercent.toFixed(1)} % | ` +
+      `${privateAfterLoad.toFixed(1)} MB |`,
   );
 } finally {
   for (const p of procs) {
