@@ -10,7 +10,8 @@
  * (process.cpuUsage across the round), which is what the gateway pays whatever the client costs.
  *
  *   node --expose-gc --import tsx bench/telemetry-http.ts [rounds] [requestsPerRound]
- *   The server child runs with the node flags of systemd/sitegw.service (BENCH_NODE_ARGS overrides).
+ *   The server child runs with the node flags of systemd/sitegw.service (BENCH_NODE_ARGS overrides),
+ *   on the Node that runs this script (e.g. `.ci/node24.sh node --expose-gc --import tsx bench/telemetry-http.ts`).
  *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile there, `node --cpu-prof`)
  */
 import { fork } from 'node:child_process';
@@ -69,10 +70,11 @@ if (process.env.BENCH_ROLE === 'server') {
   process.send!({ ready: { gatewayUrl: `${demo.url}${path}`, bareUrl: `${bareUrl}/bare`, token, bytes: bytes.length, entries } } satisfies FromChild);
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-http-'));
+  const runtime = unitRuntime();
   const prof = process.env.BENCH_CPU_PROF;
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, BENCH_ROLE: 'server', BENCH_DIR: dir },
-    execArgv: [...unitRuntime().args, '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
+    execArgv: [...runtime.args, '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
   });
   const next = () => new Promise<FromChild>((resolve) => child.once('message', (m: FromChild) => resolve(m)));
   const serverCpuUs = async () => {
@@ -149,6 +151,17 @@ if (process.env.BENCH_ROLE === 'server') {
     console.log(`| baseline: bare fastify, same bytes       | ${rps(bare).toFixed(0).padStart(6)} | ${cpu(bare).toFixed(0).padStart(17)} | 1.00× | 1.00× |`);
     console.log(
       `| GET telemetry, P1D of PT15M, bearer      | ${rps(gw).toFixed(0).padStart(6)} | ${cpu(gw).toFixed(0).padStart(17)} | ${median(ratios).toFixed(2)}× (${range(ratios)}) | ${median(cpuRatios).toFixed(2)}× |`,
+    );
+    // the row of bench/README.md#footprint: the issue's target is the endpoint at >= half of bare
+    const share = median(ratios.map((r) => 1 / r));
+    const flags = runtime.args.join(' ') || '(none)';
+    console.log('');
+    console.log('bench/README.md#footprint row (Node | flags | bare req/s | endpoint req/s | share (>= 0.50) | CPU):');
+    console.log(
+      `| ${process.versions.node} | \`${flags}\` | ${rps(bare).toFixed(0)} | ${rps(gw).toFixed(0)} | ` +
+        `${share.toFixed(2)} (${(1 / Math.max(...ratios)).toFixed(2)}–${(1 / Math.min(...ratios)).toFixed(2)}): ` +
+        `${share >= 0.5 ? 'met' : 'NOT met'} | ` +
+        `${cpu(gw).toFixed(0)} vs ${cpu(bare).toFixed(0)} µs |`,
     );
   } finally {
     child.send({ stop: true } satisfies ToChild);
