@@ -57,7 +57,21 @@ const stmts = perConnection(
 
 const FIELDS = CHANNEL_TABLE.map((c) => c.field);
 
+/** Writes to the buckets table through this process's connections, counted per connection. */
+const writes = new WeakMap<Database, number>();
+
+/**
+ * Changes whenever a bucket is written through `db`: an answer read from the buckets while it had
+ * one value is still the answer while it has it. Only this module writes buckets, and the daemon
+ * is the only process that writes its database, so nothing changes the table unseen. A write
+ * that rolls back still counts: a needless miss, never a stale answer.
+ */
+export function bucketsGeneration(db: Database): number {
+  return writes.get(db) ?? 0;
+}
+
 export function insertBucket(db: Database, b: BucketRow): void {
+  writes.set(db, bucketsGeneration(db) + 1);
   stmts(db).insert.run(b.stream, b.startS, b.coveredMs, ...FIELDS.map((f) => b[f]));
 }
 

@@ -1,0 +1,51 @@
+/**
+ * The telemetry endpoint's answers, serialised, for as long as the buckets they were read from
+ * are unchanged. Partners poll the same day again and again (a dashboard every minute, an energy
+ * manager every poll); building that answer (SQLite rows, entry objects, JSON of 20 kB for a day
+ * of PT15M) costs several times what the rest of the request does, and on a Pi's CPU the
+ * repeated read would take the time the poller needs (bench/README.md "Footprint").
+ *
+ * Bounded in bytes, least recently used first out; an answer larger than a tenth of the bound
+ * (a month of PT15M) is not kept, so one large read cannot empty the cache of the common ones.
+ */
+export class AnswerCache {
+  private readonly entries = new Map<string, { generation: number; body: Buffer }>();
+  private bytes = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(private readonly maxBytes = 2 * 1024 * 1024) {}
+
+  /** The answer for `key` read at `generation`, or one freshly made (and kept when it fits). */
+  answer(key: string, generation: number, make: () => string): Buffer {
+    const kept = this.entries.get(key);
+    if (kept && kept.generation === generation) {
+      // most recently used goes last
+      this.entries.delete(key);
+      this.entries.set(key, kept);
+      this.hits++;
+      return kept.body;
+    }
+    this.misses++;
+    if (kept) this.drop(key, kept.body);
+    const body = Buffer.from(make());
+    if (body.length <= this.maxBytes / 10) {
+      this.entries.set(key, { generation, body });
+      this.bytes += body.length;
+      for (const [k, e] of this.entries) {
+        if (this.bytes <= this.maxBytes) break;
+        this.drop(k, e.body);
+      }
+    }
+    return body;
+  }
+
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.entries.size, bytes: this.bytes };
+  }
+
+  private drop(key: string, body: Buffer): void {
+    this.entries.delete(key);
+    this.bytes -= body.length;
+  }
+}
