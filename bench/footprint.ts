@@ -23,17 +23,17 @@
  *   BENCH_SETTLE_S=60 waits longer before the window (a loaded machine starts slower)
  *   BENCH_SAMPLES=/tmp/x.samples writes a line a minute (the hour-long run: window 3600)
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOKEN_PATH } from '../src/api/http/oauth.js';
-import { startDemo } from '../src/demo/demo.js';
 import { demoSiteYaml } from '../src/demo/default-site.js';
+import { startDemo } from '../src/demo/demo.js';
 import { defaultSimConfig } from '../src/sim/config.js';
-import { freePort } from '../test/support/mqtt-brokers.js';
 import { partnerToken } from '../test/support/auth.js';
+import { freePort } from '../test/support/mqtt-brokers.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
 import { median, slopePerHour } from './lib/stats.js';
 
@@ -62,7 +62,10 @@ function proc(pid: number): Proc {
     rssMB: () => (kb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS') * 1024) / 1e6,
     shares() {
       const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-      return { pssMB: (kb(t, 'Pss') * 1024) / 1e6, privateMB: ((kb(t, 'Private_Clean') + kb(t, 'Private_Dirty')) * 1024) / 1e6 };
+      return {
+        pssMB: (kb(t, 'Pss') * 1024) / 1e6,
+        privateMB: ((kb(t, 'Private_Clean') + kb(t, 'Private_Dirty')) * 1024) / 1e6,
+      };
     },
     cpuSeconds() {
       // fields after the parenthesised command name; utime and stime are the 14th and 15th (proc(5))
@@ -108,26 +111,51 @@ const sim = defaultSimConfig();
 sim.battery.blocks = Array.from({ length: BLOCKS }, () => ({ ...sim.battery.blocks[0]! }));
 // the demo pre-fills a day of buckets through the real poller and registers its partner client;
 // its daemon then stops and the deployed process takes over the same database and devices
-const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, pollSeconds: 1, history: 'P1D', quiet: true, dataDir: dir, sim });
+const demo = await startDemo({
+  port: 0,
+  modbusPorts: 'auto',
+  speed: 1,
+  pollSeconds: 1,
+  history: 'P1D',
+  quiet: true,
+  dataDir: dir,
+  sim,
+});
 await demo.daemon.stop();
 await demo.simControl.close();
-const stream = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
+const stream =
+  demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
 const port = await freePort();
-writeFileSync(join(dir, 'site.yaml'), demoSiteYaml(demo.servers, { httpHost: '127.0.0.1', httpPort: port, dataDir: dir, pollSeconds: 1, batteryBlocks: BLOCKS }));
+writeFileSync(
+  join(dir, 'site.yaml'),
+  demoSiteYaml(demo.servers, {
+    httpHost: '127.0.0.1',
+    httpPort: port,
+    dataDir: dir,
+    pollSeconds: 1,
+    batteryBlocks: BLOCKS,
+  }),
+);
 
 /**
  * The dependencies the built code imports at run time (a type-only import, such as
  * @fastify/type-provider-typebox's, is erased by tsc and loads nothing), less mqtt: it is imported
- * only when `uplink:` is configured (src/main.ts), and this site has none.
+ * only when `uplink:` is configured (src/main.ts), and this site has none; and less pg, which only
+ * the cloud consumer imports.
  */
 function runtimeDeps(): string[] {
-  const declared = Object.keys((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
+  const declared = Object.keys(
+    (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
+      .dependencies,
+  );
   const imported = new Set<string>();
   for (const f of readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' })) {
     if (!f.endsWith('.js')) continue;
-    for (const m of readFileSync(join(root, 'dist', f), 'utf8').matchAll(/(?:from |import\()'([^'.][^']*)'/g)) imported.add(m[1]!);
+    for (const m of readFileSync(join(root, 'dist', f), 'utf8').matchAll(/(?:from |import\()'([^'.][^']*)'/g))
+      imported.add(m[1]!);
   }
-  return declared.filter((d) => imported.has(d) && d !== 'mqtt');
+  // pg: imported only by `sitegw consume`, the cloud side's consumer, never on the box
+  return declared.filter((d) => imported.has(d) && d !== 'mqtt' && d !== 'pg');
 }
 const stackDeps = runtimeDeps();
 const bareStack = `
@@ -142,7 +170,11 @@ await Fastify().listen({ host: '127.0.0.1', port: 0 });`;
 
 const procs: ChildProcess[] = [];
 const start = (args: string[], cwd: string) => {
-  const p = spawn(NODE, [...runtime.args, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...runtime.env, SITEGW_LOG_LEVEL: 'silent' } });
+  const p = spawn(NODE, [...runtime.args, ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...runtime.env, SITEGW_LOG_LEVEL: 'silent' },
+  });
   procs.push(p);
   return p;
 };
@@ -200,10 +232,15 @@ try {
   const bytesFile = join(dir, 'telemetry.json');
   writeFileSync(bytesFile, Buffer.from(await (await fetch(telemetry, { headers: auth })).arrayBuffer()));
   const bareChild = start(
-    ['-e', `const app = require('fastify')(); const body = require('fs').readFileSync(${JSON.stringify(bytesFile)}); app.get('/bare', (req, reply) => reply.type('application/json; charset=utf-8').send(body)); app.listen({ host: '127.0.0.1', port: 0 }).then((a) => console.log(a));`],
+    [
+      '-e',
+      `const app = require('fastify')(); const body = require('fs').readFileSync(${JSON.stringify(bytesFile)}); app.get('/bare', (req, reply) => reply.type('application/json; charset=utf-8').send(body)); app.listen({ host: '127.0.0.1', port: 0 }).then((a) => console.log(a));`,
+    ],
     root,
   );
-  const bareUrl = await new Promise<string>((resolve) => bareChild.stdout!.once('data', (d: Buffer) => resolve(`${d.toString().trim()}/bare`)));
+  const bareUrl = await new Promise<string>((resolve) =>
+    bareChild.stdout!.once('data', (d: Buffer) => resolve(`${d.toString().trim()}/bare`)),
+  );
   // interleaved rounds, so drift (JIT warm-up, the poller's own work) falls on both alike
   const gwRate: number[] = [];
   const bareRate: number[] = [];
@@ -216,17 +253,29 @@ try {
   const best = (xs: number[]) => Math.max(...xs);
   const mb = (x: number) => `${x.toFixed(0).padStart(9)} MB`;
 
-  console.log(`node ${nodeVersion} ${runtime.args.join(' ') || '(no flags)'} dist/cli.js run, environment ${Object.entries(runtime.env).map(([k, v]) => `${k}=${v}`).join(' ')}; ten devices (inverter, ${BLOCKS} battery blocks, grid and house meter) polled every 1 s on real time; a day of history; window of ${WINDOW_S} s from ${SETTLE_S} s after the API answered (the inverter unit answered ${polls} requests in it); then ${REQUESTS} requests × 3 rounds, ${CONCURRENCY} at a time`);
+  console.log(
+    `node ${nodeVersion} ${runtime.args.join(' ') || '(no flags)'} dist/cli.js run, environment ${Object.entries(
+      runtime.env,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(
+        ' ',
+      )}; ten devices (inverter, ${BLOCKS} battery blocks, grid and house meter) polled every 1 s on real time; a day of history; window of ${WINDOW_S} s from ${SETTLE_S} s after the API answered (the inverter unit answered ${polls} requests in it); then ${REQUESTS} requests × 3 rounds, ${CONCURRENCY} at a time`,
+  );
   console.log('');
   console.log('| case                                   | figure        | target / ratio    |');
   console.log('|----------------------------------------|--------------:|------------------:|');
   console.log(`| baseline: bare node, idle, same flags  | ${mb(proc(idle.pid!).rssMB())} |                   |`);
   console.log(`| baseline: bare stack, idle, same flags | ${mb(proc(stack.pid!).rssMB())} |                   |`);
-  console.log(`| start-up, spawn to the API answering   | ${startupS.toFixed(1).padStart(10)} s  |                   |`);
+  console.log(
+    `| start-up, spawn to the API answering   | ${startupS.toFixed(1).padStart(10)} s  |                   |`,
+  );
   console.log(`| resident memory, start-up peak         | ${mb(Math.max(...startRss))} |                   |`);
   console.log(`| resident memory, steady (median)       | ${mb(median(window))} | < 80 MB           |`);
   console.log(`| resident memory, steady (max)          | ${mb(Math.max(...window))} | < 80 MB           |`);
-  console.log(`| resident memory, trend over the window | ${slopePerHour(window, 0.5).toFixed(1).padStart(7)} MB/h |                   |`);
+  console.log(
+    `| resident memory, trend over the window | ${slopePerHour(window, 0.5).toFixed(1).padStart(7)} MB/h |                   |`,
+  );
   console.log(`| private memory, steady (median)        | ${mb(median(privateWindow))} | < 48 MB           |`);
   console.log(`| private memory, steady (max)           | ${mb(Math.max(...privateWindow))} | < 48 MB           |`);
   const privateTrend = slopePerHour(privateWindow, 10);
@@ -236,9 +285,15 @@ try {
   console.log(`| proportional share (PSS)               | ${mb(shares.pssMB)} |                   |`);
   console.log(`| resident memory after the HTTP rounds  | ${mb(afterLoad)} |                   |`);
   console.log(`| private memory after the HTTP rounds   | ${mb(privateAfterLoad)} |                   |`);
-  console.log(`| CPU share of one core                  | ${cpuPercent.toFixed(2).padStart(10)} %  | < 5 %             |`);
-  console.log(`| baseline: bare fastify, same bytes     | ${best(bareRate).toFixed(0).padStart(8)} req/s | 1.00x             |`);
-  console.log(`| telemetry endpoint (P1D of PT15M)      | ${best(gwRate).toFixed(0).padStart(8)} req/s | ${(best(bareRate) / best(gwRate)).toFixed(2).padStart(4)}x slower      |`);
+  console.log(
+    `| CPU share of one core                  | ${cpuPercent.toFixed(2).padStart(10)} %  | < 5 %             |`,
+  );
+  console.log(
+    `| baseline: bare fastify, same bytes     | ${best(bareRate).toFixed(0).padStart(8)} req/s | 1.00x             |`,
+  );
+  console.log(
+    `| telemetry endpoint (P1D of PT15M)      | ${best(gwRate).toFixed(0).padStart(8)} req/s | ${(best(bareRate) / best(gwRate)).toFixed(2).padStart(4)}x slower      |`,
+  );
   const privateMax = Math.max(...privateWindow);
   const flags = runtime.args.join(' ') || '(none)';
   console.log('');

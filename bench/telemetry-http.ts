@@ -42,12 +42,25 @@ if (process.env.BENCH_ROLE === 'server') {
   const { startDemo } = await import('../src/demo/demo.js');
   // node:http, not fetch: undici's parser is WebAssembly, which the unit's --lite-mode leaves out
   const { basic, FORM, rawRequest } = await import('../test/support/auth.js');
-  const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, history: 'P2D', quiet: true, dataDir: process.env.BENCH_DIR! });
+  const demo = await startDemo({
+    port: 0,
+    modbusPorts: 'auto',
+    speed: 1,
+    history: 'P2D',
+    quiet: true,
+    dataDir: process.env.BENCH_DIR!,
+  });
   const c = demo.credentials;
-  const granted = await rawRequest({ method: 'POST', url: c.tokenUrl, headers: { ...FORM, authorization: basic(c.client.id, c.client.secret) }, body: 'grant_type=client_credentials' });
+  const granted = await rawRequest({
+    method: 'POST',
+    url: c.tokenUrl,
+    headers: { ...FORM, authorization: basic(c.client.id, c.client.secret) },
+    body: 'grant_type=client_credentials',
+  });
   if (granted.status !== 200) throw new Error(`token request failed: ${granted.status} ${granted.text}`);
   const token = granted.body.access_token as string;
-  const stream = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
+  const stream =
+    demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
   // a day that ended over an hour ago: every bucket in it is closed, so the answer is the same all run
   const from = new Date(demo.clock.now() - 25 * 3_600_000).toISOString().slice(0, 14) + '00:00Z';
   const path = `/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry?interval=${from}/P1D&include=default,energy`;
@@ -67,7 +80,9 @@ if (process.env.BENCH_ROLE === 'server') {
     }
   });
   const entries = (JSON.parse(bytes.toString()) as { entries: unknown[] }).entries.length;
-  process.send!({ ready: { gatewayUrl: `${demo.url}${path}`, bareUrl: `${bareUrl}/bare`, token, bytes: bytes.length, entries } } satisfies FromChild);
+  process.send!({
+    ready: { gatewayUrl: `${demo.url}${path}`, bareUrl: `${bareUrl}/bare`, token, bytes: bytes.length, entries },
+  } satisfies FromChild);
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-http-'));
   const runtime = unitRuntime();
@@ -95,12 +110,20 @@ if (process.env.BENCH_ROLE === 'server') {
         request(url, { agent, headers }, (res) => {
           const parts: Buffer[] = [];
           res.on('data', (d: Buffer) => parts.push(d));
-          res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(parts)) : reject(new Error(`${url} answered ${res.statusCode}`))));
+          res.on('end', () =>
+            res.statusCode === 200
+              ? resolve(Buffer.concat(parts))
+              : reject(new Error(`${url} answered ${res.statusCode}`)),
+          );
         })
           .on('error', reject)
           .end();
       });
-    const load = async (url: string, headers: Record<string, string>, n: number): Promise<{ rps: number; cpuUsPerReq: number }> => {
+    const load = async (
+      url: string,
+      headers: Record<string, string>,
+      n: number,
+    ): Promise<{ rps: number; cpuUsPerReq: number }> => {
       let left = n;
       const cpu0 = await serverCpuUs();
       const t0 = performance.now();
@@ -108,7 +131,10 @@ if (process.env.BENCH_ROLE === 'server') {
         Array.from({ length: CONCURRENCY }, async () => {
           while (left-- > 0) {
             const body = await get(url, headers);
-            if (!body.equals(expected!)) throw new Error(`${url} answered other bytes than the bare route (${body.length} vs ${expected!.length})`);
+            if (!body.equals(expected!))
+              throw new Error(
+                `${url} answered other bytes than the bare route (${body.length} vs ${expected!.length})`,
+              );
           }
         }),
       );
@@ -146,9 +172,15 @@ if (process.env.BENCH_ROLE === 'server') {
         `server: sitegw demo (simulator + gateway, log level silent) in one child; medians over rounds, ratio range per round`,
     );
     console.log('');
-    console.log('| telemetry endpoint vs bare fastify       | req/s  | server CPU µs/req | slower than bare (req/s) | CPU ratio |');
-    console.log('|------------------------------------------|-------:|------------------:|-------------------------:|----------:|');
-    console.log(`| baseline: bare fastify, same bytes       | ${rps(bare).toFixed(0).padStart(6)} | ${cpu(bare).toFixed(0).padStart(17)} | 1.00× | 1.00× |`);
+    console.log(
+      '| telemetry endpoint vs bare fastify       | req/s  | server CPU µs/req | slower than bare (req/s) | CPU ratio |',
+    );
+    console.log(
+      '|------------------------------------------|-------:|------------------:|-------------------------:|----------:|',
+    );
+    console.log(
+      `| baseline: bare fastify, same bytes       | ${rps(bare).toFixed(0).padStart(6)} | ${cpu(bare).toFixed(0).padStart(17)} | 1.00× | 1.00× |`,
+    );
     console.log(
       `| GET telemetry, P1D of PT15M, bearer      | ${rps(gw).toFixed(0).padStart(6)} | ${cpu(gw).toFixed(0).padStart(17)} | ${median(ratios).toFixed(2)}× (${range(ratios)}) | ${median(cpuRatios).toFixed(2)}× |`,
     );
