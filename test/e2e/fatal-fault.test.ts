@@ -16,8 +16,8 @@ const BetterSqlite3 = sqliteDriver();
 
 const INJECT = new URL('../support/inject-fault.ts', import.meta.url).pathname;
 
-/** log lines to write into a reader that stopped: ~1 MB, several times what a pipe or socket buffers */
-const STALL_REQUESTS = 4000;
+/** log lines to write into a reader that stopped: ~500 kB, twice what a pipe or socket buffers */
+const STALL_REQUESTS = 2000;
 
 let d: ChildDemo | undefined;
 afterEach(async () => {
