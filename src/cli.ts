@@ -6,5 +6,10 @@
  */
 import './preflight.js';
 import { main } from './cli/index.js';
+import { logDrained } from './core/log.js';
 
-main(process.argv.slice(2)).then((code) => process.exit(code));
+// the last log lines ("sitegw stopped") may still wait for a slow reader: a bounded wait for them
+main(process.argv.slice(2)).then(async (code) => {
+  await logDrained();
+  process.exit(code);
+});

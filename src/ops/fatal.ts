@@ -39,8 +39,8 @@ export function exitOnUnhandled(proc: Proc, t: FatalTargets): () => void {
   let fatal = false;
   let logGone = false;
   // the log itself may be what broke (journald gone: EPIPE on stdout or stderr). Then no line is
-  // written at all: pino's fatal() flushes synchronously, and sonic-boom's flushSync retries a
-  // broken pipe for ever, which turned the exit into a hang. The stop and the exit still happen.
+  // attempted, there is nowhere to write it; a logger that throws is treated the same. The stop
+  // and the exit still happen.
   const fatalLine = (fields: Record<string, unknown>, msg: string) => {
     if (logGone) return;
     try {
