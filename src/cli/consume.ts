@@ -4,7 +4,7 @@ import { Consumer } from '../consumer/consumer.js';
 import { printableUrl } from '../consumer/postgres-db.js';
 import { isPostgresUrl } from '../consumer/store.js';
 import { EXIT, type Output, printError, stdio, UsageError } from './output.js';
-import { untilSignal } from './until-signal.js';
+import { watchSignals } from './until-signal.js';
 
 const STATS_EVERY_MS = 10_000;
 
@@ -50,6 +50,7 @@ export async function consumeCommand(argv: string[], io: Output = stdio): Promis
     waitMs: seconds('gap-wait', values['gap-wait']),
     retryMs: seconds('retry-after', values['retry-after']),
   };
+  const signals = watchSignals(io);
   const consumer = new Consumer({
     broker: values.broker,
     group: values.group,
@@ -66,7 +67,7 @@ export async function consumeCommand(argv: string[], io: Output = stdio): Promis
   );
   const stats = () => io.out(`${JSON.stringify(consumer.stats)}\n`);
   const timer = setInterval(stats, STATS_EVERY_MS);
-  return untilSignal(io, async () => {
+  return signals.until(async () => {
     clearInterval(timer);
     await consumer.stop();
     stats();

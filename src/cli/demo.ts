@@ -5,7 +5,7 @@ import { accessHelp, credentialsFile } from '../demo/credentials.js';
 import { type Demo, startDemo } from '../demo/demo.js';
 import { intOption, positiveOption, valuesOrMistake } from './options.js';
 import { EXIT, type Output, stdio } from './output.js';
-import { untilSignal } from './until-signal.js';
+import { watchSignals } from './until-signal.js';
 
 function banner(demo: Demo): string {
   const now = new Date(demo.clock.now());
@@ -59,6 +59,7 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
     speed: positiveOption('speed', values.speed, 1),
   }));
   if (!checked) return EXIT.FAILURE;
+  const signals = watchSignals(io);
   const demo = await startDemo({
     ...checked,
     host: values.host ?? '127.0.0.1',
@@ -70,5 +71,5 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
     homeassistant: values.homeassistant,
   });
   io.out(banner(demo));
-  return untilSignal(io, () => demo.stop(), demo.daemon.ctx.log);
+  return signals.until(() => demo.stop(), demo.daemon.ctx.log);
 }

@@ -4,7 +4,7 @@ import { createLogger } from '../core/log.js';
 import { Daemon } from '../main.js';
 import { loadSiteConfig } from './config.js';
 import { EXIT, type Output, printError, stdio } from './output.js';
-import { untilSignal } from './until-signal.js';
+import { watchSignals } from './until-signal.js';
 
 export async function runCommand(argv: string[], io: Output = stdio): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } } });
@@ -15,6 +15,7 @@ export async function runCommand(argv: string[], io: Output = stdio): Promise<nu
   const loaded = await loadSiteConfig(values.config, io);
   if (!loaded.ok) return loaded.exit;
   const { config } = loaded;
+  const signals = watchSignals(io);
   // Daemon.start has stopped what it started when it throws; a taken port is the installer's to fix
   const daemon = await Daemon.start({ config, log: createLogger() }).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'EADDRINUSE' || err.syscall !== 'listen') throw err;
@@ -23,5 +24,5 @@ export async function runCommand(argv: string[], io: Output = stdio): Promise<nu
     printError(io, 'run', `port ${port} on ${host} is already in use: ${fix}`);
     return null;
   });
-  return daemon ? untilSignal(io, () => daemon.stop(), daemon.ctx.log) : EXIT.FAILURE;
+  return daemon ? signals.until(() => daemon.stop(), daemon.ctx.log) : EXIT.FAILURE;
 }

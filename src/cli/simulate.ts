@@ -7,7 +7,7 @@ import { startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
 import { choiceOption, intOption, lineSettings, PARITIES, positiveOption, valuesOrMistake } from './options.js';
 import { EXIT, type Output, stdio } from './output.js';
-import { untilSignal } from './until-signal.js';
+import { watchSignals } from './until-signal.js';
 
 export async function simulateCommand(argv: string[], io: Output = stdio): Promise<number> {
   const { values } = parseArgs({
@@ -37,6 +37,7 @@ export async function simulateCommand(argv: string[], io: Output = stdio): Promi
     baudRate: values.rtu === undefined ? 9600 : intOption('baud', values.baud, 9600, { min: 1200, max: 115200 }),
   }));
   if (!o) return EXIT.FAILURE;
+  const signals = watchSignals(io);
   const clock = new ScaledClock(o.speed);
   const sim = new SimSite({ ...defaultSimConfig(), gridMeter: o.gridMeter }, clock.now());
   const { host, inverterPort, meterPort } = o;
@@ -59,7 +60,7 @@ export async function simulateCommand(argv: string[], io: Output = stdio): Promi
     const settings = lineSettings(baudRate, parity, 1);
     io.out(`  and the ${rtuHost} host's units over Modbus RTU on ${path} (${settings})\n`);
   }
-  return untilSignal(io, async () => {
+  return signals.until(async () => {
     await rtu?.close();
     await servers.close();
   });
