@@ -26,20 +26,8 @@ export interface StoredEnergyState extends EnergyState {
   closedUntil: number | null;
 }
 
+/** the table's columns in order: what a row reads back is what a save writes */
 type Row = [
-  number,
-  number,
-  number,
-  number | null,
-  number | null,
-  number,
-  number,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-];
-type SaveParams = [
   number,
   number,
   number,
@@ -54,12 +42,12 @@ type SaveParams = [
 ];
 
 interface Stmts {
-  save: Statement<SaveParams>;
+  save: Statement<Row>;
   all: Statement<[], Row>;
 }
 const stmts = perConnection(
   (db): Stmts => ({
-    save: db.prepare<SaveParams>(
+    save: db.prepare<Row>(
       `INSERT OR REPLACE INTO energy_state
        (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
