@@ -12,6 +12,7 @@ import { clientsCommand } from '../../src/cli/clients.js';
 import { tlsCommand } from '../../src/cli/tls.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { openDatabase } from '../../src/store/db.js';
+import { sitegwCommand } from '../support/cli.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const dirs: string[] = [];
@@ -124,7 +125,7 @@ describe('sitegw tls fingerprint', () => {
 describe('sitegw owner set-password (through the CLI)', () => {
   const cli = (args: string[], stdin: string) =>
     new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'src/cli.ts'), ...args], { cwd: ROOT });
+      const child = spawn(...sitegwCommand(args), { cwd: ROOT });
       let out = '';
       let err = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkConfigCommand } from '../../src/cli/check-config.js';
+import { sitegwCommand } from '../support/cli.js';
 import { captureLines as capture } from '../support/output.js';
 import { exampleElsewhere, MINIMAL, text, withAppended } from './fixtures.js';
 
@@ -93,7 +94,7 @@ describe('sitegw check-config', () => {
     chmodSync(dir, 0o755);
     // root reads any file: as root the check runs as nobody, in a process of its own
     const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'src/cli.ts'), 'check-config', file], {
+    const r = spawnSync(...sitegwCommand(['check-config', file]), {
       cwd: ROOT,
       encoding: 'utf8',
       ...asNobody,

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfigCommand } from '../../src/cli/check-config.js';
 import { loadConfig } from '../../src/profiles/site-config.js';
+import { sitegwCommand } from '../support/cli.js';
 import { captureLines } from '../support/output.js';
 import { HAVE_OPENSSL, makePki, type Pki } from '../support/pki.js';
 import { errorsOf, expectSingleError, MINIMAL, text, withAppended } from './fixtures.js';
@@ -75,7 +76,7 @@ describe.skipIf(!HAVE_OPENSSL)('uplink.tls files at config load', () => {
     // root reads any file: as root the check runs as nobody, who may read all but the key
     chmodSync(pki.dir, 0o755);
     const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-    const r = spawnSync(join(ROOT, 'node_modules/.bin/tsx'), [join(ROOT, 'src/cli.ts'), 'check-config', file], {
+    const r = spawnSync(...sitegwCommand(['check-config', file]), {
       cwd: ROOT,
       encoding: 'utf8',
       ...asNobody,

@@ -12,6 +12,7 @@ import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { backupDatabase } from '../../src/ops/backup.js';
 import { sqliteDriver } from '../../src/store/driver.js';
 import { BUCKET_MS } from '../../src/telemetry/align.js';
+import { sitegwCommand } from '../support/cli.js';
 import { demoSite, waitFor } from '../support/demo.js';
 
 // the build that suits this Node (src/store/driver.ts)
@@ -77,19 +78,11 @@ describe('backup, restore and restart', () => {
       ),
     );
     const out = join(dir, 'cli.db');
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'backup', '--config', yaml, out],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
+    const r = spawnSync(...sitegwCommand(['backup', '--config', yaml, out]), { cwd: ROOT, encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^backup written: .*cli\.db \(\d+ bytes, checked\)\n$/);
     expect(r.status).toBe(0);
-    expect(
-      spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli.ts'), 'backup', '--config', yaml], {
-        cwd: ROOT,
-      }).status,
-    ).toBe(2);
+    expect(spawnSync(...sitegwCommand(['backup', '--config', yaml]), { cwd: ROOT }).status).toBe(2);
 
     // restore as the README says: the copy becomes sitegw.db of an empty data directory
     const restored = join(dir, 'restored');

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sitegwCommand } from '../support/cli.js';
 import { waitFor } from '../support/demo.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -44,33 +45,18 @@ describe.skipIf(!HAVE_SOCAT)('sd_notify and the systemd watchdog', () => {
       for (const text of parts) lines.push({ at, text });
     });
     await waitFor('the listener socket', () => spawnSync('test', ['-S', sock]).status === 0);
-    daemon = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(ROOT, 'src/cli.ts'),
-        'demo',
-        '--port',
-        '0',
-        '--data-dir',
-        join(dir, 'data'),
-        '--speed',
-        '60',
-      ],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          NOTIFY_SOCKET: sock,
-          WATCHDOG_USEC: '600000',
-          SITEGW_TEST_HOOKS: '1',
-          SITEGW_TEST_HANG_MS: '2500',
-          SITEGW_LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'ignore', 'pipe'],
+    daemon = spawn(...sitegwCommand(['demo', '--port', '0', '--data-dir', join(dir, 'data'), '--speed', '60']), {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NOTIFY_SOCKET: sock,
+        WATCHDOG_USEC: '600000',
+        SITEGW_TEST_HOOKS: '1',
+        SITEGW_TEST_HANG_MS: '2500',
+        SITEGW_LOG_LEVEL: 'warn',
       },
-    );
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     daemon.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     exit = new Promise((resolve) => daemon.on('exit', (code) => resolve(code)));
   }, 60_000);
