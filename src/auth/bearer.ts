@@ -58,21 +58,24 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
   }
   const token = (m[1] ?? '').trim();
   if (token === '' || token.length > 512 || !B64TOKEN.test(token)) return invalid('the bearer token is malformed');
+  const known = ctx.verified.get(ctx.db, token);
+  if (known && known.expiresAt > ctx.now()) return { ok: true, ...known };
   const row = findToken(ctx.db, sha256(token), 'access');
   if (!row) return invalid('the access token is unknown');
   if (row.revokedAt !== null) return invalid('the access token was revoked');
   if (row.expiresAt <= ctx.now()) return invalid('the access token expired; request a new one');
   if (!clientActive(ctx.db, row.clientId)) return invalid('the access token was revoked (its client was removed)');
-  return {
-    ok: true,
+  const verified = {
     principal: {
       clientId: row.clientId,
       customer: row.customer,
       scopes: new Set(row.scopes),
-      devices: row.customer ? 'all' : new Set(clientDevices(ctx.db, row.clientId)),
+      devices: row.customer ? ('all' as const) : new Set(clientDevices(ctx.db, row.clientId)),
     },
     expiresAt: row.expiresAt,
   };
+  ctx.verified.set(token, verified);
+  return { ok: true, ...verified };
 }
 
 export function checkRequirement(principal: Principal, need: Requirement): AuthFailure | undefined {

@@ -4,6 +4,7 @@ import type { AuthConfig } from '../config/types.js';
 import type { HashGate } from './hash-gate.js';
 import type { IdTokenSigner } from './id-token.js';
 import type { FailureLimiter } from './rate-limit.js';
+import type { VerifiedTokens } from './verified-tokens.js';
 
 /** What the grant, authorization and bearer functions share; AuthService builds it on start(). */
 export interface AuthContext {
@@ -15,6 +16,8 @@ export interface AuthContext {
   limiter: FailureLimiter;
   /** every secret check of a request runs through it (attempts.ts) */
   hashGate: HashGate;
+  /** bearer tokens that checked out, while the database is unchanged */
+  verified: VerifiedTokens;
   signer: IdTokenSigner;
   /** `iss` of id_tokens */
   issuer: string;

@@ -20,6 +20,7 @@ import { type FormParams, type TokenResponse, tokenRequest } from './grants.js';
 import { HashGate, PI_HASHING } from './hash-gate.js';
 import { IdTokenSigner, type PublicJwk } from './id-token.js';
 import { FailureLimiter } from './rate-limit.js';
+import { VerifiedTokens } from './verified-tokens.js';
 
 export type { Principal } from './context.js';
 
@@ -64,6 +65,7 @@ export class AuthService implements Feature {
         now,
       }),
       hashGate: new HashGate(PI_HASHING),
+      verified: new VerifiedTokens(),
       signer: IdTokenSigner.loadOrCreate(join(dataDir, 'auth', 'id-token-es256.pem')),
       issuer: `urn:sitegw:${siteId}`,
       siteId,

@@ -1,7 +1,7 @@
 /**
  * Where the installer's commands (clients, owner, tls) find the data directory: the site.yaml the
  * daemon runs with (devices are then checked against it) or the directory itself. They work on it
- * while the daemon runs: the daemon reads clients per request.
+ * while the daemon runs: the daemon re-reads a client and its tokens after any change to the database.
  */
 import { join, resolve } from 'node:path';
 import type { SiteConfig } from '../config/types.js';

@@ -2,6 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { sqliteDriver } from './driver.js';
 import { type ModeLog, secureDataFile } from './file-mode.js';
 import { MIGRATIONS, type Migration } from './migrations.js';
+import { perConnection } from './per-connection.js';
 
 export type { Database } from 'better-sqlite3';
 
@@ -48,6 +49,21 @@ export function openDatabase(file: string | ':memory:', warn?: ModeLog): Databas
     throw err;
   }
   return db;
+}
+
+const stampStmt = perConnection((db) =>
+  db.prepare<[], [number, number]>('SELECT total_changes(), data_version FROM pragma_data_version').raw(),
+);
+
+/**
+ * A pair that moves whenever anything in the file may have changed: rows this connection changed
+ * (total_changes) and commits by any other connection, such as `sitegw clients` in another
+ * process (data_version). Equal stamps mean nothing was written in between, so what was read
+ * under the first still holds; a rolled-back write still moves it, a needless re-read at worst.
+ * https://sqlite.org/pragma.html#pragma_data_version
+ */
+export function changeStamp(db: Database): readonly [number, number] {
+  return stampStmt(db).get()!;
 }
 
 export function schemaVersion(db: Database): number {
