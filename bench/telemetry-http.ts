@@ -2,7 +2,7 @@
  * HTTP throughput of the telemetry endpoint (GET /api/v1/devices/{id}/telemetry, one day of
  * PT15M buckets of the grid meter, include=default,energy, partner bearer token) against a bare
  * fastify route answering the same bytes, both served by one child process that runs
- * `sitegw demo`'s code (simulator, poller, token service, log level silent). This process is the
+ * `sitegw demo`'s code (simulator, poller, token service, the daemon's logger at its default level, onto /dev/null). This process is the
  * load: keep-alive node:http clients, CONCURRENCY requests in flight, rounds alternating which
  * side goes first. Every gateway answer is checked against the bytes the bare route sends.
  *
@@ -42,12 +42,16 @@ if (process.env.BENCH_ROLE === 'server') {
   const { startDemo } = await import('../src/demo/demo.js');
   // node:http, not fetch: undici's parser is WebAssembly, which the unit's --lite-mode leaves out
   const { basic, FORM, rawRequest } = await import('../test/support/auth.js');
+  const { createLogger } = await import('../src/core/log.js');
   const demo = await startDemo({
     port: 0,
     modbusPorts: 'auto',
     speed: 1,
     history: 'P2D',
     quiet: true,
+    // the daemon's own logger at its default level (SITEGW_LOG_LEVEL, info), onto the child's
+    // stdout, which goes to /dev/null: what a request costs in the log is counted
+    log: createLogger(),
     dataDir: process.env.BENCH_DIR!,
   });
   const c = demo.credentials;
@@ -62,7 +66,7 @@ if (process.env.BENCH_ROLE === 'server') {
   const stream =
     demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
   // a day that ended over an hour ago: every bucket in it is closed, so the answer is the same all run
-  const from = new Date(demo.clock.now() - 25 * 3_600_000).toISOString().slice(0, 14) + '00:00Z';
+  const from = `${new Date(demo.clock.now() - 25 * 3_600_000).toISOString().slice(0, 14)}00:00Z`;
   const path = `/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry?interval=${from}/P1D&include=default,energy`;
   const res = await rawRequest({ url: `${demo.url}${path}`, headers: { authorization: `Bearer ${token}` } });
   if (res.status !== 200) throw new Error(`telemetry answered ${res.status}`);
@@ -90,6 +94,7 @@ if (process.env.BENCH_ROLE === 'server') {
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, BENCH_ROLE: 'server', BENCH_DIR: dir },
     execArgv: [...runtime.args, '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const next = () => new Promise<FromChild>((resolve) => child.once('message', (m: FromChild) => resolve(m)));
   const serverCpuUs = async () => {
@@ -169,7 +174,7 @@ if (process.env.BENCH_ROLE === 'server') {
 
     console.log(
       `${ready.bytes} B per answer (${ready.entries} PT15M entries); ${ROUNDS} interleaved rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight over keep-alive; ` +
-        `server: sitegw demo (simulator + gateway, log level silent) in one child; medians over rounds, ratio range per round`,
+        `server: sitegw demo (simulator + gateway, daemon logger at info into /dev/null) in one child; medians over rounds, ratio range per round`,
     );
     console.log('');
     console.log(

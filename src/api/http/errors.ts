@@ -42,7 +42,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (status >= 400 && status < 500) {
       return reply.status(status).send(errorBody(status, err.code ?? 'BAD_REQUEST', err.message));
     }
-    req.log.error({ err }, 'request failed');
+    req.log.error({ err, method: req.method, path: req.url.split('?')[0] }, 'request failed');
     return reply
       .status(500)
       .send(errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'));
