@@ -172,10 +172,14 @@ function exchange(port: number, bytes: Buffer, mayUpgrade: boolean): Promise<Ans
       const text = Buffer.concat(chunks).toString('latin1');
       const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
       const split = text.indexOf('\r\n\r\n');
+      // the first answer's body only: a target that smuggles a second request line in gets that
+      // one's answer (node's 400) after the first on the same connection, as HTTP/1.1 pipelining does
+      const length = /\r\ncontent-length: (\d+)\r\n/i.exec(text.slice(0, split));
+      const body = split < 0 ? '' : text.slice(split + 4);
       resolve({
         head: text.slice(0, 200),
         status: m ? Number(m[1]) : null,
-        body: split < 0 ? '' : text.slice(split + 4),
+        body: length ? body.slice(0, Number(length[1])) : body,
       });
     };
     socket.on('data', (d: Buffer) => {

@@ -77,16 +77,20 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     },
   });
   const refusals = opts.refusals ?? new RefusalLog(opts.logger || silentLogger());
-  app.addHook('onResponse', async (req, reply) => {
+  // callback style for the same reason as the guard's hook (guard.ts)
+  app.addHook('onResponse', (req, reply, done) => {
     const path = req.url.split('?')[0]!;
     // refusals go to the bounded log alone, so a flood of them cannot fill the disk through this line
-    if (isRefusal(reply.statusCode, path))
-      return refusals.note({ remote: req.ip, statusCode: reply.statusCode, method: req.method, path });
+    if (isRefusal(reply.statusCode, path)) {
+      refusals.note({ remote: req.ip, statusCode: reply.statusCode, method: req.method, path });
+      return done();
+    }
     // debug: a partner polling every second would write 86,400 lines a day to a Pi's SD card
     req.log.debug(
       { method: req.method, path, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime), remote: req.ip },
       'request',
     );
+    done();
   });
   // timeouts and malformed requests end before fastify sees a request: node answers (408, 400) and
   // closes; a peer that merely hung up (ECONNRESET) was not refused anything

@@ -96,23 +96,28 @@ export function installGuard(app: FastifyInstance, auth: AuthService, owner?: Ow
     };
   });
 
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.is404) return;
+  // callback style, not async: every API request passes here, and a promise and its microtask per
+  // hook were a measurable part of a request's cost under --lite-mode (bench/telemetry-http.ts)
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.is404) return done();
     const need = req.routeOptions.config.auth;
-    if (need === 'public') return;
-    if (!need) throw new Error(`route ${req.method} ${req.routeOptions.url ?? ''} has no auth requirement`);
+    if (need === 'public') return done();
+    if (!need) return done(new Error(`route ${req.method} ${req.routeOptions.url ?? ''} has no auth requirement`));
     if (need === 'owner') {
-      if (owner!.check(req)) return;
+      if (owner!.check(req)) return done();
       // a browser goes to the login form; a script gets the error body (never a bearer challenge)
       if (req.method === 'GET' && (req.headers.accept ?? '').includes('text/html'))
-        return reply.code(303).header('Location', owner!.loginPath).send();
-      return reply.code(401).send(errorBody(401, 'LOGIN_REQUIRED', `log in as the site owner at ${owner!.loginPath}`));
+        return void reply.code(303).header('Location', owner!.loginPath).send();
+      return void reply
+        .code(401)
+        .send(errorBody(401, 'LOGIN_REQUIRED', `log in as the site owner at ${owner!.loginPath}`));
     }
     const r = auth.verify(req.headers.authorization);
-    if (!r.ok) return deny(reply, r.failure);
+    if (!r.ok) return void deny(reply, r.failure);
     const f = checkRequirement(r.principal, need);
-    if (f) return deny(reply, f);
+    if (f) return void deny(reply, f);
     req.principal = r.principal;
+    done();
   });
 }
 
