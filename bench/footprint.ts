@@ -18,7 +18,7 @@
  *
  *   npm run build && node --import tsx bench/footprint.ts [windowSeconds] [requests]
  *   BENCH_NODE_ARGS="..." overrides the unit's node flags (e.g. "" for node's defaults)
- *   BENCH_NODE=/path/to/bin/node measures under that Node (e.g. the one .ci/node24.sh unpacks);
+ *   BENCH_NODE=/path/to/bin/node measures under that Node (e.g. the one .ci/with-node.sh 24 unpacks);
  *   this process, the simulator and the load generator stay on the Node that runs the bench
  *   BENCH_SETTLE_S=60 waits longer before the window (a loaded machine starts slower)
  *   BENCH_SAMPLES=/tmp/x.samples writes a line a minute (the hour-long run: window 3600)

@@ -11,7 +11,7 @@
  *
  *   node --expose-gc --import tsx bench/telemetry-http.ts [rounds] [requestsPerRound]
  *   The server child runs with the node flags of systemd/sitegw.service (BENCH_NODE_ARGS overrides),
- *   on the Node that runs this script (e.g. `.ci/node24.sh node --expose-gc --import tsx bench/telemetry-http.ts`).
+ *   on the Node that runs this script (e.g. `.ci/with-node.sh 24 node --expose-gc --import tsx bench/telemetry-http.ts`).
  *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile there, `node --cpu-prof`)
  */
 import { fork } from 'node:child_process';
