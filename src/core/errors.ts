@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from './node-http.js';
 
 /**
  * Named API errors with their HTTP status. The HTTP layer turns them into fastify's error body

@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createServer } from '../core/node-http.js';
 import type { SimSite } from '../sim/site.js';
 
 export interface SimControl {

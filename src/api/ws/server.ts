@@ -1,4 +1,4 @@
-import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -6,6 +6,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { ApiError, errorBody } from '../../core/errors.js';
 import type { ClosedBucket, EventBus, GridEvent } from '../../core/events.js';
 import type { Feature } from '../../core/feature.js';
+import { STATUS_CODES } from '../../core/node-http.js';
 import type { StreamDef } from '../../core/streams.js';
 import { gridEventMessage } from '../../grid/message.js';
 import { follow } from '../../ops/metrics.js';

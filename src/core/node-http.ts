@@ -1,0 +1,15 @@
+/**
+ * What sitegw uses of node:http at run time, loaded with require, never with an ES import.
+ *
+ * Node 22 builds an ES module's view of node:http by reading every export, and its lazy
+ * `WebSocket` export loads undici, which compiles its HTTP parser with WebAssembly. The unit runs
+ * node with --lite-mode, which has no JIT and so no WebAssembly: the compile rejects, and the
+ * unhandled rejection ended the daemon about half a second after start (Node 22.23; Node 20 and
+ * 24 do not read that export). Type-only imports of node:http are erased and may stay;
+ * test/architecture/node-http.test.ts refuses any other import of it in src/.
+ */
+import { createRequire } from 'node:module';
+
+const http = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+
+export const { STATUS_CODES, createServer } = http;
