@@ -16,10 +16,10 @@
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Agent, request } from '../src/core/node-http.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
 import { median } from './lib/stats.js';
 

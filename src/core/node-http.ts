@@ -6,10 +6,11 @@
  * node with --lite-mode, which has no JIT and so no WebAssembly: the compile rejects, and the
  * unhandled rejection ended the daemon about half a second after start (Node 22.23; Node 20 and
  * 24 do not read that export). Type-only imports of node:http are erased and may stay;
- * test/architecture/node-http.test.ts refuses any other import of it in src/.
+ * test/runtime/no-webassembly.test.ts proves that no gateway module loads undici. Benchmarks
+ * and test helpers that run under the unit's flags take node:http from here too.
  */
 import { createRequire } from 'node:module';
 
 const http = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
-export const { STATUS_CODES, createServer } = http;
+export const { Agent, STATUS_CODES, createServer, request } = http;

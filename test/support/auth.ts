@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { addClient } from '../../src/auth/clients.js';
+import { request as httpRequest } from '../../src/core/node-http.js';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
 import type { Demo } from '../../src/demo/demo.js';
 
