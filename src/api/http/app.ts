@@ -86,6 +86,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       return done();
     }
     // debug: a partner polling every second would write 86,400 lines a day to a Pi's SD card
+    if (!requestLines) return done();
     req.log.debug(
       { method: req.method, path, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime), remote: req.ip },
       'request',
