@@ -8,9 +8,9 @@
  * is left out: it runs in the cloud under plain node, and its PostgreSQL client loads undici.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { expect, it } from 'vitest';
+import { sourceFiles } from '../architecture/folder-order.js';
 import { ROOT } from '../support/cli.js';
 import { unitRuntime } from '../support/unit-runtime.js';
 
@@ -20,12 +20,10 @@ const RUNS_WHEN_IMPORTED = ['cli.ts'];
 
 function gatewayModules(): string[] {
   const src = join(ROOT, 'src');
-  return readdirSync(src, { recursive: true, encoding: 'utf8' })
-    .map((f) => f.split('\\').join('/'))
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
-    .filter((f) => !RUNS_WHEN_IMPORTED.includes(f) && !CLOUD_ONLY.some((re) => re.test(f)))
-    .sort()
-    .map((f) => join(src, f));
+  return sourceFiles(src).filter((file) => {
+    const f = relative(src, file).split('\\').join('/');
+    return !RUNS_WHEN_IMPORTED.includes(f) && !CLOUD_ONLY.some((re) => re.test(f));
+  });
 }
 
 it(`Node ${process.versions.node}: no module of the gateway loads undici under the unit's node flags`, {

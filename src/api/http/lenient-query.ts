@@ -14,13 +14,10 @@ interface PropertySchema {
 }
 
 export function installLenientQuery(app: FastifyInstance): void {
-  // callback style for the same reason as the guard's hook (guard.ts)
+  // callback style for the same reason as the guard's hook (guard.ts); fastify's hook runner
+  // passes what apply throws (a repeated parameter's 400) on to the error handler
   app.addHook('preValidation', (req, _reply, done) => {
-    try {
-      apply(req);
-    } catch (err) {
-      return done(err as Error);
-    }
+    apply(req);
     done();
   });
 }
