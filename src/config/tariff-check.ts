@@ -6,7 +6,7 @@
 
 import type { Finding } from '../yaml/messages.js';
 import { isRec } from '../yaml/parse.js';
-import { WEEKDAYS } from './schema.js';
+import { WEEKDAYS } from './schema-tariff.js';
 import { describeSlot, type PeriodShape, SLOTS_PER_WEEK, weekTable } from './tou.js';
 import type { Weekday } from './types.js';
 

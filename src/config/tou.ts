@@ -3,7 +3,7 @@
  * the config check (every quarter hour covered once) and the savings price lookup.
  */
 
-import { WEEKDAYS } from './schema.js';
+import { WEEKDAYS } from './schema-tariff.js';
 import type { TouPeriod, Weekday } from './types.js';
 
 export const SLOTS_PER_DAY = 96;

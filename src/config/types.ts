@@ -5,7 +5,8 @@
  */
 import type { DeviceConnection } from '../core/connection.js';
 import type { Infer } from '../yaml/schema.js';
-import type { siteSchema, TOU_PERIOD } from './schema.js';
+import type { siteSchema } from './schema.js';
+import type { TOU_PERIOD } from './schema-tariff.js';
 
 export type { DeviceConnection, RtuConnection, RtuOverTcpConnection, TcpConnection } from '../core/connection.js';
 export type { DeviceRole } from '../core/device-role.js';

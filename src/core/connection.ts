@@ -1,5 +1,5 @@
 /**
- * How a device is reached: the contract between site.yaml (src/config/schema.ts validates it and
+ * How a device is reached: the contract between site.yaml (src/config/schema-connection.ts validates it and
  * checks at compile time that what it yields is exactly this) and the transports in src/modbus.
  */
 export interface TcpConnection {
