@@ -111,3 +111,34 @@ const NUMERIC_DECODERS: Record<NumericType, (regs: readonly number[], i: number,
 export function decodeNumber(type: NumericType, regs: readonly number[], i: number, order: Order = BIG): number {
   return NUMERIC_DECODERS[type](regs, i, order);
 }
+
+/** The inclusive raw range an integer type holds (f32: the finite float32 range). */
+export function typeRange(type: NumericType): readonly [number, number] {
+  if (type === 'f32') return [-3.4028234663852886e38, 3.4028234663852886e38];
+  const bits = TYPE_WIDTH[type] * 16;
+  const signed = type === 's16' || type === 's32' || type === 's64';
+  return signed ? [-(2 ** (bits - 1)), 2 ** (bits - 1) - 1] : [0, 2 ** bits - 1];
+}
+
+/**
+ * A number as the registers of its type, laid out in `order`: the inverse of decodeNumber, for
+ * register writes. Integer types take an integer within typeRange (the caller rounds and clamps).
+ */
+export function encodeNumber(type: NumericType, value: number, order: Order = BIG): number[] {
+  const n = TYPE_WIDTH[type];
+  let bits: bigint;
+  if (type === 'f32') {
+    const view = new DataView(new ArrayBuffer(4));
+    view.setFloat32(0, value);
+    bits = BigInt(view.getUint32(0));
+  } else {
+    const [lo, hi] = typeRange(type);
+    if (!Number.isInteger(value) || value < lo || value > hi)
+      throw new RangeError(`${value} is not a ${type} (an integer in ${lo}..${hi})`);
+    bits = BigInt.asUintN(n * 16, BigInt(value));
+  }
+  const words: number[] = [];
+  for (let k = n - 1; k >= 0; k--) words.push(Number((bits >> BigInt(k * 16)) & 0xffffn));
+  const swapped = order.byteOrder === 'little' ? words.map((w) => ((w & 0xff) << 8) | (w >> 8)) : words;
+  return order.wordOrder === 'little' ? swapped.reverse() : swapped;
+}

@@ -19,6 +19,7 @@ import {
   INSTANT_KEYS,
   type ValueRef,
 } from './compiled.js';
+import { compileControl } from './control-compile.js';
 import type {
   IdentityRegister,
   MatchSpec,
@@ -342,6 +343,7 @@ export function compileProfile(
     const compiled = r && c.identityRegister(r, ['identify', 'registers', key]);
     if (compiled) registers[key] = compiled;
   }
+  const control = compileControl(file, c.findings);
   if (c.findings.length > 0) return { findings: c.findings };
   return {
     findings: [],
@@ -360,6 +362,7 @@ export function compileProfile(
         registers,
       },
       roles,
+      ...(control ? { control } : {}),
     },
   };
 }

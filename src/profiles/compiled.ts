@@ -6,6 +6,7 @@
 import type { DeviceRole } from '../config/types.js';
 import { type GridState, NUMERIC_INSTANT_CHANNELS, type NumericInstantChannel } from '../core/channels.js';
 import type { Order, RegisterType } from '../modbus/codec.js';
+import type { CompiledControl } from './control-compile.js';
 import type { RegisterFunction } from './profile-types.js';
 
 /** One value: where to read it and how its bits decode. */
@@ -92,4 +93,6 @@ export interface DeviceProfile {
     registers: Partial<Record<'model' | 'serial' | 'version', CompiledIdentityRegister>>;
   };
   roles: Partial<Record<DeviceRole, CompiledRole>>;
+  /** how a storage command is put on the device (the `control:` section), when the profile has one */
+  control?: CompiledControl;
 }

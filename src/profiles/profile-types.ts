@@ -26,3 +26,7 @@ export type RoleSpec = Merged<NonNullable<ProfileFile['roles'][DeviceRole]>>;
 export type IdentifySpec = ProfileFile['identify'];
 export type MatchSpec = IdentifySpec['match'][number];
 export type IdentityRegister = NonNullable<NonNullable<IdentifySpec['registers']>['model']>;
+
+/** The `control:` section: per storage mode the register writes, and the command's life. */
+export type ControlSpec = NonNullable<ProfileFile['control']>;
+export type ControlWriteSpec = NonNullable<ControlSpec['modes']['hold']>[number];

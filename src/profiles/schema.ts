@@ -6,6 +6,7 @@
 import { GRID_STATES } from '../core/channels.js';
 import { NUMERIC_TYPES } from '../modbus/codec.js';
 import { narrow, type SchemaNode } from '../yaml/schema.js';
+import { CONTROL_SCHEMA } from './control-schema.js';
 
 export const PROFILE_NAME_PATTERN = '^[a-z0-9_-]+$';
 export const REGISTER_TYPES = [...NUMERIC_TYPES, 'string'] as const;
@@ -254,6 +255,7 @@ export const profileSchema = {
         },
       },
     },
+    control: CONTROL_SCHEMA,
     besideSunSpec: {
       type: 'boolean',
       hint: "true when the device serves a SunSpec map on the same unit and this profile reads the vendor's own registers next to it",
