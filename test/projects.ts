@@ -45,6 +45,7 @@ export const E2E: readonly string[] = [
   'test/ops/integrity.test.ts',
   'test/ops/watchdog.test.ts',
   'test/poller/',
+  'test/profiles/control-vendors.test.ts',
   'test/profiles/corpus-scan.test.ts',
   'test/profiles/meter-sign.test.ts',
   'test/profiles/sdm630-e2e.test.ts',

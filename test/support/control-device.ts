@@ -1,0 +1,144 @@
+/**
+ * A storage device's control side for tests, served over real Modbus TCP: the holding registers a
+ * vendor's register document defines (test/fixtures/control/*.yaml, written from the document,
+ * not from the gateway or the simulator), each write (FC6 or FC16) recorded in order. Reads and
+ * writes of an address the document does not define answer exception 2, as the devices do.
+ * `behave` lets a fixture play the device's own logic (a revert timer, a value it clamps).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ServerTCP } from 'modbus-serial';
+import { parse } from 'yaml';
+import { MODBUS_EXCEPTION, ModbusException } from '../../src/sim/bank.js';
+
+export interface ControlRegister {
+  /** PDU address */
+  address: number;
+  words: number[];
+  /** the document's number and name */
+  name: string;
+}
+
+export interface ExpectedWrite {
+  address: number;
+  words: number[];
+}
+
+export type FixtureCommand =
+  | { mode: 'self-consumption' }
+  | { mode: 'hold' }
+  | { mode: 'charge'; powerW: number }
+  | { mode: 'discharge'; powerW: number };
+
+export interface ControlFixture {
+  name: string;
+  title: string;
+  sources: { title: string; url: string; commit?: string }[];
+  profile: string;
+  unitId: number;
+  registers: ControlRegister[];
+  /** each command and the writes the document prescribes for it (address, words, order) */
+  steps: { command: FixtureCommand; why: string; writes: ExpectedWrite[] }[];
+}
+
+export interface RecordedWrite {
+  unitId: number;
+  address: number;
+  words: number[];
+}
+
+export interface ControlDevice {
+  host: string;
+  port: number;
+  /** every write the device received, in order */
+  readonly writes: RecordedWrite[];
+  /** the words at a register as the device holds them */
+  words(address: number, count: number): number[];
+  /** change a register as the device itself would (its timer ran out, an installer's app) */
+  set(address: number, words: number[]): void;
+  close(): Promise<void>;
+}
+
+export const CONTROL_FIXTURE_DIR = fileURLToPath(new URL('../fixtures/control/', import.meta.url));
+
+export function loadControlFixture(name: string): ControlFixture {
+  const f = parse(readFileSync(join(CONTROL_FIXTURE_DIR, `${name}.yaml`), 'utf8')) as ControlFixture;
+  return { ...f, name };
+}
+
+type Callback = (err: Error | null, value?: unknown) => void;
+
+/** `clamp`: the largest raw word the device keeps at an address (it stores that instead of more). */
+export async function startControlDevice(
+  f: Pick<ControlFixture, 'unitId' | 'registers'>,
+  opts: { clamp?: Record<number, number> } = {},
+): Promise<ControlDevice> {
+  const regs = new Map<number, number>();
+  for (const r of f.registers) r.words.forEach((w, i) => regs.set(r.address + i, w));
+  const writes: RecordedWrite[] = [];
+  const check = (unitId: number, address: number, count: number) => {
+    if (unitId !== f.unitId) throw new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitId}`);
+    for (let i = 0; i < count; i++)
+      if (!regs.has(address + i))
+        throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_DATA_ADDRESS, `no register ${address + i}`);
+  };
+  const words = (address: number, count: number) => Array.from({ length: count }, (_, i) => regs.get(address + i)!);
+  const store = (unitId: number, address: number, values: number[]) => {
+    check(unitId, address, values.length);
+    writes.push({ unitId, address, words: [...values] });
+    values.forEach((v, i) => {
+      const max = opts.clamp?.[address + i];
+      regs.set(address + i, max !== undefined ? Math.min(v, max) : v);
+    });
+  };
+  const guard = (cb: Callback, fn: () => unknown) => {
+    try {
+      cb(null, fn());
+    } catch (e) {
+      cb(e as Error);
+    }
+  };
+  const vector = {
+    getHoldingRegister: (addr: number, unitId: number, cb: Callback) =>
+      guard(cb, () => (check(unitId, addr, 1), regs.get(addr))),
+    getMultipleHoldingRegisters: (addr: number, len: number, unitId: number, cb: Callback) =>
+      guard(cb, () => (check(unitId, addr, len), words(addr, len))),
+    setRegister: (addr: number, value: number, unitId: number, cb: Callback) =>
+      guard(cb, () => store(unitId, addr, [value])),
+    setRegisterArray: (addr: number, values: number[], unitId: number, cb: Callback) =>
+      guard(cb, () => store(unitId, addr, values)),
+    getInputRegister: (_a: number, _u: number, cb: Callback) =>
+      cb(new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'holding registers only')),
+    getMultipleInputRegisters: (_a: number, _l: number, _u: number, cb: Callback) =>
+      cb(new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'holding registers only')),
+    getCoil: () => {
+      throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'no coils');
+    },
+    getDiscreteInput: () => {
+      throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'no discrete inputs');
+    },
+    setCoil: () => {
+      throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'no coils');
+    },
+  };
+  const { server, port } = await listenFree(vector);
+  return {
+    host: '127.0.0.1',
+    port,
+    writes,
+    words,
+    set: (address, values) => values.forEach((v, i) => regs.set(address + i, v)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        const socks = (server as ServerTCP & { socks?: Map<{ destroy(): void }, unknown> }).socks;
+        for (const s of socks?.keys() ?? []) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function listenFree(vector: object): Promise<{ server: ServerTCP; port: number }> {
+  const { listen } = await import('../../src/sim/servers.js');
+  return listen(vector as Parameters<typeof listen>[0], '127.0.0.1', 0);
+}
