@@ -60,7 +60,8 @@ const write = {
   },
 } as const satisfies SchemaNode;
 
-const writes = {
+/** one mode's writes; the root schema's $defs hold it once (four copies grew ajv's generated validator) */
+export const CONTROL_WRITES = {
   type: 'array',
   minItems: 1,
   maxItems: 16,
@@ -121,10 +122,10 @@ export const CONTROL_SCHEMA = {
       required: ['self-consumption'],
       hint: 'per mode (self-consumption, hold, charge, discharge) the list of writes; leave out a mode the document does not give',
       properties: {
-        'self-consumption': writes,
-        hold: writes,
-        charge: writes,
-        discharge: writes,
+        'self-consumption': { $ref: '#/$defs/controlWrites' },
+        hold: { $ref: '#/$defs/controlWrites' },
+        charge: { $ref: '#/$defs/controlWrites' },
+        discharge: { $ref: '#/$defs/controlWrites' },
       },
     },
   },

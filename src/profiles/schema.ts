@@ -6,7 +6,7 @@
 import { GRID_STATES } from '../core/channels.js';
 import { NUMERIC_TYPES } from '../modbus/codec.js';
 import { narrow, type SchemaNode } from '../yaml/schema.js';
-import { CONTROL_SCHEMA } from './control-schema.js';
+import { CONTROL_SCHEMA, CONTROL_WRITES } from './control-schema.js';
 
 export const PROFILE_NAME_PATTERN = '^[a-z0-9_-]+$';
 export const REGISTER_TYPES = [...NUMERIC_TYPES, 'string'] as const;
@@ -186,6 +186,7 @@ export const profileSchema = {
   // referenced rather than repeated: each of the twenty-odd channel sources has both, and the
   // validator ajv generates from a repeated schema grew to 1.5 MB of code (430 ms to compile)
   $defs: {
+    controlWrites: CONTROL_WRITES,
     scaleFactor: register('the scale-factor register: address and type (usually s16)', {}, ['type']),
     signFrom: register(
       'the status register whose bits give the direction: address, type and negativeMask',
