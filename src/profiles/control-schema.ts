@@ -4,7 +4,7 @@
  * the order the vendor's document prescribes, and how long a command lives on the device without
  * the gateway. src/profiles/control-compile.ts checks what the schema cannot (one value per write,
  * values that fit their type, a timer write in every command of a revert-timer map);
- * src/profiles/control.ts runs it. docs/device-profiles.md "Control maps".
+ * src/profiles/control.ts runs it. docs/device-profiles.md "Control maps (`control:`)".
  */
 import type { SchemaNode } from '../yaml/schema.js';
 
