@@ -51,6 +51,7 @@ export const E2E: readonly string[] = [
   'test/profiles/sdm630-e2e.test.ts',
   'test/runtime/',
   'test/sim/sdm630-wire.test.ts',
+  'test/sim/sungrow-control.test.ts',
   'test/sim/sunspec-wire.test.ts',
   'test/store/file-mode.test.ts',
   'test/tooling/',

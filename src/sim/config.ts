@@ -57,6 +57,11 @@ export interface SimConfig {
    * so the SunSpec path and the profile engine's byte layouts are all exercised
    */
   gridMeter: GridMeterKind;
+  /**
+   * when set, the inverter host also answers at this unit as a Sungrow SH10RT (sungrow-sh.ts):
+   * the same inverter, battery and grid in Sungrow's registers, commanded through its EMS registers
+   */
+  sungrowUnitId?: number;
 }
 
 export const GRID_METER_KINDS = ['sunspec', 'sdm630', 'em340'] as const;
@@ -163,6 +168,10 @@ export function validateSimConfig(c: SimConfig): void {
   num('house.applianceRate', c.house.applianceRate, 0, 10);
   num('weather.cloudiness', c.weather.cloudiness, 0, 1);
   num('stepMs', c.stepMs, 10, 60_000);
+  if (c.sungrowUnitId !== undefined) {
+    num('sungrowUnitId', c.sungrowUnitId, 2 + c.battery.blocks.length, 247);
+    if (!Number.isInteger(c.sungrowUnitId)) throw new SimConfigError('sungrowUnitId', 'must be a whole unit id');
+  }
   if (!GRID_METER_KINDS.includes(c.gridMeter))
     throw new SimConfigError('gridMeter', `must be one of ${GRID_METER_KINDS.join(', ')}, got ${String(c.gridMeter)}`);
 }

@@ -21,7 +21,7 @@
 import { itemAt } from '../core/item-at.js';
 import { METER_EVT, MODEL_1, MODEL_103, MODEL_124, MODEL_160, MODEL_203, MODEL_802 } from '../modbus/sunspec/models.js';
 import type { SimConfig } from './config.js';
-import type { SiteSnapshot } from './model.js';
+import type { SiteSnapshot, StorageWindow } from './model.js';
 import { hash01 } from './noise.js';
 import { lineVoltages, perPhase, phaseSum } from './phases.js';
 import type { SimRegisters } from './registers.js';
@@ -48,6 +48,10 @@ export interface SimDevice {
   encode(s: SiteSnapshot): void;
   /** zero the device's own energy counters from now on (a meter replaced or reset in the field) */
   resetCounters?(s: SiteSnapshot): void;
+  /** a master's FC6/FC16 at site time ts; devices without writable registers leave it out (exception 1) */
+  write?(address: number, values: readonly number[], ts: number): void;
+  /** the battery power window the device's control registers ask for at ts; null = its own logic */
+  storageWindow?(ts: number): StorageWindow | null;
 }
 
 /** a SunSpec device serves its image as holding registers and has no input registers */

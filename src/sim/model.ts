@@ -85,6 +85,18 @@ export interface SiteSnapshot {
   counters: SiteCounters;
 }
 
+/**
+ * A storage command in force (sim/storage-124.ts): total battery power (+ charging) is kept in
+ * [loW, hiW] within what the blocks can take or give; `gridCharge` false limits charging to PV.
+ */
+export interface StorageWindow {
+  loW: number;
+  hiW: number;
+  gridCharge: boolean;
+  /** site time the command reverts at (the device's revert timer) */
+  untilTs: number;
+}
+
 /** one battery block: its fixed limits, its state, and this step's flow and caps */
 interface BlockState {
   readonly cfg: BatteryBlockConfig;
@@ -127,6 +139,8 @@ export class SiteModel {
 
   private readonly blocks: BlockState[];
   private readonly dcAtRated: number;
+  /** the storage command in force at a time, if any (the inverter's control registers) */
+  storageControl: ((ts: number) => StorageWindow | null) | null = null;
 
   private readonly c: {
     pv: Float64Array;
@@ -262,6 +276,11 @@ export class SiteModel {
     };
   }
 
+  /** flows for the current instant without moving time (a storage command written) */
+  refreshFlows(): void {
+    this.refresh();
+  }
+
   /** flows for the current instant without moving time (start, relay switched) */
   private refresh(): void {
     const step = this.config.stepMs;
@@ -295,7 +314,17 @@ export class SiteModel {
     let pvUse = avail;
     let bat = 0;
     let on = true;
-    if (avail >= dcNeed) {
+    const win = closed ? this.storageControl?.(this.t) : null;
+    if (win) {
+      // commanded: self-consumption's choice clipped to the window, the grid takes the difference
+      const own = avail >= dcNeed ? avail - dcNeed : -(dcNeed - avail);
+      const hi = Math.min(win.hiW, chargeCap, win.gridCharge ? Number.POSITIVE_INFINITY : Math.max(0, avail - dcNeed));
+      const lo = Math.max(win.loW, -dischargeCap);
+      bat = Math.max(Math.min(own, hi), Math.min(lo, hi));
+      // the inverter converts at most its rating either way
+      bat = Math.max(bat, -this.dcAtRated);
+      pvUse = Math.min(avail, this.dcAtRated + bat);
+    } else if (avail >= dcNeed) {
       bat = Math.min(avail - dcNeed, chargeCap);
       // connected: the rest is exported up to the rating; islanded: nowhere to go, curtail
       pvUse = closed ? Math.min(avail, this.dcAtRated + bat) : dcNeed + bat;

@@ -4,6 +4,8 @@
  *
  *   inverter host  unit 1        inverter: 1 → 103 → 160 (one module per optimiser) → 124
  *                  units 2..M+1  battery block j (BMS): 1 → 802
+ *                  config.sungrowUnitId (optional)  the same inverter and battery as a Sungrow SH10RT,
+ *                                commanded through its EMS registers (sungrow-sh.ts)
  *   meter host     unit 1        grid meter at the connection point: 1 → 203, or an Eastron SDM630
  *                                (float32 input registers) with config.gridMeter 'sdm630', or a
  *                                Carlo Gavazzi EM340 (INT32 low word first) with 'em340'
@@ -12,6 +14,8 @@
  * The same images serve live polling (through servers.ts) and history pre-fill (update(ts) in a
  * loop over past time, then read the banks in memory).
  */
+
+import { MODBUS_EXCEPTION, ModbusException } from './bank.js';
 import { defaultSimConfig, type SimConfig } from './config.js';
 import {
   BatteryDevice,
@@ -28,6 +32,7 @@ import { Em340Meter } from './em340.js';
 import { SiteModel, type SiteSnapshot } from './model.js';
 import type { SimRegisters } from './registers.js';
 import { Sdm630Meter } from './sdm630.js';
+import { SungrowShDevice } from './sungrow-sh.js';
 
 export type { SimDeviceIdentity, SimDeviceRole, SimHost } from './device-images.js';
 
@@ -105,7 +110,25 @@ export class SimSite {
         role: 'consumption_meter',
       }),
     ];
+    if (cfg.sungrowUnitId !== undefined)
+      devices.push(
+        new SungrowShDevice(
+          {
+            ...id('inverter', cfg.sungrowUnitId, 'inverter', 'SH10RT', serialFor(cfg.seed, 'SG', 0)),
+            manufacturer: 'Sungrow',
+          },
+          cfg,
+        ),
+      );
     this.devices = devices;
+    // the first device whose control registers hold a command decides the battery; none: self-consumption
+    this.model.storageControl = (ts) => {
+      for (const d of devices) {
+        const w = d.storageWindow?.(ts);
+        if (w) return w;
+      }
+      return null;
+    };
     for (const d of devices) this.byHost[d.identity.host].set(d.identity.unitId, d.registers);
     this.encode();
   }
@@ -143,6 +166,23 @@ export class SimSite {
   snapshot(): SiteSnapshot {
     return this.model.snapshot();
   }
+
+  /**
+   * A master's register write to a unit, at the model's time; the flows follow at once. Throws a
+   * ModbusException the server answers with: 1 for a unit that takes no writes, 2 for a register
+   * that is not writable.
+   */
+  write(host: SimHost, unitId: number, address: number, values: readonly number[]): void {
+    this.writeRequests++;
+    const d = this.devices.find((x) => x.identity.host === host && x.identity.unitId === unitId);
+    if (!d?.write) throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'this unit takes no register writes');
+    d.write(address, values, this.model.time);
+    this.model.refreshFlows();
+    this.encode();
+  }
+
+  /** register writes that reached any simulated unit, taken or refused (tests prove that none arrived) */
+  writeRequests = 0;
 
   units(host: SimHost): ReadonlyMap<number, SimRegisters> {
     return this.byHost[host];

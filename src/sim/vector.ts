@@ -4,7 +4,8 @@
  *
  *   FC3 / FC4: from the unit's holding / input registers (registers.ts); outside them →
  *       exception 2; a unit without registers of that kind → exception 1; more than 125
- *       registers → exception 3. Coils, discrete inputs and writes → exception 1.
+ *       registers → exception 3. FC6/FC16: to the unit's writable controls (SimSite.write), else exception 1 or 2;
+ *       coils and discrete inputs → exception 1.
  *   a unit id with no device behind it: over TCP exception 0x0B (gateway target failed to
  *       respond), so a scan moves on at once; over RTU silence, as on a real line.
  * Before answering, the site is brought to clock.now() (at most once per clock millisecond), so
@@ -45,7 +46,7 @@ export function siteRefresher(site: SimSite, clock: Clock): () => void {
 }
 
 /** Where a vector finds a unit's registers: the simulated site, or a fixed register image (tests). */
-export type UnitSource = Pick<SimSite, 'unit'>;
+export type UnitSource = Pick<SimSite, 'unit'> & Partial<Pick<SimSite, 'write'>>;
 
 export function simVector(site: UnitSource, host: SimHost, refresh: () => void, opts: VectorOptions) {
   const serve = (fn: SimFunction, addr: number, len: number, unitId: number, cb: Callback): void => {
@@ -111,7 +112,27 @@ export function simVector(site: UnitSource, host: SimHost, refresh: () => void, 
   const one = (fn: SimFunction, addr: number, unitId: number, cb: SingleCallback) =>
     serve(fn, addr, 1, unitId, (err, v) => cb(err, v[0] ?? 0));
   const illegal = () => {
-    throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'the simulator serves register reads only');
+    throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'the simulator takes no coil writes');
+  };
+  // FC6 and FC16: to the unit's writable controls (storage-124.ts); the same faults as reads
+  const write = (addr: number, values: number[], unitId: number, cb: (err: Error | null) => void): void => {
+    const fault = opts.faults?.take(host, unitId);
+    if (fault?.kind === 'silent') return;
+    if (fault?.kind === 'exception') return cb(new ModbusException(fault.code, `injected exception ${fault.code}`));
+    if (fault?.kind === 'reset') return opts.resetConnections?.();
+    if (!site.unit(host, unitId)) {
+      if (opts.transport === 'tcp')
+        cb(new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitId} on the ${host} host`));
+      return;
+    }
+    try {
+      refresh();
+      if (!site.write) throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'this image takes no writes');
+      site.write(host, unitId, addr, values);
+    } catch (err) {
+      return cb(err instanceof Error ? err : new Error(String(err)));
+    }
+    cb(null);
   };
   // arities matter: modbus-serial passes a callback (and so allows silence and late answers) only to 4- and 3-argument functions
   return {
@@ -124,8 +145,10 @@ export function simVector(site: UnitSource, host: SimHost, refresh: () => void, 
     getCoil: (_addr: number, _unitId: number): boolean => illegal(),
     getDiscreteInput: (_addr: number, _unitId: number): boolean => illegal(),
     setCoil: (_addr: number, _value: boolean, _unitId: number): void => illegal(),
-    setRegister: (_addr: number, _value: number, _unitId: number): void => illegal(),
-    setRegisterArray: (_addr: number, _value: number[], _unitId: number): void => illegal(),
+    setRegister: (addr: number, value: number, unitId: number, cb: (err: Error | null) => void): void =>
+      write(addr, [value], unitId, cb),
+    setRegisterArray: (addr: number, values: number[], unitId: number, cb: (err: Error | null) => void): void =>
+      write(addr, values, unitId, cb),
   };
 }
 
