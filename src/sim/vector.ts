@@ -118,8 +118,14 @@ export function simVector(site: UnitSource, host: SimHost, refresh: () => void, 
   const write = (addr: number, values: number[], unitId: number, cb: (err: Error | null) => void): void => {
     const fault = opts.faults?.take(host, unitId);
     if (fault?.kind === 'silent') return;
-    if (fault?.kind === 'exception') return cb(new ModbusException(fault.code, `injected exception ${fault.code}`));
-    if (fault?.kind === 'reset') return opts.resetConnections?.();
+    if (fault?.kind === 'exception') {
+      cb(new ModbusException(fault.code, `injected exception ${fault.code}`));
+      return;
+    }
+    if (fault?.kind === 'reset') {
+      opts.resetConnections?.();
+      return;
+    }
     if (!site.unit(host, unitId)) {
       if (opts.transport === 'tcp')
         cb(new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitId} on the ${host} host`));
@@ -130,7 +136,8 @@ export function simVector(site: UnitSource, host: SimHost, refresh: () => void, 
       if (!site.write) throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'this image takes no writes');
       site.write(host, unitId, addr, values);
     } catch (err) {
-      return cb(err instanceof Error ? err : new Error(String(err)));
+      cb(err instanceof Error ? err : new Error(String(err)));
+      return;
     }
     cb(null);
   };
