@@ -120,3 +120,51 @@ describe('a device that does not keep a value', () => {
     await expect(control.apply(bus, { mode: 'charge', powerW: 2000 })).rejects.toThrow(/0xE00A|exception|address/i);
   });
 });
+
+describe('a revert-timer map ends its command on the device when the gateway goes quiet', () => {
+  // SolarEdge: when 0xE00B's seconds pass after the last 0xE00D write, the inverter returns to
+  // the default mode 0xE00A. Huawei: when 47083's minutes pass after 47100 was written, the
+  // forcible command stops (47100 reads 0).
+  const cases = [
+    {
+      name: 'solaredge-storedge',
+      revert: {
+        restartOn: 0xe00d,
+        timer: { address: 0xe00b, words: 2, wordOrder: 'little', unit: 's' },
+        target: 0xe00d,
+        revertTo: { from: 0xe00a },
+      },
+      command: 0xe00d,
+      selfConsumption: 7,
+    },
+    {
+      name: 'huawei-sun2000',
+      revert: {
+        restartOn: 47100,
+        timer: { address: 47083, words: 1, wordOrder: 'big', unit: 'min' },
+        target: 47100,
+        revertTo: { value: 0 },
+      },
+      command: 47100,
+      selfConsumption: 0,
+    },
+  ] as const;
+
+  it.each(cases)('$name: back in self-consumption within life.seconds, and not before', async (c) => {
+    let now = 1_000_000;
+    const { bus, control, device } = await rig(c.name, { revert: c.revert, now: () => now });
+    expect(control.life).toEqual({ kind: 'revert-timer', seconds: 60 });
+    expect(control.fallsBack).toBe(true);
+    await control.apply(bus, { mode: 'charge', powerW: 2000 });
+    const charging = device.words(c.command, 1)[0];
+    expect(charging).not.toBe(c.selfConsumption);
+    // the executor re-asserts inside the life: the timer starts again
+    now += 50_000;
+    await control.apply(bus, { mode: 'charge', powerW: 2000 });
+    now += 50_000;
+    expect(await bus.readHolding(1, c.command, 1)).toEqual([charging]);
+    // then the gateway dies: nothing is written any more
+    now += 10_001;
+    expect(await bus.readHolding(1, c.command, 1)).toEqual([c.selfConsumption]);
+  });
+});

@@ -69,15 +69,40 @@ export function loadControlFixture(name: string): ControlFixture {
 
 type Callback = (err: Error | null, value?: unknown) => void;
 
+/**
+ * A device timer as its document describes it: a write to `restartOn` (re)starts it; `timer` is
+ * the register holding its length (U16 or U32, in seconds or minutes); when it runs out the
+ * device puts `revertTo` (a value, or the value of another register) into `target`.
+ */
+export interface RevertTimer {
+  restartOn: number;
+  timer: { address: number; words: 1 | 2; wordOrder: 'big' | 'little'; unit: 's' | 'min' };
+  target: number;
+  revertTo: { value: number } | { from: number };
+}
+
 /** `clamp`: the largest raw word the device keeps at an address (it stores that instead of more). */
 export async function startControlDevice(
   f: Pick<ControlFixture, 'unitId' | 'registers'>,
-  opts: { clamp?: Record<number, number> } = {},
+  opts: { clamp?: Record<number, number>; revert?: RevertTimer; now?: () => number } = {},
 ): Promise<ControlDevice> {
   const regs = new Map<number, number>();
+  let restartedAt = Number.NaN;
+  // the device's own timer, looked at whenever a master talks to it
+  const tick = () => {
+    const r = opts.revert;
+    if (!r || !opts.now || Number.isNaN(restartedAt)) return;
+    const w = [regs.get(r.timer.address)!, ...(r.timer.words === 2 ? [regs.get(r.timer.address + 1)!] : [])];
+    const [hi, lo] = r.timer.words === 1 ? [0, w[0]!] : r.timer.wordOrder === 'big' ? [w[0]!, w[1]!] : [w[1]!, w[0]!];
+    const seconds = (hi * 0x10000 + lo) * (r.timer.unit === 'min' ? 60 : 1);
+    if (opts.now() < restartedAt + seconds * 1000) return;
+    regs.set(r.target, 'value' in r.revertTo ? r.revertTo.value : regs.get(r.revertTo.from)!);
+    restartedAt = Number.NaN;
+  };
   for (const r of f.registers) r.words.forEach((w, i) => regs.set(r.address + i, w));
   const writes: RecordedWrite[] = [];
   const check = (unitId: number, address: number, count: number) => {
+    tick();
     if (unitId !== f.unitId) throw new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitId}`);
     for (let i = 0; i < count; i++)
       if (!regs.has(address + i))
@@ -90,6 +115,7 @@ export async function startControlDevice(
     values.forEach((v, i) => {
       const max = opts.clamp?.[address + i];
       regs.set(address + i, max !== undefined ? Math.min(v, max) : v);
+      if (address + i === opts.revert?.restartOn) restartedAt = opts.now?.() ?? Number.NaN;
     });
   };
   const guard = (cb: Callback, fn: () => unknown) => {
