@@ -7,6 +7,7 @@
  * src/profiles/control.ts runs it. docs/device-profiles.md "Control maps (`control:`)".
  */
 import type { SchemaNode } from '../yaml/schema.js';
+import { DOCUMENT_SOURCE } from './schema-source.js';
 
 /** what a control register may hold: integers and floats of one to two registers */
 export const CONTROL_TYPES = ['u16', 's16', 'u32', 's32', 'f32'] as const;
@@ -75,18 +76,7 @@ export const CONTROL_SCHEMA = {
   required: ['source', 'life', 'modes'],
   hint: 'give source (the register document), life and modes (at least self-consumption)',
   properties: {
-    source: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['title', 'version', 'url'],
-      hint: 'name the public document the control registers come from: title, version and url',
-      properties: {
-        title: { type: 'string', minLength: 1, hint: "the document's title" },
-        version: { type: 'string', minLength: 1, hint: "the document's version, or the commit of the table cited" },
-        url: { type: 'string', pattern: '^https?://', hint: 'where the document can be read, an http(s) address' },
-        notes: { type: 'string', hint: 'free text: where sources disagree and what was chosen' },
-      },
-    },
+    source: DOCUMENT_SOURCE,
     unitId: {
       type: 'integer',
       minimum: 0,

@@ -7,6 +7,7 @@ import { GRID_STATES } from '../core/channels.js';
 import { NUMERIC_TYPES } from '../modbus/codec.js';
 import { narrow, type SchemaNode } from '../yaml/schema.js';
 import { CONTROL_SCHEMA, CONTROL_WRITES } from './control-schema.js';
+import { DOCUMENT_SOURCE } from './schema-source.js';
 
 export const PROFILE_NAME_PATTERN = '^[a-z0-9_-]+$';
 export const REGISTER_TYPES = [...NUMERIC_TYPES, 'string'] as const;
@@ -219,22 +220,7 @@ export const profileSchema = {
       items: { type: 'string', minLength: 1 },
       hint: 'list the models the profile covers',
     },
-    source: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['title', 'version', 'url'],
-      hint: 'name the public register document the profile follows: title, version and url',
-      properties: {
-        title: { type: 'string', minLength: 1, hint: "the document's title" },
-        version: {
-          type: 'string',
-          minLength: 1,
-          hint: "the document's version or issue, e.g. 'V1.5' or 'Issue 05 (2023-02-16)'",
-        },
-        url: { type: 'string', pattern: '^https?://', hint: 'where the document can be read, an http(s) address' },
-        notes: { type: 'string', hint: 'free text' },
-      },
-    },
+    source: DOCUMENT_SOURCE,
     defaults: {
       type: 'object',
       additionalProperties: false,

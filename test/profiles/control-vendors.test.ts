@@ -57,7 +57,7 @@ describe.each(fixtures)('%s', (name) => {
     const { f, device, bus, control } = await rig(name);
     for (const step of f.steps) {
       const before = device.writes.length;
-      const records = await control.apply(bus, step.command as StorageCommand);
+      const records = await control.apply(bus, step.command);
       const received = device.writes.slice(before).map((w) => ({ address: w.address, words: w.words }));
       expect(received, `${JSON.stringify(step.command)}: ${step.why}`).toEqual(step.writes);
       expect(device.writes.slice(before).every((w) => w.unitId === f.unitId)).toBe(true);
@@ -84,13 +84,13 @@ describe.each(fixtures)('%s', (name) => {
   it('writes again what someone else changed on the device (the keep-alive repairs drift)', async () => {
     const { f, device, bus, control } = await rig(name);
     const first = f.steps[0]!;
-    await control.apply(bus, first.command as StorageCommand);
+    await control.apply(bus, first.command);
     const target = first.writes[0]!;
     // an installer's app puts the first register back to its factory value
     const factory = f.registers.find((r) => r.address === target.address)!;
     device.set(target.address, factory.words);
     const before = device.writes.length;
-    await control.apply(bus, first.command as StorageCommand);
+    await control.apply(bus, first.command);
     expect(device.writes.slice(before).map((w) => w.address)).toContain(target.address);
     expect(device.words(target.address, target.words.length)).toEqual(target.words);
   });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ServerTCP } from 'modbus-serial';
 import { parse } from 'yaml';
+import type { StorageCommand } from '../../src/core/storage-control.js';
 import { MODBUS_EXCEPTION, ModbusException } from '../../src/sim/bank.js';
 
 export interface ControlRegister {
@@ -25,12 +26,6 @@ export interface ExpectedWrite {
   words: number[];
 }
 
-export type FixtureCommand =
-  | { mode: 'self-consumption' }
-  | { mode: 'hold' }
-  | { mode: 'charge'; powerW: number }
-  | { mode: 'discharge'; powerW: number };
-
 export interface ControlFixture {
   name: string;
   title: string;
@@ -39,7 +34,7 @@ export interface ControlFixture {
   unitId: number;
   registers: ControlRegister[];
   /** each command and the writes the document prescribes for it (address, words, order) */
-  steps: { command: FixtureCommand; why: string; writes: ExpectedWrite[] }[];
+  steps: { command: StorageCommand; why: string; writes: ExpectedWrite[] }[];
 }
 
 export interface RecordedWrite {
