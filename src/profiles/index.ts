@@ -4,6 +4,7 @@ import { ProfileDevice } from './engine.js';
 import { loadProfiles, type ProfileRegistry, SUNSPEC } from './registry.js';
 import { SunSpecDevice } from './sunspec.js';
 
+export { ControlMapError, createProfileControl, type ProfileStorageControl } from './control.js';
 export type { DeviceDriver, DevicePoll } from './driver.js';
 export { loadProfiles, ProfileLoadError, ProfileRegistry } from './registry.js';
 

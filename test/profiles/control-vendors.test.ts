@@ -50,6 +50,13 @@ describe('the vendor families the issue names each have a control map and a fixt
   it('Sungrow SH, SolarEdge StorEdge, Huawei, GoodWe ET and Victron GX', () => {
     expect(fixtures).toEqual(['goodwe-et', 'huawei-sun2000', 'solaredge-storedge', 'sungrow-sh-rt', 'victron-gx']);
   });
+
+  it('every shipped profile with a control map has its fixture device, and each cites its source', () => {
+    const withControl = profiles.all().filter((p) => p.control);
+    expect(withControl.map((p) => p.name).sort()).toEqual(fixtures.map((n) => loadControlFixture(n).profile).sort());
+    for (const p of withControl)
+      expect(p.control!.source.url).toMatch(/^https:\/\/github\.com\/.+\/blob\/[0-9a-f]{40}\//);
+  });
 });
 
 describe.each(fixtures)('%s', (name) => {
