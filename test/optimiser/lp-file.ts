@@ -20,12 +20,14 @@ export function lpFile(c: OptimiserCase): string {
   const h = c.slotMinutes / 60;
   const b = c.battery;
   const cap = b.capacityWh / 100;
-  const lines: string[] = ['\\ sitegw optimiser case', 'Minimize'];
+  // the objective in currency per slot-hour per kWh (the cost × 1000/h): coefficients of the
+  // prices' own size, so glpsol's optimality tolerances are not larger than the prices' differences
+  const lines: string[] = ['\\ sitegw optimiser case: objective = cost × 1000 / slot hours', 'Minimize'];
   const obj: [number, string][] = [];
   for (let t = 0; t < T; t++) {
-    obj.push([(c.importPrice[t]! * h) / 1000, `i${t}`]);
-    obj.push([(-c.exportPrice[t]! * h) / 1000, `e${t}`]);
-    obj.push([(b.cycleCostPerKWh * h) / 1000, `d${t}`]);
+    obj.push([c.importPrice[t]!, `i${t}`]);
+    obj.push([-c.exportPrice[t]!, `e${t}`]);
+    obj.push([b.cycleCostPerKWh, `d${t}`]);
   }
   lines.push(` obj: ${terms(obj)}`, 'Subject To');
   for (let t = 0; t < T; t++) {
