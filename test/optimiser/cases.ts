@@ -102,15 +102,15 @@ export function siteForecast(start: number, slots: number, seed = 1): { pvW: num
 }
 
 /** Import: the day-ahead price plus fees and levies (0.20 /kWh, an assumption); export: the day-ahead price. */
-export function dailyCase(day: number, year = 2024): OptimiserCase {
+export function dailyCase(day: number, year = 2024, days = 1): OptimiserCase {
   const start = Date.UTC(year, 0, 1) - 3_600_000 + day * 86_400_000; // local midnight, CET
-  const spot = dayAheadSeries(start, 96).map((p) => p / 1000);
+  const spot = dayAheadSeries(start, 96 * days).map((p) => p / 1000);
   return {
     start: new Date(start).toISOString(),
     slotMinutes: 15,
     importPrice: spot.map((p) => round(p + 0.2, 5)),
     exportPrice: spot.map((p) => round(p, 5)),
-    ...siteForecast(start, 96),
+    ...siteForecast(start, 96 * days),
     battery: {
       capacityWh: 10000,
       socInitial: 30,
