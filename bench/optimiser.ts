@@ -73,4 +73,7 @@ console.log(`| baseline: self-consumption | ${y.selfConsumption.toFixed(2)} | | 
 console.log(
   `| optimiser on its own forecasts | ${y.optimiser.toFixed(2)} | ${(y.selfConsumption - y.optimiser).toFixed(2)} | ${(100 * captured).toFixed(0)} % |`,
 );
+console.log(
+  `| optimiser, PV forecast, load known | ${y.knownLoad.toFixed(2)} | ${(y.selfConsumption - y.knownLoad).toFixed(2)} | ${((100 * (y.selfConsumption - y.knownLoad)) / (y.selfConsumption - y.perfect)).toFixed(0)} % |`,
+);
 console.log(`| perfect foresight | ${y.perfect.toFixed(2)} | ${(y.selfConsumption - y.perfect).toFixed(2)} | 100 % |`);

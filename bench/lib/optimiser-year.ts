@@ -2,7 +2,8 @@
  * A simulated year of the demo site (src/sim: PV with clouds, house load, the demo battery) on the
  * synthetic day-ahead prices (src/sim/day-ahead.ts), run three ways: plain self-consumption; the
  * optimiser re-planning every 4 hours from forecasts learned on the simulated history (with their
- * errors); and the same with perfect foresight (the forecast is what then happens). Plans are
+ * errors); the same with perfect foresight (the forecast is what then happens); and, to show where
+ * the gap between the two comes from, with the PV forecast but the load as it will be. Plans are
  * executed slot by slot on what really happens, as the executor would: a charge or discharge at the
  * planned power up to the planned SoC (targetSoc), self-consumption on the real surplus, hold.
  */
@@ -39,6 +40,8 @@ export interface YearResult {
   selfConsumption: number;
   optimiser: number;
   perfect: number;
+  /** the optimiser on its PV forecast but the load as it will be: where the gap to perfect comes from */
+  knownLoad: number;
   solves: number;
   pvMaeRelative: number;
   loadMaeRelative: number;
@@ -105,16 +108,16 @@ export function simulateYear(year = 2024, days = 366): YearResult {
     return 0;
   };
 
-  const run = (perfect: boolean) => {
+  const run = (perfectPv: boolean, perfectLoad: boolean) => {
     let e = (50 / 100) * battery.capacityWh;
     let cost = 0;
     let solves = 0;
     for (let k0 = warm; k0 < warm + days * 96; k0 += REPLAN_SLOTS) {
       const from = start + k0 * SLOT;
-      const pvW = perfect
+      const pvW = perfectPv
         ? Array.from(pv.subarray(k0, k0 + HORIZON), Math.round)
         : forecastPv(site, pvHistory, from, HORIZON);
-      const loadW = perfect
+      const loadW = perfectLoad
         ? Array.from(load.subarray(k0, k0 + HORIZON), Math.round)
         : forecastLoad(site.timezone, loadHistory, from, HORIZON);
       const c: OptimiserCase = {
@@ -145,8 +148,9 @@ export function simulateYear(year = 2024, days = 366): YearResult {
     sc += slotCost(k, w);
     e = step(e, w);
   }
-  const opt = run(false);
-  const pf = run(true);
+  const opt = run(false, false);
+  const pf = run(true, true);
+  const knownLoad = run(false, true);
   // the forecasts' error over the year, day-ahead from each midnight
   let pvErr = 0;
   let pvSum = 0;
@@ -168,7 +172,8 @@ export function simulateYear(year = 2024, days = 366): YearResult {
     selfConsumption: sc,
     optimiser: opt.cost,
     perfect: pf.cost,
-    solves: opt.solves + pf.solves,
+    knownLoad: knownLoad.cost,
+    solves: opt.solves + pf.solves + knownLoad.solves,
     pvMaeRelative: pvErr / pvSum,
     loadMaeRelative: loadErr / loadSum,
   };
