@@ -12,7 +12,7 @@ const Percent = Num({ minimum: 0, maximum: 100 });
 const Watts = Num({ minimum: 0, maximum: 1e7 });
 /** a price may have any sign (negative day-ahead hours), but not an absurd size */
 const Price = Num({ minimum: -1000, maximum: 1000 });
-/** 7 days of 15-minute slots: the plan API's horizon (docs/design.md "Control") */
+/** 7 days of 15-minute slots: the plan API's horizon (docs/design.md "Control: operation mode and plans") */
 export const MAX_SLOTS = 672;
 
 export const OptimiserCase = Type.Object(
