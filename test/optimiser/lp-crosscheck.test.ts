@@ -5,6 +5,10 @@
  * plan's cost must be within 0.5 % (or 0.01, whichever is larger) of glpsol's optimum — the solver
  * is exact, so it is held to 1e-6 as well — each plan must keep every rule slot by slot, and a case
  * glpsol finds infeasible must be refused as infeasible.
+ *
+ * The full set takes 25–45 s on the 2-core CI machine, so `npm test` runs a representative part:
+ * the first 50 generated cases and every 7th day of the year (each season, weekdays and weekends
+ * alike). SITEGW_OPTIMISER_CHECK=full runs all 200 and all 366.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OptimiserCase } from '../../src/optimiser/case.js';
@@ -58,19 +62,23 @@ function judge(outcomes: Outcome[]): { feasible: number; maxGap: number } {
   return { feasible, maxGap };
 }
 
+const full = process.env.SITEGW_OPTIMISER_CHECK === 'full';
+const randomCount = full ? 200 : 50;
+const days = Array.from({ length: 366 }, (_, d) => d).filter((d) => full || d % 7 === 0);
+
 describe('optimiser against glpsol', () => {
-  it('200 generated 48-hour cases: same optimum, same infeasibility, every plan feasible', async () => {
-    const cases = Array.from({ length: 200 }, (_, k) => randomCase(k));
+  it(`${randomCount} generated 48-hour cases: same optimum, same infeasibility, every plan feasible`, async () => {
+    const cases = Array.from({ length: randomCount }, (_, k) => randomCase(k));
     const outcomes = await twoAtATime(cases, (c, k) => check(c, `random-${k}`));
     const { feasible } = judge(outcomes);
     // the generator must exercise both sides: mostly feasible cases, some infeasible ones
-    expect(feasible).toBeGreaterThan(120);
-    expect(feasible).toBeLessThan(200);
-  }, 120_000);
+    expect(feasible).toBeGreaterThan(0.6 * randomCount);
+    expect(feasible).toBeLessThan(randomCount);
+  }, 180_000);
 
-  it('a year of day-ahead prices, one case a day: same optimum, every plan feasible', async () => {
-    const cases = Array.from({ length: 366 }, (_, d) => dailyCase(d));
-    const { feasible } = judge(await twoAtATime(cases, (c, d) => check(c, `day-${d}`)));
-    expect(feasible).toBe(366);
-  }, 120_000);
+  it(`${days.length} days of a year of day-ahead prices, one case a day: same optimum, every plan feasible`, async () => {
+    const cases = days.map((d) => dailyCase(d));
+    const { feasible } = judge(await twoAtATime(cases, (c, i) => check(c, `day-${days[i]}`)));
+    expect(feasible).toBe(days.length);
+  }, 180_000);
 });
