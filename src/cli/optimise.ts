@@ -32,11 +32,12 @@ export async function optimiseCommand(argv: string[], io: Output = stdio): Promi
     printUsage(io, [USAGE]);
     return EXIT.USAGE;
   }
+  const name = values.input === '-' ? 'stdin' : values.input;
   let text: string;
   try {
     text = await readInput(values.input);
   } catch (err) {
-    printError(io, 'optimise', `cannot read ${values.input}: ${(err as Error).message}`);
+    printError(io, 'optimise', `cannot read ${name}: ${(err as Error).message}`);
     return EXIT.USAGE;
   }
   try {
@@ -44,7 +45,7 @@ export async function optimiseCommand(argv: string[], io: Output = stdio): Promi
     try {
       data = JSON.parse(text);
     } catch (err) {
-      throw new InvalidCaseError(`${values.input} is not JSON: ${(err as Error).message}`);
+      throw new InvalidCaseError(`${name} is not JSON: ${(err as Error).message}`);
     }
     io.out(`${JSON.stringify(optimise(parseCase(data)))}\n`);
     return EXIT.OK;
