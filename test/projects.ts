@@ -40,6 +40,7 @@ export const E2E: readonly string[] = [
   'test/modbus/rtu-bus.test.ts',
   'test/modbus/scan.test.ts',
   'test/modbus/tcp-bus.test.ts',
+  'test/optimiser/lp-crosscheck.test.ts',
   'test/ops/backup-restart.test.ts',
   'test/ops/http.test.ts',
   'test/ops/integrity.test.ts',

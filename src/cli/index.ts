@@ -39,6 +39,9 @@ Usage:
       (--postgres), holes asked for with cmd/resync after --gap-wait seconds. Instances with the same
       --group and database split a fleet; the password for --username is read from
       SITEGW_CONSUMER_PASSWORD.
+  sitegw optimise --input FILE|-
+      The cheapest battery plan for one case (prices, PV and load forecasts, battery, grid limits;
+      docs/optimiser.md), printed as JSON with its cost and the cost of plain self-consumption.
 `;
 
 type Command = (argv: string[], io: Output) => Promise<number>;
@@ -55,6 +58,7 @@ const COMMANDS = new Map<string, Command>([
   ['tls', async (argv, io) => (await import('./tls.js')).tlsCommand(argv, io)],
   ['backup', async (argv, io) => (await import('./backup.js')).backupCommand(argv, io)],
   ['consume', async (argv, io) => (await import('./consume.js')).consumeCommand(argv, io)],
+  ['optimise', async (argv, io) => (await import('./optimise.js')).optimiseCommand(argv, io)],
 ]);
 
 /** The command's own lines of USAGE: its synopsis and what it does. */

@@ -1,0 +1,180 @@
+/**
+ * A simulated year of the demo site (src/sim: PV with clouds, house load, the demo battery) on the
+ * synthetic day-ahead prices (src/sim/day-ahead.ts), run three ways: plain self-consumption; the
+ * optimiser re-planning every 4 hours from forecasts learned on the simulated history (with their
+ * errors); the same with perfect foresight (the forecast is what then happens); and, to show where
+ * the gap between the two comes from, with the PV forecast but the load as it will be. Plans are
+ * executed slot by slot on what really happens, as the executor would: a charge or discharge at the
+ * planned power up to the planned SoC (targetSoc), self-consumption on the real surplus, hold.
+ */
+import type { OptimiserCase } from '../../src/optimiser/case.js';
+import { forecastLoad, forecastPv, type History } from '../../src/optimiser/forecast.js';
+import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
+import { defaultSimConfig } from '../../src/sim/config.js';
+import { dayAheadSeries } from '../../src/sim/day-ahead.js';
+import { HouseLoad } from '../../src/sim/house-load.js';
+import { PvArray } from '../../src/sim/pv-array.js';
+
+const SLOT = 900_000;
+const FEE = 0.2; // import: the day-ahead price plus fees and levies (an assumption; see bench/README.md)
+/** every 4 hours: every 15 minutes, as the daemon will, costs 16 times the time and gained nothing
+ * in a 10-day trial (26.82 against 26.92 in January) */
+const REPLAN_SLOTS = 16;
+const HORIZON = 192;
+
+const sim = defaultSimConfig();
+const blocks = sim.battery.blocks;
+const battery = {
+  capacityWh: blocks.reduce((s, b) => s + b.capacityWh, 0),
+  socMin: blocks[0]!.socMinPct,
+  socMax: blocks[0]!.socMaxPct,
+  maxChargeW: blocks.reduce((s, b) => s + b.maxChargeW, 0),
+  maxDischargeW: blocks.reduce((s, b) => s + b.maxDischargeW, 0),
+  chargeEfficiency: blocks[0]!.chargeEfficiency,
+  dischargeEfficiency: blocks[0]!.dischargeEfficiency,
+  cycleCostPerKWh: 0.02,
+};
+const grid = { maxImportW: 11000, maxExportW: 7000, gridCharge: true };
+
+export interface YearResult {
+  selfConsumption: number;
+  optimiser: number;
+  perfect: number;
+  /** the optimiser on its PV forecast but the load as it will be: where the gap to perfect comes from */
+  knownLoad: number;
+  solves: number;
+  pvMaeRelative: number;
+  loadMaeRelative: number;
+}
+
+/** slot means of the simulator's PV (available power) and house load, sampled each minute */
+function actuals(start: number, slots: number): { pv: Float64Array; load: Float64Array } {
+  const pvArray = new PvArray(sim.pv, sim.location, sim.weather, sim.seed);
+  const house = new HouseLoad(sim.house, sim.seed, sim.location.timezone);
+  const out = new Float64Array(pvArray.count);
+  const pv = new Float64Array(slots);
+  const load = new Float64Array(slots);
+  for (let k = 0; k < slots; k++) {
+    let p = 0;
+    let l = 0;
+    for (let m = 0; m < 15; m++) {
+      const ts = start + k * SLOT + m * 60_000 + 30_000;
+      p += pvArray.availableW(ts, out);
+      l += house.demandW(ts);
+    }
+    pv[k] = p / 15;
+    load[k] = l / 15;
+  }
+  return { pv, load };
+}
+
+export function simulateYear(year = 2024, days = 366): YearResult {
+  const warm = 28 * 96; // four weeks of history before the year for the forecasts
+  const yearStart = Date.UTC(year, 0, 1) - 3_600_000;
+  const start = yearStart - warm * SLOT;
+  const n = warm + days * 96 + HORIZON;
+  const { pv, load } = actuals(start, n);
+  const spot = dayAheadSeries(start, n).map((p) => p / 1000);
+  const pvHistory: History = { start, values: Array.from(pv) };
+  const loadHistory: History = { start, values: Array.from(load) };
+  const site = { ...sim.location, tiltDeg: sim.pv.tiltDeg, azimuthFromSouthDeg: sim.pv.azimuthFromSouthDeg };
+  const h = 0.25;
+  const emin = (battery.socMin / 100) * battery.capacityWh;
+  const emax = (battery.socMax / 100) * battery.capacityWh;
+
+  const slotCost = (k: number, batteryW: number): number => {
+    // batteryW > 0 charges; the rest of the house's balance goes through the meter
+    const net = load[k]! - pv[k]! + batteryW;
+    const imp = Math.max(0, net);
+    const exp = Math.min(grid.maxExportW, Math.max(0, -net));
+    const discharge = Math.max(0, -batteryW);
+    return ((spot[k]! + FEE) * imp - spot[k]! * exp + battery.cycleCostPerKWh * discharge) * (h / 1000);
+  };
+  const step = (e: number, w: number) =>
+    e + (w > 0 ? battery.chargeEfficiency * w : w / battery.dischargeEfficiency) * h;
+  const selfConsumptionW = (k: number, e: number) => {
+    const surplus = pv[k]! - load[k]!;
+    if (surplus > 0) return Math.min(surplus, battery.maxChargeW, (emax - e) / (battery.chargeEfficiency * h));
+    return -Math.min(-surplus, battery.maxDischargeW, ((e - emin) * battery.dischargeEfficiency) / h);
+  };
+  /** what the executor does in slot k at stored energy e with the plan's slot */
+  const execute = (k: number, e: number, s: PlanSlot): number => {
+    const target = (s.socEnd / 100) * battery.capacityWh;
+    if (s.mode === 'self-consumption') return selfConsumptionW(k, e);
+    if (s.mode === 'charge')
+      return Math.max(0, Math.min(s.powerW, (Math.min(emax, target) - e) / (battery.chargeEfficiency * h)));
+    if (s.mode === 'discharge')
+      return -Math.max(0, Math.min(s.powerW, ((e - Math.max(emin, target)) * battery.dischargeEfficiency) / h));
+    return 0;
+  };
+
+  const run = (perfectPv: boolean, perfectLoad: boolean) => {
+    let e = (50 / 100) * battery.capacityWh;
+    let cost = 0;
+    let solves = 0;
+    for (let k0 = warm; k0 < warm + days * 96; k0 += REPLAN_SLOTS) {
+      const from = start + k0 * SLOT;
+      const pvW = perfectPv
+        ? Array.from(pv.subarray(k0, k0 + HORIZON), Math.round)
+        : forecastPv(site, pvHistory, from, HORIZON);
+      const loadW = perfectLoad
+        ? Array.from(load.subarray(k0, k0 + HORIZON), Math.round)
+        : forecastLoad(site.timezone, loadHistory, from, HORIZON);
+      const c: OptimiserCase = {
+        start: new Date(from).toISOString(),
+        slotMinutes: 15,
+        importPrice: spot.slice(k0, k0 + HORIZON).map((p) => p + FEE),
+        exportPrice: spot.slice(k0, k0 + HORIZON),
+        pvW,
+        loadW,
+        battery: { ...battery, socInitial: (100 * e) / battery.capacityWh, socFinalMin: battery.socMin },
+        grid,
+      };
+      const plan = optimise(c);
+      solves++;
+      for (let j = 0; j < REPLAN_SLOTS; j++) {
+        const w = execute(k0 + j, e, plan.slots[j]!);
+        cost += slotCost(k0 + j, w);
+        e = Math.min(emax, Math.max(emin, step(e, w)));
+      }
+    }
+    return { cost, solves };
+  };
+
+  let e = (50 / 100) * battery.capacityWh;
+  let sc = 0;
+  for (let k = warm; k < warm + days * 96; k++) {
+    const w = selfConsumptionW(k, e);
+    sc += slotCost(k, w);
+    e = step(e, w);
+  }
+  const opt = run(false, false);
+  const pf = run(true, true);
+  const knownLoad = run(false, true);
+  // the forecasts' error over the year, day-ahead from each midnight
+  let pvErr = 0;
+  let pvSum = 0;
+  let loadErr = 0;
+  let loadSum = 0;
+  for (let d = 0; d < days; d++) {
+    const k0 = warm + d * 96;
+    const from = start + k0 * SLOT;
+    const fp = forecastPv(site, pvHistory, from, 96);
+    const fl = forecastLoad(site.timezone, loadHistory, from, 96);
+    for (let j = 0; j < 96; j++) {
+      pvErr += Math.abs(fp[j]! - pv[k0 + j]!);
+      pvSum += pv[k0 + j]!;
+      loadErr += Math.abs(fl[j]! - load[k0 + j]!);
+      loadSum += load[k0 + j]!;
+    }
+  }
+  return {
+    selfConsumption: sc,
+    optimiser: opt.cost,
+    perfect: pf.cost,
+    knownLoad: knownLoad.cost,
+    solves: opt.solves + pf.solves + knownLoad.solves,
+    pvMaeRelative: pvErr / pvSum,
+    loadMaeRelative: loadErr / loadSum,
+  };
+}

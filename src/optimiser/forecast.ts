@@ -1,0 +1,140 @@
+/**
+ * Forecasts on the box, no internet (docs/optimiser.md "The forecasts"): pure functions of the
+ * site's own 15-minute history.
+ *
+ * PV: the clear-sky irradiance on the roof's plane (the simulator's solar model, src/sim/solar.ts:
+ * NOAA solar position, Meinel clear-sky beam) times a learned ratio per slot of the day: over the
+ * last days, the energy produced in that slot over the clear-sky irradiance in it. The ratio holds
+ * the array's size, derating, shading at that hour and the recent weather in one number.
+ * Load: the mean of the same weekday and time over the last weeks; where those are missing, the
+ * same time on any recent day.
+ * Error: each forecast made for each of the last 7 days from the history before that day, against
+ * what was measured: mean absolute error, W, and relative to the mean measured.
+ */
+import { IANAZone } from 'luxon';
+import { clearSkyPlane, type PanelGeometry } from '../sim/solar.js';
+
+const SLOT_MS = 900_000;
+const DAY_MS = 86_400_000;
+const SLOTS_PER_DAY = 96;
+
+/** Equal 15-minute slots from `start` (ms); NaN where nothing was measured. */
+export interface History {
+  start: number;
+  values: readonly number[];
+}
+
+const valueAt = (h: History, ts: number): number => {
+  const k = Math.round((ts - h.start) / SLOT_MS);
+  return k >= 0 && k < h.values.length ? (h.values[k] ?? Number.NaN) : Number.NaN;
+};
+
+/** slot of the local day (0..95) and local weekday (0 = Sunday) of the slot starting at ts */
+function localSlot(zone: IANAZone, ts: number): { slot: number; weekday: number } {
+  const local = ts + zone.offset(ts) * 60_000;
+  const day = Math.floor(local / DAY_MS);
+  return { slot: Math.floor((local - day * DAY_MS) / SLOT_MS), weekday: (((day + 4) % 7) + 7) % 7 };
+}
+
+/** mean clear-sky irradiance on the plane over the slot (W/m²), sampled every 5 minutes */
+function clearSkySlot(plane: (ts: number) => number, ts: number): number {
+  let sum = 0;
+  for (let m = 0; m < 3; m++) sum += plane(ts + (m * 5 + 2.5) * 60_000);
+  return sum / 3;
+}
+
+export interface PvSite extends PanelGeometry {
+  timezone: string;
+}
+
+/** PV forecast (W) for `slots` slots from `from`, learned from the `days` days of history before it. */
+export function forecastPv(site: PvSite, history: History, from: number, slots: number, days = 7): number[] {
+  const plane = clearSkyPlane(site);
+  const zone = IANAZone.create(site.timezone);
+  const produced = new Float64Array(SLOTS_PER_DAY);
+  const clear = new Float64Array(SLOTS_PER_DAY);
+  for (let ts = from - days * DAY_MS; ts < from; ts += SLOT_MS) {
+    const w = valueAt(history, ts);
+    const g = clearSkySlot(plane, ts);
+    if (Number.isNaN(w) || g < 20) continue; // dawn and dusk say little about the array
+    const { slot } = localSlot(zone, ts);
+    produced[slot]! += w;
+    clear[slot]! += g;
+  }
+  // a slot with no daylight history (the first days, a long outage) borrows the day's overall ratio
+  const dayRatio = sum(produced) / Math.max(1, sum(clear));
+  return Array.from({ length: slots }, (_, k) => {
+    const ts = from + k * SLOT_MS;
+    const { slot } = localSlot(zone, ts);
+    const ratio = clear[slot]! > 0 ? produced[slot]! / clear[slot]! : dayRatio;
+    return Math.max(0, Math.round(ratio * clearSkySlot(plane, ts)));
+  });
+}
+
+/** Load forecast (W) for `slots` slots from `from`: the same weekday and time over the last `weeks`. */
+export function forecastLoad(timezone: string, history: History, from: number, slots: number, weeks = 4): number[] {
+  const zone = IANAZone.create(timezone);
+  const same = new Float64Array(7 * SLOTS_PER_DAY);
+  const sameN = new Float64Array(7 * SLOTS_PER_DAY);
+  const any = new Float64Array(SLOTS_PER_DAY);
+  const anyN = new Float64Array(SLOTS_PER_DAY);
+  for (let ts = from - weeks * 7 * DAY_MS; ts < from; ts += SLOT_MS) {
+    const w = valueAt(history, ts);
+    if (Number.isNaN(w)) continue;
+    const { slot, weekday } = localSlot(zone, ts);
+    same[weekday * SLOTS_PER_DAY + slot]! += w;
+    sameN[weekday * SLOTS_PER_DAY + slot]! += 1;
+    if (ts >= from - 7 * DAY_MS) {
+      any[slot]! += w;
+      anyN[slot]! += 1;
+    }
+  }
+  return Array.from({ length: slots }, (_, k) => {
+    const { slot, weekday } = localSlot(zone, from + k * SLOT_MS);
+    const i = weekday * SLOTS_PER_DAY + slot;
+    if (sameN[i]! > 0) return Math.round(same[i]! / sameN[i]!);
+    return anyN[slot]! > 0 ? Math.round(any[slot]! / anyN[slot]!) : 0;
+  });
+}
+
+export interface ForecastError {
+  /** mean absolute error over the slots measured, W */
+  maeW: number;
+  /** maeW over the mean measured value (0.25 = 25 %); NaN when nothing was measured */
+  relative: number;
+  /** slots compared */
+  slots: number;
+}
+
+/**
+ * The error of a forecast over the last 7 days before `now`: each day forecast at its midnight
+ * (UTC-aligned slots) from the history before it, against what was measured.
+ */
+export function forecastError(
+  history: History,
+  now: number,
+  forecast: (from: number, slots: number) => number[],
+): ForecastError {
+  let abs = 0;
+  let measured = 0;
+  let n = 0;
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  for (let d = 7; d >= 1; d--) {
+    const from = today - d * DAY_MS;
+    const predicted = forecast(from, SLOTS_PER_DAY);
+    predicted.forEach((p, k) => {
+      const w = valueAt(history, from + k * SLOT_MS);
+      if (Number.isNaN(w)) return;
+      abs += Math.abs(p - w);
+      measured += w;
+      n++;
+    });
+  }
+  return { maeW: n ? abs / n : Number.NaN, relative: measured > 0 ? abs / measured : Number.NaN, slots: n };
+}
+
+function sum(a: Float64Array): number {
+  let s = 0;
+  for (const x of a) s += x;
+  return s;
+}

@@ -1,0 +1,66 @@
+/**
+ * The optimum as the plan the executor would follow (docs/optimiser.md "Reading the result"): per
+ * slot the mode and battery power it would send, and the SoC expected at the slot's end. A slot
+ * whose optimal battery power is what self-consumption would do anyway is sent as
+ * `self-consumption`, so the device follows the real surplus rather than the forecast's.
+ */
+import { baseline, selfConsumptionStep } from './baseline.js';
+import type { OptimiserCase } from './case.js';
+import { energyBounds, type Solution, solve } from './solve.js';
+
+export type SlotMode = 'charge' | 'discharge' | 'hold' | 'self-consumption';
+
+export interface PlanSlot {
+  /** ISO 8601 start/end */
+  interval: string;
+  mode: SlotMode;
+  /** battery power, W, always ≥ 0 (the mode gives the direction); 0 for hold and self-consumption */
+  powerW: number;
+  /** SoC expected at the slot's end, percent */
+  socEnd: number;
+}
+
+export interface OptimisedPlan {
+  slots: PlanSlot[];
+  /** the optimum's cost, currency */
+  cost: number;
+  /** the same case with plain self-consumption (baseline.ts), currency */
+  baselineCost: number;
+}
+
+/** below this a battery power is no power: a hold (W) */
+const IDLE_W = 1;
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+/** rounded for printing, and -0 printed as 0 */
+const money = (x: number) => Number(x.toFixed(6)) + 0;
+
+export function toPlan(c: OptimiserCase, sol: Solution, baselineCost: number): OptimisedPlan {
+  const start = Date.parse(c.start);
+  const slotMs = c.slotMinutes * 60_000;
+  const bounds = energyBounds(c);
+  let e = sol.energyStartWh;
+  const slots = sol.slots.map((s, t): PlanSlot => {
+    const net = s.chargeW - s.dischargeW;
+    const sc = selfConsumptionStep(c, t, e, bounds);
+    const scNet = sc.chargeW - sc.dischargeW;
+    e = s.energyEndWh;
+    let mode: SlotMode;
+    if (Math.abs(scNet) >= IDLE_W && Math.abs(net - scNet) < IDLE_W) mode = 'self-consumption';
+    else if (net >= IDLE_W) mode = 'charge';
+    else if (net <= -IDLE_W) mode = 'discharge';
+    else mode = 'hold';
+    return {
+      interval: `${iso(start + t * slotMs)}/${iso(start + (t + 1) * slotMs)}`,
+      mode,
+      powerW: mode === 'charge' || mode === 'discharge' ? Math.round(Math.abs(net)) : 0,
+      socEnd: Number(((100 * s.energyEndWh) / c.battery.capacityWh).toFixed(2)) + 0,
+    };
+  });
+  return { slots, cost: money(sol.cost), baselineCost: money(baselineCost) };
+}
+
+/** The case's optimal plan and its baseline: what `sitegw optimise` prints. */
+export function optimise(c: OptimiserCase): OptimisedPlan {
+  return toPlan(c, solve(c), baseline(c).cost);
+}

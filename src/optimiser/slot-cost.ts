@@ -1,0 +1,189 @@
+/**
+ * One slot's cost as an exact function of the energy it stores (docs/optimiser.md "The solver").
+ *
+ * For a slot, the flows (charge c, discharge d, PV used u, import i, export e) form a polytope: box
+ * bounds, the power balance u + i + d = load + e + c, and c ≤ u without grid charging. The slot's
+ * least cost for a given stored-energy change x = (ηc·c − d/ηd)·h is the lower boundary of that
+ * polytope's shadow on the (x, cost) plane: a convex piecewise-linear function whose corners are
+ * shadows of the polytope's vertices. So the function is exactly the lower convex hull of the
+ * vertices' (x, cost) points, and the flows at any x are the blend of the two corners around it.
+ * With five variables and one equation a vertex has four variables at a bound (or c = u and two of
+ * d, i, e at a bound), so there are at most 104 of them: enumerated, not searched.
+ */
+import type { OptimiserCase } from './case.js';
+
+/** the five flows of a slot, W, in this order in every flow vector */
+export const C = 0;
+export const D = 1;
+export const U = 2;
+export const I = 3;
+export const E = 4;
+
+export interface SlotInput {
+  loadW: number;
+  pvW: number;
+  importPrice: number;
+  exportPrice: number;
+  hours: number;
+  maxChargeW: number;
+  maxDischargeW: number;
+  maxImportW: number;
+  maxExportW: number;
+  chargeEfficiency: number;
+  dischargeEfficiency: number;
+  cycleCostPerKWh: number;
+  gridCharge: boolean;
+}
+
+/** The slot's cost function: corners sorted by stored energy x (Wh), cost in currency, flows per corner. */
+export interface SlotHull {
+  x: Float64Array;
+  cost: Float64Array;
+  /** 5 flows per corner (C, D, U, I, E) */
+  flows: Float64Array;
+}
+
+/** The case's slots as the hull takes them. */
+export function slotInputs(c: OptimiserCase): SlotInput[] {
+  const hours = c.slotMinutes / 60;
+  const b = c.battery;
+  return c.importPrice.map((importPrice, t) => ({
+    loadW: c.loadW[t]!,
+    pvW: c.pvW[t]!,
+    importPrice,
+    exportPrice: c.exportPrice[t]!,
+    hours,
+    maxChargeW: b.maxChargeW,
+    maxDischargeW: b.maxDischargeW,
+    maxImportW: c.grid.maxImportW,
+    maxExportW: c.grid.maxExportW,
+    chargeEfficiency: b.chargeEfficiency,
+    dischargeEfficiency: b.dischargeEfficiency,
+    cycleCostPerKWh: b.cycleCostPerKWh,
+    gridCharge: c.grid.gridCharge,
+  }));
+}
+
+/** balance coefficients: Σ a·v = load */
+const A = [-1, 1, 1, 1, -1] as const;
+/** slopes closer than this (currency per Wh; a price of 1 per kWh is 1e-3) count as equal */
+const SLOPE_EPS = 1e-13;
+
+/** The slot's exact cost function, or undefined when no flows can balance the slot (load too high). */
+export function slotHull(s: SlotInput): SlotHull | undefined {
+  const ub = [s.maxChargeW, s.maxDischargeW, s.pvW, s.maxImportW, s.maxExportW];
+  const scale = 1 + s.loadW + ub.reduce((a, b) => a + b, 0);
+  const tol = 1e-9 * scale;
+  const pts: number[] = []; // c, d, u, i, e per point
+  const v = [0, 0, 0, 0, 0];
+  const push = () => {
+    if (!s.gridCharge && v[C]! > v[U]! + tol) return;
+    pts.push(v[C]!, v[D]!, v[U]!, v[I]!, v[E]!);
+  };
+  for (let f = 0; f < 5; f++) {
+    for (let mask = 0; mask < 16; mask++) {
+      let rest = s.loadW;
+      for (let k = 0, bit = 0; k < 5; k++) {
+        if (k === f) continue;
+        v[k] = mask & (1 << bit++) ? ub[k]! : 0;
+        rest -= A[k]! * v[k]!;
+      }
+      const val = rest / A[f]!;
+      if (val < -tol || val > ub[f]! + tol) continue;
+      v[f] = Math.min(ub[f]!, Math.max(0, val));
+      push();
+    }
+  }
+  if (!s.gridCharge) {
+    // c = u active: then i + d − e = load whatever c is, and c = u sits at 0 or at min(maxCharge, pv)
+    for (const w of [0, Math.min(s.maxChargeW, s.pvW)]) {
+      for (const f of [D, I, E]) {
+        const others = [D, I, E].filter((k) => k !== f);
+        for (let mask = 0; mask < 4; mask++) {
+          v[C] = w;
+          v[U] = w;
+          let rest = s.loadW;
+          others.forEach((k, bit) => {
+            v[k] = mask & (1 << bit) ? ub[k]! : 0;
+            rest -= A[k]! * v[k]!;
+          });
+          const val = rest / A[f]!;
+          if (val < -tol || val > ub[f]! + tol) continue;
+          v[f] = Math.min(ub[f]!, Math.max(0, val));
+          push();
+        }
+      }
+    }
+  }
+  const n = pts.length / 5;
+  if (n === 0) return undefined;
+  const kWh = s.hours / 1000;
+  const px = new Float64Array(n);
+  const pc = new Float64Array(n);
+  const key = new Float64Array(n);
+  for (let j = 0; j < n; j++) {
+    const o = 5 * j;
+    const c = pts[o]!;
+    const d = pts[o + 1]!;
+    px[j] = (s.chargeEfficiency * c - d / s.dischargeEfficiency) * s.hours;
+    pc[j] = (s.importPrice * pts[o + 3]! - s.exportPrice * pts[o + 4]! + s.cycleCostPerKWh * d) * kWh;
+    // among equally cheap flows: no charging and discharging at once, no importing and exporting at
+    // once, no curtailing, unless they save money (then the hull has them anyway)
+    key[j] = 4 * (c + d) + 2 * (pts[o + 3]! + pts[o + 4]!) + (s.pvW - pts[o + 2]!);
+  }
+  const order = Array.from({ length: n }, (_, j) => j).sort((a, b) => px[a]! - px[b]!);
+  // one point per x: the cheapest, and of the cheapest the one with the fewest flows
+  const xEps = 1e-9 * (1 + s.hours * (ub[C]! + ub[D]! / s.dischargeEfficiency));
+  const costEps = 1e-12 * (1 + Math.abs(s.importPrice) + Math.abs(s.exportPrice)) * scale * kWh;
+  const uniq: number[] = [];
+  for (let j = 0; j < n; ) {
+    let best = order[j]!;
+    let k = j + 1;
+    while (k < n && px[order[k]!]! - px[order[j]!]! <= xEps) {
+      const cand = order[k]!;
+      const dc = pc[cand]! - pc[best]!;
+      if (dc < -costEps || (dc <= costEps && key[cand]! < key[best]!)) best = cand;
+      k++;
+    }
+    uniq.push(best);
+    j = k;
+  }
+  // lower hull, left to right; a corner on the line between its neighbours is kept, so the flows
+  // between two corners never blend a charge corner with a discharge corner the middle one separates
+  const hull: number[] = [];
+  for (const p of uniq) {
+    while (hull.length >= 2) {
+      const a = hull[hull.length - 2]!;
+      const b = hull[hull.length - 1]!;
+      const sab = (pc[b]! - pc[a]!) / (px[b]! - px[a]!);
+      const sbp = (pc[p]! - pc[b]!) / (px[p]! - px[b]!);
+      if (sbp < sab - SLOPE_EPS) hull.pop();
+      else break;
+    }
+    hull.push(p);
+  }
+  const m = hull.length;
+  const out: SlotHull = { x: new Float64Array(m), cost: new Float64Array(m), flows: new Float64Array(5 * m) };
+  hull.forEach((p, k) => {
+    out.x[k] = px[p]!;
+    out.cost[k] = pc[p]!;
+    for (let f = 0; f < 5; f++) out.flows[5 * k + f] = pts[5 * p + f]!;
+  });
+  return out;
+}
+
+/** The slot's least cost and flows at stored-energy change x (inside the hull's range; clamped to it). */
+export function atEnergy(h: SlotHull, x: number, flows: Float64Array): number {
+  const m = h.x.length;
+  let k = 0;
+  while (k < m - 2 && x > h.x[k + 1]!) k++;
+  if (m === 1) {
+    for (let f = 0; f < 5; f++) flows[f] = h.flows[f]!;
+    return h.cost[0]!;
+  }
+  const x0 = h.x[k]!;
+  const x1 = h.x[k + 1]!;
+  const lam = Math.min(1, Math.max(0, (x - x0) / (x1 - x0)));
+  for (let f = 0; f < 5; f++) flows[f] = (1 - lam) * h.flows[5 * k + f]! + lam * h.flows[5 * (k + 1) + f]!;
+  return (1 - lam) * h.cost[k]! + lam * h.cost[k + 1]!;
+}

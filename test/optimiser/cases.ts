@@ -1,0 +1,165 @@
+/**
+ * Cases for checking the optimiser: 200 seeded 48-hour cases over the corners of the problem
+ * (negative prices, export above import, tight grid limits, no grid charge, full and empty starts,
+ * unreachable end SoC), one case per day of a synthetic year of day-ahead prices on the simulator's
+ * PV and house load, and a slot-by-slot feasibility check of a solution against the problem's rules.
+ */
+import type { OptimiserCase } from '../../src/optimiser/case.js';
+import type { Solution } from '../../src/optimiser/solve.js';
+import { dayAheadSeries } from '../../src/sim/day-ahead.js';
+import { HouseLoad } from '../../src/sim/house-load.js';
+import { hash01 } from '../../src/sim/noise.js';
+import { clearSkyPlane } from '../../src/sim/solar.js';
+
+export function randomCase(seed: number, slots = 192): OptimiserCase {
+  let k = 0;
+  const r = () => hash01(seed, 900, k++);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const start = Date.UTC(2026, 0, 1) + seed * 86_400_000;
+  const level = 0.05 + 0.35 * r();
+  const swing = 0.05 + 0.25 * r();
+  const negDepth = r() < 0.4 ? 0.05 + 0.5 * r() : 0;
+  const exportKind = pick(['spread', 'spread', 'fixed', 'above']);
+  const fee = 0.05 + 0.2 * r();
+  const importPrice: number[] = [];
+  const exportPrice: number[] = [];
+  const pvW: number[] = [];
+  const loadW: number[] = [];
+  const pvPeak = pick([0, 3000, 8000, 15000]) * (0.5 + r());
+  const base = 150 + 700 * r();
+  for (let t = 0; t < slots; t++) {
+    const h = (t % 96) / 4;
+    const sun = Math.max(0, Math.sin(((h - 6) / 12) * Math.PI));
+    let p = level + swing * Math.sin(((h - 12) / 24) * 2 * Math.PI) * (r() < 0.9 ? 1 : -1) + 0.04 * (r() - 0.5);
+    if (negDepth > 0) p -= negDepth * sun ** 2;
+    importPrice.push(round(p, 5));
+    exportPrice.push(round(exportKind === 'fixed' ? 0.08 : exportKind === 'above' ? p + 0.02 * r() : p - fee, 5));
+    pvW.push(Math.round(pvPeak * sun * (0.3 + 0.7 * r())));
+    loadW.push(Math.round(base + (r() < 0.15 ? 3500 * r() : 0)));
+  }
+  const capacityWh = pick([2000, 5000, 10000, 20000]);
+  const socMin = pick([0, 5, 10, 20]);
+  const socMax = pick([80, 90, 95, 100]);
+  const startKind = pick(['empty', 'full', 'mid']);
+  const socInitial =
+    startKind === 'empty' ? socMin : startKind === 'full' ? socMax : round(socMin + r() * (socMax - socMin), 2);
+  const maxLoad = Math.max(...loadW);
+  return {
+    start: new Date(start).toISOString(),
+    slotMinutes: 15,
+    importPrice,
+    exportPrice,
+    pvW,
+    loadW,
+    battery: {
+      capacityWh,
+      socInitial,
+      socMin,
+      socMax,
+      socFinalMin: pick([0, socMin, socInitial, 50, socMax]),
+      maxChargeW: pick([1000, 3000, 5000, 10000]),
+      maxDischargeW: pick([1000, 3000, 5000, 10000]),
+      chargeEfficiency: pick([1, 0.95, 0.9]),
+      dischargeEfficiency: pick([1, 0.95, 0.85]),
+      cycleCostPerKWh: pick([0, 0, 0.02, 0.1]),
+    },
+    grid: {
+      // tight: the main fuse below the peak load, so the battery must cover peaks (or it cannot)
+      maxImportW: r() < 0.3 ? Math.round(maxLoad * (0.5 + 0.6 * r())) : 11000,
+      maxExportW: r() < 0.3 ? Math.round(2000 * r()) : 7000,
+      gridCharge: r() < 0.7,
+    },
+  };
+}
+
+const round = (x: number, digits: number) => Number(x.toFixed(digits));
+
+/** The simulator's demo site: location, roof and house (src/sim/config.ts defaults). */
+const DEMO = { latDeg: 52.52, lonDeg: 13.4, tiltDeg: 30, azimuthFromSouthDeg: 0, peakW: 6000, derate: 0.9 };
+
+/** PV (clear-sky, the demo roof) and house load per slot, slot means sampled each minute. */
+export function siteForecast(start: number, slots: number, seed = 1): { pvW: number[]; loadW: number[] } {
+  const plane = clearSkyPlane(DEMO);
+  const house = new HouseLoad(
+    { baseW: 300, morningPeakW: 700, eveningPeakW: 1100, applianceRate: 1 },
+    seed,
+    'Europe/Berlin',
+  );
+  const pvW: number[] = [];
+  const loadW: number[] = [];
+  for (let t = 0; t < slots; t++) {
+    let pv = 0;
+    let load = 0;
+    for (let m = 0; m < 15; m++) {
+      const ts = start + t * 900_000 + m * 60_000 + 30_000;
+      pv += (plane(ts) / 1000) * DEMO.peakW * DEMO.derate;
+      load += house.demandW(ts);
+    }
+    pvW.push(Math.round(pv / 15));
+    loadW.push(Math.round(load / 15));
+  }
+  return { pvW, loadW };
+}
+
+/** Import: the day-ahead price plus fees and levies (0.20 /kWh, an assumption); export: the day-ahead price. */
+export function dailyCase(day: number, year = 2024, days = 1): OptimiserCase {
+  const start = Date.UTC(year, 0, 1) - 3_600_000 + day * 86_400_000; // local midnight, CET
+  const spot = dayAheadSeries(start, 96 * days).map((p) => p / 1000);
+  return {
+    start: new Date(start).toISOString(),
+    slotMinutes: 15,
+    importPrice: spot.map((p) => round(p + 0.2, 5)),
+    exportPrice: spot.map((p) => round(p, 5)),
+    ...siteForecast(start, 96 * days),
+    battery: {
+      capacityWh: 10000,
+      socInitial: 30,
+      socMin: 10,
+      socMax: 95,
+      socFinalMin: 30,
+      maxChargeW: 5000,
+      maxDischargeW: 5000,
+      chargeEfficiency: 0.95,
+      dischargeEfficiency: 0.95,
+      cycleCostPerKWh: 0.02,
+    },
+    grid: { maxImportW: 11000, maxExportW: 7000, gridCharge: true },
+  };
+}
+
+/** Every rule of the problem, slot by slot; the first broken one as text, or undefined. */
+export function violation(c: OptimiserCase, sol: Solution): string | undefined {
+  const h = c.slotMinutes / 60;
+  const b = c.battery;
+  const cap = b.capacityWh / 100;
+  const tol = 1e-6 * (1 + c.grid.maxImportW + c.grid.maxExportW + b.maxChargeW + b.maxDischargeW);
+  const eTol = 1e-6 * (1 + b.capacityWh);
+  let e = b.socInitial * cap;
+  let total = 0;
+  for (let t = 0; t < sol.slots.length; t++) {
+    const s = sol.slots[t]!;
+    const within = (v: number, hi: number, name: string) =>
+      v < -tol || v > hi + tol ? `slot ${t}: ${name} ${v} outside 0..${hi}` : undefined;
+    const bad =
+      within(s.chargeW, b.maxChargeW, 'charge') ??
+      within(s.dischargeW, b.maxDischargeW, 'discharge') ??
+      within(s.pvUsedW, c.pvW[t]!, 'PV used') ??
+      within(s.importW, c.grid.maxImportW, 'import') ??
+      within(s.exportW, c.grid.maxExportW, 'export');
+    if (bad) return bad;
+    const balance = s.pvUsedW + s.importW + s.dischargeW - c.loadW[t]! - s.exportW - s.chargeW;
+    if (Math.abs(balance) > tol) return `slot ${t}: power balance off by ${balance} W`;
+    if (!c.grid.gridCharge && s.chargeW > s.pvUsedW + tol) return `slot ${t}: charges ${s.chargeW} W from the grid`;
+    e += (b.chargeEfficiency * s.chargeW - s.dischargeW / b.dischargeEfficiency) * h;
+    if (Math.abs(e - s.energyEndWh) > eTol) return `slot ${t}: energy ${s.energyEndWh} Wh, the flows give ${e}`;
+    if (e < b.socMin * cap - eTol || e > b.socMax * cap + eTol) return `slot ${t}: energy ${e} Wh outside SoC limits`;
+    const cost =
+      ((c.importPrice[t]! * s.importW - c.exportPrice[t]! * s.exportW + b.cycleCostPerKWh * s.dischargeW) * h) / 1000;
+    if (Math.abs(cost - s.cost) > 1e-9 * (1 + Math.abs(cost)))
+      return `slot ${t}: cost ${s.cost}, the flows give ${cost}`;
+    total += cost;
+  }
+  if (e < Math.max(b.socMin, b.socFinalMin) * cap - eTol) return `ends at ${e} Wh, below socFinalMin`;
+  if (Math.abs(total - sol.cost) > 1e-9 * (1 + Math.abs(total))) return `cost ${sol.cost}, the slots add to ${total}`;
+  return undefined;
+}

@@ -1,0 +1,67 @@
+/**
+ * The forecasts as pure functions of history: a load that repeats weekly is forecast exactly, a PV
+ * history that is the clear sky times a constant gives back that constant (gaps included), and the
+ * error over the last week is zero for a perfect forecast and the offset for a shifted one.
+ */
+import { describe, expect, it } from 'vitest';
+import { forecastError, forecastLoad, forecastPv, type History } from '../../src/optimiser/forecast.js';
+import { clearSkyPlane } from '../../src/sim/solar.js';
+
+const SLOT = 900_000;
+const DAY = 86_400_000;
+const site = { latDeg: 52.52, lonDeg: 13.4, tiltDeg: 30, azimuthFromSouthDeg: 0, timezone: 'Europe/Berlin' };
+const from = Date.UTC(2026, 5, 15) - 2 * 3_600_000; // local midnight, CEST
+
+function history(days: number, w: (ts: number) => number): History {
+  const start = from - days * DAY;
+  return { start, values: Array.from({ length: days * 96 }, (_, k) => w(start + k * SLOT)) };
+}
+
+describe('load forecast', () => {
+  it('a load that repeats each week is forecast exactly, weekday by weekday', () => {
+    const weekly = (ts: number) => {
+      const local = new Date(ts + 2 * 3_600_000);
+      return 200 + 100 * local.getUTCDay() + 3 * local.getUTCHours();
+    };
+    const f = forecastLoad(site.timezone, history(28, weekly), from, 7 * 96);
+    f.forEach((w, k) => expect(w, `slot ${k}`).toBe(weekly(from + k * SLOT)));
+  });
+
+  it('with one week of history missing, the other weeks still answer', () => {
+    const h = history(28, () => 500);
+    const values = h.values.map((v, k) => (k < 7 * 96 ? Number.NaN : v));
+    expect(forecastLoad(site.timezone, { ...h, values }, from, 96).every((w) => w === 500)).toBe(true);
+  });
+});
+
+describe('PV forecast', () => {
+  const plane = clearSkyPlane(site);
+  const slotMean = (ts: number) => (plane(ts + 150_000) + plane(ts + 450_000) + plane(ts + 750_000)) / 3;
+  it('learns the ratio of production to clear sky and applies it to tomorrow', () => {
+    const h = history(7, (ts) => 4.2 * slotMean(ts));
+    const f = forecastPv(site, h, from, 96);
+    f.forEach((w, k) => expect(Math.abs(w - 4.2 * slotMean(from + k * SLOT)), `slot ${k}`).toBeLessThan(60));
+    expect(Math.max(...f)).toBeGreaterThan(3000);
+    expect(f[0]).toBe(0); // midnight
+  });
+
+  it('a day of missing data leaves the ratio as it was', () => {
+    const h = history(7, (ts) => (ts < from - 6 * DAY ? Number.NaN : 2 * slotMean(ts)));
+    const f = forecastPv(site, h, from, 96);
+    const noon = f.indexOf(Math.max(...f));
+    expect(f[noon]! / slotMean(from + noon * SLOT)).toBeCloseTo(2, 1);
+  });
+});
+
+describe('forecast error over the last week', () => {
+  const h = history(14, (ts) => 300 + ((ts / SLOT) % 7));
+  const truth = (start: number, n: number) => Array.from({ length: n }, (_, k) => 300 + ((start / SLOT + k) % 7));
+  it('zero for a perfect forecast, over 7 × 96 slots', () => {
+    expect(forecastError(h, from, truth)).toEqual({ maeW: 0, relative: 0, slots: 7 * 96 });
+  });
+  it('the offset for a shifted one', () => {
+    const e = forecastError(h, from, (s, n) => truth(s, n).map((w) => w + 100));
+    expect(e.maeW).toBeCloseTo(100, 9);
+    expect(e.relative).toBeCloseTo(100 / 303, 2);
+  });
+});
