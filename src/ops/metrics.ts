@@ -45,7 +45,22 @@ const GRID = LIVE_QUANTITIES.find((q) => q.kind === 'grid')!;
 const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const DAY_MS = 86_400_000;
 
-/** Adds the growth of an externally kept total to a counter (counters only go up). */
+/**
+ * prom-client's default gauges named `_total`, which Prometheus reserves for counters (`promtool
+ * check metrics` refuses them); each is the sum of its per-type gauge beside it
+ * (`sum(nodejs_active_handles)`), so nothing is lost by leaving them out.
+ */
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
+/**
+ * Adds the growth of an externally kept total to a counter (counters only go up). A label set is
+ * exported from its first scrape, at 0 until something is counted: a rate over it then reads 0
+ * rather than no data.
+ */
 export function follow(
   counter: Counter<string>,
   seen: Map<string, number>,
@@ -53,6 +68,7 @@ export function follow(
   labels: Record<string, string>,
   total: number,
 ): void {
+  if (!seen.has(key)) counter.inc(labels, 0);
   const before = seen.get(key) ?? 0;
   if (total > before) counter.inc(labels, total - before);
   seen.set(key, Math.max(before, total));
@@ -74,6 +90,7 @@ export class Metrics {
     const { site, bus, clock, health, bucketer, dbFile } = this.src;
     const r = this.registry;
     collectDefaultMetrics({ register: r });
+    for (const name of MISNAMED_DEFAULTS) r.removeSingleMetric(name);
 
     const poll = new Histogram({
       name: 'sitegw_device_poll_seconds',

@@ -4,9 +4,11 @@
  * label values only from the site's own streams and devices, and the energy counters equal to
  * the Energy Site API's for the same bucket.
  */
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRID_STATES, POWER_CHANNELS } from '../../src/core/channels.js';
 import { STREAM_ROLES } from '../../src/core/streams.js';
+import { MODBUS_ERROR_KINDS } from '../../src/modbus/errors.js';
 import { partnerToken } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 import { newestBuckets, silenceAndSettle } from '../support/live.js';
@@ -28,6 +30,33 @@ describe('live values in /metrics', () => {
     token = await partnerToken(demo.credentials);
   });
   afterAll(async () => demo?.cleanup());
+
+  it('pass `promtool check metrics` (Prometheus’s own linter; the Debian package prometheus, installed by .ci/run)', async () => {
+    const res = await fetch(`${demo.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    const text = await res.text();
+    // no silent pass: CI installs promtool, and a machine without it fails here and says so
+    const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(r.error, 'promtool missing: apt-get install prometheus').toBeUndefined();
+    expect(`${r.stdout}${r.stderr}`).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  it('count device errors from 0 for every device and kind, so a dashboard panel shows 0 rather than no data', async () => {
+    const f = await scrape();
+    const samples = f.get('sitegw_device_errors_total')?.samples ?? [];
+    for (const d of demo.daemon.site.devices.values()) {
+      for (const kind of MODBUS_ERROR_KINDS) {
+        const s = samples.find((x) => x.labels.device === d.config.id && x.labels.kind === kind);
+        expect(s, `${d.config.id} ${kind}`).toBeDefined();
+        expect(s!.value).toBe(d.errors[kind]);
+      }
+    }
+    for (const reason of ['late', 'out_of_order', 'unknown_stream'])
+      expect(
+        f.get('sitegw_readings_dropped_total')?.samples.some((s) => s.labels.reason === reason),
+        reason,
+      ).toBe(true);
+  });
 
   it('parse as the text format, with Prometheus names and label values bounded by the site', async () => {
     const f = await scrape();
