@@ -538,7 +538,13 @@ describe('/openapi.json', () => {
 describe('the document is as strict as the server, and the spec’s own calls fit it', () => {
   const site = () => demo.daemon.site.id;
   /** requests the server refuses with 400: the document must refuse them too */
-  const refused = () => [
+  const refused = (): {
+    route: string;
+    what: string;
+    path: string;
+    query?: Record<string, string>;
+    body?: unknown;
+  }[] => [
     {
       route: 'GET /api/v2/sites/{siteId}/savings',
       what: 'no resolution',
