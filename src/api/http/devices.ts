@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import { INCLUDE_GROUPS } from '../../core/channels.js';
 import { bucketsGeneration } from '../../store/buckets.js';
 import { allPublishTo } from '../../store/publish-to.js';
 import { AnswerCache } from '../../telemetry/answer-cache.js';
@@ -68,7 +69,10 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
             Type.String({ enum: [...TELEMETRY_RESOLUTIONS], description: 'PT15M (default), PT1H or P1D' }),
           ),
           include: Type.Optional(
-            CommaList('default (power, soc, soh, state) and/or energy (lifetime counters); default: default'),
+            CommaList(
+              'default (power, soc, soh, state) and/or energy (lifetime counters); default: default',
+              INCLUDE_GROUPS,
+            ),
           ),
         }),
         // no 404: an id without a stream answers 200 with no entries

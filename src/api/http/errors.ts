@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiError, ErrorCodes, errorBody } from '../../core/errors.js';
-import { parseInterval, parseResolution } from '../../telemetry/interval.js';
+import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
 
 /** The router's limit on a path parameter (app.ts); the route schemas say the same with maxLength. */
 export const MAX_PATH_PARAM = 200;
@@ -27,6 +27,7 @@ const CODES: Record<string, string> = {
  */
 const READERS: Record<string, (value: string, listed?: string[]) => void> = {
   interval: (v) => parseInterval(v),
+  include: (v) => parseInclude(v),
   resolution: (v, listed) => {
     if (!listed) return;
     if (v.trim() === '') throw apiError('INVALID_RESOLUTION', `resolution is empty; allowed: ${listed.join(', ')}`);

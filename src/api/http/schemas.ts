@@ -30,12 +30,19 @@ export const IntervalString = (description: string) =>
 /** A response schema with the description the OpenAPI document shows for it (else "Default Response"). */
 export const described = <T extends object>(description: string, schema: T): T => ({ ...schema, description });
 
-/** A comma-separated list query parameter; it may also be repeated (lenient-query.ts). */
-export const CommaList = (description: string) =>
-  Type.String({
+/**
+ * A comma-separated list query parameter; it may also be repeated (lenient-query.ts). Its pattern
+ * is what the server reads: the listed values, blanks around them and empty items allowed, at
+ * least one value.
+ */
+export const CommaList = (description: string, values: readonly string[]) => {
+  const item = `(?:${values.join('|')})`;
+  return Type.String({
     description: `${description}. Comma-separated; the parameter may also be repeated (a=x&a=y is a=x,y)`,
+    pattern: String.raw`^(?:\s*,)*\s*${item}\s*(?:,\s*(?:${item}\s*)?)*$`,
     [COMMA_LIST]: true,
   });
+};
 
 /** A boolean query parameter: true/false/1/0 in any case; an empty value counts as absent (lenient-query.ts). */
 export const QueryBoolean = (defaultValue: boolean, description: string) =>
