@@ -40,6 +40,7 @@ const JOULES_PER_WH = 3600;
 const POWER = LIVE_QUANTITIES.filter((q) => q.kind === 'power');
 const ENERGY = LIVE_QUANTITIES.filter((q) => q.kind === 'energy');
 const SOC = LIVE_QUANTITIES.find((q) => q.kind === 'soc')!;
+const SOH = LIVE_QUANTITIES.find((q) => q.kind === 'soh')!;
 const GRID = LIVE_QUANTITIES.find((q) => q.kind === 'grid')!;
 
 const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -280,6 +281,19 @@ export class Metrics {
         for (const { def, now } of streamsNow()) {
           const soc = now.values[SOC.key];
           if (typeof soc === 'number') this.set(labels(def), percentToFraction(soc));
+        }
+      },
+    });
+    new Gauge({
+      name: 'sitegw_battery_soh_ratio',
+      help: 'Battery state of health now (remaining capacity against new), 0..1; where the battery reports it',
+      labelNames,
+      registers,
+      collect() {
+        this.reset();
+        for (const { def, now } of streamsNow()) {
+          const soh = now.values[SOH.key];
+          if (typeof soh === 'number') this.set(labels(def), percentToFraction(soh));
         }
       },
     });

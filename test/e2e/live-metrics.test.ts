@@ -10,11 +10,17 @@ import { GRID_STATES, POWER_CHANNELS } from '../../src/core/channels.js';
 import { STREAM_ROLES } from '../../src/core/streams.js';
 import { MODBUS_ERROR_KINDS } from '../../src/modbus/errors.js';
 import { partnerToken } from '../support/auth.js';
-import { demoSite } from '../support/demo.js';
+import { demoSite, waitFor } from '../support/demo.js';
 import { newestBuckets, silenceAndSettle } from '../support/live.js';
 import { type PromFamily, parsePromText } from '../support/prom-text.js';
 
-const LIVE = ['sitegw_power_watts', 'sitegw_energy_joules_total', 'sitegw_battery_soc_ratio', 'sitegw_grid_state'];
+const LIVE = [
+  'sitegw_power_watts',
+  'sitegw_energy_joules_total',
+  'sitegw_battery_soc_ratio',
+  'sitegw_battery_soh_ratio',
+  'sitegw_grid_state',
+];
 
 describe('live values in /metrics', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
@@ -93,8 +99,20 @@ describe('live values in /metrics', () => {
     // one series per stream and channel/direction/state at most: the bound is the site itself
     expect(series).toBeLessThanOrEqual(streams.size * (POWER_CHANNELS.length + 2 + 1 + GRID_STATES.length));
     expect(f.get('sitegw_grid_state')!.samples.filter((s) => s.value === 1)).toHaveLength(1);
-    for (const s of f.get('sitegw_battery_soc_ratio')!.samples)
-      expect(s.value).toBeGreaterThanOrEqual(0), expect(s.value).toBeLessThanOrEqual(1);
+    for (const name of ['sitegw_battery_soc_ratio', 'sitegw_battery_soh_ratio'])
+      for (const s of f.get(name)!.samples)
+        expect(s.value).toBeGreaterThanOrEqual(0), expect(s.value).toBeLessThanOrEqual(1);
+    // state of health of every battery stream (the API has it; /metrics too), once each battery has answered a poll
+    const batteries = demo.daemon.site
+      .streams()
+      .filter((s) => s.channels.includes('soh'))
+      .map((s) => s.id)
+      .sort();
+    const soh = await waitFor('a state of health per battery stream', async () => {
+      const got = (await scrape()).get('sitegw_battery_soh_ratio')!.samples.map((s) => s.labels.stream!);
+      return got.length === batteries.length ? got.sort() : undefined;
+    });
+    expect(soh).toEqual(batteries);
     expect(f.get('sitegw_power_watts')!.samples.length).toBeGreaterThanOrEqual(streams.size);
   });
 
@@ -114,6 +132,7 @@ describe('live values in /metrics', () => {
     // no reading is current: no made-up zero for power or soc, and the grid state is unknown
     expect(f.get('sitegw_power_watts')!.samples).toEqual([]);
     expect(f.get('sitegw_battery_soc_ratio')!.samples).toEqual([]);
+    expect(f.get('sitegw_battery_soh_ratio')!.samples).toEqual([]);
     expect(
       f
         .get('sitegw_grid_state')!
