@@ -52,7 +52,7 @@ describe('sitegw demo on a terminal', () => {
       '--sim-control-port',
       String(control),
     ]);
-    const env = { ...process.env, SITEGW_LOG_LEVEL: 'info' };
+    const env: NodeJS.ProcessEnv = { ...process.env, SITEGW_LOG_LEVEL: 'info' };
     delete env.SITEGW_LOG_FORMAT;
     delete env.JOURNAL_STREAM;
     // -q quiet, -f flush at once, -e the command's exit status, -c the command; the typescript file: none
