@@ -61,7 +61,8 @@ const operations = (d: Document) =>
 function arbitrary(schema: Schema, doc: Document, depth = 0): fc.Arbitrary<unknown> {
   if (schema.$ref) {
     const name = String(schema.$ref).replace('#/components/schemas/', '');
-    return arbitrary(((doc.components ?? {}).schemas as Record<string, Schema>)[name]!, doc, depth + 1);
+    const schemas = (doc.components?.schemas ?? {}) as Record<string, Schema>;
+    return arbitrary(schemas[name]!, doc, depth + 1);
   }
   const alts = schema.anyOf ?? schema.oneOf;
   if (alts) return fc.oneof(...alts.map((s: Schema) => arbitrary(s, doc, depth)));

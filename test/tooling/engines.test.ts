@@ -28,7 +28,7 @@ const parse = (v: string): V => {
 const cmp = (a: V, b: V) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
 /** Whether `version` satisfies an npm range of the forms lockfiles carry (||, >=, >, <, <=, ^, ~, x, exact). */
-export function satisfies(version: string, range: string): boolean {
+function satisfies(version: string, range: string): boolean {
   const v = parse(version);
   return range.split('||').some((alt) =>
     alt
