@@ -271,32 +271,27 @@ export class Metrics {
         }
       },
     });
-    new Gauge({
-      name: 'sitegw_battery_soc_ratio',
-      help: 'Battery state of charge now, 0..1',
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { def, now } of streamsNow()) {
-          const soc = now.values[SOC.key];
-          if (typeof soc === 'number') this.set(labels(def), percentToFraction(soc));
-        }
-      },
-    });
-    new Gauge({
-      name: 'sitegw_battery_soh_ratio',
-      help: 'Battery state of health now (remaining capacity against new), 0..1; where the battery reports it',
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { def, now } of streamsNow()) {
-          const soh = now.values[SOH.key];
-          if (typeof soh === 'number') this.set(labels(def), percentToFraction(soh));
-        }
-      },
-    });
+    // a percentage of a battery stream as a 0..1 ratio, left out while the stream has no current value
+    const ratio = (name: string, help: string, key: string) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const { def, now } of streamsNow()) {
+            const v = now.values[key];
+            if (typeof v === 'number') this.set(labels(def), percentToFraction(v));
+          }
+        },
+      });
+    ratio('sitegw_battery_soc_ratio', 'Battery state of charge now, 0..1', SOC.key);
+    ratio(
+      'sitegw_battery_soh_ratio',
+      'Battery state of health now (remaining capacity against new), 0..1; where the battery reports it',
+      SOH.key,
+    );
     new Gauge({
       name: 'sitegw_grid_state',
       help: 'Grid state at the connection point now: 1 for the current state (ok, not_present, unknown), 0 for the others',
