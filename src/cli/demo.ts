@@ -52,11 +52,22 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
       speed: { type: 'string' },
       mqtt: { type: 'string' },
       homeassistant: { type: 'string' },
+      'inverter-port': { type: 'string' },
+      'meter-port': { type: 'string' },
+      'sim-control-port': { type: 'string' },
     },
   });
+  // 0 (the default) picks a free port: two demos side by side do not collide; a number pins it
+  // for a partner's config or a firewall rule
+  const port = (name: string, v: string | undefined) => intOption(name, v, 0, { min: 0, max: 65535 });
   const checked = valuesOrMistake(io, 'demo', () => ({
     port: intOption('port', values.port, 8080, { min: 0, max: 65535 }),
     speed: positiveOption('speed', values.speed, 1),
+    modbusPorts: {
+      inverter: port('inverter-port', values['inverter-port']),
+      meter: port('meter-port', values['meter-port']),
+    },
+    simControlPort: port('sim-control-port', values['sim-control-port']),
   }));
   if (!checked) return EXIT.FAILURE;
   const signals = watchSignals(io);
@@ -65,7 +76,6 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
     host: values.host ?? '127.0.0.1',
     dataDir: values['data-dir'] ?? './data',
     history: values.history,
-    modbusPorts: 'auto',
     log: createLogger(),
     mqtt: values.mqtt,
     homeassistant: values.homeassistant,

@@ -10,9 +10,10 @@ const USAGE = `sitegw ${VERSION}: edge site gateway
 
 Usage:
   sitegw demo [--port N] [--host ADDR] [--data-dir DIR] [--history DURATION] [--speed N]
-              [--mqtt URL] [--homeassistant URL]
+              [--mqtt URL] [--homeassistant URL] [--inverter-port N] [--meter-port N] [--sim-control-port N]
       Start the built-in simulated site (real Modbus TCP, SunSpec) and the gateway on it.
-      --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster.
+      --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster;
+      the simulator's ports are free ones unless given.
   sitegw simulate [--inverter-port N] [--meter-port N] [--host ADDR] [--speed N]
                   [--grid-meter sunspec|sdm630|em340] [--rtu PATH [--rtu-host meter|inverter] [--baud N] [--parity P]]
       Run only the simulated site's Modbus servers (to point 'sitegw run', 'sitegw scan' or mbpoll at);

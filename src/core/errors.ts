@@ -28,6 +28,7 @@ export const ErrorCodes = {
   SITE_NOT_FOUND: { status: 404, code: 'SITE_NOT_FOUND' },
   DEVICE_NOT_FOUND: { status: 404, code: 'DEVICE_NOT_FOUND' },
   ROUTE_NOT_FOUND: { status: 404, code: 'ROUTE_NOT_FOUND' },
+  METHOD_NOT_ALLOWED: { status: 405, code: 'METHOD_NOT_ALLOWED' },
   // dynamic tariffs and savings
   INVALID_BODY: { status: 400, code: 'INVALID_BODY' },
   OVERLAPPING_VALUES: { status: 400, code: 'OVERLAPPING_VALUES' },

@@ -73,8 +73,61 @@ export function logDrained(out: Writable = process.stdout, ms = DRAIN_AT_EXIT_MS
   });
 }
 
-/** One JSON line per event on stdout (journald keeps it); level from SITEGW_LOG_LEVEL. */
-export function createLogger(level = process.env.SITEGW_LOG_LEVEL ?? 'info'): Logger {
+/** How log lines look: JSON for journald and for a pipe (machines read them), words on a terminal. */
+export type LogFormat = 'json' | 'human';
+
+/**
+ * SITEGW_LOG_FORMAT (json or human) when set; else human on a terminal, JSON otherwise. Under
+ * systemd stdout is journald's stream (JOURNAL_STREAM names it), never a terminal, so the unit's
+ * log stays JSON whatever the environment.
+ */
+export function logFormat(env: NodeJS.ProcessEnv = process.env, out: { isTTY?: boolean } = process.stdout): LogFormat {
+  const f = env.SITEGW_LOG_FORMAT;
+  if (f === 'json' || f === 'human') return f;
+  return out.isTTY === true && !env.JOURNAL_STREAM ? 'human' : 'json';
+}
+
+const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+/** fields every line has, shown in their own way or not at all */
+const OWN = new Set(['level', 'time', 'msg', 'app', 'pid', 'hostname', 'err']);
+
+const shownValue = (v: unknown): string =>
+  typeof v === 'string' ? (/^[^\s"=]+$/.test(v) ? v : JSON.stringify(v)) : JSON.stringify(v);
+
+/**
+ * One JSON log line in words: `08:12:01 INFO  http listening url=http://…`; an error's message
+ * after the line and its stack indented below. A line that is not JSON passes unchanged.
+ */
+export function humanLine(line: string): string {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(line);
+  } catch {
+    return line;
+  }
+  if (typeof o !== 'object' || o === null) return line;
+  // local time: a person at the terminal reads the clock on the wall
+  const time = typeof o.time === 'number' ? new Date(o.time).toTimeString().slice(0, 8) : '--:--:--';
+  const level = (LEVELS[Number(o.level)] ?? String(o.level)).padEnd(5);
+  const fields = Object.entries(o)
+    .filter(([k, v]) => !OWN.has(k) && v !== undefined)
+    .map(([k, v]) => `${k}=${shownValue(v)}`);
+  const err = o.err as { message?: unknown; stack?: unknown } | undefined;
+  const errText = err && typeof err === 'object' ? ` (${String(err.message ?? '')})` : '';
+  const stack =
+    err && typeof err.stack === 'string'
+      ? `\n${err.stack
+          .split('\n')
+          .slice(1)
+          .map((l) => `    ${l.trim()}`)
+          .join('\n')}`
+      : '';
+  return `${time} ${level} ${String(o.msg ?? '')}${errText}${fields.length ? `  ${fields.join(' ')}` : ''}${stack}\n`;
+}
+
+/** One line per event on stdout (journald keeps it), JSON or in words (logFormat); level from SITEGW_LOG_LEVEL. */
+export function createLogger(level = process.env.SITEGW_LOG_LEVEL ?? 'info', format = logFormat()): Logger {
+  const out = logDestination();
   return pino(
     {
       level,
@@ -82,7 +135,7 @@ export function createLogger(level = process.env.SITEGW_LOG_LEVEL ?? 'info'): Lo
       // tokens and secrets must never reach a log line (auth issue); redact the usual carriers now
       redact: ['req.headers.authorization', 'headers.authorization', '*.password', '*.secret', '*.client_secret'],
     },
-    logDestination(),
+    format === 'human' ? { write: (line: string) => out.write(humanLine(line)) } : out,
   );
 }
 

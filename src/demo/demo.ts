@@ -22,8 +22,10 @@ export interface DemoOptions {
   history?: string;
   /** clock speed: 60 closes a 15-minute bucket every 15 s */
   speed: number;
-  /** 'auto' = free ports; otherwise the simulator's inverter and meter ports */
+  /** 'auto' = free ports; otherwise the simulator's inverter and meter ports (0: a free one) */
   modbusPorts: 'auto' | { inverter: number; meter: number };
+  /** the simulator control endpoint's port; 0 or absent: a free one */
+  simControlPort?: number;
   pollSeconds?: number;
   sim?: SimConfig;
   /** clock origin (ms epoch): the simulated "now" at start; default the real now */
@@ -133,7 +135,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     await servers.close();
     throw err;
   }
-  const simControl = await startSimControl(sim);
+  const simControl = await startSimControl(sim, opts.simControlPort ?? 0);
   const demo: Demo = {
     daemon,
     sim,

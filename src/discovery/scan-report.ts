@@ -158,7 +158,7 @@ export function formatScanReport(result: ScanResult, link: ScanLink): string {
   }
   for (const u of result.unknown)
     out.push(
-      `  unit ${String(u.unitId).padEnd(3)}  answers, but is not SunSpec and matches no device profile (${shown(u.reason, 120)})`,
+      `  unit ${String(u.unitId).padEnd(3)}  answers, but is not SunSpec and matches no device profile: not supported (${shown(u.reason, 120)})`,
     );
   for (const u of result.failed) {
     const hint =
@@ -168,6 +168,14 @@ export function formatScanReport(result: ScanResult, link: ScanLink): string {
   if (result.silent.length > 0)
     out.push(`No answer from unit id${result.silent.length === 1 ? '' : 's'} ${ranges(result.silent)}.`);
   out.push(`${result.requests} requests sent.`);
+  if (result.unknown.length > 0)
+    out.push(
+      '',
+      // never a guess: a device read through another family's map reports wrong numbers with confidence
+      'A device that matches no profile is not read: sitegw never guesses its register map. To add its family,',
+      'write a device profile (a YAML file in device-profiles/, no code) from its register document, as',
+      'docs/device-profiles.md "Adding a profile" shows, then run sitegw scan again.',
+    );
   if (n > 0) {
     out.push('', 'site.yaml snippet (check each role; ids are suggestions):', '', siteYamlSnippet(result, link));
   } else if (result.failed.some((f) => f.error.kind === 'crc')) {

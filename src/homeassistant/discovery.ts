@@ -9,15 +9,24 @@
  *   in site.yaml with an empty retained payload;
  * - every entity has a unique_id and a `device` (identifiers, name, manufacturer, model,
  *   serial_number, via_device = the gateway), and the `origin` (name, sw_version);
- * - availability: the gateway's own topic (its MQTT last will) and the device's, mode `all`.
+ * - availability: the gateway's own topic (its MQTT last will) and the device's, mode `all`;
+ * - names without the device's name (HA prefixes it: "Hybrid inverter" + "AC power"), and a
+ *   `default_entity_id` (with the older `object_id`) that starts with the site id, so two sites with
+ *   the same device names keep apart and stable entity ids.
+ *
+ * The oldest Home Assistant that takes these configs is 2024.2: its MQTT device schema accepts
+ * `serial_number` (home-assistant/core#108069: 2024.1 refused it as an extra key);
+ * `default_entity_id` is read from 2025.10 and `object_id` before it (entity keys an older release
+ * does not know are dropped, device keys are not). The Energy dashboard's power sensors are 2025.12's.
  *
  * Which quantities there are comes from telemetry/now.ts; this file only adds how Home
- * Assistant names and classes each kind.
+ * Assistant names and classes each kind, and the Energy dashboard's companions of power.
  */
 
-import type { StreamDef } from '../core/streams.js';
+import { ownStreamId } from '../core/roles.js';
+import type { StreamDef, StreamRole } from '../core/streams.js';
 import type { DeviceState } from '../site/site.js';
-import type { LiveKind, LiveQuantity } from '../telemetry/now.js';
+import { type LiveKind, type LiveQuantity, quantitiesOf } from '../telemetry/now.js';
 
 /** Home Assistant's classes per kind of live quantity; the unit is what states are published in. */
 export const HA_CLASSES: Record<
@@ -52,9 +61,84 @@ export const HA_CLASSES: Record<
       suggested_display_precision: 2,
     },
   },
+  // Home Assistant has no class for state of health: a plain percentage, a diagnostic
+  soh: {
+    component: 'sensor',
+    config: {
+      state_class: 'measurement',
+      unit_of_measurement: '%',
+      suggested_display_precision: 0,
+      entity_category: 'diagnostic',
+      icon: 'mdi:battery-heart-variant',
+    },
+  },
   // device_class power of a binary sensor: on = power detected, off = no power
   grid: { component: 'binary_sensor', config: { device_class: 'power', payload_on: 'ON', payload_off: 'OFF' } },
 };
+
+/**
+ * The Energy dashboard's power sensors (Home Assistant 2025.12) want a source's power positive
+ * while it supplies the house: battery + discharging, solar + producing, grid + importing. The
+ * API's sign is + into the device, which is the grid's already; battery and PV streams get a
+ * companion sensor with the dashboard's sign, named for it, beside the one that matches the API
+ * and /metrics (docs/home-assistant.md "The Energy dashboard").
+ */
+const DASHBOARD_POWER: Partial<Record<StreamRole, string>> = {
+  battery: '(+ discharging)',
+  battery_block: '(+ discharging)',
+  pv: '(+ producing)',
+};
+
+/** Quantities a stream of this role can only ever show as 0 (PV takes no energy in, a house gives none out): hidden until wanted. */
+const ZERO_ONLY: Partial<Record<StreamRole, readonly string[]>> = {
+  pv: ['energy_in'],
+  pv_module: ['energy_in'],
+  house: ['energy_out'],
+};
+
+/** One Home Assistant entity of a stream: a live quantity, or the dashboard companion of its power. */
+export interface HaEntity {
+  q: LiveQuantity;
+  /** the last level of its state topic and of its ids */
+  key: string;
+  /** without the device's name, which Home Assistant puts in front */
+  name: string;
+  /** multiplies the live value (-1: the dashboard companion of a battery's or PV's power) */
+  sign: 1 | -1;
+  enabled: boolean;
+}
+
+const capitalised = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/**
+ * A stream's entities. `own`: the stream is its device's own (the inverter's, a battery block's,
+ * a meter's), whose name would only repeat the device's; the others (an inverter's battery, PV,
+ * PV modules) keep their label.
+ */
+export function haEntities(def: StreamDef, own: boolean): HaEntity[] {
+  const out: HaEntity[] = [];
+  for (const q of quantitiesOf(def)) {
+    const what = q.kind === 'grid' ? 'grid available' : q.label;
+    const name = capitalised(own ? what : `${def.label ?? def.id} ${what}`);
+    const zero = def.role !== undefined && (ZERO_ONLY[def.role] ?? []).includes(q.key);
+    out.push({ q, key: q.key, name, sign: 1, enabled: !zero });
+    const dashboard = def.role !== undefined ? DASHBOARD_POWER[def.role] : undefined;
+    if (q.kind === 'power' && dashboard && !out.some((e) => e.sign === -1))
+      out.push({ q, key: `${q.key}_dashboard`, name: `${name} ${dashboard}`, sign: -1, enabled: true });
+  }
+  return out;
+}
+
+/** Whether a stream is its device's own (the one its poll reads). */
+export const isOwnStream = (def: StreamDef, d: DeviceState): boolean =>
+  ownStreamId(d.config.role, d.config.id) === def.id;
+
+/** Home Assistant's slug of an entity id: lower case, runs of anything else one '_'. */
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
 
 /** Home Assistant's payload for "unknown" (a state it cannot parse would be logged as an error instead). */
 export const HA_UNKNOWN = 'None';
@@ -124,14 +208,22 @@ function deviceOf(ctx: DiscoveryContext, d: DeviceState) {
 export function discoveryConfigs(
   ctx: DiscoveryContext,
   devices: Iterable<DeviceState>,
-  streams: { def: StreamDef; quantities: LiveQuantity[] }[],
+  streams: StreamDef[],
 ): Map<string, string> {
   const nodeId = gatewayIdentifier(ctx.siteId);
   const out = new Map<string, string>();
-  const put = (component: string, objectId: string, config: Record<string, unknown>) =>
-    out.set(`${ctx.discoveryPrefix}/${component}/${nodeId}/${haId(objectId)}/config`, JSON.stringify(config));
+  const put = (component: string, objectId: string, entityId: string, config: Record<string, unknown>) =>
+    out.set(
+      `${ctx.discoveryPrefix}/${component}/${nodeId}/${haId(objectId)}/config`,
+      JSON.stringify({
+        ...config,
+        // the site id first: the same device names on two sites stay apart, and ids do not depend on HA's order
+        object_id: slug(`${ctx.siteId}_${entityId}`),
+        default_entity_id: `${component}.${slug(`${ctx.siteId}_${entityId}`)}`,
+      }),
+    );
   // the gateway itself: the via_device of every device, and its connection as an entity
-  put('binary_sensor', 'gateway', {
+  put('binary_sensor', 'gateway', 'gateway connection', {
     name: 'Connection',
     unique_id: `${nodeId}_gateway`,
     device_class: 'connectivity',
@@ -143,17 +235,18 @@ export function discoveryConfigs(
     origin: origin(ctx),
   });
   const byId = new Map([...devices].map((d) => [d.config.id, d]));
-  for (const { def, quantities } of streams) {
+  for (const def of streams) {
     const d = byId.get(def.deviceId);
     if (!d) continue;
-    for (const q of quantities) {
-      const ha = HA_CLASSES[q.kind];
-      const objectId = `${def.id}_${q.key}`;
-      put(ha.component, objectId, {
-        name: `${def.label ?? def.id} ${q.label}`,
+    for (const e of haEntities(def, isOwnStream(def, d))) {
+      const ha = HA_CLASSES[e.q.kind];
+      const objectId = `${def.id}_${e.key}`;
+      put(ha.component, objectId, `${d.config.id} ${e.name}`, {
+        name: e.name,
         unique_id: `${nodeId}_${haId(objectId)}`,
-        state_topic: ctx.topics.state(def.id, q.key),
+        state_topic: ctx.topics.state(def.id, e.key),
         ...ha.config,
+        ...(e.enabled ? {} : { enabled_by_default: false }),
         availability: [{ topic: ctx.topics.status }, { topic: ctx.topics.device(d.config.id) }],
         availability_mode: 'all',
         device: deviceOf(ctx, d),
@@ -165,14 +258,15 @@ export function discoveryConfigs(
 }
 
 /** A live value as the state payload of its entity; undefined = publish nothing (energy not yet known). */
-export function statePayload(q: LiveQuantity, value: number | string | undefined): string | undefined {
-  switch (q.kind) {
+export function statePayload(e: HaEntity, value: number | string | undefined): string | undefined {
+  switch (e.q.kind) {
     case 'grid':
       return value === 'ok' ? 'ON' : value === 'not_present' ? 'OFF' : HA_UNKNOWN;
     case 'energy':
       // Wh with 2 decimals → kWh with 5: exact, and monotonic like the count itself
       return typeof value === 'number' ? String(Number((value / 1000).toFixed(5))) : undefined;
     default:
-      return typeof value === 'number' ? String(value) : HA_UNKNOWN;
+      // + 0: a companion of a 0 W reading says 0, not -0
+      return typeof value === 'number' ? String(e.sign * value + 0) : HA_UNKNOWN;
   }
 }

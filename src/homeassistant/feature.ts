@@ -6,13 +6,15 @@ import type { EventBus } from '../core/events.js';
 import type { Feature, FeatureHealth } from '../core/feature.js';
 import type { StreamDef } from '../core/streams.js';
 import type { Site } from '../site/site.js';
-import { quantitiesOf, type StreamNow } from '../telemetry/now.js';
+import type { StreamNow } from '../telemetry/now.js';
 import { safeUrl, type UplinkError } from '../uplink/errors.js';
 import { MqttLink } from '../uplink/link.js';
 import {
   type DiscoveryContext,
   discoveryConfigs,
   gatewayIdentifier,
+  haEntities,
+  isOwnStream,
   statePayload,
   type Topics,
   topicsOf,
@@ -198,11 +200,7 @@ export class HomeAssistant implements Feature {
 
   private wanted(): Map<string, string> {
     const { site } = this.deps;
-    return discoveryConfigs(
-      this.ctx,
-      site.devices.values(),
-      site.streams().map((def) => ({ def, quantities: quantitiesOf(def) })),
-    );
+    return discoveryConfigs(this.ctx, site.devices.values(), site.streams());
   }
 
   /**
@@ -226,10 +224,13 @@ export class HomeAssistant implements Feature {
     try {
       // a device learned since (identity, PV modules) gets its configs before its states
       this.syncDiscovery();
+      const devices = this.deps.site.devices;
       for (const { def, now } of this.deps.streamsNow()) {
-        for (const q of quantitiesOf(def)) {
-          const body = statePayload(q, now.values[q.key]);
-          if (body !== undefined) this.publish(this.topics.state(def.id, q.key), body);
+        const d = devices.get(def.deviceId);
+        if (!d) continue;
+        for (const e of haEntities(def, isOwnStream(def, d))) {
+          const body = statePayload(e, now.values[e.q.key]);
+          if (body !== undefined) this.publish(this.topics.state(def.id, e.key), body);
         }
       }
     } catch (err) {

@@ -40,12 +40,28 @@ const JOULES_PER_WH = 3600;
 const POWER = LIVE_QUANTITIES.filter((q) => q.kind === 'power');
 const ENERGY = LIVE_QUANTITIES.filter((q) => q.kind === 'energy');
 const SOC = LIVE_QUANTITIES.find((q) => q.kind === 'soc')!;
+const SOH = LIVE_QUANTITIES.find((q) => q.kind === 'soh')!;
 const GRID = LIVE_QUANTITIES.find((q) => q.kind === 'grid')!;
 
 const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const DAY_MS = 86_400_000;
 
-/** Adds the growth of an externally kept total to a counter (counters only go up). */
+/**
+ * prom-client's default gauges named `_total`, which Prometheus reserves for counters (`promtool
+ * check metrics` refuses them); each is the sum of its per-type gauge beside it
+ * (`sum(nodejs_active_handles)`), so nothing is lost by leaving them out.
+ */
+const MISNAMED_DEFAULTS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
+/**
+ * Adds the growth of an externally kept total to a counter (counters only go up). A label set is
+ * exported from its first scrape, at 0 until something is counted: a rate over it then reads 0
+ * rather than no data.
+ */
 export function follow(
   counter: Counter<string>,
   seen: Map<string, number>,
@@ -53,6 +69,7 @@ export function follow(
   labels: Record<string, string>,
   total: number,
 ): void {
+  if (!seen.has(key)) counter.inc(labels, 0);
   const before = seen.get(key) ?? 0;
   if (total > before) counter.inc(labels, total - before);
   seen.set(key, Math.max(before, total));
@@ -74,6 +91,7 @@ export class Metrics {
     const { site, bus, clock, health, bucketer, dbFile } = this.src;
     const r = this.registry;
     collectDefaultMetrics({ register: r });
+    for (const name of MISNAMED_DEFAULTS) r.removeSingleMetric(name);
 
     const poll = new Histogram({
       name: 'sitegw_device_poll_seconds',
@@ -253,19 +271,27 @@ export class Metrics {
         }
       },
     });
-    new Gauge({
-      name: 'sitegw_battery_soc_ratio',
-      help: 'Battery state of charge now, 0..1',
-      labelNames,
-      registers,
-      collect() {
-        this.reset();
-        for (const { def, now } of streamsNow()) {
-          const soc = now.values[SOC.key];
-          if (typeof soc === 'number') this.set(labels(def), percentToFraction(soc));
-        }
-      },
-    });
+    // a percentage of a battery stream as a 0..1 ratio, left out while the stream has no current value
+    const ratio = (name: string, help: string, key: string) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        collect() {
+          this.reset();
+          for (const { def, now } of streamsNow()) {
+            const v = now.values[key];
+            if (typeof v === 'number') this.set(labels(def), percentToFraction(v));
+          }
+        },
+      });
+    ratio('sitegw_battery_soc_ratio', 'Battery state of charge now, 0..1', SOC.key);
+    ratio(
+      'sitegw_battery_soh_ratio',
+      'Battery state of health now (remaining capacity against new), 0..1; where the battery reports it',
+      SOH.key,
+    );
     new Gauge({
       name: 'sitegw_grid_state',
       help: 'Grid state at the connection point now: 1 for the current state (ok, not_present, unknown), 0 for the others',

@@ -8,10 +8,10 @@ import { CHANNEL_BY_ID, type ChannelId, type GridState, type InstantValues, POWE
 import type { StreamDef } from '../core/streams.js';
 import { round2 } from './round.js';
 
-export type LiveKind = 'power' | 'soc' | 'grid' | 'energy';
+export type LiveKind = 'power' | 'soc' | 'soh' | 'grid' | 'energy';
 
 export interface LiveQuantity {
-  /** stable key: the spec channel, or `energy_in` / `energy_out` (lifetime Wh as magnitudes) */
+  /** stable key: the spec channel (power, soc, soh, state), or `energy_in` / `energy_out` (lifetime Wh as magnitudes) */
   key: string;
   kind: LiveKind;
   /** the channel a stream must carry to have this quantity */
@@ -32,6 +32,7 @@ const quantity = (channel: ChannelId, kind: LiveKind, key: string = channel): Li
 export const LIVE_QUANTITIES: readonly LiveQuantity[] = [
   ...POWER_CHANNELS.map((c) => quantity(c, 'power')),
   quantity('soc', 'soc'),
+  quantity('soh', 'soh'),
   quantity('state', 'grid'),
   { ...quantity('energy_Wh_increment', 'energy', 'energy_in'), direction: 'in' },
   { ...quantity('energy_Wh_decrement', 'energy', 'energy_out'), direction: 'out' },
@@ -45,13 +46,13 @@ export function quantitiesOf(def: StreamDef): LiveQuantity[] {
 export interface StreamNow {
   /** the newest reading still current (within 3 poll periods), daemon clock ms; null when there is none */
   ts: number | null;
-  /** power W and soc percent rounded as buckets are, the grid state, energy Wh (>= 0, never decreasing); absent = unknown now */
+  /** power W, soc and soh percent rounded as buckets are, the grid state, energy Wh (>= 0, never decreasing); absent = unknown now */
   values: Partial<Record<string, number | GridState>>;
 }
 
 /**
  * `current` is the stream's newest current reading (ops/live.ts), `lifetime` the bucketer's
- * counts (Bucketer.lifetime, spec signs). Power, soc and state are held only while current;
+ * counts (Bucketer.lifetime, spec signs). Power, soc, soh and state are held only while current;
  * the energy counts are lifetime figures and always shown once known.
  */
 export function streamNow(

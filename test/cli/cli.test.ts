@@ -57,6 +57,10 @@ describe('sitegw CLI', () => {
     const p = track(sitegw(['demo', '--port', '0', '--data-dir', dir, '--speed', '60', '--history', 'PT2H']));
     const url = await waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(p.out())?.[1], 60_000);
     await waitFor('the access help', () => p.out().includes('Ctrl-C'));
+    // into a pipe the log stays JSON, one object per line, for whatever reads it
+    const logLines = p.out().slice(0, p.out().indexOf('sitegw demo is running')).split('\n').filter(Boolean);
+    expect(logLines.length).toBeGreaterThan(0);
+    for (const l of logLines) expect(JSON.parse(l)).toMatchObject({ app: 'sitegw', msg: expect.any(String) });
     const creds = JSON.parse(readFileSync(join(dir, 'demo-credentials.json'), 'utf8')) as DemoCredentials;
     // the banner shows how to get a token with the credentials the file holds
     expect(p.out()).toContain(

@@ -43,6 +43,8 @@ let owner: string;
 let readOnly: string;
 let tariffId: string;
 const cases: Case[] = [];
+/** the spec's partner token call, made before the failed sign-ins below lock the address out */
+let specTokenCall: { status: number; headers: Record<string, string> };
 
 /** The document's operations by path and method, as plain objects. */
 const paths = (d: Document) =>
@@ -130,6 +132,20 @@ beforeAll(async () => {
   const planOnly = await partnerToken(demo.credentials, 'svc/plan.read');
   const site = demo.daemon.site.id;
   const c = demo.credentials;
+  const tokenHeaders = {
+    authorization: basic(c.client.id, c.client.secret),
+    'content-type': 'application/x-www-form-urlencoded',
+  };
+  specTokenCall = {
+    status: (
+      await fetch(`${demo.url}/oauth2/token?grant_type=client_credentials`, {
+        method: 'POST',
+        headers: tokenHeaders,
+        body: '',
+      })
+    ).status,
+    headers: tokenHeaders,
+  };
 
   add('GET /api/v1/sites', 200, 'the list', { path: '/api/v1/sites', token: partner });
   add('GET /api/v1/sites', 401, 'no token', { path: '/api/v1/sites' });
@@ -516,5 +532,126 @@ describe('/openapi.json', () => {
     } finally {
       await api.close();
     }
+  });
+});
+
+describe('the document is as strict as the server, and the spec’s own calls fit it', () => {
+  const site = () => demo.daemon.site.id;
+  /** requests the server refuses with 400: the document must refuse them too */
+  const refused = (): {
+    route: string;
+    what: string;
+    path: string;
+    query?: Record<string, string>;
+    body?: unknown;
+  }[] => [
+    {
+      route: 'GET /api/v2/sites/{siteId}/savings',
+      what: 'no resolution',
+      path: `/api/v2/sites/${site()}/savings`,
+      query: { interval: '2026-11-23T20:00:00Z/PT3H' },
+    },
+    {
+      route: 'GET /api/v1/devices/{synthId}/telemetry',
+      what: 'a resolution the docs do not list',
+      path: '/api/v1/devices/inverter__bb_agg/telemetry',
+      query: { interval: '2026-11-23T20:00:00Z/PT3H', resolution: 'PT60M' },
+    },
+    {
+      route: 'GET /api/v1/devices/{synthId}/telemetry',
+      what: 'an interval without "/"',
+      path: '/api/v1/devices/inverter__bb_agg/telemetry',
+      query: { interval: 'yesterday' },
+    },
+    {
+      route: 'GET /api/v1/devices/{synthId}/telemetry',
+      what: 'an interval without a UTC offset',
+      path: '/api/v1/devices/inverter__bb_agg/telemetry',
+      query: { interval: '2026-11-23T20:00:00/PT3H' },
+    },
+    {
+      route: 'POST /api/v1/dynamicTariffs',
+      what: 'an import tariff whose value has only an exportPrice',
+      path: '/api/v1/dynamicTariffs',
+      body: {
+        name: 'x',
+        currency: 'EUR',
+        timezone: 'Europe/Berlin',
+        kind: 'import',
+        values: [{ interval: '2026-11-23T10:00:00Z/PT1H', exportPrice: 0.07 }],
+      },
+    },
+  ];
+
+  it('every request the server refuses with 400 here, the document refuses too', async () => {
+    for (const r of refused()) {
+      const url = `${demo.url}${r.path}?${new URLSearchParams(r.query ?? {})}`;
+      const res = await fetch(url, {
+        method: r.route.split(' ')[0],
+        headers: { ...bearer(owner), ...(r.body ? { 'content-type': 'application/json' } : {}) },
+        ...(r.body ? { body: JSON.stringify(r.body) } : {}),
+      });
+      expect(res.status, `${r.route} ${r.what}: the server`).toBe(400);
+      const v = backend.validateRequest(
+        {
+          method: r.route.split(' ')[0]!,
+          path: r.path,
+          query: r.query ?? {},
+          body: r.body,
+          headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
+        },
+        r.route,
+      );
+      expect(v.errors ?? [], `${r.route} ${r.what}: the document`).not.toEqual([]);
+    }
+  });
+
+  it('the spec’s partner token call (grant_type in the query, an empty form) is a valid request of the document', async () => {
+    const { status, headers } = specTokenCall;
+    expect(status).toBe(200);
+    const v = backend.validateRequest(
+      { method: 'POST', path: '/oauth2/token', query: { grant_type: 'client_credentials' }, body: {}, headers },
+      'POST /oauth2/token',
+    );
+    expect(v.errors ?? []).toEqual([]);
+  });
+
+  it('id_token is described as the gateway issues it: code and refresh grants, openid or not', () => {
+    const op = backend.getOperation('POST /oauth2/token')!;
+    const res = op.responses!['200'] as { content: Record<string, { schema: { properties: Record<string, any> } }> };
+    const d: string = res.content['application/json']!.schema.properties.id_token.description;
+    expect(d).toMatch(/refresh_token/);
+    expect(d).not.toMatch(/openid scope only/);
+  });
+});
+
+describe('framework answers in the error body', () => {
+  it('a path id over 200 characters: 400 INVALID_PARAMETER, not fastify’s 414', async () => {
+    const res = await fetch(`${demo.url}/api/v1/sites/${'a'.repeat(201)}/topology`, { headers: bearer(partner) });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'INVALID_PARAMETER' });
+  });
+
+  it('a bad percent-encoding: 400 INVALID_PARAMETER whose message does not repeat the URL or its query', async () => {
+    const res = await fetch(`${demo.url}/api/v1/devices/%zz/telemetry?interval=secret-looking-value`, {
+      headers: bearer(partner),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: string; message: string };
+    expect(body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'INVALID_PARAMETER' });
+    expect(body.message).not.toMatch(/secret-looking-value|%zz|telemetry/);
+  });
+
+  it('a method a route does not have: 405 METHOD_NOT_ALLOWED with Allow; an unknown path stays 404', async () => {
+    const res = await fetch(`${demo.url}/api/v1/sites`, { method: 'DELETE', headers: bearer(partner) });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+    expect(await res.json()).toMatchObject({ statusCode: 405, code: 'METHOD_NOT_ALLOWED' });
+    const tariff = await fetch(`${demo.url}/api/v1/dynamicTariffs/abc`, { method: 'PUT', headers: bearer(owner) });
+    expect(tariff.status).toBe(405);
+    expect(tariff.headers.get('allow')).toBe('GET, HEAD, PATCH');
+    const none = await fetch(`${demo.url}/api/v1/nothing`, { method: 'DELETE', headers: bearer(partner) });
+    expect(none.status).toBe(404);
+    expect(await none.json()).toMatchObject({ code: 'ROUTE_NOT_FOUND' });
   });
 });

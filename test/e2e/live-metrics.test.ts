@@ -4,11 +4,13 @@
  * label values only from the site's own streams and devices, and the energy counters equal to
  * the Energy Site API's for the same bucket.
  */
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRID_STATES, POWER_CHANNELS } from '../../src/core/channels.js';
 import { STREAM_ROLES } from '../../src/core/streams.js';
+import { MODBUS_ERROR_KINDS } from '../../src/modbus/errors.js';
 import { partnerToken } from '../support/auth.js';
-import { demoSite } from '../support/demo.js';
+import { demoSite, waitFor } from '../support/demo.js';
 import { newestBuckets, silenceAndSettle } from '../support/live.js';
 import { type PromFamily, parsePromText } from '../support/prom-text.js';
 
@@ -69,6 +71,62 @@ describe('live values in /metrics', () => {
     expect(f.get('sitegw_power_watts')!.samples.length).toBeGreaterThanOrEqual(streams.size);
   });
 
+  it('pass `promtool check metrics` (Prometheus’s own linter; the Debian package prometheus, installed by .ci/run)', async () => {
+    const res = await fetch(`${demo.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    const text = await res.text();
+    // no silent pass: CI installs promtool, and a machine without it fails here and says so
+    const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(r.error, 'promtool missing: apt-get install prometheus').toBeUndefined();
+    expect(`${r.stdout}${r.stderr}`).toBe('');
+    expect(r.status).toBe(0);
+  });
+
+  it('count device errors from 0 for every device and kind, so a dashboard panel shows 0 rather than no data', async () => {
+    const devices = [...demo.daemon.site.devices.values()];
+    const before = devices.map((d) => ({ ...d.errors }));
+    const f = await scrape();
+    const samples = f.get('sitegw_device_errors_total')?.samples ?? [];
+    devices.forEach((d, i) => {
+      for (const kind of MODBUS_ERROR_KINDS) {
+        const s = samples.find((x) => x.labels.device === d.config.id && x.labels.kind === kind);
+        expect(s, `${d.config.id} ${kind}`).toBeDefined();
+        // the count at the scrape: between the device's count before and after it
+        expect(s!.value).toBeGreaterThanOrEqual(before[i]![kind]);
+        expect(s!.value).toBeLessThanOrEqual(d.errors[kind]);
+      }
+    });
+    for (const reason of ['late', 'out_of_order', 'unknown_stream'])
+      expect(
+        f.get('sitegw_readings_dropped_total')?.samples.some((s) => s.labels.reason === reason),
+        reason,
+      ).toBe(true);
+  });
+
+  it('export every battery stream’s state of health, as the API has it', async () => {
+    // live polls only carry it (not the history pre-fill): once each battery has answered one
+    const batteries = demo.daemon.site
+      .streams()
+      .filter((s) => s.channels.includes('soh'))
+      .map((s) => s.id)
+      .sort();
+    const soh = await waitFor('a state of health per battery stream', async () => {
+      const got = (await scrape()).get('sitegw_battery_soh_ratio')!.samples;
+      return got.length === batteries.length ? got : undefined;
+    });
+    expect(soh.map((s) => s.labels.stream).sort()).toEqual(batteries);
+    const streams = new Map(demo.daemon.site.streams().map((s) => [s.id, s]));
+    for (const s of soh) {
+      expect(s.value).toBeGreaterThan(0);
+      expect(s.value).toBeLessThanOrEqual(1);
+      expect(s.labels).toEqual({
+        device: streams.get(s.labels.stream!)!.deviceId,
+        stream: s.labels.stream,
+        kind: 'battery_pack',
+        role: streams.get(s.labels.stream!)!.role,
+      });
+    }
+  });
+
   it('energy counters equal the API’s energy_Wh (x 3600 J) for the same bucket once readings stop; stale power is left out', async () => {
     await silenceAndSettle(demo);
     const f = await scrape();
@@ -85,6 +143,7 @@ describe('live values in /metrics', () => {
     // no reading is current: no made-up zero for power or soc, and the grid state is unknown
     expect(f.get('sitegw_power_watts')!.samples).toEqual([]);
     expect(f.get('sitegw_battery_soc_ratio')!.samples).toEqual([]);
+    expect(f.get('sitegw_battery_soh_ratio')!.samples).toEqual([]);
     expect(
       f
         .get('sitegw_grid_state')!

@@ -48,20 +48,26 @@ const KEYS: Record<string, Set<string>> = {
   ]),
   binary_sensor: new Set([...COMMON, 'off_delay', 'payload_off', 'payload_on']),
 };
-const DEVICE_KEYS = new Set([
+/**
+ * The device keys Home Assistant 2024.2's MQTT discovery accepts (the oldest release the gateway
+ * supports: 2024.1 refused serial_number, home-assistant/core#108069); a key outside these fails
+ * the whole config on an older release, as device keys are not ignored.
+ */
+export const DEVICE_KEYS_2024_2: readonly string[] = [
   'configuration_url',
   'connections',
   'hw_version',
   'identifiers',
   'manufacturer',
   'model',
-  'model_id',
   'name',
   'serial_number',
   'suggested_area',
   'sw_version',
   'via_device',
-]);
+];
+/** and model_id, which later releases added (the gateway does not send it) */
+const DEVICE_KEYS = new Set([...DEVICE_KEYS_2024_2, 'model_id']);
 const ORIGIN_KEYS = new Set(['name', 'sw_version', 'support_url']);
 /** sensor device classes the gateway could use, with their documented units */
 export const SENSOR_UNITS: Record<string, string[]> = {

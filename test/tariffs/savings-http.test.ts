@@ -55,12 +55,23 @@ describe('savings endpoint', () => {
       'skipped',
     ]);
     expect(savings.responses['409']).toBeDefined();
-    expect(doc.paths['/api/v1/dynamicTariffs'].post.requestBody.content['application/json'].schema.required).toEqual([
-      'name',
-      'currency',
-      'timezone',
-      'kind',
+    // one body per kind: the prices its values carry are required by that kind
+    const bodies = doc.paths['/api/v1/dynamicTariffs'].post.requestBody.content['application/json'].schema.anyOf;
+    for (const b of bodies) expect(b.required).toEqual(['name', 'currency', 'timezone', 'kind']);
+    expect(
+      bodies.map((b: { properties: { kind: { enum: string[] }; values: { items: { required: string[] } } } }) => [
+        b.properties.kind.enum,
+        b.properties.values.items.required,
+      ]),
+    ).toEqual([
+      [['import'], ['interval', 'importPrice']],
+      [['export'], ['interval', 'exportPrice']],
+      [['both'], ['interval', 'importPrice', 'exportPrice']],
     ]);
+    expect(savings.parameters.find((p: { name: string }) => p.name === 'resolution')).toMatchObject({
+      required: true,
+      schema: { enum: ['PT15M', 'PT1H', 'P1D', 'P1M'] },
+    });
     expect(doc.paths['/api/v1/dynamicTariffs/{tariffId}'].patch.security).toEqual([{ oauth2: ['svc/device.write'] }]);
   });
 });

@@ -12,7 +12,7 @@ import type { StatusView } from '../../ops/status-view.js';
 import { RefusalLog } from '../refusals.js';
 import type { ApiDeps } from './deps.js';
 import { devicesRoutes } from './devices.js';
-import { installErrorHandling } from './errors.js';
+import { frameworkErrors, installErrorHandling, MAX_PATH_PARAM } from './errors.js';
 import { installGuard } from './guard.js';
 import { healthRoutes } from './health.js';
 import { COMMA_LIST, installLenientQuery } from './lenient-query.js';
@@ -69,11 +69,16 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     childLoggerFactory: (logger, bindings) => (requestLines ? logger.child(bindings) : logger),
     // partners on a LAN send small requests; anything larger is a mistake or an attack
     bodyLimit: 1 << 20,
-    routerOptions: { maxParamLength: 200 },
+    routerOptions: { maxParamLength: MAX_PATH_PARAM },
+    frameworkErrors,
     ajv: {
       customOptions: { coerceTypes: true, allErrors: false },
       // marks comma-list query parameters for the lenient query hook (lenient-query.ts)
-      plugins: [(ajv: Ajv) => ajv.addKeyword({ keyword: COMMA_LIST, schemaType: 'boolean' })],
+      plugins: [
+        (ajv: Ajv) => ajv.addKeyword({ keyword: COMMA_LIST, schemaType: 'boolean' }),
+        // OpenAPI 3.0's example of a value, for the document and the tools that read it
+        (ajv: Ajv) => ajv.addKeyword({ keyword: 'example' }),
+      ],
     },
   });
   const refusals = opts.refusals ?? new RefusalLog(opts.logger || silentLogger());

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
+import { INCLUDE_GROUPS } from '../../core/channels.js';
 import { bucketsGeneration } from '../../store/buckets.js';
 import { allPublishTo } from '../../store/publish-to.js';
 import { AnswerCache } from '../../telemetry/answer-cache.js';
@@ -9,7 +10,15 @@ import { queryTelemetry, TELEMETRY_RESOLUTIONS } from '../../telemetry/query.js'
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
-import { CommaList, DeviceRecord, described, ErrorResponses, TelemetryEntry, WHOLE_PERIODS } from './schemas.js';
+import {
+  CommaList,
+  DeviceRecord,
+  described,
+  ErrorResponses,
+  IntervalString,
+  TelemetryEntry,
+  WHOLE_PERIODS,
+} from './schemas.js';
 import { seesDevice, seesStream } from './visibility.js';
 
 const READ = { auth: { permission: 'device.read' } } as const;
@@ -53,12 +62,17 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
           'synthId is a sensor id from the topology. An id with no stored stream, or of a device the caller does not see, answers 200 with no entries.',
         params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
         querystring: Type.Object({
-          interval: Type.String({
-            description: `ISO 8601 interval in UTC: start/end, start/duration or duration/end. ${WHOLE_PERIODS}`,
-          }),
-          resolution: Type.Optional(Type.String({ description: 'PT15M (default), PT1H or P1D' })),
+          interval: IntervalString(
+            `ISO 8601 interval in UTC: start/end, start/duration or duration/end. ${WHOLE_PERIODS}`,
+          ),
+          resolution: Type.Optional(
+            Type.String({ enum: [...TELEMETRY_RESOLUTIONS], description: 'PT15M (default), PT1H or P1D' }),
+          ),
           include: Type.Optional(
-            CommaList('default (power, soc, soh, state) and/or energy (lifetime counters); default: default'),
+            CommaList(
+              'default (power, soc, soh, state) and/or energy (lifetime counters); default: default',
+              INCLUDE_GROUPS,
+            ),
           ),
         }),
         // no 404: an id without a stream answers 200 with no entries

@@ -1,5 +1,9 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError, ErrorCodes, errorBody } from '../../core/errors.js';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, apiError, ErrorCodes, errorBody } from '../../core/errors.js';
+import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
+
+/** The router's limit on a path parameter (app.ts); the route schemas say the same with maxLength. */
+export const MAX_PATH_PARAM = 200;
 
 /** What each query/path parameter accepts, so a 400 can say what would be right. */
 const ACCEPTS: Record<string, string> = {
@@ -9,19 +13,90 @@ const ACCEPTS: Record<string, string> = {
   compact: 'true, false, 1 or 0 (any case)',
 };
 
-function validationMessage(err: FastifyError): { code: string; message: string } {
+/** Parameters whose wrong value has a code of its own (docs/api.md "Errors"), whichever check found it. */
+const CODES: Record<string, string> = {
+  interval: ErrorCodes.INVALID_INTERVAL.code,
+  resolution: ErrorCodes.INVALID_RESOLUTION.code,
+  include: ErrorCodes.INVALID_INCLUDE.code,
+};
+
+/**
+ * The handlers' own readers of a parameter, whose messages say what exactly is wrong ("has no UTC
+ * offset on its start", "encode + as %2B"): a value the schema refuses is read again by them for
+ * the message, so the schema can be as strict as the server without worse messages.
+ */
+const READERS: Record<string, (value: string, listed?: string[]) => void> = {
+  interval: (v) => parseInterval(v),
+  include: (v) => parseInclude(v),
+  resolution: (v, listed) => {
+    if (!listed) return;
+    if (v.trim() === '') throw apiError('INVALID_RESOLUTION', `resolution is empty; allowed: ${listed.join(', ')}`);
+    parseResolution(v, listed, listed[0]!);
+  },
+};
+
+function readerMessage(param: string, value: unknown, listed?: unknown[]): string | null {
+  const read = READERS[param];
+  if (!read || typeof value !== 'string') return null;
+  try {
+    read(value, listed as string[] | undefined);
+  } catch (e) {
+    if (e instanceof ApiError) return e.message;
+  }
+  return null;
+}
+
+function validationMessage(err: FastifyError, req: FastifyRequest): { code: string; message: string } {
   const v = err.validation?.[0];
   const where = err.validationContext ?? 'request';
   const missing =
     v?.keyword === 'required' ? String((v.params as { missingProperty?: unknown }).missingProperty ?? '') : '';
   const param = missing || (v?.instancePath ?? '').replace(/^\//, '').split('/')[0] || '';
-  const hint = ACCEPTS[param] ? `; expected ${ACCEPTS[param]}` : '';
+  // a parameter with listed values names them (a route's own list: savings has P1M, telemetry not)
+  const schema = req.routeOptions.schema?.[where as 'querystring'] as
+    | { properties?: Record<string, { enum?: unknown[] }> }
+    | undefined;
+  const listed = schema?.properties?.[param]?.enum;
+  const hint = listed ? `; allowed: ${listed.join(', ')}` : ACCEPTS[param] ? `; expected ${ACCEPTS[param]}` : '';
   if (missing)
     return { code: ErrorCodes.MISSING_PARAMETER.code, message: `${where} parameter '${missing}' is required${hint}` };
+  const source = where === 'querystring' ? req.query : where === 'params' ? req.params : undefined;
+  const value = (source as Record<string, unknown> | undefined)?.[param];
   return {
-    code: ErrorCodes.INVALID_PARAMETER.code,
-    message: `${where} parameter '${param}' ${v?.message ?? 'is invalid'}${hint}`,
+    code: CODES[param] ?? ErrorCodes.INVALID_PARAMETER.code,
+    message:
+      readerMessage(param, value, listed) ??
+      `${where} parameter '${param}' ${v?.keyword === 'pattern' ? 'does not have the form' : (v?.message ?? 'is invalid')}${hint}`,
   };
+}
+
+/**
+ * Answers of fastify's router that come before any route (Fastify's `frameworkErrors` option),
+ * in the error body like every other: a path parameter over the router's limit is the 400
+ * INVALID_PARAMETER the docs promise (fastify's own is a 414), and a path that is not valid
+ * percent-encoding is named without echoing the URL (its query may carry what a client should
+ * not have sent, and the answer goes wherever the request came from).
+ */
+export function frameworkErrors(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  const code = ErrorCodes.INVALID_PARAMETER.code;
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return void reply
+      .status(400)
+      .send(errorBody(400, code, `a path parameter is longer than ${MAX_PATH_PARAM} characters`));
+  if (err.code === 'FST_ERR_BAD_URL')
+    return void reply
+      .status(400)
+      .send(errorBody(400, code, 'the path is not valid percent-encoding (RFC 3986): encode % as %25'));
+  reply.status(500).send(errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'));
+}
+
+/** A route's path as a pattern over request paths (`:name` is one segment, as fastify's router reads it). */
+function pathPattern(url: string): RegExp {
+  const esc = url
+    .split('/')
+    .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${esc}$`);
 }
 
 /**
@@ -29,13 +104,21 @@ function validationMessage(err: FastifyError): { code: string; message: string }
  * faults are logged with their stack and answered without internals.
  */
 export function installErrorHandling(app: FastifyInstance): void {
+  // every route's path and methods, so a known path with another method is a 405 with Allow (RFC 9110 §15.5.6)
+  const routes = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  app.addHook('onRoute', (route) => {
+    const r = routes.get(route.url) ?? { pattern: pathPattern(route.url), methods: new Set<string>() };
+    for (const m of [route.method].flat()) r.methods.add(m);
+    if (r.methods.has('GET')) r.methods.add('HEAD');
+    routes.set(route.url, r);
+  });
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof ApiError) {
       if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
       return reply.status(err.statusCode).send(errorBody(err.statusCode, err.code, err.message));
     }
     if (err.validation) {
-      const { code, message } = validationMessage(err);
+      const { code, message } = validationMessage(err, req);
       return reply.status(400).send(errorBody(400, code, message));
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
@@ -48,9 +131,25 @@ export function installErrorHandling(app: FastifyInstance): void {
       .send(errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'));
   });
   app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const allow = new Set<string>();
+    for (const r of routes.values()) if (r.pattern.test(path)) for (const m of r.methods) allow.add(m);
+    if (allow.size > 0) {
+      const methods = [...allow].sort().join(', ');
+      return reply
+        .status(405)
+        .header('Allow', methods)
+        .send(
+          errorBody(
+            405,
+            ErrorCodes.METHOD_NOT_ALLOWED.code,
+            `${req.method} is not a method of ${path.slice(0, 200)}; allowed: ${methods}`,
+          ),
+        );
+    }
     reply
       .status(404)
-      .send(errorBody(404, ErrorCodes.ROUTE_NOT_FOUND.code, `no route ${req.method} ${req.url.split('?')[0]}`));
+      .send(errorBody(404, ErrorCodes.ROUTE_NOT_FOUND.code, `no route ${req.method} ${path.slice(0, 200)}`));
   });
 }
 

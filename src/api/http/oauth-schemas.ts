@@ -4,15 +4,27 @@
  */
 const str = (description: string) => ({ type: 'string', description }) as const;
 
+const GRANT_TYPE = {
+  type: 'string',
+  enum: ['client_credentials', 'authorization_code', 'refresh_token'],
+  description: 'required, in the form or in the query string (not both)',
+} as const;
+const SCOPE = str(
+  'space-separated scopes (svc/device.read, svc/device.write, …); in the form or in the query string (not both)',
+);
+
+/**
+ * The parameters the token endpoint also takes from the query, as the spec's partner call sends
+ * them (grant_type in the query, an empty form: docs/api.md "Partner: client credentials").
+ */
+export const TokenQuery = { type: 'object', properties: { grant_type: GRANT_TYPE, scope: SCOPE } } as const;
+
+/** grant_type is not required here: the spec's partner call sends it in the query with an empty form. */
 export const TokenForm = {
   type: 'object',
   properties: {
-    grant_type: {
-      type: 'string',
-      enum: ['client_credentials', 'authorization_code', 'refresh_token'],
-      description: 'may also be given in the query string',
-    },
-    scope: str('space-separated scopes (svc/device.read, svc/device.write, …); may also be given in the query string'),
+    grant_type: GRANT_TYPE,
+    scope: SCOPE,
     client_id: str('optional: the client authenticates with HTTP Basic; when given it must equal the Basic user'),
     code: str('authorization_code: the code from the redirect'),
     redirect_uri: str('authorization_code: the redirect_uri of the authorization request, when it carried one'),
@@ -21,7 +33,6 @@ export const TokenForm = {
     ),
     refresh_token: str('refresh_token: the refresh token'),
   },
-  required: ['grant_type'],
   additionalProperties: false,
 } as const;
 
@@ -34,7 +45,9 @@ export const TokenResponseSchema = {
     expires_in: { type: 'integer', description: 'lifetime of the access token, seconds' },
     scope: str('the granted scopes, space-separated'),
     refresh_token: str('authorization_code and refresh_token grants only'),
-    id_token: str('authorization_code with the openid scope only (OpenID Connect)'),
+    id_token: str(
+      'authorization_code and refresh_token grants (the customer flow), whether or not openid was asked for; never client_credentials',
+    ),
   },
   required: ['access_token', 'token_type', 'expires_in', 'scope'],
   additionalProperties: false,

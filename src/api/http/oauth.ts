@@ -26,6 +26,7 @@ import {
   JwksResponses,
   TokenErrorResponses,
   TokenForm,
+  TokenQuery,
   TokenResponseSchema,
 } from './oauth-schemas.js';
 
@@ -120,7 +121,8 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
       schema: {
         tags: ['oauth2'],
         summary: 'Token endpoint (RFC 6749): client_credentials, authorization_code, refresh_token',
-        description: `Form-encoded (${FORM}); the client authenticates with HTTP Basic. grant_type may also be given in the query.`,
+        description: `Form-encoded (${FORM}); the client authenticates with HTTP Basic. grant_type and scope may be given in the query instead, with an empty form, as the spec's partner call does.`,
+        querystring: TokenQuery,
         body: { content: { [FORM]: { schema: TokenForm } } },
         response: { 200: TokenResponseSchema, ...TokenErrorResponses },
       },

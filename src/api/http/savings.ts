@@ -5,7 +5,7 @@ import { SAVINGS_RESOLUTIONS, siteSavings } from '../../tariffs/savings.js';
 import { parseInterval, parseResolution } from '../../telemetry/interval.js';
 import { ErrorBodySchema } from './errors.js';
 import { principalOf } from './guard.js';
-import { described, ErrorResponses, WHOLE_PERIODS } from './schemas.js';
+import { described, ErrorResponses, IntervalString, WHOLE_PERIODS } from './schemas.js';
 import type { ClockedDeps } from './tariffs.js';
 import { seesStream } from './visibility.js';
 
@@ -49,13 +49,13 @@ export const savingsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
           'Only buckets that have ended count; the query is widened to whole periods (see interval).',
         params: Type.Object({ siteId: Type.String({ minLength: 1, maxLength: 200 }) }),
         querystring: Type.Object({
-          interval: Type.String({
-            description: `ISO 8601 interval in UTC: start/end or start/duration (duration/end also accepted). ${WHOLE_PERIODS}`,
-          }),
-          // required; checked in the handler so the message lists the savings resolutions, not the telemetry ones
-          resolution: Type.Optional(
-            Type.String({ description: 'required: PT15M, PT1H, P1D or P1M (calendar months in the site time zone)' }),
+          interval: IntervalString(
+            `ISO 8601 interval in UTC: start/end or start/duration (duration/end also accepted). ${WHOLE_PERIODS}`,
           ),
+          resolution: Type.String({
+            enum: [...SAVINGS_RESOLUTIONS],
+            description: 'PT15M, PT1H, P1D or P1M (calendar months in the site time zone)',
+          }),
         }),
         response: {
           200: described('Savings per period of the resolution', SavingsResponse),
@@ -70,10 +70,6 @@ export const savingsRoutes: FastifyPluginAsyncTypebox<ClockedDeps> = async (app,
     },
     async (req) => {
       const range = parseInterval(req.query.interval);
-      const allowed = `allowed: ${SAVINGS_RESOLUTIONS.join(', ')}`;
-      if (req.query.resolution === undefined)
-        throw apiError('MISSING_PARAMETER', `querystring parameter 'resolution' is required; ${allowed}`);
-      if (req.query.resolution.trim() === '') throw apiError('INVALID_RESOLUTION', `resolution is empty; ${allowed}`);
       const resolution = parseResolution(req.query.resolution, SAVINGS_RESOLUTIONS, 'PT15M');
       if (req.params.siteId !== site.id)
         throw apiError('SITE_NOT_FOUND', `site '${req.params.siteId}' is not on this gateway`);

@@ -13,15 +13,36 @@ export const WHOLE_PERIODS =
   'An interval that cuts a period of the resolution is widened to whole periods (PT15M and PT1H on UTC, P1D on local midnight in the site time zone, P1M calendar months): ' +
   'every entry stands for its whole period, so deviceId + interval is a stable key. A period still in progress holds the data so far (docs/api.md).';
 
+/**
+ * The shape of an ISO 8601 interval as the server reads it (telemetry/interval.ts): two parts
+ * around one "/", each a duration or a date-time with Z or an offset. Whether it parses and ends
+ * after it starts is the handler's check, whose message says what is wrong; a space before the
+ * offset passes here so the handler can say that "+" wants encoding as %2B.
+ */
+const DATE_TIME = String.raw`[+-]?\d{4}[^/]*T[^/]*(?:[Zz]|[ +-]\d{2}(?::?\d{2})?)`;
+const PART = `(?:[Pp][^/]+|${DATE_TIME})`;
+export const INTERVAL_PATTERN = String.raw`^\s*${PART}/${PART}\s*$`;
+
+/** An `interval` parameter (or body field): its pattern, an example, and what it means. */
+export const IntervalString = (description: string) =>
+  Type.String({ pattern: INTERVAL_PATTERN, description, example: '2026-11-01T00:00:00Z/P1D' });
+
 /** A response schema with the description the OpenAPI document shows for it (else "Default Response"). */
 export const described = <T extends object>(description: string, schema: T): T => ({ ...schema, description });
 
-/** A comma-separated list query parameter; it may also be repeated (lenient-query.ts). */
-export const CommaList = (description: string) =>
-  Type.String({
+/**
+ * A comma-separated list query parameter; it may also be repeated (lenient-query.ts). Its pattern
+ * is what the server reads: the listed values, blanks around them and empty items allowed, at
+ * least one value.
+ */
+export const CommaList = (description: string, values: readonly string[]) => {
+  const item = `(?:${values.join('|')})`;
+  return Type.String({
     description: `${description}. Comma-separated; the parameter may also be repeated (a=x&a=y is a=x,y)`,
+    pattern: String.raw`^(?:\s*,)*\s*${item}\s*(?:,\s*(?:${item}\s*)?)*$`,
     [COMMA_LIST]: true,
   });
+};
 
 /** A boolean query parameter: true/false/1/0 in any case; an empty value counts as absent (lenient-query.ts). */
 export const QueryBoolean = (defaultValue: boolean, description: string) =>

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Requirement } from '../../auth/bearer.js';
 import type { TariffQuota } from '../../config/types.js';
@@ -18,7 +18,7 @@ import { formatInterval, parseInterval } from '../../telemetry/interval.js';
 import type { ApiDeps } from './deps.js';
 import { ErrorBodySchema } from './errors.js';
 import { principalOf } from './guard.js';
-import { described, ErrorResponses } from './schemas.js';
+import { described, ErrorResponses, IntervalString } from './schemas.js';
 
 export interface ClockedDeps extends ApiDeps {
   /** the daemon clock, ms: "now" of the default page and of savings */
@@ -43,34 +43,53 @@ const Price = (which: string) =>
     description: `${which} price per kWh in the tariff's currency; negative allowed, |price| <= ${MAX_ABS_PRICE}`,
   });
 
-const ValueSchema = Type.Object(
-  {
-    interval: Type.String({
-      description:
-        'ISO 8601 interval (start/end or start/duration, with a UTC offset) on quarter hours, 15 minutes to 7 days long; answered in canonical UTC',
-      examples: ['2026-11-23T13:00:00Z/2026-11-23T14:00:00Z'],
-    }),
-    importPrice: Type.Optional(Price('import (buying) price: required for kind import and both, absent for export.')),
-    exportPrice: Type.Optional(Price('export (feed-in) price: required for kind export and both, absent for import.')),
-  },
-  { additionalProperties: false },
-);
+const VALUE_INTERVAL =
+  'ISO 8601 interval (start/end or start/duration, with a UTC offset) on quarter hours, 15 minutes to 7 days long; answered in canonical UTC';
+const ValueInterval = () => IntervalString(VALUE_INTERVAL);
+const IMPORT = Price('import (buying)');
+const EXPORT = Price('export (feed-in)');
 
-const Values = Type.Array(ValueSchema, {
-  maxItems: MAX_VALUES_PER_REQUEST,
-  description:
-    'Non-overlapping price intervals. A PATCH value replaces the stored values it overlaps, which it (with the other values of the request) must cover entirely.',
+/**
+ * A value as each tariff kind has it (tariffs/body.ts): kind import carries importPrice alone,
+ * export exportPrice alone, both the two; the document says so rather than two optional prices.
+ */
+const ValueOf = {
+  import: Type.Object({ interval: ValueInterval(), importPrice: IMPORT }, { additionalProperties: false }),
+  export: Type.Object({ interval: ValueInterval(), exportPrice: EXPORT }, { additionalProperties: false }),
+  both: Type.Object(
+    { interval: ValueInterval(), importPrice: IMPORT, exportPrice: EXPORT },
+    { additionalProperties: false },
+  ),
+} as const;
+const AnyValue = Type.Union([ValueOf.import, ValueOf.export, ValueOf.both], {
+  description: "a value of the tariff's kind: importPrice for import, exportPrice for export, both for both",
 });
+
+const Values = <T extends TSchema>(item: T) =>
+  Type.Array(item, {
+    maxItems: MAX_VALUES_PER_REQUEST,
+    description:
+      'Non-overlapping price intervals. A PATCH value replaces the stored values it overlaps, which it (with the other values of the request) must cover entirely.',
+  });
 
 const Meta = {
   name: Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH }),
-  currency: Type.String({ description: 'ISO 4217 code', examples: ['EUR'] }),
-  timezone: Type.String({ description: 'IANA time zone of the tariff’s market', examples: ['Europe/Berlin'] }),
+  currency: Type.String({ description: 'ISO 4217 code', example: 'EUR' }),
+  timezone: Type.String({ description: 'IANA time zone of the tariff’s market', example: 'Europe/Berlin' }),
   kind: Type.String({ enum: [...TARIFF_KINDS], description: 'which prices the values carry: import, export or both' }),
 };
 
-const CreateBody = Type.Object({ ...Meta, values: Type.Optional(Values) }, { additionalProperties: false });
-const PatchBody = Type.Object({ values: Values }, { additionalProperties: false });
+const { kind: _kind, ...Named } = Meta;
+const CreateBody = Type.Union(
+  TARIFF_KINDS.map((kind) =>
+    Type.Object(
+      { ...Named, kind: Type.Literal(kind), values: Type.Optional(Values(ValueOf[kind])) },
+      { additionalProperties: false },
+    ),
+  ),
+  { description: 'A tariff; its values carry the prices its kind names' },
+);
+const PatchBody = Type.Object({ values: Values(AnyValue) }, { additionalProperties: false });
 const TariffIdParams = Type.Object({ tariffId: Type.String({ minLength: 1, maxLength: 200 }) });
 const Written = {
   inserted: Type.Integer({ description: 'values stored by this request' }),
@@ -83,7 +102,13 @@ const PageSchema = Type.Object({
   interval: Type.String({
     description: 'the 7-day window of this page, canonical UTC; a value is on the page whose window holds its start',
   }),
-  values: Type.Array(ValueSchema),
+  // as stored: the prices of the tariff's kind (the bodies above say which)
+  values: Type.Array(
+    Type.Object(
+      { interval: Type.String(), importPrice: Type.Optional(IMPORT), exportPrice: Type.Optional(EXPORT) },
+      { additionalProperties: false },
+    ),
+  ),
   nextToken: Type.Union([Type.String(), Type.Null()], {
     description: 'opaque token for the 7 days before this page; null on the last page',
   }),
@@ -191,8 +216,13 @@ export const tariffsRoutes: FastifyPluginAsyncTypebox<TariffDeps> = async (app, 
           'With interval: the latest 7 days inside it, each nextToken 7 days further back until interval.start. nextToken wins over interval.',
         params: TariffIdParams,
         querystring: Type.Object({
+          // no pattern: a nextToken wins over interval, which is then not read at all (docs/api.md)
           interval: Type.Optional(
-            Type.String({ description: 'ISO 8601 interval: start/end, start/duration or duration/end' }),
+            Type.String({
+              description:
+                'ISO 8601 interval: start/end, start/duration or duration/end; not read when nextToken is given',
+              example: '2026-11-01T00:00:00Z/P7D',
+            }),
           ),
           nextToken: Type.Optional(
             Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'nextToken of the previous page' }),
