@@ -21,6 +21,13 @@ Usage:
   sitegw scan --tcp HOST[:PORT] | --rtu DEVICE --baud N [--parity none|even|odd] [--stop-bits 1|2]
               [--units 1-247] [--timeout MS]
       Find the Modbus devices on a bus (SunSpec, or a device profile's identity) and print a site.yaml snippet.
+  sitegw setup [--config FILE] [--tcp HOST[:PORT]]... [--rtu DEVICE [--baud N] [--parity P]]... [--units 1-247]
+               [--site-id ID] [--site-name T] [--timezone TZ] [--currency C] [--latitude N] [--longitude N]
+               [--http-host ADDR] [--http-port N] [--data-dir DIR] [--owner NAME] [--yes [--password-stdin]] [--force]
+      First run on a terminal: asks for the site and the Modbus buses, scans them, lets you confirm each
+      device's role and id, writes site.yaml (default /etc/sitegw/site.yaml), checks it and sets the owner
+      password. Flags answer questions; --yes takes the defaults for the rest. An existing site.yaml is
+      replaced only when you say so (or --force).
   sitegw run --config FILE
       Run the gateway against the devices in site.yaml.
   sitegw check-config FILE
@@ -53,6 +60,7 @@ const COMMANDS = new Map<string, Command>([
   ['check-config', async (argv, io) => (await import('./check-config.js')).checkConfigArgs(argv, io)],
   ['demo', async (argv, io) => (await import('./demo.js')).demoCommand(argv, io)],
   ['simulate', async (argv, io) => (await import('./simulate.js')).simulateCommand(argv, io)],
+  ['setup', async (argv, io) => (await import('./setup.js')).setupCommand(argv, io)],
   ['scan', async (argv, io) => (await import('./scan.js')).scanCommand(argv, io)],
   ['clients', async (argv, io) => (await import('./clients.js')).clientsCommand(argv, io)],
   ['owner', async (argv, io) => (await import('./owner.js')).ownerCommand(argv, io)],

@@ -5,6 +5,31 @@ import { setOwnerPassword } from '../auth/owner.js';
 import { target, WHERE_OPTIONS, WHERE_USAGE, withDb } from './data-dir.js';
 import { EXIT, type Output, printError, printUsage, stdio } from './output.js';
 
+/** One line from the terminal without echo; Ctrl-C ends the process as an interrupt. */
+export function askHidden(io: Output, prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  return new Promise<string>((done) => {
+    io.err(prompt);
+    let value = '';
+    stdin.setRawMode(true);
+    stdin.resume();
+    const onData = (buf: Buffer) => {
+      for (const ch of buf.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') {
+          stdin.setRawMode(false);
+          stdin.pause();
+          stdin.off('data', onData);
+          io.err('\n');
+          return done(value);
+        }
+        if (ch === '\u0003') process.exit(EXIT.INTERRUPTED);
+        value = ch === '\u007f' ? value.slice(0, -1) : value + ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
 /** The password from the terminal without echo (twice, to catch typos), or the first line of piped stdin. */
 async function readPassword(io: Output): Promise<string> {
   const stdin = process.stdin;
@@ -13,29 +38,8 @@ async function readPassword(io: Output): Promise<string> {
     for await (const chunk of stdin) text += String(chunk);
     return text.split(/\r?\n/)[0] ?? '';
   }
-  const ask = (prompt: string) =>
-    new Promise<string>((done) => {
-      io.err(prompt);
-      let value = '';
-      stdin.setRawMode(true);
-      stdin.resume();
-      const onData = (buf: Buffer) => {
-        for (const ch of buf.toString('utf8')) {
-          if (ch === '\r' || ch === '\n') {
-            stdin.setRawMode(false);
-            stdin.pause();
-            stdin.off('data', onData);
-            io.err('\n');
-            return done(value);
-          }
-          if (ch === '\u0003') process.exit(EXIT.INTERRUPTED);
-          value = ch === '\u007f' ? value.slice(0, -1) : value + ch;
-        }
-      };
-      stdin.on('data', onData);
-    });
-  const first = await ask('new owner password: ');
-  const second = await ask('again: ');
+  const first = await askHidden(io, 'new owner password: ');
+  const second = await askHidden(io, 'again: ');
   if (first !== second) throw new ClientError('the two passwords differ');
   return first;
 }
