@@ -40,6 +40,8 @@ Usage:
       Show the SHA-256 fingerprint of the API's HTTPS certificate.
   sitegw backup --config FILE OUT
       Write a consistent copy of the database to OUT while the gateway runs (restore: docs/install.md).
+  sitegw migrate --config FILE
+      Bring the database to this version's schema (the gateway also does it at start; the package runs it on upgrade).
   sitegw consume --broker URL [--group G] [--filter sitegw/+] [--db FILE | --postgres URL] [--client-id ID] [--username U]
                  [--gap-wait S] [--retry-after S]
       The reference cloud consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscription
@@ -66,6 +68,7 @@ const COMMANDS = new Map<string, Command>([
   ['owner', async (argv, io) => (await import('./owner.js')).ownerCommand(argv, io)],
   ['tls', async (argv, io) => (await import('./tls.js')).tlsCommand(argv, io)],
   ['backup', async (argv, io) => (await import('./backup.js')).backupCommand(argv, io)],
+  ['migrate', async (argv, io) => (await import('./migrate.js')).migrateCommand(argv, io)],
   ['consume', async (argv, io) => (await import('./consume.js')).consumeCommand(argv, io)],
   ['optimise', async (argv, io) => (await import('./optimise.js')).optimiseCommand(argv, io)],
 ]);
