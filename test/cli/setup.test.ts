@@ -236,6 +236,10 @@ describe('sitegw setup never replaces a site.yaml unasked', () => {
     expect(await p.exit).toBe(0);
     expect(p.out()).toContain("Owner 'owner' can log in");
     expect(statSync(join(dir, 'data', 'sitegw.db')).mode & 0o077).toBe(0);
+    // what the package's postinst runs on upgrade
+    const migrate = sitegw(['migrate', '--config', file]);
+    expect(await migrate.exit).toBe(0);
+    expect(migrate.out()).toMatch(/sitegw\.db: schema version \d+\n$/);
   });
 
   it('refuses a wrong flag value with one line, before touching anything', async () => {
