@@ -30,14 +30,16 @@ export function askHidden(io: Output, prompt: string): Promise<string> {
   });
 }
 
+/** The first line of piped stdin (a password a script hands over). */
+export async function firstLineOfStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) text += String(chunk);
+  return text.split(/\r?\n/)[0] ?? '';
+}
+
 /** The password from the terminal without echo (twice, to catch typos), or the first line of piped stdin. */
 async function readPassword(io: Output): Promise<string> {
-  const stdin = process.stdin;
-  if (!stdin.isTTY) {
-    let text = '';
-    for await (const chunk of stdin) text += String(chunk);
-    return text.split(/\r?\n/)[0] ?? '';
-  }
+  if (!process.stdin.isTTY) return firstLineOfStdin();
   const first = await askHidden(io, 'new owner password: ');
   const second = await askHidden(io, 'again: ');
   if (first !== second) throw new ClientError('the two passwords differ');

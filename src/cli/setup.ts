@@ -20,6 +20,7 @@ import { installedProfiles } from '../profiles/registry.js';
 import { ID_PATTERN } from '../yaml/schema.js';
 import { checkConfigCommand } from './check-config.js';
 import { withDb } from './data-dir.js';
+import { firstLineOfStdin } from './owner.js';
 import { EXIT, isUsageMistake, type Output, printError, printFailure, stdio, UsageError } from './output.js';
 import { type Asker, type Check, defaultsAsker, Interrupted, terminalAsker } from './prompt.js';
 import { planScan, RTU_DEFAULT_UNITS, TCP_DEFAULT_UNITS } from './scan.js';
@@ -263,12 +264,6 @@ async function mayWrite(ask: Asker, file: string, v: Values, io: Output): Promis
   if (answer.startsWith('y')) return true;
   io.out(`${file} is kept as it is.\n`);
   return false;
-}
-
-async function firstLineOfStdin(): Promise<string> {
-  let text = '';
-  for await (const chunk of process.stdin) text += String(chunk);
-  return text.split(/\r?\n/)[0] ?? '';
 }
 
 function statusUrl(a: SiteAnswers): string {
