@@ -20,8 +20,8 @@ import { installedProfiles } from '../profiles/registry.js';
 import { ID_PATTERN } from '../yaml/schema.js';
 import { checkConfigCommand } from './check-config.js';
 import { withDb } from './data-dir.js';
-import { firstLineOfStdin } from './owner.js';
 import { EXIT, isUsageMistake, type Output, printError, printFailure, stdio, UsageError } from './output.js';
+import { firstLineOfStdin } from './owner.js';
 import { type Asker, type Check, defaultsAsker, Interrupted, terminalAsker } from './prompt.js';
 import { planScan, RTU_DEFAULT_UNITS, TCP_DEFAULT_UNITS } from './scan.js';
 import {
