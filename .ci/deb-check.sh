@@ -10,7 +10,8 @@
 #   4. this commit's package installed over it: config, data and buckets kept, schema migrated;
 #   5. `sitegw --version`, check-config, then the daemon started from the unit's own ExecStart=
 #      line as the sitegw user (its groups, UMask=, Environment=) for 20 s against the simulator:
-#      /healthz answers ok with every device online at the end;
+#      /healthz answers ok with every device online at the end; the machine's node is Node 20
+#      (its driver), so the other driver opens the database on the registry's Node 24;
 #   6. remove (data and config kept), then purge: nothing of it left (files, user, group, units).
 # Needs the Debian packages dpkg-dev and lintian, and `npm ci` done (the build uses its compiler
 # output for Node 20's SQLite driver when it fits).
@@ -139,6 +140,12 @@ kill -TERM "$daemon"
 wait "$daemon" || fail 'the daemon did not stop cleanly on SIGTERM'
 step "the daemon ran 20 s as sitegw from the unit's ExecStart=: $health"
 [ "$(stat -c '%a %U' /var/lib/sitegw/sitegw.db)" = '600 sitegw' ] || fail 'database mode or owner'
+# the other driver of the package: better-sqlite3 13 on the registry's Node 24 (Node 20 ran above)
+source .ci/node-versions.sh
+node24=$(.ci/fetch-node.sh x64 "${NODE_VERSIONS[24]}")/bin/node
+as_sitegw "$node24" /usr/lib/sitegw/dist/cli.js migrate --config /etc/sitegw/site.yaml >"$out/node24.log" 2>&1 ||
+  { cat "$out/node24.log"; fail "the package's better-sqlite3 13 on Node ${NODE_VERSIONS[24]}"; }
+step "the package's database driver for Node >= 22 opened it on Node $("$node24" --version)"
 
 # 6. remove keeps data and config; purge leaves nothing
 dpkg -r sitegw >/dev/null

@@ -40,7 +40,9 @@ rm "$app/package-lock.json"
 # better-sqlite3 13: only this architecture's prebuilt binary (glibc)
 bs=$app/node_modules/better-sqlite3
 find "$bs/prebuilds" -type f ! -name "linux-$node_arch.node" -delete
-find "$bs/lib" -maxdepth 1 -name '*-*.js' ! -name "linux-$node_arch.js" -delete
+# (its lib/<platform>-<arch>.js loaders: the other platforms' go; lib/sqlite-error.js and the rest stay)
+find "$bs/lib" -maxdepth 1 -regextype posix-extended -regex '.*/(android|darwin|linux|linuxmusl|win32)-[a-z0-9+]+\.js' \
+  ! -name "linux-$node_arch.js" -delete
 rm -rf "$bs/deps" "$bs/src" "$bs/binding.gyp"
 
 # better-sqlite3 12 for Node 20, compiled for the target (the result cached per version and arch)
