@@ -7,7 +7,17 @@
  * the rest unasked, so a script can run it. An existing site.yaml is replaced only when the
  * installer says so (or `--force`); the package's placeholder counts as none.
  */
-import { chownSync, copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  chownSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ClientError } from '../auth/clients.js';
@@ -250,6 +260,12 @@ async function ownerPassword(ask: Asker, v: Values, file: string, dataDir: strin
 
 /** False when an existing site.yaml is to be kept. */
 async function mayWrite(ask: Asker, file: string, v: Values, io: Output): Promise<boolean> {
+  try {
+    accessSync(existsSync(file) ? file : dirname(file), constants.W_OK);
+  } catch {
+    printError(io, 'setup', `cannot write ${file}: run it as root (sudo sitegw setup) or give --config FILE`);
+    return false;
+  }
   if (!existsSync(file) || readFileSync(file, 'utf8').startsWith(UNCONFIGURED_MARK)) return true;
   if (v.force) return true;
   if (v.yes) {
@@ -304,6 +320,8 @@ async function setup(v: Values, io: Output): Promise<number> {
       new Date().toISOString().slice(0, 10),
     );
     writeFileSync(file, text, { mode: 0o640 });
+    // a new file written by root in the package's /etc/sitegw (root:sitegw 0750) is the service's to read
+    if (process.getuid?.() === 0) chownSync(file, 0, statSync(dirname(file)).gid);
     io.out(`\nWrote ${file}. Checking it:\n`);
     const checked = await checkConfigCommand(file, io);
     if (checked !== EXIT.OK) {
