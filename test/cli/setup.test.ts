@@ -96,7 +96,11 @@ function terminal(command: string[]) {
     `${quoted}; echo "SETUP EXIT $?"; sleep 600`,
   );
   if (started.status !== 0) throw new Error(`tmux: ${started.stderr}`);
-  cleanups.push(() => void tmux('kill-server'));
+  cleanups.push(() => {
+    tmux('kill-server');
+    // tmux leaves its socket file behind
+    rmSync(join(process.env.TMUX_TMPDIR ?? '/tmp', `tmux-${process.getuid?.() ?? 0}`, socket), { force: true });
+  });
   const screen = () => tmux('capture-pane', '-p', '-J', '-S', '-1000', '-t', 'setup').stdout;
   let seen = 0;
   return {
