@@ -46,6 +46,7 @@ export const E2E: readonly string[] = [
   'test/ops/integrity.test.ts',
   'test/ops/watchdog.test.ts',
   'test/poller/',
+  'test/profiles/battery-aggregate.test.ts',
   'test/profiles/control-vendors.test.ts',
   'test/profiles/corpus-scan.test.ts',
   'test/profiles/meter-sign.test.ts',

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { type Document, isMap, isScalar, isSeq, type LineCounter } from 'yaml';
+import { linkOf } from '../core/connection.js';
 import type { ConfigError } from '../yaml/errors.js';
 import { dataOf, parseYaml, place, placeFirstPerPath, syntaxErrors } from '../yaml/parse.js';
 import { schemaFindings, yamlValidator } from '../yaml/validator.js';
@@ -75,9 +76,15 @@ function finish(data: SiteConfig, baseDir: string): SiteConfig {
     h.stateTopicPrefix = h.stateTopicPrefix.replaceAll('{siteId}', data.site.id);
     for (const k of ['ca', 'cert', 'key'] as const) if (h.tls[k]) h.tls[k] = resolve(baseDir, h.tls[k]);
   }
-  const firstInverter = data.devices.find((d) => d.role === 'inverter');
+  // A battery belongs to the inverter it is read through (a storage inverter's own battery, the
+  // StorEdge block on the SolarEdge inverter's unit), else to an inverter on the same wire, else
+  // to the first inverter; `inverter:` in site.yaml says otherwise (docs/configuration.md).
+  const inverters = data.devices.filter((d) => d.role === 'inverter');
   for (const d of data.devices) {
-    if (d.role === 'battery' && d.inverter === undefined && firstInverter) d.inverter = firstInverter.id;
+    if (d.role !== 'battery' || d.inverter !== undefined || inverters.length === 0) continue;
+    const link = linkOf(d.connection);
+    const onLink = inverters.filter((i) => linkOf(i.connection) === link);
+    d.inverter = (onLink.find((i) => i.connection.unitId === d.connection.unitId) ?? onLink[0] ?? inverters[0])!.id;
   }
   return data;
 }

@@ -297,7 +297,8 @@ export const siteSchema = {
           },
           inverter: {
             type: 'string',
-            description: 'battery only: id of the inverter on whose DC bus it sits (default: the first inverter)',
+            description:
+              'battery only: id of the inverter on whose DC bus it sits (default: the inverter at the same address, else one on the same wire, else the first inverter)',
             minLength: 1,
             hint: 'name the id of an inverter device of this file',
           },

@@ -38,3 +38,8 @@ export interface RtuOverTcpConnection {
 }
 
 export type DeviceConnection = TcpConnection | RtuConnection | RtuOverTcpConnection;
+
+/** The wire a device is on (serial device path, or TCP host and port), without its unit. */
+export function linkOf(c: DeviceConnection): string {
+  return c.type === 'rtu' ? c.device : `${c.host.toLowerCase()}:${c.port}`;
+}

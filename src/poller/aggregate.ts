@@ -7,6 +7,8 @@ import type { Site } from '../site/site.js';
  * The `__bb_agg` reading of an inverter's battery blocks from one poll cycle: power summed,
  * SoC and SoH weighted by capacity (equal weights until every capacity is known). Only built
  * when every block answered, so a missing block never shows up as a sudden drop in power.
+ * A lifetime counter direction every block reports is summed, so the compact topology counts
+ * what the blocks count; where one block has none, that direction is integrated from power.
  */
 export function batteryAggregate(
   site: Site,
@@ -32,6 +34,12 @@ export function batteryAggregate(
   };
   const soc = weighted('soc');
   const soh = weighted('soh');
+  const summed = (key: 'inWh' | 'outWh'): number | undefined =>
+    parts.every((p) => p.reading!.counters?.[key] !== undefined)
+      ? parts.reduce((s, p) => s + p.reading!.counters![key]!, 0)
+      : undefined;
+  const inWh = summed('inWh');
+  const outWh = summed('outWh');
   return {
     streamId: streamIds.batteryAggregate(inverterId),
     ts: Math.max(...parts.map((p) => p.reading!.ts)),
@@ -40,6 +48,9 @@ export function batteryAggregate(
       ...(soc !== undefined ? { soc } : {}),
       ...(soh !== undefined ? { soh } : {}),
     },
+    ...(inWh !== undefined || outWh !== undefined
+      ? { counters: { ...(inWh !== undefined ? { inWh } : {}), ...(outWh !== undefined ? { outWh } : {}) } }
+      : {}),
   };
 }
 

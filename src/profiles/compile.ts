@@ -195,17 +195,25 @@ class Compiler {
         ? this.single(spec.signFrom, [...at, 'signFrom'])
         : undefined;
     const otherwise = spec.otherwise ? this.source(spec.otherwise, [...at, 'otherwise']) : undefined;
-    if (!parts || (spec.scaleFactor && !scaleFactor) || (spec.signFrom && !signFrom) || (spec.otherwise && !otherwise))
+    const minus = spec.minus?.map((a, i) => this.ref(spec, [...at, 'minus', i], a));
+    if (
+      !parts ||
+      (spec.scaleFactor && !scaleFactor) ||
+      (spec.signFrom && !signFrom) ||
+      (spec.otherwise && !otherwise) ||
+      minus?.some((r) => r === undefined)
+    )
       return undefined;
     return {
       ...(otherwise ? { otherwise } : {}),
       parts,
+      ...(minus ? { minus: minus as ValueRef[] } : {}),
       factor: (spec.scale ?? 1) * UNIT_FACTOR[spec.unit]!,
       ...(scaleFactor ? { scaleFactor } : {}),
       sign: spec.sign ?? 1,
       absolute: spec.absolute ?? false,
       ...(signFrom ? { signFrom: { ref: signFrom, mask: spec.signFrom!.negativeMask } } : {}),
-      label: parts.map((p) => p.label).join(' + '),
+      label: [parts.map((p) => p.label).join(' + '), ...(minus ?? []).map((p) => p!.label)].join(' − '),
     };
   }
 
@@ -338,7 +346,7 @@ export function compileProfile(
     .map((m, i) => c.match(m, ['identify', 'match', i]))
     .filter((m): m is CompiledMatch => m !== undefined);
   const registers: DeviceProfile['identify']['registers'] = {};
-  for (const key of ['model', 'serial', 'version'] as const) {
+  for (const key of ['manufacturer', 'model', 'serial', 'version'] as const) {
     const r = file.identify.registers?.[key];
     const compiled = r && c.identityRegister(r, ['identify', 'registers', key]);
     if (compiled) registers[key] = compiled;

@@ -30,6 +30,8 @@ export interface ValueRef {
 export interface CompiledSource {
   /** one register, or several added up */
   parts: ValueRef[];
+  /** registers of the same type subtracted from the parts (import − export magnitudes) */
+  minus?: ValueRef[];
   /** fixed scale × unit factor to the spec unit (W, Wh, percent) */
   factor: number;
   scaleFactor?: ValueRef;
@@ -90,7 +92,8 @@ export interface DeviceProfile {
     manufacturer: string;
     model?: string;
     match: CompiledMatch[];
-    registers: Partial<Record<'model' | 'serial' | 'version', CompiledIdentityRegister>>;
+    /** manufacturer: the maker the device names (a battery on another maker's inverter), else identify.manufacturer */
+    registers: Partial<Record<'manufacturer' | 'model' | 'serial' | 'version', CompiledIdentityRegister>>;
   };
   roles: Partial<Record<DeviceRole, CompiledRole>>;
   /** how a storage command is put on the device (the `control:` section), when the profile has one */

@@ -26,7 +26,7 @@ function refsOf(role: CompiledRole): ValueRef[] {
   const out: ValueRef[] = [];
   const addSource = (s: CompiledSource | undefined) => {
     if (!s) return;
-    out.push(...s.parts);
+    out.push(...s.parts, ...(s.minus ?? []));
     if (s.scaleFactor) out.push(s.scaleFactor);
     if (s.signFrom) out.push(s.signFrom.ref);
     addSource(s.otherwise);
@@ -133,6 +133,11 @@ export class ProfileDevice implements DeviceDriver {
       const v = this.cache.number(p);
       if (v === undefined) return undefined;
       sum += v;
+    }
+    for (const p of s.minus ?? []) {
+      const v = this.cache.number(p);
+      if (v === undefined) return undefined;
+      sum -= v;
     }
     let v = scaled(sum, s.factor);
     if (s.scaleFactor) {

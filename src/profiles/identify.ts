@@ -74,11 +74,13 @@ export async function readIdentity(
 ): Promise<DeviceIdentity> {
   const cache = new RegisterCache();
   const { registers } = profile.identify;
+  const manufacturer =
+    (await identityField(registers.manufacturer, reader, unitId, profile, cache)) ?? profile.identify.manufacturer;
   const model = (await identityField(registers.model, reader, unitId, profile, cache)) ?? profile.identify.model;
   const serial = await identityField(registers.serial, reader, unitId, profile, cache);
   const version = await identityField(registers.version, reader, unitId, profile, cache);
   return {
-    manufacturer: profile.identify.manufacturer,
+    manufacturer,
     ...(model ? { model } : {}),
     ...(serial ? { serial } : {}),
     ...(version ? { version } : {}),

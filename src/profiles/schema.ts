@@ -95,6 +95,13 @@ const sourceFields = <const U extends readonly string[]>(units: U) =>
     },
     absolute: { type: 'boolean', hint: 'true to take the magnitude of a value whose sign the device gets wrong' },
     signFrom: { $ref: '#/$defs/signFrom' },
+    minus: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 16,
+      items: address,
+      hint: 'addresses subtracted from the value, e.g. [30867] for a power given as import and export magnitudes',
+    },
   }) as const satisfies Fields;
 
 /** A register that feeds a channel, and the one it falls back to (which has no fallback of its own). */
@@ -302,8 +309,13 @@ export const profileSchema = {
         registers: {
           type: 'object',
           additionalProperties: false,
-          hint: 'model, serial or version registers',
-          properties: { model: identityRegister, serial: identityRegister, version: identityRegister },
+          hint: 'manufacturer, model, serial or version registers',
+          properties: {
+            manufacturer: identityRegister,
+            model: identityRegister,
+            serial: identityRegister,
+            version: identityRegister,
+          },
         },
       },
     },

@@ -135,6 +135,32 @@ describe('devices sharing one Modbus address', () => {
     });
   });
 
+  describe('which inverter a battery belongs to', () => {
+    // a Sunny Tripower on SMA's SunSpec unit 126 listed first, a Sunny Boy Storage on its own
+    // map at unit 3 of another host: the storage inverter owns the battery (issue 33)
+    const stp = '{ id: stp, role: inverter, profile: sunspec, connection: { type: tcp, host: 192.168.1.80, unitId: 126 } }';
+    const sbsAt = 'connection: { type: tcp, host: 192.168.1.81, unitId: 3 }';
+    const sbs = `{ id: sbs, role: inverter, profile: sma-modbus, ${sbsAt} }`;
+    const ownerOf = (battery: string) => {
+      const r = parse(devices(stp, sbs, battery));
+      if (!r.ok) throw new Error(JSON.stringify(r.errors));
+      return r.config.devices.find((d) => d.id === 'bat')?.inverter;
+    };
+
+    it('the inverter read at the same address owns the battery, not the first inverter', () => {
+      expect(ownerOf(`{ id: bat, role: battery, profile: sma-modbus, ${sbsAt} }`)).toBe('sbs');
+    });
+
+    it('`inverter:` in site.yaml overrides the guess', () => {
+      expect(ownerOf(`{ id: bat, role: battery, profile: sma-modbus, inverter: stp, ${sbsAt} }`)).toBe('stp');
+    });
+
+    it("a battery on no inverter's address or wire goes to the first inverter", () => {
+      const elsewhere = 'connection: { type: tcp, host: 192.168.1.82, unitId: 1 }';
+      expect(ownerOf(`{ id: bat, role: battery, profile: huawei-sun2000, ${elsewhere} }`)).toBe('stp');
+    });
+  });
+
   it('another unit id on the same host is a different device', () => {
     const r = parse(devices(huawei('inv', 'inverter'), huawei('inv2', 'inverter', 2)));
     expect(r.ok ? [] : r.errors).toEqual([]);

@@ -14,7 +14,13 @@ import { Daemon } from '../../src/main.js';
 import { parseConfig } from '../../src/profiles/site-config.js';
 import { formatConfigErrors } from '../../src/yaml/format.js';
 import { partnerToken } from './auth.js';
-import { type DeviceFixture, serveImage } from './register-image.js';
+import { type DeviceFixture, type FixtureDevice, serveImage } from './register-image.js';
+
+/** another register image on a server of its own, with the site devices that read it */
+export interface MoreImage {
+  fixture: DeviceFixture;
+  devices: FixtureDevice[];
+}
 
 export interface CorpusSite {
   siteId: string;
@@ -36,7 +42,16 @@ export function corpusSiteYaml(
   endpoint: { host: string; port: number },
   dataDir: string,
   mqttUrl?: string,
+  more: { image: MoreImage; endpoint: { host: string; port: number } }[] = [],
 ): string {
+  const entries = (devices: FixtureDevice[], endpoint: { host: string; port: number }, unitId: number) =>
+    devices.map((d) => ({
+      id: d.id,
+      role: d.role,
+      profile: d.profile,
+      ...d.options,
+      connection: { type: 'tcp', host: endpoint.host, port: endpoint.port, unitId },
+    }));
   const doc = {
     site: {
       id: siteId,
@@ -49,29 +64,33 @@ export function corpusSiteYaml(
     dataDir,
     poll: { intervalSeconds: 10 },
     ...(mqttUrl ? { uplink: { url: mqttUrl, protocolVersion: 4, reconnectMaxSeconds: 1 } } : {}),
-    devices: f.devices.map((d) => ({
-      id: d.id,
-      role: d.role,
-      profile: d.profile,
-      ...d.options,
-      connection: { type: 'tcp', host: endpoint.host, port: endpoint.port, unitId: f.image.unitId },
-    })),
+    devices: [
+      ...entries(f.devices, endpoint, f.image.unitId),
+      ...more.flatMap((m) => entries(m.image.devices, m.endpoint, m.image.fixture.image.unitId)),
+    ],
   };
   return stringify(doc);
 }
 
 export const corpusSiteId = (f: DeviceFixture): string => `corpus-${f.name}`.replace(/[^a-z0-9_-]/g, '-').slice(0, 64);
 
-export async function startCorpusSite(f: DeviceFixture, mqttUrl?: string): Promise<CorpusSite> {
+export async function startCorpusSite(
+  f: DeviceFixture,
+  mqttUrl?: string,
+  moreImages: MoreImage[] = [],
+): Promise<CorpusSite> {
   const server = await serveImage(f);
+  const others: Awaited<ReturnType<typeof serveImage>>[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-corpus-'));
   const siteId = corpusSiteId(f);
   const cleanup = async () => {
-    await server.close();
+    await Promise.all([server, ...others].map((s) => s.close()));
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const parsed = parseConfig(corpusSiteYaml(f, siteId, server, dataDir, mqttUrl), `${f.name} site.yaml`);
+    for (const m of moreImages) others.push(await serveImage(m.fixture));
+    const more = moreImages.map((image, i) => ({ image, endpoint: others[i]! }));
+    const parsed = parseConfig(corpusSiteYaml(f, siteId, server, dataDir, mqttUrl, more), `${f.name} site.yaml`);
     if (!parsed.ok)
       throw new Error(`${f.name}: site.yaml is invalid:\n${formatConfigErrors(parsed.errors, f.name).join('\n')}`);
     const daemon = await Daemon.start({
