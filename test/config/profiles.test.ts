@@ -138,7 +138,8 @@ describe('devices sharing one Modbus address', () => {
   describe('which inverter a battery belongs to', () => {
     // a Sunny Tripower on SMA's SunSpec unit 126 listed first, a Sunny Boy Storage on its own
     // map at unit 3 of another host: the storage inverter owns the battery (issue 33)
-    const stp = '{ id: stp, role: inverter, profile: sunspec, connection: { type: tcp, host: 192.168.1.80, unitId: 126 } }';
+    const stp =
+      '{ id: stp, role: inverter, profile: sunspec, connection: { type: tcp, host: 192.168.1.80, unitId: 126 } }';
     const sbsAt = 'connection: { type: tcp, host: 192.168.1.81, unitId: 3 }';
     const sbs = `{ id: sbs, role: inverter, profile: sma-modbus, ${sbsAt} }`;
     const ownerOf = (battery: string) => {

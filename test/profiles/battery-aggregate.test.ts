@@ -31,7 +31,10 @@ describe('battery aggregate of two blocks that count', () => {
   let site: CorpusSite;
   beforeAll(async () => {
     site = await startCorpusSite({ ...first, devices: first.devices.filter((d) => d.id !== 'load') }, undefined, [
-      { fixture: second, devices: [{ id: 'bat2', role: 'battery', profile: 'goodwe-et', options: { inverter: 'inv' } }] },
+      {
+        fixture: second,
+        devices: [{ id: 'bat2', role: 'battery', profile: 'goodwe-et', options: { inverter: 'inv' } }],
+      },
     ]);
   });
   afterAll(async () => site?.stop());
@@ -45,7 +48,11 @@ describe('battery aggregate of two blocks that count', () => {
       if (r.status !== 200) throw new Error(`telemetry ${stream}: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body.entries as Record<string, unknown>[];
     };
-    const bucket = await waitFor('a closed bucket of inv__bb_agg', async () => (await telemetry('inv__bb_agg'))[0], 30_000);
+    const bucket = await waitFor(
+      'a closed bucket of inv__bb_agg',
+      async () => (await telemetry('inv__bb_agg'))[0],
+      30_000,
+    );
     // block 1 (the fixture): 3,456,700 Wh in, 2,345,600 Wh out; block 2: 1,234,500 and 543,200
     expect(bucket.energy_Wh_increment).toBe(3_456_700 + 1_234_500);
     expect(bucket.energy_Wh_decrement).toBe(-(2_345_600 + 543_200));
