@@ -1,0 +1,146 @@
+/**
+ * What a connection may ask of the gateway before its answers are taken (docs/security.md
+ * "Bounded work"). node parses every request of a chunk it reads and fastify answers each one,
+ * so 16 sockets with 1,600 pipelined requests each, never read, took the heap past its limit in
+ * seconds (issue 26); node itself only stops reading a socket once its answers back up.
+ * - Per connection: at most `maxPipelinedRequests` requests received and not yet answered; the
+ *   one past it closes the connection (its answers would only pile up for a peer that does not
+ *   read them). node pauses the socket meanwhile once its answers back up, and a socket that
+ *   takes nothing for `idleSeconds` is closed.
+ * - Over all connections: answer bytes written but not taken, at most `maxUnsentMiB`. Past it, a
+ *   request from an address holding at least an even share of them (the budget over the
+ *   addresses holding any, the asking one counted) is answered 503 with Retry-After; an address
+ *   that holds little, such as a partner reading its answers, is still served.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { errorBody } from '../../core/errors.js';
+import type { RefusalLog } from '../refusals.js';
+import type { Conn, Connections } from './connections.js';
+
+export interface GateLimits {
+  maxPipelinedRequests: number;
+  maxUnsentMiB: number;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * Puts the gate in front of fastify's request listener. fastify adds that one listener when it
+ * makes the server; taking it over keeps fastify's own server set-up (timeouts, HTTPS) as it is.
+ */
+export function gateRequests(server: Server, conns: Connections, l: GateLimits, refusals: RefusalLog): void {
+  const handlers = server.listeners('request') as Handler[];
+  if (handlers.length !== 1) throw new Error(`expected fastify's one request listener, found ${handlers.length}`);
+  const handler = handlers[0]!;
+  server.removeListener('request', handler);
+  const budget = l.maxUnsentMiB * 1024 * 1024;
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const c = conns.of(req);
+    if (!c) return handler(req, res);
+    if (c.open.size >= l.maxPipelinedRequests) {
+      if (!req.socket.destroyed)
+        refusals.note({
+          remote: c.addr,
+          statusCode: 'connection',
+          reason: `limits.http.maxPipelinedRequests (${l.maxPipelinedRequests}) exceeded: connection closed`,
+        });
+      req.socket.destroy();
+      return;
+    }
+    c.open.add(res);
+    c.last = req;
+    const done = () => c.open.delete(res);
+    res.once('finish', () => {
+      c.served++;
+      done();
+    });
+    res.once('close', done);
+    const holders = overBudget(conns, c, budget);
+    if (holders) {
+      refusals.note({
+        remote: c.addr,
+        statusCode: 503,
+        method: req.method,
+        path: (req.url ?? '').split('?')[0]!.slice(0, 100),
+        reason: `limits.http.maxUnsentMiB (${l.maxUnsentMiB}) reached`,
+        holders,
+      });
+      const json = JSON.stringify(
+        errorBody(503, 'SERVER_BUSY', 'the gateway holds too many answers not yet read from this address; retry'),
+      );
+      res.writeHead(503, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(json),
+        'retry-after': '1',
+        connection: 'close',
+      });
+      res.end(json);
+      return;
+    }
+    handler(req, res);
+  });
+}
+
+/** Null while the budget holds or `c`'s address holds less than its share; else the top holders, for the log. */
+function overBudget(conns: Connections, c: Conn, budget: number): string | null {
+  let total = 0;
+  const byAddr = new Map<string, number>();
+  for (const o of conns.all()) {
+    const u = o.unsent;
+    if (u === 0) continue;
+    total += u;
+    byAddr.set(o.addr, (byAddr.get(o.addr) ?? 0) + u);
+  }
+  if (total <= budget) return null;
+  const own = byAddr.get(c.addr) ?? 0;
+  const share = budget / (byAddr.size + (own > 0 ? 0 : 1));
+  if (own < share) return null;
+  return [...byAddr]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([a, n]) => `${a}×${Math.round(n / 1024)}KiB`)
+    .join(', ');
+}
+
+/**
+ * A request offering an upgrade the gateway does not speak (`Upgrade: h2c`, …) answered as the
+ * HTTP/1.1 request it also is (RFC 9110 §7.8: a server may ignore Upgrade). node has already
+ * handed the socket over as an upgrade, so the answer is written on it here and the connection
+ * closed after it. A body cannot be read any more once node has let go of the socket: such a
+ * request is answered 400.
+ */
+export function answerAsHttp1(
+  server: Server,
+  makeResponse: (req: IncomingMessage) => ServerResponse,
+  req: IncomingMessage,
+  socket: Duplex,
+): void {
+  const res = makeResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as never);
+  res.once('finish', () => {
+    res.detachSocket(socket as never);
+    socket.end();
+  });
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody) {
+    const json = JSON.stringify(
+      errorBody(
+        400,
+        'BAD_REQUEST',
+        `Upgrade: ${String(req.headers.upgrade).slice(0, 40)} is not offered here; send the request without it`,
+      ),
+    );
+    res.writeHead(400, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(json),
+    });
+    res.end(json);
+    return;
+  }
+  // nothing more will arrive for it
+  req.push(null);
+  server.emit('request', req, res);
+}
