@@ -109,7 +109,9 @@ describe('attack: answers that are never read', () => {
   }, 90_000);
   afterAll(async () => {
     clearInterval(sampler);
+    const out = d?.out() ?? '';
     await d?.cleanup();
+    expectNoSecrets(out.split('\n').filter((l) => l.startsWith('{')));
   });
 
   it(`${attackCount(16, 4)} connections × 1,600 pipelined GET /openapi.json, never read: the daemon lives within its memory bound`, {
