@@ -40,7 +40,10 @@ const store = (db: Database): KnownAddressStore => ({
 /** the limiter a daemon start makes, on the database file as it is now */
 function started(file: string, clock: { now: number }): { limiter: FailureLimiter; db: Database } {
   const db = openDatabase(file);
-  return { db, limiter: new FailureLimiter({ maxFailures: MAX, windowMs: 300_000, now: () => clock.now, known: store(db) }) };
+  return {
+    db,
+    limiter: new FailureLimiter({ maxFailures: MAX, windowMs: 300_000, now: () => clock.now, known: store(db) }),
+  };
 }
 
 const reserved = (r: Attempt | Refused): Attempt => {
