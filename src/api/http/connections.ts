@@ -1,6 +1,6 @@
 /**
  * The API port's connections: what each one holds (requests in flight, answer bytes not yet
- * taken, a WebSocket) and who gets a slot when the port is full (docs/security.md "Admission").
+ * taken, a WebSocket) and who gets a slot when the port is full (docs/security.md "Admission when the port is full").
  *
  * node's own `server.maxConnections` closes the newcomer, unanswered, whoever holds the slots:
  * four hosts with idle sockets kept a partner out for good (issue 26). Here, when the port or an

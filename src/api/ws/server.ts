@@ -12,7 +12,7 @@ import { gridEventMessage } from '../../grid/message.js';
 import { follow } from '../../ops/metrics.js';
 import { formatInterval } from '../../telemetry/interval.js';
 import { BucketFragments, type DeviceClass, telemetryMessages } from '../../telemetry/messages.js';
-import { answerAsHttp1 } from '../http/request-gate.js';
+import { answerAsHttp1 } from '../plain-upgrade.js';
 import { RefusalLog, remoteOf } from '../refusals.js';
 import { parseWsQuery, type WsSubscription } from './query.js';
 
