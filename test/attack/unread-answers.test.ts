@@ -16,7 +16,6 @@ import { expectNoSecrets } from '../support/attack-log.js';
 import { attackCount } from '../support/attack-scale.js';
 import { partnerToken } from '../support/auth.js';
 import { type ChildDemo, childDemo, logLines } from '../support/child-daemon.js';
-import { waitFor } from '../support/demo.js';
 import { unitRuntime } from '../support/unit-runtime.js';
 
 /** the bound docs/security.md states for the daemon's resident memory under these attacks */
@@ -107,6 +106,17 @@ describe('attack: answers that are never read', () => {
     port = Number(new URL(d.url).port);
     sampler = setInterval(sample, 20);
   }, 90_000);
+  /** Once every attacking connection got its first answer or was closed: alive, /healthz, memory. */
+  async function holds(opening: Promise<{ socket: Socket; first: Promise<void> }>[]): Promise<void> {
+    const conns = await Promise.all(opening);
+    await Promise.race([Promise.all(conns.map((c) => c.first)), d.exit]);
+    sample();
+    expect(d.alive(), `the daemon exited: ${d.err().slice(-1500)}`).toBe(true);
+    expect(await healthz(port)).toBe(200);
+    expect(peak, 'peak resident memory, MiB').toBeLessThan(RSS_BOUND_MIB);
+    for (const c of conns) c.socket.destroy();
+  }
+
   afterAll(async () => {
     clearInterval(sampler);
     const out = d?.out() ?? '';
@@ -118,14 +128,8 @@ describe('attack: answers that are never read', () => {
     timeout: 60_000,
   }, async () => {
     const request = 'GET /openapi.json HTTP/1.1\r\nHost: g\r\n\r\n'.repeat(1600);
-    const conns = await Promise.all(Array.from({ length: attackCount(16, 4) }, () => unread(port, request)));
     // the daemon closes each once it has more requests in flight than it allows (or dies trying)
-    await Promise.race([Promise.all(conns.map((c) => c.first)), d.exit]);
-    sample();
-    expect(d.alive(), `the daemon exited: ${d.err().slice(-1500)}`).toBe(true);
-    expect(await healthz(port)).toBe(200);
-    expect(peak, 'peak resident memory, MiB').toBeLessThan(RSS_BOUND_MIB);
-    for (const c of conns) c.socket.destroy();
+    await holds(Array.from({ length: attackCount(16, 4) }, () => unread(port, request)));
   });
 
   it(`${attackCount(32, 4)} connections each asking for an ~8 MB telemetry answer and not reading it: within the bound`, {
@@ -160,13 +164,7 @@ describe('attack: answers that are never read', () => {
     expect(whole).toBeGreaterThan(7_500_000);
 
     peak = 0;
-    const conns = await Promise.all(Array.from({ length: attackCount(32, 4) }, () => unread(port, request, true)));
-    await Promise.race([Promise.all(conns.map((c) => c.first)), d.exit]);
-    sample();
-    expect(d.alive(), `the daemon exited: ${d.err().slice(-1500)}`).toBe(true);
-    expect(await healthz(port)).toBe(200);
-    expect(peak, 'peak resident memory, MiB').toBeLessThan(RSS_BOUND_MIB);
-    for (const c of conns) c.socket.destroy();
+    await holds(Array.from({ length: attackCount(32, 4) }, () => unread(port, request, true)));
   });
 
   it('logged no error, and no token, secret or code', () => {
