@@ -219,6 +219,7 @@ export class Daemon {
         log: log.child({ feature: 'ws' }),
         stream: (id) => site.stream(id),
         maxEntriesPerMessage: config.ws.maxEntriesPerMessage,
+        maxPerClient: config.limits.http.maxWebSocketsPerClient,
         socScale: config.api.socScale,
         pingTimeoutMs: opts.wsPingTimeoutMs,
         grantRecheckMs: opts.wsGrantRecheckMs,

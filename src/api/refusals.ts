@@ -27,6 +27,8 @@ export interface Refusal {
   path?: string;
   /** a WebSocket upgrade, refused before it became one */
   upgrade?: true;
+  /** the addresses holding the most of what ran out (connections, unsent answer bytes): `address×count, …` */
+  holders?: string;
 }
 
 export interface RefusalLogOptions {

@@ -28,7 +28,19 @@ export interface LimiterOptions {
   now: () => number;
   /** keys tracked at most; the least recently used are forgotten first (memory stays bounded under a spray of ids) */
   maxKeys?: number;
+  /** where known addresses are kept across restarts (the store); memory only without it */
+  known?: KnownAddressStore;
 }
+
+/** Keeps the addresses where identities signed in (src/store/known-addresses.ts behind it). */
+export interface KnownAddressStore {
+  /** the addresses known since `since` (ms epoch), oldest first */
+  load(since: number): Iterable<{ identity: string; address: string; at: number }>;
+  save(who: Subject, at: number, keep: number, since: number): void;
+}
+
+/** A known address's sign-in time is written again at most this often (a partner's token requests would write every time). */
+const KNOWN_REWRITE_MS = 86_400_000;
 
 /** Who is trying: the identity the attempt claims and the address it comes from. */
 export interface Subject {
@@ -104,6 +116,8 @@ export class FailureLimiter {
 
   constructor(private readonly opts: LimiterOptions) {
     this.maxKeys = opts.maxKeys ?? 10_000;
+    for (const k of opts.known?.load(opts.now() - KNOWN_ADDRESS_MS) ?? [])
+      this.remember({ identity: k.identity, address: k.address }, k.at);
   }
 
   /** Reserves an attempt on every key of `who`, or refuses it when one of them is full. */
@@ -138,7 +152,12 @@ export class FailureLimiter {
       if (c.failures.length > this.opts.maxFailures * IDENTITY_SPREAD) c.failures.shift();
       this.dropIfEmpty(key, c);
     }
-    if (succeeded) this.remember(succeeded, now);
+    if (succeeded) {
+      const before = this.known.get(succeeded.identity)?.get(succeeded.address);
+      this.remember(succeeded, now);
+      if (before === undefined || now - before >= KNOWN_REWRITE_MS)
+        this.opts.known?.save(succeeded, now, KNOWN_PER_IDENTITY, now - KNOWN_ADDRESS_MS);
+    }
     this.bound();
   }
 

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { AuthConfig } from '../config/types.js';
 import type { Feature } from '../core/feature.js';
 import { clientDevices, findClient } from '../store/clients.js';
+import { loadKnownAddresses, saveKnownAddress } from '../store/known-addresses.js';
 import { devicesPublishedTo } from '../store/publish-to.js';
 import { pruneExpired } from '../store/tokens.js';
 import { checkOwner, type OwnerCheck } from './attempts.js';
@@ -63,6 +64,17 @@ export class AuthService implements Feature {
         maxFailures: config.maxFailedAttempts,
         windowMs: config.failureWindowSeconds * 1000,
         now,
+        known: {
+          load: (since) => loadKnownAddresses(db, since),
+          save: (who, at, keep, since) => {
+            // a sign-in that succeeded stays one when the disk refuses the note of it
+            try {
+              saveKnownAddress(db, { ...who, at }, keep, since);
+            } catch (err) {
+              log.warn({ err }, 'could not save a known sign-in address; it is kept in memory');
+            }
+          },
+        },
       }),
       hashGate: new HashGate(PI_HASHING),
       verified: new VerifiedTokens(),

@@ -61,6 +61,24 @@ export const HTTP_LIMITS = {
       1,
       10000,
     ),
+    maxPipelinedRequests: bounded(
+      'most requests one connection may have sent and not yet been answered; one more closes the connection',
+      16,
+      1,
+      1000,
+    ),
+    maxUnsentMiB: bounded(
+      'answer bytes written but not yet taken by their clients, in MiB over all connections; past it, a request from an address holding more than its share is answered 503',
+      16,
+      1,
+      1024,
+    ),
+    maxWebSocketsPerClient: bounded(
+      'most open WebSockets of one API client (one client id), from all its addresses together',
+      8,
+      1,
+      10000,
+    ),
   },
 } as const satisfies SchemaNode;
 

@@ -39,7 +39,11 @@ export const ErrorCodes = {
   TARIFF_LIMIT_REACHED: { status: 409, code: 'TARIFF_LIMIT_REACHED' },
   // a client's values per 24 hours spent; Retry-After says when enough are free again
   TARIFF_QUOTA_EXCEEDED: { status: 429, code: 'TARIFF_QUOTA_EXCEEDED' },
+  // a client's WebSockets at limits.http.maxWebSocketsPerClient
+  WEBSOCKET_LIMIT_REACHED: { status: 429, code: 'WEBSOCKET_LIMIT_REACHED' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
+  // the port full, or too many answers not yet read from one address (limits.http); Retry-After: 1
+  SERVER_BUSY: { status: 503, code: 'SERVER_BUSY' },
 } as const;
 export type ErrorName = keyof typeof ErrorCodes;
 

@@ -13,4 +13,4 @@ import { createRequire } from 'node:module';
 
 const http = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
-export const { Agent, STATUS_CODES, createServer, request } = http;
+export const { Agent, STATUS_CODES, ServerResponse, createServer, request } = http;

@@ -237,6 +237,20 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'addresses where an identity signed in successfully, exempt from its failed-attempt key across restarts',
+    up(db) {
+      db.exec(`
+        CREATE TABLE known_addresses (
+          identity TEXT NOT NULL,
+          address  TEXT NOT NULL,
+          at_ms    INTEGER NOT NULL,
+          PRIMARY KEY (identity, address)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

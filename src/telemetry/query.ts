@@ -68,15 +68,33 @@ function plan(q: TelemetryQuery): Plan {
  * period end.
  */
 export function queryTelemetry(db: Database, q: TelemetryQuery): TelemetryEntry[] {
-  if (!(q.end > q.start)) return [];
+  const pages = [...telemetryPages(db, q, Number.POSITIVE_INFINITY)];
+  return pages.length === 1 ? pages[0]! : pages.flat();
+}
+
+/** How many periods of its resolution the query covers, once widened to whole ones. */
+export function telemetryPeriods(q: TelemetryQuery): number {
+  if (!(q.end > q.start)) return 0;
+  return wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds.length - 1;
+}
+
+/**
+ * The entries of queryTelemetry, `periods` periods at a time, each page read from the store only
+ * when it is asked for: a large answer is then written as its client takes it, and what waits
+ * for a client that does not read is one page, not the whole answer (docs/security.md).
+ */
+export function* telemetryPages(db: Database, q: TelemetryQuery, periods: number): Generator<TelemetryEntry[]> {
+  if (!(q.end > q.start)) return;
   const key = findStreamKey(db, q.streamId);
-  if (key === undefined) return [];
+  if (key === undefined) return;
   const p = plan(q);
-  if (p.shape.names.length === 0) return [];
-  const whole = wholePeriods(q.resolution, q.start, q.end, q.timezone);
-  const rows = bucketColumns(db, key, whole.start / 1000, whole.end / 1000, p.columns);
-  if (q.resolution === 'PT15M') return fromBuckets(rows, p, q);
-  return rollup(rows, whole.bounds, p, q);
+  if (p.shape.names.length === 0) return;
+  const all = wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds;
+  for (let i = 0; i < all.length - 1; i += periods) {
+    const bounds = periods >= all.length ? all : all.slice(i, Math.min(i + periods, all.length - 1) + 1);
+    const rows = bucketColumns(db, key, bounds[0]! / 1000, bounds[bounds.length - 1]! / 1000, p.columns);
+    yield q.resolution === 'PT15M' ? fromBuckets(rows, p, q) : rollup(rows, bounds, p, q);
+  }
 }
 
 function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PI_HASHING } from '../../src/auth/hash-gate.js';
 import type { SiteConfig } from '../../src/config/types.js';
+import { attackLog } from '../support/attack-log.js';
 import { attackCount } from '../support/attack-scale.js';
 import { basic, FORM, parseForm, rawRequest } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
@@ -45,6 +46,9 @@ function openConnectionCaps(cfg: SiteConfig): void {
   cfg.limits.http.maxConnectionsPerAddress = 100_000;
 }
 
+/** every line the daemons of this file log, scanned for secrets at its end (support/attack-log.ts) */
+const { log } = attackLog();
+
 describe('failure limits hold under parallel bursts, per address', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
   let shiftMs = 0;
@@ -79,6 +83,7 @@ describe('failure limits hold under parallel bursts, per address', () => {
 
   beforeAll(async () => {
     demo = await demoSite({
+      log,
       configure: (cfg) => {
         cfg.auth.maxFailedAttempts = LIMIT;
         cfg.auth.failureWindowSeconds = WINDOW_S;
@@ -231,6 +236,7 @@ describe('secret hashing is bounded and fair across addresses', () => {
   beforeAll(async () => {
     // the failure limits are out of the way: only the hashing gate stands against the flood
     demo = await demoSite({
+      log,
       configure: (cfg) => {
         cfg.auth.maxFailedAttempts = 10_000;
         openConnectionCaps(cfg);

@@ -7,6 +7,7 @@
 import { connect } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectNoSecrets } from '../support/attack-log.js';
 import { attackCount } from '../support/attack-scale.js';
 import { basic, FORM, rawRequest } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
@@ -31,6 +32,7 @@ describe('refusals are logged with the client address, bounded', () => {
   });
   afterAll(async () => {
     await demo?.cleanup();
+    expectNoSecrets(lines.map((l) => JSON.stringify(l)));
   });
 
   it('a request served is logged with its address (at debug)', async () => {

@@ -12,6 +12,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { int, pick, type Rng, rng, SEED } from '../fuzz/gen.js';
+import { expectNoSecrets } from '../support/attack-log.js';
 import { attackCount } from '../support/attack-scale.js';
 import { partnerToken } from '../support/auth.js';
 import { type ChildDemo, childDemo, logLines } from '../support/child-daemon.js';
@@ -215,12 +216,14 @@ describe('attack: malformed request lines and upgrade requests', () => {
   let token: string;
 
   beforeAll(async () => {
-    d = await childDemo();
+    d = await childDemo({ env: { SITEGW_LOG_LEVEL: 'debug' } });
     port = Number(new URL(d.url).port);
     token = await partnerToken(d.credentials);
   });
   afterAll(async () => {
+    const out = d?.out() ?? '';
     await d?.cleanup();
+    expectNoSecrets(out.split('\n').filter((l) => l.startsWith('{')));
   });
 
   const healthy = async (after: string) => {

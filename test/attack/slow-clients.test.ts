@@ -8,6 +8,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attackLog } from '../support/attack-log.js';
 import { attackCount } from '../support/attack-scale.js';
 import { basic, rawRequest } from '../support/auth.js';
 import { demoSite, waitFor } from '../support/demo.js';
@@ -56,6 +57,9 @@ class Raw {
   }
 }
 
+/** every line the daemons of this file log, scanned for secrets at its end (support/attack-log.ts) */
+const { log } = attackLog();
+
 describe('slow and greedy clients', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
   let token: string;
@@ -68,6 +72,7 @@ describe('slow and greedy clients', () => {
 
   beforeAll(async () => {
     demo = await demoSite({
+      log,
       speed: 60,
       configure: (c) => {
         // keep-alive and idle long, so the cap test's open connections stay open while it runs
@@ -78,6 +83,9 @@ describe('slow and greedy clients', () => {
           keepAliveSeconds: 60,
           maxConnections: TOTAL,
           maxConnectionsPerAddress: PER_ADDRESS,
+          maxPipelinedRequests: 16,
+          maxUnsentMiB: 16,
+          maxWebSocketsPerClient: 8,
         };
       },
     });
@@ -132,40 +140,65 @@ describe('slow and greedy clients', () => {
     ws.close();
   });
 
-  it('caps connections per address and in all, a WebSocket included; open ones keep working; freed slots are taken again', {
+  it('past the per-address cap an idle connection of that address gives way; with only WebSockets held the newcomer gets 503', {
     timeout: 30_000,
   }, async () => {
     await waitFor('the earlier connections to close', async () => (await openConnections()) === 0);
-
-    const ws = await StreamClient.connect(wsUrl(), token);
-    const first: Raw[] = [];
-    for (let i = 1; i < PER_ADDRESS; i++) first.push(await Raw.open(port()));
-    for (const c of first) expect(await c.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
-
-    // one more from the same address: closed unanswered
-    const overAddress = await Raw.open(port());
-    expect(await overAddress.get('/healthz')).toBe('');
-    await overAddress.closed;
-
-    // another address still gets in, up to the total
-    const second: Raw[] = [];
-    for (let i = PER_ADDRESS; i < TOTAL; i++) second.push(await Raw.open(port(), '127.0.0.2'));
-    for (const c of second) expect(await c.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
-    const overTotal = await Raw.open(port(), '127.0.0.3');
-    expect(await overTotal.get('/healthz')).toBe('');
-    await overTotal.closed;
-
-    // the open ones are still served, the WebSocket still open
-    for (const c of [...first, ...second]) expect(await c.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
-    expect(ws.closed).toBeNull();
-
-    for (const c of [...first, ...second]) c.socket.end();
-    ws.close();
+    const idle: Raw[] = [];
+    for (let i = 0; i < PER_ADDRESS; i++) idle.push(await Raw.open(port()));
+    for (const c of idle) expect(await c.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
+    // one more from the same address: the oldest idle one gives way, the newcomer is served
+    const next = await Raw.open(port());
+    expect(await next.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
+    await idle[0]!.closed;
+    for (const c of [...idle.slice(1), next]) c.socket.end();
     await waitFor('the slots to be freed', async () => (await openConnections()) === 0);
-    const again: Raw[] = [];
-    for (let i = 0; i < PER_ADDRESS; i++) again.push(await Raw.open(port(), '127.0.0.3'));
-    for (const c of again) expect(await c.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
-    for (const c of again) c.socket.end();
+
+    // WebSockets never give way: a fourth connection of their address is answered 503
+    const streams = await Promise.all(Array.from({ length: PER_ADDRESS }, () => StreamClient.connect(wsUrl(), token)));
+    const refused = await Raw.open(port());
+    await refused.closed;
+    expect(refused.data).toMatch(/^HTTP\/1\.1 503 [\s\S]*retry-after: 1[\s\S]*"code":"SERVER_BUSY"/i);
+    for (const ws of streams) expect(ws.closed).toBeNull();
+    for (const ws of streams) ws.close();
+    await waitFor('the slots to be freed', async () => (await openConnections()) === 0);
+  });
+
+  it('the port full: a connection of the address holding the most gives way, one not yet answered before an idle one, and is told 503', {
+    timeout: 30_000,
+  }, async () => {
+    // 127.0.0.1 holds three sockets that never sent a request, 127.0.0.2 two idle keep-alive ones
+    const fresh: Raw[] = [];
+    for (let i = 0; i < PER_ADDRESS; i++) fresh.push(await Raw.open(port()));
+    const idle: Raw[] = [];
+    for (let i = PER_ADDRESS; i < TOTAL; i++) idle.push(await Raw.open(port(), '127.0.0.2'));
+    for (const c of idle) expect(await c.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
+    await waitFor('all five open', async () => (await openConnections()) === TOTAL);
+
+    const newcomer = await Raw.open(port(), '127.0.0.3');
+    expect(await newcomer.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
+    const gaveWay = await Promise.race(fresh.map((c, i) => c.closed.then(() => i)));
+    expect(fresh[gaveWay]!.data).toMatch(/^HTTP\/1\.1 503 /);
+    // the other address's idle connections were left alone
+    for (const c of idle) expect(await c.get('/healthz')).toMatch(/^HTTP\/1\.1 200 /);
+
+    for (const c of [...fresh, ...idle, newcomer]) c.socket.destroy();
+  });
+
+  it('the port full of WebSockets: a newcomer is answered 503, the streams stay open', {
+    timeout: 30_000,
+  }, async () => {
+    await waitFor('the slots to be freed', async () => (await openConnections()) === 0);
+    const streams: StreamClient[] = [];
+    for (let i = 0; i < PER_ADDRESS; i++) streams.push(await StreamClient.connect(wsUrl(), token));
+    for (let i = PER_ADDRESS; i < TOTAL; i++)
+      streams.push(await StreamClient.connect(wsUrl(), token, { localAddress: '127.0.0.2' }));
+    await waitFor('all five open', async () => (await openConnections()) === TOTAL);
+    const refused = await Raw.open(port(), '127.0.0.4');
+    await refused.closed;
+    expect(refused.data).toMatch(/^HTTP\/1\.1 503 /);
+    for (const ws of streams) expect(ws.closed).toBeNull();
+    for (const ws of streams) ws.close();
   });
 
   it('the daemon is still healthy', async () => {

@@ -13,6 +13,7 @@ import { addClient } from '../../src/auth/clients.js';
 import { migrate } from '../../src/store/db.js';
 import { sqliteDriver } from '../../src/store/driver.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
+import { attackLog } from '../support/attack-log.js';
 import { attackCount } from '../support/attack-scale.js';
 import { basic, bearer, consent, postForm, redirectParams } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
@@ -61,6 +62,9 @@ function legacyDataDir(): string {
   return dir;
 }
 
+/** every line the daemons of this file log, scanned for secrets at its end (support/attack-log.ts) */
+const { log } = attackLog();
+
 describe('dynamic tariffs belong to their creator', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
   let dataDir: string;
@@ -88,7 +92,12 @@ describe('dynamic tariffs belong to their creator', () => {
 
   beforeAll(async () => {
     dataDir = legacyDataDir();
-    demo = await demoSite({ speed: 60, dataDir, configure: (c) => void (c.limits.dynamicTariffs = QUOTA) });
+    demo = await demoSite({
+      log,
+      speed: 60,
+      dataDir,
+      configure: (c) => void (c.limits.dynamicTariffs = QUOTA),
+    });
     const db = demo.daemon.ctx.db;
     const known = new Set(demo.daemon.site.devices.keys());
     const partners = {

@@ -10,11 +10,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GRANT_CLOSE } from '../../src/api/ws/server.js';
 import { clientsCommand } from '../../src/cli/clients.js';
+import { attackLog } from '../support/attack-log.js';
 import { basic, bearer, customerTokens, get, partnerToken, postForm } from '../support/auth.js';
 import { demoSite } from '../support/demo.js';
 import { StreamClient } from '../support/ws-client.js';
 
 type Demo = Awaited<ReturnType<typeof demoSite>>;
+
+/** every line the daemons of this file log, scanned for secrets at its end (support/attack-log.ts) */
+const { log } = attackLog();
 
 describe('WebSocket sessions end with their grant', () => {
   let demo: Demo;
@@ -59,7 +63,12 @@ describe('WebSocket sessions end with their grant', () => {
   }
 
   beforeAll(async () => {
-    demo = await demoSite({ speed: 60, wsGrantRecheckMs: 100, authNow: () => Date.now() + shiftMs });
+    demo = await demoSite({
+      log,
+      speed: 60,
+      wsGrantRecheckMs: 100,
+      authNow: () => Date.now() + shiftMs,
+    });
     bystander = await StreamClient.connect(wsUrl(), await partnerToken(demo.credentials));
   });
   afterAll(async () => {

@@ -15,9 +15,13 @@ export class StreamClient {
     ws.on('error', () => undefined);
   }
 
-  static connect(url: string, token: string, opts: { silent?: boolean; pingMs?: number } = {}): Promise<StreamClient> {
+  static connect(
+    url: string,
+    token: string,
+    opts: { silent?: boolean; pingMs?: number; localAddress?: string } = {},
+  ): Promise<StreamClient> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${token}` }, localAddress: opts.localAddress });
       const c = new StreamClient(ws);
       ws.once('open', () => {
         if (!opts.silent)

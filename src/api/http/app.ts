@@ -10,16 +10,18 @@ import type { Health } from '../../ops/health.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { StatusView } from '../../ops/status-view.js';
 import { RefusalLog } from '../refusals.js';
+import { Connections } from './connections.js';
 import type { ApiDeps } from './deps.js';
 import { devicesRoutes } from './devices.js';
 import { frameworkErrors, installErrorHandling, MAX_PATH_PARAM } from './errors.js';
 import { installGuard } from './guard.js';
 import { healthRoutes } from './health.js';
 import { COMMA_LIST, installLenientQuery } from './lenient-query.js';
-import { capConnections, serverTimeouts } from './limits.js';
+import { serverTimeouts } from './limits.js';
 import { metricsRoutes } from './metrics.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
 import { publishToRoute } from './publish-to.js';
+import { gateRequests } from './request-gate.js';
 import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
 import { sitesRoutes } from './sites.js';
@@ -104,7 +106,11 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     const statusCode = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : err.code?.startsWith('HPE_') ? 400 : undefined;
     if (statusCode) refusals.note({ remote: socket.remoteAddress, statusCode, reason: err.code });
   });
-  if (opts.limits) capConnections(app.server, opts.limits, refusals);
+  if (opts.limits) {
+    const conns = new Connections(opts.limits, refusals, opts.https === undefined);
+    conns.attach(app.server);
+    gateRequests(app.server, conns, opts.limits, refusals);
+  }
 
   installErrorHandling(app);
   installLenientQuery(app);
@@ -159,7 +165,13 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       https: opts.https !== undefined,
     });
   }
-  app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
+  // public and the same for every request: serialised once, so a flood of it costs no rebuilding,
+  // and queued answers share the one buffer
+  let openapi: Buffer | undefined;
+  app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async (_req, reply) => {
+    openapi ??= Buffer.from(JSON.stringify(app.swagger()));
+    return reply.type('application/json; charset=utf-8').send(openapi);
+  });
   await app.ready();
   return app;
 }

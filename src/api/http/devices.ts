@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
@@ -6,7 +7,13 @@ import { bucketsGeneration } from '../../store/buckets.js';
 import { allPublishTo } from '../../store/publish-to.js';
 import { AnswerCache } from '../../telemetry/answer-cache.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
-import { queryTelemetry, TELEMETRY_RESOLUTIONS } from '../../telemetry/query.js';
+import {
+  queryTelemetry,
+  TELEMETRY_RESOLUTIONS,
+  type TelemetryQuery,
+  telemetryPages,
+  telemetryPeriods,
+} from '../../telemetry/query.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
@@ -23,8 +30,24 @@ import { seesDevice, seesStream } from './visibility.js';
 
 const READ = { auth: { permission: 'device.read' } } as const;
 
-/** An answer already serialised to its schema's JSON: fastify sends a Buffer as it is. */
-const sendSerialised = (reply: FastifyReply, body: Buffer) => reply.type('application/json; charset=utf-8').send(body);
+/** An answer already serialised to its schema's JSON: fastify sends a Buffer as it is, and pipes a stream. */
+const sendSerialised = (reply: FastifyReply, body: Buffer | Readable) =>
+  reply.type('application/json; charset=utf-8').send(body);
+
+/** Periods per page of a streamed telemetry answer: a day of PT15M, about 22 kB of JSON; small, so a page costs the event loop a few ms and other requests get their turn between pages. */
+const PAGE_PERIODS = 96;
+
+/** `{"entries":[...]}` a page of entries at a time. */
+function* entriesJson(pages: Iterable<object[]>): Generator<string> {
+  yield '{"entries":[';
+  let first = true;
+  for (const page of pages) {
+    if (page.length === 0) continue;
+    yield (first ? '' : ',') + page.map((e) => JSON.stringify(e)).join(',');
+    first = false;
+  }
+  yield ']}';
+}
 
 export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db }) => {
   const answers = new AnswerCache();
@@ -99,22 +122,28 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
       // a device the partner was not given answers exactly like one that does not exist
       if (!stream || !seesStream(principalOf(req), site, stream.id)) return { entries: [] };
       // the answer depends on nothing else: the site's zone and soc scale are fixed for the process
+      const q: TelemetryQuery = {
+        streamId: stream.id,
+        deviceId: stream.id,
+        deviceKind: stream.deviceKind,
+        start,
+        end,
+        resolution,
+        include,
+        channels: stream.channels,
+        timezone: site.config.site.timezone,
+        socScale: site.config.api.socScale,
+      };
+      // a large answer (up to ~8 MB for the longest interval) is written a page at a time as the
+      // client takes it, never held whole for a client that does not read (docs/security.md)
+      if (telemetryPeriods(q) > PAGE_PERIODS)
+        return sendSerialised(
+          reply,
+
+          Readable.from(entriesJson(telemetryPages(db, q, PAGE_PERIODS)), { objectMode: true, highWaterMark: 1 }),
+        );
       const key = `${stream.id}|${start}|${end}|${resolution}|${[...include].sort().join(',')}`;
-      const body = answers.answer(key, bucketsGeneration(db), () => {
-        const entries = queryTelemetry(db, {
-          streamId: stream.id,
-          deviceId: stream.id,
-          deviceKind: stream.deviceKind,
-          start,
-          end,
-          resolution,
-          include,
-          channels: stream.channels,
-          timezone: site.config.site.timezone,
-          socScale: site.config.api.socScale,
-        });
-        return JSON.stringify({ entries });
-      });
+      const body = answers.answer(key, bucketsGeneration(db), () => JSON.stringify({ entries: queryTelemetry(db, q) }));
       return sendSerialised(reply, body);
     },
   );

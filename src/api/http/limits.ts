@@ -14,13 +14,11 @@
  *   socket, whose liveness its ping timeout watches.
  * - fastify's `keepAliveTimeout` (node's, set by fastify to 72 s unless given): how long an idle
  *   keep-alive connection keeps its slot.
- * - `server.maxConnections` (net): connections past it are closed at once, before TLS or HTTP;
- *   an upgraded WebSocket is still a connection of the server and counts.
+ * - the connection caps (maxConnections, maxConnectionsPerAddress) are sitegw's own admission
+ *   (connections.ts), not node's `server.maxConnections`, which closes the newcomer whoever holds
+ *   the slots; an upgraded WebSocket is still a connection of the server and counts.
  */
-import type { Server } from 'node:http';
-import type { Socket } from 'node:net';
 import type { HttpLimits } from '../../config/types.js';
-import type { RefusalLog } from '../refusals.js';
 
 /** Options for http(s).createServer (through fastify's `http` / `https`) and for fastify itself. */
 export function serverTimeouts(l: HttpLimits): {
@@ -36,39 +34,4 @@ export function serverTimeouts(l: HttpLimits): {
     node: { headersTimeout, requestTimeout, connectionsCheckingInterval },
     fastify: { requestTimeout, connectionTimeout: l.idleSeconds * 1000, keepAliveTimeout: l.keepAliveSeconds * 1000 },
   };
-}
-
-/**
- * Caps the open connections, in all and per remote address, so that one host on the LAN cannot
- * take every slot from the others. A refused connection is closed before any byte is read.
- */
-export function capConnections(server: Server, l: HttpLimits, refusals: RefusalLog): void {
-  server.maxConnections = l.maxConnections;
-  server.on('drop', (d?: { remoteAddress?: string }) =>
-    refusals.note({
-      remote: d?.remoteAddress,
-      statusCode: 'connection',
-      reason: `limits.http.maxConnections (${l.maxConnections}) reached`,
-    }),
-  );
-  const open = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
-    const addr = socket.remoteAddress ?? '';
-    const n = (open.get(addr) ?? 0) + 1;
-    if (n > l.maxConnectionsPerAddress) {
-      refusals.note({
-        remote: addr,
-        statusCode: 'connection',
-        reason: `limits.http.maxConnectionsPerAddress (${l.maxConnectionsPerAddress}) reached`,
-      });
-      socket.destroy();
-      return;
-    }
-    open.set(addr, n);
-    socket.once('close', () => {
-      const left = (open.get(addr) ?? 1) - 1;
-      if (left > 0) open.set(addr, left);
-      else open.delete(addr);
-    });
-  });
 }

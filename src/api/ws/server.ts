@@ -6,16 +6,20 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { ApiError, errorBody } from '../../core/errors.js';
 import type { ClosedBucket, EventBus, GridEvent } from '../../core/events.js';
 import type { Feature } from '../../core/feature.js';
-import { STATUS_CODES } from '../../core/node-http.js';
+import { ServerResponse, STATUS_CODES } from '../../core/node-http.js';
 import type { StreamDef } from '../../core/streams.js';
 import { gridEventMessage } from '../../grid/message.js';
 import { follow } from '../../ops/metrics.js';
 import { formatInterval } from '../../telemetry/interval.js';
 import { BucketFragments, type DeviceClass, telemetryMessages } from '../../telemetry/messages.js';
+import { answerAsHttp1 } from '../plain-upgrade.js';
 import { RefusalLog, remoteOf } from '../refusals.js';
 import { parseWsQuery, type WsSubscription } from './query.js';
 
 export const WS_PATH = '/ws';
+
+/** The request's path for a log line: never its query, where a client may have put its token. */
+const pathOf = (req: IncomingMessage): string => (req.url ?? '').split('?')[0]!.slice(0, 100);
 
 /** Who is on the other end of a connection, as the token service established it. */
 export interface WsPrincipal {
@@ -57,6 +61,8 @@ export interface WsOptions {
   pingTimeoutMs?: number;
   /** a client whose unsent data exceeds this is dropped: it is not reading */
   maxBufferedBytes?: number;
+  /** open sockets one API client (client id) may hold, from all its addresses (limits.http.maxWebSocketsPerClient) */
+  maxPerClient?: number;
   /**
    * how often every open socket's grant is checked again, real ms (default 5 s): revocations
    * are made by `sitegw clients ...` in another process, so the daemon learns of them from the store
@@ -121,7 +127,7 @@ export class WsServer implements Feature {
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     this.upgrade(req, socket, head).catch((err: unknown) => {
       this.refusals.fault(
-        { err, remote: remoteOf(req), target: (req.url ?? '').slice(0, 100) },
+        { err, remote: remoteOf(req), path: pathOf(req) },
         'websocket upgrade failed; its connection is dropped',
       );
       socket.destroy();
@@ -221,6 +227,9 @@ export class WsServer implements Feature {
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
+    // h2c and any other upgrade but ours: ignored, the request answered as HTTP/1.1
+    if (String(req.headers.upgrade).toLowerCase() !== 'websocket')
+      return answerAsHttp1(this.server, (r) => new ServerResponse(r), req, socket);
     const url = WsServer.target(req.url);
     if (!url)
       return this.refuse(
@@ -258,6 +267,21 @@ export class WsServer implements Feature {
     }
     if (!auth.ok) return this.refuse(req, socket, auth.statusCode, auth.body, auth.headers);
     const principal = auth.principal;
+    const max = this.opts.maxPerClient ?? Number.POSITIVE_INFINITY;
+    let held = 0;
+    for (const c of this.clients) if (c.principal.clientId === principal.clientId) held++;
+    if (held >= max)
+      return this.refuse(
+        req,
+        socket,
+        429,
+        errorBody(
+          429,
+          'WEBSOCKET_LIMIT_REACHED',
+          `this client holds ${held} WebSockets, its limit (limits.http.maxWebSocketsPerClient); close one first`,
+        ),
+        { 'Retry-After': '5' },
+      );
     this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, principal, sub, remoteOf(req)));
   }
 
@@ -275,7 +299,7 @@ export class WsServer implements Feature {
       statusCode: status,
       code,
       method: req.method,
-      path: (req.url ?? '').slice(0, 100),
+      path: pathOf(req),
       upgrade: true,
     });
     const json = JSON.stringify(body);
