@@ -14,6 +14,7 @@ import { EventBus } from './core/events.js';
 import { FeatureList } from './core/feature.js';
 import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
+import { TimeLabels } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { OpsFeature } from './ops/feature.js';
@@ -24,7 +25,7 @@ import { Site } from './site/site.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
 import type { Uplink } from './uplink/feature.js';
-import { VERSION } from './version.js';
+import { BUILT_AT, VERSION } from './version.js';
 
 export interface DaemonOptions {
   config: SiteConfig;
@@ -124,7 +125,8 @@ export class Daemon {
 
     const buses = new BusRegistry();
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
-    const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles });
+    const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }));
+    const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles, labels });
     const auth = await features.start(
       new AuthService({
         db,
@@ -145,6 +147,7 @@ export class Daemon {
       version: VERSION,
       bucketer,
       scheduler: poller,
+      timeLabels: labels,
       features,
       replaced,
     });
@@ -172,6 +175,9 @@ export class Daemon {
             socScale: config.api.socScale,
             version: VERSION,
             registry,
+            // beside the database, so a damaged one replaced at boot still continues the seqs
+            seqFile: join(config.dataDir, 'uplink-seq'),
+            clockPlausible: () => labels.plausible(),
           }),
         )
       : null;
@@ -250,4 +256,32 @@ export class Daemon {
     if (failures.length > 0) throw failures[0];
     this.ctx.log.info('sitegw stopped');
   }
+}
+
+/** The wall clock labels readings only when it can be right (docs/design.md "Field faults"); steps are logged. */
+function timeLabels(clock: Clock, bucketer: Bucketer, log: Logger): TimeLabels {
+  const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);
+  return new TimeLabels({
+    clock,
+    notBefore: BUILT_AT,
+    newestStored: () => bucketer.newestClosed,
+    onStep: (s) =>
+      log.warn(
+        { byMs: Math.round(s.byMs), now: iso(s.at) },
+        `wall clock stepped ${s.byMs < 0 ? 'back' : 'forward'}: polling goes on (intervals run on the monotonic clock)`,
+      ),
+    onRefusal: (why, wall, floor) => {
+      if (why === 'implausible')
+        log.warn(
+          { now: iso(wall), build: iso(BUILT_AT) },
+          'wall clock before this build: readings are not recorded until it is set',
+        );
+      else if (why === 'behind')
+        log.warn(
+          { now: iso(wall), newest: iso(floor) },
+          'wall clock behind data already recorded: readings are not recorded until it passes it',
+        );
+      else log.info({ now: iso(wall) }, 'wall clock usable: readings are recorded again');
+    },
+  });
 }

@@ -12,7 +12,7 @@ import type { StreamDef } from '../core/streams.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
 import { type StreamNow, streamNow } from '../telemetry/now.js';
-import { Health, TICK_SLACK_MS } from './health.js';
+import { Health, type HealthSources, TICK_SLACK_MS } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
 import { Metrics } from './metrics.js';
@@ -33,7 +33,9 @@ export interface OpsOptions {
     stats(): BucketerStats;
     lifetime(streamId: string): { energyIn: number | null; energyOut: number | null } | undefined;
   };
-  scheduler: { readonly lastTickAt: number | null; readonly tickMs: number; stop(): Promise<void> };
+  scheduler: HealthSources['scheduler'] & { stop(): Promise<void> };
+  /** the wall clock's steps and labels (core/time-labels.ts), shown in health */
+  timeLabels?: HealthSources['timeLabels'];
   /** the daemon's running features: their health goes into /healthz and the status page */
   features: FeatureList;
   /** what the integrity check did at start */
@@ -57,6 +59,7 @@ export class OpsFeature {
       clock,
       site,
       scheduler,
+      timeLabels: opts.timeLabels,
       features: opts.features,
       tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS),
     });
