@@ -244,7 +244,10 @@ export class Uplink implements Feature {
       // a live database is never more than a block or two below its ceiling
       if (seq < this.ceiling.value - 2 * SEQ_BLOCK) {
         raiseOutboxSeq(db, this.ceiling.value);
-        log.warn({ from: seq, to: this.ceiling.value }, 'uplink seq continued from the ceiling file: the database is new');
+        log.warn(
+          { from: seq, to: this.ceiling.value },
+          'uplink seq continued from the ceiling file: the database is new',
+        );
       }
     } else this.seqUnknown = true;
     this.seqKnown();
