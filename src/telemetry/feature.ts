@@ -64,7 +64,8 @@ export class BucketClosing implements Feature {
     const { bucketer, clock, pollPeriodMs, log, writes } = deps;
     const graceMs = Math.min(pollPeriodMs * 1.5, 60_000);
     let failing = false;
-    // a failed close is tried again every poll period: the buckets wait in memory meanwhile
+    // the wall clock is looked at again every poll period (a step forward closes the new present
+    // on time) and a failed close is tried again as often: the buckets wait in memory meanwhile
     const retryMs = Math.min(pollPeriodMs, 60_000);
     this.timer = new CloseTimer(
       clock,
@@ -83,7 +84,7 @@ export class BucketClosing implements Feature {
           return false;
         }
       },
-      60_000,
+      retryMs,
       retryMs,
     );
   }
