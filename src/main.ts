@@ -115,7 +115,7 @@ export class Daemon {
     const bus = new EventBus(log);
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
-    const { db, replaced } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
+    const { db, replaced, exclusive } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
     await features.start({ name: 'store', start: () => undefined, stop: () => db.close() });
     const site = new Site(config);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
@@ -135,6 +135,8 @@ export class Daemon {
         siteId: site.id,
         log: log.child({ feature: 'auth' }),
         now: opts.authNow,
+        // a token write the disk refused shows in health (ops is built next)
+        storageFault: (err) => ops.health.noteWrite(err),
       }),
     );
     const ops = new OpsFeature({
@@ -149,7 +151,10 @@ export class Daemon {
       scheduler: poller,
       timeLabels: labels,
       features,
+      storageCheckMs: Math.min(pollPeriodMs / clock.speed, 60_000),
+      unsaved: { pending: () => auth.unsavedTokens > 0, save: () => auth.saveUnsavedTokens() },
       replaced,
+      exclusive,
     });
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });

@@ -12,6 +12,7 @@ import type { StreamDef } from '../core/streams.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
 import { type StreamNow, streamNow } from '../telemetry/now.js';
+import { StorageWatch } from './data-disk.js';
 import { Health, type HealthSources, TICK_SLACK_MS } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
@@ -40,6 +41,12 @@ export interface OpsOptions {
   features: FeatureList;
   /** what the integrity check did at start */
   replaced: DatabaseReplaced | null;
+  /** why the database is open for this process alone (a start on a full disk), or null */
+  exclusive?: string | null;
+  /** how often the data disk is looked at (the poll period), real ms */
+  storageCheckMs?: number;
+  /** what waits in memory for the disk (the token service's unsaved tokens) */
+  unsaved?: { pending(): boolean; save(): void };
   env?: NodeJS.ProcessEnv;
 }
 
@@ -49,6 +56,7 @@ export class OpsFeature {
   readonly live: LiveValues;
   readonly notify: SdNotify;
   readonly watchdog: Watchdog;
+  readonly storage: StorageWatch;
   private removeHooks: (() => void) | null = null;
 
   constructor(private readonly opts: OpsOptions) {
@@ -73,6 +81,16 @@ export class OpsFeature {
       streamsNow: () => this.streamsNow(),
     });
     this.live = new LiveValues(bus, site);
+    this.storage = new StorageWatch({
+      db: opts.db,
+      dbFile: opts.dbFile,
+      log: log.child({ feature: 'storage' }),
+      noteWrite: (err, described) => this.health.noteWrite(err, described),
+      failing: () => this.health.writeFailing,
+      pending: () => opts.unsaved?.pending() ?? false,
+      onWritable: () => opts.unsaved?.save(),
+      everyMs: opts.storageCheckMs ?? 10_000,
+    });
     this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
     this.watchdog = new Watchdog({
       notify: this.notify,
@@ -83,6 +101,11 @@ export class OpsFeature {
   }
 
   start(): void {
+    if (this.opts.exclusive) {
+      this.health.noteAtStart(
+        'the data disk was full at start: the database is open for this process alone, so `sitegw clients` and `sitegw backup` wait until sitegw is restarted with room on the disk',
+      );
+    }
     const r = this.opts.replaced;
     if (r) {
       this.health.noteAtStart(
@@ -91,6 +114,7 @@ export class OpsFeature {
     }
     this.metrics.start();
     this.live.start();
+    this.storage.start();
     this.notify.start();
   }
 
@@ -130,6 +154,7 @@ export class OpsFeature {
   async stop(): Promise<void> {
     this.watchdog.stop();
     this.removeHooks?.();
+    this.storage.stop();
     this.live.stop();
     this.metrics.stop();
     await this.notify.stop();

@@ -70,9 +70,17 @@ export class Health {
     return (this.src.now ?? (() => performance.now()))();
   }
 
-  /** The outcome of the last database write (a bucket close). */
-  noteWrite(err?: unknown): void {
-    this.lastWriteError = err === undefined ? null : err instanceof Error ? err.message : String(err);
+  /**
+   * The outcome of the last database write (a bucket close, a token, the storage probe);
+   * `described` is the sentence with the path and errno (ops/data-disk.ts) when there is one.
+   */
+  noteWrite(err?: unknown, described?: string): void {
+    this.lastWriteError = err === undefined ? null : (described ?? (err instanceof Error ? err.message : String(err)));
+  }
+
+  /** Whether the last database write failed. */
+  get writeFailing(): boolean {
+    return this.lastWriteError !== null;
   }
 
   /** Something that happened at start and stays worth telling (e.g. a damaged database replaced). */

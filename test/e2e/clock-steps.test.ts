@@ -1,9 +1,7 @@
 /**
- * `sitegw run` under libfaketime (Debian `faketime`), its wall clock stepped while it runs, as NTP
- * or an operator does on a Pi without a real-time clock (issue 27, findings 5 and 6). The offset
- * is re-read from FAKETIME_TIMESTAMP_FILE (at most a second old: FAKETIME_CACHE_DURATION=1), and
- * FAKETIME_DONT_FAKE_MONOTONIC=1 leaves CLOCK_MONOTONIC alone: performance.now() and libuv's timers
- * run on real time, as they do on a Pi whose wall clock NTP steps.
+ * `sitegw run` under libfaketime (Debian `faketime`, test/support/faketime.ts), its wall clock
+ * stepped while it runs, as NTP or an operator does on a Pi without a real-time clock (issue 27,
+ * findings 5 and 6); its monotonic clock runs on.
  *
  * One data directory, two daemons. The first is set to 3 s before a quarter hour, closes that bucket,
  * is stepped back 10 minutes, then forward a day (to 3 s before a quarter hour of that day). The
@@ -25,20 +23,11 @@ import { BUCKET_MS } from '../../src/telemetry/align.js';
 import { BUILT_AT } from '../../src/version.js';
 import { sitegwCommand } from '../support/cli.js';
 import { getJson, waitFor } from '../support/demo.js';
+import { fakeClockEnv, LIBFAKETIME, setFakeClock } from '../support/faketime.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 
-/** libfaketime's multi-threaded build (Node runs threads), wherever Debian put it for this arch */
-const LIBFAKETIME = (() => {
-  try {
-    for (const d of readdirSync('/usr/lib')) {
-      const f = join('/usr/lib', d, 'faketime', 'libfaketimeMT.so.1');
-      if (existsSync(f)) return f;
-    }
-  } catch {}
-  return null;
-})();
 if (!LIBFAKETIME)
   console.warn('SKIPPED: clock-step tests need libfaketime (apt-get install faketime; .ci/run installs it)');
 
@@ -59,11 +48,7 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
   let config: string;
   const daemons: Daemon[] = [];
 
-  /** the daemon's wall clock reads `at` (ms epoch) now and runs on from there */
-  const setClock = (at: number) => {
-    const s = (at - Date.now()) / 1000;
-    writeFileSync(offsetFile, `${s >= 0 ? '+' : ''}${s.toFixed(3)}\n`);
-  };
+  const setClock = (at: number) => setFakeClock(offsetFile, at);
   /** requests the simulator has received from the daemon, all devices */
   const requests = () => [1, 2, 3, 4].reduce((n, u) => n + servers.faults.requests('inverter', u), 0);
   const pollsAfter = async (what: string) => {
@@ -80,10 +65,7 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
       env: {
         ...process.env,
         SITEGW_LOG_LEVEL: 'info',
-        LD_PRELOAD: LIBFAKETIME!,
-        FAKETIME_TIMESTAMP_FILE: offsetFile,
-        FAKETIME_CACHE_DURATION: '1',
-        FAKETIME_DONT_FAKE_MONOTONIC: '1',
+        ...fakeClockEnv(offsetFile),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
