@@ -196,4 +196,28 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
   }, 120_000);
+
+  it('a read-only data directory stops the start with one line naming the file, SQLite code and errno', async () => {
+    expect(spawnSync('mount', ['-o', 'remount,ro', mnt]).status).toBe(0);
+    try {
+      const child = spawn(...sitegwCommand(['run', '--config', config]), {
+        cwd: ROOT,
+        env: { ...process.env, SITEGW_LOG_LEVEL: 'warn', ...fakeClockEnv(offsetFile) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let err = '';
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+      expect(code).toBe(1);
+      // before: "unable to open database file", with neither the path nor the reason
+      expect(err).toMatch(
+        new RegExp(
+          `^sitegw run: opening ${dataDir}/sitegw\\.db failed: \\S+ .*writing to ${dataDir} fails with EROFS \\(read-only filesystem\\)`,
+        ),
+      );
+      expect(err.trim().split('\n')).toHaveLength(1);
+    } finally {
+      spawnSync('mount', ['-o', 'remount,rw', mnt]);
+    }
+  }, 60_000);
 });
