@@ -39,6 +39,8 @@ export const ErrorCodes = {
   TARIFF_LIMIT_REACHED: { status: 409, code: 'TARIFF_LIMIT_REACHED' },
   // a client's values per 24 hours spent; Retry-After says when enough are free again
   TARIFF_QUOTA_EXCEEDED: { status: 429, code: 'TARIFF_QUOTA_EXCEEDED' },
+  // the data disk takes no writes (full, read-only, failing): a write is refused, reads go on
+  STORAGE_UNAVAILABLE: { status: 503, code: 'STORAGE_UNAVAILABLE' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
 } as const;
 export type ErrorName = keyof typeof ErrorCodes;
