@@ -263,7 +263,7 @@ export class Daemon {
   }
 }
 
-/** The wall clock labels readings only when it can be right (docs/design.md "Field faults"); steps are logged. */
+/** The wall clock labels readings only when it can be right (docs/design.md "Field faults: what the numbers survive"); steps are logged. */
 function timeLabels(clock: Clock, bucketer: Bucketer, log: Logger): TimeLabels {
   const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);
   return new TimeLabels({

@@ -319,7 +319,7 @@ function grantTokens(
   }
 }
 
-/** A grant the full or failing disk cannot record: 503 with the reason, never a 500 (docs/design.md "Field faults"). */
+/** A grant the full or failing disk cannot record: 503 with the reason, never a 500 (docs/design.md "Field faults: what the numbers survive"). */
 function storageGuarded<T>(ctx: AuthContext, fn: () => T): T {
   try {
     return fn();

@@ -1,6 +1,6 @@
 /**
  * Access tokens issued while the database could not store them (a full or failing data disk:
- * docs/design.md "Field faults", disk row). A partner's sign-in (client_credentials) keeps
+ * docs/design.md "Field faults: what the numbers survive", disk row). A partner's sign-in (client_credentials) keeps
  * working: the token lives here until a write works again, then goes into the database like any
  * other. It is as safe as a stored one:
  * - it carries its client's secret hash from the moment of issue, and is refused once the client

@@ -3,7 +3,7 @@
  * bucket closing) asks this, so `--speed N` makes the whole site run N times faster than real
  * time and tests can drive time by hand.
  *
- * Two readings (docs/design.md "Field faults"): `now()` follows the wall clock and only labels
+ * Two readings (docs/design.md "Field faults: what the numbers survive"): `now()` follows the wall clock and only labels
  * data; `mono()` never steps, and every interval (what is due, how long since) is measured on it.
  * A Pi without a real-time clock boots in the past and NTP steps it later; an interval measured
  * on the wall clock would stop polling for as long as the clock went back.

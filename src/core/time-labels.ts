@@ -1,5 +1,5 @@
 /**
- * What time a reading is labelled with (docs/design.md "Field faults", wall clock row). The wall
+ * What time a reading is labelled with (docs/design.md "Field faults: what the numbers survive", wall clock row). The wall
  * clock only labels; intervals run on the monotonic clock (core/clock.ts). This decides, once per
  * poll, whether the wall clock may label at all:
  * - not before `notBefore` (the build date, src/version.ts): a Pi without a real-time clock boots

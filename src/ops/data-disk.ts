@@ -1,5 +1,5 @@
 /**
- * The data filesystem, watched once a poll period (docs/design.md "Field faults", disk row): its
+ * The data filesystem, watched once a poll period (docs/design.md "Field faults: what the numbers survive", disk row): its
  * free space, and while that is short or the last write failed, a real write (store/
  * storage-faults.ts probeWrite). Health hears the outcome, so a full disk shows within one poll
  * and clears with the first write that works; what waited in memory (tokens) is written then.

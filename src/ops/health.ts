@@ -9,7 +9,7 @@
  *   grace: a scheduler that ticks while every poll hangs polls nothing, and
  * - the last write to the database (bucket close) did not fail.
  * Every "how long since" is measured on the monotonic clock: a wall-clock step neither hides a
- * stuck loop nor makes a healthy one look stuck (docs/design.md "Field faults").
+ * stuck loop nor makes a healthy one look stuck (docs/design.md "Field faults: what the numbers survive").
  * A blocked event loop needs no check of its own: the watchdog timer runs on the same loop, so
  * a loop that is stuck sends no ping at all. Devices that do not answer or an uplink that is
  * down (the problems each feature's health() reports) make the daemon `degraded`, not

@@ -98,7 +98,7 @@ function moveAside(file: string, at: number): string {
 
 /**
  * Opens (and migrates) the database at `file`, replacing it when it is damaged. On a full disk it
- * opens it for this process alone (docs/design.md "Field faults": a start on a full disk serves);
+ * opens it for this process alone (docs/design.md "Field faults: what the numbers survive": a start on a full disk serves);
  * any other fault of the storage stops the start with the path, SQLite's code and the errno.
  */
 export function openCheckedDatabase(file: string, log: Logger, now: () => number = Date.now): CheckedStore {

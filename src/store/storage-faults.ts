@@ -1,6 +1,6 @@
 /**
  * Telling a storage fault (a full disk, a read-only or failing data filesystem) from every other
- * error, so the daemon keeps serving through one (docs/design.md "Field faults", disk row), and
+ * error, so the daemon keeps serving through one (docs/design.md "Field faults: what the numbers survive", disk row), and
  * a write probe for health. SQLite's extended result codes:
  * https://sqlite.org/rescode.html
  */

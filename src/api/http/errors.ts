@@ -123,8 +123,11 @@ export function installErrorHandling(app: FastifyInstance): void {
       return reply.status(400).send(errorBody(400, code, message));
     }
     if (isStorageFault(err)) {
-      // a full or failing data disk is not the caller's fault nor a bug: try again later (docs/design.md "Field faults")
-      req.log.warn({ code: err.code, path: req.url.split('?')[0] }, 'a write was refused: the data disk takes none now');
+      // a full or failing data disk is not the caller's fault nor a bug: try again later (docs/design.md "Field faults: what the numbers survive")
+      req.log.warn(
+        { code: err.code, path: req.url.split('?')[0] },
+        'a write was refused: the data disk takes none now',
+      );
       reply.header('Retry-After', '60');
       return reply
         .status(503)
