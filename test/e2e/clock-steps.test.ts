@@ -1,17 +1,4 @@
-/**
- * `sitegw run` under libfaketime (Debian `faketime`, test/support/faketime.ts), its wall clock
- * stepped while it runs, as NTP or an operator does on a Pi without a real-time clock (issue 27,
- * findings 5 and 6); its monotonic clock runs on.
- *
- * One data directory, two daemons. The first is set to 3 s before a quarter hour, closes that bucket,
- * is stepped back 10 minutes, then forward a day (to 3 s before a quarter hour of that day). The
- * database is then damaged, and the second daemon starts on a fresh one with the clock in 2020 and
- * is stepped to the real time. Shown: polling goes on within an interval of every step (requests
- * reach the simulator), /healthz names the step, no bucket is labelled before one already sent or
- * before the build, and the uplink seq continues above every earlier one across the fresh database.
- */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,22 +8,12 @@ import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { BUCKET_MS } from '../../src/telemetry/align.js';
 import { BUILT_AT } from '../../src/version.js';
-import { sitegwCommand } from '../support/cli.js';
 import { getJson, waitFor } from '../support/demo.js';
-import { fakeClockEnv, LIBFAKETIME, setFakeClock } from '../support/faketime.js';
+import { type FakeClockRun, LIBFAKETIME, runUnderFakeClock, setFakeClock } from '../support/faketime.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
 
 if (!LIBFAKETIME)
   console.warn('SKIPPED: clock-step tests need libfaketime (apt-get install faketime; .ci/run installs it)');
-
-interface Daemon {
-  child: ChildProcess;
-  out: () => string;
-  url: string;
-  exit: Promise<number | null>;
-}
 
 describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-clock-'));
@@ -46,7 +23,7 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
   let broker: TestBroker;
   let sub: Collector;
   let config: string;
-  const daemons: Daemon[] = [];
+  const daemons: FakeClockRun[] = [];
 
   const setClock = (at: number) => setFakeClock(offsetFile, at);
   /** requests the simulator has received from the daemon, all devices */
@@ -59,29 +36,13 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
   const allSeqs = () => sub.json<{ seq?: number }>().flatMap((m) => (typeof m.seq === 'number' ? [m.seq] : []));
   const nextBoundary = (from: number) => Math.floor(from / BUCKET_MS) * BUCKET_MS + BUCKET_MS;
 
-  async function start(): Promise<Daemon> {
-    const child = spawn(...sitegwCommand(['run', '--config', config]), {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        SITEGW_LOG_LEVEL: 'info',
-        ...fakeClockEnv(offsetFile),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-    const url = await Promise.race([
-      waitFor('sitegw started', () => /"url":"(http:[^"]+)".*sitegw started/.exec(out)?.[1], 60_000),
-      exit.then((c) => Promise.reject(new Error(`sitegw run exited (${c}): ${out}`))),
-    ]);
-    const d = { child, out: () => out, url, exit };
+  async function start(): Promise<FakeClockRun> {
+    const d = await runUnderFakeClock(config, offsetFile);
     daemons.push(d);
     return d;
   }
-  async function stop(d: Daemon): Promise<void> {
+
+  async function stop(d: FakeClockRun): Promise<void> {
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
   }

@@ -10,7 +10,7 @@
  * The wall clock is set (libfaketime) to just before a quarter hour so a bucket closes while the
  * disk is full. Needs root (mount) and libfaketime; skipped, and says so, without either.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,11 +21,9 @@ import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { BUCKET_MS } from '../../src/telemetry/align.js';
 import { basic, postForm } from '../support/auth.js';
-import { sitegwCommand } from '../support/cli.js';
+import { ROOT, sitegwCommand } from '../support/cli.js';
 import { getJson, waitFor } from '../support/demo.js';
-import { fakeClockEnv, LIBFAKETIME, setFakeClock } from '../support/faketime.js';
-
-const ROOT = new URL('../../', import.meta.url).pathname;
+import { type FakeClockRun, fakeClockEnv, LIBFAKETIME, runUnderFakeClock, setFakeClock } from '../support/faketime.js';
 
 /** a tmpfs of our own, or why there cannot be one here */
 function canMount(): string | null {
@@ -40,13 +38,6 @@ const NO_MOUNT = canMount();
 const SKIP = NO_MOUNT ?? (LIBFAKETIME ? null : 'no libfaketime (apt-get install faketime)');
 if (SKIP) console.warn(`SKIPPED: full-disk tests need a tmpfs of their own (root) and libfaketime: ${SKIP}`);
 
-interface Run {
-  child: ChildProcess;
-  out: () => string;
-  url: string;
-  exit: Promise<number | null>;
-}
-
 describe.skipIf(SKIP !== null)('a full data disk', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-disk-'));
   const mnt = join(dir, 'mnt');
@@ -56,7 +47,7 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
   let servers: SimServers;
   let config: string;
   let secret: string;
-  const runs: Run[] = [];
+  const runs: FakeClockRun[] = [];
 
   const fill = () => {
     const fd = openSync(filler, 'a');
@@ -82,23 +73,10 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     return (r.body.entries as { interval: string }[]).map((e) => Date.parse(e.interval.split('/')[0]!));
   };
 
-  async function start(): Promise<Run> {
-    const child = spawn(...sitegwCommand(['run', '--config', config]), {
-      cwd: ROOT,
-      env: { ...process.env, SITEGW_LOG_LEVEL: 'info', ...fakeClockEnv(offsetFile) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    const exit = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-    const url = await Promise.race([
-      waitFor('sitegw started', () => /"url":"(http:[^"]+)".*sitegw started/.exec(out)?.[1], 60_000),
-      exit.then((c) => Promise.reject(new Error(`sitegw run exited (${c}): ${out}`))),
-    ]);
-    const r = { child, out: () => out, url, exit };
-    runs.push(r);
-    return r;
+  async function start(): Promise<FakeClockRun> {
+    const d = await runUnderFakeClock(config, offsetFile);
+    runs.push(d);
+    return d;
   }
 
   beforeAll(async () => {
