@@ -58,6 +58,7 @@ export const E2E: readonly string[] = [
   'test/tooling/',
   'test/uplink/containment.test.ts',
   'test/uplink/link.test.ts',
+  'test/uplink/seq-seed.test.ts',
 ];
 
 /** what a unit test file (or a test/ helper it imports) must not contain */
