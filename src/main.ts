@@ -39,6 +39,11 @@ export interface DaemonOptions {
   listen?: boolean;
   /** real time for token lifetimes (ms epoch); tests move it to expire codes and tokens */
   authNow?: () => number;
+  /**
+   * the earliest wall-clock time that can be right: by default the build date on the daemon's own
+   * clock (`sitegw run`), and none on a clock handed in (a simulated calendar)
+   */
+  clockNotBefore?: number;
   /** WebSocket ping timeout, real ms (default 60 s, docs/design.md); tests shorten it */
   wsPingTimeoutMs?: number;
   /** how often open WebSockets' grants are checked again, real ms (default 5 s); tests shorten it */
@@ -125,7 +130,9 @@ export class Daemon {
 
     const buses = new BusRegistry();
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
-    const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }));
+    // a clock handed in (the demo, tests, benches) may run a simulated calendar: any date of it is right
+    const notBefore = opts.clockNotBefore ?? (opts.clock ? Number.NEGATIVE_INFINITY : BUILT_AT);
+    const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }), notBefore);
     const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles, labels });
     const auth = await features.start(
       new AuthService({
@@ -264,11 +271,11 @@ export class Daemon {
 }
 
 /** The wall clock labels readings only when it can be right (docs/design.md "Field faults: what the numbers survive"); steps are logged. */
-function timeLabels(clock: Clock, bucketer: Bucketer, log: Logger): TimeLabels {
+function timeLabels(clock: Clock, bucketer: Bucketer, log: Logger, notBefore: number): TimeLabels {
   const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);
   return new TimeLabels({
     clock,
-    notBefore: BUILT_AT,
+    notBefore,
     newestStored: () => bucketer.newestClosed,
     onStep: (s) =>
       log.warn(
@@ -278,7 +285,7 @@ function timeLabels(clock: Clock, bucketer: Bucketer, log: Logger): TimeLabels {
     onRefusal: (why, wall, floor) => {
       if (why === 'implausible')
         log.warn(
-          { now: iso(wall), build: iso(BUILT_AT) },
+          { now: iso(wall), build: iso(notBefore) },
           'wall clock before this build: readings are not recorded until it is set',
         );
       else if (why === 'behind')
