@@ -7,7 +7,7 @@
  */
 import { type Document, OpenAPIBackend, type Operation } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, bearer, clientToken, consent, ownerToken, partnerToken } from '../support/auth.js';
+import { basic, bearer, clientToken, consent, customerTokens, ownerToken, partnerToken } from '../support/auth.js';
 import { demoSite, getJson } from '../support/demo.js';
 import { FLAT, siteConfig } from '../tariffs/fixture.js';
 import { tariffApi } from '../tariffs/http.js';
@@ -415,6 +415,7 @@ const SEPARATE = [
   'GET /api/v2/sites/{siteId}/savings 409',
   'POST /oauth2/authorize 302',
   'POST /oauth2/authorize 403',
+  'POST /oauth2/token 503',
 ];
 
 /** The operation and documented response for a case, or a failure naming what is missing. */
@@ -518,6 +519,32 @@ describe('/openapi.json', () => {
       const { op } = documented('GET /healthz', 503);
       expect(backend.validateResponse(a.body, op, 503).errors ?? []).toEqual([]);
     } finally {
+      demo.daemon.ctx.ops.health.noteWrite();
+    }
+  });
+
+  it('POST /oauth2/token 503 when a refresh token cannot be spent: the database takes no writes', async () => {
+    const c = demo.credentials;
+    const { refresh_token } = await customerTokens(c);
+    // SQLITE_READONLY on every write: a storage fault, as a full disk's SQLITE_FULL is
+    demo.daemon.ctx.db.pragma('query_only = ON');
+    try {
+      const a = await answer(
+        await fetch(`${demo.url}/oauth2/token`, {
+          method: 'POST',
+          headers: {
+            authorization: basic(c.client.id, c.client.secret),
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token }).toString(),
+        }),
+      );
+      expect(a.status).toBe(503);
+      const { op } = documented('POST /oauth2/token', 503);
+      expect(backend.validateResponse(a.body, op, 503).errors ?? []).toEqual([]);
+      expect(a.body).toMatchObject({ error: 'temporarily_unavailable' });
+    } finally {
+      demo.daemon.ctx.db.pragma('query_only = OFF');
       demo.daemon.ctx.ops.health.noteWrite();
     }
   });
