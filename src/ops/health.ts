@@ -5,8 +5,8 @@
  * The main loop is healthy when
  * - the poll scheduler ticked recently (three ticks on the daemon's clock, plus 10 s of real
  *   time for a slow Pi, or the watchdog period when that is shorter),
- * - device polls finish (answered or not) within three of the longest poll period plus that
- *   grace: a scheduler that ticks while every poll hangs polls nothing, and
+ * - device polls finish (answered or not) within three of the longest poll period plus 30 s:
+ *   a scheduler that ticks while every poll hangs polls nothing, and
  * - the last write to the database (bucket close) did not fail.
  * Every "how long since" is measured on the monotonic clock: a wall-clock step neither hides a
  * stuck loop nor makes a healthy one look stuck (docs/design.md "Field faults: what the numbers survive").
@@ -49,10 +49,17 @@ export interface HealthSources {
   now?: () => number;
   /** real ms of grace on top of three ticks (default 10 s; never more than the watchdog period) */
   tickSlackMs?: number;
+  /** real ms of grace on top of three of the longest poll periods before polling counts as stuck (default 30 s) */
+  progressSlackMs?: number;
 }
 
 /** real ms of grace on top of three ticks before the scheduler counts as stuck */
 export const TICK_SLACK_MS = 10_000;
+/**
+ * real ms of grace before polling counts as stuck: a device poll waits for Modbus timeouts in real
+ * time (not sped up with the demo's clock), a first poll discovers the register map
+ */
+export const PROGRESS_SLACK_MS = 30_000;
 
 export class Health {
   private readonly startedAt: number;
@@ -103,7 +110,7 @@ export class Health {
       else if (scheduler.lastPollDoneAt !== undefined) {
         const since = (mono - (scheduler.lastPollDoneAt ?? this.startedMono)) / clock.speed;
         const period = scheduler.longestPeriodMs ?? scheduler.tickMs;
-        if (since > (3 * period) / clock.speed + slack)
+        if (since > (3 * period) / clock.speed + (this.src.progressSlackMs ?? PROGRESS_SLACK_MS))
           out.push(`no device poll has finished for ${Math.round(since / 1000)} s: polling is stuck`);
       }
     }

@@ -151,7 +151,7 @@ describe('health: polling makes progress', () => {
     // a bus that never answers and never times out: the scheduler ticks, every device stays in flight
     const hung = { readHolding: () => new Promise<never>(() => {}), readInput: () => new Promise<never>(() => {}) };
     const poller = new Poller({ site, bus: new EventBus(), clock, log: silentLogger(), readerFor: () => hung });
-    const health = new Health({ clock, site, scheduler: poller, tickSlackMs: 5_000 });
+    const health = new Health({ clock, site, scheduler: poller, tickSlackMs: 5_000, progressSlackMs: 5_000 });
     poller.start();
     clock.advance(30_000);
     expect(health.mainLoopProblems()).toEqual([]);
