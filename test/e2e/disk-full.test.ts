@@ -110,10 +110,6 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     const t0 = await token(d.url);
     expect(t0.status).toBe(200);
     await waitFor('a poll', async () => (await health(d.url)).status === 'ok', 20_000);
-    const b1 = Math.floor((Date.now() + 10_000) / BUCKET_MS) * BUCKET_MS + BUCKET_MS;
-    setFakeClock(offsetFile, b1 - 4_000);
-    await waitFor('the clock set', () => d.out().includes('wall clock stepped forward'), 10_000);
-
     fill();
     const failing = await waitFor(
       'health failing',
@@ -130,8 +126,11 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     expect(t1.status).toBe(200);
     const devices = await getJson(`${d.url}/api/v1/devices`, t1.body.access_token);
     expect(devices.status).toBe(200);
-    expect(await bucketsOf(d.url, t0.body.access_token, b1 - 2 * BUCKET_MS)).toEqual([]);
     // the quarter hour passes with the disk full: its bucket cannot be written
+    const b1 = Math.floor((Date.now() + 10_000) / BUCKET_MS) * BUCKET_MS + BUCKET_MS;
+    expect(await bucketsOf(d.url, t0.body.access_token, b1 - 2 * BUCKET_MS)).toEqual([]);
+    setFakeClock(offsetFile, b1 - 2_000);
+    await waitFor('the clock set', () => d.out().includes('wall clock stepped forward'), 10_000);
     await waitFor('a close failed', () => d.out().includes('closing buckets failed'), 15_000);
 
     unfill();
