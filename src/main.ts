@@ -14,6 +14,7 @@ import { EventBus } from './core/events.js';
 import { FeatureList } from './core/feature.js';
 import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
+import { TimeLabels } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { OpsFeature } from './ops/feature.js';
@@ -24,7 +25,7 @@ import { Site } from './site/site.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
 import type { Uplink } from './uplink/feature.js';
-import { VERSION } from './version.js';
+import { BUILT_AT, VERSION } from './version.js';
 
 export interface DaemonOptions {
   config: SiteConfig;
@@ -38,6 +39,11 @@ export interface DaemonOptions {
   listen?: boolean;
   /** real time for token lifetimes (ms epoch); tests move it to expire codes and tokens */
   authNow?: () => number;
+  /**
+   * the earliest wall-clock time that can be right: by default the build date on the daemon's own
+   * clock (`sitegw run`), and none on a clock handed in (a simulated calendar)
+   */
+  clockNotBefore?: number;
   /** WebSocket ping timeout, real ms (default 60 s, docs/design.md); tests shorten it */
   wsPingTimeoutMs?: number;
   /** how often open WebSockets' grants are checked again, real ms (default 5 s); tests shorten it */
@@ -114,7 +120,7 @@ export class Daemon {
     const bus = new EventBus(log);
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
-    const { db, replaced } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
+    const { db, replaced, exclusive } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
     await features.start({ name: 'store', start: () => undefined, stop: () => db.close() });
     const site = new Site(config);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
@@ -124,7 +130,10 @@ export class Daemon {
 
     const buses = new BusRegistry();
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
-    const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles });
+    // a clock handed in (the demo, tests, benches) may run a simulated calendar: any date of it is right
+    const notBefore = opts.clockNotBefore ?? (opts.clock ? Number.NEGATIVE_INFINITY : BUILT_AT);
+    const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }), notBefore);
+    const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles, labels });
     const auth = await features.start(
       new AuthService({
         db,
@@ -133,6 +142,8 @@ export class Daemon {
         siteId: site.id,
         log: log.child({ feature: 'auth' }),
         now: opts.authNow,
+        // a token write the disk refused shows in health (ops is built next)
+        storageFault: (err) => ops.health.noteWrite(err),
       }),
     );
     const ops = new OpsFeature({
@@ -145,8 +156,12 @@ export class Daemon {
       version: VERSION,
       bucketer,
       scheduler: poller,
+      timeLabels: labels,
       features,
+      storageCheckMs: Math.min(pollPeriodMs / clock.speed, 60_000),
+      unsaved: { pending: () => auth.unsavedTokens > 0, save: () => auth.saveUnsavedTokens() },
       replaced,
+      exclusive,
     });
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
@@ -172,6 +187,9 @@ export class Daemon {
             socScale: config.api.socScale,
             version: VERSION,
             registry,
+            // beside the database, so a damaged one replaced at boot still continues the seqs
+            seqFile: join(config.dataDir, 'uplink-seq'),
+            clockPlausible: () => labels.plausible(),
           }),
         )
       : null;
@@ -251,4 +269,32 @@ export class Daemon {
     if (failures.length > 0) throw failures[0];
     this.ctx.log.info('sitegw stopped');
   }
+}
+
+/** The wall clock labels readings only when it can be right (docs/design.md "Field faults: what the numbers survive"); steps are logged. */
+function timeLabels(clock: Clock, bucketer: Bucketer, log: Logger, notBefore: number): TimeLabels {
+  const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);
+  return new TimeLabels({
+    clock,
+    notBefore,
+    newestStored: () => bucketer.newestClosed,
+    onStep: (s) =>
+      log.warn(
+        { byMs: Math.round(s.byMs), now: iso(s.at) },
+        `wall clock stepped ${s.byMs < 0 ? 'back' : 'forward'}: polling goes on (intervals run on the monotonic clock)`,
+      ),
+    onRefusal: (why, wall, floor) => {
+      if (why === 'implausible')
+        log.warn(
+          { now: iso(wall), build: iso(notBefore) },
+          'wall clock before this build: readings are not recorded until it is set',
+        );
+      else if (why === 'behind')
+        log.warn(
+          { now: iso(wall), newest: iso(floor) },
+          'wall clock behind data already recorded: readings are not recorded until it passes it',
+        );
+      else log.info({ now: iso(wall) }, 'wall clock usable: readings are recorded again');
+    },
+  });
 }

@@ -4,7 +4,8 @@
  *
  * - slow: crash, soak, attack and fuzz suites, the arm64 smoke run, and files a CI run measured
  *   at 30 s or more (vitest's results cache of 2026-11-24: realtime 66 s, profiles corpus 41 s,
- *   uplink 40 s; crash 173 s and soak 56 s are in their folders).
+ *   uplink 40 s; crash 173 s and soak 56 s are in their folders; clock-steps, two daemons under
+ *   libfaketime waiting for quarter hours, 43 s here, and disk-full, three starts on a tmpfs, 31 s).
  * - e2e: a real daemon, real sockets (HTTP, WebSocket, Modbus TCP, RTU over socat, MQTT) or a
  *   child process.
  * - unit: everything else: in-process code, fastify inject() at most. The check fails a unit
@@ -16,6 +17,8 @@ export const SLOW: readonly string[] = [
   'test/crash/',
   'test/fuzz/',
   'test/soak/',
+  'test/e2e/clock-steps.test.ts',
+  'test/e2e/disk-full.test.ts',
   'test/e2e/realtime.test.ts',
   'test/e2e/uplink.test.ts',
   'test/profiles/corpus.test.ts',
@@ -59,6 +62,7 @@ export const E2E: readonly string[] = [
   'test/tooling/',
   'test/uplink/containment.test.ts',
   'test/uplink/link.test.ts',
+  'test/uplink/seq-seed.test.ts',
 ];
 
 /** what a unit test file (or a test/ helper it imports) must not contain */

@@ -109,7 +109,10 @@ for (const id of args.ids) {
     version: 'fleet-bench',
   });
   uplink.start();
-  const close = new CloseTimer(clock, POLL_MS * 1.5, (b) => bucketer.closeUntil(b));
+  const close = new CloseTimer(clock, POLL_MS * 1.5, (b) => {
+    bucketer.closeUntil(b);
+    return true;
+  });
   close.start();
   runs.push({ id, db, site, bucketer, uplink, close, ...(cut ? { cut } : {}) });
 }

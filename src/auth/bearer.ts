@@ -60,9 +60,10 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
   if (token === '' || token.length > 512 || !B64TOKEN.test(token)) return invalid('the bearer token is malformed');
   const known = ctx.verified.get(ctx.db, token);
   if (known && known.expiresAt > ctx.now()) return { ok: true, ...known };
-  const row = findToken(ctx.db, sha256(token), 'access');
+  const hash = sha256(token);
+  const row = findToken(ctx.db, hash, 'access') ?? ctx.unsaved.find(ctx.db, hash, ctx.now());
   if (!row) return invalid('the access token is unknown');
-  if (row.revokedAt !== null) return invalid('the access token was revoked');
+  if ('revokedAt' in row && row.revokedAt !== null) return invalid('the access token was revoked');
   if (row.expiresAt <= ctx.now()) return invalid('the access token expired; request a new one');
   if (!clientActive(ctx.db, row.clientId)) return invalid('the access token was revoked (its client was removed)');
   const verified = {

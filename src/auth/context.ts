@@ -4,6 +4,7 @@ import type { AuthConfig } from '../config/types.js';
 import type { HashGate } from './hash-gate.js';
 import type { IdTokenSigner } from './id-token.js';
 import type { FailureLimiter } from './rate-limit.js';
+import type { UnsavedTokens } from './unsaved-tokens.js';
 import type { VerifiedTokens } from './verified-tokens.js';
 
 /** What the grant, authorization and bearer functions share; AuthService builds it on start(). */
@@ -18,6 +19,10 @@ export interface AuthContext {
   hashGate: HashGate;
   /** bearer tokens that checked out, while the database is unchanged */
   verified: VerifiedTokens;
+  /** access tokens issued while the disk took no writes (unsaved-tokens.ts) */
+  unsaved: UnsavedTokens;
+  /** told of a write the storage refused (health shows it within a poll) */
+  storageFault?: (err: unknown) => void;
   signer: IdTokenSigner;
   /** `iss` of id_tokens */
   issuer: string;

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type ClientRow, findClient } from '../store/clients.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import { findToken, insertToken, markRotated, revokeFamily, takeCode } from '../store/tokens.js';
 import { guarded, type Hashing } from './attempts.js';
 import { ACCESS_PREFIX, type AuthContext, REFRESH_PREFIX } from './context.js';
@@ -137,14 +138,23 @@ function issue(ctx: AuthContext, what: Issue): TokenResponse {
   const { accessTokenSeconds, refreshTokenDays } = ctx.config;
   const access = randomSecret(ACCESS_PREFIX);
   const base = { clientId: what.client.id, customer: what.customer, family: what.family, createdAt: now };
-  insertToken(ctx.db, {
+  const accessRow = {
     ...base,
     hash: sha256(access),
-    kind: 'access',
+    kind: 'access' as const,
     scopes: what.scopes,
     authTime: what.refresh?.authTime ?? null,
     expiresAt: now + accessTokenSeconds * 1000,
-  });
+  };
+  try {
+    insertToken(ctx.db, accessRow);
+  } catch (err) {
+    // a partner's sign-in survives a full disk: the token waits in memory (unsaved-tokens.ts)
+    if (what.refresh || !isStorageFault(err)) throw err;
+    ctx.storageFault?.(err);
+    if (!ctx.unsaved.keep(accessRow, what.client.secretHash, now)) throw err;
+    ctx.log.warn({ clientId: what.client.id }, 'token kept in memory: the database takes no writes now');
+  }
   const out: TokenResponse = {
     access_token: access,
     token_type: 'Bearer',
@@ -281,7 +291,7 @@ export async function tokenRequest(
   const claim = claimedClient(params, authorization);
   const r = await guarded(ctx, { identity: clientIdentity(claim.id), address }, async (attempt, hash) => {
     const client = await authenticateClient(ctx, claim, attempt, hash);
-    const tokens = grantTokens(ctx, grant as Grant, client, params, attempt);
+    const tokens = storageGuarded(ctx, () => grantTokens(ctx, grant as Grant, client, params, attempt));
     attempt.succeed();
     return tokens;
   });
@@ -306,5 +316,21 @@ function grantTokens(
       return authorizationCode(ctx, client, params, attempt);
     case 'refresh_token':
       return refreshToken(ctx, client, params, attempt);
+  }
+}
+
+/** A grant the full or failing disk cannot record: 503 with the reason, never a 500 (docs/design.md "Field faults: what the numbers survive"). */
+function storageGuarded<T>(ctx: AuthContext, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (!isStorageFault(err)) throw err;
+    ctx.storageFault?.(err);
+    throw new OAuthError(
+      'temporarily_unavailable',
+      "the gateway's data disk takes no writes now (full or failing), and this grant must be recorded; try again later",
+      503,
+      60,
+    );
   }
 }

@@ -21,6 +21,7 @@ import { type FormParams, type TokenResponse, tokenRequest } from './grants.js';
 import { HashGate, PI_HASHING } from './hash-gate.js';
 import { IdTokenSigner, type PublicJwk } from './id-token.js';
 import { FailureLimiter } from './rate-limit.js';
+import { UnsavedTokens } from './unsaved-tokens.js';
 import { VerifiedTokens } from './verified-tokens.js';
 
 export type { Principal } from './context.js';
@@ -35,6 +36,8 @@ export interface AuthServiceOptions {
   log: Logger;
   /** ms epoch; tests move it to expire codes and tokens */
   now?: () => number;
+  /** told of a write the storage refused (health) */
+  storageFault?: (err: unknown) => void;
 }
 
 /** Expired codes and tokens are kept this long so an expired token is told apart from an unknown one. */
@@ -78,6 +81,8 @@ export class AuthService implements Feature {
       }),
       hashGate: new HashGate(PI_HASHING),
       verified: new VerifiedTokens(),
+      unsaved: new UnsavedTokens(),
+      storageFault: this.opts.storageFault,
       signer: IdTokenSigner.loadOrCreate(join(dataDir, 'auth', 'id-token-es256.pem')),
       issuer: `urn:sitegw:${siteId}`,
       siteId,
@@ -104,6 +109,17 @@ export class AuthService implements Feature {
     } catch (err) {
       this.c.log.error({ err }, 'pruning expired tokens failed; retried in an hour');
     }
+  }
+
+  /** Tokens waiting in memory for the disk (unsaved-tokens.ts). */
+  get unsavedTokens(): number {
+    return this.ctx?.unsaved.size ?? 0;
+  }
+
+  /** Writes the tokens that waited in memory; throws (and keeps them) while the disk still refuses. */
+  saveUnsavedTokens(): void {
+    const n = this.c.unsaved.save(this.c.db, this.c.now());
+    if (n > 0) this.c.log.info({ tokens: n }, 'tokens kept in memory are now in the database');
   }
 
   get jwks(): { keys: PublicJwk[] } {

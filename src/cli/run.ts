@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from '../core/log.js';
 import { Daemon } from '../main.js';
+import { StorageOpenError } from '../ops/integrity.js';
 import { loadSiteConfig } from './config.js';
 import { EXIT, type Output, printError, stdio } from './output.js';
 import { watchSignals } from './until-signal.js';
@@ -18,6 +19,11 @@ export async function runCommand(argv: string[], io: Output = stdio): Promise<nu
   const signals = watchSignals(io);
   // Daemon.start has stopped what it started when it throws; a taken port is the installer's to fix
   const daemon = await Daemon.start({ config, log: createLogger() }).catch((err: NodeJS.ErrnoException) => {
+    // a data directory that is read-only or failing: one line with the path, SQLite's code and the errno
+    if (err instanceof StorageOpenError) {
+      printError(io, 'run', err.message);
+      return null;
+    }
     if (err.code !== 'EADDRINUSE' || err.syscall !== 'listen') throw err;
     const { host, port } = config.http;
     const fix = 'set http.port in site.yaml or stop the other program';

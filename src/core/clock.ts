@@ -2,10 +2,17 @@
  * The daemon's clock. Everything that looks at time (the simulator's physics, poll schedules,
  * bucket closing) asks this, so `--speed N` makes the whole site run N times faster than real
  * time and tests can drive time by hand.
+ *
+ * Two readings (docs/design.md "Field faults: what the numbers survive"): `now()` follows the wall clock and only labels
+ * data; `mono()` never steps, and every interval (what is due, how long since) is measured on it.
+ * A Pi without a real-time clock boots in the past and NTP steps it later; an interval measured
+ * on the wall clock would stop polling for as long as the clock went back.
  */
 export interface Clock {
-  /** ms since epoch, on this clock */
+  /** ms since epoch on the wall clock (scaled), for labels: it may step back or forward */
   now(): number;
+  /** ms on a clock that never steps (scaled like now()), for intervals; its origin means nothing */
+  mono(): number;
   /** how many clock-ms pass per real ms */
   readonly speed: number;
   /** run fn after `ms` of clock time */
@@ -20,6 +27,7 @@ export interface ClockTimer {
 
 export class ScaledClock implements Clock {
   private readonly realOrigin: number;
+  private readonly monoOrigin: number;
   private readonly origin: number;
 
   constructor(
@@ -29,10 +37,16 @@ export class ScaledClock implements Clock {
     if (!(speed > 0) || !Number.isFinite(speed)) throw new RangeError(`clock speed must be > 0, got ${speed}`);
     this.origin = origin;
     this.realOrigin = Date.now();
+    this.monoOrigin = performance.now();
   }
 
   now(): number {
     return this.origin + (Date.now() - this.realOrigin) * this.speed;
+  }
+
+  mono(): number {
+    // performance.now() is CLOCK_MONOTONIC, which neither NTP nor `date -s` steps
+    return (performance.now() - this.monoOrigin) * this.speed;
   }
 
   setTimeout(fn: () => void, ms: number): ClockTimer {
@@ -49,10 +63,14 @@ export class ScaledClock implements Clock {
   }
 }
 
-/** A clock that moves only when told to: for unit tests. Timers fire in order during advance(). */
+/**
+ * A clock that moves only when told to: for unit tests. Timers fire in order during advance();
+ * step() moves the wall clock alone, as NTP or an operator does.
+ */
 export class ManualClock implements Clock {
   readonly speed = 1;
   private t: number;
+  private wallOffset = 0;
   private seq = 0;
   private timers: { at: number; seq: number; fn: () => void }[] = [];
 
@@ -61,7 +79,16 @@ export class ManualClock implements Clock {
   }
 
   now(): number {
+    return this.t + this.wallOffset;
+  }
+
+  mono(): number {
     return this.t;
+  }
+
+  /** The wall clock jumps by `ms` (back when negative); intervals and timers are untouched. */
+  step(ms: number): void {
+    this.wallOffset += ms;
   }
 
   setTimeout(fn: () => void, ms: number): ClockTimer {

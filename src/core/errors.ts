@@ -41,6 +41,8 @@ export const ErrorCodes = {
   TARIFF_QUOTA_EXCEEDED: { status: 429, code: 'TARIFF_QUOTA_EXCEEDED' },
   // a client's WebSockets at limits.http.maxWebSocketsPerClient
   WEBSOCKET_LIMIT_REACHED: { status: 429, code: 'WEBSOCKET_LIMIT_REACHED' },
+  // the data disk takes no writes (full, read-only, failing): a write is refused, reads go on
+  STORAGE_UNAVAILABLE: { status: 503, code: 'STORAGE_UNAVAILABLE' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
   // the port full, or too many answers not yet read from one address (limits.http); Retry-After: 1
   SERVER_BUSY: { status: 503, code: 'SERVER_BUSY' },

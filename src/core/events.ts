@@ -91,7 +91,7 @@ class Hub {
     this.failures.set(key, seen);
     // a listener that fails on every reading would write a stack per poll to the SD card: the first
     // failure is logged, then one line a minute with the count (the metric counts every one)
-    const now = Date.now();
+    const now = performance.now();
     if (now - seen.loggedAt < LOG_EVERY_MS) return;
     seen.loggedAt = now;
     const msg = `a ${feature} listener of '${event}' failed; the other listeners still run`;

@@ -169,7 +169,7 @@ export class HomeAssistant implements Feature {
 
   /** Everything Home Assistant needs from scratch: configs, availability, states. */
   private announce(): void {
-    this.announcedAt = Date.now();
+    this.announcedAt = performance.now();
     this.syncDiscovery();
     this.publish(this.topics.status, 'online');
     for (const d of this.deps.site.devices.values())
@@ -246,7 +246,7 @@ export class HomeAssistant implements Feature {
       // (the configs are retained anyway, so Home Assistant has them either way)
       if (
         payload.toString() === 'online' &&
-        Date.now() - this.announcedAt >= this.deps.config.stateIntervalSeconds * 1000
+        performance.now() - this.announcedAt >= this.deps.config.stateIntervalSeconds * 1000
       ) {
         this.published.clear();
         this.announce();

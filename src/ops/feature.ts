@@ -12,7 +12,8 @@ import type { StreamDef } from '../core/streams.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
 import { type StreamNow, streamNow } from '../telemetry/now.js';
-import { Health, TICK_SLACK_MS } from './health.js';
+import { StorageWatch } from './data-disk.js';
+import { Health, type HealthSources, TICK_SLACK_MS } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
 import { Metrics } from './metrics.js';
@@ -33,11 +34,19 @@ export interface OpsOptions {
     stats(): BucketerStats;
     lifetime(streamId: string): { energyIn: number | null; energyOut: number | null } | undefined;
   };
-  scheduler: { readonly lastTickAt: number | null; readonly tickMs: number; stop(): Promise<void> };
+  scheduler: HealthSources['scheduler'] & { stop(): Promise<void> };
+  /** the wall clock's steps and labels (core/time-labels.ts), shown in health */
+  timeLabels?: HealthSources['timeLabels'];
   /** the daemon's running features: their health goes into /healthz and the status page */
   features: FeatureList;
   /** what the integrity check did at start */
   replaced: DatabaseReplaced | null;
+  /** why the database is open for this process alone (a start on a full disk), or null */
+  exclusive?: string | null;
+  /** how often the data disk is looked at (the poll period), real ms */
+  storageCheckMs?: number;
+  /** what waits in memory for the disk (the token service's unsaved tokens) */
+  unsaved?: { pending(): boolean; save(): void };
   env?: NodeJS.ProcessEnv;
 }
 
@@ -47,6 +56,7 @@ export class OpsFeature {
   readonly live: LiveValues;
   readonly notify: SdNotify;
   readonly watchdog: Watchdog;
+  readonly storage: StorageWatch;
   private removeHooks: (() => void) | null = null;
 
   constructor(private readonly opts: OpsOptions) {
@@ -57,6 +67,7 @@ export class OpsFeature {
       clock,
       site,
       scheduler,
+      timeLabels: opts.timeLabels,
       features: opts.features,
       tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS),
     });
@@ -70,6 +81,16 @@ export class OpsFeature {
       streamsNow: () => this.streamsNow(),
     });
     this.live = new LiveValues(bus, site);
+    this.storage = new StorageWatch({
+      db: opts.db,
+      dbFile: opts.dbFile,
+      log: log.child({ feature: 'storage' }),
+      noteWrite: (err, described) => this.health.noteWrite(err, described),
+      failing: () => this.health.writeFailing,
+      pending: () => opts.unsaved?.pending() ?? false,
+      onWritable: () => opts.unsaved?.save(),
+      everyMs: opts.storageCheckMs ?? 10_000,
+    });
     this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
     this.watchdog = new Watchdog({
       notify: this.notify,
@@ -80,6 +101,11 @@ export class OpsFeature {
   }
 
   start(): void {
+    if (this.opts.exclusive) {
+      this.health.noteAtStart(
+        'the data disk was full at start: the database is open for this process alone, so `sitegw clients` and `sitegw backup` wait until sitegw is restarted with room on the disk',
+      );
+    }
     const r = this.opts.replaced;
     if (r) {
       this.health.noteAtStart(
@@ -88,6 +114,7 @@ export class OpsFeature {
     }
     this.metrics.start();
     this.live.start();
+    this.storage.start();
     this.notify.start();
   }
 
@@ -127,6 +154,7 @@ export class OpsFeature {
   async stop(): Promise<void> {
     this.watchdog.stop();
     this.removeHooks?.();
+    this.storage.stop();
     this.live.stop();
     this.metrics.stop();
     await this.notify.stop();

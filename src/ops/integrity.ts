@@ -14,6 +14,8 @@ import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { CACHE_KIB, openDatabase } from '../store/db.js';
 import { sqliteDriver } from '../store/driver.js';
+import { isStorageFault, isStorageFull } from '../store/storage-faults.js';
+import { describeStorageError } from './data-disk.js';
 
 /** What happened to a damaged database at start. */
 export interface DatabaseReplaced {
@@ -28,6 +30,20 @@ export interface DatabaseReplaced {
 export interface CheckedStore {
   db: Database;
   replaced: DatabaseReplaced | null;
+  /** why the database is open for this process alone (a start on a full disk), or null */
+  exclusive: string | null;
+}
+
+/** The database cannot be opened for a reason that is not damage: the sentence names the file, SQLite's code and the errno. */
+export class StorageOpenError extends Error {
+  readonly code = 'STORAGE_UNAVAILABLE';
+  constructor(
+    readonly file: string,
+    override readonly cause: unknown,
+  ) {
+    super(describeStorageError(cause, file, 'opening'));
+    this.name = 'StorageOpenError';
+  }
 }
 
 /** moved-aside sets kept; older ones are deleted so repeated damage cannot fill the card */
@@ -40,10 +56,11 @@ export function isCorruption(err: unknown): boolean {
 }
 
 /** null when quick_check says ok; SQLite's first complaints otherwise. Throws what is not corruption. */
-export function quickCheck(file: string): string | null {
+export function quickCheck(file: string, exclusive = false): string | null {
   let db: Database | null = null;
   try {
     db = new (sqliteDriver())(file, { fileMustExist: true });
+    if (exclusive) db.pragma('locking_mode = EXCLUSIVE');
     // the check reads every page: with the default cache they would all stay for its duration
     db.pragma(`cache_size = -${CACHE_KIB}`);
     const rows = db.pragma('quick_check(5)', { simple: false }) as { quick_check: string }[];
@@ -79,17 +96,37 @@ function moveAside(file: string, at: number): string {
   return aside;
 }
 
-/** Opens (and migrates) the database at `file`, replacing it when it is damaged. */
+/**
+ * Opens (and migrates) the database at `file`, replacing it when it is damaged. On a full disk it
+ * opens it for this process alone (docs/design.md "Field faults: what the numbers survive": a start on a full disk serves);
+ * any other fault of the storage stops the start with the path, SQLite's code and the errno.
+ */
 export function openCheckedDatabase(file: string, log: Logger, now: () => number = Date.now): CheckedStore {
+  try {
+    return openChecked(file, log, now, false);
+  } catch (err) {
+    if (!isStorageFull(err)) throw isStorageFault(err) ? new StorageOpenError(file, err) : err;
+    const why = describeStorageError(err, file, 'opening');
+    log.error({ file }, `${why}: opening it for this process alone, with its WAL index in memory`);
+    try {
+      return { ...openChecked(file, log, now, true), exclusive: why };
+    } catch (again) {
+      throw isStorageFault(again) ? new StorageOpenError(file, again) : again;
+    }
+  }
+}
+
+function openChecked(file: string, log: Logger, now: () => number, exclusive: boolean): CheckedStore {
   let reason: string | null = null;
+  const open = () => openDatabase(file, (fields, msg) => log.warn(fields, msg), { exclusive });
   if (existsSync(file)) {
     const started = Date.now();
-    reason = quickCheck(file);
+    reason = quickCheck(file, exclusive);
     log.info({ ms: Date.now() - started, ok: reason === null }, 'database quick_check');
   }
   if (reason === null) {
     try {
-      return { db: openDatabase(file, (fields, msg) => log.warn(fields, msg)), replaced: null };
+      return { db: open(), replaced: null, exclusive: null };
     } catch (err) {
       if (!isCorruption(err)) throw err;
       reason = (err as Error).message;
@@ -101,5 +138,5 @@ export function openCheckedDatabase(file: string, log: Logger, now: () => number
     { file, movedTo, reason },
     'the database is damaged: moved aside, starting a fresh one (history before now is in the moved file)',
   );
-  return { db: openDatabase(file, (fields, msg) => log.warn(fields, msg)), replaced: { file, movedTo, reason, at } };
+  return { db: open(), replaced: { file, movedTo, reason, at }, exclusive: null };
 }

@@ -6,6 +6,7 @@ import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import type { RegisterReader } from '../core/register-reader.js';
 import { streamIds } from '../core/streams.js';
+import type { TimeLabels } from '../core/time-labels.js';
 import { toModbusError } from '../modbus/errors.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
 import type { Site } from '../site/site.js';
@@ -19,6 +20,8 @@ export interface PollerDeps {
   log: Logger;
   /** device profiles loaded at start; without it the shipped ones are used */
   profiles?: ProfileRegistry;
+  /** whether the wall clock may label this tick's readings (without it, always) */
+  labels?: TimeLabels;
 }
 
 /**
@@ -29,7 +32,7 @@ export interface PollerDeps {
 export class Poller implements Feature {
   readonly name = 'poller';
   private readonly devices = new Map<string, DeviceDriver>();
-  /** when each device was last polled, on the time stamped on readings */
+  /** when each device was last polled: monotonic ms when live, the stamped time in cycle() by hand */
   private readonly lastPolled = new Map<string, number>();
   /** devices whose poll has not finished yet */
   private readonly inFlight = new Set<string>();
@@ -38,14 +41,20 @@ export class Poller implements Feature {
   private stopped = true;
   /** polls skipped because the device's previous poll was still running */
   overruns = 0;
-  /** when the scheduler last ran (start or tick), daemon clock ms: the watchdog's sign of life */
+  /** when the scheduler last ran (start or tick), monotonic clock ms: the watchdog's sign of life */
   lastTickAt: number | null = null;
+  /** when a device poll last finished (answered or not; the start counts as one), monotonic ms */
+  lastPollDoneAt: number | null = null;
 
   constructor(private readonly deps: PollerDeps) {}
 
   start(): void {
     this.stopped = false;
-    this.lastTickAt = this.deps.clock.now();
+    // a fresh schedule: what cycle() was given by hand (history pre-fill) is on another time line
+    this.lastPolled.clear();
+    this.lastTickAt = this.deps.clock.mono();
+    // progress is measured from the start: a device that never finishes a poll counts from here
+    this.lastPollDoneAt = this.lastTickAt;
     this.schedule();
   }
 
@@ -54,6 +63,11 @@ export class Poller implements Feature {
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = null;
     await Promise.all([...this.cycles]);
+  }
+
+  /** the longest poll period of any device, ms */
+  get longestPeriodMs(): number {
+    return Math.max(...this.deps.site.config.devices.map((d) => this.deps.site.pollPeriodMs(d.id)));
   }
 
   /** the tick: the shortest poll period of any device, so each device is polled on its own period */
@@ -70,20 +84,28 @@ export class Poller implements Feature {
   private schedule(): void {
     if (this.stopped) return;
     const now = this.deps.clock.now();
-    // aligned ticks: every reading of a cycle lands at the same phase of each bucket
+    // aligned ticks: every reading of a cycle lands at the same phase of each bucket. The wait is
+    // at most one tick whatever the wall clock did, so a step cannot stop the schedule
     const next = Math.floor(now / this.tickMs) * this.tickMs + this.tickMs;
     this.timer = this.deps.clock.setTimeout(() => this.tick(next), next - now);
   }
 
   private tick(scheduled: number): void {
-    this.lastTickAt = this.deps.clock.now();
+    const { clock, labels } = this.deps;
+    const mono = clock.mono();
+    this.lastTickAt = mono;
+    const wall = clock.now();
     // every reading of the cycle is stamped with the tick it belongs to, as history pre-fill
     // does: on a busy box the stamps stay one period apart and in order, and a relay change is
-    // stamped within one period of the switch however late the answer came
-    const at = Math.min(scheduled, this.lastTickAt);
+    // stamped within one period of the switch however late the answer came. After a wall-clock
+    // step the tick planned before it is no time at all: the clock's own reading is taken
+    const at = wall >= scheduled && wall - scheduled < this.tickMs ? scheduled : wall;
+    const label = labels ? labels.label(at) : { ok: true as const, at };
     // a cycle does not wait for the last one: a device still busy on a slow bus is skipped this
     // time, and devices on other buses are polled on time
-    const run = this.cycle(() => at).catch((err: unknown) => this.deps.log.error({ err }, 'poll cycle failed'));
+    const run = this.cycle(() => at, { dueAt: mono, record: label.ok }).catch((err: unknown) =>
+      this.deps.log.error({ err }, 'poll cycle failed'),
+    );
     this.cycles.add(run);
     void run.finally(() => this.cycles.delete(run));
     this.schedule();
@@ -92,23 +114,31 @@ export class Poller implements Feature {
   /**
    * One poll of every due device; `now` is the time stamped on readings (the clock, or simulated
    * history). Each device's readings go out as soon as it has answered; an inverter's battery
-   * aggregate once every block of this cycle has.
+   * aggregate once every block of this cycle has. `dueAt` is the time what is due is measured on
+   * (the live schedule gives monotonic ms; by default the stamp); without `record` the devices
+   * are polled and their readings are not published (the wall clock cannot label them).
    */
-  async cycle(now: () => number = () => this.deps.clock.now()): Promise<Reading[]> {
+  async cycle(
+    now: () => number = () => this.deps.clock.now(),
+    opts: { dueAt?: number; record?: boolean } = {},
+  ): Promise<Reading[]> {
     const { site } = this.deps;
     const at = now();
-    const due = site.config.devices.filter((cfg) => this.due(cfg, at));
+    const dueAt = opts.dueAt ?? at;
+    const record = opts.record ?? true;
+    const due = site.config.devices.filter((cfg) => this.due(cfg, dueAt));
     const ready = due.filter((cfg) => !this.inFlight.has(cfg.id));
     this.overruns += due.length - ready.length;
     const readings: Reading[] = [];
     const emit = (rs: readonly Reading[]) => {
+      if (!record) return;
       for (const r of rs) this.deps.bus.emit('reading', r);
       readings.push(...rs);
     };
     const polls = new Map<string, DevicePoll>();
     const tasks = new Map<string, Promise<void>>();
     for (const cfg of ready) {
-      this.lastPolled.set(cfg.id, at);
+      this.lastPolled.set(cfg.id, dueAt);
       this.inFlight.add(cfg.id);
       const task = this.pollDevice(cfg, now)
         .catch((err: unknown) => {
@@ -118,6 +148,7 @@ export class Poller implements Feature {
         })
         .then((poll) => {
           this.inFlight.delete(cfg.id);
+          this.lastPollDoneAt = this.deps.clock.mono();
           if (poll) {
             polls.set(cfg.id, poll);
             emit(poll.readings);

@@ -32,10 +32,18 @@ const BUSY_TIMEOUT_MS = 5000;
  */
 export const CACHE_KIB = 2048;
 
-export function openDatabase(file: string | ':memory:', warn?: ModeLog): Database {
+/**
+ * Opens (and migrates) the database. `exclusive`: for this connection alone, with the WAL index in
+ * memory instead of the -shm file, which is how SQLite opens a file on a full disk (the -shm cannot
+ * grow there: SQLITE_IOERR_SHMSIZE). Other processes then wait until this one closes it.
+ * https://sqlite.org/wal.html#noshm
+ */
+export function openDatabase(file: string | ':memory:', warn?: ModeLog, opts: { exclusive?: boolean } = {}): Database {
   if (file !== ':memory:') secureDataFile(file, warn);
   const db = new (sqliteDriver())(file);
   try {
+    // before the first read: that is when SQLite opens the WAL and its index
+    if (opts.exclusive) db.pragma('locking_mode = EXCLUSIVE');
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma(`cache_size = -${CACHE_KIB}`);
     db.pragma('journal_mode = WAL');

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { isStorageFault } from './storage-faults.js';
 
 /**
  * The running sums of each stream's bucket in progress, saved at a clean stop (a config change
@@ -11,19 +12,32 @@ export function saveOpenBuckets(db: Database, states: ReadonlyMap<number, unknow
   for (const [stream, state] of states) put.run(stream, JSON.stringify(state));
 }
 
-/** Reads and removes every saved bucket in progress. */
+/**
+ * Reads and removes every saved bucket in progress. On a disk that takes no writes (a start on a
+ * full disk) they are only read: the start goes on, and the next clean stop replaces them.
+ */
 export function takeOpenBuckets(db: Database): Map<number, unknown> {
-  return db.transaction(() => {
-    const rows = db.prepare('SELECT stream, state FROM open_buckets').raw().all() as [number, string][];
-    db.prepare('DELETE FROM open_buckets').run();
-    const out = new Map<number, unknown>();
-    for (const [stream, state] of rows) {
-      try {
-        out.set(stream, JSON.parse(state));
-      } catch {
-        // an unreadable row costs only the part of one bucket before the restart
-      }
+  try {
+    return db.transaction(() => {
+      const out = readOpenBuckets(db);
+      db.prepare('DELETE FROM open_buckets').run();
+      return out;
+    })();
+  } catch (err) {
+    if (!isStorageFault(err)) throw err;
+    return readOpenBuckets(db);
+  }
+}
+
+function readOpenBuckets(db: Database): Map<number, unknown> {
+  const rows = db.prepare('SELECT stream, state FROM open_buckets').raw().all() as [number, string][];
+  const out = new Map<number, unknown>();
+  for (const [stream, state] of rows) {
+    try {
+      out.set(stream, JSON.parse(state));
+    } catch {
+      // an unreadable row costs only the part of one bucket before the restart
     }
-    return out;
-  })();
+  }
+  return out;
 }

@@ -226,6 +226,11 @@ export class Bucketer implements Feature {
     return { ...this.counts };
   }
 
+  /** End of the newest bucket written (ms epoch), -Infinity before one: nothing is labelled before it */
+  get newestClosed(): number {
+    return this.closedUntil;
+  }
+
   /**
    * A stream's lifetime energy counts up to its newest reading, rounded as the buckets store them
    * (the same function), so a live view (metrics, Home Assistant) never disagrees with the API:

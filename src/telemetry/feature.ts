@@ -62,15 +62,31 @@ export class BucketClosing implements Feature {
     writes: { noteWrite(err?: unknown): void };
   }) {
     const { bucketer, clock, pollPeriodMs, log, writes } = deps;
-    this.timer = new CloseTimer(clock, Math.min(pollPeriodMs * 1.5, 60_000), (boundary) => {
-      try {
-        bucketer.closeUntil(boundary);
-        writes.noteWrite();
-      } catch (err) {
-        writes.noteWrite(err);
-        log.error({ err }, 'closing buckets failed; they stay open and are retried at the next boundary');
-      }
-    });
+    const graceMs = Math.min(pollPeriodMs * 1.5, 60_000);
+    let failing = false;
+    // the wall clock is looked at again every poll period (a step forward closes the new present
+    // on time) and a failed close is tried again as often: the buckets wait in memory meanwhile
+    const retryMs = Math.min(pollPeriodMs, 60_000);
+    this.timer = new CloseTimer(
+      clock,
+      graceMs,
+      (boundary) => {
+        try {
+          bucketer.closeUntil(boundary);
+          writes.noteWrite();
+          if (failing) log.info('closing buckets works again: the buckets that waited are written');
+          failing = false;
+          return true;
+        } catch (err) {
+          writes.noteWrite(err);
+          if (!failing) log.error({ err }, 'closing buckets failed; they wait in memory and are retried every poll');
+          failing = true;
+          return false;
+        }
+      },
+      retryMs,
+      retryMs,
+    );
   }
 
   start(): void {

@@ -9,6 +9,7 @@ import type { ConnectionStatus, Feature, FeatureHealth } from '../core/feature.j
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
 import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
+import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
@@ -29,6 +30,10 @@ export interface UplinkDeps {
   version: string;
   /** the daemon's metrics registry: the outbox depth and connection go there while the uplink runs */
   registry?: Registry;
+  /** the seq ceiling's file beside the database (store/seq-ceiling.ts); without it seqs follow the database alone */
+  seqFile?: string;
+  /** whether the wall clock can be right (not before the build): seqs are never seeded from one that cannot */
+  clockPlausible?: () => boolean;
 }
 
 /** What the installer-facing health probe and status page show; plain data. */
@@ -76,16 +81,22 @@ export class Uplink implements Feature {
   /** this site's publish jitter after a bucket close, daemon-clock ms */
   private readonly closeDelayMs: number;
   private releaseTimer: ClockTimer | null = null;
+  private ceiling: SeqCeiling | null = null;
+  /** no ceiling and no plausible clock yet: no seq is known to be above what the site sent before */
+  private seqUnknown = false;
+  /** state messages (topology, availability) that waited for a safe seq, oldest first */
+  private waiting: OutboxMessage[] = [];
 
   constructor(private readonly deps: UplinkDeps) {
     this.prefix = deps.config.topicPrefix;
     this.ctx = { siteId: deps.site.id, stream: (id) => deps.site.stream(id), socScale: deps.socScale };
-    this.startedAt = Date.now();
+    this.startedAt = performance.now();
     this.closeDelayMs = publishDelayMs(deps.site.id, deps.config.publishJitterSeconds);
   }
 
   start(): void {
     const { bus, config, db, log } = this.deps;
+    this.seedSeq();
     this.drainer = new Drainer(db, {
       prefix: this.prefix,
       maxInflight: config.replay.maxInflight,
@@ -112,7 +123,10 @@ export class Uplink implements Feature {
     ];
     this.checkTopology();
     this.applyBounds();
-    this.trimTimer = setInterval(() => this.applyBounds(), TRIM_EVERY_MS);
+    this.trimTimer = setInterval(() => {
+      if (this.waiting.length > 0) this.append([]);
+      this.applyBounds();
+    }, TRIM_EVERY_MS);
     this.trimTimer.unref();
     this.link = new MqttLink(
       config,
@@ -216,9 +230,44 @@ export class Uplink implements Feature {
     return topicOf(this.prefix, suffix);
   }
 
+  /**
+   * Seqs continue above everything the site sent (docs/mqtt-contract.md), whatever the clock
+   * says: a database that is behind the ceiling file (made fresh after damage, or restored) jumps
+   * to it; a new data directory starts above the wall clock once that can be right.
+   */
+  private seedSeq(): void {
+    const { db, seqFile, log } = this.deps;
+    if (!seqFile) return;
+    this.ceiling = new SeqCeiling(seqFile);
+    const seq = outboxSeq(db);
+    if (this.ceiling.value > 0) {
+      // a live database is never more than a block or two below its ceiling
+      if (seq < this.ceiling.value - 2 * SEQ_BLOCK) {
+        raiseOutboxSeq(db, this.ceiling.value);
+        log.warn(
+          { from: seq, to: this.ceiling.value },
+          'uplink seq continued from the ceiling file: the database is new',
+        );
+      }
+    } else this.seqUnknown = true;
+    this.seqKnown();
+  }
+
+  /** Whether a seq handed out now is above the site's earlier ones; settles it once the clock can be trusted. */
+  private seqKnown(): boolean {
+    if (!this.seqUnknown) return true;
+    if (!(this.deps.clockPlausible?.() ?? true)) return false;
+    this.seqUnknown = false;
+    raiseOutboxSeq(this.deps.db, this.deps.clock.now());
+    return true;
+  }
+
   /** Inside a producer's transaction: the rows commit with its data. Publishing waits for the commit. */
   private write(msgs: OutboxMessage[]): number[] {
     if (msgs.length === 0) return [];
+    // thrown inside a bucket close, this rolls it back: its buckets wait in memory and come again
+    if (!this.seqKnown()) throw new Error('uplink: no seq is known to be safe until the wall clock is set');
+    this.ceiling?.reserve(this.deps.db, msgs.length);
     const seqs = enqueue(this.deps.db, msgs, this.deps.clock.now());
     this.afterCommit();
     return seqs;
@@ -239,8 +288,14 @@ export class Uplink implements Feature {
 
   /** Outside any transaction (state changes the uplink itself notices). */
   private append(msgs: OutboxMessage[]): void {
+    if (!this.seqKnown()) {
+      // bounded: state messages, the latest matter (the broker retains them)
+      this.waiting = [...this.waiting, ...msgs].slice(-100);
+      return;
+    }
+    const all = this.waiting.length > 0 ? [...this.waiting.splice(0), ...msgs] : msgs;
     try {
-      this.write(msgs);
+      this.deps.db.transaction(() => this.write(all))();
     } catch (err) {
       this.deps.log.error({ err }, 'uplink: writing to the outbox failed');
     }
@@ -338,7 +393,7 @@ export class Uplink implements Feature {
       time: formatInstant(clock.now()),
       siteId: site.id,
       version,
-      uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
+      uptimeSeconds: Math.round((performance.now() - this.startedAt) / 1000),
       devices: devices.length,
       devicesOnline: devices.filter((x) => x.online).length,
       outbox: {
@@ -382,8 +437,7 @@ export class Uplink implements Feature {
           req.requestId,
         );
       }
-      const seqs = messages.length > 0 ? db.transaction(() => enqueue(db, messages, this.deps.clock.now()))() : [];
-      this.afterCommit();
+      const seqs = messages.length > 0 ? db.transaction(() => this.write(messages))() : [];
       this.deps.log.info(
         { requestId: req.requestId, interval: req.interval, buckets, gridEvents, messages: messages.length },
         'uplink resync queued',

@@ -7,7 +7,7 @@
  */
 import { type Document, OpenAPIBackend, type Operation } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, bearer, clientToken, consent, ownerToken, partnerToken } from '../support/auth.js';
+import { basic, bearer, clientToken, consent, customerTokens, ownerToken, partnerToken } from '../support/auth.js';
 import { demoSite, getJson } from '../support/demo.js';
 import { FLAT, siteConfig } from '../tariffs/fixture.js';
 import { tariffApi } from '../tariffs/http.js';
@@ -41,6 +41,7 @@ let doc: Document;
 let partner: string;
 let owner: string;
 let readOnly: string;
+let refreshToken: string;
 let tariffId: string;
 const cases: Case[] = [];
 /** the spec's partner token call, made before the failed sign-ins below lock the address out */
@@ -129,6 +130,7 @@ beforeAll(async () => {
   partner = await partnerToken(demo.credentials);
   owner = await ownerToken(demo.credentials);
   readOnly = await ownerToken(demo.credentials, 'svc/device.read');
+  refreshToken = (await customerTokens(demo.credentials)).refresh_token;
   const planOnly = await partnerToken(demo.credentials, 'svc/plan.read');
   const site = demo.daemon.site.id;
   const c = demo.credentials;
@@ -415,6 +417,7 @@ const SEPARATE = [
   'GET /api/v2/sites/{siteId}/savings 409',
   'POST /oauth2/authorize 302',
   'POST /oauth2/authorize 403',
+  'POST /oauth2/token 503',
 ];
 
 /** The operation and documented response for a case, or a failure naming what is missing. */
@@ -506,6 +509,32 @@ describe('/openapi.json', () => {
   });
 
   // in the table's order: the failed sign-ins at its end lock the address out, so this runs last
+  // before the cases: their failed attempts lock the demo client out of the token endpoint
+  it('POST /oauth2/token 503 when a refresh token cannot be spent: the database takes no writes', async () => {
+    const c = demo.credentials;
+    // SQLITE_READONLY on every write: a storage fault, as a full disk's SQLITE_FULL is
+    demo.daemon.ctx.db.pragma('query_only = ON');
+    try {
+      const a = await answer(
+        await fetch(`${demo.url}/oauth2/token`, {
+          method: 'POST',
+          headers: {
+            authorization: basic(c.client.id, c.client.secret),
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }).toString(),
+        }),
+      );
+      expect(a.status).toBe(503);
+      const { op } = documented('POST /oauth2/token', 503);
+      expect(backend.validateResponse(a.body, op, 503).errors ?? []).toEqual([]);
+      expect(a.body).toMatchObject({ error: 'temporarily_unavailable' });
+    } finally {
+      demo.daemon.ctx.db.pragma('query_only = OFF');
+      demo.daemon.ctx.ops.health.noteWrite();
+    }
+  });
+
   it('every documented status of every route: the answer validates against its operation', async () => {
     for (const c of cases) check(c, await c.send());
   });

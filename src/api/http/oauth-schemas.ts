@@ -87,6 +87,9 @@ export const TokenErrorResponses = {
   413: OAuthErrorBody('invalid_request: the form is larger than 16 kB'),
   415: OAuthErrorBody('invalid_request: the body is not application/x-www-form-urlencoded'),
   429: OAuthErrorBody('temporarily_unavailable: too many failed attempts; Retry-After says when to try again'),
+  503: OAuthErrorBody(
+    "temporarily_unavailable: the gateway's data disk takes no writes now and this grant must be recorded (a code or refresh token spent); Retry-After says when to try again",
+  ),
 } as const;
 
 const page = (description: string) =>

@@ -312,13 +312,13 @@ export class WsServer implements Feature {
   }
 
   private accept(ws: WebSocket, principal: WsPrincipal, sub: WsSubscription, remote: string): void {
-    const client: Client = { ws, principal, sub, lastSeen: Date.now(), remote, expiry: null };
+    const client: Client = { ws, principal, sub, lastSeen: performance.now(), remote, expiry: null };
     this.clients.add(client);
     if (principal.expiresInMs !== undefined && principal.expiresInMs < MAX_TIMER_MS) {
       client.expiry = setTimeout(() => this.holds(client), Math.max(0, principal.expiresInMs));
       client.expiry.unref();
     }
-    const seen = () => (client.lastSeen = Date.now());
+    const seen = () => (client.lastSeen = performance.now());
     ws.on('ping', seen);
     ws.on('pong', seen);
     // the streams take no commands; any frame still shows the client is alive
@@ -366,7 +366,7 @@ export class WsServer implements Feature {
     const timeout = this.opts.pingTimeoutMs ?? 60_000;
     this.sweep = setInterval(
       () => {
-        const now = Date.now();
+        const now = performance.now();
         for (const c of this.clients) {
           if (now - c.lastSeen > timeout) this.drop(c, POLICY, `no ping for ${Math.round(timeout / 1000)} s`);
         }

@@ -1,0 +1,43 @@
+/**
+ * Telling a storage fault (a full disk, a read-only or failing data filesystem) from every other
+ * error, so the daemon keeps serving through one (docs/design.md "Field faults: what the numbers survive", disk row), and
+ * a write probe for health. SQLite's extended result codes:
+ * https://sqlite.org/rescode.html
+ */
+import type { Database } from 'better-sqlite3';
+
+const FULL = new Set(['SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE', 'ENOSPC']);
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+/** The filesystem has no room: SQLITE_FULL, or the -shm index could not grow (a start on a full disk). */
+export function isStorageFull(err: unknown): boolean {
+  return FULL.has(codeOf(err));
+}
+
+/** Any fault of the storage itself, as opposed to a bug or bad data: full, read-only, I/O errors. */
+export function isStorageFault(err: unknown): boolean {
+  const c = codeOf(err);
+  return (
+    isStorageFull(err) ||
+    c.startsWith('SQLITE_IOERR') ||
+    c.startsWith('SQLITE_READONLY') ||
+    c.startsWith('SQLITE_CANTOPEN') ||
+    c === 'EROFS' ||
+    c === 'EIO' ||
+    c === 'EACCES'
+  );
+}
+
+/**
+ * A real write, as small as SQLite has: the schema version written back unchanged (one page
+ * through the WAL). Health runs it only while the disk is short of room or the last write failed,
+ * so the SD card pays nothing for it in the steady state.
+ */
+export function probeWrite(db: Database): void {
+  const v = db.pragma('user_version', { simple: true }) as number;
+  db.pragma(`user_version = ${v}`);
+}

@@ -1,0 +1,90 @@
+/**
+ * Where a new outbox's seqs start (issue 27, finding 6): above the ceiling file when there is one,
+ * whatever the clock says; without one, not before the clock can be right (state messages wait).
+ * The Uplink over a real SQLite file; its broker address refuses, so nothing is published.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { EventBus } from '../../src/core/events.js';
+import { silentLogger } from '../../src/core/log.js';
+import { demoSiteConfig } from '../../src/demo/default-site.js';
+import { Site } from '../../src/site/site.js';
+import { type Database, openDatabase } from '../../src/store/db.js';
+import { readAfter } from '../../src/store/outbox.js';
+import { readSeqCeiling, writeSeqCeiling } from '../../src/store/seq-ceiling.js';
+import { Uplink } from '../../src/uplink/feature.js';
+
+const BUILD = Date.parse('2026-11-01T00:00:00Z');
+const NOW = Date.parse('2026-11-27T10:00:00Z');
+const Y2020 = Date.parse('2020-01-01T00:00:00Z');
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function uplink(start: number, ceiling?: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'sitegw-seq-seed-'));
+  const seqFile = join(dir, 'uplink-seq');
+  if (ceiling !== undefined) writeSeqCeiling(seqFile, ceiling);
+  const config = demoSiteConfig(
+    { inverter: { host: '127.0.0.1', port: 1502 }, meter: { host: '127.0.0.1', port: 1503 } },
+    {
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      dataDir: dir,
+      pollSeconds: 10,
+      batteryBlocks: 1,
+      uplinkUrl: 'mqtt://127.0.0.1:1',
+    },
+  );
+  // a fresh database, its outbox counter seeded by the migration from the real clock
+  const db: Database = openDatabase(join(dir, 'sitegw.db'));
+  const clock = new ManualClock(start);
+  const bus = new EventBus();
+  const u = new Uplink({
+    config: config.uplink!,
+    db,
+    site: new Site(config),
+    bus,
+    clock,
+    log: silentLogger(),
+    socScale: 'percent',
+    version: 'test',
+    seqFile,
+    clockPlausible: () => clock.now() >= BUILD,
+  });
+  u.start();
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => db.close());
+  cleanups.push(() => u.stop());
+  const seqs = () => readAfter(db, 0, 1000).map((r) => r.seq);
+  return { u, db, clock, bus, seqs, seqFile };
+}
+
+describe('uplink seq seeding', () => {
+  it('a fresh database with the clock in 2020 continues above the ceiling file', () => {
+    const ceiling = 1_795_000_000_000;
+    const { seqs, seqFile } = uplink(Y2020, ceiling);
+    // the topology message of the start
+    expect(seqs().length).toBeGreaterThan(0);
+    expect(Math.min(...seqs())).toBeGreaterThan(ceiling);
+    expect(readSeqCeiling(seqFile)).toBeGreaterThanOrEqual(Math.max(...seqs()));
+  });
+
+  it('without a ceiling and with the clock in 2020, state messages wait for a clock that can be right', () => {
+    const { seqs, clock, bus, seqFile } = uplink(Y2020);
+    expect(seqs()).toEqual([]);
+    bus.emit('deviceHealth', { deviceId: 'inverter', online: true, lastSeen: clock.now() });
+    expect(seqs()).toEqual([]);
+    clock.step(NOW - Y2020);
+    bus.emit('deviceHealth', { deviceId: 'inverter', online: false, lastSeen: clock.now(), error: 'timeout: x' });
+    // the topology, both availabilities: in order, above the wall clock now that it can be right
+    expect(seqs()).toHaveLength(3);
+    expect(Math.min(...seqs())).toBeGreaterThan(NOW);
+    expect(readSeqCeiling(seqFile)).toBeGreaterThanOrEqual(Math.max(...seqs()));
+  });
+});
