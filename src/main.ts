@@ -8,6 +8,7 @@ import { wsAccess } from './api/http/ws-access.js';
 import { RefusalLog } from './api/refusals.js';
 import { WsServer } from './api/ws/server.js';
 import { AuthService } from './auth/service.js';
+import { Control } from './control/control.js';
 import type { DeviceConfig, SiteConfig } from './config/types.js';
 import { type Clock, ScaledClock } from './core/clock.js';
 import { EventBus } from './core/events.js';
@@ -20,6 +21,7 @@ import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
+import { storageControlFor } from './profiles/storage-controls.js';
 import { Site } from './site/site.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
@@ -194,6 +196,23 @@ export class Daemon {
     if (opts.beforePolling) await opts.beforePolling(ctx);
 
     await features.start({ name: 'modbus', start: () => undefined, stop: () => buses.close() });
+    // before the poller: a start restores the current slot or self-consumption first, and a stop
+    // writes self-consumption while the buses are still open
+    const control = await features.start(
+      new Control({
+        config: config.control,
+        site,
+        db,
+        clock,
+        bus: bus.as('control'),
+        log: log.child({ feature: 'control' }),
+        busFor: (d) => buses.readerFor(d.config),
+        controlFor: (d, b) => storageControlFor(d.config, b, config.control.revertSeconds),
+        registry,
+        // a keep-alive at a third of the command's life needs a decision at least that often
+        tickMs: Math.min(pollPeriodMs, config.control.revertSeconds * 250),
+      }),
+    );
     await features.start(poller);
     await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
 
@@ -204,6 +223,7 @@ export class Daemon {
       refusals,
       db,
       auth,
+      control,
       https: tls.https,
       limits: config.limits.http,
       tariffQuota: config.limits.dynamicTariffs,

@@ -39,6 +39,18 @@ export const ErrorCodes = {
   TARIFF_LIMIT_REACHED: { status: 409, code: 'TARIFF_LIMIT_REACHED' },
   // a client's values per 24 hours spent; Retry-After says when enough are free again
   TARIFF_QUOTA_EXCEEDED: { status: 429, code: 'TARIFF_QUOTA_EXCEEDED' },
+  // battery control (docs/design.md "Control: operation mode and plans")
+  CONTROL_DISABLED: { status: 409, code: 'CONTROL_DISABLED' },
+  OPTIMISER_UNAVAILABLE: { status: 409, code: 'OPTIMISER_UNAVAILABLE' },
+  NOT_A_STORAGE: { status: 400, code: 'NOT_A_STORAGE' },
+  PLAN_NOT_FOUND: { status: 404, code: 'PLAN_NOT_FOUND' },
+  PLAN_CHANGED: { status: 412, code: 'PLAN_CHANGED' },
+  SLOT_INVALID: { status: 400, code: 'SLOT_INVALID' },
+  SLOT_NOT_ALIGNED: { status: 400, code: 'SLOT_NOT_ALIGNED' },
+  SLOTS_OVERLAP: { status: 400, code: 'SLOTS_OVERLAP' },
+  SLOT_TOO_FAR: { status: 400, code: 'SLOT_TOO_FAR' },
+  SLOT_IN_PAST: { status: 400, code: 'SLOT_IN_PAST' },
+  POWER_REQUIRED: { status: 400, code: 'POWER_REQUIRED' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
 } as const;
 export type ErrorName = keyof typeof ErrorCodes;

@@ -26,7 +26,7 @@ const READ = { auth: { permission: 'device.read' } } as const;
 /** An answer already serialised to its schema's JSON: fastify sends a Buffer as it is. */
 const sendSerialised = (reply: FastifyReply, body: Buffer) => reply.type('application/json; charset=utf-8').send(body);
 
-export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db }) => {
+export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, control }) => {
   const answers = new AnswerCache();
   app.get(
     '/api/v1/devices',
@@ -46,7 +46,7 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
       return {
         devices: [...site.devices.values()]
           .filter((d) => seesDevice(p, d.config.id))
-          .map((d) => deviceRecord(site, d, p, lists.get(d.config.id) ?? [])),
+          .map((d) => deviceRecord(site, d, p, lists.get(d.config.id) ?? [], control)),
       };
     },
   );

@@ -7,18 +7,23 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { REALTIME_STREAM } from '../../auth/service.js';
 import { ApiError, apiError } from '../../core/errors.js';
-import { replacePublishTo } from '../../store/publish-to.js';
+import { publishToOf, replacePublishTo } from '../../store/publish-to.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
-import { DeviceRecord, described, ErrorResponses } from './schemas.js';
+import { DeviceRecord, described, ErrorResponses, OperationModeSchema } from './schemas.js';
 
 /** The streams a device can be published to (docs/api.md "Device publish list": `telemetry-realtime` is shown). */
 export const PUBLISHABLE = [REALTIME_STREAM] as const;
 
 const PatchBody = Type.Object(
   {
-    publishTo: Type.Array(
+    operationMode: Type.Optional(
+      OperationModeSchema(
+        "storage systems only: self-consumption (the device's own logic), plan (follow the plan), backup (hold control.reserveSoc), optimise (409 until the optimiser lands)",
+      ),
+    ),
+    publishTo: Type.Optional(Type.Array(
       Type.Object(
         {
           clientId: Type.String({ minLength: 1, maxLength: 64, description: 'a registered client id' }),
@@ -31,12 +36,12 @@ const PatchBody = Type.Object(
         { additionalProperties: false },
       ),
       { maxItems: 200, description: 'replaces the whole list; [] removes every partner' },
-    ),
+    )),
   },
   { additionalProperties: false },
 );
 
-export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, auth }) => {
+export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, auth, control }) => {
   app.patch(
     '/api/v1/devices/:synthId',
     {
@@ -58,8 +63,17 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
       const device = deviceId === undefined ? undefined : site.devices.get(deviceId);
       if (!device) throw apiError('DEVICE_NOT_FOUND', `no device or sensor '${id.slice(0, 100)}' on this site`);
 
+      const p = principalOf(req);
+      const { operationMode, publishTo } = req.body;
+      if (operationMode !== undefined) {
+        const storage = control?.storageOf(id);
+        if (!control || !storage || !control.isStorage(storage))
+          throw apiError('NOT_A_STORAGE', `'${id.slice(0, 100)}' is not a storage system: operationMode applies to an inverter with batteries`);
+        control.setMode(storage, operationMode, p.customer ? 'customer' : `partner:${p.clientId}`);
+      }
+      if (publishTo === undefined) return deviceRecord(site, device, p, publishToOf(db, device.config.id), control);
       const seen = new Set<string>();
-      const entries = req.body.publishTo.map((e, i) => {
+      const entries = publishTo.map((e, i) => {
         if (seen.has(e.clientId))
           throw new ApiError(
             400,
@@ -83,13 +97,12 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
         return { clientId: e.clientId, data: [...new Set(e.data)] };
       });
 
-      const p = principalOf(req);
       const change = replacePublishTo(db, device.config.id, entries, p.clientId, auth.now());
       req.log.info(
         { deviceId: change.deviceId, byClient: change.byClient, before: change.before, after: change.after },
         'publishTo changed',
       );
-      return deviceRecord(site, device, p, change.after);
+      return deviceRecord(site, device, p, change.after, control);
     },
   );
 };
