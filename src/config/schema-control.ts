@@ -47,13 +47,21 @@ export const CONTROL = {
     reserveSoc: percent('state of charge (percent) that backup mode holds and no discharge command goes below', 20),
     socMin: percent('lowest state of charge (percent) a discharge command may reach', 10),
     socMax: percent('highest state of charge (percent) a charge command may reach', 100),
-    maxChargeW: watts('largest battery charge power a command may ask for, W (the nameplate caps it too)', 5000, 1_000_000),
+    maxChargeW: watts(
+      'largest battery charge power a command may ask for, W (the nameplate caps it too)',
+      5000,
+      1_000_000,
+    ),
     maxDischargeW: watts(
       'largest battery discharge power a command may ask for, W (the nameplate caps it too)',
       5000,
       1_000_000,
     ),
-    importLimitW: watts('most power the site may draw from the grid while a command runs (main fuse), W', 11000, 1_000_000),
+    importLimitW: watts(
+      'most power the site may draw from the grid while a command runs (main fuse), W',
+      11000,
+      1_000_000,
+    ),
     exportLimitW: watts('most power the site may feed into the grid while a command runs, W', 11000, 1_000_000),
     gridCharge: {
       type: 'boolean',

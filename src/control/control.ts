@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
 import type { ControlConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { apiError } from '../core/errors.js';
@@ -107,7 +107,9 @@ export class Control implements Feature {
     return {
       ...p,
       etag: planEtag(p.planId),
-      measured: p.slots.map((s) => (s.endMs <= now ? measuredMeanPower(this.d.db, stream, s.startMs, s.endMs) : undefined)),
+      measured: p.slots.map((s) =>
+        s.endMs <= now ? measuredMeanPower(this.d.db, stream, s.startMs, s.endMs) : undefined,
+      ),
     };
   }
 
@@ -118,7 +120,10 @@ export class Control implements Feature {
     const now = this.d.clock.now();
     const before = planOf(this.d.db, id);
     if (ifMatch !== undefined && ifMatch !== '*' && (!before || planEtag(before.planId) !== ifMatch.trim()))
-      throw apiError('PLAN_CHANGED', `If-Match ${ifMatch.slice(0, 80)} is not the stored plan's ETag: GET the plan again`);
+      throw apiError(
+        'PLAN_CHANGED',
+        `If-Match ${ifMatch.slice(0, 80)} is not the stored plan's ETag: GET the plan again`,
+      );
     const checked = checkPlanSlots(slots, now);
     replacePlan(this.d.db, { deviceId: id, planId: randomUUID(), source, createdMs: now, slots: checked });
     if (this.modeOf(id) === 'self-consumption') setMode(this.d.db, id, 'plan', source, now);

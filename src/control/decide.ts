@@ -32,6 +32,8 @@ export interface Decision {
 
 /** Kept free below the import and export limits: the house moves between two measurements. */
 export const LIMIT_MARGIN = { fraction: 0.05, minW: 100 } as const;
+/** clipped commands move in these steps */
+export const STEP_W = 50;
 const margin = (limitW: number) => Math.max(LIMIT_MARGIN.minW, limitW * LIMIT_MARGIN.fraction);
 
 const SELF: Decision = { command: { mode: 'self-consumption' }, limited: null, targetReached: false };
@@ -67,8 +69,7 @@ function charge(
 ): Decision {
   if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined)
     return { ...SELF, limited: 'no battery or grid reading yet: self-consumption until there is one' };
-  if (reachedBefore || m.socPct >= targetSoc)
-    return { command: { mode: 'hold' }, limited: null, targetReached: true };
+  if (reachedBefore || m.socPct >= targetSoc) return { command: { mode: 'hold' }, limited: null, targetReached: true };
   const why: string[] = [];
   let w = askedW;
   const cap = Math.min(env.maxChargeW, plate.maxChargeW ?? Number.POSITIVE_INFINITY);
@@ -87,7 +88,9 @@ function charge(
     w = -base;
     why.push('charging from PV surplus only (control.gridCharge false)');
   }
-  w = Math.max(0, Math.floor(w));
+  // a clipped power in 50 W steps: the house moves a few watts at every reading, and a write per
+  // reading would wear registers some devices keep in flash
+  w = why.length ? Math.max(0, Math.floor(w / STEP_W) * STEP_W) : Math.max(0, Math.floor(w));
   return { command: { mode: 'charge', powerW: w }, limited: why.length ? why.join('; ') : null, targetReached: false };
 }
 
@@ -101,8 +104,7 @@ function discharge(
 ): Decision {
   if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined)
     return { ...SELF, limited: 'no battery or grid reading yet: self-consumption until there is one' };
-  if (reachedBefore || m.socPct <= floorSoc)
-    return { command: { mode: 'hold' }, limited: null, targetReached: true };
+  if (reachedBefore || m.socPct <= floorSoc) return { command: { mode: 'hold' }, limited: null, targetReached: true };
   const why: string[] = [];
   let w = askedW;
   const cap = Math.min(env.maxDischargeW, plate.maxDischargeW ?? Number.POSITIVE_INFINITY);
@@ -116,6 +118,10 @@ function discharge(
     w = byExport;
     why.push(`grid export kept under control.exportLimitW ${env.exportLimitW} W`);
   }
-  w = Math.max(0, Math.floor(w));
-  return { command: { mode: 'discharge', powerW: w }, limited: why.length ? why.join('; ') : null, targetReached: false };
+  w = why.length ? Math.max(0, Math.floor(w / STEP_W) * STEP_W) : Math.max(0, Math.floor(w));
+  return {
+    command: { mode: 'discharge', powerW: w },
+    limited: why.length ? why.join('; ') : null,
+    targetReached: false,
+  };
 }

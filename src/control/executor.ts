@@ -126,7 +126,8 @@ export class StorageExecutor {
       await this.put(d.command, writer, false);
     } catch (err) {
       this.d.log.warn({ err, deviceId }, 'storage command failed: falling back to self-consumption');
-      if (slot) setSlotStatus(db, deviceId, slot.startMs, 'failed', `device write failed: ${String(err).slice(0, 200)}`);
+      if (slot)
+        setSlotStatus(db, deviceId, slot.startMs, 'failed', `device write failed: ${String(err).slice(0, 200)}`);
       this.last = null;
       await this.put({ mode: 'self-consumption' }, 'fallback', true).catch(() => undefined);
       return;
@@ -147,9 +148,7 @@ export class StorageExecutor {
     if (!control) throw new Error(`device ${this.d.deviceId} offers no storage control`);
     const keepAliveMs = (control.life.seconds * 1000) / 3;
     const due =
-      force ||
-      this.last?.key !== key ||
-      (command.mode !== 'self-consumption' && now - this.last.at >= keepAliveMs);
+      force || this.last?.key !== key || (command.mode !== 'self-consumption' && now - this.last.at >= keepAliveMs);
     if (!due) return;
     let writes: RegisterWrite[] = [];
     try {

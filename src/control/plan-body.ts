@@ -32,15 +32,17 @@ export function checkPlanSlots(slots: readonly SlotBody[], now: number): StoredS
       throw new ApiError(400, 'SLOT_INVALID', `${at}.interval: ${err instanceof Error ? err.message : String(err)}`);
     }
     if (range.start % SLOT_MS !== 0 || range.end % SLOT_MS !== 0)
-      throw apiError('SLOT_NOT_ALIGNED', `${at}.interval "${s.interval}" must start and end on a quarter hour (:00, :15, :30, :45 UTC)`);
+      throw apiError(
+        'SLOT_NOT_ALIGNED',
+        `${at}.interval "${s.interval}" must start and end on a quarter hour (:00, :15, :30, :45 UTC)`,
+      );
     if (range.end <= now) throw apiError('SLOT_IN_PAST', `${at}.interval "${s.interval}" has already ended`);
     if (range.end > now + PLAN_HORIZON_MS)
       throw apiError('SLOT_TOO_FAR', `${at}.interval "${s.interval}" ends more than 7 days ahead`);
     const moves = s.mode === 'charge' || s.mode === 'discharge';
     if (moves && s.powerW === undefined)
       throw apiError('POWER_REQUIRED', `${at}: a ${s.mode} slot needs powerW, the battery power in W (positive)`);
-    if (!moves && s.powerW !== undefined)
-      throw apiError('SLOT_INVALID', `${at}: a ${s.mode} slot takes no powerW`);
+    if (!moves && s.powerW !== undefined) throw apiError('SLOT_INVALID', `${at}: a ${s.mode} slot takes no powerW`);
     if (s.targetSoc !== undefined && !moves)
       throw apiError('SLOT_INVALID', `${at}: targetSoc ends a charge or discharge; a ${s.mode} slot takes none`);
     return {
@@ -56,6 +58,9 @@ export function checkPlanSlots(slots: readonly SlotBody[], now: number): StoredS
   out.sort((a, b) => a.startMs - b.startMs);
   for (let i = 1; i < out.length; i++)
     if (out[i]!.startMs < out[i - 1]!.endMs)
-      throw apiError('SLOTS_OVERLAP', `two slots overlap at ${new Date(out[i]!.startMs).toISOString()}: slots must not overlap`);
+      throw apiError(
+        'SLOTS_OVERLAP',
+        `two slots overlap at ${new Date(out[i]!.startMs).toISOString()}: slots must not overlap`,
+      );
   return out;
 }

@@ -53,7 +53,6 @@ const EXCEPTION = 5;
  */
 export function parseWriteResponse(rx: Uint8Array, length: number, req: WriteRequest): ParseResult {
   const echo = encodeWriteRequest(req);
-  let waiting = false;
   for (let i = 0; i + EXCEPTION <= length; i++) {
     if (rx[i] !== req.unitId) continue;
     if (i + echo.length <= length && Buffer.from(rx.subarray(i, i + echo.length)).equals(echo)) {
@@ -66,10 +65,7 @@ export function parseWriteResponse(rx: Uint8Array, length: number, req: WriteReq
       return { status: 'error', error: exceptionError(rx[i + 2]!) };
     }
     if (f !== FC_WRITE_MULTIPLE) continue;
-    if (i + ANSWER > length) {
-      waiting = true;
-      continue;
-    }
+    if (i + ANSWER > length) continue;
     if (!crcOk(rx, i, i + ANSWER)) continue;
     const word = (k: number) => (rx[i + k]! << 8) | rx[i + k + 1]!;
     if (word(2) !== req.address || word(4) !== req.values.length)

@@ -66,7 +66,11 @@ export class SunSpecStorageControl implements StorageControl {
   }
 
   /** Finds model 124 on the unit; undefined when the device has none. */
-  static async discover(bus: RegisterReader, unitId: number, revertSeconds: number): Promise<SunSpecStorageControl | undefined> {
+  static async discover(
+    bus: RegisterReader,
+    unitId: number,
+    revertSeconds: number,
+  ): Promise<SunSpecStorageControl | undefined> {
     const map = await discoverSunSpec(bus, unitId);
     const m: DiscoveredModel | undefined = map.models.find((x) => x.id === 124);
     if (!m || m.length < MIN_LENGTH) return undefined;
@@ -85,11 +89,10 @@ export class SunSpecStorageControl implements StorageControl {
     }
     const pct = command.mode === 'hold' ? 0 : Math.min(1, command.powerW / this.wChaMax);
     const scaled = Math.round((pct * 100) / 10 ** this.rateSf);
-    const [inW, outW] = command.mode === 'charge' ? [scaled, -scaled] : command.mode === 'discharge' ? [-scaled, scaled] : [0, 0];
+    const [inW, outW] =
+      command.mode === 'charge' ? [scaled, -scaled] : command.mode === 'discharge' ? [-scaled, scaled] : [0, 0];
     // the rates with the timer in one write: a keep-alive rewrites them, which restarts the timer
-    out.push(
-      ...(await this.put(bus, a + M124.OutWRte, [word(outW), word(inW), 0, this.life.seconds], true)),
-    );
+    out.push(...(await this.put(bus, a + M124.OutWRte, [word(outW), word(inW), 0, this.life.seconds], true)));
     if (command.mode === 'charge') out.push(...(await this.put(bus, a + M124.ChaGriSet, [1], false)));
     out.push(...(await this.put(bus, a + M124.StorCtl_Mod, [BOTH], false)));
     return out;
@@ -104,7 +107,10 @@ export class SunSpecStorageControl implements StorageControl {
     this.rateSf = int16(regs[M124.InOutWRte_SF]!);
     this.ownChaGriSet = regs[M124.ChaGriSet];
     if (!(this.wChaMax > 0) || this.rateSf === -32768)
-      throw new ModbusError('decode', `model 124 on unit ${this.unitId} has no WChaMax or InOutWRte_SF: cannot command rates`);
+      throw new ModbusError(
+        'decode',
+        `model 124 on unit ${this.unitId} has no WChaMax or InOutWRte_SF: cannot command rates`,
+      );
   }
 
   /**

@@ -28,7 +28,6 @@ import {
   type SimHost,
   serialFor,
 } from './device-images.js';
-import { MODBUS_EXCEPTION, ModbusException } from './bank.js';
 import { Em340Meter } from './em340.js';
 import { SiteModel, type SiteSnapshot } from './model.js';
 import type { SimRegisters } from './registers.js';

@@ -27,7 +27,10 @@ async function put(d: Demo, token: string, body: unknown, id = 'inverter', heade
 }
 
 const bucketMean = async (d: Demo, token: string, stream: string, start: number) => {
-  const r = await getJson(`${d.url}/api/v1/devices/${stream}/telemetry?interval=${iso(start)}/${iso(start + Q)}`, token);
+  const r = await getJson(
+    `${d.url}/api/v1/devices/${stream}/telemetry?interval=${iso(start)}/${iso(start + Q)}`,
+    token,
+  );
   return r.body.entries?.[0] as { power_W: number; soc?: number } | undefined;
 };
 
@@ -93,7 +96,9 @@ describe('a charge slot then a hold slot', () => {
       'the slot done',
       async () => {
         const g = await getJson(`${d.url}/api/v1/devices/inverter/plan`, token);
-        return g.body.slots[0].status === 'done' && g.body.slots[0].measuredPowerW !== undefined ? g.body.slots[0] : undefined;
+        return g.body.slots[0].status === 'done' && g.body.slots[0].measuredPowerW !== undefined
+          ? g.body.slots[0]
+          : undefined;
       },
       60_000,
     );
@@ -113,10 +118,20 @@ describe('a charge slot then a hold slot', () => {
 
     const { secret } = await addClient(
       d.daemon.ctx.db,
-      { id: 'other-partner', name: 'Other', scopes: ['svc/plan.write', 'svc/plan.read'], redirectUris: [], devices: ['grid-meter'] },
+      {
+        id: 'other-partner',
+        name: 'Other',
+        scopes: ['svc/plan.write', 'svc/plan.read'],
+        redirectUris: [],
+        devices: ['grid-meter'],
+      },
       Date.now(),
     );
-    const tok = await postForm(d.credentials.tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic('other-partner', secret!) });
+    const tok = await postForm(
+      d.credentials.tokenUrl,
+      { grant_type: 'client_credentials' },
+      { authorization: basic('other-partner', secret!) },
+    );
     const other = tok.body.access_token as string;
     const refused = await put(d, other, { slots: [slot] });
     expect(refused.status).toBe(404);
@@ -150,12 +165,16 @@ describe('a charge that would break the import limit', () => {
 
   it('is limited, and the grid meter stays under the limit', async () => {
     const t = nextSlot(d);
-    expect((await put(d, token, { slots: [{ interval: `${iso(t)}/${iso(t + Q)}`, mode: 'charge', powerW: 2500 }] })).status).toBe(200);
+    expect(
+      (await put(d, token, { slots: [{ interval: `${iso(t)}/${iso(t + Q)}`, mode: 'charge', powerW: 2500 }] })).status,
+    ).toBe(200);
     const slot = await waitFor(
       'the slot over',
       async () => {
         const g = await getJson(`${d.url}/api/v1/devices/inverter/plan`, token);
-        return g.body.slots[0].measuredPowerW !== undefined && g.body.slots[0].status !== 'active' ? g.body.slots[0] : undefined;
+        return g.body.slots[0].measuredPowerW !== undefined && g.body.slots[0].status !== 'active'
+          ? g.body.slots[0]
+          : undefined;
       },
       60_000,
     );

@@ -29,19 +29,24 @@ const SlotBody = Type.Object(
     interval: Type.String({ maxLength: 100, description: 'start/end in UTC on quarter hours' }),
     mode: SlotMode,
     powerW: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'battery power, W, always positive; charge and discharge only' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'battery power, W, always positive; charge and discharge only',
+      }),
     ),
     targetSoc: Type.Optional(
-      Type.Number({ minimum: 0, maximum: 100, description: 'percent: ends a charge (reached) or discharge (fallen to) early' }),
+      Type.Number({
+        minimum: 0,
+        maximum: 100,
+        description: 'percent: ends a charge (reached) or discharge (fallen to) early',
+      }),
     ),
   },
   { additionalProperties: false },
 );
 
-const PlanBody = Type.Object(
-  { slots: Type.Array(SlotBody, { maxItems: MAX_SLOTS }) },
-  { additionalProperties: false },
-);
+const PlanBody = Type.Object({ slots: Type.Array(SlotBody, { maxItems: MAX_SLOTS }) }, { additionalProperties: false });
 
 const SlotView = Type.Object({
   interval: Type.String(),
@@ -104,7 +109,10 @@ function storageFor(control: Control | undefined, req: FastifyRequest<{ Params: 
   if (!control || !device || !seesDevice(principalOf(req), device.config.id))
     throw apiError('DEVICE_NOT_FOUND', `no device or sensor '${id.slice(0, 100)}' on this site`);
   if (!control.isStorage(device))
-    throw apiError('NOT_A_STORAGE', `'${id.slice(0, 100)}' is not a storage system: plans go to an inverter with batteries`);
+    throw apiError(
+      'NOT_A_STORAGE',
+      `'${id.slice(0, 100)}' is not a storage system: plans go to an inverter with batteries`,
+    );
   return device;
 }
 

@@ -23,20 +23,22 @@ const PatchBody = Type.Object(
         "storage systems only: self-consumption (the device's own logic), plan (follow the plan), backup (hold control.reserveSoc), optimise (409 until the optimiser lands)",
       ),
     ),
-    publishTo: Type.Optional(Type.Array(
-      Type.Object(
-        {
-          clientId: Type.String({ minLength: 1, maxLength: 64, description: 'a registered client id' }),
-          data: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
-            minItems: 1,
-            maxItems: 8,
-            description: `streams: ${PUBLISHABLE.join(', ')}`,
-          }),
-        },
-        { additionalProperties: false },
+    publishTo: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            clientId: Type.String({ minLength: 1, maxLength: 64, description: 'a registered client id' }),
+            data: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+              minItems: 1,
+              maxItems: 8,
+              description: `streams: ${PUBLISHABLE.join(', ')}`,
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 200, description: 'replaces the whole list; [] removes every partner' },
       ),
-      { maxItems: 200, description: 'replaces the whole list; [] removes every partner' },
-    )),
+    ),
   },
   { additionalProperties: false },
 );
@@ -68,7 +70,10 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
       if (operationMode !== undefined) {
         const storage = control?.storageOf(id);
         if (!control || !storage || !control.isStorage(storage))
-          throw apiError('NOT_A_STORAGE', `'${id.slice(0, 100)}' is not a storage system: operationMode applies to an inverter with batteries`);
+          throw apiError(
+            'NOT_A_STORAGE',
+            `'${id.slice(0, 100)}' is not a storage system: operationMode applies to an inverter with batteries`,
+          );
         control.setMode(storage, operationMode, p.customer ? 'customer' : `partner:${p.clientId}`);
       }
       if (publishTo === undefined) return deviceRecord(site, device, p, publishToOf(db, device.config.id), control);
