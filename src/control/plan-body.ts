@@ -1,5 +1,5 @@
 /**
- * A plan body as a partner sends it (docs/api.md "PUT /api/v1/devices/{synthId}/plan"), checked
+ * A plan body as a partner sends it (docs/api.md "Plans"), checked
  * slot by slot with a named error for each rule (docs/design.md "Control: operation mode and
  * plans"): UTC intervals on 15-minute boundaries, no overlap, none ending in the past, none more
  * than 7 days ahead, `powerW` for charge and discharge.
