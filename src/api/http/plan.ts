@@ -76,10 +76,7 @@ const Plan = Type.Object({
 });
 
 const Params = Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) });
-const Refusals = {
-  ...ErrorResponses,
-  409: { ...ErrorResponses[404], description: 'Control is off on this gateway (CONTROL_DISABLED)' },
-};
+const NotFound = { 404: ErrorResponses[404] };
 
 function view(p: PlanView) {
   return {
@@ -133,7 +130,8 @@ export const planRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { cont
         body: PlanBody,
         response: {
           200: described('The stored plan; its ETag in the header', Plan),
-          ...Refusals,
+          ...ErrorResponses,
+          409: { ...ErrorResponses[404], description: 'Control is off on this gateway (CONTROL_DISABLED)' },
           412: { ...ErrorResponses[404], description: 'If-Match does not match the stored plan (PLAN_CHANGED)' },
         },
       },
@@ -156,7 +154,7 @@ export const planRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { cont
         tags: ['devices'],
         summary: "A storage system's plan, with each slot's status and measured power",
         params: Params,
-        response: { 200: described('The plan; its ETag in the header', Plan), ...ErrorResponses },
+        response: { 200: described('The plan; its ETag in the header', Plan), ...NotFound },
       },
     },
     async (req, reply) => {
@@ -176,7 +174,7 @@ export const planRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { cont
         tags: ['devices'],
         summary: "Remove a storage system's plan: self-consumption from now on",
         params: Params,
-        response: { 204: Type.Null({ description: 'Removed' }), ...Refusals },
+        response: { 204: Type.Null({ description: 'Removed' }), ...NotFound },
       },
     },
     async (req, reply) => {

@@ -56,7 +56,15 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
           'the list applies to the device. The whole publishTo list is replaced.',
         params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
         body: PatchBody,
-        response: { 200: described('The device record with its new publishTo list', DeviceRecord), ...ErrorResponses },
+        response: {
+          200: described('The device record with its new publishTo list', DeviceRecord),
+          ...ErrorResponses,
+          409: {
+            ...ErrorResponses[404],
+            description:
+              'operationMode: control is off (CONTROL_DISABLED), or optimise before the optimiser (OPTIMISER_UNAVAILABLE)',
+          },
+        },
       },
     },
     async (req) => {
