@@ -68,7 +68,8 @@ function charge(
   reachedBefore: boolean,
 ): Decision {
   if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined)
-    return { ...SELF, limited: 'no battery or grid reading yet: self-consumption until there is one' };
+    // not a limit: the next reading wakes the executor again (start-up, a silent meter)
+    return SELF;
   if (reachedBefore || m.socPct >= targetSoc) return { command: { mode: 'hold' }, limited: null, targetReached: true };
   const why: string[] = [];
   let w = askedW;
@@ -103,7 +104,7 @@ function discharge(
   reachedBefore: boolean,
 ): Decision {
   if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined)
-    return { ...SELF, limited: 'no battery or grid reading yet: self-consumption until there is one' };
+    return SELF;
   if (reachedBefore || m.socPct <= floorSoc) return { command: { mode: 'hold' }, limited: null, targetReached: true };
   const why: string[] = [];
   let w = askedW;
