@@ -207,7 +207,7 @@ export class Daemon {
         bus: bus.as('control'),
         log: log.child({ feature: 'control' }),
         busFor: (d) => buses.readerFor(d.config),
-        controlFor: (d, b) => storageControlFor(d.config, b, config.control.revertSeconds),
+        controlFor: (d, b) => storageControlFor(d.config, b, config.control.revertSeconds, profiles),
         registry,
         // a keep-alive at a third of the command's life needs a decision at least that often
         tickMs: Math.min(pollPeriodMs, config.control.revertSeconds * 250),
