@@ -16,6 +16,7 @@ export const SLOW: readonly string[] = [
   'test/crash/',
   'test/fuzz/',
   'test/soak/',
+  'test/e2e/control-failsafe.test.ts',
   'test/e2e/control-plan.test.ts',
   'test/e2e/realtime.test.ts',
   'test/e2e/uplink.test.ts',

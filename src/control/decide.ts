@@ -103,8 +103,7 @@ function discharge(
   plate: Nameplate,
   reachedBefore: boolean,
 ): Decision {
-  if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined)
-    return SELF;
+  if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined) return SELF;
   if (reachedBefore || m.socPct <= floorSoc) return { command: { mode: 'hold' }, limited: null, targetReached: true };
   const why: string[] = [];
   let w = askedW;

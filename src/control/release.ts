@@ -26,7 +26,8 @@ export async function releaseStorage(config: SiteConfig): Promise<Released[]> {
         const bus = buses.readerFor(d.config);
         try {
           const control = await storageControlFor(d.config, bus, config.control.revertSeconds);
-          if (!control) return { deviceId: d.config.id, ok: true, detail: 'offers no storage control: nothing to release' };
+          if (!control)
+            return { deviceId: d.config.id, ok: true, detail: 'offers no storage control: nothing to release' };
           const writes = await control.apply(bus, { mode: 'self-consumption' });
           const refused = writes.find((w) => w.values.some((v, i) => w.readBack[i] !== v));
           if (refused)

@@ -44,6 +44,8 @@ export class Storage124 {
   private writtenAt = Number.NaN;
   /** writes that reached the device (tests count them) */
   writes = 0;
+  /** site time the revert timer last ended a command (tests read the bound off it) */
+  revertedAt: number | undefined;
 
   constructor(
     private readonly model: ModelWriter,
@@ -77,6 +79,7 @@ export class Storage124 {
     const until = rvrt > 0 && Number.isFinite(this.writtenAt) ? this.writtenAt + rvrt * 1000 : Number.POSITIVE_INFINITY;
     if (ts >= until && mod !== 0) {
       // the revert timer ran out: back to the device's own logic, as the model says
+      this.revertedAt = until;
       this.set('StorCtl_Mod', 0);
       this.set('OutWRte', 10000);
       this.set('InWRte', 10000);
