@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addClient } from '../../src/auth/clients.js';
 import { writesOf } from '../../src/store/control.js';
-import { basic, partnerToken, postForm } from '../support/auth.js';
+import { basic, consent, customerTokens, partnerToken, postForm } from '../support/auth.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
+import { parsePromText, sampleOf } from '../support/prom-text.js';
 
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 const Q = 15 * 60_000;
@@ -41,8 +42,9 @@ describe('a charge slot then a hold slot', () => {
   let d: Demo;
   let token: string;
   beforeAll(async () => {
-    // 10-second polls: a bucket's one sample from before a boundary weighs 1/90 of it
-    d = await demoSite({ speed: SPEED, start: START, pollSeconds: 10 });
+    // 10-second polls: a bucket's one sample from before a boundary weighs 1/90 of it; 60×: a
+    // write that waits behind a poll on a loaded machine costs seconds of the slot, not a minute
+    d = await demoSite({ speed: 60, start: START, pollSeconds: 10 });
     token = await partnerToken(d.credentials);
   });
   afterAll(async () => d?.cleanup());
@@ -150,6 +152,98 @@ describe('a charge slot then a hold slot', () => {
     const first = await put(d, token, { slots: [slot] });
     expect((await put(d, token, { slots: [slot] }, 'inverter', { 'if-match': '"stale"' })).status).toBe(412);
     expect((await put(d, token, { slots: [slot] }, 'inverter', { 'if-match': first.etag! })).status).toBe(200);
+  });
+});
+
+describe('the site owner and the operation mode', () => {
+  let d: Demo;
+  beforeAll(async () => {
+    d = await demoSite({ speed: SPEED, start: START });
+  });
+  afterAll(async () => d?.cleanup());
+
+  it('the consent page names the plan scopes in words, and a customer token with plan.write can plan', async () => {
+    const c = d.credentials;
+    // the page after the owner's sign-in lists what the app asks for
+    const { answer: page } = await consent({
+      apiUrl: c.apiUrl,
+      query: { response_type: 'code', client_id: c.client.id, state: 's', scope: 'svc/plan.write svc/plan.read' },
+      ...c.owner,
+      decision: 'sign-in',
+    });
+    expect(page.status, page.text.replace(/<[^>]+>/g, ' ').slice(0, 600)).toBe(200);
+    expect(page.text).toContain('send plans that charge, discharge or hold the battery');
+    const customer = (await customerTokens(c, 'svc/plan.write svc/plan.read svc/device.read svc/device.write'))
+      .access_token;
+    const t = nextSlot(d);
+    const r = await put(d, customer, { slots: [{ interval: `${iso(t)}/${iso(t + Q)}`, mode: 'hold' }] });
+    expect(r.status).toBe(200);
+    expect(r.body.source).toBe('customer');
+  });
+
+  it('PATCH operationMode: shown in the device record; optimise is refused until the optimiser lands', async () => {
+    const owner = (await customerTokens(d.credentials, 'svc/device.read svc/device.write')).access_token;
+    const patch = (body: unknown) =>
+      fetch(`${d.url}/api/v1/devices/inverter__bb_agg`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const backup = await patch({ operationMode: 'backup' });
+    expect(backup.status).toBe(200);
+    expect(((await backup.json()) as { operationMode: string }).operationMode).toBe('backup');
+    const optimise = await patch({ operationMode: 'optimise' });
+    expect(optimise.status).toBe(409);
+    expect(((await optimise.json()) as { code: string }).code).toBe('OPTIMISER_UNAVAILABLE');
+    const list = await getJson(`${d.url}/api/v1/devices`, owner);
+    const devices = list.body.devices as { deviceId: string; operationMode?: string }[];
+    expect(devices.find((x) => x.deviceId === 'inverter')!.operationMode).toBe('backup');
+    // only a storage system has a mode
+    expect(devices.find((x) => x.deviceId === 'grid-meter')!.operationMode).toBeUndefined();
+    const meter = await fetch(`${d.url}/api/v1/devices/grid-meter`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ operationMode: 'plan' }),
+    });
+    expect(((await meter.json()) as { code: string }).code).toBe('NOT_A_STORAGE');
+  });
+
+  it('/metrics counts the writes per device', async () => {
+    const token = await partnerToken(d.credentials);
+    const text = await waitFor('a write counted', async () => {
+      const m = await fetch(`${d.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      const body = await m.text();
+      return /sitegw_control_register_writes_total\{device="inverter"\} [1-9]/.test(body) ? body : undefined;
+    });
+    const counted = sampleOf(parsePromText(text), 'sitegw_control_register_writes_total', { device: 'inverter' });
+    // the counter and the audit table agree (a write may land between the two reads)
+    expect(writesOf(d.daemon.ctx.db, 'inverter').length).toBeGreaterThanOrEqual(counted);
+    expect(counted).toBeGreaterThan(0);
+  });
+});
+
+describe('control.dryRun', () => {
+  let d: Demo;
+  beforeAll(async () => {
+    d = await demoSite({ speed: SPEED, start: START, configure: (c) => void (c.control.dryRun = true) });
+  });
+  afterAll(async () => d?.cleanup());
+
+  it('records the writes it would make, and none reaches the device', async () => {
+    const token = await partnerToken(d.credentials);
+    const t = nextSlot(d);
+    const r = await put(d, token, { slots: [{ interval: `${iso(t)}/${iso(t + Q)}`, mode: 'charge', powerW: 2000 }] });
+    expect(r.status).toBe(200);
+    const writes = await waitFor(
+      'the charge recorded',
+      () => {
+        const w = writesOf(d.daemon.ctx.db, 'inverter');
+        return w.some((x) => x.writer === 'partner:demo-partner') ? w : undefined;
+      },
+      30_000,
+    );
+    expect(writes.every((w) => w.dryRun)).toBe(true);
+    expect(d.sim.writeRequests).toBe(0);
   });
 });
 
