@@ -50,7 +50,7 @@ describe('SunSpec 124 in the simulator', () => {
     expect(batteryW(s)).toBe(0);
   });
 
-  it('ChaGriSet PV (the device's default) keeps a charge to PV surplus', () => {
+  it('ChaGriSet PV (the device default) keeps a charge to PV surplus', () => {
     const { s, at } = site();
     s.write('inverter', 1, at(M124.OutWRte), [pct(-2000), pct(2000), 0, 0]);
     s.write('inverter', 1, at(M124.ChaGriSet), [0]);
