@@ -53,6 +53,17 @@ export interface PlanView extends StoredPlan {
   measured: (number | undefined)[];
 }
 
+export interface ControlStatus {
+  enabled: boolean;
+  storages: {
+    deviceId: string;
+    mode: OperationMode;
+    slot: { start: string; end: string; mode: string; powerW: number | null; status: string } | null;
+    /** the command in force, as the executor last put it (JSON) */
+    command: string | null;
+  }[];
+}
+
 export const planEtag = (planId: string) => `"${planId}"`;
 
 export class Control implements Feature {
@@ -137,6 +148,47 @@ export class Control implements Feature {
     const gone = deletePlan(this.d.db, device.config.id);
     void this.executors.get(device.config.id)?.wake();
     return gone;
+  }
+
+  /** Each storage system's mode, current slot and command in force: the status page's section. */
+  status(): ControlStatus {
+    const now = this.d.clock.now();
+    const storages = this.d.site
+      .byRole('inverter')
+      .filter((d) => this.isStorage(d))
+      .map((d) => {
+        const id = d.config.id;
+        const slot = planOf(this.d.db, id)?.slots.find((s) => s.startMs <= now && now < s.endMs);
+        return {
+          deviceId: id,
+          mode: this.modeOf(id),
+          slot: slot
+            ? {
+                start: new Date(slot.startMs).toISOString(),
+                end: new Date(slot.endMs).toISOString(),
+                mode: slot.mode,
+                powerW: slot.powerW,
+                status: slot.status,
+              }
+            : null,
+          command: this.executors.get(id)?.current ?? null,
+        };
+      });
+    return { enabled: this.enabled, storages };
+  }
+
+  /**
+   * The owner's button on the status page: every storage system to self-consumption and its
+   * plan removed; wins over every plan (docs/design.md "who may write").
+   */
+  releaseAll(by: string): void {
+    if (!this.enabled) return;
+    for (const d of this.d.site.byRole('inverter').filter((x) => this.isStorage(x))) {
+      setMode(this.d.db, d.config.id, 'self-consumption', by, this.d.clock.now());
+      deletePlan(this.d.db, d.config.id);
+      void this.executors.get(d.config.id)?.wake();
+    }
+    this.d.log.info({ by }, 'every storage system back to self-consumption');
   }
 
   async start(): Promise<void> {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addClient } from '../../src/auth/clients.js';
+import type { InverterDevice } from '../../src/sim/device-images.js';
 import { writesOf } from '../../src/store/control.js';
 import { basic, consent, customerTokens, partnerToken, postForm } from '../support/auth.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
@@ -206,6 +207,47 @@ describe('the site owner and the operation mode', () => {
       body: JSON.stringify({ operationMode: 'plan' }),
     });
     expect(((await meter.json()) as { code: string }).code).toBe('NOT_A_STORAGE');
+  });
+
+  it('the status page shows the mode and slot, and its button puts every battery back in self-consumption', async () => {
+    const partner = await partnerToken(d.credentials);
+    const t = Math.floor(d.clock.now() / Q) * Q;
+    const slots = [{ interval: `${iso(t)}/${iso(t + 2 * Q)}`, mode: 'charge', powerW: 1000 }];
+    const owner = (await customerTokens(d.credentials, 'svc/device.read svc/device.write')).access_token;
+    await fetch(`${d.url}/api/v1/devices/inverter`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ operationMode: 'plan' }),
+    });
+    expect((await put(d, partner, { slots })).status).toBe(200);
+    const login = await fetch(`${d.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: d.url },
+      body: new URLSearchParams({ username: d.credentials.owner.username, password: d.credentials.owner.password }),
+      redirect: 'manual',
+    });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const page = await (await fetch(`${d.url}/`, { headers: { cookie } })).text();
+    expect(page).toContain('Battery control');
+    expect(page).toMatch(/<td>inverter<\/td><td>plan<\/td><td>charge 1000 W/);
+    const button = await fetch(`${d.url}/control/self-consumption`, {
+      method: 'POST',
+      headers: { cookie, origin: d.url },
+      redirect: 'manual',
+    });
+    expect(button.status).toBe(303);
+    const after = (await fetch(`${d.url}/status.json`, { headers: { cookie } }).then((r) => r.json())) as {
+      control: { storages: { deviceId: string; mode: string; slot: unknown }[] };
+    };
+    expect(after.control.storages).toEqual([
+      expect.objectContaining({ deviceId: 'inverter', mode: 'self-consumption', slot: null }),
+    ]);
+    expect((await getJson(`${d.url}/api/v1/devices/inverter/plan`, partner)).status).toBe(404);
+    // and the device hears it: self-consumption is StorCtl_Mod 0
+    await waitFor(
+      'the inverter in self-consumption',
+      () => (d.sim.devices[0] as InverterDevice).control.window(d.sim.time) === null,
+    );
   });
 
   it('/metrics counts the writes per device', async () => {

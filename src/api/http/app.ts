@@ -159,6 +159,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       sessions: sessions!,
       status: () => ops.status(),
       https: opts.https !== undefined,
+      releaseControl: opts.control && (() => opts.control!.releaseAll('owner (status page)')),
     });
   }
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
