@@ -59,6 +59,39 @@ export function decide(
   return discharge(slot.powerW ?? 0, Math.max(slot.targetSoc ?? 0, env.socMin), m, env, plate, targetReachedBefore);
 }
 
+/** A limit on the asked power, and the words the slot's status gives when it bites. */
+type Limit = [maxW: number, why: string] | false;
+
+/**
+ * A charge or discharge of `askedW` within `limits`, or a hold once the SoC has reached `done`.
+ * Without readings (start-up, a silent meter) the device is left to itself: not a limit, the next
+ * reading wakes the executor again.
+ */
+function move(
+  mode: 'charge' | 'discharge',
+  askedW: number,
+  m: Measured,
+  reached: (socPct: number) => boolean,
+  limits: (base: number) => Limit[],
+): Decision {
+  if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined) return SELF;
+  if (reached(m.socPct)) return { command: { mode: 'hold' }, limited: null, targetReached: true };
+  // the site without the battery: what the grid would carry if the battery stood still
+  const base = m.gridW - m.batteryW;
+  const why: string[] = [];
+  let w = askedW;
+  for (const limit of limits(base)) {
+    if (limit && w > limit[0]) {
+      w = limit[0];
+      why.push(limit[1]);
+    }
+  }
+  // a clipped power in 50 W steps: the house moves a few watts at every reading, and a write per
+  // reading would wear registers some devices keep in flash
+  w = why.length ? Math.max(0, Math.floor(w / STEP_W) * STEP_W) : Math.max(0, Math.floor(w));
+  return { command: { mode, powerW: w }, limited: why.length ? why.join('; ') : null, targetReached: false };
+}
+
 function charge(
   askedW: number,
   targetSoc: number,
@@ -67,32 +100,21 @@ function charge(
   plate: Nameplate,
   reachedBefore: boolean,
 ): Decision {
-  if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined)
-    // not a limit: the next reading wakes the executor again (start-up, a silent meter)
-    return SELF;
-  if (reachedBefore || m.socPct >= targetSoc) return { command: { mode: 'hold' }, limited: null, targetReached: true };
-  const why: string[] = [];
-  let w = askedW;
   const cap = Math.min(env.maxChargeW, plate.maxChargeW ?? Number.POSITIVE_INFINITY);
-  if (w > cap) {
-    w = cap;
-    why.push(`charge power capped at ${cap} W (control.maxChargeW, nameplate)`);
-  }
-  // the site without the battery: what the grid would carry if the battery stood still
-  const base = m.gridW - m.batteryW;
-  const byImport = env.importLimitW - margin(env.importLimitW) - base;
-  if (w > byImport) {
-    w = byImport;
-    why.push(`grid import kept under control.importLimitW ${env.importLimitW} W`);
-  }
-  if (!env.gridCharge && w > -base) {
-    w = -base;
-    why.push('charging from PV surplus only (control.gridCharge false)');
-  }
-  // a clipped power in 50 W steps: the house moves a few watts at every reading, and a write per
-  // reading would wear registers some devices keep in flash
-  w = why.length ? Math.max(0, Math.floor(w / STEP_W) * STEP_W) : Math.max(0, Math.floor(w));
-  return { command: { mode: 'charge', powerW: w }, limited: why.length ? why.join('; ') : null, targetReached: false };
+  return move(
+    'charge',
+    askedW,
+    m,
+    (soc) => reachedBefore || soc >= targetSoc,
+    (base) => [
+      [cap, `charge power capped at ${cap} W (control.maxChargeW, nameplate)`],
+      [
+        env.importLimitW - margin(env.importLimitW) - base,
+        `grid import kept under control.importLimitW ${env.importLimitW} W`,
+      ],
+      !env.gridCharge && [-base, 'charging from PV surplus only (control.gridCharge false)'],
+    ],
+  );
 }
 
 function discharge(
@@ -103,25 +125,18 @@ function discharge(
   plate: Nameplate,
   reachedBefore: boolean,
 ): Decision {
-  if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined) return SELF;
-  if (reachedBefore || m.socPct <= floorSoc) return { command: { mode: 'hold' }, limited: null, targetReached: true };
-  const why: string[] = [];
-  let w = askedW;
   const cap = Math.min(env.maxDischargeW, plate.maxDischargeW ?? Number.POSITIVE_INFINITY);
-  if (w > cap) {
-    w = cap;
-    why.push(`discharge power capped at ${cap} W (control.maxDischargeW, nameplate)`);
-  }
-  const base = m.gridW - m.batteryW;
-  const byExport = env.exportLimitW - margin(env.exportLimitW) + base;
-  if (w > byExport) {
-    w = byExport;
-    why.push(`grid export kept under control.exportLimitW ${env.exportLimitW} W`);
-  }
-  w = why.length ? Math.max(0, Math.floor(w / STEP_W) * STEP_W) : Math.max(0, Math.floor(w));
-  return {
-    command: { mode: 'discharge', powerW: w },
-    limited: why.length ? why.join('; ') : null,
-    targetReached: false,
-  };
+  return move(
+    'discharge',
+    askedW,
+    m,
+    (soc) => reachedBefore || soc <= floorSoc,
+    (base) => [
+      [cap, `discharge power capped at ${cap} W (control.maxDischargeW, nameplate)`],
+      [
+        env.exportLimitW - margin(env.exportLimitW) + base,
+        `grid export kept under control.exportLimitW ${env.exportLimitW} W`,
+      ],
+    ],
+  );
 }
