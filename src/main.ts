@@ -153,6 +153,8 @@ export class Daemon {
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
     const registry = ops.metrics.registry;
+    // the uplink starts before control (so no bucket misses the outbox) and hands it cloud plans
+    let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
     await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site }));
@@ -174,6 +176,7 @@ export class Daemon {
             socScale: config.api.socScale,
             version: VERSION,
             registry,
+            control: () => controlRef,
           }),
         )
       : null;
@@ -213,6 +216,7 @@ export class Daemon {
         tickMs: Math.min(pollPeriodMs, config.control.revertSeconds * 250),
       }),
     );
+    controlRef = control;
     await features.start(poller);
     await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
 

@@ -4,6 +4,7 @@
  * plans"): UTC intervals on 15-minute boundaries, no overlap, none ending in the past, none more
  * than 7 days ahead, `powerW` for charge and discharge.
  */
+import { Type } from '@sinclair/typebox';
 import { ApiError, apiError } from '../core/errors.js';
 import type { SlotMode, StoredSlot } from '../store/control.js';
 import { parseInterval } from '../telemetry/interval.js';
@@ -13,6 +14,41 @@ export const PLAN_HORIZON_MS = 7 * 86_400_000;
 /** 7 days of quarter hours */
 export const MAX_SLOTS = 672;
 export const SLOT_MODES: readonly SlotMode[] = ['charge', 'discharge', 'hold', 'self-consumption'];
+
+/** The plan body's schema: the HTTP route and the uplink's cmd/plan check the same (OpenAPI from it). */
+export const SlotModeSchema = Type.Union([
+  Type.Literal('charge'),
+  Type.Literal('discharge'),
+  Type.Literal('hold'),
+  Type.Literal('self-consumption'),
+]);
+
+const SlotBodySchema = Type.Object(
+  {
+    interval: Type.String({ maxLength: 100, description: 'start/end in UTC on quarter hours' }),
+    mode: SlotModeSchema,
+    powerW: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'battery power, W, always positive; charge and discharge only',
+      }),
+    ),
+    targetSoc: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 100,
+        description: 'percent: ends a charge (reached) or discharge (fallen to) early',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PlanBody = Type.Object(
+  { slots: Type.Array(SlotBodySchema, { maxItems: MAX_SLOTS }) },
+  { additionalProperties: false },
+);
 
 export interface SlotBody {
   interval: string;

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Control, PlanView } from '../../control/control.js';
-import { MAX_SLOTS } from '../../control/plan-body.js';
+import { PlanBody, SlotModeSchema as SlotMode } from '../../control/plan-body.js';
 import { ApiError, apiError } from '../../core/errors.js';
 import type { DeviceState } from '../../site/site.js';
 import { formatInterval } from '../../telemetry/interval.js';
@@ -16,37 +16,6 @@ import type { ApiDeps } from './deps.js';
 import { principalOf } from './guard.js';
 import { described, ErrorResponses } from './schemas.js';
 import { seesDevice } from './visibility.js';
-
-const SlotMode = Type.Union([
-  Type.Literal('charge'),
-  Type.Literal('discharge'),
-  Type.Literal('hold'),
-  Type.Literal('self-consumption'),
-]);
-
-const SlotBody = Type.Object(
-  {
-    interval: Type.String({ maxLength: 100, description: 'start/end in UTC on quarter hours' }),
-    mode: SlotMode,
-    powerW: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 1_000_000,
-        description: 'battery power, W, always positive; charge and discharge only',
-      }),
-    ),
-    targetSoc: Type.Optional(
-      Type.Number({
-        minimum: 0,
-        maximum: 100,
-        description: 'percent: ends a charge (reached) or discharge (fallen to) early',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-const PlanBody = Type.Object({ slots: Type.Array(SlotBody, { maxItems: MAX_SLOTS }) }, { additionalProperties: false });
 
 const SlotView = Type.Object({
   interval: Type.String(),
