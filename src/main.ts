@@ -9,6 +9,7 @@ import { RefusalLog } from './api/refusals.js';
 import { WsServer } from './api/ws/server.js';
 import { AuthService } from './auth/service.js';
 import type { DeviceConfig, SiteConfig } from './config/types.js';
+import { Control } from './control/control.js';
 import { type Clock, ScaledClock } from './core/clock.js';
 import { EventBus } from './core/events.js';
 import { FeatureList } from './core/feature.js';
@@ -21,6 +22,7 @@ import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
+import { storageControlFor } from './profiles/storage-controls.js';
 import { Site } from './site/site.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
@@ -166,6 +168,8 @@ export class Daemon {
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
     const registry = ops.metrics.registry;
+    // the uplink starts before control (so no bucket misses the outbox) and hands it cloud plans
+    let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
     await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site }));
@@ -190,6 +194,7 @@ export class Daemon {
             // beside the database, so a damaged one replaced at boot still continues the seqs
             seqFile: join(config.dataDir, 'uplink-seq'),
             clockPlausible: () => labels.plausible(),
+            control: () => controlRef,
           }),
         )
       : null;
@@ -212,6 +217,24 @@ export class Daemon {
     if (opts.beforePolling) await opts.beforePolling(ctx);
 
     await features.start({ name: 'modbus', start: () => undefined, stop: () => buses.close() });
+    // before the poller: a start restores the current slot or self-consumption first, and a stop
+    // writes self-consumption while the buses are still open
+    const control = await features.start(
+      new Control({
+        config: config.control,
+        site,
+        db,
+        clock,
+        bus: bus.as('control'),
+        log: log.child({ feature: 'control' }),
+        busFor: (d) => buses.readerFor(d.config),
+        controlFor: (d, b) => storageControlFor(d.config, b, config.control.revertSeconds, profiles),
+        registry,
+        // a keep-alive at a third of the command's life needs a decision at least that often
+        tickMs: Math.min(pollPeriodMs, config.control.revertSeconds * 250),
+      }),
+    );
+    controlRef = control;
     await features.start(poller);
     await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
 
@@ -222,6 +245,7 @@ export class Daemon {
       refusals,
       db,
       auth,
+      control,
       https: tls.https,
       limits: config.limits.http,
       tariffQuota: config.limits.dynamicTariffs,

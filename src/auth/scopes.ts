@@ -7,15 +7,15 @@
  */
 export const SCOPE_PREFIX = 'svc/';
 
-/** What a route can require. Plan scopes are accepted and granted but no route uses them yet. */
+/** What a route can require (plans: src/api/http/plan.ts). */
 export type Permission = 'device.read' | 'device.write' | 'plan.read' | 'plan.write';
 export const PERMISSIONS: readonly Permission[] = ['device.read', 'device.write', 'plan.read', 'plan.write'];
 
 export const PERMISSION_TEXT: Record<Permission, string> = {
   'device.read': 'read device metadata and telemetry',
-  'device.write': 'change devices, including who receives their realtime telemetry',
-  'plan.read': 'read device plans',
-  'plan.write': 'send plans to devices',
+  'device.write': "change devices, including who receives their realtime telemetry and the battery's operation mode",
+  'plan.read': "read the battery's charge and discharge plans and how they went",
+  'plan.write': 'send plans that charge, discharge or hold the battery',
 };
 
 export const OPENID = 'openid';

@@ -38,6 +38,8 @@ Usage:
       Set the site owner's login for the consent page (password read from the terminal or stdin).
   sitegw tls fingerprint --config FILE
       Show the SHA-256 fingerprint of the API's HTTPS certificate.
+  sitegw control release --config FILE
+      Put every battery back in its own self-consumption (the unit runs it after every stop: docs/control.md).
   sitegw backup --config FILE OUT
       Write a consistent copy of the database to OUT while the gateway runs (restore: docs/install.md).
   sitegw migrate --config FILE
@@ -67,6 +69,7 @@ const COMMANDS = new Map<string, Command>([
   ['clients', async (argv, io) => (await import('./clients.js')).clientsCommand(argv, io)],
   ['owner', async (argv, io) => (await import('./owner.js')).ownerCommand(argv, io)],
   ['tls', async (argv, io) => (await import('./tls.js')).tlsCommand(argv, io)],
+  ['control', async (argv, io) => (await import('./control.js')).controlCommand(argv, io)],
   ['backup', async (argv, io) => (await import('./backup.js')).backupCommand(argv, io)],
   ['migrate', async (argv, io) => (await import('./migrate.js')).migrateCommand(argv, io)],
   ['consume', async (argv, io) => (await import('./consume.js')).consumeCommand(argv, io)],

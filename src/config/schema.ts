@@ -8,6 +8,7 @@
 import { DEVICE_ROLES } from '../core/device-role.js';
 import { ID_HINT, ID_PATTERN, type SchemaNode } from '../yaml/schema.js';
 import { CONNECTION } from './schema-connection.js';
+import { CONTROL } from './schema-control.js';
 import { DYNAMIC_TARIFFS, HTTP_LIMITS } from './schema-limits.js';
 import { HOMEASSISTANT, UPLINK } from './schema-mqtt.js';
 import { TARIFF } from './schema-tariff.js';
@@ -336,6 +337,7 @@ export const siteSchema = {
       properties: { http: HTTP_LIMITS, dynamicTariffs: DYNAMIC_TARIFFS },
     },
     homeassistant: HOMEASSISTANT,
+    control: CONTROL,
     version: {
       type: 'integer',
       description: 'format of this file; a file without it is version 1 (docs/configuration.md)',

@@ -25,6 +25,8 @@ export type SiteTariff = NonNullable<SiteConfig['tariff']>;
 /** One time-of-use period in the site's local time; `to` before `from` runs past midnight into the next day. */
 export type TouPeriod = Infer<typeof TOU_PERIOD>;
 export type Weekday = TouPeriod['days'][number];
+/** Battery control and its safety envelope (docs/control.md). */
+export type ControlConfig = SiteConfig['control'];
 /** The MQTT uplink; `{siteId}` in clientId and topicPrefix is already replaced by the site id after loading. */
 export type UplinkConfig = NonNullable<SiteConfig['uplink']>;
 /** Home Assistant MQTT discovery; `{siteId}` in clientId and stateTopicPrefix is already replaced. */

@@ -43,6 +43,18 @@ export const ErrorCodes = {
   WEBSOCKET_LIMIT_REACHED: { status: 429, code: 'WEBSOCKET_LIMIT_REACHED' },
   // the data disk takes no writes (full, read-only, failing): a write is refused, reads go on
   STORAGE_UNAVAILABLE: { status: 503, code: 'STORAGE_UNAVAILABLE' },
+  // battery control (docs/design.md "Control: operation mode and plans")
+  CONTROL_DISABLED: { status: 409, code: 'CONTROL_DISABLED' },
+  OPTIMISER_UNAVAILABLE: { status: 409, code: 'OPTIMISER_UNAVAILABLE' },
+  NOT_A_STORAGE: { status: 400, code: 'NOT_A_STORAGE' },
+  PLAN_NOT_FOUND: { status: 404, code: 'PLAN_NOT_FOUND' },
+  PLAN_CHANGED: { status: 412, code: 'PLAN_CHANGED' },
+  SLOT_INVALID: { status: 400, code: 'SLOT_INVALID' },
+  SLOT_NOT_ALIGNED: { status: 400, code: 'SLOT_NOT_ALIGNED' },
+  SLOTS_OVERLAP: { status: 400, code: 'SLOTS_OVERLAP' },
+  SLOT_TOO_FAR: { status: 400, code: 'SLOT_TOO_FAR' },
+  SLOT_IN_PAST: { status: 400, code: 'SLOT_IN_PAST' },
+  POWER_REQUIRED: { status: 400, code: 'POWER_REQUIRED' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
   // the port full, or too many answers not yet read from one address (limits.http); Retry-After: 1
   SERVER_BUSY: { status: 503, code: 'SERVER_BUSY' },

@@ -49,7 +49,10 @@ http:
 dataDir: ${JSON.stringify(opts.dataDir)}
 poll:
   intervalSeconds: ${opts.pollSeconds}
-${opts.uplinkUrl === undefined ? '' : `uplink:\n  url: ${JSON.stringify(opts.uplinkUrl)}\n`}${opts.homeassistantUrl === undefined ? '' : `homeassistant:\n  url: ${JSON.stringify(opts.homeassistantUrl)}\n`}# a typical German time-of-use tariff, so /api/v2/sites/demo-site/savings answers out of the box
+${opts.uplinkUrl === undefined ? '' : `uplink:\n  url: ${JSON.stringify(opts.uplinkUrl)}\n`}${opts.homeassistantUrl === undefined ? '' : `homeassistant:\n  url: ${JSON.stringify(opts.homeassistantUrl)}\n`}# the demo's battery may be commanded (a real site starts with control off: docs/control.md)
+control:
+  enabled: true
+# a typical German time-of-use tariff, so /api/v2/sites/demo-site/savings answers out of the box
 tariff:
   type: time-of-use
   periods:

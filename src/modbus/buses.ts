@@ -1,5 +1,6 @@
 import type { DeviceConnection } from '../core/connection.js';
 import type { RegisterReader } from '../core/register-reader.js';
+import type { RegisterWriter } from '../core/storage-control.js';
 import { SerialLink, SocketLink } from './byte-link.js';
 import { linkKey } from './link.js';
 import type { QueuedBus } from './queued-bus.js';
@@ -61,7 +62,7 @@ export class BusRegistry {
     return bus;
   }
 
-  readerFor(device: { connection: DeviceConnection }): RegisterReader {
+  readerFor(device: { connection: DeviceConnection }): RegisterReader & RegisterWriter {
     return this.busFor(device).reader(device.connection.timeoutMs);
   }
 

@@ -1,6 +1,8 @@
 import type { RegisterReader } from '../core/register-reader.js';
+import type { RegisterWriter } from '../core/storage-control.js';
 import { ModbusError, toModbusError } from './errors.js';
 import type { ReadRequest, RegisterFunction } from './rtu-frame.js';
+import { checkWrite, type WriteRequest } from './rtu-write-frame.js';
 import { UnitBackoff, type UnitBackoffOptions } from './unit-backoff.js';
 
 export interface QueuedBusOptions {
@@ -14,7 +16,10 @@ export interface QueuedBusOptions {
  * request with a timeout, and per-unit backoff so a silent unit costs its neighbours little.
  * Subclasses only know how to carry one request over their link.
  */
-export abstract class QueuedBus implements RegisterReader {
+/** One request a bus carries: a read (FC3, FC4) or a write (FC16). */
+export type BusRequest = ReadRequest | WriteRequest;
+
+export abstract class QueuedBus implements RegisterReader, RegisterWriter {
   readonly backoff: UnitBackoff;
   /** requests that went on the wire (skipped ones not counted) */
   sent = 0;
@@ -36,11 +41,25 @@ export abstract class QueuedBus implements RegisterReader {
     return this.read('input', unitId, address, length);
   }
 
+  /**
+   * FC16 on the same queue as the polls, so a write never interleaves with a read on the wire.
+   * Writes are not counted against the unit's backoff: a write that fails is control's to handle.
+   */
+  writeHolding(unitId: number, address: number, values: number[], timeoutMs = this.opts.timeoutMs): Promise<void> {
+    checkWrite({ unitId, address, values });
+    return this.enqueue(async () => {
+      if (this.closed) throw new ModbusError('connection', `${this.name} is closed`);
+      this.sent++;
+      await this.transact({ unitId, fn: 'write', address, values: [...values] }, timeoutMs);
+    });
+  }
+
   /** A view of the bus for one device: its own timeout, the bus's queue. */
-  reader(timeoutMs: number): RegisterReader {
+  reader(timeoutMs: number): RegisterReader & RegisterWriter {
     return {
       readHolding: (u, a, n) => this.read('holding', u, a, n, timeoutMs),
       readInput: (u, a, n) => this.read('input', u, a, n, timeoutMs),
+      writeHolding: (u, a, v) => this.writeHolding(u, a, v, timeoutMs),
     };
   }
 
@@ -78,7 +97,7 @@ export abstract class QueuedBus implements RegisterReader {
   }
 
   /** Carry one request over the link and return its registers, or throw a ModbusError. */
-  protected abstract transact(req: ReadRequest, timeoutMs: number): Promise<number[]>;
+  protected abstract transact(req: BusRequest, timeoutMs: number): Promise<number[]>;
 
   /** Release the link; called once the queue is empty. */
   protected abstract shutdown(): Promise<void>;

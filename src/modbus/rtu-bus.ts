@@ -26,9 +26,10 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ByteLink } from './byte-link.js';
 import { ModbusError } from './errors.js';
-import { QueuedBus } from './queued-bus.js';
+import { type BusRequest, QueuedBus } from './queued-bus.js';
 import { ReconnectBackoff, type ReconnectOptions, withTimeout } from './reconnect.js';
-import { encodeReadRequest, parseReadResponse, type ReadRequest, strayFrame } from './rtu-frame.js';
+import { encodeReadRequest, type ParseResult, parseReadResponse, strayFrame } from './rtu-frame.js';
+import { encodeWriteRequest, parseWriteResponse } from './rtu-write-frame.js';
 import type { UnitBackoffOptions } from './unit-backoff.js';
 
 export interface RtuBusOptions {
@@ -56,7 +57,7 @@ export interface RtuBusOptions {
 }
 
 interface Pending {
-  req: ReadRequest;
+  req: BusRequest;
   settle: (result: number[] | ModbusError) => void;
 }
 
@@ -84,14 +85,14 @@ export class RtuBus extends QueuedBus {
     this.settleMs = rtu.settleMs ?? Math.max(20, 10 * rtu.interFrameDelayMs);
   }
 
-  protected async transact(req: ReadRequest, timeoutMs: number): Promise<number[]> {
+  protected async transact(req: BusRequest, timeoutMs: number): Promise<number[]> {
     const link = await this.opened(timeoutMs);
     await this.silence(timeoutMs + this.quietMs);
     this.quietMs = 0;
     // whatever came before this request is not its answer: bytes still in the driver, and those received
     await withTimeout(link.discardInput(), WRITE_LIMIT_MS, `flushing ${link.description}`).catch(() => undefined);
     this.rxLength = 0;
-    const frame = encodeReadRequest(req);
+    const frame = req.fn === 'write' ? encodeWriteRequest(req) : encodeReadRequest(req);
     const answer = new Promise<number[] | ModbusError>((resolve) => {
       this.pending = { req, settle: resolve };
     });
@@ -141,7 +142,7 @@ export class RtuBus extends QueuedBus {
     this.dirtySince = performance.now();
   }
 
-  private timeoutError(req: ReadRequest, timeoutMs: number): ModbusError {
+  private timeoutError(req: BusRequest, timeoutMs: number): ModbusError {
     const stray = strayFrame(this.rx, this.rxLength, req.unitId);
     if (stray) {
       return new ModbusError(
@@ -183,7 +184,10 @@ export class RtuBus extends QueuedBus {
     this.rxLength += chunk.length;
     const p = this.pending;
     if (!p) return;
-    const parsed = parseReadResponse(this.rx, this.rxLength, p.req);
+    const parsed: ParseResult =
+      p.req.fn === 'write'
+        ? parseWriteResponse(this.rx, this.rxLength, p.req)
+        : parseReadResponse(this.rx, this.rxLength, p.req);
     if (parsed.status === 'ok') this.finish(parsed.registers);
     else if (parsed.status === 'error') this.finish(parsed.error);
   }

@@ -1,8 +1,7 @@
 import { ModbusError, toModbusError } from './errors.js';
 import { ModbusRTU } from './modbus-serial.js';
-import { QueuedBus } from './queued-bus.js';
+import { type BusRequest, QueuedBus } from './queued-bus.js';
 import { ReconnectBackoff, type ReconnectOptions, withTimeout } from './reconnect.js';
-import type { ReadRequest } from './rtu-frame.js';
 import type { UnitBackoffOptions } from './unit-backoff.js';
 
 export interface TcpBusOptions extends ReconnectOptions {
@@ -35,11 +34,21 @@ export class TcpBus extends QueuedBus {
     this.reconnect = new ReconnectBackoff(tcp);
   }
 
-  protected async transact(req: ReadRequest, timeoutMs: number): Promise<number[]> {
+  protected async transact(req: BusRequest, timeoutMs: number): Promise<number[]> {
     const client = await this.connected(timeoutMs);
     client.setID(req.unitId);
     client.setTimeout(timeoutMs);
     try {
+      if (req.fn === 'write') {
+        const res = await untilClosed(this.link!, client.writeRegisters(req.address, [...req.values]), this.name);
+        this.timeoutsInRow = 0;
+        if (res.address !== req.address || res.length !== req.values.length)
+          throw new ModbusError(
+            'protocol',
+            `wrote ${req.values.length} registers at ${req.address}, the answer confirms ${res.length} at ${res.address}`,
+          );
+        return [];
+      }
       const call =
         req.fn === 'holding'
           ? client.readHoldingRegisters(req.address, req.quantity)

@@ -3,7 +3,9 @@
  * state, current values and error counts, the power flow between PV, battery, house and grid,
  * the uplink and the recent grid events. Built on request from what the daemon already holds.
  */
+
 import type { Database } from 'better-sqlite3';
+import { Control, type ControlStatus } from '../control/control.js';
 import type { InstantValues } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { ConnectionStatus, FeatureList } from '../core/feature.js';
@@ -54,6 +56,8 @@ export interface StatusView {
   flow: PowerFlow;
   uplink: (ConnectionStatus & { configured: true }) | { configured: false };
   gridEvents: { deviceId: string; timestamp: string; state: string }[];
+  /** battery control (src/control): each storage system's mode and current slot */
+  control: ControlStatus;
 }
 
 export interface StatusSources {
@@ -132,6 +136,7 @@ export function statusView(src: StatusSources): StatusView {
     values: d.online ? (live.current(mainStream(site, d.config.id), now)?.values ?? null) : null,
   }));
   const up = src.features?.get('uplink')?.health?.().connection;
+  const control = src.features?.get('control');
   return {
     site: { id: site.id, name: site.config.site.name, timezone: site.config.site.timezone },
     version: src.version,
@@ -140,6 +145,7 @@ export function statusView(src: StatusSources): StatusView {
     devices,
     flow: powerFlow(src),
     uplink: up ? { configured: true, ...up } : { configured: false },
+    control: control instanceof Control ? control.status() : { enabled: false, storages: [] },
     gridEvents: recentGridEvents(src.db, 10).map((e) => ({
       deviceId: e.deviceId,
       timestamp: iso(e.timestamp),

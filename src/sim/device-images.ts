@@ -25,6 +25,7 @@ import type { SiteSnapshot, StorageWindow } from './model.js';
 import { hash01 } from './noise.js';
 import { lineVoltages, perPhase, phaseSum } from './phases.js';
 import type { SimRegisters } from './registers.js';
+import { Storage124 } from './storage-124.js';
 import { type ModelWriter, type PointWriter, SunSpecImage } from './sunspec-encoder.js';
 
 export type SimHost = 'inverter' | 'meter';
@@ -123,6 +124,8 @@ export class InverterDevice implements SimDevice {
   private readonly p: Record<(typeof INVERTER_POINTS)[number], PointWriter>;
   private readonly modules: (ModulePoints & { peakW: number })[];
   private readonly storage: Record<'ChaState' | 'StorAval' | 'InBatV' | 'ChaSt', PointWriter>;
+  /** model 124 as a writable control (storage-124.ts) */
+  readonly control: Storage124;
 
   constructor(
     readonly identity: SimDeviceIdentity,
@@ -158,11 +161,22 @@ export class InverterDevice implements SimDevice {
     storage.sf('WChaMax_SF', 0).sf('MinRsvPct_SF', -1).sf('ChaState_SF', -1).sf('StorAval_SF', -1).sf('InBatV_SF', -1);
     const blocks = cfg.battery.blocks;
     storage.point('WChaMax').set(blocks.reduce((a, b) => a + b.maxChargeW, 0));
-    storage.point('StorCtl_Mod').set(0);
     storage.point('MinRsvPct').set(blocks.length ? Math.max(...blocks.map((b) => b.socMinPct)) : 0);
     storage.point('ChaGriSet').set(CHA_GRI_SET_PV);
+    this.control = new Storage124(
+      storage,
+      blocks.reduce((a, b) => a + b.maxChargeW, 0),
+    );
     const sp = (name: string) => storage.point(name);
     this.storage = { ChaState: sp('ChaState'), StorAval: sp('StorAval'), InBatV: sp('InBatV'), ChaSt: sp('ChaSt') };
+  }
+
+  write(address: number, values: readonly number[], ts: number): void {
+    this.control.write(address, values, ts);
+  }
+
+  storageWindow(ts: number): StorageWindow | null {
+    return this.control.window(ts);
   }
 
   encode(s: SiteSnapshot): void {

@@ -178,6 +178,11 @@ export class PointWriter {
     encodeInto(this.bank.regs, this.index, def.type, def.size, raw);
   }
 
+  /** one register as the wire carries it (a control a master wrote) */
+  setRaw(word: number): void {
+    this.bank.regs[this.index] = word & 0xffff;
+  }
+
   /** ASCII text, truncated to the point's size, NUL padded */
   text(s: string): void {
     if (this.def.type !== 'string') throw new Error(`${this.def.name} is not a string point`);

@@ -251,6 +251,49 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description: 'battery control: operation mode per storage system, its plan and slots, the audit of register writes',
+    up(db) {
+      db.exec(`
+        CREATE TABLE control_mode (
+          device_id  TEXT PRIMARY KEY,
+          mode       TEXT NOT NULL,
+          changed_ms INTEGER NOT NULL,
+          changed_by TEXT NOT NULL
+        );
+        -- one plan per storage system (docs/design.md "Control: operation mode and plans")
+        CREATE TABLE control_plans (
+          device_id  TEXT PRIMARY KEY,
+          plan_id    TEXT NOT NULL,
+          source     TEXT NOT NULL,
+          created_ms INTEGER NOT NULL
+        );
+        CREATE TABLE control_slots (
+          device_id  TEXT NOT NULL REFERENCES control_plans(device_id) ON DELETE CASCADE,
+          start_ms   INTEGER NOT NULL,
+          end_ms     INTEGER NOT NULL,
+          mode       TEXT NOT NULL,
+          power_w    INTEGER,
+          target_soc REAL,
+          status     TEXT NOT NULL,
+          note       TEXT,
+          PRIMARY KEY (device_id, start_ms)
+        ) WITHOUT ROWID;
+        -- every register write control made or, in dry-run, would have made
+        CREATE TABLE control_writes (
+          id        INTEGER PRIMARY KEY,
+          at_ms     INTEGER NOT NULL,
+          device_id TEXT NOT NULL,
+          writer    TEXT NOT NULL,
+          address   INTEGER NOT NULL,
+          value     TEXT NOT NULL,
+          read_back TEXT,
+          dry_run   INTEGER NOT NULL
+        );
+        CREATE INDEX control_writes_by_device ON control_writes (device_id, at_ms);
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

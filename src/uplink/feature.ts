@@ -3,6 +3,7 @@ import type { IConnackPacket, IPublishPacket, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { UplinkConfig } from '../config/types.js';
+import type { Control } from '../control/control.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { ConnectionStatus, Feature, FeatureHealth } from '../core/feature.js';
@@ -16,6 +17,7 @@ import { safeUrl, type UplinkError } from './errors.js';
 import { publishDelayMs } from './jitter.js';
 import { MqttLink } from './link.js';
 import { availabilityBody, gridEventBody, type PayloadContext, telemetryBodies, topologyBody } from './payloads.js';
+import { answerPlanCommand } from './plan-command.js';
 import { parseResync, ResyncError, resyncBodies } from './resync.js';
 import { PAYLOAD_VERSION, TOPIC, topicOf } from './topics.js';
 
@@ -34,6 +36,8 @@ export interface UplinkDeps {
   seqFile?: string;
   /** whether the wall clock can be right (not before the build): seqs are never seeded from one that cannot */
   clockPlausible?: () => boolean;
+  /** battery control, for plans on cmd/plan (started after the uplink, hence a getter) */
+  control?: () => Control | undefined;
 }
 
 /** What the installer-facing health probe and status page show; plain data. */
@@ -364,11 +368,11 @@ export class Uplink implements Feature {
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = setInterval(() => this.publishStatus(), this.deps.config.statusIntervalSeconds * 1000);
     this.statusTimer.unref();
-    client.subscribe(this.topic(TOPIC.resync), { qos: 1 }, (err) => {
+    client.subscribe([this.topic(TOPIC.resync), this.topic(TOPIC.plan)], { qos: 1 }, (err) => {
       if (err)
         this.fail({
           code: 'NOT_AUTHORIZED',
-          message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync requests cannot reach the gateway: ${err.message}`,
+          message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync and plan commands cannot reach the gateway: ${err.message}`,
         });
     });
     this.drainer?.attach(client, connack.properties?.receiveMaximum);
@@ -415,7 +419,36 @@ export class Uplink implements Feature {
     }
   }
 
+  /** A cloud plan: the same body and checks as PUT …/plan, answered with the stored plan or the error. */
+  private onPlan(payload: Buffer, packet: IPublishPacket): void {
+    const props = packet.properties;
+    const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(TOPIC.planResponse);
+    let answer: ReturnType<typeof answerPlanCommand>;
+    try {
+      answer = answerPlanCommand(this.deps.control?.(), payload);
+    } catch (err) {
+      this.deps.log.error({ err }, 'uplink plan command failed');
+      answer = {
+        requestId: null,
+        status: 'error',
+        code: 'INTERNAL_ERROR',
+        message: 'the gateway could not store this plan; its log has the details',
+      };
+    }
+    if (answer.status === 'error')
+      this.deps.log.warn({ code: answer.code, requestId: answer.requestId }, `uplink plan refused: ${answer.message}`);
+    else this.deps.log.info({ requestId: answer.requestId }, 'uplink plan stored');
+    this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, ...answer }), {
+      qos: 1,
+      ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
+    });
+  }
+
   private onCommand(topic: string, payload: Buffer, packet: IPublishPacket): void {
+    if (topic === this.topic(TOPIC.plan)) {
+      this.onPlan(payload, packet);
+      return;
+    }
     if (topic !== this.topic(TOPIC.resync)) return;
     const props = packet.properties;
     const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(TOPIC.resyncResponse);

@@ -10,6 +10,8 @@ export const TOPIC = {
   availability: (deviceId: string) => `devices/${deviceId}/availability`,
   resync: 'cmd/resync',
   resyncResponse: 'cmd/resync/response',
+  plan: 'cmd/plan',
+  planResponse: 'cmd/plan/response',
 } as const;
 
 /**

@@ -57,7 +57,8 @@ async function answer(res: Response): Promise<Answer> {
   return {
     status: res.status,
     contentType,
-    body: contentType.startsWith('application/json') ? JSON.parse(text) : text,
+    // a 204 has no body at all, which the validator reads as null
+    body: res.status === 204 ? null : contentType.startsWith('application/json') ? JSON.parse(text) : text,
   };
 }
 
@@ -215,6 +216,55 @@ beforeAll(async () => {
   add('PATCH /api/v1/devices/{synthId}', 401, 'no token', publish(undefined, []));
   add('PATCH /api/v1/devices/{synthId}', 403, 'read scope only', publish(readOnly, []));
   add('PATCH /api/v1/devices/{synthId}', 404, 'an unknown device', publish(owner, [], '/api/v1/devices/nothing'));
+  add('PATCH /api/v1/devices/{synthId}', 409, 'optimise before the optimiser', {
+    path: '/api/v1/devices/inverter',
+    token: owner,
+    body: { operationMode: 'optimise' },
+  });
+  // plans: a slot a few minutes ahead of the demo's clock when the cases are sent
+  const Q = 15 * 60_000;
+  const at = Math.ceil((demo.clock.now() + 10 * 60_000) / Q) * Q;
+  const plan = {
+    slots: [
+      { interval: `${new Date(at).toISOString()}/${new Date(at + Q).toISOString()}`, mode: 'charge', powerW: 1000 },
+    ],
+  };
+  const planAt = (id: string) => `/api/v1/devices/${id}/plan`;
+  add('PUT /api/v1/devices/{synthId}/plan', 200, 'a charge slot', {
+    path: planAt('inverter'),
+    token: partner,
+    body: plan,
+  });
+  add('PUT /api/v1/devices/{synthId}/plan', 400, 'a slot off the quarter hours', {
+    path: planAt('inverter'),
+    token: partner,
+    body: { slots: [{ ...plan.slots[0], interval: `${new Date(at + 60_000).toISOString()}/PT15M` }] },
+  });
+  add('PUT /api/v1/devices/{synthId}/plan', 401, 'no token', { path: planAt('inverter'), body: plan });
+  add('PUT /api/v1/devices/{synthId}/plan', 403, 'plan.read only', {
+    path: planAt('inverter'),
+    token: planOnly,
+    body: plan,
+  });
+  add('PUT /api/v1/devices/{synthId}/plan', 404, 'an unknown device', {
+    path: planAt('nothing'),
+    token: partner,
+    body: plan,
+  });
+  add('PUT /api/v1/devices/{synthId}/plan', 412, 'a stale If-Match', {
+    path: planAt('inverter'),
+    token: partner,
+    body: plan,
+    headers: { 'if-match': '"stale"' },
+  });
+  add('GET /api/v1/devices/{synthId}/plan', 200, 'the plan', { path: planAt('inverter__bb_agg'), token: planOnly });
+  add('GET /api/v1/devices/{synthId}/plan', 401, 'no token', { path: planAt('inverter') });
+  add('GET /api/v1/devices/{synthId}/plan', 403, 'read scope only', { path: planAt('inverter'), token: readOnly });
+  add('GET /api/v1/devices/{synthId}/plan', 404, 'an unknown device', { path: planAt('nothing'), token: partner });
+  add('DELETE /api/v1/devices/{synthId}/plan', 204, 'removed', { path: planAt('inverter'), token: partner });
+  add('DELETE /api/v1/devices/{synthId}/plan', 401, 'no token', { path: planAt('inverter') });
+  add('DELETE /api/v1/devices/{synthId}/plan', 403, 'plan.read only', { path: planAt('inverter'), token: planOnly });
+  add('DELETE /api/v1/devices/{synthId}/plan', 404, 'no plan any more', { path: planAt('inverter'), token: partner });
   const tariff = {
     name: 'Spot',
     currency: 'EUR',
@@ -418,6 +468,7 @@ const SEPARATE = [
   'POST /oauth2/authorize 302',
   'POST /oauth2/authorize 403',
   'POST /oauth2/token 503',
+  'PUT /api/v1/devices/{synthId}/plan 409',
 ];
 
 /** The operation and documented response for a case, or a failure naming what is missing. */
@@ -548,6 +599,28 @@ describe('/openapi.json', () => {
       expect(backend.validateResponse(a.body, op, 503).errors ?? []).toEqual([]);
     } finally {
       demo.daemon.ctx.ops.health.noteWrite();
+    }
+  });
+
+  it('PUT /api/v1/devices/{synthId}/plan 409 on a gateway with control off', async () => {
+    const off = await demoSite({ speed: 1, configure: (c) => void (c.control.enabled = false) });
+    try {
+      const token = await partnerToken(off.credentials);
+      const Q = 15 * 60_000;
+      const at = Math.ceil((off.clock.now() + 10 * 60_000) / Q) * Q;
+      const res = await fetch(`${off.url}/api/v1/devices/inverter/plan`, {
+        method: 'PUT',
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          slots: [{ interval: `${new Date(at).toISOString()}/${new Date(at + Q).toISOString()}`, mode: 'hold' }],
+        }),
+      });
+      const a = await answer(res);
+      expect(a.status).toBe(409);
+      const { op } = documented('PUT /api/v1/devices/{synthId}/plan', 409);
+      expect(backend.validateResponse(a.body, op, 409).errors ?? []).toEqual([]);
+    } finally {
+      await off.cleanup();
     }
   });
 

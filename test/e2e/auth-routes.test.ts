@@ -28,6 +28,8 @@ const PUBLIC = new Set([
 describe('every route is guarded', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
   let planOnly: string;
+  /** for the routes that plan.read opens: a token without it */
+  let deviceOnly: string;
 
   beforeAll(async () => {
     demo = await demoSite({ speed: 60 });
@@ -36,6 +38,13 @@ describe('every route is guarded', () => {
       await postForm(
         c.tokenUrl,
         { grant_type: 'client_credentials', scope: 'svc/plan.read' },
+        { authorization: basic(c.client.id, c.client.secret) },
+      )
+    ).body.access_token;
+    deviceOnly = (
+      await postForm(
+        c.tokenUrl,
+        { grant_type: 'client_credentials', scope: 'svc/device.read' },
         { authorization: basic(c.client.id, c.client.secret) },
       )
     ).body.access_token;
@@ -131,7 +140,7 @@ describe('every route is guarded', () => {
 
   it('with a valid token that lacks the scope: 403 insufficient_scope naming the scope each route needs', async () => {
     for (const r of guarded()) {
-      const res = await call(r.method, r.url, `Bearer ${planOnly}`);
+      const res = await call(r.method, r.url, `Bearer ${r.auth.permission === 'plan.read' ? deviceOnly : planOnly}`);
       expect({ route: `${r.method} ${r.url}`, status: res.status }).toEqual({
         route: `${r.method} ${r.url}`,
         status: 403,

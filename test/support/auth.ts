@@ -156,7 +156,7 @@ export interface ConsentInput {
   query: Record<string, string>;
   username: string;
   password: string;
-  decision?: 'allow' | 'deny';
+  decision?: 'allow' | 'deny' | 'sign-in';
 }
 
 /**

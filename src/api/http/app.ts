@@ -20,6 +20,7 @@ import { COMMA_LIST, installLenientQuery } from './lenient-query.js';
 import { serverTimeouts } from './limits.js';
 import { metricsRoutes } from './metrics.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
+import { planRoutes } from './plan.js';
 import { publishToRoute } from './publish-to.js';
 import { gateRequests } from './request-gate.js';
 import { savingsRoutes } from './savings.js';
@@ -146,11 +147,12 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       buildLocalReference: (json, _base, _frag, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
-  const deps: ApiDeps = { site: opts.site, db: opts.db, auth: opts.auth };
+  const deps: ApiDeps = { site: opts.site, db: opts.db, auth: opts.auth, control: opts.control };
   await app.register(oauthRoutes, deps);
   await app.register(sitesRoutes, deps);
   await app.register(devicesRoutes, deps);
   await app.register(publishToRoute, deps);
+  await app.register(planRoutes, deps);
   const clocked = { ...deps, now: opts.now ?? Date.now };
   await app.register(tariffsRoutes, { ...clocked, quota: opts.tariffQuota });
   await app.register(savingsRoutes, clocked);
@@ -163,6 +165,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       sessions: sessions!,
       status: () => ops.status(),
       https: opts.https !== undefined,
+      releaseControl: opts.control && (() => opts.control!.releaseAll('owner (status page)')),
     });
   }
   // public and the same for every request: serialised once, so a flood of it costs no rebuilding,

@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { Principal } from '../../auth/context.js';
+import type { Control } from '../../control/control.js';
 import type { DeviceState, Site } from '../../site/site.js';
 import type { PublishEntry } from '../../store/publish-to.js';
 import type { DeviceRecord } from './schemas.js';
@@ -11,7 +12,9 @@ export function deviceRecord(
   d: DeviceState,
   p: Principal,
   publishTo: readonly PublishEntry[],
+  control?: Control,
 ): Static<typeof DeviceRecord> {
+  const storage = control?.isStorage(d) === true;
   return {
     deviceId: d.config.id,
     siteId: site.id,
@@ -22,6 +25,7 @@ export function deviceRecord(
     online: d.online,
     lastSeen: d.lastSeen === null ? null : new Date(d.lastSeen).toISOString(),
     publishTo: publishToView(p, publishTo),
+    ...(storage ? { operationMode: control!.modeOf(d.config.id) } : {}),
     // counts only: the messages name internal addresses a partner has no business seeing
     errors: { ...d.errors },
   };

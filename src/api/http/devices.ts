@@ -49,7 +49,7 @@ function* entriesJson(pages: Iterable<object[]>): Generator<string> {
   yield ']}';
 }
 
-export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db }) => {
+export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, control }) => {
   const answers = new AnswerCache();
   app.get(
     '/api/v1/devices',
@@ -69,7 +69,7 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
       return {
         devices: [...site.devices.values()]
           .filter((d) => seesDevice(p, d.config.id))
-          .map((d) => deviceRecord(site, d, p, lists.get(d.config.id) ?? [])),
+          .map((d) => deviceRecord(site, d, p, lists.get(d.config.id) ?? [], control)),
       };
     },
   );

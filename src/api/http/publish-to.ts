@@ -7,36 +7,43 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { REALTIME_STREAM } from '../../auth/service.js';
 import { ApiError, apiError } from '../../core/errors.js';
-import { replacePublishTo } from '../../store/publish-to.js';
+import { publishToOf, replacePublishTo } from '../../store/publish-to.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
-import { DeviceRecord, described, ErrorResponses } from './schemas.js';
+import { DeviceRecord, described, ErrorResponses, OperationModeSchema } from './schemas.js';
 
 /** The streams a device can be published to (docs/api.md "Device publish list": `telemetry-realtime` is shown). */
 export const PUBLISHABLE = [REALTIME_STREAM] as const;
 
 const PatchBody = Type.Object(
   {
-    publishTo: Type.Array(
-      Type.Object(
-        {
-          clientId: Type.String({ minLength: 1, maxLength: 64, description: 'a registered client id' }),
-          data: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
-            minItems: 1,
-            maxItems: 8,
-            description: `streams: ${PUBLISHABLE.join(', ')}`,
-          }),
-        },
-        { additionalProperties: false },
+    operationMode: Type.Optional(
+      OperationModeSchema(
+        "storage systems only: self-consumption (the device's own logic), plan (follow the plan), backup (hold control.reserveSoc), optimise (409 until the optimiser lands)",
       ),
-      { maxItems: 200, description: 'replaces the whole list; [] removes every partner' },
+    ),
+    publishTo: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            clientId: Type.String({ minLength: 1, maxLength: 64, description: 'a registered client id' }),
+            data: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+              minItems: 1,
+              maxItems: 8,
+              description: `streams: ${PUBLISHABLE.join(', ')}`,
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 200, description: 'replaces the whole list; [] removes every partner' },
+      ),
     ),
   },
   { additionalProperties: false },
 );
 
-export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, auth }) => {
+export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, auth, control }) => {
   app.patch(
     '/api/v1/devices/:synthId',
     {
@@ -49,7 +56,15 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
           'the list applies to the device. The whole publishTo list is replaced.',
         params: Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) }),
         body: PatchBody,
-        response: { 200: described('The device record with its new publishTo list', DeviceRecord), ...ErrorResponses },
+        response: {
+          200: described('The device record with its new publishTo list', DeviceRecord),
+          ...ErrorResponses,
+          409: {
+            ...ErrorResponses[404],
+            description:
+              'operationMode: control is off (CONTROL_DISABLED), or optimise before the optimiser (OPTIMISER_UNAVAILABLE)',
+          },
+        },
       },
     },
     async (req) => {
@@ -58,8 +73,20 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
       const device = deviceId === undefined ? undefined : site.devices.get(deviceId);
       if (!device) throw apiError('DEVICE_NOT_FOUND', `no device or sensor '${id.slice(0, 100)}' on this site`);
 
+      const p = principalOf(req);
+      const { operationMode, publishTo } = req.body;
+      if (operationMode !== undefined) {
+        const storage = control?.storageOf(id);
+        if (!control || !storage || !control.isStorage(storage))
+          throw apiError(
+            'NOT_A_STORAGE',
+            `'${id.slice(0, 100)}' is not a storage system: operationMode applies to an inverter with batteries`,
+          );
+        control.setMode(storage, operationMode, p.customer ? 'customer' : `partner:${p.clientId}`);
+      }
+      if (publishTo === undefined) return deviceRecord(site, device, p, publishToOf(db, device.config.id), control);
       const seen = new Set<string>();
-      const entries = req.body.publishTo.map((e, i) => {
+      const entries = publishTo.map((e, i) => {
         if (seen.has(e.clientId))
           throw new ApiError(
             400,
@@ -83,13 +110,12 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
         return { clientId: e.clientId, data: [...new Set(e.data)] };
       });
 
-      const p = principalOf(req);
       const change = replacePublishTo(db, device.config.id, entries, p.clientId, auth.now());
       req.log.info(
         { deviceId: change.deviceId, byClient: change.byClient, before: change.before, after: change.after },
         'publishTo changed',
       );
-      return deviceRecord(site, device, p, change.after);
+      return deviceRecord(site, device, p, change.after, control);
     },
   );
 };

@@ -64,6 +64,13 @@ export const PublishTo = Type.Array(Type.Object({ clientId: Type.String(), data:
   description: 'Partners that receive this device in their realtime telemetry',
 });
 
+/** docs/design.md "Control: operation mode and plans" */
+export const OperationModeSchema = (description: string) =>
+  Type.Union(
+    [Type.Literal('self-consumption'), Type.Literal('plan'), Type.Literal('backup'), Type.Literal('optimise')],
+    { description },
+  );
+
 export const DeviceRecord = Type.Object({
   deviceId: Type.String(),
   siteId: Type.String(),
@@ -74,6 +81,9 @@ export const DeviceRecord = Type.Object({
   online: Type.Boolean(),
   lastSeen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   publishTo: PublishTo,
+  operationMode: Type.Optional(
+    OperationModeSchema('storage systems only (an inverter with batteries): what drives the battery (docs/control.md)'),
+  ),
   errors: Type.Object(
     {
       timeout: Type.Integer({ minimum: 0 }),

@@ -109,6 +109,20 @@ export function eventsSection(v: StatusView): string {
   return `<ul class="events">${v.gridEvents.map((g) => `<li><span class="badge ${g.state === 'ok' ? 'ok' : 'degraded'}">${e(g.state)}</span> ${e(g.timestamp.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))} <span class="muted">${e(g.deviceId)}</span></li>`).join('')}</ul>`;
 }
 
+export function controlSection(v: StatusView): string {
+  const c = v.control;
+  if (!c.enabled)
+    return '<p class="muted">Control is off (control.enabled in site.yaml): the batteries run on their own.</p>';
+  if (c.storages.length === 0) return '<p class="muted">No inverter with batteries.</p>';
+  const rows = c.storages.map((x) => {
+    const slot = x.slot
+      ? `${e(x.slot.mode)}${x.slot.powerW === null ? '' : ` ${x.slot.powerW} W`} until ${e(x.slot.end.slice(11, 16))}Z (${e(x.slot.status)})`
+      : '<span class="muted">none</span>';
+    return `<tr><td>${e(x.deviceId)}</td><td>${e(x.mode)}</td><td>${slot}</td></tr>`;
+  });
+  return `<table><thead><tr><th>Storage</th><th>Mode</th><th>Current slot</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
 /** The sections that /status.js refreshes, by element id. */
 export function liveSections(v: StatusView): Record<string, string> {
   return {
@@ -117,6 +131,7 @@ export function liveSections(v: StatusView): Record<string, string> {
     devices: devicesSection(v.devices),
     uplink: uplinkSection(v),
     events: eventsSection(v),
+    control: controlSection(v),
   };
 }
 
@@ -129,6 +144,8 @@ export function statusPage(v: StatusView): string {
 <div class="grid2">${section('health', 'Health')}${section('flow', 'Power flow')}</div>
 ${section('devices', 'Devices')}
 <div class="grid2">${section('uplink', 'Uplink')}${section('events', 'Recent grid events')}</div>
+<section><h2>Battery control</h2><div id="control">${s.control}</div>
+${v.control.enabled ? '<form method="post" action="/control/self-consumption"><button type="submit">Back to self-consumption</button> <span class="muted">ends every plan; the batteries run on their own again</span></form>' : ''}</section>
 </main>
 <footer class="muted">Updates every 2 s · <span id="updated">rendered by the gateway</span></footer>
 <script src="/status.js"></script>

@@ -5,6 +5,7 @@
  *   GET  /                     the page (server-rendered)
  *   GET  /status/live          its sections, re-rendered, for /status.js
  *   GET  /status.json          the same facts as data, for scripts
+ *   POST /control/self-consumption  every battery back to self-consumption, plans removed
  *   GET  /status.js, /status.css
  * Forms are checked against cross-site posting (Origin / Sec-Fetch-Site), the cookie is
  * SameSite=Strict, no token or password ever goes into a URL, and the pages may not be framed.
@@ -25,6 +26,8 @@ export interface StatusDeps {
   sessions: OwnerSessions;
   status: () => StatusView;
   https: boolean;
+  /** the owner's button: every storage system back to self-consumption, plans removed */
+  releaseControl?: () => void;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -93,6 +96,12 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
   app.post('/logout', { config: OWNER, schema: { hide: true } }, async (req, reply) => {
     if (!sameOrigin(req, deps.https)) return crossSite(reply);
     return reply.code(303).header('Set-Cookie', sessions.destroy(req)).header('Location', LOGIN_PATH).send();
+  });
+
+  app.post('/control/self-consumption', { config: OWNER, schema: { hide: true } }, async (req, reply) => {
+    if (!sameOrigin(req, deps.https)) return crossSite(reply);
+    deps.releaseControl?.();
+    return reply.code(303).header('Location', '/').send();
   });
 
   app.get('/', { config: OWNER, schema: { hide: true } }, async (_req, reply) =>

@@ -1,0 +1,257 @@
+/**
+ * Battery control as a feature (docs/design.md "Control: operation mode and plans"): the
+ * operation mode and plan of each storage system (an inverter with batteries behind it), what the
+ * API asks of them, and one executor per storage system. With `control.enabled: false` nothing is
+ * started and every change is refused with 409 CONTROL_DISABLED: no write reaches any device.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import type { ControlConfig } from '../config/types.js';
+import type { Clock } from '../core/clock.js';
+import { apiError } from '../core/errors.js';
+import type { EventBus } from '../core/events.js';
+import type { Feature } from '../core/feature.js';
+import type { StorageControl } from '../core/storage-control.js';
+import { streamIds } from '../core/streams.js';
+import type { DeviceState, Site } from '../site/site.js';
+import {
+  deletePlan,
+  measuredMeanPower,
+  modeOf,
+  type OperationMode,
+  planOf,
+  replacePlan,
+  type StoredPlan,
+  setMode,
+} from '../store/control.js';
+import { type ControlBus, StorageExecutor } from './executor.js';
+import { checkPlanSlots, type SlotBody } from './plan-body.js';
+
+export const OPERATION_MODES: readonly OperationMode[] = ['self-consumption', 'plan', 'backup', 'optimise'];
+
+export interface ControlDeps {
+  config: ControlConfig;
+  site: Site;
+  db: Database;
+  clock: Clock;
+  bus: EventBus;
+  log: Logger;
+  /** the device's bus, with writes */
+  busFor: (device: DeviceState) => ControlBus;
+  /** the device's storage control, found on its bus */
+  controlFor: (device: DeviceState, bus: ControlBus) => Promise<StorageControl | undefined>;
+  registry?: Registry;
+  /** site ms between decisions when no slot boundary comes sooner; below the keep-alive period */
+  tickMs: number;
+}
+
+/** A plan as the API shows it: the stored plan with each past slot's measured mean battery power. */
+export interface PlanView extends StoredPlan {
+  etag: string;
+  measured: (number | undefined)[];
+}
+
+export interface ControlStatus {
+  enabled: boolean;
+  storages: {
+    deviceId: string;
+    mode: OperationMode;
+    slot: { start: string; end: string; mode: string; powerW: number | null; status: string } | null;
+    /** the command in force, as the executor last put it (JSON) */
+    command: string | null;
+  }[];
+}
+
+export const planEtag = (planId: string) => `"${planId}"`;
+
+export class Control implements Feature {
+  readonly name = 'control';
+  private readonly executors = new Map<string, StorageExecutor>();
+  private readonly unsubscribe: (() => void)[] = [];
+
+  constructor(private readonly d: ControlDeps) {}
+
+  get enabled(): boolean {
+    return this.d.config.enabled;
+  }
+
+  /** The storage system a path id names: an inverter with batteries, or any of its sensors or blocks. */
+  storageOf(id: string): DeviceState | undefined {
+    const { site } = this.d;
+    const deviceId = site.devices.has(id) ? id : site.stream(id)?.deviceId;
+    const device = deviceId === undefined ? undefined : site.devices.get(deviceId);
+    if (!device) return undefined;
+    if (device.config.role === 'battery') {
+      const inv = device.config.inverter ?? site.byRole('inverter')[0]?.config.id;
+      return inv === undefined ? undefined : site.devices.get(inv);
+    }
+    return device;
+  }
+
+  isStorage(device: DeviceState): boolean {
+    return device.config.role === 'inverter' && this.d.site.batteriesOf(device.config.id).length > 0;
+  }
+
+  modeOf(deviceId: string): OperationMode {
+    return modeOf(this.d.db, deviceId)?.mode ?? 'self-consumption';
+  }
+
+  setMode(device: DeviceState, mode: OperationMode, by: string): void {
+    this.requireEnabled();
+    if (mode === 'optimise')
+      throw apiError(
+        'OPTIMISER_UNAVAILABLE',
+        "operationMode 'optimise' needs the gateway's optimiser, which this version does not have yet; use 'plan' with a plan of your own, or 'self-consumption'",
+      );
+    setMode(this.d.db, device.config.id, mode, by, this.d.clock.now());
+    this.d.log.info({ deviceId: device.config.id, mode, by }, 'operation mode changed');
+    void this.executors.get(device.config.id)?.wake();
+  }
+
+  plan(device: DeviceState): PlanView | undefined {
+    const p = planOf(this.d.db, device.config.id);
+    if (!p) return undefined;
+    const now = this.d.clock.now();
+    const stream = streamIds.batteryAggregate(device.config.id);
+    return {
+      ...p,
+      etag: planEtag(p.planId),
+      measured: p.slots.map((s) =>
+        s.endMs <= now ? measuredMeanPower(this.d.db, stream, s.startMs, s.endMs) : undefined,
+      ),
+    };
+  }
+
+  /** Stores a plan whole (If-Match checked by the caller against plan()); a plan switches self-consumption to `plan`. */
+  putPlan(device: DeviceState, slots: readonly SlotBody[], source: string, ifMatch?: string): PlanView {
+    this.requireEnabled();
+    const id = device.config.id;
+    const now = this.d.clock.now();
+    const before = planOf(this.d.db, id);
+    if (ifMatch !== undefined && ifMatch !== '*' && (!before || planEtag(before.planId) !== ifMatch.trim()))
+      throw apiError(
+        'PLAN_CHANGED',
+        `If-Match ${ifMatch.slice(0, 80)} is not the stored plan's ETag: GET the plan again`,
+      );
+    const checked = checkPlanSlots(slots, now);
+    replacePlan(this.d.db, { deviceId: id, planId: randomUUID(), source, createdMs: now, slots: checked });
+    if (this.modeOf(id) === 'self-consumption') setMode(this.d.db, id, 'plan', source, now);
+    this.d.log.info({ deviceId: id, source, slots: checked.length }, 'plan stored');
+    void this.executors.get(id)?.wake();
+    return this.plan(device)!;
+  }
+
+  /** Allowed with control off too: removing a plan can only make the device do less. */
+  deletePlan(device: DeviceState): boolean {
+    const gone = deletePlan(this.d.db, device.config.id);
+    void this.executors.get(device.config.id)?.wake();
+    return gone;
+  }
+
+  /** Each storage system's mode, current slot and command in force: the status page's section. */
+  status(): ControlStatus {
+    const now = this.d.clock.now();
+    const storages = this.d.site
+      .byRole('inverter')
+      .filter((d) => this.isStorage(d))
+      .map((d) => {
+        const id = d.config.id;
+        const slot = planOf(this.d.db, id)?.slots.find((s) => s.startMs <= now && now < s.endMs);
+        return {
+          deviceId: id,
+          mode: this.modeOf(id),
+          slot: slot
+            ? {
+                start: new Date(slot.startMs).toISOString(),
+                end: new Date(slot.endMs).toISOString(),
+                mode: slot.mode,
+                powerW: slot.powerW,
+                status: slot.status,
+              }
+            : null,
+          command: this.executors.get(id)?.current ?? null,
+        };
+      });
+    return { enabled: this.enabled, storages };
+  }
+
+  /**
+   * The owner's button on the status page: every storage system to self-consumption and its
+   * plan removed; wins over every plan (docs/design.md "who may write").
+   */
+  releaseAll(by: string): void {
+    if (!this.enabled) return;
+    for (const d of this.d.site.byRole('inverter').filter((x) => this.isStorage(x))) {
+      setMode(this.d.db, d.config.id, 'self-consumption', by, this.d.clock.now());
+      deletePlan(this.d.db, d.config.id);
+      void this.executors.get(d.config.id)?.wake();
+    }
+    this.d.log.info({ by }, 'every storage system back to self-consumption');
+  }
+
+  async start(): Promise<void> {
+    if (!this.enabled) return;
+    const { site, bus, registry } = this.d;
+    const writes =
+      registry &&
+      new Counter({
+        name: 'sitegw_control_register_writes_total',
+        help: 'Register writes control made to a storage device (in dry-run: would have made)',
+        labelNames: ['device'],
+        registers: [registry],
+      });
+    for (const device of site.byRole('inverter').filter((d) => this.isStorage(d))) {
+      const b = this.d.busFor(device);
+      const exec = new StorageExecutor({
+        deviceId: device.config.id,
+        db: this.d.db,
+        clock: this.d.clock,
+        log: this.d.log,
+        env: this.d.config,
+        bus: b,
+        control: () => this.d.controlFor(device, b),
+        counted: (n) => writes?.inc({ device: device.config.id }, n),
+        tickMs: this.d.tickMs,
+      });
+      this.executors.set(device.config.id, exec);
+    }
+    const gridMeter = site.byRole('grid-meter')[0];
+    const gridStream = gridMeter && streamIds.gridMeter(gridMeter.config.id);
+    this.unsubscribe.push(
+      bus.on('reading', (r) => {
+        if (r.streamId === gridStream && r.values.power_W !== undefined) {
+          for (const e of this.executors.values()) {
+            e.measured.gridW = r.values.power_W;
+            // a charge watches the import limit at every grid reading, not only at the tick
+            if (e.current?.includes('"charge"')) void e.wake();
+          }
+          return;
+        }
+        for (const [id, e] of this.executors) {
+          if (r.streamId !== streamIds.batteryAggregate(id)) continue;
+          if (r.values.soc !== undefined) e.measured.socPct = r.values.soc;
+          if (r.values.power_W !== undefined) e.measured.batteryW = r.values.power_W;
+        }
+      }),
+    );
+    // a start restores the current slot, or self-consumption, before anything else
+    await Promise.all([...this.executors.values()].map((e) => e.wake()));
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe.splice(0)) u();
+    // a clean stop leaves every storage system in its own self-consumption
+    await Promise.all([...this.executors.values()].map((e) => e.stop(true)));
+    this.executors.clear();
+  }
+
+  private requireEnabled(): void {
+    if (!this.enabled)
+      throw apiError(
+        'CONTROL_DISABLED',
+        'battery control is off on this gateway: the installer enables it with control.enabled: true in site.yaml after the checks in docs/control.md',
+      );
+  }
+}

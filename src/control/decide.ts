@@ -1,0 +1,142 @@
+/**
+ * What a storage system should do now: the operation mode, the plan's current slot and the latest
+ * measurements, clipped to the safety envelope (docs/control.md "The safety envelope"). Pure: no
+ * clock, no I/O, so every rule is a unit test.
+ */
+import type { ControlConfig } from '../config/types.js';
+import type { StorageCommand } from '../core/storage-control.js';
+import type { OperationMode, StoredSlot } from '../store/control.js';
+
+export interface Measured {
+  /** battery aggregate state of charge, percent */
+  socPct?: number;
+  /** battery aggregate power, W, + charging */
+  batteryW?: number;
+  /** grid connection point power, W, + importing */
+  gridW?: number;
+}
+
+/** The device's own limits, where it told them (SunSpec 124 WChaMax, the profile's nameplate). */
+export interface Nameplate {
+  maxChargeW?: number;
+  maxDischargeW?: number;
+}
+
+export interface Decision {
+  command: StorageCommand;
+  /** why the command is less than the slot asked for; null when it is what was asked */
+  limited: string | null;
+  /** the slot's targetSoc is reached: the rest of the slot holds */
+  targetReached: boolean;
+}
+
+/** Kept free below the import and export limits: the house moves between two measurements. */
+export const LIMIT_MARGIN = { fraction: 0.05, minW: 100 } as const;
+/** clipped commands move in these steps */
+export const STEP_W = 50;
+const margin = (limitW: number) => Math.max(LIMIT_MARGIN.minW, limitW * LIMIT_MARGIN.fraction);
+
+const SELF: Decision = { command: { mode: 'self-consumption' }, limited: null, targetReached: false };
+
+export function decide(
+  mode: OperationMode,
+  slot: StoredSlot | undefined,
+  m: Measured,
+  env: ControlConfig,
+  plate: Nameplate,
+  targetReachedBefore = false,
+): Decision {
+  if (mode === 'self-consumption') return SELF;
+  if (mode === 'backup') {
+    // hold the reserve: below it, charge back up (as a charge slot would, envelope and all)
+    if (m.socPct === undefined || m.socPct >= env.reserveSoc) return SELF;
+    return charge(env.maxChargeW, env.reserveSoc, m, env, plate, false);
+  }
+  if (!slot || slot.mode === 'self-consumption') return SELF;
+  if (slot.mode === 'hold') return { command: { mode: 'hold' }, limited: null, targetReached: false };
+  if (slot.mode === 'charge')
+    return charge(slot.powerW ?? 0, Math.min(slot.targetSoc ?? 100, env.socMax), m, env, plate, targetReachedBefore);
+  return discharge(slot.powerW ?? 0, Math.max(slot.targetSoc ?? 0, env.socMin), m, env, plate, targetReachedBefore);
+}
+
+/** A limit on the asked power, and the words the slot's status gives when it bites. */
+type Limit = [maxW: number, why: string] | false;
+
+/**
+ * A charge or discharge of `askedW` within `limits`, or a hold once the SoC has reached `done`.
+ * Without readings (start-up, a silent meter) the device is left to itself: not a limit, the next
+ * reading wakes the executor again.
+ */
+function move(
+  mode: 'charge' | 'discharge',
+  askedW: number,
+  m: Measured,
+  reached: (socPct: number) => boolean,
+  limits: (base: number) => Limit[],
+): Decision {
+  if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined) return SELF;
+  if (reached(m.socPct)) return { command: { mode: 'hold' }, limited: null, targetReached: true };
+  // the site without the battery: what the grid would carry if the battery stood still
+  const base = m.gridW - m.batteryW;
+  const why: string[] = [];
+  let w = askedW;
+  for (const limit of limits(base)) {
+    if (limit && w > limit[0]) {
+      w = limit[0];
+      why.push(limit[1]);
+    }
+  }
+  // a clipped power in 50 W steps: the house moves a few watts at every reading, and a write per
+  // reading would wear registers some devices keep in flash
+  w = why.length ? Math.max(0, Math.floor(w / STEP_W) * STEP_W) : Math.max(0, Math.floor(w));
+  return { command: { mode, powerW: w }, limited: why.length ? why.join('; ') : null, targetReached: false };
+}
+
+function charge(
+  askedW: number,
+  targetSoc: number,
+  m: Measured,
+  env: ControlConfig,
+  plate: Nameplate,
+  reachedBefore: boolean,
+): Decision {
+  const cap = Math.min(env.maxChargeW, plate.maxChargeW ?? Number.POSITIVE_INFINITY);
+  return move(
+    'charge',
+    askedW,
+    m,
+    (soc) => reachedBefore || soc >= targetSoc,
+    (base) => [
+      [cap, `charge power capped at ${cap} W (control.maxChargeW, nameplate)`],
+      [
+        env.importLimitW - margin(env.importLimitW) - base,
+        `grid import kept under control.importLimitW ${env.importLimitW} W`,
+      ],
+      !env.gridCharge && [-base, 'charging from PV surplus only (control.gridCharge false)'],
+    ],
+  );
+}
+
+function discharge(
+  askedW: number,
+  floorSoc: number,
+  m: Measured,
+  env: ControlConfig,
+  plate: Nameplate,
+  reachedBefore: boolean,
+): Decision {
+  const cap = Math.min(env.maxDischargeW, plate.maxDischargeW ?? Number.POSITIVE_INFINITY);
+  return move(
+    'discharge',
+    askedW,
+    m,
+    (soc) => reachedBefore || soc <= floorSoc,
+    (base) => [
+      [cap, `discharge power capped at ${cap} W (control.maxDischargeW, nameplate)`],
+      [
+        env.exportLimitW - margin(env.exportLimitW) + base,
+        `grid export kept under control.exportLimitW ${env.exportLimitW} W`,
+      ],
+    ],
+  );
+}

@@ -1,0 +1,183 @@
+/**
+ * The executor of one storage system (docs/control.md "How it works"): at every slot boundary,
+ * every tick and every grid reading during a charge it decides what the battery should do
+ * (decide.ts), and puts it on the device through the storage-control capability only when the
+ * command changes or the command's life needs a keep-alive. Every write is read back and
+ * audited; any failure falls back to self-consumption and marks the slot failed.
+ */
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { ControlConfig } from '../config/types.js';
+import type { Clock, ClockTimer } from '../core/clock.js';
+import type { RegisterReader } from '../core/register-reader.js';
+import type { RegisterWrite, RegisterWriter, StorageCommand, StorageControl } from '../core/storage-control.js';
+import {
+  modeOf,
+  type OperationMode,
+  planOf,
+  recordWrites,
+  type SlotStatus,
+  type StoredSlot,
+  setSlotStatus,
+} from '../store/control.js';
+import { decide, type Measured } from './decide.js';
+import { dryRunBus } from './dry-run-bus.js';
+
+export type ControlBus = RegisterReader & RegisterWriter;
+
+export interface ExecutorDeps {
+  deviceId: string;
+  db: Database;
+  clock: Clock;
+  log: Logger;
+  env: ControlConfig;
+  bus: ControlBus;
+  /** finds the device's storage control (SunSpec 124, a profile's control map); undefined when it has none */
+  control: () => Promise<StorageControl | undefined>;
+  /** every write that went out (or would have, in dry-run), for /metrics */
+  counted: (n: number) => void;
+  /** site ms between decisions when nothing else wakes the executor */
+  tickMs: number;
+}
+
+const SLOT_END_STATUS: Partial<Record<SlotStatus, SlotStatus>> = { pending: 'skipped', active: 'done' };
+
+export class StorageExecutor {
+  readonly measured: Measured = {};
+  private control: StorageControl | undefined;
+  private last: { key: string; at: number; writer: string } | null = null;
+  private timer: ClockTimer | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  /** the slot whose targetSoc was reached (its start) */
+  private reachedSlot: number | null = null;
+  private readonly bus: ControlBus;
+
+  constructor(private readonly d: ExecutorDeps) {
+    this.bus = d.env.dryRun ? dryRunBus(d.bus) : d.bus;
+  }
+
+  /** Decide and apply now, then again at the next slot boundary or tick. */
+  wake(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        await this.step().catch((err) => this.d.log.error({ err, deviceId: this.d.deviceId }, 'control step failed'));
+      } while (this.again && !this.stopped);
+      this.running = null;
+      this.schedule();
+    })();
+    return this.running;
+  }
+
+  /** The command in force, for the device record and the status page. */
+  get current(): string | null {
+    return this.last?.key ?? null;
+  }
+
+  /** Stops deciding; `release` puts the device back in self-consumption (a clean stop). */
+  async stop(release: boolean): Promise<void> {
+    this.stopped = true;
+    if (this.timer) this.d.clock.clearTimeout(this.timer);
+    await this.running;
+    if (release) await this.put({ mode: 'self-consumption' }, 'stop', true).catch(() => undefined);
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    if (this.timer) this.d.clock.clearTimeout(this.timer);
+    const now = this.d.clock.now();
+    const plan = planOf(this.d.db, this.d.deviceId);
+    const boundary = plan?.slots.flatMap((s) => [s.startMs, s.endMs]).find((t) => t > now);
+    const tick = this.d.tickMs;
+    const wait = boundary === undefined ? tick : Math.min(tick, boundary - now);
+    this.timer = this.d.clock.setTimeout(() => void this.wake(), Math.max(1, wait));
+  }
+
+  private async step(): Promise<void> {
+    const { db, deviceId, clock, env } = this.d;
+    const now = clock.now();
+    const mode: OperationMode = modeOf(db, deviceId)?.mode ?? 'self-consumption';
+    const plan = planOf(db, deviceId);
+    let slot: StoredSlot | undefined;
+    for (const s of plan?.slots ?? []) {
+      if (s.endMs <= now) {
+        const next = SLOT_END_STATUS[s.status];
+        if (next) setSlotStatus(db, deviceId, s.startMs, next, s.note);
+      } else if (s.startMs <= now) slot = s;
+    }
+    const following = mode === 'plan' || mode === 'optimise';
+    if (slot && !following && slot.status === 'pending') {
+      setSlotStatus(db, deviceId, slot.startMs, 'skipped', `operation mode was ${mode}`);
+      slot = undefined;
+    }
+    if (slot?.status === 'skipped' || slot?.status === 'failed') slot = undefined;
+    const reached = slot !== undefined && this.reachedSlot === slot.startMs;
+    const d = decide(following ? 'plan' : mode, slot, this.measured, env, {}, reached);
+    if (slot && d.targetReached) this.reachedSlot = slot.startMs;
+    const writer = following && slot ? (plan?.source ?? 'plan') : `mode:${mode}`;
+    try {
+      await this.put(d.command, writer, false);
+    } catch (err) {
+      this.d.log.warn({ err, deviceId }, 'storage command failed: falling back to self-consumption');
+      if (slot)
+        setSlotStatus(db, deviceId, slot.startMs, 'failed', `device write failed: ${String(err).slice(0, 200)}`);
+      this.last = null;
+      await this.put({ mode: 'self-consumption' }, 'fallback', true).catch(() => undefined);
+      return;
+    }
+    if (slot) {
+      const status: SlotStatus = d.limited ? 'limited' : slot.status === 'limited' ? 'limited' : 'active';
+      const note = d.limited ?? (d.targetReached ? 'targetSoc reached: holding' : slot.note);
+      if (status !== slot.status || note !== slot.note) setSlotStatus(db, deviceId, slot.startMs, status, note);
+    }
+  }
+
+  /** Applies `command` when it changed or its life needs a keep-alive; audits what was written. */
+  private async put(command: StorageCommand, writer: string, force: boolean): Promise<void> {
+    const key = JSON.stringify(command);
+    const now = this.d.clock.now();
+    this.control ??= await this.d.control();
+    const control = this.control;
+    if (!control) throw new Error(`device ${this.d.deviceId} offers no storage control`);
+    const keepAliveMs = (control.life.seconds * 1000) / 3;
+    const due =
+      force || this.last?.key !== key || (command.mode !== 'self-consumption' && now - this.last.at >= keepAliveMs);
+    if (!due) return;
+    let writes: RegisterWrite[] = [];
+    try {
+      writes = await control.apply(this.bus, command);
+    } finally {
+      this.audit(writes, writer, now);
+    }
+    const refused = writes.find((w) => w.values.some((v, i) => w.readBack[i] !== v));
+    if (refused)
+      throw new Error(
+        `register ${refused.address} read back ${refused.readBack.join(',')} after writing ${refused.values.join(',')}`,
+      );
+    this.last = { key, at: now, writer };
+  }
+
+  private audit(writes: readonly RegisterWrite[], writer: string, at: number): void {
+    if (writes.length === 0) return;
+    recordWrites(
+      this.d.db,
+      writes.map((w) => ({
+        atMs: at,
+        deviceId: this.d.deviceId,
+        writer,
+        address: w.address,
+        values: w.values,
+        readBack: w.readBack,
+        dryRun: this.d.env.dryRun,
+      })),
+    );
+    this.d.counted(writes.length);
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * A plan body as a partner sends it (docs/api.md "Plans"), checked
+ * slot by slot with a named error for each rule (docs/design.md "Control: operation mode and
+ * plans"): UTC intervals on 15-minute boundaries, no overlap, none ending in the past, none more
+ * than 7 days ahead, `powerW` for charge and discharge.
+ */
+import { Type } from '@sinclair/typebox';
+import { ApiError, apiError } from '../core/errors.js';
+import type { SlotMode, StoredSlot } from '../store/control.js';
+import { parseInterval } from '../telemetry/interval.js';
+
+export const SLOT_MS = 15 * 60_000;
+export const PLAN_HORIZON_MS = 7 * 86_400_000;
+/** 7 days of quarter hours */
+export const MAX_SLOTS = 672;
+export const SLOT_MODES: readonly SlotMode[] = ['charge', 'discharge', 'hold', 'self-consumption'];
+
+/** The plan body's schema: the HTTP route and the uplink's cmd/plan check the same (OpenAPI from it). */
+export const SlotModeSchema = Type.Union([
+  Type.Literal('charge'),
+  Type.Literal('discharge'),
+  Type.Literal('hold'),
+  Type.Literal('self-consumption'),
+]);
+
+const SlotBodySchema = Type.Object(
+  {
+    interval: Type.String({ maxLength: 100, description: 'start/end in UTC on quarter hours' }),
+    mode: SlotModeSchema,
+    powerW: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'battery power, W, always positive; charge and discharge only',
+      }),
+    ),
+    targetSoc: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 100,
+        description: 'percent: ends a charge (reached) or discharge (fallen to) early',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const PlanBody = Type.Object(
+  { slots: Type.Array(SlotBodySchema, { maxItems: MAX_SLOTS }) },
+  { additionalProperties: false },
+);
+
+export interface SlotBody {
+  interval: string;
+  mode: SlotMode;
+  powerW?: number;
+  targetSoc?: number;
+}
+
+/** The body's slots, sorted, as the store keeps them (all `pending`). */
+export function checkPlanSlots(slots: readonly SlotBody[], now: number): StoredSlot[] {
+  const out = slots.map((s, i): StoredSlot => {
+    const at = `slots[${i}]`;
+    let range: { start: number; end: number };
+    try {
+      range = parseInterval(s.interval);
+    } catch (err) {
+      throw new ApiError(400, 'SLOT_INVALID', `${at}.interval: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (range.start % SLOT_MS !== 0 || range.end % SLOT_MS !== 0)
+      throw apiError(
+        'SLOT_NOT_ALIGNED',
+        `${at}.interval "${s.interval}" must start and end on a quarter hour (:00, :15, :30, :45 UTC)`,
+      );
+    if (range.end <= now) throw apiError('SLOT_IN_PAST', `${at}.interval "${s.interval}" has already ended`);
+    if (range.end > now + PLAN_HORIZON_MS)
+      throw apiError('SLOT_TOO_FAR', `${at}.interval "${s.interval}" ends more than 7 days ahead`);
+    const moves = s.mode === 'charge' || s.mode === 'discharge';
+    if (moves && s.powerW === undefined)
+      throw apiError('POWER_REQUIRED', `${at}: a ${s.mode} slot needs powerW, the battery power in W (positive)`);
+    if (!moves && s.powerW !== undefined) throw apiError('SLOT_INVALID', `${at}: a ${s.mode} slot takes no powerW`);
+    if (s.targetSoc !== undefined && !moves)
+      throw apiError('SLOT_INVALID', `${at}: targetSoc ends a charge or discharge; a ${s.mode} slot takes none`);
+    return {
+      startMs: range.start,
+      endMs: range.end,
+      mode: s.mode,
+      powerW: s.powerW ?? null,
+      targetSoc: s.targetSoc ?? null,
+      status: 'pending',
+      note: null,
+    };
+  });
+  out.sort((a, b) => a.startMs - b.startMs);
+  for (let i = 1; i < out.length; i++)
+    if (out[i]!.startMs < out[i - 1]!.endMs)
+      throw apiError(
+        'SLOTS_OVERLAP',
+        `two slots overlap at ${new Date(out[i]!.startMs).toISOString()}: slots must not overlap`,
+      );
+  return out;
+}

@@ -1,0 +1,97 @@
+/**
+ * Cloud plans (docs/mqtt-contract.md "Plans"): a fleet service publishes the HTTP plan body on
+ * `{prefix}/cmd/plan` with a `requestId` and the `deviceId` of the storage system; the gateway
+ * applies the same schema and the same checks as `PUT …/plan` and answers on
+ * `{prefix}/cmd/plan/response` (or the MQTT 5 Response Topic) with the stored plan or the error.
+ * `"delete": true` instead of `slots` removes the plan.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { Control, PlanView } from '../control/control.js';
+import { PlanBody } from '../control/plan-body.js';
+import { ApiError } from '../core/errors.js';
+import { formatInterval } from '../telemetry/interval.js';
+
+/** A command is small: 672 slots of about 100 bytes each at most. */
+export const MAX_PLAN_COMMAND_BYTES = 100_000;
+
+const PlanCommand = Type.Object(
+  {
+    requestId: Type.String({ minLength: 1, maxLength: 100 }),
+    deviceId: Type.String({ minLength: 1, maxLength: 200 }),
+    slots: Type.Optional(PlanBody.properties.slots),
+    delete: Type.Optional(Type.Literal(true)),
+  },
+  { additionalProperties: false },
+);
+
+export type PlanAnswer =
+  | { requestId: string; status: 'accepted'; plan: ReturnType<typeof planBody> | null }
+  | { requestId: string | null; status: 'error'; code: string; message: string };
+
+export function planBody(p: PlanView) {
+  return {
+    deviceId: p.deviceId,
+    planId: p.planId,
+    source: p.source,
+    createdAt: new Date(p.createdMs).toISOString(),
+    slots: p.slots.map((s) => ({
+      interval: formatInterval(s.startMs, s.endMs),
+      mode: s.mode,
+      ...(s.powerW !== null ? { powerW: s.powerW } : {}),
+      ...(s.targetSoc !== null ? { targetSoc: s.targetSoc } : {}),
+      status: s.status,
+    })),
+  };
+}
+
+const refuse = (requestId: string | null, code: string, message: string): PlanAnswer => ({
+  requestId,
+  status: 'error',
+  code,
+  message,
+});
+
+/** The answer to one cmd/plan payload; never throws for bad input. */
+export function answerPlanCommand(control: Control | undefined, payload: Buffer): PlanAnswer {
+  if (payload.length > MAX_PLAN_COMMAND_BYTES)
+    return refuse(null, 'INVALID_COMMAND', `the command is ${payload.length} bytes; at most ${MAX_PLAN_COMMAND_BYTES}`);
+  let body: unknown;
+  try {
+    body = JSON.parse(payload.toString('utf8'));
+  } catch {
+    return refuse(null, 'INVALID_COMMAND', 'the command is not JSON; send {"requestId","deviceId","slots":[…]}');
+  }
+  const requestId =
+    typeof body === 'object' && body !== null && typeof (body as { requestId?: unknown }).requestId === 'string'
+      ? ((body as { requestId: string }).requestId.slice(0, 100) as string)
+      : null;
+  if (!Value.Check(PlanCommand, body)) {
+    const first = Value.Errors(PlanCommand, body).First();
+    return refuse(
+      requestId,
+      'INVALID_COMMAND',
+      `${first ? `${first.path || '/'}: ${first.message}` : 'invalid'}; send {"requestId","deviceId","slots":[…]} or {"requestId","deviceId","delete":true}`,
+    );
+  }
+  const cmd = body as Static<typeof PlanCommand>;
+  if ((cmd.slots === undefined) === (cmd.delete === undefined))
+    return refuse(cmd.requestId, 'INVALID_COMMAND', 'give either slots or "delete": true');
+  const device = control?.storageOf(cmd.deviceId);
+  if (!control || !device || !control.isStorage(device))
+    return refuse(cmd.requestId, 'DEVICE_NOT_FOUND', `no storage system '${cmd.deviceId.slice(0, 100)}' on this site`);
+  try {
+    if (cmd.delete) {
+      control.deletePlan(device);
+      return { requestId: cmd.requestId, status: 'accepted', plan: null };
+    }
+    return {
+      requestId: cmd.requestId,
+      status: 'accepted',
+      plan: planBody(control.putPlan(device, cmd.slots!, 'cloud')),
+    };
+  } catch (err) {
+    if (err instanceof ApiError) return refuse(cmd.requestId, err.code, err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import type { ControlConfig } from '../../src/config/types.js';
+import { decide } from '../../src/control/decide.js';
+import { checkPlanSlots, SLOT_MS } from '../../src/control/plan-body.js';
+import type { StoredSlot } from '../../src/store/control.js';
+
+const env: ControlConfig = {
+  enabled: true,
+  dryRun: false,
+  reserveSoc: 20,
+  socMin: 10,
+  socMax: 95,
+  maxChargeW: 3000,
+  maxDischargeW: 3000,
+  importLimitW: 5000,
+  exportLimitW: 4000,
+  gridCharge: true,
+  revertSeconds: 60,
+};
+const slot = (over: Partial<StoredSlot>): StoredSlot => ({
+  startMs: 0,
+  endMs: SLOT_MS,
+  mode: 'charge',
+  powerW: 2000,
+  targetSoc: null,
+  status: 'active',
+  note: null,
+  ...over,
+});
+const night = { socPct: 50, batteryW: 0, gridW: 800 };
+
+describe('decide: the safety envelope', () => {
+  it('self-consumption wins over any slot', () => {
+    expect(decide('self-consumption', slot({}), night, env, {}).command).toEqual({ mode: 'self-consumption' });
+  });
+  it('a charge within every limit is what was asked', () => {
+    expect(decide('plan', slot({}), night, env, {})).toEqual({
+      command: { mode: 'charge', powerW: 2000 },
+      limited: null,
+      targetReached: false,
+    });
+  });
+  it('caps at control.maxChargeW and the nameplate, and says so', () => {
+    const d = decide('plan', slot({ powerW: 9000 }), night, env, { maxChargeW: 2500 });
+    expect(d.command).toEqual({ mode: 'charge', powerW: 2500 });
+    expect(d.limited).toMatch(/maxChargeW/);
+  });
+  it('keeps import under importLimitW less the margin (5 %), in 50 W steps', () => {
+    // 4,200 W of house on the grid: 5,000 − 250 − 4,200 = 550 → 550
+    const d = decide('plan', slot({}), { ...night, gridW: 4200 }, env, {});
+    expect(d.command).toEqual({ mode: 'charge', powerW: 550 });
+    expect(d.limited).toMatch(/importLimitW/);
+    // a house over the limit already: no charge at all
+    expect(decide('plan', slot({}), { ...night, gridW: 6000 }, env, {}).command).toEqual({ mode: 'charge', powerW: 0 });
+  });
+  it('without gridCharge charges from PV surplus only', () => {
+    const d = decide('plan', slot({}), { socPct: 50, batteryW: 0, gridW: -700 }, { ...env, gridCharge: false }, {});
+    expect(d.command).toEqual({ mode: 'charge', powerW: 700 });
+  });
+  it('ends a charge at targetSoc (or socMax) and holds', () => {
+    expect(decide('plan', slot({ targetSoc: 60 }), { ...night, socPct: 60.2 }, env, {})).toMatchObject({
+      command: { mode: 'hold' },
+      targetReached: true,
+    });
+    expect(decide('plan', slot({}), { ...night, socPct: 95 }, env, {}).command).toEqual({ mode: 'hold' });
+  });
+  it('stops a discharge at socMin and keeps export under exportLimitW', () => {
+    expect(decide('plan', slot({ mode: 'discharge' }), { ...night, socPct: 10 }, env, {}).command).toEqual({
+      mode: 'hold',
+    });
+    const d = decide(
+      'plan',
+      slot({ mode: 'discharge', powerW: 3000 }),
+      { socPct: 50, batteryW: 0, gridW: -2000 },
+      env,
+      {},
+    );
+    // 4,000 − 200 + (−2,000) = 1,800
+    expect(d.command).toEqual({ mode: 'discharge', powerW: 1800 });
+  });
+  it('without measurements does nothing forced', () => {
+    expect(decide('plan', slot({}), {}, env, {}).command).toEqual({ mode: 'self-consumption' });
+  });
+  it('backup charges back up to the reserve and otherwise leaves the device alone', () => {
+    expect(decide('backup', undefined, { ...night, socPct: 15 }, env, {}).command.mode).toBe('charge');
+    expect(decide('backup', undefined, { ...night, socPct: 25 }, env, {}).command.mode).toBe('self-consumption');
+  });
+});
+
+describe('checkPlanSlots', () => {
+  const now = 10 * SLOT_MS + 1000;
+  const iv = (a: number, b: number) => `${new Date(a * SLOT_MS).toISOString()}/${new Date(b * SLOT_MS).toISOString()}`;
+  it('sorts slots and keeps them pending', () => {
+    const s = checkPlanSlots(
+      [
+        { interval: iv(12, 13), mode: 'hold' },
+        { interval: iv(11, 12), mode: 'charge', powerW: 1000 },
+      ],
+      now,
+    );
+    expect(s.map((x) => [x.startMs / SLOT_MS, x.status])).toEqual([
+      [11, 'pending'],
+      [12, 'pending'],
+    ]);
+  });
+  it('names each broken rule', () => {
+    const code = (slots: Parameters<typeof checkPlanSlots>[0]) => {
+      try {
+        checkPlanSlots(slots, now);
+      } catch (e) {
+        return (e as { code: string }).code;
+      }
+      return 'ok';
+    };
+    expect(code([{ interval: 'nonsense', mode: 'hold' }])).toBe('SLOT_INVALID');
+    expect(code([{ interval: iv(9, 10), mode: 'hold' }])).toBe('SLOT_IN_PAST');
+    expect(code([{ interval: iv(11, 2000), mode: 'hold' }])).toBe('SLOT_TOO_FAR');
+    expect(code([{ interval: iv(11, 12), mode: 'discharge' }])).toBe('POWER_REQUIRED');
+    expect(code([{ interval: iv(11, 12), mode: 'hold', powerW: 5 }])).toBe('SLOT_INVALID');
+    expect(
+      code([
+        { interval: iv(11, 13), mode: 'hold' },
+        { interval: iv(12, 14), mode: 'hold' },
+      ]),
+    ).toBe('SLOTS_OVERLAP');
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * Cloud plans on the uplink's command topic (docs/mqtt-contract.md "Plans"): the same body and
+ * checks as PUT …/plan, answered with the stored plan or the error, every answer conforming to
+ * docs/asyncapi.yaml. The demo gateway uplinks to an in-process broker.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { partnerToken } from '../support/auth.js';
+import { loadContract } from '../support/contract.js';
+import { demoSite, getJson, waitFor } from '../support/demo.js';
+import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
+import { uplinkTo } from '../support/uplink.js';
+
+const PREFIX = 'sitegw/demo-site';
+const Q = 15 * 60_000;
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+describe('plans on {prefix}/cmd/plan', () => {
+  let broker: TestBroker;
+  let demo: Awaited<ReturnType<typeof demoSite>>;
+  let c: Collector;
+  beforeAll(async () => {
+    broker = await aedesBroker();
+    c = await collect(broker.url, `${PREFIX}/cmd/plan/response`);
+    demo = await demoSite({ speed: 1, start: Date.parse('2026-01-15T00:00:00Z'), ...uplinkTo(broker) });
+    await waitFor('the uplink connected', () => demo.daemon.uplink!.health().connection.connected);
+  });
+  afterAll(async () => {
+    await demo?.cleanup();
+    await c?.close();
+    await broker?.close();
+  });
+
+  let n = 0;
+  async function send(payload: string): Promise<any> {
+    const before = c.messages.length;
+    n++;
+    await c.client.publishAsync(`${PREFIX}/cmd/plan`, payload, { qos: 1 });
+    const m = await waitFor(`plan answer ${n}`, () => c.messages[before]);
+    const body = JSON.parse(m.payload);
+    expect(loadContract(PREFIX).check(m.topic, body)).toEqual([]);
+    return body;
+  }
+
+  it('stores a plan with the same checks as the HTTP API and answers with it', async () => {
+    const t = Math.ceil((demo.clock.now() + 60_000) / Q) * Q;
+    const slots = [{ interval: `${iso(t)}/${iso(t + Q)}`, mode: 'charge', powerW: 1500, targetSoc: 80 }];
+    const ok = await send(JSON.stringify({ requestId: 'fleet-1', deviceId: 'inverter', slots }));
+    expect(ok).toMatchObject({
+      v: 2,
+      requestId: 'fleet-1',
+      status: 'accepted',
+      plan: { source: 'cloud', deviceId: 'inverter' },
+    });
+    expect(ok.plan.slots).toEqual([{ ...slots[0], status: 'pending' }]);
+    const token = await partnerToken(demo.credentials);
+    const stored = await getJson(`${demo.url}/api/v1/devices/inverter/plan`, token);
+    expect(stored.body.planId).toBe(ok.plan.planId);
+
+    const bad = await send(
+      JSON.stringify({
+        requestId: 'fleet-2',
+        deviceId: 'inverter',
+        slots: [{ ...slots[0], interval: `${iso(t + 60_000)}/${iso(t + Q)}` }],
+      }),
+    );
+    expect(bad).toMatchObject({ requestId: 'fleet-2', status: 'error', code: 'SLOT_NOT_ALIGNED' });
+    // the refused plan left the stored one alone
+    expect((await getJson(`${demo.url}/api/v1/devices/inverter/plan`, token)).body.planId).toBe(ok.plan.planId);
+
+    const gone = await send(JSON.stringify({ requestId: 'fleet-3', deviceId: 'inverter__bb_agg', delete: true }));
+    expect(gone).toMatchObject({ status: 'accepted', plan: null });
+    expect((await getJson(`${demo.url}/api/v1/devices/inverter/plan`, token)).status).toBe(404);
+  });
+
+  it('answers malformed commands with a named error and keeps running', async () => {
+    expect(await send('not json')).toMatchObject({ requestId: null, status: 'error', code: 'INVALID_COMMAND' });
+    expect(await send(JSON.stringify({ requestId: 'x', deviceId: 'inverter', slots: 'all' }))).toMatchObject({
+      requestId: 'x',
+      code: 'INVALID_COMMAND',
+    });
+    expect(await send(JSON.stringify({ requestId: 'y', deviceId: 'inverter' }))).toMatchObject({
+      code: 'INVALID_COMMAND',
+    });
+    expect(await send(JSON.stringify({ requestId: 'z', deviceId: 'grid-meter', delete: true }))).toMatchObject({
+      code: 'DEVICE_NOT_FOUND',
+    });
+    expect(await send(JSON.stringify([1, 2]))).toMatchObject({ code: 'INVALID_COMMAND' });
+    expect(demo.daemon.uplink!.health().connection.connected).toBe(true);
+  });
+});
