@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS seq_ranges (
 CREATE TABLE IF NOT EXISTS holes (
   id ID, site_id TEXT NOT NULL, from_seq SEQ NOT NULL, to_seq SEQ NOT NULL,
   interval TEXT NOT NULL, detected_at TIME NOT NULL, request_id TEXT, requested_at TIME,
-  attempts INTEGER NOT NULL DEFAULT 0, first_seq SEQ, last_seq SEQ, status TEXT NOT NULL DEFAULT 'open', closed_at TIME
+  attempts INTEGER NOT NULL DEFAULT 0, first_seq SEQ, last_seq SEQ, status TEXT NOT NULL DEFAULT 'open', closed_at TIME,
+  filled_seqs SEQ
 );
 CREATE INDEX IF NOT EXISTS holes_open ON holes (status, site_id);
 CREATE TABLE IF NOT EXISTS telemetry (
@@ -68,10 +69,32 @@ CREATE TABLE IF NOT EXISTS site_state (
 )KEYED;
 `;
 
-/** The consumer's schema in one dialect. */
-export function schema(dialect: SqlDb['dialect']): string {
+/**
+ * Columns added after a table was first created: a database made by an older consumer gets them
+ * at start. `holes.filled_seqs`: how many seqs a fill entered into the ledger (only the part of
+ * the hole still missing; seqs that came late were processed as messages), so processed
+ * messages plus filled seqs add up to the runs exactly. NULL on holes filled before it existed.
+ */
+const ADDED_COLUMNS = [{ table: 'holes', column: 'filled_seqs', type: 'SEQ' }] as const;
+
+const typed = (dialect: SqlDb['dialect'], sql: string) => {
   const t = TYPES[dialect];
-  return SCHEMA.replace(/\b(TIME|SEQ|ID)\b(?=[ ,\n])|\)KEYED/g, (m) =>
+  return sql.replace(/\b(TIME|SEQ|ID)\b(?=[ ,\n;]|$)|\)KEYED/g, (m) =>
     m === ')KEYED' ? `)${t.KEYED}` : t[m as 'TIME' | 'SEQ' | 'ID'],
   );
+};
+
+/**
+ * The consumer's schema in one dialect, upgrades of an older database included. SQLite has no
+ * `ADD COLUMN IF NOT EXISTS`, so it is told which columns the file has (`PRAGMA table_info`).
+ */
+export function schema(dialect: SqlDb['dialect'], has?: (table: string, column: string) => boolean): string {
+  const added = ADDED_COLUMNS.map(({ table, column, type }) =>
+    dialect === 'postgres'
+      ? `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${column} ${type};\n`
+      : has?.(table, column)
+        ? ''
+        : `ALTER TABLE ${table} ADD COLUMN ${column} ${type};\n`,
+  );
+  return typed(dialect, SCHEMA + added.join(''));
 }

@@ -47,6 +47,8 @@ export interface Hole {
   lastSeq: number | null;
   status: 'open' | 'requested' | 'accepted' | 'filled' | 'arrived';
   closedAt: number | null;
+  /** seqs the fill entered into the runs (the part of the hole still missing then); null until filled */
+  filledSeqs: number | null;
 }
 
 export interface Gap {
@@ -242,12 +244,15 @@ export class ConsumerStore {
       await this.lockSite(db, h.siteId);
       const sql = `UPDATE holes SET status = ?, closed_at = ? WHERE id = ? AND status IN ('open', 'requested', 'accepted')`;
       const changed = await db.run(sql, [status, now, h.id]);
-      if (changed === 1 && status === 'filled') await this.markHole(db, h);
+      if (changed === 1 && status === 'filled')
+        await db.run('UPDATE holes SET filled_seqs = ? WHERE id = ?', [await this.markHole(db, h), h.id]);
     });
   }
 
-  private async markHole(db: SqlDb, h: Hole): Promise<void> {
-    // only the part still missing: some of its seqs may have come late
+  /** Enters the hole's seqs still missing into the runs; how many that was. */
+  private async markHole(db: SqlDb, h: Hole): Promise<number> {
+    // only the part still missing: some of its seqs may have come late (and were counted as messages)
+    let entered = 0;
     for (const g of await this.gaps(h.siteId, db)) {
       if (g.toSeq < h.fromSeq || g.fromSeq > h.toSeq) continue;
       const lo = Math.max(g.fromSeq, h.fromSeq);
@@ -260,7 +265,9 @@ export class ConsumerStore {
         lo === g.fromSeq ? g.beforeTime : g.afterTime,
         hi === g.toSeq ? g.afterTime : g.beforeTime,
       );
+      entered += hi - lo + 1;
     }
+    return entered;
   }
 
   /** Per site: messages processed, duplicates dropped. */
@@ -309,5 +316,6 @@ function toHole(r: Record<string, unknown>): Hole {
     lastSeq: (r.last_seq as number | null) ?? null,
     status: r.status as Hole['status'],
     closedAt: (r.closed_at as number | null) ?? null,
+    filledSeqs: r.filled_seqs == null ? null : Number(r.filled_seqs),
   };
 }

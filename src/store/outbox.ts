@@ -71,6 +71,18 @@ export function readAfter(db: Database, afterSeq: number, limit: number): Outbox
     .map(([seq, topic, body, retain, createdAt]) => ({ seq, topic, body, retain: retain === 1, createdAt }));
 }
 
+/**
+ * The highest seq ever given to a message (delivered or not), from SQLite's AUTOINCREMENT
+ * counter; null when there is none. Status messages carry it so a consumer can tell a message
+ * lost just before the gateway went quiet (docs/mqtt-contract.md "The status").
+ */
+export function lastSeq(db: Database): number | null {
+  const r = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'uplink_outbox'").pluck().get() as
+    | number
+    | undefined;
+  return r ?? null;
+}
+
 /** Removes delivered messages, in one transaction. */
 export function remove(db: Database, seqs: readonly number[]): void {
   const s = stmts(db).del;

@@ -8,7 +8,7 @@ import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { ConnectionStatus, Feature, FeatureHealth } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
-import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
+import { enqueue, lastSeq, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
@@ -347,6 +347,8 @@ export class Uplink implements Feature {
           s.oldestAt === null ? null : Math.max(0, Math.round((clock.now() - s.oldestAt) / 1000)),
       },
       dropped: { byAge: d.byAge, bySize: d.bySize },
+      // every seq up to here was written: one a consumer lacks is on its way or lost (a hole)
+      lastSeq: lastSeq(db),
     });
   }
 
@@ -365,7 +367,7 @@ export class Uplink implements Feature {
     const props = packet.properties;
     const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(TOPIC.resyncResponse);
     const respond = (body: Record<string, unknown>) => {
-      this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, ...body }), {
+      this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, siteId: this.ctx.siteId, ...body }), {
         qos: 1,
         ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
       });
