@@ -46,8 +46,7 @@ CREATE TABLE IF NOT EXISTS seq_ranges (
 CREATE TABLE IF NOT EXISTS holes (
   id ID, site_id TEXT NOT NULL, from_seq SEQ NOT NULL, to_seq SEQ NOT NULL,
   interval TEXT NOT NULL, detected_at TIME NOT NULL, request_id TEXT, requested_at TIME,
-  attempts INTEGER NOT NULL DEFAULT 0, first_seq SEQ, last_seq SEQ, status TEXT NOT NULL DEFAULT 'open', closed_at TIME,
-  filled_seqs SEQ
+  attempts INTEGER NOT NULL DEFAULT 0, first_seq SEQ, last_seq SEQ, status TEXT NOT NULL DEFAULT 'open', closed_at TIME
 );
 CREATE INDEX IF NOT EXISTS holes_open ON holes (status, site_id);
 CREATE TABLE IF NOT EXISTS telemetry (
@@ -71,11 +70,18 @@ CREATE TABLE IF NOT EXISTS site_state (
 
 /**
  * Columns added after a table was first created: a database made by an older consumer gets them
- * at start. `holes.filled_seqs`: how many seqs a fill entered into the ledger (only the part of
+ * at start (in CREATE TABLE too would make them twice on SQLite: they are only here). `holes.filled_seqs`: how many seqs a fill entered into the ledger (only the part of
  * the hole still missing; seqs that came late were processed as messages), so processed
  * messages plus filled seqs add up to the runs exactly. NULL on holes filled before it existed.
  */
-const ADDED_COLUMNS = [{ table: 'holes', column: 'filled_seqs', type: 'SEQ' }] as const;
+const ADDED_COLUMNS = [
+  { table: 'holes', column: 'filled_seqs', type: 'SEQ' },
+  // the site's last status (docs/mqtt-contract.md "The status"): its lastSeq and time, and
+  // whether it said online (a resync is asked only then: the gateway keeps no request while away)
+  { table: 'sites', column: 'last_seq', type: 'SEQ' },
+  { table: 'sites', column: 'last_seq_time', type: 'TIME' },
+  { table: 'sites', column: 'offline', type: 'INTEGER NOT NULL DEFAULT 0' },
+] as const;
 
 const typed = (dialect: SqlDb['dialect'], sql: string) => {
   const t = TYPES[dialect];
