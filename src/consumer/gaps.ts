@@ -67,6 +67,7 @@ export async function scanGaps(
       lastSeq: null,
       status: 'open',
       closedAt: null,
+      filledSeqs: null,
     });
     found++;
   }

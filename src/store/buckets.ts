@@ -1,6 +1,6 @@
+import { existsSync } from 'node:fs';
 import type { Database, Statement } from 'better-sqlite3';
 import { CHANNEL_TABLE, type ChannelValue } from '../core/channels.js';
-import { existsSync } from 'node:fs';
 import { sqliteDriver } from './driver.js';
 import { perConnection } from './per-connection.js';
 

@@ -55,15 +55,28 @@ class DocConsumer {
   /** "subscribe to topology, availability and status without $share" */
   subscribe() {
     return this.client!.subscribeAsync(
-      [`${PREFIX}/topology`, `${PREFIX}/devices/+/availability`, `${PREFIX}/status`, `${PREFIX}/telemetry`,
-        `${PREFIX}/grid-events`, `${PREFIX}/cmd/resync/response`],
+      [
+        `${PREFIX}/topology`,
+        `${PREFIX}/devices/+/availability`,
+        `${PREFIX}/status`,
+        `${PREFIX}/telemetry`,
+        `${PREFIX}/grid-events`,
+        `${PREFIX}/cmd/resync/response`,
+      ],
       { qos: 1 },
     );
   }
 
   unsubscribe() {
-    return this.client!.unsubscribeAsync([`${PREFIX}/#`, `${PREFIX}/topology`, `${PREFIX}/devices/+/availability`,
-      `${PREFIX}/status`, `${PREFIX}/telemetry`, `${PREFIX}/grid-events`, `${PREFIX}/cmd/resync/response`]);
+    return this.client!.unsubscribeAsync([
+      `${PREFIX}/#`,
+      `${PREFIX}/topology`,
+      `${PREFIX}/devices/+/availability`,
+      `${PREFIX}/status`,
+      `${PREFIX}/telemetry`,
+      `${PREFIX}/grid-events`,
+      `${PREFIX}/cmd/resync/response`,
+    ]);
   }
 
   async disconnect(): Promise<void> {
@@ -90,7 +103,12 @@ class DocConsumer {
       return;
     }
     const at = Date.parse(body.written ?? body.time);
-    this.held.set(body.seq, { seq: body.seq, at, time: Date.parse(body.time), resync: typeof body.resync === 'string' });
+    this.held.set(body.seq, {
+      seq: body.seq,
+      at,
+      time: Date.parse(body.time),
+      resync: typeof body.resync === 'string',
+    });
     if (topic.endsWith('/telemetry'))
       for (const e of body.entries) this.buckets.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
   }
@@ -98,7 +116,8 @@ class DocConsumer {
   /** "the space between two runs is a hole", and "a hole from its highest + 1 to lastSeq" */
   holes(): { from: number; to: number; before: Held; after: Held | null }[] {
     const seqs = [...this.held.keys(), ...this.filled].sort((a, b) => a - b);
-    const at = (q: number) => this.held.get(q) ?? this.held.get([...this.held.keys()].filter((k) => k < q).sort((a, b) => b - a)[0]!)!;
+    const at = (q: number) =>
+      this.held.get(q) ?? this.held.get([...this.held.keys()].filter((k) => k < q).sort((a, b) => b - a)[0]!)!;
     const out: { from: number; to: number; before: Held; after: Held | null }[] = [];
     for (let i = 1; i < seqs.length; i++)
       if (seqs[i]! > seqs[i - 1]! + 1)
@@ -153,7 +172,10 @@ describe.skipIf(!MOSQUITTO)('a consumer built from the published contract alone,
   const up = () => demo.daemon.uplink!;
   /** the gateway's outbox delivered once more than `n` messages, and is empty */
   const delivered = (n: number, more = 1) =>
-    waitFor(`${more} more messages delivered`, () => up().health().delivered >= n + more && up().health().outbox.depth === 0);
+    waitFor(
+      `${more} more messages delivered`,
+      () => up().health().delivered >= n + more && up().health().outbox.depth === 0,
+    );
 
   beforeAll(async () => {
     broker = await mosquittoBroker();
