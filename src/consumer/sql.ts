@@ -91,16 +91,15 @@ const typed = (dialect: SqlDb['dialect'], sql: string) => {
 };
 
 /**
- * The consumer's schema in one dialect, upgrades of an older database included. SQLite has no
- * `ADD COLUMN IF NOT EXISTS`, so it is told which columns the file has (`PRAGMA table_info`).
+ * The consumer's schema in one dialect, upgrades of an older database included. Each driver says
+ * which columns its tables have (`has`): SQLite has no `ADD COLUMN IF NOT EXISTS`, and on
+ * PostgreSQL an ALTER TABLE, even one with nothing to add, takes the table's exclusive lock and
+ * would queue (or deadlock) behind the instances already running.
  */
-export function schema(dialect: SqlDb['dialect'], has?: (table: string, column: string) => boolean): string {
-  const added = ADDED_COLUMNS.map(({ table, column, type }) =>
-    dialect === 'postgres'
-      ? `ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${column} ${type};\n`
-      : has?.(table, column)
-        ? ''
-        : `ALTER TABLE ${table} ADD COLUMN ${column} ${type};\n`,
+export function schema(dialect: SqlDb['dialect'], has: (table: string, column: string) => boolean): string {
+  const added = ADDED_COLUMNS.filter(({ table, column }) => !has(table, column)).map(
+    ({ table, column, type }) =>
+      `ALTER TABLE ${table} ADD COLUMN ${dialect === 'postgres' ? 'IF NOT EXISTS ' : ''}${column} ${type};\n`,
   );
   return typed(dialect, SCHEMA + added.join(''));
 }
