@@ -18,6 +18,9 @@ noteMosquittoSkipped('test/consumer/doc-rules-e2e.test.ts');
 const SITE = 'doc-site';
 const PREFIX = `sitegw/${SITE}`;
 const Q = 15 * 60_000;
+const TOPICS = ['topology', 'devices/+/availability', 'status', 'telemetry', 'grid-events', 'cmd/resync/response'].map(
+  (t) => `${PREFIX}/${t}`,
+);
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 interface Held {
@@ -52,31 +55,13 @@ class DocConsumer {
     await this.subscribe();
   }
 
-  /** "subscribe to topology, availability and status without $share" */
+  /** "subscribe to topology, availability and status without $share" (and the rest plainly too: one instance) */
   subscribe() {
-    return this.client!.subscribeAsync(
-      [
-        `${PREFIX}/topology`,
-        `${PREFIX}/devices/+/availability`,
-        `${PREFIX}/status`,
-        `${PREFIX}/telemetry`,
-        `${PREFIX}/grid-events`,
-        `${PREFIX}/cmd/resync/response`,
-      ],
-      { qos: 1 },
-    );
+    return this.client!.subscribeAsync(TOPICS, { qos: 1 });
   }
 
   unsubscribe() {
-    return this.client!.unsubscribeAsync([
-      `${PREFIX}/#`,
-      `${PREFIX}/topology`,
-      `${PREFIX}/devices/+/availability`,
-      `${PREFIX}/status`,
-      `${PREFIX}/telemetry`,
-      `${PREFIX}/grid-events`,
-      `${PREFIX}/cmd/resync/response`,
-    ]);
+    return this.client!.unsubscribeAsync(TOPICS);
   }
 
   async disconnect(): Promise<void> {
