@@ -211,6 +211,27 @@ for (const { name, skip, target } of databases)
       await b.close();
     });
 
+    it('finds the seqs a status says were written above the highest held, and asks only while the site is online', async () => {
+      const [a, b] = await stores();
+      await a.accept('s', 'p/s', 1, T, state(1), 0);
+      // the gateway wrote 2 and 3 (lost) and stopped cleanly: its offline status says so
+      await b.noteStatus('s', 'p/s', false, 3, T + 60_000, 0);
+      expect(await a.gaps()).toEqual([{ siteId: 's', fromSeq: 2, toSeq: 3, beforeTime: T, afterTime: T + 60_000 }]);
+      // an older status (or the last will, without lastSeq) does not shrink it
+      await b.noteStatus('s', 'p/s', false, 2, T, 0);
+      await b.noteStatus('s', 'p/s', false, null, T, 0);
+      const sent: string[] = [];
+      const policy = { waitMs: 0, retryMs: 100 };
+      await scanGaps(a, policy, (_p, id) => sent.push(id), 0);
+      expect(sent).toEqual([]);
+      await b.noteStatus('s', 'p/s', true, 3, T + 120_000, 0);
+      await scanGaps(a, policy, (_p, id) => sent.push(id), 10);
+      expect(sent).toEqual(['gap-1-1']);
+      expect((await a.holes()).map((h) => [h.fromSeq, h.toSeq, h.status])).toEqual([[2, 3, 'requested']]);
+      await a.close();
+      await b.close();
+    });
+
     it('closes a hole whose own seqs came late as arrived, and asks again for one left unanswered', async () => {
       const [a, b] = await stores();
       await a.accept('s', 'p/s', 1, T, state(1), 0);
