@@ -48,7 +48,8 @@ Usage:
   sitegw consume --broker URL [--group G] [--filter sitegw/+] [--db FILE | --postgres URL] [--client-id ID] [--username U]
                  [--gap-wait S] [--retry-after S]
       The reference cloud consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscription
-      $share/G/<filter>/…, de-duplication by seq, telemetry upserted into SQLite (--db) or PostgreSQL
+      $share/G/<filter>/… for the data (the retained topics plainly), de-duplication by seq,
+      telemetry upserted into SQLite (--db) or PostgreSQL
       (--postgres), holes asked for with cmd/resync after --gap-wait seconds. Instances with the same
       --group and database split a fleet; the password for --username is read from
       SITEGW_CONSUMER_PASSWORD.
