@@ -9,26 +9,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newestBucketEnd } from '../../src/store/buckets.js';
 import { demoSite, waitFor } from '../support/demo.js';
-import {
-  type Collector,
-  collect,
-  MOSQUITTO,
-  mosquittoBroker,
-  noteMosquittoSkipped,
-  type TestBroker,
-} from '../support/mqtt-brokers.js';
+import * as brokers from '../support/mqtt-brokers.js';
 import { uplinkTo } from '../support/uplink.js';
 
-noteMosquittoSkipped('test/demo/shared-broker.test.ts');
+brokers.noteMosquittoSkipped('test/demo/shared-broker.test.ts');
 
-describe.skipIf(!MOSQUITTO)('demos sharing a broker', () => {
-  let broker: TestBroker;
-  let wire: Collector;
+describe.skipIf(!brokers.MOSQUITTO)('demos sharing a broker', () => {
+  let broker: brokers.TestBroker;
+  let wire: brokers.Collector;
   let dir: string;
 
   beforeAll(async () => {
-    broker = await mosquittoBroker();
-    wire = await collect(broker.url, 'sitegw/+/telemetry');
+    broker = await brokers.mosquittoBroker();
+    wire = await brokers.collect(broker.url, 'sitegw/+/telemetry');
     dir = mkdtempSync(join(tmpdir(), 'sitegw-demos-'));
   });
   afterAll(async () => {
