@@ -302,7 +302,7 @@ async function main(): Promise<void> {
     duplicates: number;
   };
   const filledSeqs = cdb
-    .prepare(`SELECT COALESCE(SUM(to_seq - from_seq + 1), 0) FROM holes WHERE status = 'filled'`)
+    .prepare(`SELECT COALESCE(SUM(filled_seqs), 0) FROM holes WHERE status = 'filled'`)
     .pluck()
     .get() as number;
   const seqSpan = cdb.prepare('SELECT COALESCE(SUM(hi - lo + 1), 0) FROM seq_ranges').pluck().get() as number;

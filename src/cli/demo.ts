@@ -55,6 +55,7 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
       'inverter-port': { type: 'string' },
       'meter-port': { type: 'string' },
       'sim-control-port': { type: 'string' },
+      'site-id': { type: 'string' },
     },
   });
   // 0 (the default) picks a free port: two demos side by side do not collide; a number pins it
@@ -79,6 +80,7 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
     log: createLogger(),
     mqtt: values.mqtt,
     homeassistant: values.homeassistant,
+    siteId: values['site-id'],
   });
   io.out(banner(demo));
   return signals.until(() => demo.stop(), demo.daemon.ctx.log);

@@ -11,9 +11,12 @@ const USAGE = `sitegw ${VERSION}: edge site gateway
 Usage:
   sitegw demo [--port N] [--host ADDR] [--data-dir DIR] [--history DURATION] [--speed N]
               [--mqtt URL] [--homeassistant URL] [--inverter-port N] [--meter-port N] [--sim-control-port N]
+              [--site-id ID]
       Start the built-in simulated site (real Modbus TCP, SunSpec) and the gateway on it.
-      --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster;
-      the simulator's ports are free ones unless given.
+      --history P2D pre-fills two days of buckets; --speed 60 runs everything 60x faster
+      (a restart continues the simulated time where the data directory's buckets end);
+      the simulator's ports are free ones unless given; --site-id (default demo-site) also names
+      the MQTT client ids and topics, so demos share a broker.
   sitegw simulate [--inverter-port N] [--meter-port N] [--host ADDR] [--speed N]
                   [--grid-meter sunspec|sdm630|em340] [--rtu PATH [--rtu-host meter|inverter] [--baud N] [--parity P]]
       Run only the simulated site's Modbus servers (to point 'sitegw run', 'sitegw scan' or mbpoll at);
@@ -47,7 +50,8 @@ Usage:
   sitegw consume --broker URL [--group G] [--filter sitegw/+] [--db FILE | --postgres URL] [--client-id ID] [--username U]
                  [--gap-wait S] [--retry-after S]
       The reference cloud consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscription
-      $share/G/<filter>/…, de-duplication by seq, telemetry upserted into SQLite (--db) or PostgreSQL
+      $share/G/<filter>/… for the data (the retained topics plainly), de-duplication by seq,
+      telemetry upserted into SQLite (--db) or PostgreSQL
       (--postgres), holes asked for with cmd/resync after --gap-wait seconds. Instances with the same
       --group and database split a fleet; the password for --username is read from
       SITEGW_CONSUMER_PASSWORD.

@@ -26,13 +26,20 @@ export interface ConsumerStats {
   processed: number;
   duplicates: number;
   ignored: number;
+  /** retained deliveries: kept as state, not counted in the seq ledger */
+  retained: number;
   resyncRequests: number;
   holesFound: number;
   holesClosed: number;
 }
 
-/** Topic levels below a site's prefix that the consumer reads (docs/asyncapi.yaml). */
-const SUFFIXES = [...SEQ_SUFFIXES, TOPIC.resyncResponse];
+/**
+ * Topic levels below a site's prefix that the consumer reads (docs/asyncapi.yaml): the
+ * retained ones plainly (MQTT 5 leaves retained delivery on shared subscriptions to the broker,
+ * docs/mqtt-contract.md "Subscribing"), the others shared by the group.
+ */
+const RETAINED = [TOPIC.topology, TOPIC.availability('+'), TOPIC.status];
+const SHARED = [...SEQ_SUFFIXES.filter((s) => !RETAINED.includes(s)), TOPIC.resyncResponse];
 
 /**
  * The reference consumer of the uplink (docs/mqtt-contract.md): MQTT 5 shared subscriptions so
@@ -47,6 +54,7 @@ export class Consumer {
     processed: 0,
     duplicates: 0,
     ignored: 0,
+    retained: 0,
     resyncRequests: 0,
     holesFound: 0,
     holesClosed: 0,
@@ -70,7 +78,10 @@ export class Consumer {
   }
 
   get filters(): string[] {
-    return SUFFIXES.map((s) => `$share/${this.opts.group}/${this.opts.filter}/${s}`);
+    return [
+      ...SHARED.map((s) => `$share/${this.opts.group}/${this.opts.filter}/${s}`),
+      ...RETAINED.map((s) => `${this.opts.filter}/${s}`),
+    ];
   }
 
   async start(): Promise<void> {
@@ -167,10 +178,16 @@ export class Consumer {
           this.ignoredReasons.add(p.reason);
           this.log(`ignored a message on ${topic}: ${p.reason}`);
         }
+      } else if (p.kind === 'status') {
+        await this.store.noteStatus(p.siteId, p.prefix, p.online, p.lastSeq, p.time, Date.now());
       } else if (p.kind === 'response') {
         if (p.status === 'accepted' && p.requestId) await this.store.accepted(p.requestId, p.firstSeq, p.lastSeq);
         else if (p.status !== 'accepted')
           this.log(`resync ${p.requestId ?? '?'} refused by ${p.prefix}: ${p.code ?? p.status}`);
+      } else if (packet.retain) {
+        // the broker's stored copy, sent at subscribe: state, not a message of the seq ledger
+        if (p.msg.kind === 'state') await this.store.keepState(p.siteId, p.seq, p.msg);
+        this.stats.retained++;
       } else if (await this.store.accept(p.siteId, p.prefix, p.seq, p.time, p.msg, Date.now())) {
         this.stats.processed++;
       } else {

@@ -67,9 +67,12 @@ export async function scanGaps(
       lastSeq: null,
       status: 'open',
       closedAt: null,
+      filledSeqs: null,
     });
     found++;
   }
+  // the gateway keeps no resync request that comes while it is away (clean session)
+  const offline = await store.offlineSites();
   for (const h of await store.openHoles()) {
     if (!gaps.some((g) => overlaps(h, g))) {
       await store.closeHole(h, 'arrived', now);
@@ -86,7 +89,7 @@ export async function scanGaps(
     }
     const due =
       h.status === 'open' ? now - h.detectedAt >= policy.waitMs : now - (h.requestedAt ?? 0) >= policy.retryMs;
-    if (!due) continue;
+    if (!due || offline.has(h.siteId)) continue;
     const requestId = `gap-${h.id}-${h.attempts + 1}`;
     if (!(await store.claim(h.id, h.attempts, requestId, now))) continue;
     send(h.prefix, requestId, h.interval);

@@ -6,6 +6,7 @@ export const SEQ_SUFFIXES = [TOPIC.telemetry, TOPIC.gridEvents, TOPIC.topology, 
 // the table's names are letters, '-' and '/': only the '+' wildcard needs a regex of its own
 const SEQ_TOPICS = new RegExp(`/(${SEQ_SUFFIXES.map((s) => s.replace('+', '[^/]+')).join('|')})$`);
 const RESPONSE = new RegExp(`/${TOPIC.resyncResponse}$`);
+const STATUS = new RegExp(`/${TOPIC.status}$`);
 
 export type Parsed =
   | { kind: 'data'; siteId: string; prefix: string; seq: number; time: number; msg: Incoming }
@@ -18,6 +19,7 @@ export type Parsed =
       lastSeq: number | null;
       code?: string;
     }
+  | { kind: 'status'; siteId: string; prefix: string; online: boolean; lastSeq: number | null; time: number }
   | { kind: 'ignored'; reason: string };
 
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
@@ -29,7 +31,8 @@ const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typ
 export function parseMessage(topic: string, payload: Buffer): Parsed {
   const data = SEQ_TOPICS.exec(topic);
   const response = data ? null : RESPONSE.exec(topic);
-  if (!data && !response) return { kind: 'ignored', reason: 'not a topic the consumer reads' };
+  const status = data || response ? null : STATUS.exec(topic);
+  if (!data && !response && !status) return { kind: 'ignored', reason: 'not a topic the consumer reads' };
   let body: unknown;
   try {
     body = JSON.parse(payload.toString('utf8'));
@@ -37,6 +40,20 @@ export function parseMessage(topic: string, payload: Buffer): Parsed {
     return { kind: 'ignored', reason: 'payload is not JSON' };
   }
   if (!isObject(body)) return { kind: 'ignored', reason: 'payload is not a JSON object' };
+  if (status) {
+    if (typeof body.siteId !== 'string' || body.siteId.length === 0) return { kind: 'ignored', reason: 'no siteId' };
+    const last = body.lastSeq;
+    const time = typeof body.time === 'string' ? Date.parse(body.time) : NaN;
+    return {
+      kind: 'status',
+      siteId: body.siteId,
+      prefix: topic.slice(0, status.index),
+      online: body.state === 'online',
+      // a last will has neither: it says offline and nothing else
+      lastSeq: typeof last === 'number' && Number.isSafeInteger(last) && last > 0 ? last : null,
+      time: Number.isFinite(time) ? time : Date.now(),
+    };
+  }
   if (response) {
     const seqOrNull = (x: unknown) => (typeof x === 'number' ? x : null);
     return {
@@ -50,7 +67,11 @@ export function parseMessage(topic: string, payload: Buffer): Parsed {
     };
   }
   const { seq, siteId } = body;
-  const time = typeof body.time === 'string' ? Date.parse(body.time) : NaN;
+  // the ledger's times bound a hole's resync interval: `written` grows with seq even next to a
+  // resync copy, whose `time` is old (docs/mqtt-contract.md "Asking for a hole"); an older
+  // gateway sends only `time`
+  const stamp = typeof body.written === 'string' ? body.written : body.time;
+  const time = typeof stamp === 'string' ? Date.parse(stamp) : NaN;
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1)
     return { kind: 'ignored', reason: 'no valid seq' };
   if (typeof siteId !== 'string' || siteId.length === 0) return { kind: 'ignored', reason: 'no siteId' };

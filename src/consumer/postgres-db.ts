@@ -65,7 +65,14 @@ export class PostgresDb extends Querier {
       // two consumers starting at once would race on CREATE TABLE IF NOT EXISTS: one at a time
       await db.tx(async (t) => {
         await t.run('SELECT pg_advisory_xact_lock(7355608)');
-        for (const stmt of schema('postgres')
+        const cols = new Set(
+          (
+            await t.all<{ c: string }>(
+              `SELECT table_name || '.' || column_name AS c FROM information_schema.columns WHERE table_schema = current_schema()`,
+            )
+          ).map((r) => r.c),
+        );
+        for (const stmt of schema('postgres', (table, column) => cols.has(`${table}.${column}`))
           .split(';')
           .filter((s) => s.trim()))
           await t.run(stmt);

@@ -68,10 +68,38 @@ CREATE TABLE IF NOT EXISTS site_state (
 )KEYED;
 `;
 
-/** The consumer's schema in one dialect. */
-export function schema(dialect: SqlDb['dialect']): string {
+/**
+ * Columns added after a table was first created: a database made by an older consumer gets them
+ * at start (in CREATE TABLE too would make them twice on SQLite: they are only here). `holes.filled_seqs`: how many seqs a fill entered into the ledger (only the part of
+ * the hole still missing; seqs that came late were processed as messages), so processed
+ * messages plus filled seqs add up to the runs exactly. NULL on holes filled before it existed.
+ */
+const ADDED_COLUMNS = [
+  { table: 'holes', column: 'filled_seqs', type: 'SEQ' },
+  // the site's last status (docs/mqtt-contract.md "The status"): its lastSeq and time, and
+  // whether it said online (a resync is asked only then: the gateway keeps no request while away)
+  { table: 'sites', column: 'last_seq', type: 'SEQ' },
+  { table: 'sites', column: 'last_seq_time', type: 'TIME' },
+  { table: 'sites', column: 'offline', type: 'INTEGER NOT NULL DEFAULT 0' },
+] as const;
+
+const typed = (dialect: SqlDb['dialect'], sql: string) => {
   const t = TYPES[dialect];
-  return SCHEMA.replace(/\b(TIME|SEQ|ID)\b(?=[ ,\n])|\)KEYED/g, (m) =>
+  return sql.replace(/\b(TIME|SEQ|ID)\b(?=[ ,\n;]|$)|\)KEYED/g, (m) =>
     m === ')KEYED' ? `)${t.KEYED}` : t[m as 'TIME' | 'SEQ' | 'ID'],
   );
+};
+
+/**
+ * The consumer's schema in one dialect, upgrades of an older database included. Each driver says
+ * which columns its tables have (`has`): SQLite has no `ADD COLUMN IF NOT EXISTS`, and on
+ * PostgreSQL an ALTER TABLE, even one with nothing to add, takes the table's exclusive lock and
+ * would queue (or deadlock) behind the instances already running.
+ */
+export function schema(dialect: SqlDb['dialect'], has: (table: string, column: string) => boolean): string {
+  const added = ADDED_COLUMNS.filter(({ table, column }) => !has(table, column)).map(
+    ({ table, column, type }) =>
+      `ALTER TABLE ${table} ADD COLUMN ${dialect === 'postgres' ? 'IF NOT EXISTS ' : ''}${column} ${type};\n`,
+  );
+  return typed(dialect, SCHEMA + added.join(''));
 }

@@ -28,7 +28,9 @@ export class SqliteDb implements SqlDb {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     // the grid events' de-duplication and their unique index commit together (sql.ts)
-    this.db.transaction(() => this.db.exec(schema('sqlite'))).immediate();
+    const has = (table: string, column: string) =>
+      (this.db.pragma(`table_info(${table})`) as { name: string }[]).some((c) => c.name === column);
+    this.db.transaction(() => this.db.exec(schema('sqlite', has))).immediate();
   }
 
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {

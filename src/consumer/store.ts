@@ -47,6 +47,8 @@ export interface Hole {
   lastSeq: number | null;
   status: 'open' | 'requested' | 'accepted' | 'filled' | 'arrived';
   closedAt: number | null;
+  /** seqs the fill entered into the runs (the part of the hole still missing then); null until filled */
+  filledSeqs: number | null;
 }
 
 export interface Gap {
@@ -57,6 +59,10 @@ export interface Gap {
   beforeTime: number;
   afterTime: number;
 }
+
+/** topology and availability: the latest by seq */
+const STATE_UPSERT = `INSERT INTO site_state (site_id, key, seq, body) VALUES (?, ?, ?, ?)
+  ON CONFLICT (site_id, key) DO UPDATE SET seq = excluded.seq, body = excluded.body WHERE excluded.seq > site_state.seq`;
 
 /** A `postgres://` or `postgresql://` URL; anything else is a SQLite file path. */
 export const isPostgresUrl = (target: string) => /^postgres(ql)?:\/\//i.test(target);
@@ -112,11 +118,7 @@ export class ConsumerStore {
            ON CONFLICT (site_id, device_id, timestamp) DO NOTHING`;
         await db.run(once, [siteId, seq, msg.deviceId, msg.timestamp, msg.state]);
       } else {
-        await db.run(
-          `INSERT INTO site_state (site_id, key, seq, body) VALUES (?, ?, ?, ?)
-           ON CONFLICT (site_id, key) DO UPDATE SET seq = excluded.seq, body = excluded.body WHERE excluded.seq > site_state.seq`,
-          [siteId, msg.key, seq, msg.body],
-        );
+        await db.run(STATE_UPSERT, [siteId, msg.key, seq, msg.body]);
       }
       return true;
     });
@@ -189,7 +191,58 @@ export class ConsumerStore {
         });
       }
     });
+    // the tail: seqs a status said were written (lastSeq) above the site's highest run
+    type Tail = { site_id: string; hi: number; hi_time: number; last_seq: number; last_seq_time: number };
+    const tails = await db.all<Tail>(
+      `SELECT r.site_id, r.hi, r.hi_time, s.last_seq, s.last_seq_time FROM seq_ranges r JOIN sites s USING (site_id)
+       WHERE s.last_seq > r.hi AND r.hi = (SELECT MAX(hi) FROM seq_ranges m WHERE m.site_id = r.site_id)
+       ${siteId === undefined ? '' : 'AND r.site_id = ?'}`,
+      siteId === undefined ? [] : [siteId],
+    );
+    for (const t of tails)
+      out.push({
+        siteId: t.site_id,
+        fromSeq: t.hi + 1,
+        toSeq: Number(t.last_seq),
+        beforeTime: t.hi_time,
+        afterTime: Number(t.last_seq_time),
+      });
     return out;
+  }
+
+  /**
+   * A status message (docs/mqtt-contract.md "The status"): its lastSeq (the highest seq the
+   * gateway had written) can only grow the site's known range, and whether it is online now.
+   */
+  noteStatus(siteId: string, prefix: string, online: boolean, lastSeq: number | null, time: number, now: number) {
+    return this.db.tx(async (db) => {
+      await db.run(
+        `INSERT INTO sites (site_id, prefix, first_seen_at, last_message_at, offline) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (site_id) DO UPDATE SET prefix = excluded.prefix, offline = excluded.offline`,
+        [siteId, prefix, now, now, online ? 0 : 1],
+      );
+      if (lastSeq !== null)
+        await db.run(
+          `UPDATE sites SET last_seq = ?, last_seq_time = ? WHERE site_id = ? AND (last_seq IS NULL OR last_seq < ?)`,
+          [lastSeq, time, siteId, lastSeq],
+        );
+    });
+  }
+
+  /**
+   * A retained delivery (the broker's stored copy, sent at subscribe): kept as the site's latest
+   * state when its seq is newer, but never entered in the seq ledger (docs/mqtt-contract.md
+   * "Retained messages"): it was sent before this consumer may have existed.
+   */
+  keepState(siteId: string, seq: number, msg: Incoming & { kind: 'state' }): Promise<number> {
+    return this.db.run(STATE_UPSERT, [siteId, msg.key, seq, msg.body]);
+  }
+
+  /** Sites whose last status said offline: a resync asked now would be lost. */
+  async offlineSites(): Promise<Set<string>> {
+    return new Set(
+      (await this.db.all<{ site_id: string }>('SELECT site_id FROM sites WHERE offline = 1')).map((r) => r.site_id),
+    );
   }
 
   /** Holes not closed yet (open, requested or accepted). */
@@ -242,12 +295,15 @@ export class ConsumerStore {
       await this.lockSite(db, h.siteId);
       const sql = `UPDATE holes SET status = ?, closed_at = ? WHERE id = ? AND status IN ('open', 'requested', 'accepted')`;
       const changed = await db.run(sql, [status, now, h.id]);
-      if (changed === 1 && status === 'filled') await this.markHole(db, h);
+      if (changed === 1 && status === 'filled')
+        await db.run('UPDATE holes SET filled_seqs = ? WHERE id = ?', [await this.markHole(db, h), h.id]);
     });
   }
 
-  private async markHole(db: SqlDb, h: Hole): Promise<void> {
-    // only the part still missing: some of its seqs may have come late
+  /** Enters the hole's seqs still missing into the runs; how many that was. */
+  private async markHole(db: SqlDb, h: Hole): Promise<number> {
+    // only the part still missing: some of its seqs may have come late (and were counted as messages)
+    let entered = 0;
     for (const g of await this.gaps(h.siteId, db)) {
       if (g.toSeq < h.fromSeq || g.fromSeq > h.toSeq) continue;
       const lo = Math.max(g.fromSeq, h.fromSeq);
@@ -260,7 +316,9 @@ export class ConsumerStore {
         lo === g.fromSeq ? g.beforeTime : g.afterTime,
         hi === g.toSeq ? g.afterTime : g.beforeTime,
       );
+      entered += hi - lo + 1;
     }
+    return entered;
   }
 
   /** Per site: messages processed, duplicates dropped. */
@@ -309,5 +367,6 @@ function toHole(r: Record<string, unknown>): Hole {
     lastSeq: (r.last_seq as number | null) ?? null,
     status: r.status as Hole['status'],
     closedAt: (r.closed_at as number | null) ?? null,
+    filledSeqs: r.filled_seqs == null ? null : Number(r.filled_seqs),
   };
 }

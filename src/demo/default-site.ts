@@ -23,6 +23,8 @@ export function demoSiteYaml(
     batteryBlocks: number;
     uplinkUrl?: string;
     homeassistantUrl?: string;
+    /** default `demo-site`; validated as any site.id */
+    siteId?: string;
   },
 ): string {
   const batteries = Array.from(
@@ -38,7 +40,7 @@ export function demoSiteYaml(
   return `# sitegw demo site: the built-in simulator
 version: ${CONFIG_VERSION}
 site:
-  id: demo-site
+  id: ${JSON.stringify(opts.siteId ?? 'demo-site')}
   name: Demo home (simulated)
   timezone: Europe/Berlin
   currency: EUR
@@ -52,7 +54,7 @@ poll:
 ${opts.uplinkUrl === undefined ? '' : `uplink:\n  url: ${JSON.stringify(opts.uplinkUrl)}\n`}${opts.homeassistantUrl === undefined ? '' : `homeassistant:\n  url: ${JSON.stringify(opts.homeassistantUrl)}\n`}# the demo's battery may be commanded (a real site starts with control off: docs/control.md)
 control:
   enabled: true
-# a typical German time-of-use tariff, so /api/v2/sites/demo-site/savings answers out of the box
+# a typical German time-of-use tariff, so /api/v2/sites/<site id>/savings answers out of the box
 tariff:
   type: time-of-use
   periods:

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Duration } from 'luxon';
 import type { Logger } from 'pino';
 import type { SiteConfig } from '../config/types.js';
@@ -8,6 +8,7 @@ import { Daemon } from '../main.js';
 import { defaultSimConfig, type SimConfig } from '../sim/config.js';
 import { type SimServers, startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
+import { newestBucketEnd } from '../store/buckets.js';
 import { type DemoCredentials, ensureDemoCredentials } from './credentials.js';
 import { demoSiteConfig } from './default-site.js';
 import { prefillHistory } from './prefill.js';
@@ -28,8 +29,14 @@ export interface DemoOptions {
   simControlPort?: number;
   pollSeconds?: number;
   sim?: SimConfig;
-  /** clock origin (ms epoch): the simulated "now" at start; default the real now */
+  /**
+   * clock origin (ms epoch): the simulated "now" at start; default the real now, or at a speed
+   * other than 1 the end of the newest bucket already in the data directory when that is later
+   * (a restarted fast demo continues its own time instead of overlapping what it sent before)
+   */
   start?: number;
+  /** site.id of the demo site (default `demo-site`); the MQTT client ids and topic prefixes follow it */
+  siteId?: string;
   quiet?: boolean;
   log?: Logger;
   /** adjusts the validated site config before the daemon starts (tests: TLS, auth limits) */
@@ -76,12 +83,23 @@ export function parseHistory(text: string | undefined): number {
   return d.toMillis();
 }
 
+/**
+ * Where a demo's clock starts: the real now, unless a fast demo already ran on this data
+ * directory past it (its simulated time ran ahead), then where its newest bucket ends.
+ */
+function demoOrigin(opts: DemoOptions): number {
+  const now = Date.now();
+  if (opts.speed === 1) return now;
+  const end = newestBucketEnd(join(resolve(opts.dataDir), 'sitegw.db'));
+  return end !== null && end > now ? end : now;
+}
+
 /** The simulated site on real Modbus TCP servers and the gateway polling it: `sitegw demo`. */
 export async function startDemo(opts: DemoOptions): Promise<Demo> {
   if (!(opts.speed > 0 && opts.speed <= 10_000)) throw new Error(`--speed must be in (0, 10000], got ${opts.speed}`);
   const historyMs = parseHistory(opts.history);
   const log = opts.log ?? (opts.quiet ? silentLogger() : createLogger());
-  const clock = new ScaledClock(opts.speed, opts.start ?? Date.now());
+  const clock = new ScaledClock(opts.speed, opts.start ?? demoOrigin(opts));
   const simConfig = opts.sim ?? defaultSimConfig();
   const sim = new SimSite(simConfig, clock.now() - historyMs);
   const ports = opts.modbusPorts === 'auto' ? { inverter: 0, meter: 0 } : opts.modbusPorts;
@@ -100,6 +118,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     batteryBlocks: simConfig.battery.blocks.length,
     uplinkUrl: opts.mqtt,
     homeassistantUrl: opts.homeassistant,
+    siteId: opts.siteId,
   });
   opts.configure?.(config);
 

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import type { Database, Statement } from 'better-sqlite3';
 import { CHANNEL_TABLE, type ChannelValue } from '../core/channels.js';
+import { sqliteDriver } from './driver.js';
 import { perConnection } from './per-connection.js';
 
 type Channel = (typeof CHANNEL_TABLE)[number];
@@ -120,4 +122,23 @@ export function bucketColumns(
     byColumns.set(key, st);
   }
   return st.all(stream, fromS, toS);
+}
+
+/**
+ * The end of the newest stored bucket in a gateway database file, ms; null when the file or its
+ * buckets are not there. Read-only and before the daemon opens it: `sitegw demo --speed` starts
+ * its simulated clock there, so a restarted demo continues its own history instead of going
+ * back to the real now.
+ */
+export function newestBucketEnd(file: string): number | null {
+  if (!existsSync(file)) return null;
+  const db = new (sqliteDriver())(file, { readonly: true, fileMustExist: true });
+  try {
+    const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'buckets'").get();
+    if (!has) return null;
+    const s = db.prepare('SELECT MAX(start_s) FROM buckets').pluck().get() as number | null;
+    return s === null ? null : (s + 15 * 60) * 1000;
+  } finally {
+    db.close();
+  }
 }

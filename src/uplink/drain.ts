@@ -1,7 +1,15 @@
 import type { Database } from 'better-sqlite3';
 import type { MqttClient } from 'mqtt';
 import { type OutboxRow, readAfter, remove, withSeq } from '../store/outbox.js';
+import { formatInstant } from '../telemetry/interval.js';
 import { topicOf } from './topics.js';
+
+/**
+ * `written` (docs/mqtt-contract.md): when the row went into the outbox, so it grows with seq
+ * even on a resync copy whose `time` is old; consumers compute a hole's resync interval from it.
+ */
+const withWritten = (row: OutboxRow): string =>
+  `{"written":${JSON.stringify(formatInstant(row.createdAt))},${row.body.slice(1)}`;
 
 export interface DrainOptions {
   prefix: string;
@@ -154,7 +162,7 @@ export class Drainer {
     const gen = this.generation;
     const topic = topicOf(this.opts.prefix, row.topic);
     this.inflight.add(row.seq);
-    client.publish(topic, withSeq(row.seq, row.body), { qos: 1, retain: row.retain }, (err) =>
+    client.publish(topic, withSeq(row.seq, withWritten(row)), { qos: 1, retain: row.retain }, (err) =>
       this.contained(() => {
         if (gen !== this.generation) return;
         this.inflight.delete(row.seq);

@@ -406,6 +406,9 @@ export class Uplink implements Feature {
           s.oldestAt === null ? null : Math.max(0, Math.round((clock.now() - s.oldestAt) / 1000)),
       },
       dropped: { byAge: d.byAge, bySize: d.bySize },
+      // every seq up to here was written: one a consumer lacks is on its way or lost (a hole)
+      // the highest seq ever written (0 before the first): the outbox counter
+      lastSeq: outboxSeq(db) || null,
     });
   }
 
@@ -453,7 +456,7 @@ export class Uplink implements Feature {
     const props = packet.properties;
     const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(TOPIC.resyncResponse);
     const respond = (body: Record<string, unknown>) => {
-      this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, ...body }), {
+      this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, siteId: this.ctx.siteId, ...body }), {
         qos: 1,
         ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
       });

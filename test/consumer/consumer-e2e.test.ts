@@ -206,15 +206,15 @@ for (const { name, skip } of databases)
             expect(row?.resync, k).toMatch(/^gap-/);
           }
           // no hole left open, and the ledger is one run again: every seq processed once, or
-          // accounted for by the filled hole; the retained copies mosquitto hands a new
-          // subscriber were dropped as duplicates
+          // entered by a filled hole; the retained copies mosquitto hands a new subscriber were
+          // kept out of the ledger (docs/mqtt-contract.md "Retained messages")
           expect(await s.openHoles()).toEqual([]);
           const runs = await s.db.all<{ lo: number; hi: number }>('SELECT lo, hi FROM seq_ranges');
           expect(runs).toHaveLength(1);
           const [counts] = await s.siteCounts();
-          const holeSeqs = filled.reduce((n, x) => n + x.toSeq - x.fromSeq + 1, 0);
+          const holeSeqs = filled.reduce((n, x) => n + (x.filledSeqs ?? 0), 0);
           expect(counts!.messages + holeSeqs).toBe(runs[0]!.hi - runs[0]!.lo + 1);
-          expect(counts!.duplicates).toBeGreaterThan(0);
+          expect(consumers.reduce((n, c) => n + c.stats.retained, 0)).toBeGreaterThan(0);
 
           // both grid events once: the lost one as a resync brought it, the earlier one as it came
           // live although the resync sent it again

@@ -53,10 +53,8 @@ const databases = [
 
 for (const { name, skip, target } of databases)
   describe.skipIf(skip)(`consumer ledger in ${name}`, () => {
-    const stores = async () => {
-      const t = await target();
-      return [await ConsumerStore.open(t), await ConsumerStore.open(t)] as const;
-    };
+    const stores2 = async (t: string) => [await ConsumerStore.open(t), await ConsumerStore.open(t)] as const;
+    const stores = async () => stores2(await target());
 
     it('drops a seq seen before, whichever instance saw it, and takes seqs in any order', async () => {
       const [a, b] = await stores();
@@ -170,6 +168,66 @@ for (const { name, skip, target } of databases)
         lastSeq: 6,
       });
       expect(await a.gaps()).toEqual([]);
+      await a.close();
+      await b.close();
+    });
+
+    it('counts only the seqs a fill entered when some of the hole came late: messages + filled = the run', async () => {
+      // bench/fleet.ts once ended 7776 + 408 = 8176: seqs of a hole processed late were counted again as filled
+      const [a, b] = await stores();
+      await a.accept('s', 'p/s', 1, T, state(1), 0);
+      await a.accept('s', 'p/s', 5, T, state(5), 0);
+      const policy = { waitMs: 0, retryMs: 60_000 };
+      const sent: string[] = [];
+      await scanGaps(a, policy, (_p, id) => sent.push(id), 0);
+      await b.accepted(sent[0]!, 6, 7);
+      // seq 3 of the hole 2..4 arrives late, then the resync's 6 and 7
+      expect(await b.accept('s', 'p/s', 3, T, state(3), 0)).toBe(true);
+      await a.accept('s', 'p/s', 6, T, tele(T, 1), 0);
+      await b.accept('s', 'p/s', 7, T, tele(T + 900_000, 1), 0);
+      expect((await scanGaps(a, policy, () => undefined, 10)).closed).toBe(1);
+      const holes = await a.holes();
+      // 2..2 and 4..4 are what the fill entered; 3 was a message
+      expect(holes.map((h) => [h.fromSeq, h.toSeq, h.status, h.filledSeqs])).toEqual([[2, 4, 'filled', 2]]);
+      const [counts] = await a.siteCounts();
+      const [run] = await a.db.all<{ lo: number; hi: number }>('SELECT lo, hi FROM seq_ranges');
+      expect(run).toEqual({ lo: 1, hi: 7 });
+      expect(counts!.messages + holes[0]!.filledSeqs!).toBe(run!.hi - run!.lo + 1);
+      await a.close();
+      await b.close();
+    });
+
+    it('adds filled_seqs to a holes table made before it, and opens it again without change', async () => {
+      const t = await target();
+      const old = await ConsumerStore.open(t);
+      await old.db.run('ALTER TABLE holes DROP COLUMN filled_seqs');
+      await old.accept('s', 'p/s', 1, T, state(1), 0);
+      await old.accept('s', 'p/s', 3, T, state(3), 0);
+      await scanGaps(old, { waitMs: 0, retryMs: 1 }, () => undefined, 0);
+      await old.close();
+      const [a, b] = await stores2(t);
+      expect((await a.holes()).map((h) => [h.fromSeq, h.filledSeqs])).toEqual([[2, null]]);
+      await a.close();
+      await b.close();
+    });
+
+    it('finds the seqs a status says were written above the highest held, and asks only while the site is online', async () => {
+      const [a, b] = await stores();
+      await a.accept('s', 'p/s', 1, T, state(1), 0);
+      // the gateway wrote 2 and 3 (lost) and stopped cleanly: its offline status says so
+      await b.noteStatus('s', 'p/s', false, 3, T + 60_000, 0);
+      expect(await a.gaps()).toEqual([{ siteId: 's', fromSeq: 2, toSeq: 3, beforeTime: T, afterTime: T + 60_000 }]);
+      // an older status (or the last will, without lastSeq) does not shrink it
+      await b.noteStatus('s', 'p/s', false, 2, T, 0);
+      await b.noteStatus('s', 'p/s', false, null, T, 0);
+      const sent: string[] = [];
+      const policy = { waitMs: 0, retryMs: 100 };
+      await scanGaps(a, policy, (_p, id) => sent.push(id), 0);
+      expect(sent).toEqual([]);
+      await b.noteStatus('s', 'p/s', true, 3, T + 120_000, 0);
+      await scanGaps(a, policy, (_p, id) => sent.push(id), 10);
+      expect(sent).toEqual(['gap-1-1']);
+      expect((await a.holes()).map((h) => [h.fromSeq, h.toSeq, h.status])).toEqual([[2, 3, 'requested']]);
       await a.close();
       await b.close();
     });
