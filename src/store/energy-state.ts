@@ -19,6 +19,13 @@ export interface EnergyState {
   heldTs: number | null;
   /** integration has been done up to here (ms); null before the first power sample */
   integratedUntil: number | null;
+  /** when a device counter was last read (ms); null before one */
+  counterTs: number | null;
+  /** Wh the power explains since each counter last moved: what its next step may be (telemetry/counter-judge.ts) */
+  budgetIn: number;
+  budgetOut: number;
+  /** the highest power seen on the stream, W: the rating where power is unknown */
+  peakW: number;
 }
 
 export interface StoredEnergyState extends EnergyState {
@@ -39,6 +46,10 @@ type Row = [
   number | null,
   number | null,
   number | null,
+  number | null,
+  number,
+  number,
+  number,
 ];
 
 interface Stmts {
@@ -49,12 +60,14 @@ const stmts = perConnection(
   (db): Stmts => ({
     save: db.prepare<Row>(
       `INSERT OR REPLACE INTO energy_state
-       (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until,
+        counter_ts, budget_in, budget_out, peak_w)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     all: db
       .prepare<[], Row>(
-        `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until
+        `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until,
+           counter_ts, budget_in, budget_out, peak_w
          FROM energy_state`,
       )
       .raw(),
@@ -75,6 +88,10 @@ export function saveEnergyState(db: Database, stream: number, s: StoredEnergySta
     s.heldTs,
     s.integratedUntil,
     s.closedUntil,
+    s.counterTs,
+    s.budgetIn,
+    s.budgetOut,
+    s.peakW,
   );
 }
 
@@ -93,7 +110,25 @@ export function loadEnergyStates(db: Database): Map<number, StoredEnergyState> {
       heldTs: r[8],
       integratedUntil: r[9],
       closedUntil: r[10],
+      counterTs: r[11],
+      budgetIn: r[12],
+      budgetOut: r[13],
+      peakW: r[14],
     });
   }
   return out;
+}
+
+/**
+ * Runs `fn` in one transaction that is on the disk when it returns (synchronous FULL: the WAL is
+ * synced at the commit), so what it saved survives a power cut and may be shown. The connection
+ * goes back to NORMAL for everything else (src/store/db.ts).
+ */
+export function durably<T>(db: Database, fn: () => T): T {
+  db.pragma('synchronous = FULL');
+  try {
+    return db.transaction(fn)();
+  } finally {
+    db.pragma('synchronous = NORMAL');
+  }
 }
