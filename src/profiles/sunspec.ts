@@ -227,7 +227,9 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
       ts,
       values: clean({ power_AC_W: neg(num(f.W)), power_DC_W: (der ? undefined : num(f.DCW)) ?? num(dc?.DCW) }),
       // 10x/11x WH counts only AC delivered; the absorbed direction is integrated from power
-      counters: der ? counters(counterOf(ac, 'TotWhAbs'), counterOf(ac, 'TotWhInj')) : counters(undefined, counterOf(ac, 'WH')),
+      counters: der
+        ? counters(counterOf(ac, 'TotWhAbs'), counterOf(ac, 'TotWhInj'))
+        : counters(undefined, counterOf(ac, 'WH')),
     });
   }
   const modules = pvModules(values);
