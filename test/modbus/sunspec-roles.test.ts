@@ -3,8 +3,8 @@ import type { Reading } from '../../src/core/channels.js';
 import { ModbusError } from '../../src/modbus/errors.js';
 import { discoverSunSpec } from '../../src/modbus/sunspec/discovery.js';
 import { SunSpecDevice } from '../../src/profiles/sunspec.js';
-import { body, chain, common, device, ImageReader, NAN } from './sunspec-image.js';
 import { withoutScales } from '../support/counter-scales.js';
+import { body, chain, common, device, ImageReader, NAN } from './sunspec-image.js';
 
 /**
  * The SunSpec roles end to end over hand-built register images (offsets from the published

@@ -9,8 +9,8 @@ import { ModbusError } from '../../src/modbus/errors.js';
 import type { DeviceProfile } from '../../src/profiles/compiled.js';
 import { ProfileDevice } from '../../src/profiles/engine.js';
 import { loadProfiles, type ProfileRegistry } from '../../src/profiles/registry.js';
-import { BankReader } from './bank.js';
 import { withoutScales } from '../support/counter-scales.js';
+import { BankReader } from './bank.js';
 
 let registry: ProfileRegistry;
 beforeAll(() => {

@@ -10,8 +10,8 @@ import { ProfileDevice } from '../../src/profiles/engine.js';
 import { matchesProfile, readIdentity } from '../../src/profiles/identify.js';
 import { parseProfile } from '../../src/profiles/load.js';
 import { installedProfiles, loadProfiles } from '../../src/profiles/registry.js';
-import { BankReader } from './bank.js';
 import { withoutScales } from '../support/counter-scales.js';
+import { BankReader } from './bank.js';
 
 function profile(roles: string, extra = ''): DeviceProfile {
   const text = `name: acme
