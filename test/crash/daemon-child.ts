@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { ScaledClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/log.js';
+import { ensureDemoCredentials } from '../../src/demo/credentials.js';
 import { Daemon } from '../../src/main.js';
 import { parseConfig } from '../../src/profiles/site-config.js';
 
@@ -24,6 +25,8 @@ if (!result.ok) {
 }
 const clock = new ScaledClock(speed, originSim + (Date.now() - originReal) * speed);
 const daemon = await Daemon.start({ config: result.config, clock, log: createLogger() });
+// the demo client in the data directory, so the test reads /metrics and the API as a partner would
+if (process.env.SITEGW_CRASH_CREDENTIALS) await ensureDemoCredentials(daemon);
 process.stdout.write(`started ${daemon.url}\n`);
 process.once('SIGTERM', () => {
   void daemon.stop().then(() => process.exit(0));

@@ -85,7 +85,7 @@ export class FaultDevice {
     s.on('close', () => this.sockets.delete(s));
     s.on('error', () => undefined);
     let buf = Buffer.alloc(0);
-    s.on('data', (d) => {
+    s.on('data', (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
       while (buf.length >= 7) {
         const len = buf.readUInt16BE(4);
