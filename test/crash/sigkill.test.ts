@@ -341,7 +341,9 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
       let beforeRun = -1;
       for (const [run, v] of [...byRun].sort((a, b) => a[0] - b[0])) {
         if (v.min < before - 1e-6)
-          problems.push(`${key}: run ${run} published ${v.min} Wh, lower than ${before} Wh published by run ${beforeRun}`);
+          problems.push(
+            `${key}: run ${run} published ${v.min} Wh, lower than ${before} Wh published by run ${beforeRun}`,
+          );
         if (v.max > before) [before, beforeRun] = [v.max, run];
       }
     }
