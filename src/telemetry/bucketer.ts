@@ -37,14 +37,17 @@ export interface BucketerStats {
   bucketsWritten: number;
   /** energy counts saved between bucket closes (docs/design.md "Field faults: what the numbers survive") */
   energySaves: number;
+  /** saves between bucket closes that failed (disk full, read-only): live views keep the older counts */
+  energySaveFailures: number;
   /** device counter reads held as implausible, confirmed as resets or replacements, taken as wraps */
   counters: CounterJudgeStats;
 }
 
 /**
- * How often the energy counts are saved between bucket closes, on reading time. Live views
- * (/metrics, Home Assistant) show the counts as last saved, so nothing shown is lost to a kill or
- * a power cut; each save is one small durable transaction (~4 KiB of WAL): 720 a day.
+ * How often the energy counts are saved between bucket closes, on reading time, while a live view
+ * asks for them. Live views (/metrics, Home Assistant) show the counts as last saved, so nothing
+ * shown is lost to a kill or a power cut; each save is one small durable transaction (~4 KiB of
+ * WAL): at most 720 a day, none while nobody looks (history pre-fill).
  */
 export const ENERGY_SAVE_MS = 120_000;
 
@@ -134,6 +137,8 @@ export class Bucketer implements Feature {
   private closedUntil = -Infinity;
   /** the next periodic save of the energy counts, reading time */
   private nextSaveAt = -Infinity;
+  /** the newest reading's time */
+  private newestTs = -Infinity;
   private readonly counts: Omit<BucketerStats, 'counters'> = {
     ingested: 0,
     lateDropped: 0,
@@ -141,6 +146,7 @@ export class Bucketer implements Feature {
     unknownStream: 0,
     bucketsWritten: 0,
     energySaves: 0,
+    energySaveFailures: 0,
   };
 
   constructor(opts: BucketerOptions) {
@@ -272,6 +278,7 @@ export class Bucketer implements Feature {
   lifetime(streamId: string): EnergyColumns | undefined {
     const run = this.runs.get(streamId);
     if (!run || run.retired) return undefined;
+    if (this.started && this.newestTs >= this.nextSaveAt) this.saveEnergy(this.newestTs);
     return run.confirmed ? { ...run.saved } : { energyIn: null, energyOut: null };
   }
 
@@ -313,16 +320,17 @@ export class Bucketer implements Feature {
       run.tracker.sample(t, from === undefined ? undefined : v[from], r.counters);
     }
     run.confirmed = true;
+    if (t > this.newestTs) this.newestTs = t;
     this.counts.ingested++;
-    if (t >= this.nextSaveAt) this.saveEnergy(t);
   }
 
   /**
    * Saves the energy counts that changed since their last save, durably (a power cut keeps them),
-   * and only then lets live views show them. A failed save leaves the old counts shown and is
-   * tried again at the next reading.
+   * and only then lets live views show them. A failed save leaves the older counts shown and is
+   * tried again ENERGY_SAVE_MS later.
    */
   private saveEnergy(t: number): void {
+    this.nextSaveAt = Math.floor(t / ENERGY_SAVE_MS) * ENERGY_SAVE_MS + ENERGY_SAVE_MS;
     const changed = [...this.runs.values()].filter((run) => {
       if (!run.tracker || run.retired) return false;
       const now = energyColumns(run);
@@ -330,13 +338,21 @@ export class Bucketer implements Feature {
     });
     if (changed.length > 0) {
       const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
-      durably(this.db, () => {
-        for (const run of changed) saveEnergyState(this.db, run.key, { ...run.tracker!.state(), closedUntil });
+      const columns = changed.map(energyColumns);
+      try {
+        durably(this.db, () => {
+          for (const run of changed) saveEnergyState(this.db, run.key, { ...run.tracker!.state(), closedUntil });
+        });
+      } catch {
+        // the disk refuses (full, read-only): the close's own write reports it to health
+        this.counts.energySaveFailures++;
+        return;
+      }
+      changed.forEach((run, i) => {
+        run.saved = columns[i]!;
       });
-      for (const run of changed) run.saved = energyColumns(run);
       this.counts.energySaves++;
     }
-    this.nextSaveAt = Math.floor(t / ENERGY_SAVE_MS) * ENERGY_SAVE_MS + ENERGY_SAVE_MS;
   }
 
   /**
