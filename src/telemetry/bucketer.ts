@@ -96,6 +96,8 @@ interface StreamRun {
   saved: EnergyColumns;
   /** a reading arrived since start: before it, the restored counts are not shown as current */
   confirmed: boolean;
+  /** confirmed, but its counts not saved since: the next live view saves them at once */
+  fresh: boolean;
   /** how long a sample holds: 3 poll periods of this stream's device */
   holdMs: number;
   /** no longer in the stream set: takes no readings, leaves once its buckets are written */
@@ -220,6 +222,7 @@ export class Bucketer implements Feature {
         key,
         saved: old?.saved ?? (tracker ? trackerColumns(tracker, hasIn, hasOut) : { energyIn: null, energyOut: null }),
         confirmed: old?.confirmed ?? false,
+        fresh: old?.fresh ?? false,
         power: POWER_CHANNELS.flatMap((c, j) => (has(c) ? [j] : [])),
         last: LAST_CHANNELS.filter((c) => has(c.id)),
         hasIn,
@@ -278,7 +281,7 @@ export class Bucketer implements Feature {
   lifetime(streamId: string): EnergyColumns | undefined {
     const run = this.runs.get(streamId);
     if (!run || run.retired) return undefined;
-    if (this.started && this.newestTs >= this.nextSaveAt) this.saveEnergy(this.newestTs);
+    if (this.started && (this.newestTs >= this.nextSaveAt || run.fresh)) this.saveEnergy(this.newestTs);
     return run.confirmed ? { ...run.saved } : { energyIn: null, energyOut: null };
   }
 
@@ -319,7 +322,7 @@ export class Bucketer implements Feature {
       const from = run.def.energyFrom;
       run.tracker.sample(t, from === undefined ? undefined : v[from], r.counters);
     }
-    run.confirmed = true;
+    if (!run.confirmed) run.confirmed = run.fresh = true;
     if (t > this.newestTs) this.newestTs = t;
     this.counts.ingested++;
   }
@@ -331,6 +334,7 @@ export class Bucketer implements Feature {
    */
   private saveEnergy(t: number): void {
     this.nextSaveAt = Math.floor(t / ENERGY_SAVE_MS) * ENERGY_SAVE_MS + ENERGY_SAVE_MS;
+    for (const run of this.runs.values()) run.fresh = false;
     const changed = [...this.runs.values()].filter((run) => {
       if (!run.tracker || run.retired) return false;
       const now = energyColumns(run);
@@ -393,7 +397,10 @@ export class Bucketer implements Feature {
       throw err;
     }
     this.closedUntil = limit;
-    for (const run of this.runs.values()) if (run.tracker) run.saved = energyColumns(run);
+    for (const run of this.runs.values()) {
+      if (run.tracker) run.saved = energyColumns(run);
+      run.fresh = false;
+    }
     this.counts.bucketsWritten += closing.length;
     for (const [id, run] of this.runs) if (run.retired && !run.open && run.done.length === 0) this.runs.delete(id);
 
