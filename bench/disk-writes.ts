@@ -7,7 +7,7 @@
  * one transaction each, exactly as live (the demo's history pre-fill path, without sockets).
  * A live view reads the energy counts every 10 s of the day, as Home Assistant's states do at
  * their default interval, so the saves between bucket closes that live views cause (at most one
- * per 2 minutes, each a durable commit) are in the figure.
+ * per 5 minutes, each a durable commit) are in the figure.
  * Nothing else writes in that window (logger silent, no HTTP), so the process's
  *  - `wchar` (/proc/self/io: bytes handed to write()/pwrite()) is what SQLite writes to the
  *    database and WAL: what the card receives once the kernel flushes, and

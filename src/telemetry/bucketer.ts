@@ -47,9 +47,9 @@ export interface BucketerStats {
  * How often the energy counts are saved between bucket closes, on reading time, while a live view
  * asks for them. Live views (/metrics, Home Assistant) show the counts as last saved, so nothing
  * shown is lost to a kill or a power cut; each save is one small durable transaction (~4 KiB of
- * WAL): at most 720 a day, none while nobody looks (history pre-fill).
+ * WAL): at most 288 a day, none while nobody looks (history pre-fill).
  */
-export const ENERGY_SAVE_MS = 120_000;
+export const ENERGY_SAVE_MS = 300_000;
 
 type EnergyColumns = { energyIn: number | null; energyOut: number | null };
 
