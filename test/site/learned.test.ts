@@ -17,7 +17,11 @@ const siteConfig = () =>
     { inverter: EP, meter: EP },
     { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/unused', pollSeconds: 10, batteryBlocks: 1 },
   );
-const pvStreams = (site: Site) => site.streams().filter((s) => s.role === 'pv_module').map((s) => s.id);
+const pvStreams = (site: Site) =>
+  site
+    .streams()
+    .filter((s) => s.role === 'pv_module')
+    .map((s) => s.id);
 
 describe('learned topology', () => {
   it('PV modules only grow while the device is the same; a replaced device starts over', () => {

@@ -18,6 +18,10 @@ export class FaultDevice {
   readonly served: Record<Fn, number> = { holding: 0, input: 0 };
   port = 0;
   private server: Server | null = null;
+
+  get listening(): boolean {
+    return this.server !== null;
+  }
   private readonly sockets = new Set<Socket>();
 
   async listen(port = 0): Promise<this> {
