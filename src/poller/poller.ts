@@ -218,9 +218,11 @@ export class Poller implements Feature {
     } catch (err) {
       polled(false);
       const e = toModbusError(err);
-      // after any failure the device may come back as another one (replaced, new firmware): its
-      // identity and register map are read again at the next contact (docs/design.md "Field faults")
-      dev.reset();
+      // after a lost connection the device may come back as another one (replaced, new firmware),
+      // and after an exception or a decode failure its register map may have changed: its identity
+      // and register map are read again at the next contact (docs/design.md "Field faults"). A
+      // timeout alone (a busy device or bus) keeps them: rediscovery costs a dozen requests
+      if (e.kind === 'connection' || e.kind === 'exception' || e.kind === 'decode') dev.reset();
       const before = site.devices.get(cfg.id)?.lastError;
       site.markFailed(cfg.id, e);
       if (wasOnline || before === null) {

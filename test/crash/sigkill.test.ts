@@ -197,7 +197,7 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
               publishBucket(id, e.interval.split('/')[0], e.energy_Wh_increment, e.energy_Wh_decrement, run);
           }
         }
-        await new Promise((res) => setTimeout(res, 60));
+        await new Promise((res) => setTimeout(res, 150));
       }
     } catch {
       // the kill may come in the middle of a request: what was read so far counts
