@@ -172,8 +172,8 @@ export class Metrics {
       },
     });
     new Counter({
-      name: 'sitegw_counter_steps_total',
-      help: 'Device counter steps the power could not explain, by outcome: held (not added), rebased (confirmed as a reset or replacement), wrap (taken across the register wrap point); docs/api.md "Energy counters"',
+      name: 'sitegw_energy_register_steps_total',
+      help: 'Steps of device energy registers that were not plain increments, by outcome: held (beyond what the power explains, not added), rebased (confirmed as a reset or replacement), wrap (taken across the register wrap point); docs/api.md "Energy counters"',
       labelNames: ['outcome'],
       registers: [r],
       collect() {
