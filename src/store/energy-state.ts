@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import type { Database, Statement } from 'better-sqlite3';
 import { perConnection } from './per-connection.js';
 
@@ -130,5 +131,29 @@ export function durably<T>(db: Database, fn: () => T): T {
     return db.transaction(fn)();
   } finally {
     db.pragma('synchronous = NORMAL');
+  }
+}
+
+/**
+ * Brings what was committed (synchronous NORMAL: in the WAL, not yet on the disk) onto the disk,
+ * off the event loop: fdatasync of the WAL, or of the database file when a checkpoint has emptied
+ * the WAL (SQLite syncs a checkpoint itself). Nothing to do for an in-memory database.
+ */
+export async function syncToDisk(db: Database): Promise<void> {
+  if (db.memory) return;
+  for (const file of [`${db.name}-wal`, db.name]) {
+    let fh: Awaited<ReturnType<typeof open>>;
+    try {
+      fh = await open(file, 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    try {
+      await fh.datasync();
+      return;
+    } finally {
+      await fh.close();
+    }
   }
 }

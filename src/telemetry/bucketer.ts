@@ -11,7 +11,7 @@ import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import type { StreamDef } from '../core/streams.js';
 import { type BucketRow, insertBucket } from '../store/buckets.js';
-import { durably, loadEnergyStates, saveEnergyState } from '../store/energy-state.js';
+import { durably, loadEnergyStates, saveEnergyState, syncToDisk } from '../store/energy-state.js';
 import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
 import { streamKey } from '../store/streams.js';
 import { BUCKET_MS, floorToBucket } from './align.js';
@@ -141,6 +141,7 @@ export class Bucketer implements Feature {
   private nextSaveAt = -Infinity;
   /** the newest reading's time */
   private newestTs = -Infinity;
+  private syncing: Promise<void> = Promise.resolve();
   private readonly counts: Omit<BucketerStats, 'counters'> = {
     ingested: 0,
     lateDropped: 0,
@@ -343,20 +344,33 @@ export class Bucketer implements Feature {
     if (changed.length > 0) {
       const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
       const columns = changed.map(energyColumns);
-      try {
-        durably(this.db, () => {
-          for (const run of changed) saveEnergyState(this.db, run.key, { ...run.tracker!.state(), closedUntil });
+      const show = () => {
+        changed.forEach((run, i) => {
+          // a close in between may have saved (and shown) more already
+          run.saved = maxColumns(run.saved, columns[i]!);
         });
-      } catch {
+        this.counts.energySaves++;
+      };
+      const failed = () => {
         // the disk refuses (full, read-only): the close's own write reports it to health
         this.counts.energySaveFailures++;
+      };
+      try {
+        this.db.transaction(() => {
+          for (const run of changed) saveEnergyState(this.db, run.key, { ...run.tracker!.state(), closedUntil });
+        })();
+      } catch {
+        failed();
         return;
       }
-      changed.forEach((run, i) => {
-        run.saved = columns[i]!;
-      });
-      this.counts.energySaves++;
+      // shown once on the disk: the sync runs off the event loop, so polling never waits for the card
+      this.syncing = syncToDisk(this.db).then(show, failed);
     }
+  }
+
+  /** Resolves when the last save between closes is on the disk (and shown). */
+  energySynced(): Promise<void> {
+    return this.syncing;
   }
 
   /**
@@ -380,7 +394,7 @@ export class Bucketer implements Feature {
     closing.sort((a, b) => a.row.startS - b.row.startS);
     const out = closing.map((d) => toClosedBucket(d.stream.def.id, d.row));
     try {
-      durably(this.db, () => {
+      this.db.transaction(() => {
         for (const d of closing) insertBucket(this.db, d.row);
         for (const run of this.runs.values()) {
           // Every stream, with or without counters, so a restart knows what is closed.
@@ -390,7 +404,7 @@ export class Bucketer implements Feature {
         // `bucketsClosing` listeners write in this transaction (the uplink's outbox): one that throws
         // rolls the close back, and the buckets are written again by the next closeUntil()
         if (out.length > 0) this.bus?.runInTransaction('bucketsClosing', out);
-      });
+      })();
     } catch (err) {
       // nothing was written: the buckets go back, so the next closeUntil() writes them
       for (let i = closing.length - 1; i >= 0; i--) closing[i]!.stream.done.unshift(closing[i]!);
@@ -478,6 +492,13 @@ export class Bucketer implements Feature {
 /** The energy columns of a stream now: spec signs (out <= 0), null while a direction is unknown. */
 function energyColumns(run: StreamRun): EnergyColumns {
   return run.tracker ? trackerColumns(run.tracker, run.hasIn, run.hasOut) : { energyIn: null, energyOut: null };
+}
+
+/** per direction the larger count (magnitudes: out is <= 0), null only where both are */
+function maxColumns(a: EnergyColumns, b: EnergyColumns): EnergyColumns {
+  const pick = (x: number | null, y: number | null, sign: 1 | -1) =>
+    x === null ? y : y === null ? x : sign * Math.max(sign * x, sign * y);
+  return { energyIn: pick(a.energyIn, b.energyIn, 1), energyOut: pick(a.energyOut, b.energyOut, -1) };
 }
 
 function trackerColumns(tr: EnergyTracker, hasIn: boolean, hasOut: boolean): EnergyColumns {

@@ -177,6 +177,9 @@ describe('device counter faults, own Modbus devices on raw sockets', () => {
   };
 
   const published = async (): Promise<Map<string, number>> => {
+    // a scrape starts a save when one is due; the counts show once it is on the disk
+    await daemon.ctx.ops.metrics.text();
+    await daemon.ctx.bucketer.energySynced();
     const families = parsePromText(await daemon.ctx.ops.metrics.text());
     const out = new Map<string, number>();
     for (const s of families.get('sitegw_energy_joules_total')?.samples ?? [])
