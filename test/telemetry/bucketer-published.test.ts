@@ -14,20 +14,15 @@ import { Bucketer, ENERGY_SAVE_MS } from '../../src/telemetry/bucketer.js';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-11-23T00:00:00Z');
-const battery: StreamDef = {
-  id: 'inv1__bb_agg',
-  deviceId: 'inv1',
-  deviceKind: 'battery_pack',
+const stream = (id: string, deviceId: string, deviceKind: StreamDef['deviceKind']): StreamDef => ({
+  id,
+  deviceId,
+  deviceKind,
   channels: ['power_W', 'energy_Wh_increment', 'energy_Wh_decrement'],
   energyFrom: 'power_W',
-};
-const meter: StreamDef = {
-  id: 'gm1__GRID_METER_DERIVED',
-  deviceId: 'gm1',
-  deviceKind: 'meter',
-  channels: ['power_W', 'energy_Wh_increment', 'energy_Wh_decrement'],
-  energyFrom: 'power_W',
-};
+});
+const battery = stream('inv1__bb_agg', 'inv1', 'battery_pack');
+const meter = stream('gm1__GRID_METER_DERIVED', 'gm1', 'meter');
 
 const dirs: string[] = [];
 afterEach(() => {
