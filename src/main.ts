@@ -23,6 +23,7 @@ import { openCheckedDatabase } from './ops/integrity.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
 import { storageControlFor } from './profiles/storage-controls.js';
+import { LearnedTopology, restoreLearned } from './site/learned.js';
 import { Site } from './site/site.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
@@ -125,6 +126,8 @@ export class Daemon {
     const { db, replaced, exclusive } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
     await features.start({ name: 'store', start: () => undefined, stop: () => db.close() });
     const site = new Site(config);
+    // PV modules learned by earlier runs: the streams exist before the first poll
+    restoreLearned(db, site);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
     const bucketer = await features.start(
       new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus: bus.as('bucketer') }),
@@ -173,6 +176,7 @@ export class Daemon {
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
     await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site }));
+    await features.start(new LearnedTopology({ db, site, bus: bus.as('learned topology') }));
     const { debounce } = config.grid;
     await features.start(
       new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce }),

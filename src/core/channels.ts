@@ -179,6 +179,19 @@ export function unitOf(c: ChannelId, socScale: SocScale): string {
 export interface DeviceCounters {
   inWh?: number;
   outWh?: number;
+  /** how the register behind each counter counts, where the driver knows it */
+  inScale?: CounterScale;
+  outScale?: CounterScale;
+}
+
+/**
+ * A counter register's arithmetic in Wh under the scale in force when it was read: an acc32
+ * with scale factor 1 wraps at 2^32 × 10 Wh and moves in steps of 10 Wh. Infinity: it does
+ * not wrap (float, 64-bit, signed). The energy tracker judges wraps and steps by it.
+ */
+export interface CounterScale {
+  wrapWh: number;
+  stepWh: number;
 }
 
 export interface Reading {

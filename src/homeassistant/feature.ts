@@ -205,18 +205,27 @@ export class HomeAssistant implements Feature {
 
   /**
    * An empty retained payload deletes the entity in Home Assistant and the retained config at the
-   * broker; the entity's retained state goes too, so nothing of it is left on the broker.
+   * broker; the entity's retained state goes too, and the retained availability of a device
+   * site.yaml no longer has, so nothing of it is left on the broker.
    */
   private remove(topic: string, config: string): void {
     this.publish(topic, '');
-    let stateTopic: unknown;
+    let parsed: { state_topic?: unknown; availability?: unknown };
     try {
-      stateTopic = (JSON.parse(config) as { state_topic?: unknown }).state_topic;
+      parsed = JSON.parse(config) as typeof parsed;
     } catch {
       return;
     }
-    if (typeof stateTopic === 'string' && stateTopic.startsWith(`${this.deps.config.stateTopicPrefix}/streams/`))
-      this.publish(stateTopic, '');
+    const prefix = this.deps.config.stateTopicPrefix;
+    const stateTopic = parsed.state_topic;
+    if (typeof stateTopic === 'string' && stateTopic.startsWith(`${prefix}/streams/`)) this.publish(stateTopic, '');
+    if (!Array.isArray(parsed.availability)) return;
+    // a device's availability topic that no configured device has: that device was removed
+    const kept = new Set([...this.deps.site.devices.keys()].map((id) => this.topics.device(id)));
+    for (const a of parsed.availability as { topic?: unknown }[]) {
+      const t = a?.topic;
+      if (typeof t === 'string' && t.startsWith(`${prefix}/devices/`) && !kept.has(t)) this.publish(t, '');
+    }
   }
 
   private publishStates(): void {

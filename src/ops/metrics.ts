@@ -171,6 +171,18 @@ export class Metrics {
         follow(this, bucketStats, 'unknown', { reason: 'unknown_stream' }, s.unknownStream);
       },
     });
+    new Counter({
+      name: 'sitegw_energy_register_steps_total',
+      help: 'Steps of device energy registers that were not plain increments, by outcome: held (beyond what the power explains, not added), rebased (confirmed as a reset or replacement), wrap (taken across the register wrap point); docs/api.md "Energy counters"',
+      labelNames: ['outcome'],
+      registers: [r],
+      collect() {
+        const c = bucketer.stats().counters;
+        follow(this, bucketStats, 'held', { outcome: 'held' }, c.held);
+        follow(this, bucketStats, 'rebased', { outcome: 'rebased' }, c.rebased);
+        follow(this, bucketStats, 'wrap', { outcome: 'wrap' }, c.wraps);
+      },
+    });
 
     const failuresSeen = new Map<string, number>();
     new Counter({

@@ -9,7 +9,7 @@ import { streamIds } from '../core/streams.js';
 import type { TimeLabels } from '../core/time-labels.js';
 import { toModbusError } from '../modbus/errors.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
-import type { Site } from '../site/site.js';
+import { identityChanged, type Site } from '../site/site.js';
 import { batteryAggregate, derivedConsumption } from './aggregate.js';
 
 export interface PollerDeps {
@@ -192,6 +192,16 @@ export class Poller implements Feature {
     try {
       const poll = await dev.poll(this.deps.readerFor(cfg), now);
       polled(true);
+      const before = site.devices.get(cfg.id)?.identity ?? {};
+      const replaced = identityChanged(before, dev.identity);
+      if (replaced) {
+        // another device answers at this address: its identity and register map were read anew
+        // (dev.reset() at the failure before), its counters are judged as a replacement
+        log.warn(
+          { device: cfg.id, before, after: dev.identity },
+          'device replaced: another serial or model after reconnecting; register map read again',
+        );
+      }
       const changed = site.learn(cfg.id, {
         identity: dev.identity,
         capacityWh: poll.capacityWh,
@@ -202,13 +212,17 @@ export class Poller implements Feature {
         log.info({ device: cfg.id, ...dev.identity }, 'device online');
         this.deps.bus.emit('deviceHealth', { deviceId: cfg.id, online: true, lastSeen: now() });
       }
-      if (changed) this.deps.bus.emit('streamsChanged', { deviceId: cfg.id });
+      // announced like a change of streams: Home Assistant's device block and the uplink's topology carry the identity
+      if (changed || replaced) this.deps.bus.emit('streamsChanged', { deviceId: cfg.id });
       return poll;
     } catch (err) {
       polled(false);
       const e = toModbusError(err);
-      // after an exception or a decode failure the register map may have changed (firmware update)
-      if (e.kind === 'exception' || e.kind === 'decode') dev.reset();
+      // after a lost connection the device may come back as another one (replaced, new firmware),
+      // and after an exception or a decode failure its register map may have changed: its identity
+      // and register map are read again at the next contact (docs/design.md "Field faults"). A
+      // timeout alone (a busy device or bus) keeps them: rediscovery costs a dozen requests
+      if (e.kind === 'connection' || e.kind === 'exception' || e.kind === 'decode') dev.reset();
       const before = site.devices.get(cfg.id)?.lastError;
       site.markFailed(cfg.id, e);
       if (wasOnline || before === null) {

@@ -5,13 +5,14 @@
  */
 
 import type { DeviceConfig } from '../config/types.js';
-import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
+import type { CounterScale, DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
 import type { DeviceIdentity } from '../core/identity.js';
 import type { RegisterReader } from '../core/register-reader.js';
 import { ownStreamId, ROLES } from '../core/roles.js';
 import { ModbusError } from '../modbus/errors.js';
 import { planReads } from './batch.js';
 import { type CompiledRole, type CompiledSource, type DeviceProfile, INSTANT_KEYS, type ValueRef } from './compiled.js';
+import { counterScale } from './counter-scale.js';
 import type { DeviceDriver, DevicePoll } from './driver.js';
 import { readIdentity } from './identify.js';
 import { isException, RegisterCache, readRange } from './registers.js';
@@ -175,7 +176,26 @@ export class ProfileDevice implements DeviceDriver {
     const inWh = this.counter(inSrc);
     const outWh = this.counter(outSrc);
     if (inWh === undefined && outWh === undefined) return undefined;
-    return { ...(inWh !== undefined ? { inWh } : {}), ...(outWh !== undefined ? { outWh } : {}) };
+    const inScale = inWh !== undefined ? this.scaleOf(inSrc, inWh) : undefined;
+    const outScale = outWh !== undefined ? this.scaleOf(outSrc, outWh) : undefined;
+    return {
+      ...(inWh !== undefined ? { inWh, ...(inScale ? { inScale } : {}) } : {}),
+      ...(outWh !== undefined ? { outWh, ...(outScale ? { outScale } : {}) } : {}),
+    };
+  }
+
+  /**
+   * The wrap point and resolution of the register a counter was read from (the source that gave
+   * the value, `otherwise` included); a sum of registers, or a sign applied, wraps nowhere clean.
+   */
+  private scaleOf(s: CompiledSource | undefined, v: number): CounterScale | undefined {
+    if (!s) return undefined;
+    if (this.own(s) === undefined) return this.scaleOf(s.otherwise, v);
+    const sf = s.scaleFactor ? this.cache.number(s.scaleFactor) : 0;
+    const factor = s.factor * 10 ** (sf ?? 0);
+    const part = s.parts[0];
+    if (!part || s.parts.length > 1 || s.absolute || s.signFrom) return { wrapWh: Infinity, stepWh: Math.abs(factor) };
+    return counterScale(part.type, factor, v);
   }
 
   private gridState(): GridState | undefined {

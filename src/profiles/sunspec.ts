@@ -1,5 +1,5 @@
 import type { DeviceConfig } from '../config/types.js';
-import type { DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
+import type { CounterScale, DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
 import type { DeviceRole } from '../core/device-role.js';
 import type { DeviceIdentity } from '../core/identity.js';
 import type { RegisterReader } from '../core/register-reader.js';
@@ -11,6 +11,7 @@ import { type DiscoveredModel, discoverSunSpec, readModel, type SunSpecMap } fro
 import { METER_EVT } from '../modbus/sunspec/models.js';
 import { CONN_BITS } from '../modbus/sunspec/models-controls.js';
 import { DC_PORT, DER_701 } from '../modbus/sunspec/models-der.js';
+import { sunspecCounterScale } from './counter-scale.js';
 import type { DeviceDriver, DevicePoll } from './driver.js';
 import { type KnownMeterSign, meterSignOf } from './sunspec-vendors.js';
 
@@ -178,13 +179,29 @@ function clean(values: InstantValues): InstantValues {
   return out;
 }
 
+/** A counter point's value with its register's scale (profiles/counter-scale.ts). */
+interface Counter {
+  wh: number | undefined;
+  scale?: CounterScale | undefined;
+}
+
+/** point `name` of a model's fixed block, or of one of its repeating blocks (`block`), as a counter */
+function counterOf(m: ModelValues | undefined, name: string, block?: Record<string, PointValue>): Counter {
+  if (!m) return { wh: undefined };
+  const wh = num((block ?? m.fixed)[name]);
+  return { wh, scale: sunspecCounterScale(m.id, name, m.fixed, wh) };
+}
+
 /** lifetime counters as the device reports them; a negative one is a device fault and stays absent */
-function counters(inWh: number | undefined, outWh: number | undefined): DeviceCounters | undefined {
+function counters(inC: Counter | undefined, outC: Counter | undefined): DeviceCounters | undefined {
   const ok = (v: number | undefined) => (v !== undefined && v >= 0 ? v : undefined);
-  const i = ok(inWh);
-  const o = ok(outWh);
+  const i = ok(inC?.wh);
+  const o = ok(outC?.wh);
   if (i === undefined && o === undefined) return undefined;
-  return { ...(i !== undefined ? { inWh: i } : {}), ...(o !== undefined ? { outWh: o } : {}) };
+  return {
+    ...(i !== undefined ? { inWh: i, ...(inC?.scale ? { inScale: inC.scale } : {}) } : {}),
+    ...(o !== undefined ? { outWh: o, ...(outC?.scale ? { outScale: outC.scale } : {}) } : {}),
+  };
 }
 
 function first(values: ReadonlyMap<number, ModelValues>, ids: readonly number[]): ModelValues | undefined {
@@ -210,7 +227,9 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
       ts,
       values: clean({ power_AC_W: neg(num(f.W)), power_DC_W: (der ? undefined : num(f.DCW)) ?? num(dc?.DCW) }),
       // 10x/11x WH counts only AC delivered; the absorbed direction is integrated from power
-      counters: der ? counters(num(f.TotWhAbs), num(f.TotWhInj)) : counters(undefined, num(f.WH)),
+      counters: der
+        ? counters(counterOf(ac, 'TotWhAbs'), counterOf(ac, 'TotWhInj'))
+        : counters(undefined, counterOf(ac, 'WH')),
     });
   }
   const modules = pvModules(values);
@@ -227,12 +246,15 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
     const sum = (xs: (number | undefined)[]) =>
       xs.every((x) => x !== undefined) ? xs.reduce<number>((a, b) => a + b!, 0) : undefined;
     const w = sum(modules.map((m) => m.w));
-    const wh = sum(modules.map((m) => m.wh));
+    const wh = sum(modules.map((m) => m.wh.wh));
+    // one module wrapping drops the sum by its wrap point; the sum moves in the modules' steps added up
+    const scale = modules[0]!.wh.scale;
+    const sumScale = scale && { wrapWh: scale.wrapWh, stepWh: scale.stepWh * modules.length };
     readings.push({
       streamId: streamIds.pvAggregate(id),
       ts,
       values: clean({ power_W: neg(w) }),
-      counters: counters(undefined, wh),
+      counters: counters(undefined, { wh, scale: sumScale }),
     });
   }
   return { readings, pvModules: modules.length };
@@ -240,7 +262,7 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
 
 interface DcModule {
   w: number | undefined;
-  wh: number | undefined;
+  wh: Counter;
 }
 
 /**
@@ -259,16 +281,20 @@ function storagePath(m: ModelValues['repeating'][number]): StoragePath | undefin
 
 function storageModule(values: Values, which: StoragePath): DcModule | undefined {
   const m = values.get(160)?.repeating.find((x) => storagePath(x) === which);
-  return m ? { w: num(m.DCW), wh: num(m.DCWH) } : undefined;
+  return m ? { w: num(m.DCW), wh: counterOf(values.get(160), 'DCWH', m) } : undefined;
 }
 
 /** PV strings or optimisers: 160's modules but the battery's, else 714's ports of type PV (battery and other ports are not PV) */
 function pvModules(values: Values): DcModule[] | undefined {
   const mppt = values.get(160);
   if (mppt)
-    return mppt.repeating.filter((m) => storagePath(m) === undefined).map((m) => ({ w: num(m.DCW), wh: num(m.DCWH) }));
+    return mppt.repeating
+      .filter((m) => storagePath(m) === undefined)
+      .map((m) => ({ w: num(m.DCW), wh: counterOf(mppt, 'DCWH', m) }));
   const dc = values.get(714);
-  return dc?.repeating.filter((p) => num(p.PrtTyp) === DC_PORT.PV).map((p) => ({ w: num(p.DCW), wh: num(p.DCWhInj) }));
+  return dc?.repeating
+    .filter((p) => num(p.PrtTyp) === DC_PORT.PV)
+    .map((p) => ({ w: num(p.DCW), wh: counterOf(dc, 'DCWhInj', p) }));
 }
 
 function batteryReadings({ cfg, values, once, ts }: ModelPoll): DevicePoll {
@@ -342,7 +368,8 @@ function connectionState(meter: ModelValues['fixed'] | undefined, values: Values
 function meterReadings({ cfg, values, ts, meterSign: sign }: ModelPoll): DevicePoll {
   const streamId = ownStreamId(cfg.role, cfg.id);
   const withState = roleMeasures(cfg.role, 'state');
-  const m = first(values, METERS)?.fixed;
+  const model = first(values, METERS);
+  const m = model?.fixed;
   const w = num(m?.W);
   return {
     readings: [
@@ -353,7 +380,7 @@ function meterReadings({ cfg, values, ts, meterSign: sign }: ModelPoll): DeviceP
           power_W: sign === 'export-positive' ? neg(w) : w,
           ...(withState ? { state: connectionState(m, values) } : {}),
         }),
-        counters: m ? counters(num(m.TotWhImp), num(m.TotWhExp)) : undefined,
+        counters: m ? counters(counterOf(model, 'TotWhImp'), counterOf(model, 'TotWhExp')) : undefined,
       },
     ],
   };

@@ -129,14 +129,22 @@ export class Site {
     return this.streams().find((s) => s.id === id);
   }
 
-  /** Note what a device told about itself; returns true when the stream list changed. */
+  /**
+   * Note what a device told about itself; returns true when the stream list changed. PV modules
+   * only grow: an inverter asleep at night that lists fewer (or none) changes nothing, so the
+   * streams, their history and Home Assistant's entities stay (docs/design.md "Field faults").
+   * A device that comes back with another serial or model is another device: what was learned of
+   * the old one goes.
+   */
   learn(deviceId: string, facts: { identity?: DeviceIdentity; capacityWh?: number; pvModules?: number }): boolean {
     const d = this.devices.get(deviceId);
     if (!d) return false;
+    const replaced = facts.identity !== undefined && identityChanged(d.identity, facts.identity);
     if (facts.identity) d.identity = facts.identity;
     if (facts.capacityWh !== undefined) d.capacityWh = facts.capacityWh;
-    if (facts.pvModules !== undefined && facts.pvModules !== d.pvModules) {
-      d.pvModules = facts.pvModules;
+    const n = facts.pvModules;
+    if (n !== undefined && n !== d.pvModules && (replaced || d.pvModules === undefined || n > d.pvModules)) {
+      d.pvModules = n;
       this.streamCache = null;
       return true;
     }
@@ -163,4 +171,10 @@ export class Site {
     d.errors[e.kind]++;
     if (e.exceptionCode !== undefined) d.exceptionCodes[e.exceptionCode] = (d.exceptionCodes[e.exceptionCode] ?? 0) + 1;
   }
+}
+
+/** Another serial or model than the one known (a first identity is not a change). */
+export function identityChanged(before: DeviceIdentity, after: DeviceIdentity): boolean {
+  if (before.serial === undefined && before.model === undefined) return false;
+  return before.serial !== after.serial || before.model !== after.model;
 }

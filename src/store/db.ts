@@ -48,7 +48,8 @@ export function openDatabase(file: string | ':memory:', warn?: ModeLog, opts: { 
     db.pragma(`cache_size = -${CACHE_KIB}`);
     db.pragma('journal_mode = WAL');
     // WAL + NORMAL can lose the last commits on power loss but never corrupts; an fsync per
-    // 15-minute close is not worth the SD-card wear.
+    // 15-minute close is not worth the SD-card wear. The energy counts live views show are synced
+    // off the event loop before they are shown (store/energy-state.ts syncToDisk).
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     migrate(db, MIGRATIONS, file);

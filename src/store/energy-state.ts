@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import type { Database, Statement } from 'better-sqlite3';
 import { perConnection } from './per-connection.js';
 
@@ -19,6 +20,13 @@ export interface EnergyState {
   heldTs: number | null;
   /** integration has been done up to here (ms); null before the first power sample */
   integratedUntil: number | null;
+  /** when a device counter was last read (ms); null before one */
+  counterTs: number | null;
+  /** Wh the power explains since each counter last moved: what its next step may be (telemetry/counter-judge.ts) */
+  budgetIn: number;
+  budgetOut: number;
+  /** the highest power seen on the stream, W: the rating where power is unknown */
+  peakW: number;
 }
 
 export interface StoredEnergyState extends EnergyState {
@@ -39,6 +47,10 @@ type Row = [
   number | null,
   number | null,
   number | null,
+  number | null,
+  number,
+  number,
+  number,
 ];
 
 interface Stmts {
@@ -49,12 +61,14 @@ const stmts = perConnection(
   (db): Stmts => ({
     save: db.prepare<Row>(
       `INSERT OR REPLACE INTO energy_state
-       (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       (stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until,
+        counter_ts, budget_in, budget_out, peak_w)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     all: db
       .prepare<[], Row>(
-        `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until
+        `SELECT stream, in_wh, out_wh, raw_in, raw_out, offset_in, offset_out, held_power_w, held_ts, integrated_until, closed_until,
+           counter_ts, budget_in, budget_out, peak_w
          FROM energy_state`,
       )
       .raw(),
@@ -75,6 +89,10 @@ export function saveEnergyState(db: Database, stream: number, s: StoredEnergySta
     s.heldTs,
     s.integratedUntil,
     s.closedUntil,
+    s.counterTs,
+    s.budgetIn,
+    s.budgetOut,
+    s.peakW,
   );
 }
 
@@ -93,7 +111,49 @@ export function loadEnergyStates(db: Database): Map<number, StoredEnergyState> {
       heldTs: r[8],
       integratedUntil: r[9],
       closedUntil: r[10],
+      counterTs: r[11],
+      budgetIn: r[12],
+      budgetOut: r[13],
+      peakW: r[14],
     });
   }
   return out;
+}
+
+/**
+ * Runs `fn` in one transaction that is on the disk when it returns (synchronous FULL: the WAL is
+ * synced at the commit), so what it saved survives a power cut and may be shown. The connection
+ * goes back to NORMAL for everything else (src/store/db.ts).
+ */
+export function durably<T>(db: Database, fn: () => T): T {
+  db.pragma('synchronous = FULL');
+  try {
+    return db.transaction(fn)();
+  } finally {
+    db.pragma('synchronous = NORMAL');
+  }
+}
+
+/**
+ * Brings what was committed (synchronous NORMAL: in the WAL, not yet on the disk) onto the disk,
+ * off the event loop: fdatasync of the WAL, or of the database file when a checkpoint has emptied
+ * the WAL (SQLite syncs a checkpoint itself). Nothing to do for an in-memory database.
+ */
+export async function syncToDisk(db: Database): Promise<void> {
+  if (db.memory) return;
+  for (const file of [`${db.name}-wal`, db.name]) {
+    let fh: Awaited<ReturnType<typeof open>>;
+    try {
+      fh = await open(file, 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    try {
+      await fh.datasync();
+      return;
+    } finally {
+      await fh.close();
+    }
+  }
 }

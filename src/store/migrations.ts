@@ -294,6 +294,24 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'counter plausibility: when each counter was last read, what the power explains since it moved, the peak power; what devices told about themselves (PV modules), kept across restarts',
+    up(db) {
+      db.exec(`
+        ALTER TABLE energy_state ADD COLUMN counter_ts INTEGER;
+        ALTER TABLE energy_state ADD COLUMN budget_in REAL NOT NULL DEFAULT 0;
+        ALTER TABLE energy_state ADD COLUMN budget_out REAL NOT NULL DEFAULT 0;
+        ALTER TABLE energy_state ADD COLUMN peak_w REAL NOT NULL DEFAULT 0;
+
+        -- learned at run time; a restart or a device asleep at night changes nothing of the topology
+        CREATE TABLE device_facts (
+          device     TEXT PRIMARY KEY,
+          pv_modules INTEGER
+        );
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -11,11 +11,11 @@ import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import type { StreamDef } from '../core/streams.js';
 import { type BucketRow, insertBucket } from '../store/buckets.js';
-import { loadEnergyStates, saveEnergyState } from '../store/energy-state.js';
+import { durably, loadEnergyStates, saveEnergyState, syncToDisk } from '../store/energy-state.js';
 import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
 import { streamKey } from '../store/streams.js';
 import { BUCKET_MS, floorToBucket } from './align.js';
-import { EnergyTracker, emptyEnergyState } from './energy.js';
+import { type CounterJudgeStats, EnergyTracker, emptyEnergyState } from './energy.js';
 import { round2 } from './round.js';
 
 export interface BucketerOptions {
@@ -35,7 +35,23 @@ export interface BucketerStats {
   /** readings for a stream the bucketer was not given */
   unknownStream: number;
   bucketsWritten: number;
+  /** energy counts saved between bucket closes (docs/design.md "Field faults: what the numbers survive") */
+  energySaves: number;
+  /** saves between bucket closes that failed (disk full, read-only): live views keep the older counts */
+  energySaveFailures: number;
+  /** device counter reads held as implausible, confirmed as resets or replacements, taken as wraps */
+  counters: CounterJudgeStats;
 }
+
+/**
+ * How often the energy counts are saved between bucket closes, on reading time, while a live view
+ * asks for them. Live views (/metrics, Home Assistant) show the counts as last saved, so nothing
+ * shown is lost to a kill or a power cut; each save is one small durable transaction (~4 KiB of
+ * WAL): at most 288 a day, none while nobody looks (history pre-fill).
+ */
+export const ENERGY_SAVE_MS = 300_000;
+
+type EnergyColumns = { energyIn: number | null; energyOut: number | null };
 
 /** How long one sample stands for its stream: beyond this the stream is in a gap (docs/design.md). */
 const HOLD_POLL_PERIODS = 3;
@@ -76,6 +92,12 @@ interface StreamRun {
   hasIn: boolean;
   hasOut: boolean;
   tracker: EnergyTracker | null;
+  /** the energy columns as last saved: what live views may show (they survive any stop) */
+  saved: EnergyColumns;
+  /** a reading arrived since start: before it, the restored counts are not shown as current */
+  confirmed: boolean;
+  /** confirmed, but its counts not saved since: the next live view saves them at once */
+  fresh: boolean;
   /** how long a sample holds: 3 poll periods of this stream's device */
   holdMs: number;
   /** no longer in the stream set: takes no readings, leaves once its buckets are written */
@@ -115,12 +137,19 @@ export class Bucketer implements Feature {
   private started = false;
   /** buckets ending at or before this are closed for every stream */
   private closedUntil = -Infinity;
-  private readonly counts: BucketerStats = {
+  /** the next periodic save of the energy counts, reading time */
+  private nextSaveAt = -Infinity;
+  /** the newest reading's time */
+  private newestTs = -Infinity;
+  private syncing: Promise<void> = Promise.resolve();
+  private readonly counts: Omit<BucketerStats, 'counters'> = {
     ingested: 0,
     lateDropped: 0,
     outOfOrderDropped: 0,
     unknownStream: 0,
     bucketsWritten: 0,
+    energySaves: 0,
+    energySaveFailures: 0,
   };
 
   constructor(opts: BucketerOptions) {
@@ -159,14 +188,14 @@ export class Bucketer implements Feature {
   stop(): void {
     if (!this.started) return;
     const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
-    this.db.transaction(() => {
+    durably(this.db, () => {
       const open = new Map<number, SavedRun>();
       for (const run of this.runs.values()) {
         if (run.tracker) saveEnergyState(this.db, run.key, { ...run.tracker.state(), closedUntil });
         if (run.open && !run.retired) open.set(run.key, saveRun(run));
       }
       saveOpenBuckets(this.db, open);
-    })();
+    });
     this.started = false;
   }
 
@@ -192,6 +221,9 @@ export class Bucketer implements Feature {
       const shape = {
         def,
         key,
+        saved: old?.saved ?? (tracker ? trackerColumns(tracker, hasIn, hasOut) : { energyIn: null, energyOut: null }),
+        confirmed: old?.confirmed ?? false,
+        fresh: old?.fresh ?? false,
         power: POWER_CHANNELS.flatMap((c, j) => (has(c) ? [j] : [])),
         last: LAST_CHANNELS.filter((c) => has(c.id)),
         hasIn,
@@ -223,7 +255,15 @@ export class Bucketer implements Feature {
   }
 
   stats(): BucketerStats {
-    return { ...this.counts };
+    const counters: CounterJudgeStats = { held: 0, rebased: 0, wraps: 0 };
+    for (const run of this.runs.values()) {
+      const c = run.tracker?.counterStats;
+      if (!c) continue;
+      counters.held += c.held;
+      counters.rebased += c.rebased;
+      counters.wraps += c.wraps;
+    }
+    return { ...this.counts, counters };
   }
 
   /** End of the newest bucket written (ms epoch), -Infinity before one: nothing is labelled before it */
@@ -232,14 +272,18 @@ export class Bucketer implements Feature {
   }
 
   /**
-   * A stream's lifetime energy counts up to its newest reading, rounded as the buckets store them
-   * (the same function), so a live view (metrics, Home Assistant) never disagrees with the API:
-   * it lies between the counts of the bucket before and the bucket after. Null per direction
-   * while unknown, undefined for a stream the bucketer does not have.
+   * A stream's lifetime energy counts as last saved (at most ENERGY_SAVE_MS behind its newest
+   * reading), rounded as the buckets store them (the same function), so a live view (metrics,
+   * Home Assistant) never disagrees with the API and never shows what a kill or a power cut could
+   * take back. Null per direction while unknown and until the stream's first reading since start
+   * (restored counts are not current until a poll confirms the stream); undefined for a stream
+   * the bucketer does not have.
    */
-  lifetime(streamId: string): { energyIn: number | null; energyOut: number | null } | undefined {
+  lifetime(streamId: string): EnergyColumns | undefined {
     const run = this.runs.get(streamId);
-    return run && !run.retired ? energyColumns(run) : undefined;
+    if (!run || run.retired) return undefined;
+    if (this.started && (this.newestTs >= this.nextSaveAt || run.fresh)) this.saveEnergy(this.newestTs);
+    return run.confirmed ? { ...run.saved } : { energyIn: null, energyOut: null };
   }
 
   ingest(r: Reading): void {
@@ -279,7 +323,54 @@ export class Bucketer implements Feature {
       const from = run.def.energyFrom;
       run.tracker.sample(t, from === undefined ? undefined : v[from], r.counters);
     }
+    if (!run.confirmed) run.confirmed = run.fresh = true;
+    if (t > this.newestTs) this.newestTs = t;
     this.counts.ingested++;
+  }
+
+  /**
+   * Saves the energy counts that changed since their last save, durably (a power cut keeps them),
+   * and only then lets live views show them. A failed save leaves the older counts shown and is
+   * tried again ENERGY_SAVE_MS later.
+   */
+  private saveEnergy(t: number): void {
+    this.nextSaveAt = Math.floor(t / ENERGY_SAVE_MS) * ENERGY_SAVE_MS + ENERGY_SAVE_MS;
+    for (const run of this.runs.values()) run.fresh = false;
+    const changed = [...this.runs.values()].filter((run) => {
+      if (!run.tracker || run.retired) return false;
+      const now = energyColumns(run);
+      return now.energyIn !== run.saved.energyIn || now.energyOut !== run.saved.energyOut;
+    });
+    if (changed.length > 0) {
+      const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
+      const columns = changed.map(energyColumns);
+      const show = () => {
+        changed.forEach((run, i) => {
+          // a close in between may have saved (and shown) more already
+          run.saved = maxColumns(run.saved, columns[i]!);
+        });
+        this.counts.energySaves++;
+      };
+      const failed = () => {
+        // the disk refuses (full, read-only): the close's own write reports it to health
+        this.counts.energySaveFailures++;
+      };
+      try {
+        this.db.transaction(() => {
+          for (const run of changed) saveEnergyState(this.db, run.key, { ...run.tracker!.state(), closedUntil });
+        })();
+      } catch {
+        failed();
+        return;
+      }
+      // shown once on the disk: the sync runs off the event loop, so polling never waits for the card
+      this.syncing = syncToDisk(this.db).then(show, failed);
+    }
+  }
+
+  /** Resolves when the last save between closes is on the disk (and shown). */
+  energySynced(): Promise<void> {
+    return this.syncing;
   }
 
   /**
@@ -320,6 +411,10 @@ export class Bucketer implements Feature {
       throw err;
     }
     this.closedUntil = limit;
+    for (const run of this.runs.values()) {
+      if (run.tracker) run.saved = energyColumns(run);
+      run.fresh = false;
+    }
     this.counts.bucketsWritten += closing.length;
     for (const [id, run] of this.runs) if (run.retired && !run.open && run.done.length === 0) this.runs.delete(id);
 
@@ -395,12 +490,22 @@ export class Bucketer implements Feature {
 }
 
 /** The energy columns of a stream now: spec signs (out <= 0), null while a direction is unknown. */
-function energyColumns(run: StreamRun): { energyIn: number | null; energyOut: number | null } {
-  const tr = run.tracker;
+function energyColumns(run: StreamRun): EnergyColumns {
+  return run.tracker ? trackerColumns(run.tracker, run.hasIn, run.hasOut) : { energyIn: null, energyOut: null };
+}
+
+/** per direction the larger count (magnitudes: out is <= 0), null only where both are */
+function maxColumns(a: EnergyColumns, b: EnergyColumns): EnergyColumns {
+  const pick = (x: number | null, y: number | null, sign: 1 | -1) =>
+    x === null ? y : y === null ? x : sign * Math.max(sign * x, sign * y);
+  return { energyIn: pick(a.energyIn, b.energyIn, 1), energyOut: pick(a.energyOut, b.energyOut, -1) };
+}
+
+function trackerColumns(tr: EnergyTracker, hasIn: boolean, hasOut: boolean): EnergyColumns {
   return {
     // Rounding is monotonic, so rounded counters never go backwards either.
-    energyIn: tr && run.hasIn && tr.knowsIn ? round2(tr.increment) : null,
-    energyOut: tr && run.hasOut && tr.knowsOut ? round2(tr.decrement) + 0 : null,
+    energyIn: hasIn && tr.knowsIn ? round2(tr.increment) : null,
+    energyOut: hasOut && tr.knowsOut ? round2(tr.decrement) + 0 : null,
   };
 }
 

@@ -1,17 +1,18 @@
-import type { DeviceCounters } from '../core/channels.js';
+import type { CounterScale, DeviceCounters } from '../core/channels.js';
 import type { EnergyState } from '../store/energy-state.js';
+import { CounterJudge, type CounterJudgeStats } from './counter-judge.js';
 
 export type { EnergyState } from '../store/energy-state.js';
+export type { CounterJudgeStats } from './counter-judge.js';
 
 export interface EnergyTrackerOptions {
   /** a sample's power is held for at most this long (3 poll periods, docs/design.md) */
   maxHoldMs: number;
-  /** raw device counters wrap at this many Wh (an acc32 counting Wh: 2^32) */
+  /** raw device counters wrap at this many Wh when a reading does not say (an acc32 counting Wh: 2^32) */
   counterWrapWh?: number;
 }
 
 export const ACC32_WRAP = 2 ** 32;
-const COUNTER_NOISE_WH = 1;
 
 export function emptyEnergyState(): EnergyState {
   return {
@@ -24,6 +25,10 @@ export function emptyEnergyState(): EnergyState {
     heldPowerW: null,
     heldTs: null,
     integratedUntil: null,
+    counterTs: null,
+    budgetIn: 0,
+    budgetOut: 0,
+    peakW: 0,
   };
 }
 
@@ -34,18 +39,19 @@ export function emptyEnergyState(): EnergyState {
  * counter-based) and is otherwise the integral of the held power: the positive part counts in,
  * the negative part out. A power sample holds until the next one but at most maxHoldMs, so a gap
  * longer than that adds nothing past the hold; the same rule decides bucket coverage, keeping
- * bucket energy and bucket power consistent.
+ * bucket energy and bucket power consistent. Counter steps are judged by counter-judge.ts
+ * against what the power explains (docs/design.md "Field faults: what the numbers survive").
  */
 export class EnergyTracker {
   private readonly s: EnergyState;
   private readonly maxHoldMs: number;
-  private readonly wrapWh: number;
+  private readonly judge: CounterJudge;
 
   constructor(opts: EnergyTrackerOptions, state?: EnergyState) {
     if (!(opts.maxHoldMs > 0)) throw new RangeError(`maxHoldMs must be > 0, got ${opts.maxHoldMs}`);
     this.maxHoldMs = opts.maxHoldMs;
-    this.wrapWh = opts.counterWrapWh ?? ACC32_WRAP;
-    this.s = { ...(state ?? emptyEnergyState()) };
+    this.s = { ...emptyEnergyState(), ...(state ?? {}) };
+    this.judge = new CounterJudge(this.s, { maxHoldMs: opts.maxHoldMs, wrapWh: opts.counterWrapWh ?? ACC32_WRAP });
   }
 
   /** Lifetime Wh in, spec sign (>= 0). */
@@ -70,6 +76,11 @@ export class EnergyTracker {
     return this.s.rawOut !== null || this.s.integratedUntil !== null;
   }
 
+  /** counter steps held, confirmed as resets, taken as wraps since start */
+  get counterStats(): CounterJudgeStats {
+    return this.judge.stats();
+  }
+
   state(): EnergyState {
     return { ...this.s };
   }
@@ -91,49 +102,33 @@ export class EnergyTracker {
   /** One reading: `powerW` of the integrated channel and/or the device's raw counters. */
   sample(ts: number, powerW: number | undefined, counters?: DeviceCounters): void {
     const s = this.s;
+    // the power before this reading, while it still holds: with this one it bounds the counter step
+    const before = s.heldPowerW !== null && s.heldTs !== null && ts - s.heldTs <= this.maxHoldMs ? s.heldPowerW : null;
     this.advanceTo(ts);
-    if (powerW !== undefined && Number.isFinite(powerW)) {
+    const p = powerW !== undefined && Number.isFinite(powerW) ? powerW : null;
+    if (p !== null) {
       // A sample behind the integration front (clock stepped back) holds only for what is left
       // of its window after the front: advanceTo never counts time twice.
-      s.heldPowerW = powerW;
+      s.heldPowerW = p;
       s.heldTs = ts;
       if (s.integratedUntil === null) s.integratedUntil = ts;
     }
-    if (counters?.inWh !== undefined) this.counterIn(counters.inWh);
-    if (counters?.outWh !== undefined) this.counterOut(counters.outWh);
-  }
-
-  private counterIn(raw: number): void {
-    if (!(raw >= 0) || !Number.isFinite(raw)) return;
-    const s = this.s;
-    s.offsetIn = this.nextOffset(s.rawIn, s.offsetIn, raw);
-    s.rawIn = raw;
-    s.inWh = Math.max(s.inWh, s.offsetIn + raw);
-  }
-
-  private counterOut(raw: number): void {
-    if (!(raw >= 0) || !Number.isFinite(raw)) return;
-    const s = this.s;
-    s.offsetOut = this.nextOffset(s.rawOut, s.offsetOut, raw);
-    s.rawOut = raw;
-    s.outWh = Math.max(s.outWh, s.offsetOut + raw);
-  }
-
-  /**
-   * The offset that makes offset + raw continue the lifetime count. A fall from the top tenth
-   * of the counter range to its bottom tenth is a wrap (nothing lost); a fall of at most
-   * COUNTER_NOISE_WH is read jitter (the lifetime just does not move); any other fall is a reset
-   * to zero (what the device counted between the last sample and the reset is unknowable).
-   */
-  private nextOffset(last: number | null, offset: number, raw: number): number {
-    // The first counter is the device's own lifetime figure (design: a meter reading 4,321.25 kWh
-    // reports 4,321,250 Wh at first contact), even when power integration already counted a little
-    // before it: the callers' max() keeps the series from ever going back, so an integrated count
-    // larger than a young device's counter only holds until the counter passes it.
-    if (last === null) return 0;
-    if (raw >= last || last - raw <= COUNTER_NOISE_WH) return offset;
-    const w = this.wrapWh;
-    if (last >= 0.9 * w && raw <= 0.1 * w) return offset + w;
-    return offset + last;
+    const inWh = finiteCounter(counters?.inWh);
+    const outWh = finiteCounter(counters?.outWh);
+    if (inWh === undefined && outWh === undefined) {
+      if (p !== null) this.judge.notePower(p);
+      return;
+    }
+    const explained = this.judge.explainedWh(ts, before, p);
+    if (p !== null) this.judge.notePower(p);
+    s.counterTs = Math.max(ts, s.counterTs ?? ts);
+    if (inWh !== undefined) this.judge.step('in', inWh, scaleOr(counters?.inScale), explained);
+    if (outWh !== undefined) this.judge.step('out', outWh, scaleOr(counters?.outScale), explained);
   }
 }
+
+const finiteCounter = (v: number | undefined): number | undefined =>
+  v !== undefined && Number.isFinite(v) && v >= 0 ? v : undefined;
+
+const scaleOr = (s: CounterScale | undefined): CounterScale | undefined =>
+  s && s.wrapWh > 0 && s.stepWh >= 0 ? s : undefined;

@@ -5,9 +5,11 @@
  * on across restarts as it would on real time; `sitegw run` has no such option, and the demo
  * restarts its clock and its simulator with the daemon.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ScaledClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/log.js';
+import { ensureDemoCredentials } from '../../src/demo/credentials.js';
 import { Daemon } from '../../src/main.js';
 import { parseConfig } from '../../src/profiles/site-config.js';
 
@@ -24,6 +26,9 @@ if (!result.ok) {
 }
 const clock = new ScaledClock(speed, originSim + (Date.now() - originReal) * speed);
 const daemon = await Daemon.start({ config: result.config, clock, log: createLogger() });
+// the demo client in the data directory, once, so the test reads /metrics and the API as a partner would
+if (process.env.SITEGW_CRASH_CREDENTIALS && !existsSync(join(result.config.dataDir, 'demo-credentials.json')))
+  await ensureDemoCredentials(daemon);
 process.stdout.write(`started ${daemon.url}\n`);
 process.once('SIGTERM', () => {
   void daemon.stop().then(() => process.exit(0));

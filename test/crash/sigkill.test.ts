@@ -13,12 +13,18 @@
  *   they are absent. Every bucket that lies wholly inside a period the daemon was up (from its
  *   "started" line to the kill, less the close grace) is present for every stream.
  * - Lifetime energy counters never go backwards, per stream, in bucket order.
+ * - Nothing published is later published lower (docs/design.md "Field faults: what the numbers
+ *   survive"): every lifetime energy value of every stream and direction read from /metrics
+ *   (scraped as a partner while each incarnation runs), from the API's telemetry and from the
+ *   uplink's messages, counted as published by the incarnation that first showed it, is ≤ every
+ *   value a later incarnation publishes. The demo site has both kinds: device counters (meters,
+ *   the inverter's WH, PV modules) and integrated ones (battery blocks, the aggregates).
  * - The uplink: every seq from the first to the last is delivered (after de-duplication of
  *   QoS 1 redeliveries) or still waits in the outbox, and every stored bucket was delivered
  *   exactly once, in time order per stream.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,8 +37,10 @@ import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { sqliteDriver } from '../../src/store/driver.js';
 import { int, rng } from '../fuzz/gen.js';
-import { waitFor } from '../support/demo.js';
+import { partnerToken } from '../support/auth.js';
+import { getJson, waitFor } from '../support/demo.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
+import { parsePromText } from '../support/prom-text.js';
 import { unitRuntime } from '../support/unit-runtime.js';
 import { dedupe, expectComplete, storedBuckets } from '../support/uplink.js';
 
@@ -89,27 +97,29 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
   });
 
   const runtime = unitRuntime();
-  const spawnDaemon = (): { proc: ChildProcess; started: Promise<void> } => {
+  const spawnDaemon = (): { proc: ChildProcess; started: Promise<string> } => {
     // with the node flags of systemd/sitegw.service, so the daemon is proved as deployed
     const proc = spawn(
       process.execPath,
       [...runtime.args, '--import', 'tsx', join(ROOT, 'test/crash/daemon-child.ts'), confFile],
       {
         cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'ignore'],
+        stdio: ['ignore', 'pipe', process.env.SITEGW_CRASH_STDERR ? 'inherit' : 'ignore'],
         env: {
           ...process.env,
           ...runtime.env,
           SITEGW_LOG_LEVEL: 'silent',
+          SITEGW_CRASH_CREDENTIALS: '1',
           SITEGW_CLOCK: `${SPEED},${originSim},${originReal}`,
         },
       },
     );
-    const started = new Promise<void>((resolve, reject) => {
+    const started = new Promise<string>((resolve, reject) => {
       let out = '';
       proc.stdout!.on('data', (d) => {
         out += String(d);
-        if (out.includes('started ')) resolve();
+        const url = /started (\S+)\n/.exec(out)?.[1];
+        if (url) resolve(url);
       });
       proc.once('exit', (code, sig) => reject(new Error(`daemon exited before it started (${code ?? sig})`)));
     });
@@ -128,6 +138,72 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     }
   };
 
+  /**
+   * What was published, per `stream|direction` (magnitudes, Wh): each value with the run
+   * (incarnation) that first published it. Buckets count from the run that wrote them.
+   */
+  const published = new Map<string, Map<number, { min: number; max: number }>>();
+  const bucketRun = new Map<string, number>();
+  const publish = (key: string, run: number, wh: number) => {
+    let byRun = published.get(key);
+    if (!byRun) published.set(key, (byRun = new Map()));
+    const had = byRun.get(run);
+    byRun.set(run, had ? { min: Math.min(had.min, wh), max: Math.max(had.max, wh) } : { min: wh, max: wh });
+  };
+  /** a bucket's energies, counted from the run that first showed it (wrote it, or served it) */
+  const publishBucket = (stream: string, start: string, ein: unknown, eout: unknown, run: number) => {
+    const b = `${stream}|${start}`;
+    const first = bucketRun.get(b) ?? run;
+    bucketRun.set(b, first);
+    if (typeof ein === 'number') publish(`${stream}|in`, first, Math.abs(ein));
+    if (typeof eout === 'number') publish(`${stream}|out`, first, Math.abs(eout));
+  };
+  let token: string | undefined;
+  const scrapes = { metrics: 0, api: 0, uplink: 0 };
+  /** reads /metrics and the API as a partner until `untilReal`, counting what they show as run `run`'s */
+  const watch = async (url: string, run: number, untilReal: number) => {
+    try {
+      if (!token) {
+        const creds = await waitFor('demo credentials', () => {
+          try {
+            return JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8'));
+          } catch {
+            return undefined;
+          }
+        });
+        token = await partnerToken({ ...creds, tokenUrl: `${url}/oauth2/token` });
+      }
+      let api = false;
+      while (Date.now() < untilReal) {
+        const m = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        if (m.status === 200) {
+          scrapes.metrics++;
+          for (const s of parsePromText(await m.text()).get('sitegw_energy_joules_total')?.samples ?? [])
+            publish(`${s.labels.stream}|${s.labels.direction}`, run, s.value / 3600);
+        }
+        if (!api) {
+          // the API's telemetry of the last simulated hours: the energies of the buckets it serves
+          api = true;
+          const to = Math.floor(clock.now() / Q) * Q;
+          const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+          for (const id of ['inverter', 'inverter__bb_agg', 'battery-1']) {
+            const r = await getJson(
+              `${url}/api/v1/devices/${id}/telemetry?interval=${iso(to - 6 * 3_600_000)}/${iso(to)}&include=energy`,
+              token,
+            );
+            if (r.status !== 200) continue;
+            scrapes.api++;
+            for (const e of r.body.entries ?? [])
+              publishBucket(id, e.interval.split('/')[0], e.energy_Wh_increment, e.energy_Wh_decrement, run);
+          }
+        }
+        await new Promise((res) => setTimeout(res, 150));
+      }
+    } catch {
+      // the kill may come in the middle of a request: what was read so far counts
+    }
+  };
+
   it(`${RUNS} kills: integrity, no bucket lost, changed or doubled, counters monotonic, uplink complete`, async () => {
     const r = rng(SEED);
     const seen = new Map<string, string>();
@@ -143,13 +219,14 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
         await new Promise((res) => setTimeout(res, 200 + int(r, 1500)));
         killedInStartup++;
       } else {
-        await started;
+        const url = await started;
         const upFrom = clock.now();
         // every tenth run stays up 2.5 s (2,500 s simulated): a whole bucket and its close always
         // fall inside, so "every bucket of an up-period is there" is checked on every machine,
         // however the short windows happen to fall against the bucket boundaries
         const upMs = run % 10 === 0 ? 2_500 : 100 + int(r, 1200);
-        await new Promise((res) => setTimeout(res, upMs));
+        const until = Date.now() + upMs;
+        await Promise.all([watch(url, run, until), new Promise((res) => setTimeout(res, upMs))]);
         upWindows.push([upFrom, clock.now()]);
         killedRunning++;
       }
@@ -171,6 +248,12 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
           .raw()
           .all() as Row[];
         const now = new Map(rows.map((row) => [`${String(row[0])}|${String(row[2])}`, JSON.stringify(row.slice(3))]));
+        const cols = (db.prepare('SELECT * FROM buckets LIMIT 0').columns() as { name: string }[]).map((c) => c.name);
+        const [ein, eout] = [cols.indexOf('energy_in') + 1, cols.indexOf('energy_out') + 1];
+        for (const row of rows) {
+          const start = new Date(Number(row[2]) * 1000).toISOString().replace('.000Z', 'Z');
+          publishBucket(String(row[0]), start, row[ein], row[eout], run);
+        }
         for (const [k, v] of seen) {
           if (!now.has(k)) problems.push(`run ${run}: bucket ${k} disappeared`);
           else if (now.get(k) !== v) problems.push(`run ${run}: bucket ${k} changed ${v} → ${now.get(k)}`);
@@ -241,11 +324,36 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     }
 
     const delivered = dedupe(c).filter((m) => !waitingSeqs.has(m.seq));
+
+    // the uplink's entries are published values too (a bucket counts from the run that wrote it)
+    for (const m of delivered) {
+      if (!m.topic.endsWith('/telemetry')) continue;
+      for (const e of m.body.entries ?? []) {
+        scrapes.uplink++;
+        publishBucket(e.deviceId, e.interval.split('/')[0], e.energy_Wh_increment, e.energy_Wh_decrement, RUNS);
+      }
+    }
+    // nothing published is later published lower: each run's values >= everything before it
+    let streamsChecked = 0;
+    for (const [key, byRun] of published) {
+      streamsChecked++;
+      let before = -Infinity;
+      let beforeRun = -1;
+      for (const [run, v] of [...byRun].sort((a, b) => a[0] - b[0])) {
+        if (v.min < before - 1e-6)
+          problems.push(
+            `${key}: run ${run} published ${v.min} Wh, lower than ${before} Wh published by run ${beforeRun}`,
+          );
+        if (v.max > before) [before, beforeRun] = [v.max, run];
+      }
+    }
     console.log(
-      `[crash] ${RUNS} SIGKILLs (seed ${SEED}; ${killedInStartup} during start-up, ${killedRunning} while running) + a clean stop: integrity ok, ${seen.size} buckets never lost/changed, ${expected} bucket×stream slots inside up-periods all present, counters of ${keys.length} streams monotonic, ${delivered.length} uplink messages delivered by seq without gaps (${c.messages.length - dedupe(c).length} redeliveries de-duplicated), ${waitingSeqs.size} waiting after the clean stop — problems: ${problems.length}`,
+      `[crash] ${RUNS} SIGKILLs (seed ${SEED}; ${killedInStartup} during start-up, ${killedRunning} while running) + a clean stop: integrity ok, ${seen.size} buckets never lost/changed, ${expected} bucket×stream slots inside up-periods all present, counters of ${keys.length} streams monotonic, never published lower on ${streamsChecked} stream directions (${scrapes.metrics} /metrics scrapes, ${scrapes.api} API answers, ${scrapes.uplink} uplink entries), ${delivered.length} uplink messages delivered by seq without gaps (${c.messages.length - dedupe(c).length} redeliveries de-duplicated), ${waitingSeqs.size} waiting after the clean stop — problems: ${problems.length}`,
     );
     expect(problems.slice(0, 10)).toEqual([]);
     expect(expected).toBeGreaterThan(0);
+    expect(scrapes.metrics).toBeGreaterThan(RUNS / 2);
+    expect(streamsChecked).toBeGreaterThan(keys.length);
     expectComplete(delivered, new Set([...stored].filter((k) => !waiting.has(k))));
   }, 600_000);
 });

@@ -243,6 +243,9 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
     await waitFor('a bucket closed after the restart', () => demo.clock.now() > restartedAt + Q || undefined, 60_000);
     // the house went on consuming: the count went on growing from where it was, not from the meter's zero
     expect(lastOf(house)).toBeGreaterThan(beforeReset);
+    // the PV modules learned before the restart were known at start: none of their configs was deleted
+    const deleted = c.messages.slice(n).filter((m) => m.topic.startsWith(`${DISCOVERY}/`) && m.payload === '');
+    expect(deleted.map((m) => m.topic)).toEqual([]);
     expect(expectNeverDecreasing(c)).toBeGreaterThan(200);
     // the gateway said it was gone while stopped, and is back
     const status = c.messages.filter((m) => m.topic === `${STATES}/status`).map((m) => m.payload);
@@ -266,6 +269,8 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
       [...m.keys()].some((t) => t.includes('__CONSUMPTION_METER_DERIVED/energy_in')),
     );
     expect([...states.keys()].filter((t) => t.includes('/streams/house-meter/'))).toEqual([]);
+    // its retained availability too (it said `online` for ever before)
+    expect([...states.keys()].filter((t) => t.includes('/devices/house-meter/'))).toEqual([]);
   });
 
   it('once readings stop: energy equal to the API’s last bucket, power unknown, devices unavailable', async () => {

@@ -3,6 +3,7 @@ import type { Reading } from '../../src/core/channels.js';
 import { ModbusError } from '../../src/modbus/errors.js';
 import { discoverSunSpec } from '../../src/modbus/sunspec/discovery.js';
 import { SunSpecDevice } from '../../src/profiles/sunspec.js';
+import { withoutScales } from '../support/counter-scales.js';
 import { body, chain, common, device, ImageReader, NAN } from './sunspec-image.js';
 
 /**
@@ -143,19 +144,19 @@ describe('SunSpec roles', () => {
       const { by } = await poll('grid-meter', [m213()]);
       const r = by.get('dev__GRID_METER_DERIVED')!;
       expect(r.values).toEqual({ power_W: -1500.5, state: 'ok' });
-      expect(r.counters).toEqual({ inWh: 12345678, outWh: 2500.25 });
+      expect(withoutScales(r.counters)).toEqual({ inWh: 12345678, outWh: 2500.25 });
     });
 
     it('a NaN counter is absent, not zero', async () => {
       const { by } = await poll('consumption-meter', [m213({ exp: NAN, w: NAN })]);
       const r = by.get('dev')!;
       expect(r.values).toEqual({});
-      expect(r.counters).toEqual({ inWh: 12345678 });
+      expect(withoutScales(r.counters)).toEqual({ inWh: 12345678 });
     });
 
     it('a negative float counter is a device fault and stays absent', async () => {
       const { by } = await poll('consumption-meter', [m213({ exp: [0xc4bb, 0x9000] })]);
-      expect(by.get('dev')!.counters).toEqual({ inWh: 12345678 });
+      expect(withoutScales(by.get('dev')!.counters)).toEqual({ inWh: 12345678 });
     });
 
     it('relay not_present from the power-failure bit or from dead voltage', async () => {
@@ -170,7 +171,7 @@ describe('SunSpec roles', () => {
     it('prefers the integer meter when a device has both', async () => {
       const { by } = await poll('consumption-meter', [m213(), m203]);
       expect(by.get('dev')!.values.power_W).toBe(800);
-      expect(by.get('dev')!.counters).toEqual({ inWh: 20, outWh: 10 });
+      expect(withoutScales(by.get('dev')!.counters)).toEqual({ inWh: 20, outWh: 10 });
     });
   });
 
@@ -178,11 +179,11 @@ describe('SunSpec roles', () => {
     it('float 113 with 160: AC − while delivering, DC in, WH as delivered energy, PV modules', async () => {
       const { by, result } = await poll('inverter', [m113, m160]);
       expect(by.get('dev')!.values).toEqual({ power_AC_W: -4321.5, power_DC_W: 5120 });
-      expect(by.get('dev')!.counters).toEqual({ outWh: 987654 });
+      expect(withoutScales(by.get('dev')!.counters)).toEqual({ outWh: 987654 });
       expect(by.get('dev__pv1')!.values).toEqual({ power_W: -2000 });
-      expect(by.get('dev__pv2')!.counters).toEqual({ outWh: 7000 });
+      expect(withoutScales(by.get('dev__pv2')!.counters)).toEqual({ outWh: 7000 });
       expect(by.get('dev__dcm')!.values).toEqual({ power_W: -5000 });
-      expect(by.get('dev__dcm')!.counters).toEqual({ outWh: 12000 });
+      expect(withoutScales(by.get('dev__dcm')!.counters)).toEqual({ outWh: 12000 });
       expect(result.pvModules).toBe(2);
     });
 
@@ -190,11 +191,11 @@ describe('SunSpec roles', () => {
       const { by, result } = await poll('inverter', [m701(), m714([0, 1, 0])]);
       const inv = by.get('dev')!;
       expect(inv.values).toEqual({ power_AC_W: 5000, power_DC_W: 3100 });
-      expect(inv.counters).toEqual({ inWh: 15000, outWh: 400000 });
+      expect(withoutScales(inv.counters)).toEqual({ inWh: 15000, outWh: 400000 });
       expect(result.pvModules).toBe(2);
       expect(by.get('dev__pv1')!.values).toEqual({ power_W: -1000 });
       expect(by.get('dev__pv2')!.values).toEqual({ power_W: -3000 }); // the third port; the second is a battery
-      expect(by.get('dev__pv2')!.counters).toEqual({ outWh: 300 });
+      expect(withoutScales(by.get('dev__pv2')!.counters)).toEqual({ outWh: 300 });
       expect(by.get('dev__dcm')!.values).toEqual({ power_W: -4000 });
     });
 

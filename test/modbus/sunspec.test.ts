@@ -89,6 +89,16 @@ describe('SunSpec discovery and decoding', () => {
     });
   });
 
+  it('an exception answer at every SunSpec base is that exception (with its code), not a decode problem', async () => {
+    // issue 27 finding 11: a unit that refuses the marker read was counted as `decode`
+    const reader = new ImageReader(new Map());
+    await expect(discoverSunSpec(reader, 1)).rejects.toMatchObject({
+      kind: 'exception',
+      exceptionCode: 2,
+      message: expect.stringContaining('SunSpec marker'),
+    });
+  });
+
   it('passes a timeout through instead of trying other bases', async () => {
     const silent = async (): Promise<number[]> => {
       throw new ModbusError('timeout', 'no answer');

@@ -71,6 +71,10 @@ describe('energy state', () => {
       heldTs: 1_800_000_000_000,
       integratedUntil: 1_800_000_060_000,
       closedUntil: 1_800_000_900_000,
+      counterTs: 1_800_000_055_000,
+      budgetIn: 12.5,
+      budgetOut: 0,
+      peakW: 6100,
     };
     saveEnergyState(db, s, { ...state, inWh: 1 });
     saveEnergyState(db, s, state);

@@ -36,14 +36,16 @@ describe('EnergyTracker from power', () => {
 });
 
 describe('EnergyTracker from device counters', () => {
-  it('absorbs a device reset: the lifetime keeps growing by what is counted after it', () => {
+  it('absorbs a device reset once three reads confirm it: the lifetime grows by what is counted after it', () => {
     const t = new EnergyTracker({ maxHoldMs: 3 * MIN });
     const seen: number[] = [];
-    for (const [i, raw] of [1000, 1500, 20, 100, 400].entries()) {
+    for (const [i, raw] of [1000, 1500, 20, 100, 400, 450].entries()) {
       t.sample(i * MIN, undefined, { inWh: raw });
       seen.push(t.increment);
     }
-    expect(seen).toEqual([1000, 1500, 1520, 1600, 1900]);
+    // 20 is held (a fall), 100 and 400 confirm it: from then on the increments since 20 count
+    expect(seen).toEqual([1000, 1500, 1500, 1500, 1880, 1930]);
+    expect(t.counterStats).toEqual({ held: 3, rebased: 1, wraps: 0 });
   });
 
   it('absorbs an acc32 wrap without losing the Wh across the wrap', () => {
@@ -102,7 +104,10 @@ describe('EnergyTracker from device counters', () => {
     const d = new EnergyTracker({ maxHoldMs: 3 * MIN }, c.state());
     d.sample(MIN, undefined, { outWh: 75 });
     expect(d.decrement).toBe(-75);
-    d.sample(2 * MIN, undefined, { outWh: 5 }); // reset after restart
+    d.sample(2 * MIN, undefined, { outWh: 5 }); // reset after restart: held until confirmed
+    expect(d.decrement).toBe(-75);
+    d.sample(3 * MIN, undefined, { outWh: 6 });
+    d.sample(4 * MIN, undefined, { outWh: 10 });
     expect(d.decrement).toBe(-80);
   });
 });

@@ -24,21 +24,33 @@ const MAX_MODELS = 64;
 /**
  * Find the SunS marker at the standard bases and walk the model chain to the end marker
  * (SunSpec Modbus specification, "Device Modbus Map"). A base that answers with an exception
- * is not this device's base; a timeout means the device is not answering and is thrown.
+ * is not this device's base; a timeout means the device is not answering and is thrown. When
+ * every base answers with an exception, that exception is the device's answer: it is counted
+ * and shown as the exception it is (with its code), not as a decode problem.
  */
 export async function discoverSunSpec(reader: RegisterReader, unitId: number): Promise<SunSpecMap> {
+  let refused: ModbusError | undefined;
+  let answered = false;
   for (const base of SUNSPEC_BASES) {
     let marker: number[];
     try {
       marker = await reader.readHolding(unitId, base, 2);
     } catch (err) {
       const e = toModbusError(err);
-      if (e.kind === 'exception') continue;
-      throw e;
+      if (e.kind !== 'exception') throw e;
+      refused = e;
+      continue;
     }
+    answered = true;
     if (marker[0] !== SUNS_MARKER[0] || marker[1] !== SUNS_MARKER[1]) continue;
     return { base, models: await walk(reader, unitId, base + 2) };
   }
+  if (refused && !answered)
+    throw new ModbusError(
+      'exception',
+      `unit ${unitId} answered the SunSpec marker read at ${SUNSPEC_BASES.join(', ')} with an exception: ${refused.message}`,
+      refused.exceptionCode,
+    );
   throw new ModbusError('decode', `no SunSpec marker 'SunS' at ${SUNSPEC_BASES.join(', ')} on unit ${unitId}`);
 }
 
