@@ -258,10 +258,18 @@ beforeAll(async () => {
     headers: { 'if-match': '"stale"' },
   });
   add('GET /api/v1/devices/{synthId}/plan', 200, 'the plan', { path: planAt('inverter__bb_agg'), token: planOnly });
+  add('GET /api/v1/devices/{synthId}/plan', 400, 'a meter, no storage system', {
+    path: planAt('house-meter'),
+    token: partner,
+  });
   add('GET /api/v1/devices/{synthId}/plan', 401, 'no token', { path: planAt('inverter') });
   add('GET /api/v1/devices/{synthId}/plan', 403, 'read scope only', { path: planAt('inverter'), token: readOnly });
   add('GET /api/v1/devices/{synthId}/plan', 404, 'an unknown device', { path: planAt('nothing'), token: partner });
   add('DELETE /api/v1/devices/{synthId}/plan', 204, 'removed', { path: planAt('inverter'), token: partner });
+  add('DELETE /api/v1/devices/{synthId}/plan', 400, 'a meter, no storage system', {
+    path: planAt('house-meter'),
+    token: partner,
+  });
   add('DELETE /api/v1/devices/{synthId}/plan', 401, 'no token', { path: planAt('inverter') });
   add('DELETE /api/v1/devices/{synthId}/plan', 403, 'plan.read only', { path: planAt('inverter'), token: planOnly });
   add('DELETE /api/v1/devices/{synthId}/plan', 404, 'no plan any more', { path: planAt('inverter'), token: partner });

@@ -40,6 +40,8 @@ const SEMANTIC_400 = new Set([
   'UNKNOWN_CLIENT',
   'UNKNOWN_STREAM',
   'DUPLICATE_CLIENT',
+  // a plan path whose device is a meter: which devices are storage systems is the site's, not the document's
+  'NOT_A_STORAGE',
 ]);
 
 interface Generated {
@@ -248,7 +250,9 @@ describe('fuzz: requests generated from /openapi.json', () => {
             `${contentType} not documented: ${what}`,
           ).toBe(true);
         const body = contentType.startsWith('application/json') ? JSON.parse(text) : text;
-        expect(backend.validateResponse(body, op, res.status).errors ?? [], what).toEqual([]);
+        // 204 has no body (RFC 9110 §15.3.5): nothing to hold against the document's `null`
+        if (res.status === 204) expect(text, what).toBe('');
+        else expect(backend.validateResponse(body, op, res.status).errors ?? [], what).toEqual([]);
         const valid =
           (
             backend.validateRequest(

@@ -45,7 +45,11 @@ const Plan = Type.Object({
 });
 
 const Params = Type.Object({ synthId: Type.String({ minLength: 1, maxLength: 200 }) });
-const NotFound = { 404: ErrorResponses[404] };
+/** an unknown or unassigned device (404), or one that is no storage system (400 NOT_A_STORAGE) */
+const NotFound = {
+  400: { ...ErrorResponses[400], description: 'Not a storage system (NOT_A_STORAGE)' },
+  404: ErrorResponses[404],
+};
 
 function view(p: PlanView) {
   return {

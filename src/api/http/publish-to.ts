@@ -40,7 +40,10 @@ const PatchBody = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: 'publishTo, operationMode or both; an empty body is refused (MISSING_PARAMETER)',
+  },
 );
 
 export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, auth, control }) => {
@@ -68,13 +71,15 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
       },
     },
     async (req) => {
+      const { operationMode, publishTo } = req.body;
+      if (operationMode === undefined && publishTo === undefined)
+        throw apiError('MISSING_PARAMETER', 'the body needs publishTo or operationMode (or both)');
       const id = req.params.synthId;
       const deviceId = site.devices.has(id) ? id : site.stream(id)?.deviceId;
       const device = deviceId === undefined ? undefined : site.devices.get(deviceId);
       if (!device) throw apiError('DEVICE_NOT_FOUND', `no device or sensor '${id.slice(0, 100)}' on this site`);
 
       const p = principalOf(req);
-      const { operationMode, publishTo } = req.body;
       if (operationMode !== undefined) {
         const storage = control?.storageOf(id);
         if (!control || !storage || !control.isStorage(storage))
