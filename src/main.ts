@@ -171,6 +171,21 @@ export class Daemon {
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
     const registry = ops.metrics.registry;
+    // built here and started below, beside the buses: Home Assistant's discovery offers its select
+    // from its first connection (a select missing for a moment would make Home Assistant drop it)
+    const control = new Control({
+      config: config.control,
+      site,
+      db,
+      clock,
+      bus: bus.as('control'),
+      log: log.child({ feature: 'control' }),
+      busFor: (d) => buses.readerFor(d.config),
+      controlFor: (d, b) => storageControlFor(d.config, b, config.control.revertSeconds, profiles),
+      registry,
+      // a keep-alive at a third of the command's life needs a decision at least that often
+      tickMs: Math.min(pollPeriodMs, config.control.revertSeconds * 250),
+    });
     // the uplink starts before control (so no bucket misses the outbox) and hands it cloud plans
     let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
@@ -214,6 +229,7 @@ export class Daemon {
           streamsNow: () => ops.streamsNow(),
           version: VERSION,
           registry,
+          control,
         }),
       );
     }
@@ -223,21 +239,7 @@ export class Daemon {
     await features.start({ name: 'modbus', start: () => undefined, stop: () => buses.close() });
     // before the poller: a start restores the current slot or self-consumption first, and a stop
     // writes self-consumption while the buses are still open
-    const control = await features.start(
-      new Control({
-        config: config.control,
-        site,
-        db,
-        clock,
-        bus: bus.as('control'),
-        log: log.child({ feature: 'control' }),
-        busFor: (d) => buses.readerFor(d.config),
-        controlFor: (d, b) => storageControlFor(d.config, b, config.control.revertSeconds, profiles),
-        registry,
-        // a keep-alive at a third of the command's life needs a decision at least that often
-        tickMs: Math.min(pollPeriodMs, config.control.revertSeconds * 250),
-      }),
-    );
+    await features.start(control);
     controlRef = control;
     await features.start(poller);
     await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));

@@ -94,6 +94,11 @@ export class Control implements Feature {
     return device.config.role === 'inverter' && this.d.site.batteriesOf(device.config.id).length > 0;
   }
 
+  /** Every storage system of the site. */
+  storages(): DeviceState[] {
+    return this.d.site.byRole('inverter').filter((d) => this.isStorage(d));
+  }
+
   modeOf(deviceId: string): OperationMode {
     return modeOf(this.d.db, deviceId)?.mode ?? 'self-consumption';
   }
@@ -153,27 +158,24 @@ export class Control implements Feature {
   /** Each storage system's mode, current slot and command in force: the status page's section. */
   status(): ControlStatus {
     const now = this.d.clock.now();
-    const storages = this.d.site
-      .byRole('inverter')
-      .filter((d) => this.isStorage(d))
-      .map((d) => {
-        const id = d.config.id;
-        const slot = planOf(this.d.db, id)?.slots.find((s) => s.startMs <= now && now < s.endMs);
-        return {
-          deviceId: id,
-          mode: this.modeOf(id),
-          slot: slot
-            ? {
-                start: new Date(slot.startMs).toISOString(),
-                end: new Date(slot.endMs).toISOString(),
-                mode: slot.mode,
-                powerW: slot.powerW,
-                status: slot.status,
-              }
-            : null,
-          command: this.executors.get(id)?.current ?? null,
-        };
-      });
+    const storages = this.storages().map((d) => {
+      const id = d.config.id;
+      const slot = planOf(this.d.db, id)?.slots.find((s) => s.startMs <= now && now < s.endMs);
+      return {
+        deviceId: id,
+        mode: this.modeOf(id),
+        slot: slot
+          ? {
+              start: new Date(slot.startMs).toISOString(),
+              end: new Date(slot.endMs).toISOString(),
+              mode: slot.mode,
+              powerW: slot.powerW,
+              status: slot.status,
+            }
+          : null,
+        command: this.executors.get(id)?.current ?? null,
+      };
+    });
     return { enabled: this.enabled, storages };
   }
 
@@ -183,7 +185,7 @@ export class Control implements Feature {
    */
   releaseAll(by: string): void {
     if (!this.enabled) return;
-    for (const d of this.d.site.byRole('inverter').filter((x) => this.isStorage(x))) {
+    for (const d of this.storages()) {
       setMode(this.d.db, d.config.id, 'self-consumption', by, this.d.clock.now());
       deletePlan(this.d.db, d.config.id);
       void this.executors.get(d.config.id)?.wake();
@@ -202,7 +204,7 @@ export class Control implements Feature {
         labelNames: ['device'],
         registers: [registry],
       });
-    for (const device of site.byRole('inverter').filter((d) => this.isStorage(d))) {
+    for (const device of this.storages()) {
       const b = this.d.busFor(device);
       const exec = new StorageExecutor({
         deviceId: device.config.id,

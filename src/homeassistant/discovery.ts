@@ -23,9 +23,11 @@
  * Assistant names and classes each kind, and the Energy dashboard's companions of power.
  */
 
+import { OPERATION_MODES } from '../control/control.js';
 import { ownStreamId } from '../core/roles.js';
 import type { StreamDef, StreamRole } from '../core/streams.js';
 import type { DeviceState } from '../site/site.js';
+import type { OperationMode } from '../store/control.js';
 import { type LiveKind, type LiveQuantity, quantitiesOf } from '../telemetry/now.js';
 
 /** Home Assistant's classes per kind of live quantity; the unit is what states are published in. */
@@ -155,6 +157,12 @@ export interface Topics {
   birth: string;
   /** every config this gateway publishes */
   ownConfigs: string;
+  /** a storage system's operation mode, as the control feature has it */
+  mode: (deviceId: string) => string;
+  /** where Home Assistant's select sends a new operation mode */
+  modeCommand: (deviceId: string) => string;
+  /** every storage system's mode command topic */
+  modeCommands: string;
 }
 
 export function topicsOf(discoveryPrefix: string, statePrefix: string, nodeId: string): Topics {
@@ -164,6 +172,9 @@ export function topicsOf(discoveryPrefix: string, statePrefix: string, nodeId: s
     state: (stream, key) => `${statePrefix}/streams/${stream}/${key}`,
     birth: `${discoveryPrefix}/status`,
     ownConfigs: `${discoveryPrefix}/+/${nodeId}/+/config`,
+    mode: (id) => `${statePrefix}/devices/${id}/operation_mode`,
+    modeCommand: (id) => `${statePrefix}/devices/${id}/operation_mode/set`,
+    modeCommands: `${statePrefix}/devices/+/operation_mode/set`,
   };
 }
 
@@ -204,11 +215,21 @@ function deviceOf(ctx: DiscoveryContext, d: DeviceState) {
   };
 }
 
-/** topic → retained config payload, for every entity of the site as it is now. */
+/**
+ * The operation modes Home Assistant's select offers: the API's, less `optimise`, which control
+ * refuses until the gateway has its optimiser (a choice that always fails is no choice).
+ */
+export const HA_OPERATION_MODES: readonly OperationMode[] = OPERATION_MODES.filter((m) => m !== 'optimise');
+
+/**
+ * topic → retained config payload, for every entity of the site as it is now. `storages`: the
+ * storage systems whose operation mode Home Assistant may set (none while control is off).
+ */
 export function discoveryConfigs(
   ctx: DiscoveryContext,
   devices: Iterable<DeviceState>,
   streams: StreamDef[],
+  storages: readonly DeviceState[] = [],
 ): Map<string, string> {
   const nodeId = gatewayIdentifier(ctx.siteId);
   const out = new Map<string, string>();
@@ -253,6 +274,25 @@ export function discoveryConfigs(
         origin: origin(ctx),
       });
     }
+  }
+  // select.mqtt.markdown: options and command_topic required; not retained, so a command is
+  // acted on once, when sent, and never again at the next connection
+  for (const d of storages) {
+    const objectId = `${d.config.id}_operation_mode`;
+    put('select', objectId, `${d.config.id} operation mode`, {
+      name: 'Operation mode',
+      unique_id: `${nodeId}_${haId(objectId)}`,
+      icon: 'mdi:battery-sync',
+      entity_category: 'config',
+      options: HA_OPERATION_MODES,
+      state_topic: ctx.topics.mode(d.config.id),
+      command_topic: ctx.topics.modeCommand(d.config.id),
+      retain: false,
+      availability: [{ topic: ctx.topics.status }, { topic: ctx.topics.device(d.config.id) }],
+      availability_mode: 'all',
+      device: deviceOf(ctx, d),
+      origin: origin(ctx),
+    });
   }
   return out;
 }

@@ -2,6 +2,7 @@ import type { IPublishPacket, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { HomeAssistantConfig } from '../config/types.js';
+import type { Control } from '../control/control.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature, FeatureHealth } from '../core/feature.js';
 import type { StreamDef } from '../core/streams.js';
@@ -19,6 +20,7 @@ import {
   type Topics,
   topicsOf,
 } from './discovery.js';
+import { answerModeCommand, haStorages } from './mode-command.js';
 
 export interface HomeAssistantDeps {
   config: HomeAssistantConfig;
@@ -30,6 +32,8 @@ export interface HomeAssistantDeps {
   version: string;
   /** the daemon's metrics registry: the connection state goes there while the feature runs */
   registry?: Registry;
+  /** battery control, for the operation mode select (built before this feature, started after it) */
+  control?: Control;
 }
 
 export interface HomeAssistantHealth {
@@ -63,6 +67,8 @@ export class HomeAssistant implements Feature {
   /** topic → config payload the broker has from us in this connection */
   private published = new Map<string, string>();
   private lastError: Omit<UplinkError, 'at'> | null = null;
+  /** storage system → the operation mode the broker has from us in this connection */
+  private modesSent = new Map<string, string>();
   /** real ms of the last full announcement */
   private announcedAt = -Infinity;
 
@@ -147,8 +153,9 @@ export class HomeAssistant implements Feature {
     this.client = client;
     this.lastError = null;
     this.published.clear();
+    this.modesSent.clear();
     this.deps.log.info({ broker: safeUrl(this.deps.config.url) }, 'homeassistant connected');
-    client.subscribe([this.topics.ownConfigs, this.topics.birth], { qos: 1 }, (err) => {
+    client.subscribe([this.topics.ownConfigs, this.topics.birth, this.topics.modeCommands], { qos: 1 }, (err) => {
       if (err)
         this.fail({
           code: 'NOT_AUTHORIZED',
@@ -200,7 +207,7 @@ export class HomeAssistant implements Feature {
 
   private wanted(): Map<string, string> {
     const { site } = this.deps;
-    return discoveryConfigs(this.ctx, site.devices.values(), site.streams());
+    return discoveryConfigs(this.ctx, site.devices.values(), site.streams(), haStorages(this.deps.control));
   }
 
   /**
@@ -218,7 +225,13 @@ export class HomeAssistant implements Feature {
     }
     const prefix = this.deps.config.stateTopicPrefix;
     const stateTopic = parsed.state_topic;
-    if (typeof stateTopic === 'string' && stateTopic.startsWith(`${prefix}/streams/`)) this.publish(stateTopic, '');
+    // the states of our entities: a stream's, or a storage system's operation mode
+    if (
+      typeof stateTopic === 'string' &&
+      (stateTopic.startsWith(`${prefix}/streams/`) ||
+        (stateTopic.startsWith(`${prefix}/`) && stateTopic.endsWith('/operation_mode')))
+    )
+      this.publish(stateTopic, '');
     if (!Array.isArray(parsed.availability)) return;
     // a device's availability topic that no configured device has: that device was removed
     const kept = new Set([...this.deps.site.devices.keys()].map((id) => this.topics.device(id)));
@@ -242,6 +255,8 @@ export class HomeAssistant implements Feature {
           if (body !== undefined) this.publish(this.topics.state(def.id, e.key), body);
         }
       }
+      // a mode changed by the API, a plan or the status page reaches the select within an interval
+      for (const d of haStorages(this.deps.control)) this.publishMode(d.config.id, false);
     } catch (err) {
       // runs on a timer: a fault here must not reach the process
       this.deps.log.error({ err }, 'homeassistant: publishing the states failed; retried at the next interval');
@@ -258,8 +273,16 @@ export class HomeAssistant implements Feature {
         performance.now() - this.announcedAt >= this.deps.config.stateIntervalSeconds * 1000
       ) {
         this.published.clear();
+        this.modesSent.clear();
         this.announce();
       }
+      return;
+    }
+    if (topic.startsWith(`${this.deps.config.stateTopicPrefix}/devices/`) && topic.endsWith('/operation_mode/set')) {
+      const a = answerModeCommand(this.deps.control, this.topics, topic, payload, packet.retain);
+      if (!a.ok) this.deps.log.warn({ topic, code: a.code }, `homeassistant: operation mode refused: ${a.message}`);
+      // after a refusal too: the select shows the mode in force, not the one refused
+      if (a.device) this.publishMode(a.device.config.id, true);
       return;
     }
     // a retained config of ours from an earlier run: removed when the site no longer has it
@@ -270,6 +293,14 @@ export class HomeAssistant implements Feature {
       );
       this.remove(topic, payload.toString());
     }
+  }
+
+  /** A storage system's mode in force: when it changed since the last one sent, or `always` (a command's answer). */
+  private publishMode(deviceId: string, always: boolean): void {
+    const mode = this.deps.control?.modeOf(deviceId);
+    if (mode === undefined || (!always && this.modesSent.get(deviceId) === mode)) return;
+    this.modesSent.set(deviceId, mode);
+    this.publish(this.topics.mode(deviceId), mode);
   }
 
   private publish(topic: string, body: string): void {

@@ -93,7 +93,8 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
         ).length +
         // the Energy dashboard's companion of a battery's and the PV's power (+ discharging, + producing)
         (['battery', 'battery_block', 'pv'].includes(s.role ?? '') ? 1 : 0),
-      0,
+      // the operation mode select of each storage system (the demo enables control)
+      demo.daemon.site.byRole('inverter').filter((d) => demo.daemon.site.batteriesOf(d.config.id).length > 0).length,
     );
 
   beforeAll(async () => {
@@ -392,6 +393,40 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
     expect(compared).toBe(1);
     expect(sampleOf((await scrape()).f, 'sitegw_homeassistant_connected', {})).toBe(1);
   });
+
+  it('a command on the operation mode select changes the mode the API reports; a bad one is refused and changes nothing', async () => {
+    const select = `${DISCOVERY}/select/sitegw_demo-site/inverter_operation_mode/config`;
+    const config = JSON.parse((await retained(broker, select, (m) => m.has(select))).get(select)!);
+    expect(config.options).toEqual(['self-consumption', 'plan', 'backup']);
+    const mode = async () => {
+      const { body } = await getJson(`${demo.url}/api/v1/devices`, token);
+      return (body.devices as { deviceId: string; operationMode?: string }[]).find((x) => x.deviceId === 'inverter')
+        ?.operationMode;
+    };
+    const states = await collect(broker.url, config.state_topic);
+    const stateOf = async () => (await retained(broker, config.state_topic, (m) => m.size > 0)).get(config.state_topic);
+    expect(await mode()).toBe('self-consumption');
+
+    await c.client.publishAsync(config.command_topic, 'backup', { qos: 1 });
+    await waitFor('the API to report backup', async () => (await mode()) === 'backup');
+    await waitFor('the select state backup', async () => (await stateOf()) === 'backup');
+
+    // refused, each with a log line, and the select told the mode in force again: not a mode,
+    // optimise (control refuses it until the optimiser), nothing, bytes that are no text
+    await waitFor('the retained mode', () => states.messages.at(-1)?.payload === 'backup' || undefined);
+    // the mode goes out when it changes, not at every state interval: each message after this is an answer
+    const before = states.messages.length;
+    const bad = ['turbo', 'optimise', '', Buffer.from([0xff, 0xfe, 0x00])];
+    for (const b of bad) await c.client.publishAsync(config.command_topic, b, { qos: 1 });
+    await waitFor('the refusals answered', () => states.messages.length >= before + bad.length || undefined);
+    expect(states.messages.slice(before).map((m) => m.payload)).toEqual(bad.map(() => 'backup'));
+    expect(await mode()).toBe('backup');
+
+    await c.client.publishAsync(config.command_topic, 'self-consumption', { qos: 1 });
+    await waitFor('the API to report self-consumption', async () => (await mode()) === 'self-consumption');
+    expect(await stateOf()).toBe('self-consumption');
+    await states.close();
+  });
 });
 
 describe.skipIf(!MOSQUITTO)('Home Assistant state rate', () => {
@@ -404,7 +439,11 @@ describe.skipIf(!MOSQUITTO)('Home Assistant state rate', () => {
     demo = await demoSite({
       speed: 300,
       homeassistant: broker.url,
-      configure: (cfg) => Object.assign(cfg.homeassistant!, { stateIntervalSeconds: 3600 }),
+      configure: (cfg) => {
+        Object.assign(cfg.homeassistant!, { stateIntervalSeconds: 3600 });
+        // as on a real site before the installer's checks: no operation mode select
+        cfg.control.enabled = false;
+      },
     });
   });
   afterAll(async () => {
@@ -425,5 +464,14 @@ describe.skipIf(!MOSQUITTO)('Home Assistant state rate', () => {
     }
     // one round when connecting, the next one only after an hour of real time
     expect(c.messages.filter((m) => m.topic === topic)).toHaveLength(1);
+  });
+
+  it('offers no operation mode select with control disabled', async () => {
+    // the configs go out before the states of the same announcement, in order
+    const configs = await retained(broker, `${DISCOVERY}/#`, (m) => m.size > 1);
+    await waitFor('the first round of states', () => c.messages.length > 0 || undefined);
+    const after = await retained(broker, `${DISCOVERY}/#`, (m) => m.size >= configs.size);
+    expect([...after.keys()].filter((t) => t.startsWith(`${DISCOVERY}/binary_sensor/`)).length).toBeGreaterThan(0);
+    expect([...after.keys()].filter((t) => t.startsWith(`${DISCOVERY}/select/`))).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
  * Home Assistant's documented MQTT discovery schema, as far as the gateway uses it, written
  * from Home Assistant's documentation (home-assistant.io repository): source/_integrations/
  * mqtt.markdown ("Discovery topic", "Discovery payload", origin), sensor.mqtt.markdown and
- * binary_sensor.mqtt.markdown (configuration variables, `device` keys), the sensor device
+ * binary_sensor.mqtt.markdown, select.mqtt.markdown (configuration variables, `device` keys), the sensor device
  * classes with their units (sensor.markdown "Device class"), the binary sensor device classes
  * (binary_sensor.markdown) and the state classes (developers.home-assistant.io, sensor entity
  * "Available state classes"). It checks a config the way Home Assistant would, independently of
@@ -47,6 +47,15 @@ const KEYS: Record<string, Set<string>> = {
     'unit_of_measurement',
   ]),
   binary_sensor: new Set([...COMMON, 'off_delay', 'payload_off', 'payload_on']),
+  // no device_class, expire_after, force_update; state_topic optional; options and command_topic required
+  select: new Set([
+    ...COMMON.filter((k) => !['device_class', 'expire_after', 'force_update'].includes(k)),
+    'command_template',
+    'command_topic',
+    'optimistic',
+    'options',
+    'retain',
+  ]),
 };
 /**
  * The device keys Home Assistant 2024.2's MQTT discovery accepts (the oldest release the gateway
@@ -121,7 +130,7 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
     out.push(`topic ${topic} is not <prefix>/<component>/[<node_id>/]<object_id>/config`);
   for (const id of ids.slice(0, -1)) if (!ID.test(id)) out.push(`id '${id}' has characters outside [a-zA-Z0-9_-]`);
   const keys = KEYS[component ?? ''];
-  if (!keys) return [...out, `component ${component} is not sensor or binary_sensor`];
+  if (!keys) return [...out, `component ${component} is not sensor, binary_sensor or select`];
   let c: Record<string, any>;
   try {
     c = JSON.parse(payload);
@@ -132,6 +141,12 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
   for (const k of Object.keys(c)) if (!keys.has(k)) out.push(`unknown key ${k}`);
   if (typeof c.state_topic !== 'string' || c.state_topic === '' || /[+#]/.test(c.state_topic))
     out.push('state_topic (required) missing or a wildcard');
+  if (component === 'select') {
+    if (typeof c.command_topic !== 'string' || c.command_topic === '' || /[+#]/.test(c.command_topic))
+      out.push('command_topic (required) missing or a wildcard');
+    if (!Array.isArray(c.options) || c.options.length === 0 || c.options.some((o: unknown) => typeof o !== 'string'))
+      out.push('options (required) not a list of strings');
+  }
   if (typeof c.unique_id !== 'string' || c.unique_id === '') out.push('unique_id missing (required with a device)');
   const d = c.device;
   if (typeof d !== 'object' || d === null) out.push('device missing');
@@ -154,7 +169,7 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
   if (
     c.entity_category !== undefined &&
     c.entity_category !== 'diagnostic' &&
-    !(component === 'binary_sensor' && c.entity_category === 'config')
+    !(['binary_sensor', 'select'].includes(component!) && c.entity_category === 'config')
   )
     out.push(`entity_category ${c.entity_category}`);
   if (component === 'sensor') {

@@ -1,0 +1,116 @@
+/**
+ * Home Assistant's operation mode select (docs/home-assistant.md "Battery control"): offered for
+ * each storage system only while control is enabled, in Home Assistant's documented select schema;
+ * a command goes through control's own checks (the API's PATCH), and whatever anyone publishes on
+ * the command topic is refused with a reason, never thrown.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Control } from '../../src/control/control.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { EventBus } from '../../src/core/events.js';
+import { demoSiteConfig } from '../../src/demo/default-site.js';
+import {
+  discoveryConfigs,
+  gatewayIdentifier,
+  HA_OPERATION_MODES,
+  topicsOf,
+} from '../../src/homeassistant/discovery.js';
+import { answerModeCommand, haStorages } from '../../src/homeassistant/mode-command.js';
+import { Site } from '../../src/site/site.js';
+import { modeOf } from '../../src/store/control.js';
+import { openDatabase } from '../../src/store/db.js';
+import { discoveryProblems } from '../support/ha-schema.js';
+
+const ep = { host: '127.0.0.1', port: 1502 };
+const topics = topicsOf('homeassistant', 'sitegw-ha/demo-site', gatewayIdentifier('demo-site'));
+const ctx = { siteId: 'demo-site', siteName: 'Demo', version: '0.1.0', discoveryPrefix: 'homeassistant', topics };
+const SET = topics.modeCommand('inverter');
+
+function demo(enabled: boolean) {
+  const config = demoSiteConfig(
+    { inverter: ep, meter: ep },
+    { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/x', pollSeconds: 5, batteryBlocks: 2 },
+  );
+  config.control.enabled = enabled;
+  const site = new Site(config);
+  const db = openDatabase(':memory:');
+  const log = pino({ level: 'silent' });
+  const control = new Control({
+    config: config.control,
+    site,
+    db,
+    clock: new ManualClock(Date.UTC(2026, 0, 1)),
+    bus: new EventBus(log),
+    log,
+    busFor: () => {
+      throw new Error('no bus in this test: nothing is started');
+    },
+    controlFor: async () => undefined,
+    tickMs: 1000,
+  });
+  return { site, db, control };
+}
+
+const selects = (site: Site, control: Control) =>
+  [...discoveryConfigs(ctx, site.devices.values(), site.streams(), haStorages(control))].filter(([t]) =>
+    t.startsWith('homeassistant/select/'),
+  );
+
+describe('the operation mode select', () => {
+  it('is offered for the storage system in the documented schema while control is enabled, and absent while it is off', () => {
+    const on = demo(true);
+    const found = selects(on.site, on.control);
+    expect(found.map(([t]) => t)).toEqual(['homeassistant/select/sitegw_demo-site/inverter_operation_mode/config']);
+    const [topic, body] = found[0]!;
+    expect(discoveryProblems(topic, body, 'homeassistant')).toEqual([]);
+    expect(JSON.parse(body)).toMatchObject({
+      options: ['self-consumption', 'plan', 'backup'],
+      command_topic: SET,
+      state_topic: topics.mode('inverter'),
+      retain: false,
+      default_entity_id: 'select.demo_site_inverter_operation_mode',
+    });
+    // optimise is refused by control until the optimiser lands: not offered (when control takes
+    // it, this fails and the select should offer it)
+    expect(() => on.control.setMode(on.site.devices.get('inverter')!, 'optimise', 'test')).toThrow(
+      expect.objectContaining({ code: 'OPTIMISER_UNAVAILABLE' }),
+    );
+    expect(HA_OPERATION_MODES).not.toContain('optimise');
+
+    const off = demo(false);
+    expect(selects(off.site, off.control)).toEqual([]);
+    expect(selects(off.site, undefined as unknown as Control)).toEqual([]);
+  });
+
+  it('sets the mode through control, as the API does, and says who did', () => {
+    const { db, control } = demo(true);
+    const a = answerModeCommand(control, topics, SET, Buffer.from('backup'), false);
+    expect(a).toMatchObject({ ok: true, mode: 'backup' });
+    expect(control.modeOf('inverter')).toBe('backup');
+    expect(modeOf(db, 'inverter')?.changedBy).toBe('homeassistant');
+  });
+
+  it('refuses bad payloads, retained commands, unknown topics and control off with a reason, and changes nothing', () => {
+    const { control } = demo(true);
+    const refused = (c: Control | undefined, topic: string, payload: Buffer | string, retained = false) => {
+      const a = answerModeCommand(c, topics, topic, Buffer.from(payload), retained);
+      expect(a.ok, String(payload)).toBe(false);
+      return a.ok ? '' : a.code;
+    };
+    expect(refused(control, SET, 'optimise')).toBe('BAD_MODE');
+    expect(refused(control, SET, 'turbo')).toBe('BAD_MODE');
+    expect(refused(control, SET, '')).toBe('BAD_MODE');
+    expect(refused(control, SET, Buffer.from([0xff, 0xfe, 0x00]))).toBe('BAD_MODE');
+    expect(refused(control, SET, 'x'.repeat(100_000))).toBe('BAD_MODE');
+    expect(refused(control, SET, '{"mode":"backup"}')).toBe('BAD_MODE');
+    expect(refused(control, SET, 'backup', true)).toBe('RETAINED_COMMAND');
+    expect(refused(control, topics.modeCommand('grid-meter'), 'backup')).toBe('NOT_A_STORAGE');
+    expect(refused(undefined, SET, 'backup')).toBe('CONTROL_DISABLED');
+    expect(control.modeOf('inverter')).toBe('self-consumption');
+
+    const off = demo(false);
+    expect(refused(off.control, SET, 'backup')).toBe('CONTROL_DISABLED');
+    expect(off.control.modeOf('inverter')).toBe('self-consumption');
+  });
+});
