@@ -23,6 +23,7 @@ import { parseCase } from './case.js';
 import type { History, PvSite } from './forecast.js';
 import { optimise } from './plan.js';
 import { HORIZON_SLOTS, SLOT_MS, siteCase } from './site-case.js';
+import { InfeasibleCaseError } from './solve.js';
 
 /** four weeks: the load forecast's same-weekday mean reaches that far back */
 const HISTORY_MS = 28 * 86_400_000;
@@ -45,8 +46,8 @@ export interface OptimiserLoopDeps {
 /** What the last run did for one storage system: the status page's and health's view. */
 export interface LoopOutcome {
   atMs: number;
-  /** 'planned', 'waiting' (another source's plan runs) or 'failed' */
-  result: 'planned' | 'waiting' | 'failed';
+  /** 'planned', 'waiting' (another source's plan runs), 'infeasible' (solved: no plan meets the case) or 'failed' (no case) */
+  result: 'planned' | 'waiting' | 'infeasible' | 'failed';
   detail: string;
 }
 
@@ -80,10 +81,13 @@ export class OptimiserLoop implements Feature {
   }
 
   health(): FeatureHealth {
-    const failed = [...this.outcomes].filter(([, o]) => o.result === 'failed').map(([id]) => id);
-    return failed.length === 0
-      ? {}
-      : { problems: [`the optimiser could not plan for ${failed.join(', ')}: self-consumption until it can`] };
+    const problems = [...this.outcomes]
+      .filter(([, o]) => o.result === 'failed' || o.result === 'infeasible')
+      .map(
+        ([id, o]) =>
+          `the optimiser could not plan for ${id} (${o.result === 'infeasible' ? 'the case is infeasible' : 'no case could be built'}): self-consumption until it can`,
+      );
+    return problems.length === 0 ? {} : { problems };
   }
 
   /** The last run's outcome per storage system. */
@@ -138,7 +142,8 @@ export class OptimiserLoop implements Feature {
       const detail = err instanceof Error ? err.message : String(err);
       // its own old plan would run on forecasts and prices it can no longer stand behind
       if (planOf(db, deviceId)?.source === OPTIMISER_SOURCE) deletePlan(db, deviceId);
-      this.outcomes.set(deviceId, { atMs: now, result: 'failed', detail });
+      const result = err instanceof InfeasibleCaseError ? 'infeasible' : 'failed';
+      this.outcomes.set(deviceId, { atMs: now, result, detail });
       log.warn({ deviceId, reason: detail }, 'optimiser could not plan: the battery is in self-consumption');
     }
   }

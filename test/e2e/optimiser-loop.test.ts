@@ -1,6 +1,6 @@
 /**
  * The optimiser's loop end to end (docs/optimiser.md "The daemon's loop"): the demo gateway with a
- * day of history, a time-of-use tariff whose night peak pays for export; operationMode optimise
+ * day of history, a time-of-use tariff cheap for the first hour and dear after it; operationMode optimise
  * makes the gateway plan from its own data, the executor follows the plan over real Modbus, and
  * the battery aggregate's closed bucket shows the planned direction. A case the envelope makes
  * infeasible leaves the battery in self-consumption with a health problem. Runs at 120×.
@@ -31,14 +31,17 @@ describe('operationMode optimise', () => {
       start: START,
       history: 'P1D',
       configure: (c) => {
-        // exporting at night earns 0.50, charging by day costs 0.05: the optimum discharges now
+        // importing costs 0.05 until 02:00 local and 0.60 after it: at 1,000 W the room below
+        // socMax takes hours to fill, so the optimum charges at full power in every slot of the
+        // first hour, whatever the state of charge the day of history left (no tie between slots)
         c.tariff = {
           type: 'time-of-use',
           periods: [
-            { from: '00:00', to: '06:00', importPrice: 0.6, exportPrice: 0.5 },
-            { from: '06:00', to: '24:00', importPrice: 0.05, exportPrice: 0 },
+            { from: '00:00', to: '02:00', importPrice: 0.05, exportPrice: 0 },
+            { from: '02:00', to: '24:00', importPrice: 0.6, exportPrice: 0.3 },
           ],
         } as NonNullable<typeof c.tariff>;
+        c.control.maxChargeW = 1000;
       },
     });
     owner = (await customerTokens(d.credentials, 'svc/device.read svc/device.write')).access_token;
@@ -68,7 +71,7 @@ describe('operationMode optimise', () => {
     });
     // 48 hours of quarter hours from the current one (the tariff has a price for each)
     expect(first.slots.length).toBe(192);
-    expect(first.slots.some((s) => s.mode === 'discharge')).toBe(true);
+    expect(first.slots.some((s) => s.mode === 'charge')).toBe(true);
 
     // the plan made at the start of a whole slot, and what that slot's bucket measured
     const t = Math.ceil(d.clock.now() / Q) * Q;
@@ -76,12 +79,13 @@ describe('operationMode optimise', () => {
       'the plan made at the next quarter hour',
       async () => {
         const p = await plan();
-        return p?.source === 'optimiser' && p.slots[0]!.interval.startsWith(iso(t)) ? p : undefined;
+        return p?.source === 'optimiser' && Date.parse(p.slots[0]!.interval.split('/')[0]!) === t ? p : undefined;
       },
       60_000,
     );
     const slot = atT.slots[0]!;
-    expect(['charge', 'discharge']).toContain(slot.mode);
+    expect(t).toBeLessThan(START + 45 * 60_000); // still in the first hour's price
+    expect(slot).toMatchObject({ mode: 'charge', powerW: 1000 });
     const bucket = await waitFor(
       'the slot’s bucket closed',
       async () => {
@@ -94,8 +98,8 @@ describe('operationMode optimise', () => {
       60_000,
     );
     // battery power: charge positive (docs/design.md signs)
-    expect(Math.sign(bucket.power_W)).toBe(slot.mode === 'charge' ? 1 : -1);
-    expect(Math.abs(bucket.power_W)).toBeGreaterThan(0.5 * slot.powerW!);
+    expect(bucket.power_W).toBeGreaterThan(900);
+    expect(bucket.power_W).toBeLessThan(1100);
   });
 
   it('an infeasible case leaves the battery in self-consumption, said in health, and the loop keeps running', async () => {
@@ -108,7 +112,9 @@ describe('operationMode optimise', () => {
     const health = await waitFor('the optimiser’s problem in health', async () => {
       const h = await getJson(`${d.url}/healthz`);
       const problems = (h.body.problems ?? []) as string[];
-      return problems.some((p) => /optimiser could not plan/.test(p)) ? problems : undefined;
+      return problems.some((p) => /optimiser could not plan for inverter \(the case is infeasible\)/.test(p))
+        ? problems
+        : undefined;
     });
     expect(health.join('\n')).toMatch(/self-consumption/);
     expect(await plan()).toBeUndefined();
@@ -120,5 +126,29 @@ describe('operationMode optimise', () => {
     Object.assign(env, { importLimitW, maxDischargeW });
     await waitFor('a plan again', async () => (await plan())?.source === 'optimiser', 60_000);
     expect((await getJson(`${d.url}/healthz`)).body.problems ?? []).not.toContain(expect.stringMatching(/optimiser/));
+  });
+
+  it('a partner’s plan wins while it has a slot to run; after it the optimiser plans again', async () => {
+    const t = Math.ceil((d.clock.now() + 60_000) / Q) * Q;
+    const put = await fetch(`${d.url}/api/v1/devices/inverter/plan`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${partner}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ slots: [{ interval: `${iso(t)}/${iso(t + Q)}`, mode: 'hold' }] }),
+    });
+    expect(put.status).toBe(200);
+    // the quarter hour at t passed: the loop ran and left the partner's plan alone
+    await waitFor('the partner’s slot running', () => d.clock.now() > t + 2 * 60_000, 30_000);
+    expect((await plan())?.source).toBe('partner:demo-partner');
+    const list = (await getJson(`${d.url}/api/v1/devices`, owner)).body.devices as {
+      deviceId: string;
+      operationMode?: string;
+    }[];
+    expect(list.find((x) => x.deviceId === 'inverter')!.operationMode).toBe('optimise');
+    await waitFor(
+      'the optimiser’s plan after the partner’s slot',
+      async () => (await plan())?.source === 'optimiser',
+      30_000,
+    );
+    expect(d.clock.now()).toBeGreaterThanOrEqual(t + Q);
   });
 });
