@@ -4,27 +4,16 @@
  * valid case, and an envelope that leaves the load uncovered is an infeasible case, not a crash.
  */
 import { describe, expect, it } from 'vitest';
-import type { ControlConfig } from '../../src/config/types.js';
 import { parseCase } from '../../src/optimiser/case.js';
 import type { History } from '../../src/optimiser/forecast.js';
 import { optimise } from '../../src/optimiser/plan.js';
-import { HORIZON_SLOTS, SLOT_MS, type SiteCaseInput, siteCase } from '../../src/optimiser/site-case.js';
+import { HORIZON_SLOTS, type SiteCaseInput, SLOT_MS, siteCase } from '../../src/optimiser/site-case.js';
 import { InfeasibleCaseError } from '../../src/optimiser/solve.js';
+import { testEnvelope } from '../support/control-envelope.js';
 
 const NOW = Date.parse('2026-01-15T00:07:00Z');
 const DAY = 86_400_000;
-const envelope = {
-  enabled: true,
-  dryRun: false,
-  reserveSoc: 20,
-  socMin: 10,
-  socMax: 95,
-  maxChargeW: 3000,
-  maxDischargeW: 4000,
-  importLimitW: 11000,
-  exportLimitW: 7000,
-  gridCharge: true,
-} as ControlConfig;
+const envelope = { ...testEnvelope, maxDischargeW: 4000, importLimitW: 11000, exportLimitW: 7000 };
 /** a week of history: 400 W of load at every quarter hour, no PV */
 const flat = (w: number): History => ({ start: NOW - 7 * DAY, values: new Array(7 * 96).fill(w) });
 
