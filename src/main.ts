@@ -20,6 +20,7 @@ import { GridFeature } from './grid/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
+import { OptimiserLoop } from './optimiser/loop.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
 import { storageControlFor } from './profiles/storage-controls.js';
@@ -241,6 +242,18 @@ export class Daemon {
     // writes self-consumption while the buses are still open
     await features.start(control);
     controlRef = control;
+    // after control (it writes plans through it), before the poller: the first SoC reading is heard
+    await features.start(
+      new OptimiserLoop({
+        config,
+        site,
+        db,
+        clock,
+        bus: bus.as('optimiser'),
+        log: log.child({ feature: 'optimiser' }),
+        control,
+      }),
+    );
     await features.start(poller);
     await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
 

@@ -21,6 +21,7 @@ export const SLOW: readonly string[] = [
   'test/e2e/disk-full.test.ts',
   'test/e2e/control-failsafe.test.ts',
   'test/e2e/control-plan.test.ts',
+  'test/e2e/optimiser-loop.test.ts',
   'test/e2e/realtime.test.ts',
   'test/e2e/uplink.test.ts',
   'test/profiles/corpus.test.ts',

@@ -66,10 +66,20 @@ export interface ControlStatus {
 
 export const planEtag = (planId: string) => `"${planId}"`;
 
+/** The gateway's optimiser as control sees it (src/optimiser/loop.ts): control never imports it. */
+export interface OptimiserHook {
+  /** plan this storage system now (its mode just became `optimise`) */
+  wake(deviceId: string): void;
+}
+
+/** the plan source the optimiser writes as */
+export const OPTIMISER_SOURCE = 'optimiser';
+
 export class Control implements Feature {
   readonly name = 'control';
   private readonly executors = new Map<string, StorageExecutor>();
   private readonly unsubscribe: (() => void)[] = [];
+  private optimiser: OptimiserHook | undefined;
 
   constructor(private readonly d: ControlDeps) {}
 
@@ -105,14 +115,23 @@ export class Control implements Feature {
 
   setMode(device: DeviceState, mode: OperationMode, by: string): void {
     this.requireEnabled();
-    if (mode === 'optimise')
+    if (mode === 'optimise' && !this.optimiser)
       throw apiError(
         'OPTIMISER_UNAVAILABLE',
-        "operationMode 'optimise' needs the gateway's optimiser, which this version does not have yet; use 'plan' with a plan of your own, or 'self-consumption'",
+        "operationMode 'optimise' needs the gateway's optimiser, which is not running; use 'plan' with a plan of your own, or 'self-consumption'",
       );
-    setMode(this.d.db, device.config.id, mode, by, this.d.clock.now());
-    this.d.log.info({ deviceId: device.config.id, mode, by }, 'operation mode changed');
-    void this.executors.get(device.config.id)?.wake();
+    const id = device.config.id;
+    setMode(this.d.db, id, mode, by, this.d.clock.now());
+    // the optimiser's plan is for `optimise` only: another mode must not follow it later
+    if (mode !== 'optimise' && planOf(this.d.db, id)?.source === OPTIMISER_SOURCE) deletePlan(this.d.db, id);
+    this.d.log.info({ deviceId: id, mode, by }, 'operation mode changed');
+    if (mode === 'optimise') this.optimiser?.wake(id);
+    void this.executors.get(id)?.wake();
+  }
+
+  /** The optimiser feature says it runs (or, with undefined, that it stopped): `optimise` is accepted while it does. */
+  attachOptimiser(o: OptimiserHook | undefined): void {
+    this.optimiser = o;
   }
 
   plan(device: DeviceState): PlanView | undefined {

@@ -216,11 +216,6 @@ beforeAll(async () => {
   add('PATCH /api/v1/devices/{synthId}', 401, 'no token', publish(undefined, []));
   add('PATCH /api/v1/devices/{synthId}', 403, 'read scope only', publish(readOnly, []));
   add('PATCH /api/v1/devices/{synthId}', 404, 'an unknown device', publish(owner, [], '/api/v1/devices/nothing'));
-  add('PATCH /api/v1/devices/{synthId}', 409, 'optimise before the optimiser', {
-    path: '/api/v1/devices/inverter',
-    token: owner,
-    body: { operationMode: 'optimise' },
-  });
   // plans: a slot a few minutes ahead of the demo's clock when the cases are sent
   const Q = 15 * 60_000;
   const at = Math.ceil((demo.clock.now() + 10 * 60_000) / Q) * Q;
@@ -477,6 +472,7 @@ const SEPARATE = [
   'POST /oauth2/authorize 403',
   'POST /oauth2/token 503',
   'PUT /api/v1/devices/{synthId}/plan 409',
+  'PATCH /api/v1/devices/{synthId} 409',
 ];
 
 /** The operation and documented response for a case, or a failure naming what is missing. */
@@ -610,7 +606,7 @@ describe('/openapi.json', () => {
     }
   });
 
-  it('PUT /api/v1/devices/{synthId}/plan 409 on a gateway with control off', async () => {
+  it('PUT /api/v1/devices/{synthId}/plan and PATCH operationMode 409 on a gateway with control off', async () => {
     const off = await demoSite({ speed: 1, configure: (c) => void (c.control.enabled = false) });
     try {
       const token = await partnerToken(off.credentials);
@@ -627,6 +623,18 @@ describe('/openapi.json', () => {
       expect(a.status).toBe(409);
       const { op } = documented('PUT /api/v1/devices/{synthId}/plan', 409);
       expect(backend.validateResponse(a.body, op, 409).errors ?? []).toEqual([]);
+      // with control on, the optimiser runs and `optimise` is accepted: control off is this 409
+      const mode = await answer(
+        await fetch(`${off.url}/api/v1/devices/inverter`, {
+          method: 'PATCH',
+          headers: { ...bearer(await ownerToken(off.credentials)), 'content-type': 'application/json' },
+          body: JSON.stringify({ operationMode: 'optimise' }),
+        }),
+      );
+      expect(mode.status).toBe(409);
+      expect((mode.body as { code: string }).code).toBe('CONTROL_DISABLED');
+      const patch = documented('PATCH /api/v1/devices/{synthId}', 409);
+      expect(backend.validateResponse(mode.body, patch.op, 409).errors ?? []).toEqual([]);
     } finally {
       await off.cleanup();
     }

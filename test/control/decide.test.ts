@@ -1,22 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { ControlConfig } from '../../src/config/types.js';
 import { decide } from '../../src/control/decide.js';
 import { checkPlanSlots, SLOT_MS } from '../../src/control/plan-body.js';
 import type { StoredSlot } from '../../src/store/control.js';
+import { testEnvelope } from '../support/control-envelope.js';
 
-const env: ControlConfig = {
-  enabled: true,
-  dryRun: false,
-  reserveSoc: 20,
-  socMin: 10,
-  socMax: 95,
-  maxChargeW: 3000,
-  maxDischargeW: 3000,
-  importLimitW: 5000,
-  exportLimitW: 4000,
-  gridCharge: true,
-  revertSeconds: 60,
-};
+const env = testEnvelope;
 const slot = (over: Partial<StoredSlot>): StoredSlot => ({
   startMs: 0,
   endMs: SLOT_MS,

@@ -182,7 +182,7 @@ describe('the site owner and the operation mode', () => {
     expect(r.body.source).toBe('customer');
   });
 
-  it('PATCH operationMode: shown in the device record; optimise is refused until the optimiser lands', async () => {
+  it('PATCH operationMode: shown in the device record; optimise is accepted', async () => {
     const owner = (await customerTokens(d.credentials, 'svc/device.read svc/device.write')).access_token;
     const patch = (body: unknown) =>
       fetch(`${d.url}/api/v1/devices/inverter__bb_agg`, {
@@ -190,12 +190,13 @@ describe('the site owner and the operation mode', () => {
         headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
+    // the optimiser runs with control: optimise is accepted (test/e2e/optimiser-loop.test.ts follows it)
+    const optimise = await patch({ operationMode: 'optimise' });
+    expect(optimise.status).toBe(200);
+    expect(((await optimise.json()) as { operationMode: string }).operationMode).toBe('optimise');
     const backup = await patch({ operationMode: 'backup' });
     expect(backup.status).toBe(200);
     expect(((await backup.json()) as { operationMode: string }).operationMode).toBe('backup');
-    const optimise = await patch({ operationMode: 'optimise' });
-    expect(optimise.status).toBe(409);
-    expect(((await optimise.json()) as { code: string }).code).toBe('OPTIMISER_UNAVAILABLE');
     const list = await getJson(`${d.url}/api/v1/devices`, owner);
     const devices = list.body.devices as { deviceId: string; operationMode?: string }[];
     expect(devices.find((x) => x.deviceId === 'inverter')!.operationMode).toBe('backup');

@@ -65,7 +65,7 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
           409: {
             ...ErrorResponses[404],
             description:
-              'operationMode: control is off (CONTROL_DISABLED), or optimise before the optimiser (OPTIMISER_UNAVAILABLE)',
+              'operationMode: control is off (CONTROL_DISABLED), or optimise while the optimiser is not running (OPTIMISER_UNAVAILABLE)',
           },
         },
       },

@@ -1,0 +1,189 @@
+/**
+ * The daemon's optimiser loop (docs/optimiser.md "The daemon's loop"): at every quarter hour of
+ * the site's clock, and at once when a storage system's mode becomes `optimise`, a case from the
+ * gateway's own data (site-case.ts), solved, and handed to control as a plan from `optimiser`.
+ * A partner's or the customer's plan wins while it still has a slot to run; a case that cannot be
+ * built or solved removes the optimiser's plan, so the executor falls back to self-consumption.
+ */
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { SiteConfig } from '../config/types.js';
+import { type Control, OPTIMISER_SOURCE } from '../control/control.js';
+import type { SlotBody } from '../control/plan-body.js';
+import type { Clock, ClockTimer } from '../core/clock.js';
+import type { EventBus } from '../core/events.js';
+import type { Feature, FeatureHealth } from '../core/feature.js';
+import { streamIds } from '../core/streams.js';
+import type { DeviceState, Site } from '../site/site.js';
+import { bucketColumns } from '../store/buckets.js';
+import { deletePlan, modeOf, planOf } from '../store/control.js';
+import { findStreamKey } from '../store/streams.js';
+import { sitePrices } from '../tariffs/site-prices.js';
+import { parseCase } from './case.js';
+import type { History, PvSite } from './forecast.js';
+import { optimise } from './plan.js';
+import { HORIZON_SLOTS, SLOT_MS, siteCase } from './site-case.js';
+import { InfeasibleCaseError } from './solve.js';
+
+/** four weeks: the load forecast's same-weekday mean reaches that far back */
+const HISTORY_MS = 28 * 86_400_000;
+/**
+ * The site's config says where the array is, not how it faces: the learned per-slot ratio
+ * (forecast.ts) takes up the orientation, so a south-facing 30° plane is only its reference.
+ */
+const REFERENCE_PLANE = { tiltDeg: 30, azimuthFromSouthDeg: 0 };
+
+export interface OptimiserLoopDeps {
+  config: SiteConfig;
+  site: Site;
+  db: Database;
+  clock: Clock;
+  bus: EventBus;
+  log: Logger;
+  control: Control;
+}
+
+/** What the last run did for one storage system: the status page's and health's view. */
+export interface LoopOutcome {
+  atMs: number;
+  /** 'planned', 'waiting' (another source's plan runs), 'infeasible' (solved: no plan meets the case) or 'failed' (no case) */
+  result: 'planned' | 'waiting' | 'infeasible' | 'failed';
+  detail: string;
+}
+
+export class OptimiserLoop implements Feature {
+  readonly name = 'optimiser';
+  private timer: ClockTimer | null = null;
+  private readonly soc = new Map<string, number>();
+  private readonly outcomes = new Map<string, LoopOutcome>();
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(private readonly d: OptimiserLoopDeps) {}
+
+  start(): void {
+    const { control, bus } = this.d;
+    if (!control.enabled) return;
+    const storages = new Map(this.storages().map((s) => [streamIds.batteryAggregate(s.config.id), s.config.id]));
+    this.unsubscribe = bus.on('reading', (r) => {
+      const id = storages.get(r.streamId);
+      if (id !== undefined && r.values.soc !== undefined) this.soc.set(id, r.values.soc);
+    });
+    control.attachOptimiser({ wake: (id) => this.runOne(id) });
+    this.schedule();
+  }
+
+  stop(): void {
+    this.d.control.attachOptimiser(undefined);
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (this.timer) this.d.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  health(): FeatureHealth {
+    const problems = [...this.outcomes]
+      .filter(([, o]) => o.result === 'failed' || o.result === 'infeasible')
+      .map(
+        ([id, o]) =>
+          `the optimiser could not plan for ${id} (${o.result === 'infeasible' ? 'the case is infeasible' : 'no case could be built'}): self-consumption until it can`,
+      );
+    return problems.length === 0 ? {} : { problems };
+  }
+
+  /** The last run's outcome per storage system. */
+  outcome(deviceId: string): LoopOutcome | undefined {
+    return this.outcomes.get(deviceId);
+  }
+
+  /** at the next quarter hour of the site's clock, every storage system in `optimise` */
+  private schedule(): void {
+    const now = this.d.clock.now();
+    const next = Math.floor(now / SLOT_MS) * SLOT_MS + SLOT_MS;
+    this.timer = this.d.clock.setTimeout(() => {
+      for (const s of this.storages()) this.runOne(s.config.id);
+      this.schedule();
+    }, next - now);
+  }
+
+  private storages(): DeviceState[] {
+    return this.d.site.byRole('inverter').filter((x) => this.d.control.isStorage(x));
+  }
+
+  /** One storage system's plan now; never throws (a failure is logged, shown in health, and leaves self-consumption). */
+  runOne(deviceId: string): void {
+    const { db, clock, log } = this.d;
+    const now = clock.now();
+    const device = this.d.site.devices.get(deviceId);
+    if (!device || modeOf(db, deviceId)?.mode !== 'optimise') return;
+    const stored = planOf(db, deviceId);
+    if (stored && stored.source !== OPTIMISER_SOURCE && stored.slots.some((s) => s.endMs > now)) {
+      this.outcomes.set(deviceId, {
+        atMs: now,
+        result: 'waiting',
+        detail: `the plan from ${stored.source} runs until it ends`,
+      });
+      return;
+    }
+    try {
+      const built = this.build(device, now);
+      if ('none' in built) throw new Error(built.none);
+      // the envelope (site.yaml) may make a case the solver must not take: said like a bad input file
+      const plan = optimise(parseCase(built.case));
+      const slots: SlotBody[] = plan.slots.map((s) =>
+        s.mode === 'charge' || s.mode === 'discharge'
+          ? { interval: s.interval, mode: s.mode, powerW: s.powerW }
+          : { interval: s.interval, mode: s.mode },
+      );
+      this.d.control.putPlan(device, slots, OPTIMISER_SOURCE);
+      const detail = `${slots.length} slots, cost ${plan.cost} against ${plan.baselineCost} in self-consumption`;
+      this.outcomes.set(deviceId, { atMs: now, result: 'planned', detail });
+      log.info({ deviceId, slots: slots.length, cost: plan.cost, baselineCost: plan.baselineCost }, 'optimiser plan');
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      // its own old plan would run on forecasts and prices it can no longer stand behind
+      if (planOf(db, deviceId)?.source === OPTIMISER_SOURCE) deletePlan(db, deviceId);
+      const result = err instanceof InfeasibleCaseError ? 'infeasible' : 'failed';
+      this.outcomes.set(deviceId, { atMs: now, result, detail });
+      log.warn({ deviceId, reason: detail }, 'optimiser could not plan: the battery is in self-consumption');
+    }
+  }
+
+  private build(device: DeviceState, now: number) {
+    const { config, db, site } = this.d;
+    const id = device.config.id;
+    const socPct = this.soc.get(id);
+    if (socPct === undefined) return { none: 'no state of charge read yet' };
+    const start = Math.floor(now / SLOT_MS) * SLOT_MS;
+    const prices = sitePrices(db, config, { start, end: start + HORIZON_SLOTS * SLOT_MS });
+    const blocks = site.batteriesOf(id).map((b) => b.capacityWh);
+    const capacityWh = blocks.every((c) => c !== undefined) ? blocks.reduce((a, b) => a + b, 0) : 0;
+    const house = site.byRole('consumption-meter')[0];
+    const houseStream = house ? streamIds.consumptionMeter(house.config.id) : streamIds.consumptionDerived(site.id);
+    const { latitude, longitude } = config.site.location;
+    const pvSite: PvSite = { latDeg: latitude, lonDeg: longitude, ...REFERENCE_PLANE, timezone: config.site.timezone };
+    return siteCase({
+      now,
+      envelope: config.control,
+      capacityWh,
+      socPct,
+      prices,
+      pvSite,
+      pvHistory: this.history(streamIds.pvAggregate(id), start),
+      loadHistory: this.history(houseStream, start),
+    });
+  }
+
+  /** the stream's stored 15-minute mean power over the last four weeks; NaN where nothing is stored */
+  private history(streamId: string, until: number): History {
+    const from = until - HISTORY_MS;
+    const values = new Array<number>(HISTORY_MS / SLOT_MS).fill(Number.NaN);
+    const key = findStreamKey(this.d.db, streamId);
+    if (key !== undefined) {
+      for (const [startS, w] of bucketColumns(this.d.db, key, from / 1000, until / 1000, ['power_W'])) {
+        const k = Math.round((startS * 1000 - from) / SLOT_MS);
+        if (typeof w === 'number' && k >= 0 && k < values.length) values[k] = w;
+      }
+    }
+    return { start: from, values };
+  }
+}

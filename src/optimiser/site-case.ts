@@ -1,0 +1,80 @@
+/**
+ * The optimiser case the daemon builds from its own data (docs/optimiser.md "The daemon's loop"):
+ * prices from the site's tariff, PV and load forecasts from the stored 15-minute history, the
+ * battery from the control envelope and the capacity the blocks told. A pure function of what it
+ * is handed, so a unit test builds the same case the loop does.
+ */
+import type { ControlConfig } from '../config/types.js';
+import type { PriceLookup } from '../tariffs/site-prices.js';
+import type { OptimiserCase } from './case.js';
+import { forecastLoad, forecastPv, type History, type PvSite } from './forecast.js';
+
+export const SLOT_MS = 900_000;
+/** 48 hours: two days of sun and two evening peaks, the horizon Dynamic ESS and EMHASS use too */
+export const HORIZON_SLOTS = 192;
+/** the battery's AC-to-AC losses are not told by any register the gateway reads: 0.95 each way */
+export const EFFICIENCY = 0.95;
+/** the highest SoC the plan is asked to end at: the horizon's end values stored energy at nothing */
+const FINAL_SOC_CAP = 50;
+
+export interface SiteCaseInput {
+  now: number;
+  envelope: ControlConfig;
+  /** the storage system's blocks together, Wh */
+  capacityWh: number;
+  socPct: number;
+  prices: PriceLookup;
+  pvSite: PvSite;
+  pvHistory: History;
+  loadHistory: History;
+}
+
+/**
+ * The case from the current slot on, or a reason why there is none. The horizon ends at the
+ * first slot the tariff has no import price for (a dynamic tariff knows only the day ahead).
+ */
+export function siteCase(i: SiteCaseInput): { case: OptimiserCase } | { none: string } {
+  const start = Math.floor(i.now / SLOT_MS) * SLOT_MS;
+  const importPrice: number[] = [];
+  const exportPrice: number[] = [];
+  for (let k = 0; k < HORIZON_SLOTS; k++) {
+    const p = i.prices(start + k * SLOT_MS);
+    if (p.importPrice === undefined) break;
+    importPrice.push(p.importPrice);
+    // a tariff without a feed-in price pays nothing for export
+    exportPrice.push(p.exportPrice ?? 0);
+  }
+  if (importPrice.length === 0)
+    return { none: `the site's tariff has no import price for ${new Date(start).toISOString()}` };
+  if (!(i.capacityWh > 0)) return { none: 'the battery has not told its capacity yet' };
+  const n = importPrice.length;
+  const e = i.envelope;
+  const soc = Math.min(100, Math.max(0, i.socPct));
+  // no discharge command goes below reserveSoc (docs/control.md); a battery already outside the
+  // envelope widens it to where it is, so the case stays valid and the executor's clip still holds
+  const socMin = Math.min(Math.max(e.socMin, e.reserveSoc), soc);
+  const socMax = Math.max(e.socMax, soc);
+  return {
+    case: {
+      start: new Date(start).toISOString(),
+      slotMinutes: SLOT_MS / 60_000,
+      importPrice,
+      exportPrice,
+      pvW: forecastPv(i.pvSite, i.pvHistory, start, n),
+      loadW: forecastLoad(i.pvSite.timezone, i.loadHistory, start, n),
+      battery: {
+        capacityWh: i.capacityWh,
+        socInitial: soc,
+        socMin,
+        socMax,
+        socFinalMin: Math.max(socMin, Math.min(soc, FINAL_SOC_CAP)),
+        maxChargeW: e.maxChargeW,
+        maxDischargeW: e.maxDischargeW,
+        chargeEfficiency: EFFICIENCY,
+        dischargeEfficiency: EFFICIENCY,
+        cycleCostPerKWh: 0,
+      },
+      grid: { maxImportW: e.importLimitW, maxExportW: e.exportLimitW, gridCharge: e.gridCharge },
+    },
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * The case the daemon's loop builds (src/optimiser/site-case.ts): the horizon follows the tariff's
+ * prices, the envelope becomes the battery's limits, a battery outside the envelope still gives a
+ * valid case, and an envelope that leaves the load uncovered is an infeasible case, not a crash.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseCase } from '../../src/optimiser/case.js';
+import type { History } from '../../src/optimiser/forecast.js';
+import { optimise } from '../../src/optimiser/plan.js';
+import { HORIZON_SLOTS, type SiteCaseInput, SLOT_MS, siteCase } from '../../src/optimiser/site-case.js';
+import { InfeasibleCaseError } from '../../src/optimiser/solve.js';
+import { testEnvelope } from '../support/control-envelope.js';
+
+const NOW = Date.parse('2026-01-15T00:07:00Z');
+const DAY = 86_400_000;
+const envelope = { ...testEnvelope, maxDischargeW: 4000, importLimitW: 11000, exportLimitW: 7000 };
+/** a week of history: 400 W of load at every quarter hour, no PV */
+const flat = (w: number): History => ({ start: NOW - 7 * DAY, values: new Array(7 * 96).fill(w) });
+
+function input(over: Partial<SiteCaseInput> = {}): SiteCaseInput {
+  return {
+    now: NOW,
+    envelope,
+    capacityWh: 10_000,
+    socPct: 60,
+    prices: () => ({ importPrice: 0.3, exportPrice: 0.08 }),
+    pvSite: { latDeg: 52.52, lonDeg: 13.4, tiltDeg: 30, azimuthFromSouthDeg: 0, timezone: 'Europe/Berlin' },
+    pvHistory: flat(0),
+    loadHistory: flat(400),
+    ...over,
+  };
+}
+
+const built = (i: SiteCaseInput) => {
+  const r = siteCase(i);
+  if (!('case' in r)) throw new Error(r.none);
+  return parseCase(r.case);
+};
+
+describe('siteCase', () => {
+  it('starts at the current quarter hour, 48 h long, with the envelope as the battery’s limits', () => {
+    const c = built(input());
+    expect(c.start).toBe('2026-01-15T00:00:00.000Z');
+    expect(c.importPrice).toHaveLength(HORIZON_SLOTS);
+    expect(c.loadW.every((w) => w === 400)).toBe(true);
+    expect(c.pvW.every((w) => w === 0)).toBe(true);
+    // reserveSoc is above socMin: no discharge goes below it
+    expect(c.battery).toMatchObject({ socInitial: 60, socMin: 20, socMax: 95, socFinalMin: 50 });
+    expect(c.battery).toMatchObject({ maxChargeW: 3000, maxDischargeW: 4000 });
+    expect(c.grid).toEqual({ maxImportW: 11000, maxExportW: 7000, gridCharge: true });
+  });
+
+  it('ends where the tariff’s prices end; a missing export price pays nothing; no price now is no case', () => {
+    const until = NOW + 10 * SLOT_MS;
+    const c = built(input({ prices: (b) => (b < until ? { importPrice: 0.2 } : {}) }));
+    expect(c.importPrice).toHaveLength(11);
+    expect(c.exportPrice.every((p) => p === 0)).toBe(true);
+    expect(siteCase(input({ prices: () => ({}) }))).toEqual({ none: expect.stringMatching(/no import price/) });
+    expect(siteCase(input({ capacityWh: 0 }))).toEqual({ none: expect.stringMatching(/capacity/) });
+  });
+
+  it('a battery below the envelope’s floor or above its ceiling still makes a valid case', () => {
+    expect(built(input({ socPct: 5 })).battery).toMatchObject({ socInitial: 5, socMin: 5, socFinalMin: 5 });
+    expect(built(input({ socPct: 99 })).battery).toMatchObject({ socInitial: 99, socMax: 99, socFinalMin: 50 });
+  });
+
+  it('an envelope that leaves the load uncovered is an InfeasibleCaseError naming the slot', () => {
+    const c = built(input({ envelope: { ...envelope, importLimitW: 0, maxDischargeW: 0 } }));
+    expect(() => optimise(c)).toThrow(InfeasibleCaseError);
+    expect(() => optimise(c)).toThrow(/slot 0: load 400 W/);
+  });
+});
