@@ -216,10 +216,10 @@ function deviceOf(ctx: DiscoveryContext, d: DeviceState) {
 }
 
 /**
- * The operation modes Home Assistant's select offers: the API's, less `optimise`, which control
- * refuses until the gateway has its optimiser (a choice that always fails is no choice).
+ * The operation modes Home Assistant's select offers: the API's, every one. `optimise` is taken
+ * while the gateway's optimiser runs (src/optimiser/loop.ts), refused by control otherwise.
  */
-export const HA_OPERATION_MODES: readonly OperationMode[] = OPERATION_MODES.filter((m) => m !== 'optimise');
+export const HA_OPERATION_MODES: readonly OperationMode[] = OPERATION_MODES;
 
 /**
  * topic → retained config payload, for every entity of the site as it is now. `storages`: the

@@ -397,7 +397,7 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
   it('a command on the operation mode select changes the mode the API reports; a bad one is refused and changes nothing', async () => {
     const select = `${DISCOVERY}/select/sitegw_demo-site/inverter_operation_mode/config`;
     const config = JSON.parse((await retained(broker, select, (m) => m.has(select))).get(select)!);
-    expect(config.options).toEqual(['self-consumption', 'plan', 'backup']);
+    expect(config.options).toEqual(['self-consumption', 'plan', 'backup', 'optimise']);
     const mode = async () => {
       const { body } = await getJson(`${demo.url}/api/v1/devices`, token);
       return (body.devices as { deviceId: string; operationMode?: string }[]).find((x) => x.deviceId === 'inverter')
@@ -412,11 +412,11 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
     await waitFor('the select state backup', async () => (await stateOf()) === 'backup');
 
     // refused, each with a log line, and the select told the mode in force again: not a mode,
-    // optimise (control refuses it until the optimiser), nothing, bytes that are no text
+    // nothing, bytes that are no text
     await waitFor('the retained mode', () => states.messages.at(-1)?.payload === 'backup' || undefined);
     // the mode goes out when it changes, not at every state interval: each message after this is an answer
     const before = states.messages.length;
-    const bad = ['turbo', 'optimise', '', Buffer.from([0xff, 0xfe, 0x00])];
+    const bad = ['turbo', '', Buffer.from([0xff, 0xfe, 0x00])];
     for (const b of bad) await c.client.publishAsync(config.command_topic, b, { qos: 1 });
     await waitFor('the refusals answered', () => states.messages.length >= before + bad.length || undefined);
     expect(states.messages.slice(before).map((m) => m.payload)).toEqual(bad.map(() => 'backup'));

@@ -65,18 +65,14 @@ describe('the operation mode select', () => {
     const [topic, body] = found[0]!;
     expect(discoveryProblems(topic, body, 'homeassistant')).toEqual([]);
     expect(JSON.parse(body)).toMatchObject({
-      options: ['self-consumption', 'plan', 'backup'],
+      options: ['self-consumption', 'plan', 'backup', 'optimise'],
       command_topic: SET,
       state_topic: topics.mode('inverter'),
       retain: false,
       default_entity_id: 'select.demo_site_inverter_operation_mode',
     });
-    // optimise is refused by control until the optimiser lands: not offered (when control takes
-    // it, this fails and the select should offer it)
-    expect(() => on.control.setMode(on.site.devices.get('inverter')!, 'optimise', 'test')).toThrow(
-      expect.objectContaining({ code: 'OPTIMISER_UNAVAILABLE' }),
-    );
-    expect(HA_OPERATION_MODES).not.toContain('optimise');
+    // every mode of the API is offered; optimise is control's to refuse while no optimiser runs
+    expect(HA_OPERATION_MODES).toContain('optimise');
 
     const off = demo(false);
     expect(selects(off.site, off.control)).toEqual([]);
@@ -98,7 +94,7 @@ describe('the operation mode select', () => {
       expect(a.ok, String(payload)).toBe(false);
       return a.ok ? '' : a.code;
     };
-    expect(refused(control, SET, 'optimise')).toBe('BAD_MODE');
+    expect(refused(control, SET, 'optimise')).toBe('OPTIMISER_UNAVAILABLE');
     expect(refused(control, SET, 'turbo')).toBe('BAD_MODE');
     expect(refused(control, SET, '')).toBe('BAD_MODE');
     expect(refused(control, SET, Buffer.from([0xff, 0xfe, 0x00]))).toBe('BAD_MODE');
