@@ -173,7 +173,7 @@ export class Metrics {
     });
     new Counter({
       name: 'sitegw_energy_register_steps_total',
-      help: 'Steps of device energy registers that were not plain increments, by outcome: held (beyond what the power explains, not added), rebased (confirmed as a reset or replacement), wrap (taken across the register wrap point); docs/api.md "Energy counters"',
+      help: 'Steps of device energy registers that were not plain increments, by outcome: held (beyond what the power explains, not added), rebased (confirmed as a reset or replacement), wrap (taken across the register wrap point); docs/api.md "Channels"',
       labelNames: ['outcome'],
       registers: [r],
       collect() {

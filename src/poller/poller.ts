@@ -220,7 +220,7 @@ export class Poller implements Feature {
       const e = toModbusError(err);
       // after a lost connection the device may come back as another one (replaced, new firmware),
       // and after an exception or a decode failure its register map may have changed: its identity
-      // and register map are read again at the next contact (docs/design.md "Field faults"). A
+      // and register map are read again at the next contact (docs/design.md "Field faults: what the numbers survive"). A
       // timeout alone (a busy device or bus) keeps them: rediscovery costs a dozen requests
       if (e.kind === 'connection' || e.kind === 'exception' || e.kind === 'decode') dev.reset();
       const before = site.devices.get(cfg.id)?.lastError;

@@ -132,7 +132,7 @@ export class Site {
   /**
    * Note what a device told about itself; returns true when the stream list changed. PV modules
    * only grow: an inverter asleep at night that lists fewer (or none) changes nothing, so the
-   * streams, their history and Home Assistant's entities stay (docs/design.md "Field faults").
+   * streams, their history and Home Assistant's entities stay (docs/design.md "Field faults: what the numbers survive").
    * A device that comes back with another serial or model is another device: what was learned of
    * the old one goes.
    */
