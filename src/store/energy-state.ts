@@ -136,24 +136,23 @@ export function durably<T>(db: Database, fn: () => T): T {
 
 /**
  * Brings what was committed (synchronous NORMAL: in the WAL, not yet on the disk) onto the disk,
- * off the event loop: fdatasync of the WAL, or of the database file when a checkpoint has emptied
- * the WAL (SQLite syncs a checkpoint itself). Nothing to do for an in-memory database.
+ * off the event loop: fdatasync of the WAL. A checkpoint that emptied the WAL synced the database
+ * file itself, so nothing is left to do then, nor for an in-memory database. The database file
+ * itself is never opened here: closing another descriptor of it would drop the POSIX locks SQLite
+ * holds on it in this process (https://sqlite.org/howtocorrupt.html#_posix_advisory_locks_canceled_by_a_separate_thread_doing_close_).
  */
 export async function syncToDisk(db: Database): Promise<void> {
   if (db.memory) return;
-  for (const file of [`${db.name}-wal`, db.name]) {
-    let fh: Awaited<ReturnType<typeof open>>;
-    try {
-      fh = await open(file, 'r');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw err;
-    }
-    try {
-      await fh.datasync();
-      return;
-    } finally {
-      await fh.close();
-    }
+  let fh: Awaited<ReturnType<typeof open>>;
+  try {
+    fh = await open(`${db.name}-wal`, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    await fh.datasync();
+  } finally {
+    await fh.close();
   }
 }
