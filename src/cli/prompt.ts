@@ -74,8 +74,13 @@ export function terminalAsker(io: Output): Asker {
   return {
     async ask(question, fallback, check) {
       for (;;) {
-        rl?.setPrompt(`${question} [${fallback}]: `);
-        rl?.prompt();
+        const prompt = `${question} [${fallback}]: `;
+        // piped answers can outlast the input: once it ended, readline is closed, and Node 24's
+        // prompt() on a closed interface throws (ERR_USE_AFTER_CLOSE); the queued lines still answer
+        if (rl && !ended) {
+          rl.setPrompt(prompt);
+          rl.prompt();
+        } else io.out(prompt);
         const line = await nextLine();
         if (line === undefined) throw new Interrupted('setup stopped: no answer (Ctrl-C or end of input)');
         const answer = line.trim() === '' ? fallback : line.trim();
