@@ -55,8 +55,13 @@ describe('sitegw demo on a terminal', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, SITEGW_LOG_LEVEL: 'info' };
     delete env.SITEGW_LOG_FORMAT;
     delete env.JOURNAL_STREAM;
+    // script runs the command through $SHELL -c. CI has no SHELL, so that is dash, which does not
+    // exec a lone command: Ctrl-C killed the waiting shell (exit 130) while the demo still stopped.
+    // `exec` makes the demo the terminal's foreground process under any shell.
+    env.SHELL = '/bin/sh';
     // -q quiet, -f flush at once, -e the command's exit status, -c the command; the typescript file: none
-    child = spawn('script', ['-qfec', [node, ...args].map(quote).join(' '), '/dev/null'], { env });
+    const command = `exec ${[node, ...args].map(quote).join(' ')}`;
+    child = spawn('script', ['-qfec', command, '/dev/null'], { env });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
