@@ -20,12 +20,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { Daemon } from '../../src/main.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { FaultDevice, M103, M203, MODEL_START, sunspecCommon, sunspecModel } from '../support/fault-device.js';
+import { fixtureSiteConfig } from '../support/fixture-site.js';
 import { parsePromText } from '../support/prom-text.js';
 
 const POLL_MS = 10_000;
@@ -201,17 +200,11 @@ describe('device counter faults, own Modbus devices on raw sockets', () => {
       await c.dev.listen();
       c.write(energyAt(c, clock.now()), 0);
     }
-    const yaml = stringify({
-      site: {
-        id: 'faults',
-        name: 'Fault devices',
-        timezone: 'Europe/Berlin',
-        currency: 'EUR',
-        location: { latitude: 52.52, longitude: 13.4 },
-      },
-      http: { host: '127.0.0.1', port: 0 },
+    const config = fixtureSiteConfig({
+      id: 'faults',
+      name: 'Fault devices',
       dataDir,
-      poll: { intervalSeconds: POLL_MS / 1000 },
+      more: { poll: { intervalSeconds: POLL_MS / 1000 } },
       devices: cases.map((c) => ({
         id: c.id,
         role: c.role,
@@ -219,9 +212,7 @@ describe('device counter faults, own Modbus devices on raw sockets', () => {
         connection: { type: 'tcp', host: '127.0.0.1', port: c.dev.port, unitId: 1 },
       })),
     });
-    const parsed = parseConfig(yaml, 'site.yaml');
-    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-    daemon = await Daemon.start({ config: parsed.config, clock, log: silentLogger() });
+    daemon = await Daemon.start({ config, clock, log: silentLogger() });
   });
 
   afterAll(async () => {

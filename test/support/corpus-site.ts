@@ -6,7 +6,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { ScaledClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { ensureDemoCredentials } from '../../src/demo/credentials.js';
@@ -14,6 +13,7 @@ import { Daemon } from '../../src/main.js';
 import { parseConfig } from '../../src/profiles/site-config.js';
 import { formatConfigErrors } from '../../src/yaml/format.js';
 import { partnerToken } from './auth.js';
+import { fixtureSiteYaml } from './fixture-site.js';
 import { type DeviceFixture, type FixtureDevice, serveImage } from './register-image.js';
 
 /** another register image on a server of its own, with the site devices that read it */
@@ -52,24 +52,16 @@ export function corpusSiteYaml(
       ...d.options,
       connection: { type: 'tcp', host: endpoint.host, port: endpoint.port, unitId },
     }));
-  const doc = {
-    site: {
-      id: siteId,
-      name: f.title.slice(0, 100),
-      timezone: 'Europe/Berlin',
-      currency: 'EUR',
-      location: { latitude: 52.52, longitude: 13.4 },
-    },
-    http: { host: '127.0.0.1', port: 0 },
+  return fixtureSiteYaml({
+    id: siteId,
+    name: f.title,
     dataDir,
-    poll: { intervalSeconds: 10 },
-    ...(mqttUrl ? { uplink: { url: mqttUrl, protocolVersion: 4, reconnectMaxSeconds: 1 } } : {}),
+    more: mqttUrl ? { uplink: { url: mqttUrl, protocolVersion: 4, reconnectMaxSeconds: 1 } } : {},
     devices: [
       ...entries(f.devices, endpoint, f.image.unitId),
       ...more.flatMap((m) => entries(m.image.devices, m.endpoint, m.image.fixture.image.unitId)),
     ],
-  };
-  return stringify(doc);
+  });
 }
 
 export const corpusSiteId = (f: DeviceFixture): string => `corpus-${f.name}`.replace(/[^a-z0-9_-]/g, '-').slice(0, 64);
