@@ -62,6 +62,7 @@ export const E2E: readonly string[] = [
   'test/sim/sungrow-control.test.ts',
   'test/sim/sunspec-wire.test.ts',
   'test/store/file-mode.test.ts',
+  'test/store/write-tx.test.ts',
   'test/tooling/',
   'test/uplink/containment.test.ts',
   'test/uplink/link.test.ts',

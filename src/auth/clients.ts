@@ -13,6 +13,7 @@ import {
   setClientDevices,
   setClientSecretHash,
 } from '../store/clients.js';
+import { writeTx } from '../store/db.js';
 import { type PublishAudit, removeClientFromPublishTo } from '../store/publish-to.js';
 import { revokeClientTokens } from '../store/tokens.js';
 import { parseScopeList, ScopeError, wireScope } from './scopes.js';
@@ -138,12 +139,12 @@ export function removeClient(
   id: string,
   now: number,
 ): { revokedTokens: number; publishChanges: PublishAudit[] } {
-  return db.transaction(() => {
+  return writeTx(db, () => {
     if (!markClientRemoved(db, id, now)) throw new ClientError(`no client '${id}'`);
     const revokedTokens = revokeClientTokens(db, id, now);
     const publishChanges = removeClientFromPublishTo(db, id, 'installer', now);
     return { revokedTokens, publishChanges };
-  })();
+  });
 }
 
 /** Replaces the devices a partner client sees. */

@@ -1,5 +1,6 @@
 /** The site owner's login for the consent page: `sitegw owner set-password`. */
 import type { Database } from 'better-sqlite3';
+import { writeTx } from '../store/db.js';
 import { getOwner, putOwner } from '../store/owner.js';
 import { revokeCustomerTokens } from '../store/tokens.js';
 import { ClientError } from './clients.js';
@@ -26,10 +27,10 @@ export async function setOwnerPassword(
     throw new ClientError(`the password needs at least ${PASSWORD_MIN} characters`);
   if (password.length > PASSWORD_MAX) throw new ClientError(`the password may have at most ${PASSWORD_MAX} characters`);
   const passwordHash = await hashSecret(password);
-  return db.transaction(() => {
+  return writeTx(db, () => {
     putOwner(db, { username, passwordHash }, now);
     return { revokedTokens: revokeCustomerTokens(db, now) };
-  })();
+  });
 }
 
 export function ownerIsSet(db: Database): boolean {

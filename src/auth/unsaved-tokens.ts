@@ -12,6 +12,7 @@
  */
 import type { Database } from 'better-sqlite3';
 import { findClient } from '../store/clients.js';
+import { writeTx } from '../store/db.js';
 import { insertToken, type TokenRow } from '../store/tokens.js';
 
 /** A site has a handful of partners; beyond this the token endpoint answers 503 rather than grow. */
@@ -52,9 +53,9 @@ export class UnsavedTokens {
   save(db: Database, now: number): number {
     this.dropExpired(now);
     const live = [...this.byHash.values()].filter((t) => this.clientUnchanged(db, t));
-    db.transaction(() => {
+    writeTx(db, () => {
       for (const t of live) insertToken(db, t.row);
-    })();
+    });
     this.byHash.clear();
     return live.length;
   }

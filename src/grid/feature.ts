@@ -4,6 +4,7 @@ import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import { streamIds } from '../core/streams.js';
 import type { Site } from '../site/site.js';
+import { writeTx } from '../store/db.js';
 import { insertGridEvent, lastGridState } from '../store/grid-events.js';
 import { GridWatch } from './watch.js';
 
@@ -36,11 +37,11 @@ export class GridFeature implements Feature {
         insertGridEvent(this.deps.db, { deviceId, timestamp: r.ts, state: watch.state }, false);
       }
       if (!e) return;
-      this.deps.db.transaction(() => {
+      writeTx(this.deps.db, () => {
         insertGridEvent(this.deps.db, e);
         // the uplink's outbox row commits with the event, or neither does
         this.deps.bus.runInTransaction('gridEventRecording', e);
-      })();
+      });
       this.deps.log.info(
         { device: e.deviceId, state: e.state, at: new Date(e.timestamp).toISOString() },
         'grid state changed',

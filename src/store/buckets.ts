@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Database, Statement } from 'better-sqlite3';
 import { CHANNEL_TABLE, type ChannelValue } from '../core/channels.js';
+import { writeTx } from './db.js';
 import { sqliteDriver } from './driver.js';
 import { perConnection } from './per-connection.js';
 
@@ -79,9 +80,9 @@ export function insertBucket(db: Database, b: BucketRow): void {
 
 /** Several rows in one transaction (joins the caller's transaction when there is one). */
 export function insertBuckets(db: Database, rows: readonly BucketRow[]): void {
-  db.transaction(() => {
+  writeTx(db, () => {
     for (const r of rows) insertBucket(db, r);
-  })();
+  });
 }
 
 /** `[start_s, ...the asked columns in the asked order]` */

@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
 
 /** A registered OAuth client as stored; `secretHash` is null for a public client (PKCE only). */
@@ -76,12 +77,12 @@ export function listClients(db: Database): ClientRow[] {
 }
 
 export function insertClient(db: Database, c: Omit<ClientRow, 'createdAt'>, now: number): void {
-  db.transaction(() => {
+  writeTx(db, () => {
     db.prepare(
       'INSERT INTO auth_clients (id, name, secret_hash, scopes, redirect_uris, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     ).run(c.id, c.name, c.secretHash, c.scopes.join(' '), JSON.stringify(c.redirectUris), now);
     setClientDevices(db, c.id, c.devices);
-  })();
+  });
 }
 
 export function setClientSecretHash(db: Database, id: string, secretHash: string): boolean {
@@ -92,11 +93,11 @@ export function setClientSecretHash(db: Database, id: string, secretHash: string
 }
 
 export function setClientDevices(db: Database, id: string, devices: readonly string[]): void {
-  db.transaction(() => {
+  writeTx(db, () => {
     db.prepare('DELETE FROM auth_client_devices WHERE client_id = ?').run(id);
     const add = db.prepare('INSERT OR IGNORE INTO auth_client_devices (client_id, device_id) VALUES (?, ?)');
     for (const d of devices) add.run(id, d);
-  })();
+  });
 }
 
 export function clientDevices(db: Database, id: string): string[] {
@@ -105,11 +106,11 @@ export function clientDevices(db: Database, id: string): string[] {
 
 /** Marks the client removed and drops its device assignments; returns false when there was no such active client. */
 export function markClientRemoved(db: Database, id: string, now: number): boolean {
-  return db.transaction(() => {
+  return writeTx(db, () => {
     const changed =
       db.prepare('UPDATE auth_clients SET removed_at = ? WHERE id = ? AND removed_at IS NULL').run(now, id).changes ===
       1;
     if (changed) db.prepare('DELETE FROM auth_client_devices WHERE client_id = ?').run(id);
     return changed;
-  })();
+  });
 }

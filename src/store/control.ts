@@ -4,6 +4,7 @@
  * write (time, writer, register, value, read-back).
  */
 import type { Database } from 'better-sqlite3';
+import { writeTx } from './db.js';
 
 export type OperationMode = 'self-consumption' | 'plan' | 'backup' | 'optimise';
 export type SlotMode = 'charge' | 'discharge' | 'hold' | 'self-consumption';
@@ -86,7 +87,7 @@ export function planOf(db: Database, deviceId: string): StoredPlan | undefined {
 
 /** Replaces the device's plan whole, in one transaction. */
 export function replacePlan(db: Database, plan: StoredPlan): void {
-  db.transaction(() => {
+  writeTx(db, () => {
     db.prepare('DELETE FROM control_plans WHERE device_id = ?').run(plan.deviceId);
     db.prepare('INSERT INTO control_plans (device_id, plan_id, source, created_ms) VALUES (?, ?, ?, ?)').run(
       plan.deviceId,
@@ -99,7 +100,7 @@ export function replacePlan(db: Database, plan: StoredPlan): void {
     );
     for (const s of plan.slots)
       ins.run(plan.deviceId, s.startMs, s.endMs, s.mode, s.powerW, s.targetSoc, s.status, s.note);
-  })();
+  });
 }
 
 export function deletePlan(db: Database, deviceId: string): boolean {
@@ -135,7 +136,7 @@ export function recordWrites(db: Database, rows: readonly WriteAudit[]): void {
   const ins = db.prepare(
     'INSERT INTO control_writes (at_ms, device_id, writer, address, value, read_back, dry_run) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  db.transaction(() => {
+  writeTx(db, () => {
     for (const r of rows)
       ins.run(
         r.atMs,
@@ -146,7 +147,7 @@ export function recordWrites(db: Database, rows: readonly WriteAudit[]): void {
         r.readBack && JSON.stringify(r.readBack),
         r.dryRun ? 1 : 0,
       );
-  })();
+  });
 }
 
 export function writesOf(db: Database, deviceId: string, limit = 1000): WriteAudit[] {

@@ -60,6 +60,19 @@ export function openDatabase(file: string | ':memory:', warn?: ModeLog, opts: { 
   return db;
 }
 
+/**
+ * Runs `fn` as one transaction that takes SQLite's write lock at BEGIN (IMMEDIATE), and returns
+ * what it returns. A deferred transaction that reads first and writes after cannot wait for the
+ * lock: when another connection writes meanwhile (`sitegw clients` or `control release` in another
+ * process, a test's writer), SQLite answers SQLITE_BUSY at once, without the busy timeout, since
+ * waiting could deadlock. IMMEDIATE waits up to busy_timeout at BEGIN instead. Every transaction
+ * of the gateway goes through here (test/architecture checks it).
+ * https://sqlite.org/lang_transaction.html#deferred_immediate_and_exclusive_transactions
+ */
+export function writeTx<T>(db: Database, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}
+
 // two plain statements: the pragma's table-valued form cost twice as much (a virtual table)
 const stampStmts = perConnection((db) => ({
   own: db.prepare<[], number>('SELECT total_changes()').pluck(),

@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import type { Database, Statement } from 'better-sqlite3';
+import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
 
 /**
@@ -128,7 +129,7 @@ export function loadEnergyStates(db: Database): Map<number, StoredEnergyState> {
 export function durably<T>(db: Database, fn: () => T): T {
   db.pragma('synchronous = FULL');
   try {
-    return db.transaction(fn)();
+    return writeTx(db, fn);
   } finally {
     db.pragma('synchronous = NORMAL');
   }

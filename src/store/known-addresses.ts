@@ -5,6 +5,7 @@
  * owner's own browser would be refused (issue 26 finding 4).
  */
 import type { Database } from 'better-sqlite3';
+import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
 
 export interface KnownAddress {
@@ -37,8 +38,8 @@ export function loadKnownAddresses(db: Database, since: number): KnownAddress[] 
 /** Records a sign-in; the identity keeps its newest `keep` addresses, none from before `since`. */
 export function saveKnownAddress(db: Database, k: KnownAddress, keep: number, since: number): void {
   const s = statements(db);
-  db.transaction(() => {
+  writeTx(db, () => {
     s.upsert.run(k.identity, k.address, k.at);
     s.trim.run(k.identity, since, k.identity, keep);
-  })();
+  });
 }

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { writeTx } from './db.js';
 import { isStorageFault } from './storage-faults.js';
 
 /**
@@ -18,11 +19,11 @@ export function saveOpenBuckets(db: Database, states: ReadonlyMap<number, unknow
  */
 export function takeOpenBuckets(db: Database): Map<number, unknown> {
   try {
-    return db.transaction(() => {
+    return writeTx(db, () => {
       const out = readOpenBuckets(db);
       db.prepare('DELETE FROM open_buckets').run();
       return out;
-    })();
+    });
   } catch (err) {
     if (!isStorageFault(err)) throw err;
     return readOpenBuckets(db);

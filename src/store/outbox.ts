@@ -1,4 +1,5 @@
 import type { Database, Statement } from 'better-sqlite3';
+import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
 
 /**
@@ -61,7 +62,7 @@ const stmts = perConnection(
 /** Appends messages (joining the caller's transaction when there is one); returns their seqs. */
 export function enqueue(db: Database, msgs: readonly OutboxMessage[], createdAt: number): number[] {
   const s = stmts(db).insert;
-  return db.transaction(() => msgs.map((m) => s.get(m.topic, m.body, m.retain ? 1 : 0, createdAt)!.seq))();
+  return writeTx(db, () => msgs.map((m) => s.get(m.topic, m.body, m.retain ? 1 : 0, createdAt)!.seq));
 }
 
 /** The next `limit` messages after `afterSeq`, oldest first. */
@@ -74,9 +75,9 @@ export function readAfter(db: Database, afterSeq: number, limit: number): Outbox
 /** Removes delivered messages, in one transaction. */
 export function remove(db: Database, seqs: readonly number[]): void {
   const s = stmts(db).del;
-  db.transaction(() => {
+  writeTx(db, () => {
     for (const q of seqs) s.run(q);
-  })();
+  });
 }
 
 export function outboxStats(db: Database): OutboxStats {
@@ -101,7 +102,7 @@ export function trim(
   maxBytes: number,
   now: number,
 ): { byAge: number; bySize: number } {
-  return db.transaction(() => {
+  return writeTx(db, () => {
     const byAge = db.prepare('DELETE FROM uplink_outbox WHERE created_at < ?').run(olderThan).changes;
     let bySize = 0;
     const { bytes } = outboxStats(db);
@@ -127,7 +128,7 @@ export function trim(
       );
     }
     return { byAge, bySize };
-  })();
+  });
 }
 
 /** The payload on the wire: the body with `seq` as its first field. */

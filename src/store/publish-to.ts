@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { writeTx } from './db.js';
 
 /** One entry of a device's `publishTo` list (docs/api.md "Device publish list"). */
 export interface PublishEntry {
@@ -59,23 +60,21 @@ export function replacePublishTo(
   byClient: string,
   now: number,
 ): PublishAudit {
-  return db
-    .transaction(() => {
-      const before = publishToOf(db, deviceId);
-      db.prepare('DELETE FROM publish_to WHERE device_id = ?').run(deviceId);
-      const add = db.prepare('INSERT INTO publish_to (device_id, position, client_id, data) VALUES (?, ?, ?, ?)');
-      entries.forEach((e, i) => add.run(deviceId, i, e.clientId, JSON.stringify(e.data)));
-      const after = entries.map((e) => ({ clientId: e.clientId, data: [...e.data] }));
-      db.prepare('INSERT INTO publish_to_audit (ts, device_id, by_client, before, after) VALUES (?, ?, ?, ?, ?)').run(
-        now,
-        deviceId,
-        byClient,
-        JSON.stringify(before),
-        JSON.stringify(after),
-      );
-      return { ts: now, deviceId, byClient, before, after };
-    })
-    .immediate();
+  return writeTx(db, () => {
+    const before = publishToOf(db, deviceId);
+    db.prepare('DELETE FROM publish_to WHERE device_id = ?').run(deviceId);
+    const add = db.prepare('INSERT INTO publish_to (device_id, position, client_id, data) VALUES (?, ?, ?, ?)');
+    entries.forEach((e, i) => add.run(deviceId, i, e.clientId, JSON.stringify(e.data)));
+    const after = entries.map((e) => ({ clientId: e.clientId, data: [...e.data] }));
+    db.prepare('INSERT INTO publish_to_audit (ts, device_id, by_client, before, after) VALUES (?, ?, ?, ?, ?)').run(
+      now,
+      deviceId,
+      byClient,
+      JSON.stringify(before),
+      JSON.stringify(after),
+    );
+    return { ts: now, deviceId, byClient, before, after };
+  });
 }
 
 /** Drops a removed client from every list, audited as a change by the installer (`byClient`). */
@@ -85,7 +84,7 @@ export function removeClientFromPublishTo(
   byClient: string,
   now: number,
 ): PublishAudit[] {
-  return db.transaction(() => {
+  return writeTx(db, () => {
     const changes: PublishAudit[] = [];
     for (const [deviceId, list] of allPublishTo(db)) {
       if (!list.some((e) => e.clientId === clientId)) continue;
@@ -100,7 +99,7 @@ export function removeClientFromPublishTo(
       );
     }
     return changes;
-  })();
+  });
 }
 
 export function publishAudit(db: Database, deviceId?: string): PublishAudit[] {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
+import { writeTx } from './db.js';
 
 /** The tariff kinds of docs/design.md: which prices its values carry. */
 export const TARIFF_KINDS = ['import', 'export', 'both'] as const;
@@ -129,10 +130,10 @@ export function replaceValues(
   const ins = db.prepare(
     'INSERT INTO tariff_values (tariff_id, start_s, end_s, import_price, export_price) VALUES (?, ?, ?, ?, ?)',
   );
-  db.transaction(() => {
+  writeTx(db, () => {
     for (const v of remove) del.run(tariffId, v.start / 1000);
     for (const v of add) ins.run(tariffId, v.start / 1000, v.end / 1000, v.importPrice ?? null, v.exportPrice ?? null);
-  })();
+  });
 }
 
 const keys = new WeakMap<Database, Buffer>();

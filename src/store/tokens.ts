@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
 
 /**
@@ -78,26 +79,24 @@ export function insertCode(db: Database, c: Omit<CodeRow, 'usedAt'>): void {
  * it unused. Returns the row as it was before this call (usedAt null on the first use).
  */
 export function takeCode(db: Database, hash: string, now: number): CodeRow | undefined {
-  return db
-    .transaction(() => {
-      const r = db.prepare<[string], RawCode>('SELECT * FROM auth_codes WHERE hash = ?').get(hash);
-      if (!r) return undefined;
-      if (r.used_at === null) db.prepare('UPDATE auth_codes SET used_at = ? WHERE hash = ?').run(now, hash);
-      return {
-        hash: r.hash,
-        clientId: r.client_id,
-        redirectUri: r.redirect_uri,
-        redirectGiven: r.redirect_given === 1,
-        scopes: split(r.scopes),
-        codeChallenge: r.code_challenge,
-        nonce: r.nonce,
-        family: r.family,
-        authTime: r.auth_time,
-        expiresAt: r.expires_at,
-        usedAt: r.used_at,
-      };
-    })
-    .immediate();
+  return writeTx(db, () => {
+    const r = db.prepare<[string], RawCode>('SELECT * FROM auth_codes WHERE hash = ?').get(hash);
+    if (!r) return undefined;
+    if (r.used_at === null) db.prepare('UPDATE auth_codes SET used_at = ? WHERE hash = ?').run(now, hash);
+    return {
+      hash: r.hash,
+      clientId: r.client_id,
+      redirectUri: r.redirect_uri,
+      redirectGiven: r.redirect_given === 1,
+      scopes: split(r.scopes),
+      codeChallenge: r.code_challenge,
+      nonce: r.nonce,
+      family: r.family,
+      authTime: r.auth_time,
+      expiresAt: r.expires_at,
+      usedAt: r.used_at,
+    };
+  });
 }
 
 interface RawToken {
@@ -174,12 +173,12 @@ export function revokeFamily(db: Database, family: string, now: number): number 
 }
 
 export function revokeClientTokens(db: Database, clientId: string, now: number): number {
-  return db.transaction(() => {
+  return writeTx(db, () => {
     db.prepare('UPDATE auth_codes SET used_at = ? WHERE client_id = ? AND used_at IS NULL').run(now, clientId);
     return db
       .prepare('UPDATE auth_tokens SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL')
       .run(now, clientId).changes;
-  })();
+  });
 }
 
 /** Customer (owner-consented) tokens of every client: a new owner password ends them all. */
@@ -189,8 +188,8 @@ export function revokeCustomerTokens(db: Database, now: number): number {
 
 /** Drops codes and tokens that expired before `before`; kept a while so an expired token is told apart from an unknown one. */
 export function pruneExpired(db: Database, before: number): number {
-  return db.transaction(() => {
+  return writeTx(db, () => {
     const codes = db.prepare('DELETE FROM auth_codes WHERE expires_at < ?').run(before).changes;
     return codes + db.prepare('DELETE FROM auth_tokens WHERE expires_at < ?').run(before).changes;
-  })();
+  });
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { TariffQuota } from '../config/types.js';
 import { apiError } from '../core/errors.js';
+import { writeTx } from '../store/db.js';
 import {
   countValues,
   findTariff,
@@ -42,14 +43,14 @@ export function createTariff(
   createdAt: number,
 ): TariffMeta & WriteResult {
   const meta: TariffMeta = { id: randomUUID(), name: t.name, currency: t.currency, timezone: t.timezone, kind: t.kind };
-  db.transaction(() => {
+  writeTx(db, () => {
     checkTariffCount(db, limits.quota, caller.clientId);
     checkValueCount(limits.quota, t.values.length);
     checkDailyQuota(db, limits.quota, caller.clientId, t.values.length, limits.nowMs);
     insertTariff(db, meta, caller.clientId, createdAt);
     replaceValues(db, meta.id, [], t.values);
     recordWrite(db, caller.clientId, t.values.length, limits.nowMs);
-  })();
+  });
   return { ...meta, inserted: t.values.length, replaced: 0 };
 }
 
@@ -66,7 +67,7 @@ export function patchTariff(
   limits: WriteLimits,
 ): WriteResult {
   if (values.length === 0) return { inserted: 0, replaced: 0 };
-  return db.transaction(() => {
+  return writeTx(db, () => {
     const from = values[0]!.start;
     const to = Math.max(...values.map((v) => v.end));
     const stored = valuesOverlapping(db, tariffId, from, to, MAX_VALUE_MS);
@@ -96,7 +97,7 @@ export function patchTariff(
     replaceValues(db, tariffId, replaced, values);
     recordWrite(db, caller.clientId, values.length, limits.nowMs);
     return { inserted: values.length, replaced: replaced.length };
-  })();
+  });
 }
 
 /**

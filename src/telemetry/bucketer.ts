@@ -11,6 +11,7 @@ import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import type { StreamDef } from '../core/streams.js';
 import { type BucketRow, insertBucket } from '../store/buckets.js';
+import { writeTx } from '../store/db.js';
 import { durably, loadEnergyStates, saveEnergyState, syncToDisk } from '../store/energy-state.js';
 import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
 import { streamKey } from '../store/streams.js';
@@ -200,7 +201,7 @@ export class Bucketer implements Feature {
   }
 
   private setStreamDefs(defs: StreamDef[], first: boolean): void {
-    const keys = this.db.transaction(() => defs.map((d) => streamKey(this.db, d.id)))();
+    const keys = writeTx(this.db, () => defs.map((d) => streamKey(this.db, d.id)));
     const stored = loadEnergyStates(this.db);
     // streams found later (an inverter's optimisers) take theirs when they appear
     if (first) this.savedRuns = takeOpenBuckets(this.db);
@@ -356,9 +357,9 @@ export class Bucketer implements Feature {
         this.counts.energySaveFailures++;
       };
       try {
-        this.db.transaction(() => {
+        writeTx(this.db, () => {
           for (const run of changed) saveEnergyState(this.db, run.key, { ...run.tracker!.state(), closedUntil });
-        })();
+        });
       } catch {
         failed();
         return;
@@ -394,7 +395,7 @@ export class Bucketer implements Feature {
     closing.sort((a, b) => a.row.startS - b.row.startS);
     const out = closing.map((d) => toClosedBucket(d.stream.def.id, d.row));
     try {
-      this.db.transaction(() => {
+      writeTx(this.db, () => {
         for (const d of closing) insertBucket(this.db, d.row);
         for (const run of this.runs.values()) {
           // Every stream, with or without counters, so a restart knows what is closed.
@@ -404,7 +405,7 @@ export class Bucketer implements Feature {
         // `bucketsClosing` listeners write in this transaction (the uplink's outbox): one that throws
         // rolls the close back, and the buckets are written again by the next closeUntil()
         if (out.length > 0) this.bus?.runInTransaction('bucketsClosing', out);
-      })();
+      });
     } catch (err) {
       // nothing was written: the buckets go back, so the next closeUntil() writes them
       for (let i = closing.length - 1; i >= 0; i--) closing[i]!.stream.done.unshift(closing[i]!);

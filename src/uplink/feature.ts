@@ -9,6 +9,7 @@ import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { ConnectionStatus, Feature, FeatureHealth } from '../core/feature.js';
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
+import { writeTx } from '../store/db.js';
 import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
 import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
 import { formatInstant } from '../telemetry/interval.js';
@@ -299,7 +300,7 @@ export class Uplink implements Feature {
     }
     const all = this.waiting.length > 0 ? [...this.waiting.splice(0), ...msgs] : msgs;
     try {
-      this.deps.db.transaction(() => this.write(all))();
+      writeTx(this.deps.db, () => this.write(all));
     } catch (err) {
       this.deps.log.error({ err }, 'uplink: writing to the outbox failed');
     }
@@ -473,7 +474,7 @@ export class Uplink implements Feature {
           req.requestId,
         );
       }
-      const seqs = messages.length > 0 ? db.transaction(() => this.write(messages))() : [];
+      const seqs = messages.length > 0 ? writeTx(db, () => this.write(messages)) : [];
       this.deps.log.info(
         { requestId: req.requestId, interval: req.interval, buckets, gridEvents, messages: messages.length },
         'uplink resync queued',
