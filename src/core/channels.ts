@@ -109,6 +109,74 @@ export const CHANNEL_TABLE = [
   },
 ] as const satisfies readonly ChannelSpec[];
 
+/**
+ * The channel table's second part: live channels. What users of the inverter integrations
+ * expect beside the spec's channels (grid frequency, per-phase values, DC string values,
+ * temperatures, the operating status) where a device offers them. They are instantaneous, so
+ * they are shown where "now" is asked for (the live view: /metrics, Home Assistant, the status
+ * page) and never bucketed: a 15-minute mean of a frequency or a temperature hides what it is
+ * watched for, and the spec's telemetry has no field for them (docs/design.md "Live channels").
+ * A stream carries the ones its device reported (learned like PV modules, site/site.ts), from
+ * the list its role allows (core/roles.ts `live`).
+ */
+export type LiveQuantityKind = 'frequency' | 'voltage' | 'current' | 'power' | 'temperature' | 'status';
+
+export interface LiveChannelSpec {
+  id: string;
+  quantity: LiveQuantityKind;
+  /** the unit its value is in */
+  unit: string;
+  /** the AC phase it measures, or the DC side */
+  phase?: 'L1' | 'L2' | 'L3' | 'DC';
+  /** in words, after the stream's label ('Grid' + 'frequency') */
+  label: string;
+  /** a value for diagnosing rather than watching: Home Assistant's entity starts disabled */
+  diagnostic: boolean;
+}
+
+const phaseRows = <Q extends 'voltage' | 'current' | 'power', U extends string>(q: Q, unit: U) =>
+  (['L1', 'L2', 'L3'] as const).map(
+    (ph) =>
+      ({ id: `${q}_${ph}_${unit}`, quantity: q, unit, phase: ph, label: `${q} ${ph}`, diagnostic: true }) as const,
+  );
+
+export const LIVE_CHANNEL_TABLE = [
+  { id: 'frequency_Hz', quantity: 'frequency', unit: 'Hz', label: 'frequency', diagnostic: false },
+  ...phaseRows('voltage', 'V'),
+  ...phaseRows('current', 'A'),
+  ...phaseRows('power', 'W'),
+  { id: 'voltage_DC_V', quantity: 'voltage', unit: 'V', phase: 'DC', label: 'DC voltage', diagnostic: true },
+  { id: 'current_DC_A', quantity: 'current', unit: 'A', phase: 'DC', label: 'DC current', diagnostic: true },
+  { id: 'temperature_C', quantity: 'temperature', unit: 'Cel', label: 'temperature', diagnostic: false },
+  { id: 'status', quantity: 'status', unit: 'None', label: 'status', diagnostic: false },
+] as const satisfies readonly LiveChannelSpec[];
+
+export type LiveChannelId = (typeof LIVE_CHANNEL_TABLE)[number]['id'];
+export type NumericLiveChannel = Exclude<LiveChannelId, 'status'>;
+export const LIVE_CHANNELS: readonly LiveChannelId[] = LIVE_CHANNEL_TABLE.map((c) => c.id);
+export const NUMERIC_LIVE_CHANNELS = LIVE_CHANNELS.filter((c): c is NumericLiveChannel => c !== 'status');
+export const LIVE_CHANNEL_BY_ID: Readonly<Record<LiveChannelId, LiveChannelSpec>> = Object.fromEntries(
+  LIVE_CHANNEL_TABLE.map((c) => [c.id, c]),
+) as Record<LiveChannelId, LiveChannelSpec>;
+export const isLiveChannel = (k: string): k is LiveChannelId => Object.hasOwn(LIVE_CHANNEL_BY_ID, k);
+
+/**
+ * A device's operating status, one vocabulary for every family: SunSpec's inverter states
+ * (models 101-103 and 111-113 `St`: 1 off … 8 standby, 4 MPPT read as `running`); a profile maps
+ * its vendor's codes onto these.
+ */
+export const DEVICE_STATUSES = [
+  'off',
+  'sleeping',
+  'starting',
+  'running',
+  'throttled',
+  'shutting_down',
+  'fault',
+  'standby',
+] as const;
+export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
+
 type Table = typeof CHANNEL_TABLE;
 type Row = Table[number];
 export type ChannelId = Row['id'];
@@ -156,8 +224,10 @@ export type GridState = (typeof GRID_STATES)[number];
 /** What a channel's value is in JavaScript. */
 export type ChannelValue<C extends ChannelId> = ChannelRow<C>['value'] extends 'state' ? GridState : number;
 
-/** Instantaneous values of one poll, in spec units and signs. Absent = not measured this time. */
-export type InstantValues = { [C in InstantChannel]?: ChannelValue<C> };
+/** Instantaneous values of one poll, in spec units and signs, live channels included. Absent = not measured this time. */
+export type InstantValues = { [C in InstantChannel]?: ChannelValue<C> } & {
+  [C in NumericLiveChannel]?: number;
+} & { status?: DeviceStatus };
 
 /** How the API and the uplink send `soc` (docs/design.md "`soc` scale", site.yaml `api.socScale`). */
 export type SocScale = 'percent' | 'fraction';

@@ -1,4 +1,4 @@
-import type { ChannelId, DeviceKind, PowerChannel } from './channels.js';
+import type { ChannelId, DeviceKind, LiveChannelId, PowerChannel } from './channels.js';
 import type { DeviceRole } from './device-role.js';
 import { type StreamRole, streamIds } from './streams.js';
 
@@ -11,6 +11,8 @@ export interface RoleStream {
   label: string;
   role: StreamRole;
   channels: readonly ChannelId[];
+  /** the live channels (core/channels.ts LIVE_CHANNEL_TABLE) it may carry, where its device reports them */
+  live: readonly LiveChannelId[];
   /** integrated for the energy counters when the device has none */
   energyFrom: PowerChannel;
   /**
@@ -30,14 +32,28 @@ const ENERGY = ['energy_Wh_increment', 'energy_Wh_decrement'] as const;
 const BATTERY_CHANNELS: readonly ChannelId[] = ['power_W', 'soc', 'soh', ...ENERGY];
 const PV_CHANNELS: readonly ChannelId[] = ['power_W', ...ENERGY];
 const HOUSE_CHANNELS: readonly ChannelId[] = ['power_W', ...ENERGY];
+const AC_PHASES = [
+  'voltage_L1_V',
+  'voltage_L2_V',
+  'voltage_L3_V',
+  'current_L1_A',
+  'current_L2_A',
+  'current_L3_A',
+  'power_L1_W',
+  'power_L2_W',
+  'power_L3_W',
+] as const satisfies readonly LiveChannelId[];
+const METER_LIVE = ['frequency_Hz', ...AC_PHASES] as const satisfies readonly LiveChannelId[];
+const DC_LIVE = ['voltage_DC_V', 'current_DC_A'] as const satisfies readonly LiveChannelId[];
 
 const battery = {
   deviceKind: 'battery_pack',
   label: 'Battery',
   channels: BATTERY_CHANNELS,
+  live: [...DC_LIVE, 'temperature_C', 'status'],
   energyFrom: 'power_W',
 } as const;
-const pv = { deviceKind: 'pv', channels: PV_CHANNELS, energyFrom: 'power_W' } as const;
+const pv = { deviceKind: 'pv', channels: PV_CHANNELS, live: DC_LIVE, energyFrom: 'power_W' } as const;
 
 /**
  * The role table: what a configured device of each role is (its telemetry kind) and which
@@ -54,6 +70,7 @@ export const ROLES: Readonly<Record<DeviceRole, RoleSpec>> = {
         label: 'Inverter',
         role: 'inverter',
         channels: ['power_AC_W', 'power_DC_W', ...ENERGY],
+        live: [...METER_LIVE, ...DC_LIVE, 'temperature_C', 'status'],
         energyFrom: 'power_AC_W',
         count: 'one',
       },
@@ -75,6 +92,7 @@ export const ROLES: Readonly<Record<DeviceRole, RoleSpec>> = {
         label: 'Grid',
         role: 'grid',
         channels: ['power_W', 'state', ...ENERGY],
+        live: METER_LIVE,
         energyFrom: 'power_W',
         count: 'one',
       },
@@ -89,6 +107,7 @@ export const ROLES: Readonly<Record<DeviceRole, RoleSpec>> = {
         label: 'House',
         role: 'house',
         channels: HOUSE_CHANNELS,
+        live: METER_LIVE,
         energyFrom: 'power_W',
         count: 'one',
       },
@@ -115,5 +134,6 @@ export const DERIVED_CONSUMPTION: Omit<RoleStream, 'id' | 'count'> = {
   label: 'House (derived)',
   role: 'house',
   channels: HOUSE_CHANNELS,
+  live: [],
   energyFrom: 'power_W',
 };

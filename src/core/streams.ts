@@ -1,4 +1,4 @@
-import type { ChannelId, DeviceKind, PowerChannel } from './channels.js';
+import type { ChannelId, DeviceKind, LiveChannelId, PowerChannel } from './channels.js';
 
 /**
  * Stream (sensor) ids of a device, built from the configured device id. Clients must not parse
@@ -33,6 +33,8 @@ export interface StreamDef {
   role?: StreamRole;
   /** spec channels this stream carries; anything else in a reading is ignored */
   channels: ChannelId[];
+  /** live channels (not bucketed) its device has reported, in table order; docs/design.md "Live channels" */
+  live?: LiveChannelId[];
   /** integrate this power channel for the energy counters when the device has no counters */
   energyFrom?: PowerChannel;
   /** the device's poll period when it differs from the site's; a sample holds for 3 of them */

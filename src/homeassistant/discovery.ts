@@ -24,6 +24,7 @@
  */
 
 import { OPERATION_MODES } from '../control/control.js';
+import { DEVICE_STATUSES } from '../core/channels.js';
 import { ownStreamId } from '../core/roles.js';
 import type { StreamDef, StreamRole } from '../core/streams.js';
 import type { DeviceState } from '../site/site.js';
@@ -33,7 +34,7 @@ import { type LiveKind, type LiveQuantity, quantitiesOf } from '../telemetry/now
 /** Home Assistant's classes per kind of live quantity; the unit is what states are published in. */
 export const HA_CLASSES: Record<
   LiveKind,
-  { component: 'sensor' | 'binary_sensor'; config: Record<string, string | number> }
+  { component: 'sensor' | 'binary_sensor'; config: Record<string, string | number | readonly string[]> }
 > = {
   power: {
     component: 'sensor',
@@ -74,6 +75,48 @@ export const HA_CLASSES: Record<
       icon: 'mdi:battery-heart-variant',
     },
   },
+  // the live channels (docs/design.md "Live channels"), as HA's own integrations class them
+  frequency: {
+    component: 'sensor',
+    config: {
+      device_class: 'frequency',
+      state_class: 'measurement',
+      unit_of_measurement: 'Hz',
+      suggested_display_precision: 2,
+    },
+  },
+  voltage: {
+    component: 'sensor',
+    config: {
+      device_class: 'voltage',
+      state_class: 'measurement',
+      unit_of_measurement: 'V',
+      suggested_display_precision: 1,
+    },
+  },
+  current: {
+    component: 'sensor',
+    config: {
+      device_class: 'current',
+      state_class: 'measurement',
+      unit_of_measurement: 'A',
+      suggested_display_precision: 2,
+    },
+  },
+  temperature: {
+    component: 'sensor',
+    config: {
+      device_class: 'temperature',
+      state_class: 'measurement',
+      unit_of_measurement: '°C',
+      suggested_display_precision: 1,
+    },
+  },
+  // an enum sensor has no state_class and no unit (sensor.markdown "Device class": enum); its options are the states
+  status: {
+    component: 'sensor',
+    config: { device_class: 'enum', options: DEVICE_STATUSES, icon: 'mdi:state-machine' },
+  },
   // device_class power of a binary sensor: on = power detected, off = no power
   grid: { component: 'binary_sensor', config: { device_class: 'power', payload_on: 'ON', payload_off: 'OFF' } },
 };
@@ -108,6 +151,8 @@ export interface HaEntity {
   /** multiplies the live value (-1: the dashboard companion of a battery's or PV's power) */
   sign: 1 | -1;
   enabled: boolean;
+  /** shown under the device's diagnostics (HA `entity_category`) */
+  diagnostic: boolean;
 }
 
 const capitalised = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -123,10 +168,19 @@ export function haEntities(def: StreamDef, own: boolean): HaEntity[] {
     const what = q.kind === 'grid' ? 'grid available' : q.label;
     const name = capitalised(own ? what : `${def.label ?? def.id} ${what}`);
     const zero = def.role !== undefined && (ZERO_ONLY[def.role] ?? []).includes(q.key);
-    out.push({ q, key: q.key, name, sign: 1, enabled: !zero });
+    // per-phase and DC values are there for diagnosing: hidden until wanted, as HA's inverter integrations do
+    const diagnostic = q.diagnostic === true;
+    out.push({ q, key: q.key, name, sign: 1, enabled: !zero && !diagnostic, diagnostic });
     const dashboard = def.role !== undefined ? DASHBOARD_POWER[def.role] : undefined;
-    if (q.kind === 'power' && dashboard && !out.some((e) => e.sign === -1))
-      out.push({ q, key: `${q.key}_dashboard`, name: `${name} ${dashboard}`, sign: -1, enabled: true });
+    if (q.kind === 'power' && !diagnostic && dashboard && !out.some((e) => e.sign === -1))
+      out.push({
+        q,
+        key: `${q.key}_dashboard`,
+        name: `${name} ${dashboard}`,
+        sign: -1,
+        enabled: true,
+        diagnostic: false,
+      });
   }
   return out;
 }
@@ -267,6 +321,7 @@ export function discoveryConfigs(
         unique_id: `${nodeId}_${haId(objectId)}`,
         state_topic: ctx.topics.state(def.id, e.key),
         ...ha.config,
+        ...(e.diagnostic ? { entity_category: 'diagnostic' } : {}),
         ...(e.enabled ? {} : { enabled_by_default: false }),
         availability: [{ topic: ctx.topics.status }, { topic: ctx.topics.device(d.config.id) }],
         availability_mode: 'all',

@@ -8,14 +8,14 @@
  * `registry` while they run: without them the series are absent rather than a made-up zero.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { GRID_STATES, percentToFraction } from '../core/channels.js';
+import { DEVICE_STATUSES, GRID_STATES, percentToFraction } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { StreamDef } from '../core/streams.js';
 import type { ModbusErrorKind } from '../modbus/errors.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
-import { LIVE_QUANTITIES, type StreamNow } from '../telemetry/now.js';
+import { LIVE_QUANTITIES, type LiveKind, type StreamNow } from '../telemetry/now.js';
 import { databaseBytes, processWriteBytes } from './disk-io.js';
 import type { Health } from './health.js';
 
@@ -42,6 +42,35 @@ const ENERGY = LIVE_QUANTITIES.filter((q) => q.kind === 'energy');
 const SOC = LIVE_QUANTITIES.find((q) => q.kind === 'soc')!;
 const SOH = LIVE_QUANTITIES.find((q) => q.kind === 'soh')!;
 const GRID = LIVE_QUANTITIES.find((q) => q.kind === 'grid')!;
+const STATUS = LIVE_QUANTITIES.find((q) => q.kind === 'status')!;
+
+/**
+ * The live channels' gauges (docs/design.md "Live channels"), one per quantity in its base unit,
+ * labelled with the channel (the phase: voltage_L1_V, or the DC side: voltage_DC_V). Per-phase
+ * power joins sitegw_power_watts, whose channel label already tells the channels apart.
+ */
+const LIVE_GAUGES: readonly { kind: LiveKind; name: string; help: string }[] = [
+  {
+    kind: 'frequency',
+    name: 'sitegw_frequency_hertz',
+    help: 'AC frequency a stream measures now (grid meter, inverter), Hz',
+  },
+  {
+    kind: 'voltage',
+    name: 'sitegw_voltage_volts',
+    help: 'Voltage now, V; channel: voltage_L1_V..voltage_L3_V (phase to neutral) or voltage_DC_V (a PV string, a battery)',
+  },
+  {
+    kind: 'current',
+    name: 'sitegw_current_amperes',
+    help: 'Current now (magnitude as the device reports it), A; channel: current_L1_A..current_L3_A or current_DC_A',
+  },
+  {
+    kind: 'temperature',
+    name: 'sitegw_temperature_celsius',
+    help: 'Temperature the device reports now (inverter cabinet, battery), degrees Celsius',
+  },
+];
 
 const POLL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const DAY_MS = 86_400_000;
@@ -254,7 +283,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'sitegw_power_watts',
-      help: 'Power of a stream now (newest reading), W; positive = into the device (battery charging, grid importing); channel: power_W, power_AC_W or power_DC_W',
+      help: 'Power of a stream now (newest reading), W; positive = into the device (battery charging, grid importing); channel: power_W, power_AC_W, power_DC_W, or one phase power_L1_W..power_L3_W',
       labelNames: [...labelNames, 'channel'],
       registers,
       collect() {
@@ -304,6 +333,38 @@ export class Metrics {
       'Battery state of health now (remaining capacity against new), 0..1; where the battery reports it',
       SOH.key,
     );
+    for (const g of LIVE_GAUGES) {
+      const quantities = LIVE_QUANTITIES.filter((q) => q.kind === g.kind);
+      new Gauge({
+        name: g.name,
+        help: g.help,
+        labelNames: [...labelNames, 'channel'],
+        registers,
+        collect() {
+          this.reset();
+          for (const { def, now } of streamsNow()) {
+            for (const q of quantities) {
+              const v = now.values[q.key];
+              if (typeof v === 'number') this.set({ ...labels(def), channel: q.channel }, v);
+            }
+          }
+        },
+      });
+    }
+    new Gauge({
+      name: 'sitegw_device_status',
+      help: `Operating status a device reports now: 1 for the current one (${DEVICE_STATUSES.join(', ')}), 0 for the others; absent while unknown`,
+      labelNames: [...labelNames, 'status'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { def, now } of streamsNow()) {
+          const v = now.values[STATUS.key];
+          if (typeof v !== 'string') continue;
+          for (const status of DEVICE_STATUSES) this.set({ ...labels(def), status }, status === v ? 1 : 0);
+        }
+      },
+    });
     new Gauge({
       name: 'sitegw_grid_state',
       help: 'Grid state at the connection point now: 1 for the current state (ok, not_present, unknown), 0 for the others',
@@ -312,7 +373,7 @@ export class Metrics {
       collect() {
         this.reset();
         for (const { def, now } of streamsNow()) {
-          if (!def.channels.includes(GRID.channel)) continue;
+          if (!(def.channels as string[]).includes(GRID.channel)) continue;
           // no current reading: the state is unknown, as the grid events say when a meter stops answering
           const v = now.values[GRID.key];
           const current = typeof v === 'string' ? v : 'unknown';

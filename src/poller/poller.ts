@@ -9,7 +9,7 @@ import { streamIds } from '../core/streams.js';
 import type { TimeLabels } from '../core/time-labels.js';
 import { toModbusError } from '../modbus/errors.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
-import { identityChanged, type Site } from '../site/site.js';
+import { identityChanged, liveChannelsOf, type Site } from '../site/site.js';
 import { batteryAggregate, derivedConsumption } from './aggregate.js';
 
 export interface PollerDeps {
@@ -206,6 +206,7 @@ export class Poller implements Feature {
         identity: dev.identity,
         capacityWh: poll.capacityWh,
         pvModules: poll.pvModules,
+        live: liveChannelsOf(poll.readings),
       });
       site.markOnline(cfg.id, now());
       if (!wasOnline) {

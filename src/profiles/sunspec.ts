@@ -1,5 +1,13 @@
 import type { DeviceConfig } from '../config/types.js';
-import type { CounterScale, DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
+import {
+  type CounterScale,
+  DEVICE_STATUSES,
+  type DeviceCounters,
+  type DeviceStatus,
+  type GridState,
+  type InstantValues,
+  type Reading,
+} from '../core/channels.js';
 import type { DeviceRole } from '../core/device-role.js';
 import type { DeviceIdentity } from '../core/identity.js';
 import type { RegisterReader } from '../core/register-reader.js';
@@ -45,6 +53,15 @@ import { type KnownMeterSign, meterSignOf } from './sunspec-vendors.js';
  *   except where the vendor is documented to send + = export (sunspec-vendors.ts; site.yaml
  *   `meterSign` overrides); `TotWhImp`/`TotWhExp`: lifetime imported/exported.
  * Unimplemented points and counters that read 0 (acc) or NaN (float32) stay absent, never 0.
+ *
+ * Live channels (docs/design.md "Live channels"; SunSpec models repository json/model_<id>.json,
+ * github.com/sunspec/models commit 0ab0d1d8c7283b771c9ca4ee8b37279ed46ed85f): inverter 10x/11x
+ * `Hz`, `PhVphA..C`, `AphA..C`, `DCV`, `DCA`, `TmpCab`, `St` (1 OFF … 8 STANDBY, 4 MPPT read as
+ * `running`), 701 `Hz`, `TmpCab`; MPPT 160 module `DCV`, `DCA`; meters 20x/21x `Hz`, `PhVphA..C`,
+ * `AphA..C`, `WphA..C` (the sign of `W`); battery 802 `V`, `A`, `State` (1 DISCONNECTED → off,
+ * 2 INITIALIZING → starting, 3 CONNECTED → running, 4 STANDBY, 5 SOC PROTECTION → throttled,
+ * 6 SUSPENDING → shutting_down, 99 FAULT). Currents are magnitudes: the power's sign tells the
+ * direction. 802 has no temperature (it is in 803's per-string points, not read).
  */
 const INVERTER_AC = [701, 113, 112, 111, 103, 102, 101] as const;
 const BATTERY = [802, 124] as const;
@@ -171,6 +188,44 @@ function percent(v: PointValue): number | undefined {
   return n !== undefined && n >= 0 && n <= 100 ? n : undefined;
 }
 
+/** SunSpec inverter `St` (models 101-103, 111-113): 1 OFF … 8 STANDBY, in order; 4 MPPT is `running`. */
+function inverterStatus(v: PointValue): DeviceStatus | undefined {
+  const n = num(v);
+  return n !== undefined && Number.isInteger(n) && n >= 1 && n <= 8 ? DEVICE_STATUSES[n - 1] : undefined;
+}
+
+/** SunSpec battery 802 `State`. */
+const BATTERY_STATE: Readonly<Record<number, DeviceStatus>> = {
+  1: 'off',
+  2: 'starting',
+  3: 'running',
+  4: 'standby',
+  5: 'throttled',
+  6: 'shutting_down',
+  99: 'fault',
+};
+
+const abs = (v: number | undefined) => (v === undefined ? undefined : Math.abs(v) + 0);
+
+/** Per-phase voltage and current of an AC model's fixed block (`PhVph*`, `Aph*`), and its power per phase (`Wph*`, with `sign`). */
+function phaseValues(f: ModelValues['fixed'], sign: 1 | -1 = 1): InstantValues {
+  const w = (x: PointValue) => {
+    const n = num(x);
+    return n === undefined ? undefined : sign * n + 0;
+  };
+  return {
+    voltage_L1_V: num(f.PhVphA),
+    voltage_L2_V: num(f.PhVphB),
+    voltage_L3_V: num(f.PhVphC),
+    current_L1_A: abs(num(f.AphA)),
+    current_L2_A: abs(num(f.AphB)),
+    current_L3_A: abs(num(f.AphC)),
+    power_L1_W: w(f.WphA),
+    power_L2_W: w(f.WphB),
+    power_L3_W: w(f.WphC),
+  };
+}
+
 function clean(values: InstantValues): InstantValues {
   const out: InstantValues = {};
   for (const [k, v] of Object.entries(values) as [keyof InstantValues, InstantValues[keyof InstantValues]][]) {
@@ -225,7 +280,21 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
     readings.push({
       streamId: ownStreamId(cfg.role, id),
       ts,
-      values: clean({ power_AC_W: neg(num(f.W)), power_DC_W: (der ? undefined : num(f.DCW)) ?? num(dc?.DCW) }),
+      values: clean({
+        power_AC_W: neg(num(f.W)),
+        power_DC_W: (der ? undefined : num(f.DCW)) ?? num(dc?.DCW),
+        frequency_Hz: num(f.Hz),
+        temperature_C: num(f.TmpCab),
+        // 701 has other layouts for phases and another `St` (0 off, 1 on): only frequency and temperature
+        ...(der
+          ? {}
+          : {
+              ...phaseValues(f),
+              voltage_DC_V: num(f.DCV),
+              current_DC_A: abs(num(f.DCA)),
+              status: inverterStatus(f.St),
+            }),
+      }),
       // 10x/11x WH counts only AC delivered; the absorbed direction is integrated from power
       counters: der
         ? counters(counterOf(ac, 'TotWhAbs'), counterOf(ac, 'TotWhInj'))
@@ -238,7 +307,7 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
     readings.push({
       streamId: streamIds.pvModule(id, i + 1),
       ts,
-      values: clean({ power_W: neg(m.w) }),
+      values: clean({ power_W: neg(m.w), voltage_DC_V: m.v, current_DC_A: abs(m.a) }),
       counters: counters(undefined, m.wh),
     });
   });
@@ -263,6 +332,9 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
 interface DcModule {
   w: number | undefined;
   wh: Counter;
+  /** the string's voltage and current, where the model has them (160) */
+  v?: number | undefined;
+  a?: number | undefined;
 }
 
 /**
@@ -290,7 +362,7 @@ function pvModules(values: Values): DcModule[] | undefined {
   if (mppt)
     return mppt.repeating
       .filter((m) => storagePath(m) === undefined)
-      .map((m) => ({ w: num(m.DCW), wh: counterOf(mppt, 'DCWH', m) }));
+      .map((m) => ({ w: num(m.DCW), wh: counterOf(mppt, 'DCWH', m), v: num(m.DCV), a: num(m.DCA) }));
   const dc = values.get(714);
   return dc?.repeating
     .filter((p) => num(p.PrtTyp) === DC_PORT.PV)
@@ -307,7 +379,14 @@ function batteryReadings({ cfg, values, once, ts }: ModelPoll): DevicePoll {
   const discharge = b ? undefined : storageModule(values, 'discharge');
   const dcPower = charge?.w !== undefined && discharge?.w !== undefined ? charge.w - discharge.w : undefined;
   const readingValues = b
-    ? clean({ power_W: neg(num(b.W)), soc: percent(b.SoC), soh: percent(b.SoH) })
+    ? clean({
+        power_W: neg(num(b.W)),
+        soc: percent(b.SoC),
+        soh: percent(b.SoH),
+        voltage_DC_V: num(b.V),
+        current_DC_A: abs(num(b.A)),
+        status: BATTERY_STATE[num(b.State) ?? -1],
+      })
     : clean({ power_W: dcPower, soc: percent(storage?.ChaState) });
   return {
     readings: [
@@ -379,6 +458,7 @@ function meterReadings({ cfg, values, ts, meterSign: sign }: ModelPoll): DeviceP
         values: clean({
           power_W: sign === 'export-positive' ? neg(w) : w,
           ...(withState ? { state: connectionState(m, values) } : {}),
+          ...(m ? { frequency_Hz: num(m.Hz), ...phaseValues(m, sign === 'export-positive' ? -1 : 1) } : {}),
         }),
         counters: m ? counters(counterOf(model, 'TotWhImp'), counterOf(model, 'TotWhExp')) : undefined,
       },

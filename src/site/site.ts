@@ -1,5 +1,5 @@
 import type { DeviceConfig, SiteConfig } from '../config/types.js';
-import type { DeviceKind } from '../core/channels.js';
+import { type DeviceKind, isLiveChannel, LIVE_CHANNELS, type LiveChannelId, type Reading } from '../core/channels.js';
 import type { DeviceRole } from '../core/device-role.js';
 import type { DeviceIdentity } from '../core/identity.js';
 import { DERIVED_CONSUMPTION, ROLES, type RoleStream } from '../core/roles.js';
@@ -21,6 +21,18 @@ export interface DeviceState {
   capacityWh?: number;
   /** learned from the device: MPPT modules (PV optimisers) behind an inverter */
   pvModules?: number;
+  /** learned from the device: the live channels it reported, by stream id (docs/design.md "Live channels") */
+  live?: Record<string, LiveChannelId[]>;
+}
+
+/** The live channels each reading carries, by stream id (what a poll tells of the device's sensors). */
+export function liveChannelsOf(readings: readonly Reading[]): Record<string, LiveChannelId[]> {
+  const out: Record<string, LiveChannelId[]> = {};
+  for (const r of readings) {
+    const ids = Object.keys(r.values).filter(isLiveChannel);
+    if (ids.length > 0) out[r.streamId] = ids;
+  }
+  return out;
 }
 
 /**
@@ -76,6 +88,7 @@ export class Site {
       deviceId: string,
       periodMs: number,
       label = s.label,
+      learned: readonly LiveChannelId[] = [],
     ) =>
       out.push({
         id,
@@ -84,6 +97,7 @@ export class Site {
         label,
         role: s.role,
         channels: [...s.channels],
+        ...(learned.length > 0 ? { live: s.live.filter((c) => learned.includes(c)) } : {}),
         energyFrom: s.energyFrom,
         pollPeriodMs: periodMs,
       });
@@ -91,9 +105,11 @@ export class Site {
       const id = d.config.id;
       const period = this.pollPeriodMs(id);
       for (const s of ROLES[d.config.role].streams) {
-        if (s.count === 'one') add(s, s.id(id, 0), id, period);
+        const learned = (streamId: string) => d.live?.[streamId] ?? [];
+        if (s.count === 'one') add(s, s.id(id, 0), id, period, s.label, learned(s.id(id, 0)));
         else if (s.count === 'perModule') {
-          for (let n = 1; n <= (d.pvModules ?? 0); n++) add(s, s.id(id, n), id, period, `${s.label} ${n}`);
+          for (let n = 1; n <= (d.pvModules ?? 0); n++)
+            add(s, s.id(id, n), id, period, `${s.label} ${n}`, learned(s.id(id, n)));
         } else {
           const blocks = this.batteriesOf(id);
           if (blocks.length === 0) continue;
@@ -136,19 +152,42 @@ export class Site {
    * A device that comes back with another serial or model is another device: what was learned of
    * the old one goes.
    */
-  learn(deviceId: string, facts: { identity?: DeviceIdentity; capacityWh?: number; pvModules?: number }): boolean {
+  learn(
+    deviceId: string,
+    facts: {
+      identity?: DeviceIdentity;
+      capacityWh?: number;
+      pvModules?: number;
+      live?: Record<string, readonly LiveChannelId[]>;
+    },
+  ): boolean {
     const d = this.devices.get(deviceId);
     if (!d) return false;
     const replaced = facts.identity !== undefined && identityChanged(d.identity, facts.identity);
     if (facts.identity) d.identity = facts.identity;
     if (facts.capacityWh !== undefined) d.capacityWh = facts.capacityWh;
+    let changed = false;
+    // a replaced device starts over: the sensors of the old one are not the new one's
+    if (replaced && d.live) {
+      delete d.live;
+      changed = true;
+    }
     const n = facts.pvModules;
     if (n !== undefined && n !== d.pvModules && (replaced || d.pvModules === undefined || n > d.pvModules)) {
       d.pvModules = n;
-      this.streamCache = null;
-      return true;
+      changed = true;
     }
-    return false;
+    // live channels only grow, like PV modules: a value missing from one poll (an inverter asleep)
+    // keeps its entity, which shows unknown until the device reports it again
+    for (const [streamId, ids] of Object.entries(facts.live ?? {})) {
+      const known = d.live?.[streamId] ?? [];
+      const added = ids.filter((c) => !known.includes(c));
+      if (added.length === 0) continue;
+      d.live = { ...d.live, [streamId]: LIVE_CHANNELS.filter((c) => known.includes(c) || added.includes(c)) };
+      changed = true;
+    }
+    if (changed) this.streamCache = null;
+    return changed;
   }
 
   markOnline(deviceId: string, ts: number): void {

@@ -312,6 +312,16 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'the live channels each device reported (grid frequency, phase values, temperatures, status), kept across restarts',
+    up(db) {
+      db.exec(`
+        -- JSON: stream id -> live channel ids; restored before the first poll so Home Assistant's entities stay
+        ALTER TABLE device_facts ADD COLUMN live TEXT;
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

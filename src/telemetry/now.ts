@@ -4,22 +4,43 @@
  * signs and rounding. One table says which live quantities there are; every live view is built
  * from it, so a quantity cannot be named, converted or rounded differently in two places.
  */
-import { CHANNEL_BY_ID, type ChannelId, type GridState, type InstantValues, POWER_CHANNELS } from '../core/channels.js';
+import {
+  CHANNEL_BY_ID,
+  type ChannelId,
+  type DeviceStatus,
+  type GridState,
+  type InstantValues,
+  LIVE_CHANNEL_TABLE,
+  type LiveChannelId,
+  POWER_CHANNELS,
+} from '../core/channels.js';
 import type { StreamDef } from '../core/streams.js';
 import { round2 } from './round.js';
 
-export type LiveKind = 'power' | 'soc' | 'soh' | 'grid' | 'energy';
+export type LiveKind =
+  | 'power'
+  | 'soc'
+  | 'soh'
+  | 'grid'
+  | 'energy'
+  | 'frequency'
+  | 'voltage'
+  | 'current'
+  | 'temperature'
+  | 'status';
 
 export interface LiveQuantity {
   /** stable key: the spec channel (power, soc, soh, state), or `energy_in` / `energy_out` (lifetime Wh as magnitudes) */
   key: string;
   kind: LiveKind;
-  /** the channel a stream must carry to have this quantity */
-  channel: ChannelId;
+  /** the channel a stream must carry to have this quantity (a live channel: one its device reported) */
+  channel: ChannelId | LiveChannelId;
   /** words after the stream's label, e.g. 'Battery' + 'energy in' */
   label: string;
   /** energy only: into the device (the API's increment) or out of it (its decrement) */
   direction?: 'in' | 'out';
+  /** a live channel that is for diagnosing (per-phase and DC values): shown, but not up front */
+  diagnostic?: boolean;
 }
 
 const quantity = (channel: ChannelId, kind: LiveKind, key: string = channel): LiveQuantity => ({
@@ -36,18 +57,23 @@ export const LIVE_QUANTITIES: readonly LiveQuantity[] = [
   quantity('state', 'grid'),
   { ...quantity('energy_Wh_increment', 'energy', 'energy_in'), direction: 'in' },
   { ...quantity('energy_Wh_decrement', 'energy', 'energy_out'), direction: 'out' },
+  // the live channels: not bucketed, shown while current (docs/design.md "Live channels")
+  ...LIVE_CHANNEL_TABLE.map(
+    (c): LiveQuantity => ({ key: c.id, kind: c.quantity, channel: c.id, label: c.label, diagnostic: c.diagnostic }),
+  ),
 ];
 
-/** The quantities a stream has (from its channels), in table order. */
+/** The quantities a stream has (from its channels and the live channels its device reported), in table order. */
 export function quantitiesOf(def: StreamDef): LiveQuantity[] {
-  return LIVE_QUANTITIES.filter((q) => def.channels.includes(q.channel));
+  const has = (c: string) => (def.channels as string[]).includes(c) || (def.live as string[] | undefined)?.includes(c);
+  return LIVE_QUANTITIES.filter((q) => has(q.channel));
 }
 
 export interface StreamNow {
   /** the newest reading still current (within 3 poll periods), daemon clock ms; null when there is none */
   ts: number | null;
-  /** power W, soc and soh percent rounded as buckets are, the grid state, energy Wh (>= 0, never decreasing); absent = unknown now */
-  values: Partial<Record<string, number | GridState>>;
+  /** power W, soc and soh percent rounded as buckets are, the grid state, energy Wh (>= 0, never decreasing), live channels; absent = unknown now */
+  values: Partial<Record<string, number | GridState | DeviceStatus>>;
 }
 
 /**
@@ -69,7 +95,7 @@ export function streamNow(
       continue;
     }
     const v = current?.values[q.channel as keyof InstantValues];
-    if (q.kind === 'grid') {
+    if (q.kind === 'grid' || q.kind === 'status') {
       if (typeof v === 'string') values[q.key] = v;
     } else if (typeof v === 'number' && Number.isFinite(v)) {
       values[q.key] = round2(v);
