@@ -56,7 +56,7 @@ import { type KnownMeterSign, meterSignOf } from './sunspec-vendors.js';
  *
  * Live channels (docs/design.md "Live channels"; SunSpec models repository json/model_<id>.json,
  * github.com/sunspec/models commit 0ab0d1d8c7283b771c9ca4ee8b37279ed46ed85f): inverter 10x/11x
- * `Hz`, `PhVphA..C`, `AphA..C`, `DCV`, `DCA`, `TmpCab`, `St` (1 OFF … 8 STANDBY, 4 MPPT read as
+ * `Hz`, `PhVphA..C`, `AphA..C`, `DCV`, `DCA`, `TmpSnk` else `TmpCab`, `St` (1 OFF … 8 STANDBY, 4 MPPT read as
  * `running`), 701 `Hz`, `TmpCab`; MPPT 160 module `DCV`, `DCA`; meters 20x/21x `Hz`, `PhVphA..C`,
  * `AphA..C`, `WphA..C` (the sign of `W`); battery 802 `V`, `A`, `State` (1 DISCONNECTED → off,
  * 2 INITIALIZING → starting, 3 CONNECTED → running, 4 STANDBY, 5 SOC PROTECTION → throttled,
@@ -284,7 +284,8 @@ function inverterReadings({ cfg, values, ts }: ModelPoll): DevicePoll {
         power_AC_W: neg(num(f.W)),
         power_DC_W: (der ? undefined : num(f.DCW)) ?? num(dc?.DCW),
         frequency_Hz: num(f.Hz),
-        temperature_C: num(f.TmpCab),
+        // the heat sink where the device has it (SolarEdge reports only it), else the cabinet
+        temperature_C: num(f.TmpSnk) ?? num(f.TmpCab),
         // 701 has other layouts for phases and another `St` (0 off, 1 on): only frequency and temperature
         ...(der
           ? {}

@@ -8,9 +8,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CorpusSite, corpusSiteId, corpusSiteYaml, startCorpusSite } from '../support/corpus-site.js';
 import { getJson, waitFor } from '../support/demo.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
+import { parsePromText } from '../support/prom-text.js';
 import { allFixtures, FIXTURE_DIR, imageRegisters, loadFixture } from '../support/register-image.js';
 
 const FIXTURES = allFixtures();
+
+/**
+ * The /metrics family that shows a live channel, by the channel's name as docs/prometheus-grafana.md
+ * lists them (the test's own reading, not the gateway's table).
+ */
+function liveFamily(channel: string): string {
+  if (channel === 'status') return 'sitegw_device_status';
+  if (channel.startsWith('frequency_')) return 'sitegw_frequency_hertz';
+  if (channel.startsWith('voltage_')) return 'sitegw_voltage_volts';
+  if (channel.startsWith('current_')) return 'sitegw_current_amperes';
+  if (channel.startsWith('temperature_')) return 'sitegw_temperature_celsius';
+  return 'sitegw_power_watts';
+}
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 interface Entry {
@@ -107,6 +121,27 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
         expect(entry![channel], `uplink ${stream} ${channel}`).toBe(want ?? undefined);
     }
   });
+
+  if (f.expect.live)
+    it("the live view (/metrics) shows the source's grid frequency, phase, DC, temperature and status values", async () => {
+      const want = Object.entries(f.expect.live!).flatMap(([stream, values]) =>
+        Object.entries(values).map(([channel, value]) => ({ stream, channel, value })),
+      );
+      const read = async () => {
+        const res = await fetch(`${site.url}/metrics`, { headers: { authorization: `Bearer ${site.token}` } });
+        const fams = parsePromText(await res.text());
+        return want.map(({ stream, channel }) => {
+          const samples = fams.get(liveFamily(channel))?.samples.filter((x) => x.labels.stream === stream) ?? [];
+          if (channel === 'status') return samples.find((x) => x.value === 1)?.labels.status;
+          return samples.find((x) => x.labels.channel === channel)?.value;
+        });
+      };
+      const got = await waitFor('every live value of the fixture', async () => {
+        const values = await read();
+        return values.every((v) => v !== undefined) ? values : undefined;
+      });
+      want.forEach((w, i) => expect(got[i], `${w.stream} ${w.channel}`).toBe(w.value));
+    });
 
   // only fixtures whose source names every stream the device has can say the list is exact
   if (f.expect.sensors)

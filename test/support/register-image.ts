@@ -53,6 +53,11 @@ export interface DeviceFixture {
     streams: Record<string, Record<string, number | string | null>>;
     /** every sensor id of the expanded topology, when the fixture is about which streams exist */
     sensors?: string[];
+    /**
+     * stream id → the live channels (grid frequency, phase values, DC values, temperature, status;
+     * docs/design.md "Live channels") a person reads off the source, as the live view must show them
+     */
+    live?: Record<string, Record<string, number | string>>;
   };
 }
 
