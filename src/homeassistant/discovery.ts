@@ -357,6 +357,9 @@ export function statePayload(e: HaEntity, value: number | string | undefined): s
   switch (e.q.kind) {
     case 'grid':
       return value === 'ok' ? 'ON' : value === 'not_present' ? 'OFF' : HA_UNKNOWN;
+    case 'status':
+      // one of the enum's options, or unknown
+      return typeof value === 'string' ? value : HA_UNKNOWN;
     case 'energy':
       // Wh with 2 decimals → kWh with 5: exact, and monotonic like the count itself
       return typeof value === 'number' ? String(Number((value / 1000).toFixed(5))) : undefined;

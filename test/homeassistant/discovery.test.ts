@@ -182,3 +182,129 @@ describe('Home Assistant discovery of the demo site', () => {
     expect(text).toMatch(/Home Assistant 2024\.2 or later/);
   });
 });
+
+/**
+ * The live channels a device reported (docs/design.md "Live channels"), here the demo's SunSpec
+ * devices' set: grid frequency and phase values of the meters and the inverter, the inverter's
+ * temperature, status and DC side, each PV string's voltage and current, a battery block's DC
+ * values and status.
+ */
+describe('Home Assistant sensors of the live channels a device offers', () => {
+  const phases = [
+    'voltage_L1_V',
+    'voltage_L2_V',
+    'voltage_L3_V',
+    'current_L1_A',
+    'current_L2_A',
+    'current_L3_A',
+  ] as const;
+  const { site } = demo();
+  site.learn('grid-meter', {
+    live: { 'grid-meter__GRID_METER_DERIVED': ['frequency_Hz', ...phases, 'power_L1_W', 'power_L2_W', 'power_L3_W'] },
+  });
+  site.learn('inverter', {
+    live: {
+      inverter: ['status', 'temperature_C', 'frequency_Hz', ...phases, 'voltage_DC_V', 'current_DC_A'],
+      inverter__pv1: ['voltage_DC_V', 'current_DC_A'],
+      // not a channel a PV string may carry (core/roles.ts): no entity
+      inverter__pv2: ['frequency_Hz'],
+    },
+  });
+  site.learn('battery-1', { live: { 'battery-1': ['voltage_DC_V', 'current_DC_A', 'status'] } });
+  const ctx: DiscoveryContext = {
+    siteId: 'demo-site',
+    siteName: 'Demo',
+    version: '0.1.0',
+    discoveryPrefix: 'homeassistant',
+    topics: topicsOf('homeassistant', 'sitegw-ha/demo-site', gatewayIdentifier('demo-site')),
+  };
+  const raw = discoveryConfigs(ctx, site.devices.values(), site.streams());
+  const byEntity = new Map([...raw.values()].map((b) => JSON.parse(b)).map((c) => [c.default_entity_id as string, c]));
+  const entity = (id: string) => {
+    const c = byEntity.get(id);
+    expect(c, id).toBeDefined();
+    return c;
+  };
+
+  it('pass the discovery schema, with the device class, state class and unit of each quantity', () => {
+    for (const [topic, body] of raw) expect(discoveryProblems(topic, body, 'homeassistant'), topic).toEqual([]);
+    expect(entity('sensor.demo_site_grid_meter_frequency')).toMatchObject({
+      name: 'Frequency',
+      device_class: 'frequency',
+      state_class: 'measurement',
+      unit_of_measurement: 'Hz',
+    });
+    expect(entity('sensor.demo_site_grid_meter_voltage_l1')).toMatchObject({
+      name: 'Voltage L1',
+      device_class: 'voltage',
+      unit_of_measurement: 'V',
+    });
+    expect(entity('sensor.demo_site_grid_meter_current_l3')).toMatchObject({
+      device_class: 'current',
+      unit_of_measurement: 'A',
+    });
+    expect(entity('sensor.demo_site_grid_meter_power_l2')).toMatchObject({
+      device_class: 'power',
+      unit_of_measurement: 'W',
+    });
+    expect(entity('sensor.demo_site_inverter_temperature')).toMatchObject({
+      name: 'Temperature',
+      device_class: 'temperature',
+      state_class: 'measurement',
+      unit_of_measurement: '°C',
+    });
+    expect(entity('sensor.demo_site_inverter_pv_module_1_dc_voltage')).toMatchObject({
+      name: 'PV module 1 DC voltage',
+      device_class: 'voltage',
+    });
+    expect(entity('sensor.demo_site_inverter_pv_module_1_dc_current')).toMatchObject({ device_class: 'current' });
+    expect(byEntity.has('sensor.demo_site_inverter_pv_module_2_frequency')).toBe(false);
+    for (const c of byEntity.values()) {
+      const full = `${c.device.name} ${c.name}`.toLowerCase().split(/\s+/);
+      for (let i = 1; i < full.length; i++) expect(full[i], `"${c.device.name}" + "${c.name}"`).not.toBe(full[i - 1]);
+    }
+  });
+
+  it('status is an enum sensor whose options are every state it can take', () => {
+    for (const id of ['sensor.demo_site_inverter_status', 'sensor.demo_site_battery_1_status']) {
+      const c = entity(id);
+      expect(c).toMatchObject({ name: 'Status', device_class: 'enum' });
+      expect(c.options).toEqual([
+        'off',
+        'sleeping',
+        'starting',
+        'running',
+        'throttled',
+        'shutting_down',
+        'fault',
+        'standby',
+      ]);
+      expect(c.state_class).toBeUndefined();
+      expect(c.unit_of_measurement).toBeUndefined();
+      expect(c.enabled_by_default).toBeUndefined();
+    }
+    const def = site.stream('inverter')!;
+    const status = haEntities(def, true).find((e) => e.key === 'status')!;
+    expect(statePayload(status, 'running')).toBe('running');
+    expect(statePayload(status, undefined)).toBe('None');
+  });
+
+  it('per-phase and DC values are diagnostics, disabled by default; frequency, temperature and status are shown', () => {
+    const diagnostic = [...byEntity.values()].filter(
+      (c) => c.entity_category === 'diagnostic' && c.device_class !== undefined,
+    );
+    for (const c of diagnostic.filter((x) => /_(l[123]|dc_voltage|dc_current)$/.test(x.default_entity_id)))
+      expect(c.enabled_by_default, c.default_entity_id).toBe(false);
+    expect(diagnostic.map((c) => c.default_entity_id)).toContain('sensor.demo_site_inverter_voltage_l1');
+    expect(diagnostic.map((c) => c.default_entity_id)).toContain('sensor.demo_site_battery_1_dc_current');
+    for (const id of [
+      'sensor.demo_site_grid_meter_frequency',
+      'sensor.demo_site_inverter_frequency',
+      'sensor.demo_site_inverter_temperature',
+      'sensor.demo_site_inverter_status',
+    ]) {
+      expect(entity(id).enabled_by_default, id).toBeUndefined();
+      expect(entity(id).entity_category, id).toBeUndefined();
+    }
+  });
+});

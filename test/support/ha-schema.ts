@@ -83,6 +83,10 @@ export const SENSOR_UNITS: Record<string, string[]> = {
   power: ['mW', 'W', 'kW', 'MW', 'GW', 'TW'],
   energy: ['J', 'kJ', 'MJ', 'GJ', 'mWh', 'Wh', 'kWh', 'MWh', 'GWh', 'TWh', 'cal', 'kcal', 'Mcal', 'Gcal'],
   battery: ['%'],
+  current: ['A', 'mA'],
+  frequency: ['Hz', 'kHz', 'MHz', 'GHz'],
+  temperature: ['°C', '°F', 'K'],
+  voltage: ['V', 'mV', 'µV', 'kV', 'MV'],
 };
 const STATE_CLASSES = ['measurement', 'measurement_angle', 'total', 'total_increasing'];
 const BINARY_CLASSES = [
@@ -173,7 +177,15 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
   )
     out.push(`entity_category ${c.entity_category}`);
   if (component === 'sensor') {
-    if (c.device_class !== undefined) {
+    // sensor.markdown "Device class" enum: the states are the options, no unit and no state class
+    // (Home Assistant refuses the entity otherwise); options belong to enum sensors only
+    if (c.device_class === 'enum') {
+      if (!Array.isArray(c.options) || c.options.length === 0 || c.options.some((o: unknown) => typeof o !== 'string'))
+        out.push('an enum sensor needs options, a list of strings');
+      if (c.unit_of_measurement !== undefined || c.state_class !== undefined)
+        out.push('an enum sensor has no unit_of_measurement or state_class');
+    } else if (c.options !== undefined) out.push('options only with device_class enum');
+    if (c.device_class !== undefined && c.device_class !== 'enum') {
       const units = SENSOR_UNITS[c.device_class];
       if (!units) out.push(`sensor device_class ${c.device_class} not among the checked ones`);
       else if (!units.includes(c.unit_of_measurement))
