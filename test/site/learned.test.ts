@@ -60,4 +60,58 @@ describe('learned topology', () => {
     expect(pvStreams(next)).toEqual(['inverter__pv1', 'inverter__pv2', 'inverter__pv3']);
     db.close();
   });
+
+  it('live channels only grow while the device is the same, in table order and within what the role allows; saved and restored', () => {
+    const db = openDatabase(':memory:');
+    const bus = new EventBus();
+    const site = new Site(siteConfig());
+    const feature = new LearnedTopology({ db, site, bus });
+    feature.start();
+    const id = { manufacturer: 'ACME', model: 'H6', serial: 'A1' };
+    const live = (s: Site, stream: string) => s.stream(stream)?.live;
+    expect(site.learn('inverter', { identity: id, live: { inverter: ['temperature_C', 'frequency_Hz'] } })).toBe(true);
+    expect(live(site, 'inverter')).toEqual(['frequency_Hz', 'temperature_C']);
+    // a poll without them (asleep at night) keeps them; a new one is added
+    expect(site.learn('inverter', { identity: id, live: {} })).toBe(false);
+    expect(site.learn('inverter', { identity: id, live: { inverter: ['status'] } })).toBe(true);
+    expect(live(site, 'inverter')).toEqual(['frequency_Hz', 'temperature_C', 'status']);
+    // the grid meter's stream may not carry a temperature (core/roles.ts): no such channel on it
+    site.learn('grid-meter', { live: { 'grid-meter__GRID_METER_DERIVED': ['temperature_C', 'frequency_Hz'] } });
+    expect(live(site, 'grid-meter__GRID_METER_DERIVED')).toEqual(['frequency_Hz']);
+    bus.emit('streamsChanged', { deviceId: 'inverter' });
+    bus.emit('streamsChanged', { deviceId: 'grid-meter' });
+    feature.stop();
+
+    const next = new Site(siteConfig());
+    expect(live(next, 'inverter')).toBeUndefined();
+    restoreLearned(db, next);
+    expect(live(next, 'inverter')).toEqual(['frequency_Hz', 'temperature_C', 'status']);
+    expect(live(next, 'grid-meter__GRID_METER_DERIVED')).toEqual(['frequency_Hz']);
+    // another inverter at the address: only what it reports
+    next.learn('inverter', { identity: id });
+    expect(next.learn('inverter', { identity: { ...id, serial: 'B2' }, live: { inverter: ['frequency_Hz'] } })).toBe(
+      true,
+    );
+    expect(live(next, 'inverter')).toEqual(['frequency_Hz']);
+    db.close();
+  });
+
+  it('a saved list that is not JSON, or names a channel no longer in the table, restores as nothing learned', () => {
+    const db = openDatabase(':memory:');
+    db.prepare('INSERT INTO device_facts (device, pv_modules, live) VALUES (?, ?, ?)').run(
+      'inverter',
+      null,
+      '{not json',
+    );
+    db.prepare('INSERT INTO device_facts (device, pv_modules, live) VALUES (?, ?, ?)').run(
+      'grid-meter',
+      null,
+      JSON.stringify({ 'grid-meter__GRID_METER_DERIVED': ['frequency_Hz', 'flux_capacitance_GW', 7] }),
+    );
+    const site = new Site(siteConfig());
+    restoreLearned(db, site);
+    expect(site.stream('inverter')?.live).toBeUndefined();
+    expect(site.stream('grid-meter__GRID_METER_DERIVED')?.live).toEqual(['frequency_Hz']);
+    db.close();
+  });
 });
