@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GRID_STATES, POWER_CHANNELS } from '../../src/core/channels.js';
+import { DEVICE_STATUSES, GRID_STATES, POWER_CHANNELS } from '../../src/core/channels.js';
 import { STREAM_ROLES } from '../../src/core/streams.js';
 import { MODBUS_ERROR_KINDS } from '../../src/modbus/errors.js';
 import { partnerToken } from '../support/auth.js';
@@ -43,7 +43,8 @@ describe('live values in /metrics', () => {
     expect(f.get('sitegw_grid_state')?.type).toBe('gauge');
     const streams = new Map(demo.daemon.site.streams().map((s) => [s.id, s]));
     const allowed: Record<string, readonly string[]> = {
-      channel: POWER_CHANNELS,
+      // the spec's power channels and the live channels' power per phase
+      channel: [...POWER_CHANNELS, 'power_L1_W', 'power_L2_W', 'power_L3_W'],
       direction: ['in', 'out'],
       state: GRID_STATES,
     };
@@ -64,7 +65,7 @@ describe('live values in /metrics', () => {
       }
     }
     // one series per stream and channel/direction/state at most: the bound is the site itself
-    expect(series).toBeLessThanOrEqual(streams.size * (POWER_CHANNELS.length + 2 + 1 + GRID_STATES.length));
+    expect(series).toBeLessThanOrEqual(streams.size * (POWER_CHANNELS.length + 3 + 2 + 1 + GRID_STATES.length));
     expect(f.get('sitegw_grid_state')!.samples.filter((s) => s.value === 1)).toHaveLength(1);
     for (const s of f.get('sitegw_battery_soc_ratio')!.samples)
       expect(s.value).toBeGreaterThanOrEqual(0), expect(s.value).toBeLessThanOrEqual(1);
@@ -127,6 +128,89 @@ describe('live values in /metrics', () => {
     }
   });
 
+  it('show what the demo’s devices offer beside the API’s channels: grid frequency, phase values, temperature, status, PV string and battery DC values', async () => {
+    const site = demo.daemon.site;
+    const pvModules = site
+      .streams()
+      .filter((s) => s.role === 'pv_module')
+      .map((s) => s.id);
+    expect(pvModules.length).toBeGreaterThan(0);
+    const blocks = site.byRole('battery').map((d) => d.config.id);
+    const sample = (f: Map<string, PromFamily>, name: string, stream: string, channel?: string) =>
+      f
+        .get(name)
+        ?.samples.find((s) => s.labels.stream === stream && (channel === undefined || s.labels.channel === channel))
+        ?.value;
+    const grid = 'grid-meter__GRID_METER_DERIVED';
+    // the PV strings produce in daylight only: the demo's clock runs on, so wait for a poll that has it all
+    const f = await waitFor(
+      'every live value of the demo',
+      async () => {
+        const got = await scrape();
+        const all = [
+          sample(got, 'sitegw_frequency_hertz', grid),
+          sample(got, 'sitegw_frequency_hertz', 'inverter'),
+          sample(got, 'sitegw_temperature_celsius', 'inverter'),
+          ...['voltage_L1_V', 'voltage_L2_V', 'voltage_L3_V'].map((c) => sample(got, 'sitegw_voltage_volts', grid, c)),
+          ...['current_L1_A', 'current_L2_A', 'current_L3_A'].map((c) =>
+            sample(got, 'sitegw_current_amperes', grid, c),
+          ),
+          ...['power_L1_W', 'power_L2_W', 'power_L3_W'].map((c) => sample(got, 'sitegw_power_watts', grid, c)),
+          ...pvModules.flatMap((m) => [
+            sample(got, 'sitegw_voltage_volts', m, 'voltage_DC_V'),
+            sample(got, 'sitegw_current_amperes', m, 'current_DC_A'),
+          ]),
+          ...blocks.map((b) => sample(got, 'sitegw_voltage_volts', b, 'voltage_DC_V')),
+        ];
+        const producing = pvModules.every((m) => (sample(got, 'sitegw_voltage_volts', m, 'voltage_DC_V') ?? 0) > 0);
+        return all.every((v) => v !== undefined) && producing ? got : undefined;
+      },
+      60_000,
+    );
+    for (const stream of [grid, 'inverter']) {
+      const hz = sample(f, 'sitegw_frequency_hertz', stream)!;
+      expect(hz, `${stream} Hz`).toBeGreaterThan(49.9);
+      expect(hz, `${stream} Hz`).toBeLessThan(50.1);
+    }
+    // phase to neutral near 230 V (EN 50160: ± 10 %); the phase powers add up to the meter's power
+    for (const c of ['voltage_L1_V', 'voltage_L2_V', 'voltage_L3_V']) {
+      const v = sample(f, 'sitegw_voltage_volts', grid, c)!;
+      expect(v, c).toBeGreaterThan(207);
+      expect(v, c).toBeLessThan(253);
+    }
+    const phaseSum = ['power_L1_W', 'power_L2_W', 'power_L3_W'].reduce(
+      (n, c) => n + sample(f, 'sitegw_power_watts', grid, c)!,
+      0,
+    );
+    expect(phaseSum).toBeCloseTo(sample(f, 'sitegw_power_watts', grid, 'power_W')!, -1);
+    const temp = sample(f, 'sitegw_temperature_celsius', 'inverter')!;
+    expect(temp).toBeGreaterThan(15);
+    expect(temp).toBeLessThan(80);
+    // one status of the vocabulary per stream that has one: the inverter and each battery block
+    const status = f.get('sitegw_device_status')!.samples;
+    for (const stream of ['inverter', ...blocks]) {
+      const mine = status.filter((s) => s.labels.stream === stream);
+      expect(mine.map((s) => s.labels.status).sort(), stream).toEqual([...DEVICE_STATUSES].sort());
+      expect(
+        mine.filter((s) => s.value === 1),
+        stream,
+      ).toHaveLength(1);
+    }
+    // a string's voltage times its current is its power (to the registers' resolution)
+    for (const m of pvModules) {
+      const v = sample(f, 'sitegw_voltage_volts', m, 'voltage_DC_V')!;
+      const a = sample(f, 'sitegw_current_amperes', m, 'current_DC_A')!;
+      const w = sample(f, 'sitegw_power_watts', m, 'power_W')!;
+      expect(v, m).toBeGreaterThan(200);
+      expect(Math.abs(v * a - Math.abs(w)), `${m}: ${v} V x ${a} A vs ${w} W`).toBeLessThan(0.01 * Math.abs(w) + 5);
+    }
+    for (const b of blocks) {
+      const v = sample(f, 'sitegw_voltage_volts', b, 'voltage_DC_V')!;
+      expect(v, b).toBeGreaterThan(40);
+      expect(v, b).toBeLessThan(60);
+    }
+  });
+
   it('energy counters equal the API’s energy_Wh (x 3600 J) for the same bucket once readings stop; stale power is left out', async () => {
     await silenceAndSettle(demo);
     const f = await scrape();
@@ -144,6 +228,13 @@ describe('live values in /metrics', () => {
     expect(f.get('sitegw_power_watts')!.samples).toEqual([]);
     expect(f.get('sitegw_battery_soc_ratio')!.samples).toEqual([]);
     expect(f.get('sitegw_battery_soh_ratio')!.samples).toEqual([]);
+    for (const name of [
+      'sitegw_frequency_hertz',
+      'sitegw_voltage_volts',
+      'sitegw_temperature_celsius',
+      'sitegw_device_status',
+    ])
+      expect(f.get(name)!.samples, name).toEqual([]);
     expect(
       f
         .get('sitegw_grid_state')!
