@@ -92,7 +92,9 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
           ].includes(ch),
         ).length +
         // the Energy dashboard's companion of a battery's and the PV's power (+ discharging, + producing)
-        (['battery', 'battery_block', 'pv'].includes(s.role ?? '') ? 1 : 0),
+        (['battery', 'battery_block', 'pv'].includes(s.role ?? '') ? 1 : 0) +
+        // the live channels its device reported (grid frequency, phase values, temperature, status, DC values)
+        (s.live?.length ?? 0),
       // the operation mode select of each storage system (the demo enables control)
       demo.daemon.site.byRole('inverter').filter((d) => demo.daemon.site.batteriesOf(d.config.id).length > 0).length,
     );
@@ -120,6 +122,11 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
 
   it('announces every device and sensor in the documented discovery schema, with availability and states', async () => {
     const site = demo.daemon.site;
+    // a device's live channels are learned at its first answer (the demo's then stay the same)
+    await waitFor(
+      'every device answered',
+      () => [...site.devices.values()].every((d) => d.lastSeen !== null) || undefined,
+    );
     const configs = await retained(broker, `${DISCOVERY}/#`, (m) => m.size >= expectedConfigs());
     expect(configs.size).toBe(expectedConfigs());
     const parsed = new Map<string, any>();
@@ -339,13 +346,18 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
     const live = (text: string) =>
       text
         .split('\n')
-        .filter((l) => /^sitegw_(power_watts|energy_joules_total|battery_soc_ratio|grid_state)\{/.test(l))
+        .filter((l) =>
+          /^sitegw_(power_watts|energy_joules_total|battery_soc_ratio|grid_state|frequency_hertz|voltage_volts|current_amperes|temperature_celsius|device_status)\{/.test(
+            l,
+          ),
+        )
         .join('\n');
     await waitFor(
       'live values',
       async () => live((await scrape()).text).includes('sitegw_battery_soc_ratio') || undefined,
     );
     let compared = 0;
+    let liveCompared = 0;
     for (let attempt = 0; attempt < 20 && compared === 0; attempt++) {
       const a = await scrape();
       const n = c.messages.length;
@@ -369,6 +381,26 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
             sampleOf(b.f, 'sitegw_power_watts', { ...labels, channel: ch }),
           );
         }
+        // the live channels: the same number, or the status whose series is 1
+        const family = {
+          frequency: 'sitegw_frequency_hertz',
+          voltage: 'sitegw_voltage_volts',
+          current: 'sitegw_current_amperes',
+          temperature: 'sitegw_temperature_celsius',
+          power: 'sitegw_power_watts',
+        } as const;
+        for (const ch of s.live ?? []) {
+          const got = state(ch);
+          if (ch === 'status') {
+            const on = b.f.get('sitegw_device_status')!.samples.find((x) => x.labels.stream === s.id && x.value === 1);
+            expect(got, `${s.id} status`).toBe(on?.labels.status ?? 'None');
+            liveCompared++;
+            continue;
+          }
+          const name = family[ch.split('_')[0] as keyof typeof family];
+          expect(Number(got), `${s.id} ${ch}`).toBe(sampleOf(b.f, name, { ...labels, channel: ch }));
+          liveCompared++;
+        }
         if (s.channels.includes('soc'))
           expect(Number(state('soc')) / 100, `${s.id} soc`).toBeCloseTo(
             sampleOf(b.f, 'sitegw_battery_soc_ratio', labels),
@@ -391,6 +423,8 @@ describe.skipIf(!MOSQUITTO)('Home Assistant states and /metrics at the same mome
       compared++;
     }
     expect(compared).toBe(1);
+    // the demo's devices offer frequency, phase values, temperature, status and DC values (20 and more)
+    expect(liveCompared).toBeGreaterThanOrEqual(20);
     expect(sampleOf((await scrape()).f, 'sitegw_homeassistant_connected', {})).toBe(1);
   });
 
