@@ -23,7 +23,12 @@ export interface BatchLimits {
 /** Merged requests covering every range, in address order per function code. */
 export function planReads(ranges: readonly ReadRange[], limits: BatchLimits): ReadRange[] {
   const groups = new Map<string, ReadRange[]>();
+  const required = ranges.filter((r) => !r.optional);
+  // an optional register a required one covers already (a live voltage the grid state reads too) comes with it
+  const covered = (r: ReadRange) =>
+    required.some((q) => q.fn === r.fn && q.address <= r.address && r.address + r.count <= q.address + q.count);
   for (const r of ranges) {
+    if (r.optional && covered(r)) continue;
     const key = `${r.fn}:${r.optional ? 'optional' : 'required'}`;
     const list = groups.get(key);
     if (list) list.push(r);

@@ -6,6 +6,7 @@
  */
 
 import type { DeviceRole } from '../config/types.js';
+import { isLiveChannel } from '../core/channels.js';
 import { type RegisterType, TYPE_WIDTH } from '../modbus/codec.js';
 import type { PathSegment } from '../yaml/errors.js';
 import type { Finding } from '../yaml/messages.js';
@@ -30,7 +31,18 @@ import type {
   StateSpec,
 } from './profile-types.js';
 
-const UNIT_FACTOR: Record<string, number> = { W: 1, kW: 1000, Wh: 1, kWh: 1000, MWh: 1e6, '%': 1 };
+const UNIT_FACTOR: Record<string, number> = {
+  W: 1,
+  kW: 1000,
+  Wh: 1,
+  kWh: 1000,
+  MWh: 1e6,
+  '%': 1,
+  Hz: 1,
+  V: 1,
+  A: 1,
+  '°C': 1,
+};
 const DEFAULT_BATCHING = { maxRegisters: 125, maxGap: 16 };
 
 type Path = PathSegment[];
@@ -250,7 +262,8 @@ class Compiler {
     const out: CompiledRole = { instant: {} };
     for (const key of INSTANT_KEYS) {
       const s = spec[key];
-      const c = s && this.source(s, [...at, key]);
+      // a live channel is an extra: a firmware without its register must not cost the poll its power and counters
+      const c = s && this.source(isLiveChannel(key) ? { ...s, optional: s.optional ?? true } : s, [...at, key]);
       if (c) out.instant[key] = c;
     }
     for (const key of ['inWh', 'outWh', 'capacityWh'] as const) {

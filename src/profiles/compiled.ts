@@ -4,7 +4,13 @@
  */
 
 import type { DeviceRole } from '../config/types.js';
-import { type GridState, NUMERIC_INSTANT_CHANNELS, type NumericInstantChannel } from '../core/channels.js';
+import {
+  type GridState,
+  NUMERIC_INSTANT_CHANNELS,
+  NUMERIC_LIVE_CHANNELS,
+  type NumericInstantChannel,
+  type NumericLiveChannel,
+} from '../core/channels.js';
 import type { Order, RegisterType } from '../modbus/codec.js';
 import type { CompiledControl } from './control-compile.js';
 import type { RegisterFunction } from './profile-types.js';
@@ -52,9 +58,9 @@ export interface CompiledStateRule {
   state: GridState;
 }
 
-/** the channels a role section maps from registers, from the channel table */
-export type InstantKey = NumericInstantChannel;
-export const INSTANT_KEYS: readonly InstantKey[] = NUMERIC_INSTANT_CHANNELS;
+/** the channels a role section maps from registers, from the channel table (its live channels included) */
+export type InstantKey = NumericInstantChannel | NumericLiveChannel;
+export const INSTANT_KEYS: readonly InstantKey[] = [...NUMERIC_INSTANT_CHANNELS, ...NUMERIC_LIVE_CHANNELS];
 
 export interface CompiledRole {
   instant: Partial<Record<InstantKey, CompiledSource>>;

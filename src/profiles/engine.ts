@@ -5,7 +5,15 @@
  */
 
 import type { DeviceConfig } from '../config/types.js';
-import type { CounterScale, DeviceCounters, GridState, InstantValues, Reading } from '../core/channels.js';
+import {
+  type CounterScale,
+  type DeviceCounters,
+  type GridState,
+  type InstantValues,
+  isLiveChannel,
+  LIVE_CHANNEL_BY_ID,
+  type Reading,
+} from '../core/channels.js';
 import type { DeviceIdentity } from '../core/identity.js';
 import type { RegisterReader } from '../core/register-reader.js';
 import { ownStreamId, ROLES } from '../core/roles.js';
@@ -216,7 +224,9 @@ export class ProfileDevice implements DeviceDriver {
     const out: InstantValues = {};
     for (const k of INSTANT_KEYS) {
       const v = k === 'soc' || k === 'soh' ? this.percent(this.role.instant[k], k) : this.value(this.role.instant[k]);
-      if (v !== undefined) out[k] = v;
+      // a current is a magnitude, whichever way a vendor signs it: the power's sign says the direction
+      if (v !== undefined)
+        out[k] = isLiveChannel(k) && LIVE_CHANNEL_BY_ID[k].quantity === 'current' ? Math.abs(v) + 0 : v;
     }
     const state = this.gridState();
     if (state !== undefined) out.state = state;

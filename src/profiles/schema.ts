@@ -117,6 +117,32 @@ export type SourceNode = ReturnType<typeof source<readonly string[]>>;
 const POWER = ['W', 'kW'] as const;
 const ENERGY = ['Wh', 'kWh', 'MWh'] as const;
 const PERCENT = ['%'] as const;
+const HERTZ = ['Hz'] as const;
+const VOLTS = ['V'] as const;
+const AMPERES = ['A'] as const;
+const CELSIUS = ['°C'] as const;
+
+/**
+ * The live channels a role section may map (core/roles.ts `live`; docs/design.md "Live channels"):
+ * instantaneous values shown in the live view, never bucketed.
+ */
+const acLive = {
+  frequency_Hz: source(HERTZ, 'the AC frequency'),
+  voltage_L1_V: source(VOLTS, 'the voltage of phase L1 to neutral'),
+  voltage_L2_V: source(VOLTS, 'the voltage of phase L2 to neutral'),
+  voltage_L3_V: source(VOLTS, 'the voltage of phase L3 to neutral'),
+  current_L1_A: source(AMPERES, 'the current of phase L1 (a magnitude)'),
+  current_L2_A: source(AMPERES, 'the current of phase L2 (a magnitude)'),
+  current_L3_A: source(AMPERES, 'the current of phase L3 (a magnitude)'),
+  power_L1_W: source(POWER, 'the power of phase L1, with the sign of power_W'),
+  power_L2_W: source(POWER, 'the power of phase L2, with the sign of power_W'),
+  power_L3_W: source(POWER, 'the power of phase L3, with the sign of power_W'),
+};
+const dcLive = {
+  voltage_DC_V: source(VOLTS, 'the DC voltage'),
+  current_DC_A: source(AMPERES, 'the DC current (a magnitude)'),
+};
+const temperature = { temperature_C: source(CELSIUS, 'the temperature (inverter heat sink or cabinet, battery)') };
 
 const state = {
   type: 'string',
@@ -333,8 +359,11 @@ export const profileSchema = {
               { power_W: source(POWER, 'the PV power'), outWh: source(ENERGY, 'the lifetime PV yield') },
               'power_W and outWh of the PV array behind the inverter',
             ),
+            ...acLive,
+            ...dcLive,
+            ...temperature,
           },
-          'power_AC_W, power_DC_W, inWh, outWh or pv',
+          'power_AC_W, power_DC_W, inWh, outWh, pv, or a live channel (frequency_Hz, voltage_L1_V, temperature_C, …)',
         ),
         battery: role(
           {
@@ -343,16 +372,23 @@ export const profileSchema = {
             soh: source(PERCENT, 'the state of health'),
             capacityWh: source(ENERGY, 'the usable capacity'),
             ...counters,
+            ...dcLive,
+            ...temperature,
           },
-          'power_W, soc, soh, capacityWh, inWh or outWh',
+          'power_W, soc, soh, capacityWh, inWh, outWh, voltage_DC_V, current_DC_A or temperature_C',
         ),
         'grid-meter': role(
-          { power_W: source(POWER, 'the power at the grid connection point'), ...counters, state: STATE_SPEC },
-          'power_W, inWh, outWh or state',
+          {
+            power_W: source(POWER, 'the power at the grid connection point'),
+            ...counters,
+            state: STATE_SPEC,
+            ...acLive,
+          },
+          'power_W, inWh, outWh, state, or a live channel (frequency_Hz, voltage_L1_V, …)',
         ),
         'consumption-meter': role(
-          { power_W: source(POWER, 'the power of the load'), ...counters },
-          'power_W, inWh or outWh',
+          { power_W: source(POWER, 'the power of the load'), ...counters, ...acLive },
+          'power_W, inWh, outWh, or a live channel (frequency_Hz, voltage_L1_V, …)',
         ),
       },
     },

@@ -50,17 +50,17 @@ const m113: Model = [113, body(60, NAN, { 20: [0x4587, 0x0c00], 30: [0x4971, 0x2
 /** 103 (integer): W 12 with W_SF 13, WH 22 with WH_SF 24 */
 const m103: Model = [103, body(50, 0xffff, { 12: [1000], 13: [0], 22: [0, 10], 24: [0] })];
 
-/** 160 with two modules: fixed 8 (DCW_SF 2, DCWH_SF 3, N 6), module k at 8 + 20k: DCW 11, DCWH 12 */
+/** 160 with two modules: fixed 8 (DCA_SF 0, DCV_SF 1, DCW_SF 2, DCWH_SF 3, N 6), module k at 8 + 20k: DCA 9, DCV 10, DCW 11, DCWH 12 */
 const m160: Model = [
   160,
   [
     ...body(8, 0, { 4: [0, 0], 6: [2], 7: [0] }),
-    ...body(20, 0, { 0: [1], 11: [2000], 12: [0, 5000] }),
-    ...body(20, 0, { 0: [2], 11: [3000], 12: [0, 7000] }),
+    ...body(20, 0, { 0: [1], 9: [5], 10: [400], 11: [2000], 12: [0, 5000] }),
+    ...body(20, 0, { 0: [2], 9: [8], 10: [375], 11: [3000], 12: [0, 7000] }),
   ],
 ];
 
-/** 701: St 1, ConnSt 3, DERMode 6, W 8, TotWhInj 17, TotWhAbs 21, W_SF 114, TotWh_SF 118 */
+/** 701: St 1, ConnSt 3, DERMode 6, W 8, TotWhInj 17, TotWhAbs 21, TmpCab 34, TmpSnk 35, W_SF 114, TotWh_SF 118, Tmp_SF 120 */
 function m701(o: { st?: number; conn?: number; mode?: number } = {}): Model {
   return [
     701,
@@ -71,6 +71,8 @@ function m701(o: { st?: number; conn?: number; mode?: number } = {}): Model {
       8: [0xfe0c], // W -500 × 10 = -5000: absorbing (charging the battery from the grid)
       17: [0, 0, 0, 40000], // TotWhInj 40000 × 10
       21: [0, 0, 0, 1500], // TotWhAbs 1500 × 10
+      34: [0x8000], // TmpCab not implemented
+      35: [45], // TmpSnk 45 °C (Tmp_SF 120: 0)
       111: [0],
       112: [0xffff],
       113: [0xfffe],
@@ -97,10 +99,24 @@ function m714(types: number[]): Model {
   ];
 }
 
-/** 802: WHRtg 1, SoC 9, SoH 11, W 45, WHRtg_SF 51, SoC_SF 54, SoH_SF 56, W_SF 61 */
+/** 802: WHRtg 1, SoC 9, SoH 11, State 20, V 32, A 42, W 45, WHRtg_SF 51, SoC_SF 54, SoH_SF 56, V_SF 57, A_SF 59, W_SF 61 */
 const m802 = (soc = 655): Model => [
   802,
-  body(62, 0xffff, { 1: [1000], 9: [soc], 11: [980], 45: [0xfc18], 51: [1], 54: [0xffff], 56: [0xffff], 61: [0] }),
+  body(62, 0xffff, {
+    1: [1000],
+    9: [soc],
+    11: [980],
+    20: [3], // State CONNECTED
+    32: [512], // V 51.2 V
+    42: [0xff3d], // A -195 × 0.1 = -19.5 A (discharge-positive, like W)
+    45: [0xfc18],
+    51: [1],
+    54: [0xffff],
+    56: [0xffff],
+    57: [0xffff],
+    59: [0xffff],
+    61: [0],
+  }),
 ];
 
 /** 124: WChaMax 0, ChaState 6, OutWRte 10, InWRte 11, WChaMax_SF 16, ChaState_SF 20, InOutWRte_SF 23 */
@@ -143,14 +159,21 @@ describe('SunSpec roles', () => {
     it('grid meter: power + importing, float counters, relay ok', async () => {
       const { by } = await poll('grid-meter', [m213()]);
       const r = by.get('dev__GRID_METER_DERIVED')!;
-      expect(r.values).toEqual({ power_W: -1500.5, state: 'ok' });
+      // PhVphA..C 230 V: the live channels (docs/design.md "Live channels"); Hz, A and WphX are NaN here
+      expect(r.values).toEqual({
+        power_W: -1500.5,
+        state: 'ok',
+        voltage_L1_V: 230,
+        voltage_L2_V: 230,
+        voltage_L3_V: 230,
+      });
       expect(withoutScales(r.counters)).toEqual({ inWh: 12345678, outWh: 2500.25 });
     });
 
     it('a NaN counter is absent, not zero', async () => {
       const { by } = await poll('consumption-meter', [m213({ exp: NAN, w: NAN })]);
       const r = by.get('dev')!;
-      expect(r.values).toEqual({});
+      expect(r.values).toEqual({ voltage_L1_V: 230, voltage_L2_V: 230, voltage_L3_V: 230 });
       expect(withoutScales(r.counters)).toEqual({ inWh: 12345678 });
     });
 
@@ -178,9 +201,12 @@ describe('SunSpec roles', () => {
   describe('inverter', () => {
     it('float 113 with 160: AC − while delivering, DC in, WH as delivered energy, PV modules', async () => {
       const { by, result } = await poll('inverter', [m113, m160]);
-      expect(by.get('dev')!.values).toEqual({ power_AC_W: -4321.5, power_DC_W: 5120 });
+      // St 4 = MPPT: running
+      expect(by.get('dev')!.values).toEqual({ power_AC_W: -4321.5, power_DC_W: 5120, status: 'running' });
       expect(withoutScales(by.get('dev')!.counters)).toEqual({ outWh: 987654 });
-      expect(by.get('dev__pv1')!.values).toEqual({ power_W: -2000 });
+      // each string's voltage and current (the live channels): 400 V × 5 A, 375 V × 8 A
+      expect(by.get('dev__pv1')!.values).toEqual({ power_W: -2000, voltage_DC_V: 400, current_DC_A: 5 });
+      expect(by.get('dev__pv2')!.values).toEqual({ power_W: -3000, voltage_DC_V: 375, current_DC_A: 8 });
       expect(withoutScales(by.get('dev__pv2')!.counters)).toEqual({ outWh: 7000 });
       expect(by.get('dev__dcm')!.values).toEqual({ power_W: -5000 });
       expect(withoutScales(by.get('dev__dcm')!.counters)).toEqual({ outWh: 12000 });
@@ -190,7 +216,8 @@ describe('SunSpec roles', () => {
     it('701 with 714: scaled AC power and both counters, DC from 714, PV only from PV ports', async () => {
       const { by, result } = await poll('inverter', [m701(), m714([0, 1, 0])]);
       const inv = by.get('dev')!;
-      expect(inv.values).toEqual({ power_AC_W: 5000, power_DC_W: 3100 });
+      // 701: the heat sink's temperature (the cabinet's is not implemented); its St is 701's own, not read as a status
+      expect(inv.values).toEqual({ power_AC_W: 5000, power_DC_W: 3100, temperature_C: 45 });
       expect(withoutScales(inv.counters)).toEqual({ inWh: 15000, outWh: 400000 });
       expect(result.pvModules).toBe(2);
       expect(by.get('dev__pv1')!.values).toEqual({ power_W: -1000 });
@@ -216,7 +243,15 @@ describe('SunSpec roles', () => {
   describe('battery', () => {
     it('802: power + charging, SoC, SoH and capacity', async () => {
       const { by, result } = await poll('battery', [m124(), m802()]);
-      expect(by.get('dev')!.values).toEqual({ power_W: 1000, soc: 65.5, soh: 98 });
+      // V, A as a magnitude, State 3 CONNECTED = running
+      expect(by.get('dev')!.values).toEqual({
+        power_W: 1000,
+        soc: 65.5,
+        soh: 98,
+        voltage_DC_V: 51.2,
+        current_DC_A: 19.5,
+        status: 'running',
+      });
       expect(result.capacityWh).toBe(10000);
     });
 

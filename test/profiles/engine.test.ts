@@ -54,10 +54,46 @@ describe('Eastron SDM630 as grid meter (input registers, f32)', () => {
       {
         streamId: 'dev__GRID_METER_DERIVED',
         ts: 1000,
-        values: { power_W: 999, state: 'ok' },
+        // the phase voltages are live channels too (docs/design.md "Live channels")
+        values: { power_W: 999, state: 'ok', voltage_L1_V: 230, voltage_L2_V: 230, voltage_L3_V: 230 },
         counters: { inWh: 10_000_000, outWh: 1_000_000 },
       },
     ]);
+  });
+
+  it('reads the live channels the document lists: frequency, and per phase volts, amps and watts', async () => {
+    const b = bank()
+      .set('input', 0x0046, '42 48 00 00') // 30071 frequency 50.0 Hz
+      .set('input', 0x0006, '40 20 00 00') // 30007 phase 1 current 2.5 A
+      .set('input', 0x0008, '40 40 00 00') // 30009 phase 2 current 3.0 A
+      .set('input', 0x000a, '3F C0 00 00') // 30011 phase 3 current 1.5 A
+      .set('input', 0x000c, '44 0F C0 00') // 30013 phase 1 power 575.0 W
+      .set('input', 0x000e, '43 FA 00 00') // 30015 phase 2 power 500.0 W
+      .set('input', 0x0010, 'C3 48 00 00'); // 30017 phase 3 power -200.0 W (exporting)
+    const poll = await device('eastron-sdm630', 'grid-meter').poll(b, at(0));
+    expect(poll.readings[0]!.values).toMatchObject({
+      frequency_Hz: 50,
+      current_L1_A: 2.5,
+      current_L2_A: 3,
+      current_L3_A: 1.5,
+      power_L1_W: 575,
+      power_L2_W: 500,
+      power_L3_W: -200,
+    });
+    // the voltages the grid state reads already are not asked for twice; the live ones travel apart
+    expect(b.requests.slice(1)).toEqual([
+      { fn: 'input', unit: 1, address: 0x0000, count: 6 },
+      { fn: 'input', unit: 1, address: 0x0034, count: 2 },
+      { fn: 'input', unit: 1, address: 0x0048, count: 4 },
+      { fn: 'input', unit: 1, address: 0x0006, count: 12 },
+      { fn: 'input', unit: 1, address: 0x0046, count: 2 },
+    ]);
+  });
+
+  it('a meter that refuses the live registers still gives its power, counters and grid state', async () => {
+    const poll = await device('eastron-sdm630', 'grid-meter').poll(bank(), at(0));
+    expect(poll.readings[0]!.values).toMatchObject({ power_W: 999, state: 'ok' });
+    expect(poll.readings[0]!.values.frequency_Hz).toBeUndefined();
   });
 
   it('the serial number of a V2 meter (holding 0xFC00, u32)', async () => {
@@ -69,8 +105,9 @@ describe('Eastron SDM630 as grid meter (input registers, f32)', () => {
   it('reads with function code 4 in three requests: voltages, power, and the counters 18 registers further on', async () => {
     const b = bank();
     await device('eastron-sdm630', 'grid-meter').poll(b, at(0));
-    // the first request asks for the identity (refused by this meter), then the data
-    expect(b.requests.slice(1)).toEqual([
+    // the first request asks for the identity (refused by this meter), then the data; after them
+    // the optional live registers, which this bank refuses (asked one by one, then left out)
+    expect(b.requests.slice(1, 4)).toEqual([
       { fn: 'input', unit: 1, address: 0x0000, count: 6 },
       { fn: 'input', unit: 1, address: 0x0034, count: 2 },
       { fn: 'input', unit: 1, address: 0x0048, count: 4 },
@@ -104,7 +141,7 @@ describe('Eastron SDM630 as grid meter (input registers, f32)', () => {
     expect(withoutScales(poll.readings[0])).toEqual({
       streamId: 'dev',
       ts: 0,
-      values: {},
+      values: { voltage_L1_V: 230, voltage_L2_V: 230, voltage_L3_V: 230 },
       counters: { inWh: 10_000_000, outWh: 1_000_000 },
     });
   });
