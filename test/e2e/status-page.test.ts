@@ -76,6 +76,11 @@ describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
     const inverter = page.locator('tr[data-device="inverter"]');
     expect(await inverter.getAttribute('class')).toBe('online');
     expect(await inverter.textContent()).toMatch(/AC \d+(\.\d+)? k?W/);
+    // the live channels an installer looks at first: frequency, temperature, status
+    expect(await inverter.textContent()).toMatch(
+      /(49|50)\.\d\d Hz · \d+\.\d °C · (off|sleeping|starting|running|throttled|shutting_down|fault|standby)/,
+    );
+    expect(await page.locator('tr[data-device="grid-meter"]').textContent()).toMatch(/relay ok · (49|50)\.\d\d Hz/);
     expect(await page.textContent('#health')).toMatch(/degraded/);
     expect(await page.textContent('#health')).toContain('1 of 5 devices not answering (connection: 1)');
     // the four arms of the flow, with values from the live readings

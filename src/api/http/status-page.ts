@@ -75,6 +75,10 @@ function values(d: DeviceView): string {
   if (v.power_DC_W !== undefined) parts.push(`DC ${watts(v.power_DC_W)}`);
   if (v.soc !== undefined) parts.push(`SoC ${Math.round(v.soc)} %`);
   if (v.state !== undefined) parts.push(`relay ${v.state}`);
+  // the live channels an installer looks at first (docs/design.md "Live channels")
+  if (v.frequency_Hz !== undefined) parts.push(`${v.frequency_Hz.toFixed(2)} Hz`);
+  if (v.temperature_C !== undefined) parts.push(`${v.temperature_C.toFixed(1)} °C`);
+  if (v.status !== undefined) parts.push(v.status);
   return e(parts.join(' · '));
 }
 
