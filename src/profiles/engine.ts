@@ -102,7 +102,8 @@ export class ProfileDevice implements DeviceDriver {
         this.cache.store(req, await readRange(reader, unit, req, `profile ${this.profile.name}`));
       } catch (err) {
         if (!req.optional || !isException(err)) throw err;
-        this.cache.forget(req);
+        // forget only what was refused: a merged optional request may span a required register
+        // read in this poll (a live voltage range across an inverter's power), which stays
         // one refused register must not cost the others of the batch: ask each alone, and leave
         // the refused ones out for a while (firmware that lacks them lacks them on every poll)
         const inside = due.filter(
@@ -117,6 +118,7 @@ export class ProfileDevice implements DeviceDriver {
             );
           } catch (e) {
             if (!isException(e)) throw e;
+            this.cache.forget(asRange(r));
             this.refusedUntil.set(r, started + REFUSED_RETRY_MS);
           }
         }

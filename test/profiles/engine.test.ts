@@ -189,8 +189,12 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
       .setText('holding', 30015, 'HV2012345678', 10);
     zeros(b, 'holding', 32064, 32082);
     b.set('holding', 32064, '00 00 15 E0') // input power 5600 → 5.600 kW (gain 1000)
+      .set('holding', 32069, '09 08') // phase A voltage 2312 → 231.2 V (gain 10); B and C read 0
+      .set('holding', 32072, '00 00 19 6E') // phase A current 6510 → 6.51 A (gain 1000)
       .set('holding', 32080, '00 00 13 88') // active power 5000 → 5.000 kW
-      .set('holding', 32106, '00 01 E2 40'); // accumulated yield 123456 → 1234.56 kWh (gain 100)
+      .set('holding', 32106, '00 01 E2 40') // accumulated yield 123456 → 1234.56 kWh (gain 100)
+      .set('holding', 32085, '13 8A') // grid frequency 5002 → 50.02 Hz (gain 100)
+      .set('holding', 32087, 'FF CE'); // internal temperature -50 → -5.0 °C (gain 10, I16)
     zeros(b, 'holding', 37001, 37005);
     b.set('holding', 37001, 'FF FF F8 30') // -2000 W: discharging
       .set('holding', 37004, '02 03') // 515 → 51.5 %
@@ -199,7 +203,9 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
     zeros(b, 'holding', 37100, 37123);
     b.set('holding', 37100, '00 01') // meter status normal
       .set('holding', 37101, '00 00 08 FC') // 2300 → 230.0 V
+      .set('holding', 37107, 'FF FF FE 70') // phase A current -400 → 4.00 A as a magnitude (gain 100)
       .set('holding', 37113, 'FF FF FC 18') // -1000 W: supply from the grid
+      .set('holding', 37118, '13 86') // grid frequency 4998 → 49.98 Hz (gain 100)
       .set('holding', 37119, 'FF FF FF 9C') // fed in: -100 (spurious sign) → 1.00 kWh
       .set('holding', 37121, '00 00 03 E8'); // taken from the grid: 1000 → 10.00 kWh
     return b;
@@ -209,7 +215,22 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
     const dev = device('huawei-sun2000', 'inverter');
     const poll = await dev.poll(bank(), at(5));
     expect(withoutScales(poll.readings)).toEqual([
-      { streamId: 'dev', ts: 5, values: { power_AC_W: -5000 }, counters: { outWh: 1_234_560 } },
+      {
+        streamId: 'dev',
+        ts: 5,
+        values: {
+          power_AC_W: -5000,
+          frequency_Hz: 50.02,
+          temperature_C: -5,
+          voltage_L1_V: 231.2,
+          voltage_L2_V: 0,
+          voltage_L3_V: 0,
+          current_L1_A: 6.51,
+          current_L2_A: 0,
+          current_L3_A: 0,
+        },
+        counters: { outWh: 1_234_560 },
+      },
       { streamId: 'dev__dcm', ts: 5, values: { power_W: -5600 } },
     ]);
     expect(dev.identity).toEqual({ manufacturer: 'Huawei', model: 'SUN2000-5KTL-L1', serial: 'HV2012345678' });
@@ -282,7 +303,18 @@ describe('Huawei SUN2000 inverter, LUNA2000 battery and power meter behind one u
       {
         streamId: 'dev__GRID_METER_DERIVED',
         ts: 0,
-        values: { power_W: 1000, state: 'ok' },
+        // live: 37101 230 V, the unset phases 0 V and 0 A, 37107 as a magnitude, 37118; 37132.. refused
+        values: {
+          power_W: 1000,
+          state: 'ok',
+          frequency_Hz: 49.98,
+          voltage_L1_V: 230,
+          voltage_L2_V: 0,
+          voltage_L3_V: 0,
+          current_L1_A: 4,
+          current_L2_A: 0,
+          current_L3_A: 0,
+        },
         counters: { inWh: 10_000, outWh: 1000 },
       },
     ]);
