@@ -82,13 +82,17 @@ export class BusLanes {
   private pump(): void {
     if (this.active) return;
     const own = this.own.shift();
-    if (own) return this.run(own, true);
+    if (own) {
+      this.run(own, true);
+      return;
+    }
     const lane = this.waiting.values().next().value as GuestLane | undefined;
     if (lane) {
       const job = lane.jobs.shift()!;
       this.waiting.delete(lane);
       if (lane.jobs.length > 0) this.waiting.add(lane);
-      return this.run(job, false);
+      this.run(job, false);
+      return;
     }
     for (const w of this.idleWaiters.splice(0)) w();
   }
