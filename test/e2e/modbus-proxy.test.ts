@@ -192,6 +192,76 @@ describe.skipIf(!HAVE_CLIENTS)('the Modbus proxy, control on, a device that take
   });
 });
 
+/** a socket to the proxy; resolves with how it ended: closed by the proxy (true) or still open after `settleMs` */
+function connect(port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ port, host: '127.0.0.1' }, () => resolve(s));
+    s.on('error', () => undefined);
+    s.once('error', reject);
+  });
+}
+const closed = (s: net.Socket) => new Promise<void>((r) => (s.destroyed ? r() : s.once('close', () => r())));
+
+/** an FC4 request of 125 registers at 13000 */
+function readRequest(tid: number): Buffer {
+  const b = Buffer.alloc(12);
+  b.writeUInt16BE(tid & 0xffff, 0);
+  b.writeUInt16BE(0, 2);
+  b.writeUInt16BE(6, 4);
+  b[6] = 1;
+  b[7] = 4;
+  b.writeUInt16BE(13000, 8);
+  b.writeUInt16BE(125, 10);
+  return b;
+}
+
+describe.skipIf(!HAVE_CLIENTS)('hostile clients on the proxy port', () => {
+  let site: Site;
+  beforeAll(async () => {
+    site = await startSite(true);
+  });
+  afterAll(async () => {
+    await site?.stop();
+  });
+
+  it('garbage, a connection flood and a client that never reads are cut off; polling and the API go on', async () => {
+    const port = site.ports.deny;
+    const writesBefore = site.device.seen.length;
+    const { result, failed, overruns } = await pollsDuring(site, async () => {
+      // bytes that are not Modbus TCP (protocol id 0x4745: 'GET / HTTP')
+      const garbage = await connect(port);
+      garbage.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+      await closed(garbage);
+      // a connection flood: the port keeps its 8 clients, the rest are closed at once
+      const flood = await Promise.all(Array.from({ length: 40 }, () => connect(port)));
+      await waitFor('the flood refused', () => site.daemon.ctx.ops.status().modbusProxy.ports[0]!.ended.full >= 32);
+      // a client that sends and never reads: 2,000 pipelined reads in one go
+      for (const s of flood) s.destroy();
+      await waitFor('the flood gone', () => site.daemon.ctx.ops.status().modbusProxy.ports[0]!.clients.length === 0);
+      const deaf = await connect(port);
+      deaf.pause();
+      deaf.write(Buffer.concat(Array.from({ length: 2000 }, (_, i) => readRequest(i))));
+      await closed(deaf);
+      // an honest client still gets its answers afterwards
+      const after = await pymodbus(port, TYPE_CODE.address, 1, 2);
+      const health = await fetch(`${site.daemon.url}/healthz`);
+      return { after, health: health.status };
+    });
+    expect(result.after.reads).toEqual([TYPE_CODE.values, TYPE_CODE.values]);
+    expect(result.health).toBe(200);
+    const ended = site.daemon.ctx.ops.status().modbusProxy.ports[0]!.ended;
+    expect(ended.garbage).toBe(1);
+    expect(ended.full).toBeGreaterThanOrEqual(32);
+    expect(ended.flood + ended.unread).toBe(1);
+    expect({ failed, overruns }).toEqual({ failed: 0, overruns: 0 });
+    // nothing the hostile clients sent reached the device beyond what sitegw and the honest client read
+    expect(site.device.seen.slice(writesBefore).every((r) => r.fn === 3 || r.fn === 4)).toBe(true);
+    expect({ accepted: site.device.accepted, refused: site.device.refused }).toEqual({ accepted: 1, refused: 0 });
+    const metrics = await site.daemon.ctx.ops.metrics.text();
+    expect(metrics).toMatch(/sitegw_modbus_proxy_disconnects_total\{[^}]*reason="garbage"\} 1/);
+  });
+});
+
 describe.skipIf(!HAVE_CLIENTS)('the Modbus proxy, control off', () => {
   let site: Site;
   beforeAll(async () => {
