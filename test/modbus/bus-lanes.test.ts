@@ -40,7 +40,11 @@ describe('bus lanes', () => {
     const order: string[] = [];
     const g = lanes.lane(4);
     const poll = (async () => {
-      for (let i = 0; i < 3; i++) await lanes.ownTurn(async () => void order.push(`poll${i}`));
+      for (let i = 0; i < 3; i++) {
+        await lanes.ownTurn(async () => void order.push(`poll${i}`));
+        // a driver decodes and reaches its next read through a chain of awaits
+        for (let k = 0; k < 20; k++) await Promise.resolve();
+      }
     })();
     const guest = lanes.guestTurn(g, async () => void order.push('guest'));
     await Promise.all([poll, guest]);
