@@ -147,3 +147,61 @@ export async function startOneConnectionDevice(): Promise<OneConnectionDevice> {
   dev.port = (server.address() as net.AddressInfo).port;
   return dev;
 }
+
+/** CRC-16/MODBUS (Serial Line V1.02 §6.2.2: polynomial 0xA001 reflected, init 0xFFFF), low byte first on the wire */
+function crc(bytes: Buffer): number {
+  let c = 0xffff;
+  for (const b of bytes) {
+    c ^= b;
+    for (let i = 0; i < 8; i++) c = c & 1 ? (c >>> 1) ^ 0xa001 : c >>> 1;
+  }
+  return c;
+}
+
+/** the length of the request frame at the start of `b` (unit, PDU, CRC), or 0 while it cannot be known */
+function requestLength(b: Buffer): number {
+  if (b.length < 2) return 0;
+  const fn = b[1]!;
+  if (fn === 16) return b.length < 7 ? 0 : 9 + b[6]!;
+  return 8;
+}
+
+export interface LineDevice {
+  regs: Registers;
+  seen: SeenRequest[];
+  close(): Promise<void>;
+}
+
+/** The device as a unit on an RS-485 line: the serial port at `path` (a socat pty end). */
+export async function startLineDevice(path: string): Promise<LineDevice> {
+  const { SerialPort } = await import('serialport');
+  const regs = sungrowRegisters();
+  const seen: SeenRequest[] = [];
+  const port = new SerialPort({ path, baudRate: 19200, parity: 'even', dataBits: 8, stopBits: 1, autoOpen: false });
+  await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(e) : resolve())));
+  let buf = Buffer.alloc(0);
+  port.on('data', (chunk: Buffer) => {
+    buf = Buffer.concat([buf, chunk]);
+    for (;;) {
+      const n = requestLength(buf);
+      if (n === 0 || buf.length < n) return;
+      const frame = buf.subarray(0, n);
+      if (crc(frame.subarray(0, n - 2)) !== frame.readUInt16LE(n - 2)) {
+        // not a frame of ours from here: drop a byte and look again, as a unit finds the next silence
+        buf = buf.subarray(1);
+        continue;
+      }
+      buf = buf.subarray(n);
+      const pdu = answerPdu(regs, seen, frame[0]!, frame.subarray(1, n - 2));
+      if (!pdu) continue;
+      const out = Buffer.concat([Buffer.from([frame[0]!]), pdu, Buffer.alloc(2)]);
+      out.writeUInt16LE(crc(out.subarray(0, out.length - 2)), out.length - 2);
+      port.write(out);
+    }
+  });
+  return {
+    regs,
+    seen,
+    close: () => new Promise<void>((resolve) => (port.isOpen ? port.close(() => resolve()) : resolve())),
+  };
+}
