@@ -122,6 +122,7 @@ export async function pymodbus(
     ['-c', PYMODBUS_SCRIPT, String(port), String(address), String(count), String(reads)].concat(
       write === undefined ? '-' : `${write.address}:${write.value}`,
     ),
+    20_000 + reads * 1000,
   );
   const line = r.out.trim().split('\n').at(-1) ?? '';
   try {
