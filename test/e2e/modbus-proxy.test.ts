@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { statusPage } from '../../src/api/http/status-page.js';
 import { CONFIG_VERSION } from '../../src/config/version.js';
 import { silentLogger } from '../../src/core/log.js';
 import { Daemon } from '../../src/main.js';
@@ -161,6 +162,11 @@ describe.skipIf(!HAVE_CLIENTS)('the Modbus proxy, control on, a device that take
     // registers sitegw read in this poll period were answered from its read
     expect(status.answers.cached).toBeGreaterThan(0);
     expect(status.answers.cached + status.answers.forwarded).toBe(24);
+    // the status page shows the port with what it answered
+    const page = statusPage(site.daemon.ctx.ops.status());
+    expect(page).toContain('<h2>Modbus proxy</h2>');
+    expect(page).toContain(`127.0.0.1:${site.ports.deny}</td><td>inv</td><td>deny</td>`);
+    expect(page).toContain(`${status.answers.forwarded} to the device, ${status.answers.cached} from sitegw's reads`);
     const metrics = await site.daemon.ctx.ops.metrics.text();
     expect(metrics).toMatch(
       /sitegw_modbus_proxy_requests_total\{device="inv",port="\d+",client="127\.0\.0\.1",outcome="cached"\} [1-9]/,
