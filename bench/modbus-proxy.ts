@@ -11,16 +11,14 @@
  *   node --import tsx bench/modbus-proxy.ts [clientSeconds=600] [baselineSeconds=120]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { stringify } from 'yaml';
-import { CONFIG_VERSION } from '../src/config/version.js';
 import { silentLogger } from '../src/core/log.js';
 import { Daemon } from '../src/main.js';
 import { ModbusRTU } from '../src/modbus/modbus-serial.js';
-import { parseConfig } from '../src/profiles/site-config.js';
+import { fixtureSiteConfig } from '../test/support/fixture-site.js';
+import { freePort } from '../test/support/free-port.js';
 import { mbpollReads, pymodbus } from '../test/support/modbus-clients.js';
 import { startOneConnectionDevice } from '../test/support/one-master-device.js';
 
@@ -35,35 +33,20 @@ const pct = (xs: number[], p: number) => {
 
 const device = await startOneConnectionDevice();
 const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-bench-proxy-'));
-const probe = net.createServer();
-await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-const proxyPort = (probe.address() as net.AddressInfo).port;
-await new Promise((r) => probe.close(r));
+const proxyPort = await freePort();
 const connection = { type: 'tcp', host: '127.0.0.1', port: device.port, unitId: 1 };
-const parsed = parseConfig(
-  stringify({
-    version: CONFIG_VERSION,
-    site: {
-      id: 'bench',
-      name: 'Bench',
-      timezone: 'Europe/Berlin',
-      currency: 'EUR',
-      location: { latitude: 52.5, longitude: 13.4 },
-    },
-    http: { host: '127.0.0.1', port: 0 },
-    dataDir,
-    poll: { intervalSeconds: PERIOD_MS / 1000 },
-    devices: [
-      { id: 'inv', role: 'inverter', profile: 'sungrow-sh-rt', connection },
-      { id: 'bat', role: 'battery', profile: 'sungrow-sh-rt', inverter: 'inv', connection },
-      { id: 'grid', role: 'grid-meter', profile: 'sungrow-sh-rt', connection },
-    ],
-    modbusProxy: [{ port: proxyPort, target: 'inv' }],
-  }),
-  'bench site.yaml',
-);
-if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-const daemon = await Daemon.start({ config: parsed.config, log: silentLogger() });
+const config = fixtureSiteConfig({
+  id: 'bench',
+  name: 'Bench',
+  dataDir,
+  more: { poll: { intervalSeconds: PERIOD_MS / 1000 }, modbusProxy: [{ port: proxyPort, target: 'inv' }] },
+  devices: [
+    { id: 'inv', role: 'inverter', profile: 'sungrow-sh-rt', connection },
+    { id: 'bat', role: 'battery', profile: 'sungrow-sh-rt', inverter: 'inv', connection },
+    { id: 'grid', role: 'grid-meter', profile: 'sungrow-sh-rt', connection },
+  ],
+});
+const daemon = await Daemon.start({ config, log: silentLogger() });
 
 interface Phase {
   starts: number[];

@@ -5,16 +5,14 @@
  * Modbus TCP port and a write with `writes: allow` reaches the unit over RTU.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { CONFIG_VERSION } from '../../src/config/version.js';
 import { silentLogger } from '../../src/core/log.js';
 import { Daemon } from '../../src/main.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { waitFor } from '../support/demo.js';
+import { fixtureSiteConfig } from '../support/fixture-site.js';
+import { freePort } from '../support/free-port.js';
 import { HAVE_MBPOLL, HAVE_PYMODBUS, mbpollReads, mbpollWrite, pymodbus } from '../support/modbus-clients.js';
 import { type LineDevice, MAX_SOC, startLineDevice } from '../support/one-master-device.js';
 import { HAVE_SOCAT, type PtyPair, ptyPair } from '../support/socat.js';
@@ -30,10 +28,7 @@ describe.skipIf(!HAVE_SOCAT || !HAVE_MBPOLL || !HAVE_PYMODBUS)('the Modbus proxy
     line = await ptyPair();
     device = await startLineDevice(line.a);
     dataDir = mkdtempSync(join(tmpdir(), 'sitegw-proxy-rtu-'));
-    const s = net.createServer();
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    port = (s.address() as net.AddressInfo).port;
-    await new Promise((r) => s.close(r));
+    port = await freePort();
     const connection = {
       type: 'rtu',
       device: line.b,
@@ -43,27 +38,17 @@ describe.skipIf(!HAVE_SOCAT || !HAVE_MBPOLL || !HAVE_PYMODBUS)('the Modbus proxy
       unitId: 1,
       timeoutMs: 500,
     };
-    const doc = {
-      version: CONFIG_VERSION,
-      site: {
-        id: 'proxy-rtu',
-        name: 'Proxy on a line',
-        timezone: 'Europe/Berlin',
-        currency: 'EUR',
-        location: { latitude: 52.52, longitude: 13.4 },
-      },
-      http: { host: '127.0.0.1', port: 0 },
+    const config = fixtureSiteConfig({
+      id: 'proxy-rtu',
+      name: 'Proxy on a line',
       dataDir,
-      poll: { intervalSeconds: 1 },
+      more: { poll: { intervalSeconds: 1 }, modbusProxy: [{ port, target: 'inv', writes: 'allow' }] },
       devices: [
         { id: 'inv', role: 'inverter', profile: 'sungrow-sh-rt', connection },
         { id: 'bat', role: 'battery', profile: 'sungrow-sh-rt', inverter: 'inv', connection },
       ],
-      modbusProxy: [{ port, target: 'inv', writes: 'allow' }],
-    };
-    const parsed = parseConfig(stringify(doc), 'proxy rtu site.yaml');
-    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-    daemon = await Daemon.start({ config: parsed.config, log: silentLogger() });
+    });
+    daemon = await Daemon.start({ config, log: silentLogger() });
     await waitFor('inv online', () => daemon.site.devices.get('inv')?.online);
   });
   afterAll(async () => {

@@ -13,14 +13,13 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { statusPage } from '../../src/api/http/status-page.js';
-import { CONFIG_VERSION } from '../../src/config/version.js';
 import { silentLogger } from '../../src/core/log.js';
 import { Daemon } from '../../src/main.js';
 import { ModbusRTU } from '../../src/modbus/modbus-serial.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { waitFor } from '../support/demo.js';
+import { fixtureSiteConfig } from '../support/fixture-site.js';
+import { freePort } from '../support/free-port.js';
 import { HAVE_MBPOLL, HAVE_PYMODBUS, mbpollReads, mbpollWrite, pymodbus } from '../support/modbus-clients.js';
 import { MAX_SOC, type OneConnectionDevice, startOneConnectionDevice } from '../support/one-master-device.js';
 
@@ -32,14 +31,6 @@ const EMS_MODE = 13049;
 const LEVEL_SOH = { address: 13022, values: [654, 985] };
 /** 5000 device type code 0x0E0F */
 const TYPE_CODE = { address: 4999, values: [0x0e0f] };
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 interface Site {
   daemon: Daemon;
@@ -53,32 +44,25 @@ async function startSite(control: boolean): Promise<Site> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-proxy-'));
   const ports = { deny: await freePort(), allow: await freePort() };
   const connection = { type: 'tcp', host: '127.0.0.1', port: device.port, unitId: 1 };
-  const doc = {
-    version: CONFIG_VERSION,
-    site: {
-      id: 'proxy',
-      name: 'Proxy site',
-      timezone: 'Europe/Berlin',
-      currency: 'EUR',
-      location: { latitude: 52.52, longitude: 13.4 },
-    },
-    http: { host: '127.0.0.1', port: 0 },
+  const config = fixtureSiteConfig({
+    id: 'proxy',
+    name: 'Proxy site',
     dataDir,
-    poll: { intervalSeconds: 1 },
-    control: { enabled: control },
+    more: {
+      poll: { intervalSeconds: 1 },
+      control: { enabled: control },
+      modbusProxy: [
+        { port: ports.deny, target: 'inv' },
+        { port: ports.allow, target: 'inv', writes: 'allow' },
+      ],
+    },
     devices: [
       { id: 'inv', role: 'inverter', profile: 'sungrow-sh-rt', connection },
       { id: 'bat', role: 'battery', profile: 'sungrow-sh-rt', inverter: 'inv', connection },
       { id: 'grid', role: 'grid-meter', profile: 'sungrow-sh-rt', connection },
     ],
-    modbusProxy: [
-      { port: ports.deny, target: 'inv' },
-      { port: ports.allow, target: 'inv', writes: 'allow' },
-    ],
-  };
-  const parsed = parseConfig(stringify(doc), 'proxy site.yaml');
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  const daemon = await Daemon.start({ config: parsed.config, log: silentLogger() });
+  });
+  const daemon = await Daemon.start({ config, log: silentLogger() });
   await waitFor('inv online', () => daemon.site.devices.get('inv')?.online);
   return {
     daemon,

@@ -52,10 +52,13 @@ export function mbpollReads(port: number, address: number, count: number, polls:
     const seen: number[][] = [];
     let current: number[] = [];
     let text = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`mbpoll printed ${seen.length} of ${polls} polls: ${text.slice(-500)}`));
-    }, 30_000 + 2 * polls * everyMs);
+    const timer = setTimeout(
+      () => {
+        child.kill('SIGKILL');
+        reject(new Error(`mbpoll printed ${seen.length} of ${polls} polls: ${text.slice(-500)}`));
+      },
+      30_000 + 2 * polls * everyMs,
+    );
     child.stdout.on('data', (d: Buffer) => {
       text += d.toString();
       const lines = text.split('\n');
