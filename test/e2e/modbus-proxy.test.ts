@@ -91,6 +91,9 @@ async function pollsDuring<T>(
   const overrunsBefore = daemon.ctx.poller.overruns;
   try {
     const result = await during();
+    // one more poll after the clients: proof the schedule ran on, whatever the machine's load
+    const seen = ok;
+    await waitFor('a poll after the clients', () => ok > seen);
     return { result, ok, failed, overruns: daemon.ctx.poller.overruns - overrunsBefore };
   } finally {
     off();
@@ -145,7 +148,9 @@ describe.skipIf(!HAVE_CLIENTS)('the Modbus proxy, control on, a device that take
     expect(status).toMatchObject({ target: 'inv', writes: 'deny' });
     // registers sitegw read in this poll period were answered from its read
     expect(status.answers.cached).toBeGreaterThan(0);
-    expect(status.answers.cached + status.answers.forwarded).toBe(24);
+    // (mbpoll may send a ninth before it is stopped)
+    expect(status.answers.cached + status.answers.forwarded).toBeGreaterThanOrEqual(24);
+    expect(status.answers.failed + status.answers.exception + status.answers.refused).toBe(0);
     // the status page shows the port with what it answered
     const page = statusPage(site.daemon.ctx.ops.status());
     expect(page).toContain('<h2>Modbus proxy</h2>');
