@@ -7,6 +7,8 @@
  * other tools stealing sitegw's connection.
  */
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DeviceConfig, ModbusProxyConfig } from '../config/types.js';
@@ -31,7 +33,7 @@ export interface ProxyDeps {
   /** the storage systems battery control manages; none while control is off */
   managed: () => readonly ManagedStorage[];
   registry?: Registry;
-  limits?: Partial<ClientLimits> & { maxClients?: number };
+  limits?: Partial<ProxyLimits>;
 }
 
 export interface ProxyPortStatus {
@@ -50,11 +52,23 @@ export interface ProxyStatus {
   ports: ProxyPortStatus[];
 }
 
-const DEFAULT_LIMITS: ClientLimits & { maxClients: number } = {
+export interface ProxyLimits extends ClientLimits {
+  /** clients of one port at a time */
+  maxClients: number;
+  /**
+   * least time between the starts of one client's requests, ms: a client reading back to back
+   * against a fast device would otherwise keep the daemon's one event loop busy (bench/README.md
+   * "Modbus proxy"); 100 requests a second is more than any monitoring tool asks
+   */
+  minGapMs: number;
+}
+
+const DEFAULT_LIMITS: ProxyLimits = {
   maxPending: 8,
   maxUnreadBytes: 64 * 1024,
   idleMs: 300_000,
   maxClients: 8,
+  minGapMs: 10,
 };
 /** distinct client addresses per port in /metrics; later ones are counted as 'other' */
 const MAX_CLIENT_LABELS = 32;
@@ -104,7 +118,7 @@ class ProxyPort {
 export class ModbusProxy implements Feature {
   readonly name = 'modbus-proxy';
   private readonly ports: ProxyPort[] = [];
-  private readonly limits: ClientLimits & { maxClients: number };
+  private readonly limits: ProxyLimits;
   private requests: Counter<string> | undefined;
   private ends: Counter<string> | undefined;
 
@@ -185,8 +199,15 @@ export class ModbusProxy implements Feature {
       return;
     }
     const lane = p.bus.guest(this.limits.maxPending);
+    let nextAt = 0;
     const c: ProxyClient = new ProxyClient(socket, this.limits, {
-      serve: (frame, req) => this.serve(p, lane, frame, req, client),
+      serve: async (frame, req) => {
+        const now = performance.now();
+        const at = Math.max(now, nextAt);
+        nextAt = at + this.limits.minGapMs;
+        if (at > now) await sleep(at - now);
+        return this.serve(p, lane, frame, req, client);
+      },
       counted: (outcome) => {
         p.answers[outcome]++;
         this.requests?.inc({ device: p.entry.target, port, client, outcome });
