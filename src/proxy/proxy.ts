@@ -229,7 +229,7 @@ export class ModbusProxy implements Feature {
     if (may.ok)
       this.d.log.warn(
         { port: p.entry.port, client, reason, detail, alsoSince: may.left },
-        'modbus proxy cut a client off; the bus was not touched by what it sent',
+        'modbus proxy cut a client off',
       );
   }
 
