@@ -74,7 +74,8 @@ export interface DaemonContext {
 /**
  * The composition root: builds the features and starts them in this order, each with its
  * dependencies in its constructor (or the bus): store → bucketer → auth → ops → bucketer feed →
- * grid → uplink → homeassistant → bucket flush → (pre-fill) → modbus → poller → bucket closing →
+ * grid → uplink → homeassistant → bucket flush → (pre-fill) → modbus → control → optimiser → poller →
+ * modbus proxy → bucket closing →
  * HTTP → WebSocket → listen. stop() and a failed start both stop the started ones in reverse, so
  * the store closes last.
  */
@@ -255,6 +256,22 @@ export class Daemon {
       }),
     );
     await features.start(poller);
+    // after the poller, so the first client's read finds the polls' queue in place; loaded only when configured
+    if (config.modbusProxy.length > 0) {
+      const { ModbusProxy } = await import('./proxy/proxy.js');
+      await features.start(
+        new ModbusProxy({
+          entries: config.modbusProxy,
+          site,
+          busFor: (d) => buses.busFor(d),
+          clock,
+          log: log.child({ feature: 'modbus-proxy' }),
+          profiles,
+          managed: () => (control.enabled ? control.storages() : []),
+          registry,
+        }),
+      );
+    }
     await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
 
     // one bound for the HTTP and WebSocket refusals: a host alternating between them meets one budget

@@ -11,6 +11,7 @@ import { CONNECTION } from './schema-connection.js';
 import { CONTROL } from './schema-control.js';
 import { DYNAMIC_TARIFFS, HTTP_LIMITS } from './schema-limits.js';
 import { HOMEASSISTANT, UPLINK } from './schema-mqtt.js';
+import { MODBUS_PROXY } from './schema-proxy.js';
 import { TARIFF } from './schema-tariff.js';
 import { CONFIG_VERSION } from './version.js';
 
@@ -338,6 +339,7 @@ export const siteSchema = {
     },
     homeassistant: HOMEASSISTANT,
     control: CONTROL,
+    modbusProxy: MODBUS_PROXY,
     version: {
       type: 'integer',
       description: 'format of this file; a file without it is version 1 (docs/configuration.md)',

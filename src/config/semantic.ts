@@ -9,6 +9,7 @@ import { isIanaZone } from '../core/zone.js';
 import type { Finding } from '../yaml/messages.js';
 import { isRec, type Rec } from '../yaml/parse.js';
 import { closest } from '../yaml/suggest.js';
+import { proxyFindings } from './proxy-check.js';
 import { tariffFindings } from './tariff-check.js';
 import { uplinkFindings } from './uplink-check.js';
 
@@ -304,5 +305,6 @@ export function semanticFindings(data: unknown, checks: DeviceChecks): Finding[]
   uplinkFindings(data.uplink, out);
   uplinkFindings(data.homeassistant, out, 'homeassistant');
   if (Array.isArray(data.devices)) checkDevices(data.devices, checks, out);
+  proxyFindings(data, out);
   return out;
 }

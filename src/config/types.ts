@@ -27,6 +27,8 @@ export type TouPeriod = Infer<typeof TOU_PERIOD>;
 export type Weekday = TouPeriod['days'][number];
 /** Battery control and its safety envelope (docs/control.md). */
 export type ControlConfig = SiteConfig['control'];
+/** One shared device of `modbusProxy:` (docs/modbus-proxy.md). */
+export type ModbusProxyConfig = SiteConfig['modbusProxy'][number];
 /** The MQTT uplink; `{siteId}` in clientId and topicPrefix is already replaced by the site id after loading. */
 export type UplinkConfig = NonNullable<SiteConfig['uplink']>;
 /** Home Assistant MQTT discovery; `{siteId}` in clientId and stateTopicPrefix is already replaced. */

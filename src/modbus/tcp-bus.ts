@@ -1,6 +1,6 @@
 import { ModbusError, toModbusError } from './errors.js';
 import { ModbusRTU } from './modbus-serial.js';
-import { type BusRequest, QueuedBus } from './queued-bus.js';
+import { type BusRequest, type Origin, QueuedBus } from './queued-bus.js';
 import { ReconnectBackoff, type ReconnectOptions, withTimeout } from './reconnect.js';
 import type { UnitBackoffOptions } from './unit-backoff.js';
 
@@ -34,7 +34,7 @@ export class TcpBus extends QueuedBus {
     this.reconnect = new ReconnectBackoff(tcp);
   }
 
-  protected async transact(req: BusRequest, timeoutMs: number): Promise<number[]> {
+  protected async transact(req: BusRequest, timeoutMs: number, origin: Origin): Promise<number[]> {
     const client = await this.connected(timeoutMs);
     client.setID(req.unitId);
     client.setTimeout(timeoutMs);
@@ -65,7 +65,7 @@ export class TcpBus extends QueuedBus {
     } catch (err) {
       const e = toModbusError(err);
       if (e.kind === 'connection') this.drop();
-      if (e.kind === 'timeout' && ++this.timeoutsInRow >= DEAD_SOCKET_TIMEOUTS) {
+      if (e.kind === 'timeout' && origin === 'own' && ++this.timeoutsInRow >= DEAD_SOCKET_TIMEOUTS) {
         // a half-open TCP socket never errors by itself; replacing it is the only way to find out
         this.timeoutsInRow = 0;
         this.drop();

@@ -11,6 +11,7 @@ import type { Clock } from '../core/clock.js';
 import type { ConnectionStatus, FeatureList } from '../core/feature.js';
 import { ownStreamId } from '../core/roles.js';
 import { streamIds } from '../core/streams.js';
+import type { ModbusProxy, ProxyStatus } from '../proxy/proxy.js';
 import type { Site } from '../site/site.js';
 import { recentGridEvents } from '../store/grid-events.js';
 import type { Health, HealthReport } from './health.js';
@@ -58,6 +59,8 @@ export interface StatusView {
   gridEvents: { deviceId: string; timestamp: string; state: string }[];
   /** battery control (src/control): each storage system's mode and current slot */
   control: ControlStatus;
+  /** the Modbus proxy's ports (src/proxy) and their clients; no ports without `modbusProxy:` */
+  modbusProxy: ProxyStatus;
 }
 
 export interface StatusSources {
@@ -137,6 +140,8 @@ export function statusView(src: StatusSources): StatusView {
   }));
   const up = src.features?.get('uplink')?.health?.().connection;
   const control = src.features?.get('control');
+  // by name: the proxy's module is loaded only on a site that configures it
+  const proxy = src.features?.get('modbus-proxy') as ModbusProxy | undefined;
   return {
     site: { id: site.id, name: site.config.site.name, timezone: site.config.site.timezone },
     version: src.version,
@@ -146,6 +151,7 @@ export function statusView(src: StatusSources): StatusView {
     flow: powerFlow(src),
     uplink: up ? { configured: true, ...up } : { configured: false },
     control: control instanceof Control ? control.status() : { enabled: false, storages: [] },
+    modbusProxy: proxy ? proxy.status() : { ports: [] },
     gridEvents: recentGridEvents(src.db, 10).map((e) => ({
       deviceId: e.deviceId,
       timestamp: iso(e.timestamp),

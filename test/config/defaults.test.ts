@@ -35,6 +35,7 @@ describe('a minimal site.yaml', () => {
         gridCharge: true,
         revertSeconds: 60,
       },
+      modbusProxy: [],
       dataDir: '/etc/sitegw/data',
       poll: { intervalSeconds: 10 },
       api: { socScale: 'percent' },

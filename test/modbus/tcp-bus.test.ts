@@ -105,4 +105,35 @@ describe('Modbus TCP bus', () => {
     // three timeouts in a row replace the socket; the answers of unit 1 in between keep it
     expect(b.sent).toBe(14);
   });
+
+  it("a guest's timeouts do not back the unit off for the gateway; a guest is answered from the gateway's own read", async () => {
+    const b = bus({ timeoutMs: 100, backoff: { failuresBeforeBackoff: 1 } });
+    const own = await b.readInput(1, 0, 80);
+    const lane = b.guest(4);
+    // within the poll period, a read inside the gateway's own block costs the device nothing
+    const asked = servers.faults.requests('meter', 1);
+    expect(await b.guestRead(lane, 'input', 1, 10, 4, 100, 60_000)).toEqual({
+      registers: own.slice(10, 14),
+      cached: true,
+    });
+    expect(servers.faults.requests('meter', 1)).toBe(asked);
+    // unit 1 goes silent for guests' reads: five timeouts, yet the gateway's unit 1 is not backed off
+    servers.faults.set('meter', 1, { kind: 'silent' }, 5);
+    for (let i = 0; i < 5; i++)
+      expect(await failure(b.guestRead(lane, 'input', 1, 200, 2, 100, 60_000).then((r) => r.registers))).toMatchObject({
+        kind: 'timeout',
+      });
+    expect(b.backoff.timeoutsOf(1)).toBe(0);
+    expect(await b.readInput(1, 0, 2)).toHaveLength(2);
+    expect(b.guestSent).toBe(5);
+    // and a unit the gateway sees silent is refused to guests without a request on the wire
+    servers.faults.set('meter', 1, { kind: 'silent' }, 1);
+    await failure(b.readInput(1, 0, 2));
+    const before = servers.faults.requests('meter', 1);
+    expect(await failure(b.guestRead(lane, 'input', 1, 200, 2, 100, 0).then((r) => r.registers))).toMatchObject({
+      kind: 'timeout',
+      skipped: true,
+    });
+    expect(servers.faults.requests('meter', 1)).toBe(before);
+  });
 });

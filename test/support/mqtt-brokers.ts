@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Aedes } from 'aedes';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
+import { freePort } from './free-port.js';
 
 /** A broker the uplink tests talk to: started, stopped (connections cut) and started again on the same port. */
 export interface TestBroker {
@@ -27,13 +28,7 @@ export interface BrokerOptions {
   accept?: (topic: string) => boolean;
 }
 
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+export { freePort };
 
 export const MOSQUITTO = (() => {
   const r = spawnSync('mosquitto', ['-h'], { encoding: 'utf8' });

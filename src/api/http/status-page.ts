@@ -127,6 +127,21 @@ export function controlSection(v: StatusView): string {
   return `<table><thead><tr><th>Storage</th><th>Mode</th><th>Current slot</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
+/** Each Modbus proxy port (docs/modbus-proxy.md): its target, clients and what it answered. */
+export function proxySection(v: StatusView): string {
+  const ports = v.modbusProxy.ports;
+  if (ports.length === 0) return '<p class="muted">No Modbus proxy (no <code>modbusProxy:</code> in site.yaml).</p>';
+  const rows = ports.map((p) => {
+    const a = p.answers;
+    const cut = p.ended.garbage + p.ended.flood + p.ended.unread + p.ended.idle + p.ended.full;
+    const clients = p.clients.length
+      ? p.clients.map((c) => `${e(c.address)} <span class="muted">(${c.requests} requests)</span>`).join('<br>')
+      : '<span class="muted">none</span>';
+    return `<tr><td>${e(p.host)}:${p.port}</td><td>${e(p.target)}</td><td>${e(p.writes)}</td><td>${clients}</td><td>${a.forwarded} to the device, ${a.cached} from sitegw's reads, ${a.write_denied} writes refused, ${a.exception + a.failed + a.refused} errors</td><td>${cut}</td></tr>`;
+  });
+  return `<table><thead><tr><th>Port</th><th>Device</th><th>Writes</th><th>Clients</th><th>Answers</th><th>Cut off</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
 /** The sections that /status.js refreshes, by element id. */
 export function liveSections(v: StatusView): Record<string, string> {
   return {
@@ -136,6 +151,7 @@ export function liveSections(v: StatusView): Record<string, string> {
     uplink: uplinkSection(v),
     events: eventsSection(v),
     control: controlSection(v),
+    proxy: proxySection(v),
   };
 }
 
@@ -150,6 +166,7 @@ ${section('devices', 'Devices')}
 <div class="grid2">${section('uplink', 'Uplink')}${section('events', 'Recent grid events')}</div>
 <section><h2>Battery control</h2><div id="control">${s.control}</div>
 ${v.control.enabled ? '<form method="post" action="/control/self-consumption"><button type="submit">Back to self-consumption</button> <span class="muted">ends every plan; the batteries run on their own again</span></form>' : ''}</section>
+${v.modbusProxy.ports.length > 0 ? section('proxy', 'Modbus proxy') : ''}
 </main>
 <footer class="muted">Updates every 2 s · <span id="updated">rendered by the gateway</span></footer>
 <script src="/status.js"></script>
