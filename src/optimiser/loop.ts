@@ -189,20 +189,22 @@ export class OptimiserLoop implements Feature {
       socPct,
       prices,
       pvSite,
-      pvHistory: this.history(streamIds.pvAggregate(id), start),
+      // a PV array's power_W is negative while it produces (the spec: energy direction is the
+      // device's), the forecast wants production as a positive number
+      pvHistory: this.history(streamIds.pvAggregate(id), start, -1),
       loadHistory: this.history(houseStream, start),
     });
   }
 
   /** the stream's stored 15-minute mean power over the last four weeks; NaN where nothing is stored */
-  private history(streamId: string, until: number): History {
+  private history(streamId: string, until: number, sign = 1): History {
     const from = until - HISTORY_MS;
     const values = new Array<number>(HISTORY_MS / SLOT_MS).fill(Number.NaN);
     const key = findStreamKey(this.d.db, streamId);
     if (key !== undefined) {
       for (const [startS, w] of bucketColumns(this.d.db, key, from / 1000, until / 1000, ['power_W'])) {
         const k = Math.round((startS * 1000 - from) / SLOT_MS);
-        if (typeof w === 'number' && k >= 0 && k < values.length) values[k] = w;
+        if (typeof w === 'number' && k >= 0 && k < values.length) values[k] = sign * w + 0;
       }
     }
     return { start: from, values };
