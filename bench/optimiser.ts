@@ -67,7 +67,8 @@ const secs = (performance.now() - t0) / 1000;
 const captured = (y.selfConsumption - y.optimiser) / (y.selfConsumption - y.perfect);
 console.log(
   `\nvalue: ${days} simulated days of the demo site (seed ${seed}, a plan every ${replanSlots} quarter hours), ${y.solves} plans in ${secs.toFixed(0)} s; forecast error ` +
-    `(mean absolute, day-ahead, relative to the mean): PV ${(100 * y.pvMaeRelative).toFixed(0)} %, load ${(100 * y.loadMaeRelative).toFixed(0)} %\n`,
+    `(mean absolute, day-ahead, relative to the mean): PV ${(100 * y.pvMaeRelative).toFixed(0)} %, load ${(100 * y.loadMaeRelative).toFixed(0)} % over the year; ` +
+    `over the last week (what the daemon shows): PV ${(100 * y.lastWeek.pv).toFixed(0)} %, load ${(100 * y.lastWeek.load).toFixed(0)} %\n`,
 );
 console.log('| operation over the year | cost | saved against self-consumption | share of the achievable |');
 console.log('|---|---:|---:|---:|');

@@ -8,7 +8,7 @@
  * planned power up to the planned SoC (targetSoc), self-consumption on the real surplus, hold.
  */
 import type { OptimiserCase } from '../../src/optimiser/case.js';
-import { forecastLoad, forecastPv, type History } from '../../src/optimiser/forecast.js';
+import { forecastError, forecastLoad, forecastPv, type History } from '../../src/optimiser/forecast.js';
 import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { dayAheadSeries } from '../../src/sim/day-ahead.js';
@@ -42,6 +42,8 @@ export interface YearResult {
   solves: number;
   pvMaeRelative: number;
   loadMaeRelative: number;
+  /** forecastError at the year's end: what the daemon would show for the last week */
+  lastWeek: { pv: number; load: number };
 }
 
 /** slot means of the simulator's PV (available power) and house load, sampled each minute */
@@ -184,7 +186,13 @@ export function simulateYear(o: YearOptions = {}): YearResult {
       loadSum += load[k0 + j]!;
     }
   }
+  const end = start + (warm + days * 96) * SLOT;
+  const lastWeek = {
+    pv: forecastError(pvHistory, end, (f, n) => forecastPv(site, pvHistory, f, n)).relative,
+    load: forecastError(loadHistory, end, (f, n) => loadForecast(site.timezone, loadHistory, f, n)).relative,
+  };
   return {
+    lastWeek,
     selfConsumption: sc,
     optimiser: opt.cost,
     perfect: pf.cost,
