@@ -5,19 +5,17 @@
  * serves, their values are the plan's, and each point sits where its panel's scale puts the value.
  * A screenshot is kept under the system's temp folder (sitegw-test-artifacts/) for a person to see.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customerTokens, partnerToken } from '../support/auth.js';
+import { HAVE_CHROMIUM, launchChromium, warnWithoutChromium } from '../support/chromium.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(tmpdir(), 'sitegw-test-artifacts');
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM)
-  console.warn(`SKIPPED: plan chart browser test needs ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
+warnWithoutChromium('plan chart browser test');
 
 const SERIES = ['importPrice', 'exportPrice', 'pvW', 'loadW', 'batteryW', 'socEnd'] as const;
 
@@ -54,10 +52,7 @@ describe.skipIf(!HAVE_CHROMIUM)('plan chart on the status page', () => {
         } as NonNullable<typeof c.tariff>;
       },
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   }, 60_000);
 
