@@ -27,7 +27,7 @@ import { type PlanChart, planChart } from './plan-chart.js';
 import { HORIZON_SLOTS, SLOT_MS, siteCase } from './site-case.js';
 import { InfeasibleCaseError, solve } from './solve.js';
 
-/** four weeks: the load forecast's same-weekday mean reaches that far back */
+/** four weeks: the load forecast's day-type mean reaches that far back */
 const HISTORY_MS = 28 * 86_400_000;
 /**
  * The site's config says where the array is, not how it faces: the learned per-slot ratio
