@@ -1,5 +1,5 @@
 /**
- * `node --import tsx bench/optimiser.ts [runs] [days]`: the optimiser's speed and value.
+ * `node --import tsx bench/optimiser.ts [runs] [days] [seed] [replanSlots]`: the optimiser's speed and value.
  *
  * Speed: one 48-hour case (192 slots, the demo site on a June pair of days of the synthetic
  * day-ahead prices) solved `runs` times in a child process started with the unit's node flags
@@ -28,6 +28,8 @@ import { median } from './lib/stats.js';
 const run = promisify(execFile);
 const runs = Number(process.argv[2] ?? 15);
 const days = Number(process.argv[3] ?? 366);
+const seed = Number(process.argv[4] ?? 1);
+const replanSlots = Number(process.argv[5] ?? 16);
 const child = fileURLToPath(new URL('./lib/optimiser-solve.ts', import.meta.url));
 const { args } = unitRuntime();
 
@@ -60,12 +62,13 @@ console.log(
 );
 
 const t0 = performance.now();
-const y = simulateYear(2024, days);
+const y = simulateYear({ year: 2024, days, seed, replanSlots });
 const secs = (performance.now() - t0) / 1000;
 const captured = (y.selfConsumption - y.optimiser) / (y.selfConsumption - y.perfect);
 console.log(
-  `\nvalue: ${days} simulated days of the demo site, ${y.solves} plans in ${secs.toFixed(0)} s; forecast error ` +
-    `(mean absolute, day-ahead, relative to the mean): PV ${(100 * y.pvMaeRelative).toFixed(0)} %, load ${(100 * y.loadMaeRelative).toFixed(0)} %\n`,
+  `\nvalue: ${days} simulated days of the demo site (seed ${seed}, a plan every ${replanSlots} quarter hours), ${y.solves} plans in ${secs.toFixed(0)} s; forecast error ` +
+    `(mean absolute, day-ahead, relative to the mean): PV ${(100 * y.pvMaeRelative).toFixed(0)} %, load ${(100 * y.loadMaeRelative).toFixed(0)} % over the year; ` +
+    `over the last week (what the daemon shows): PV ${(100 * y.lastWeek.pv).toFixed(0)} %, load ${(100 * y.lastWeek.load).toFixed(0)} %\n`,
 );
 console.log('| operation over the year | cost | saved against self-consumption | share of the achievable |');
 console.log('|---|---:|---:|---:|');

@@ -8,7 +8,7 @@
  * planned power up to the planned SoC (targetSoc), self-consumption on the real surplus, hold.
  */
 import type { OptimiserCase } from '../../src/optimiser/case.js';
-import { forecastLoad, forecastPv, type History } from '../../src/optimiser/forecast.js';
+import { forecastError, forecastLoad, forecastPv, type History } from '../../src/optimiser/forecast.js';
 import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { dayAheadSeries } from '../../src/sim/day-ahead.js';
@@ -17,9 +17,6 @@ import { PvArray } from '../../src/sim/pv-array.js';
 
 const SLOT = 900_000;
 const FEE = 0.2; // import: the day-ahead price plus fees and levies (an assumption; see bench/README.md)
-/** every 4 hours: every 15 minutes, as the daemon will, costs 16 times the time and gained nothing
- * in a 10-day trial (26.82 against 26.92 in January) */
-const REPLAN_SLOTS = 16;
 const HORIZON = 192;
 
 const sim = defaultSimConfig();
@@ -45,12 +42,14 @@ export interface YearResult {
   solves: number;
   pvMaeRelative: number;
   loadMaeRelative: number;
+  /** forecastError at the year's end: what the daemon would show for the last week */
+  lastWeek: { pv: number; load: number };
 }
 
 /** slot means of the simulator's PV (available power) and house load, sampled each minute */
-function actuals(start: number, slots: number): { pv: Float64Array; load: Float64Array } {
-  const pvArray = new PvArray(sim.pv, sim.location, sim.weather, sim.seed);
-  const house = new HouseLoad(sim.house, sim.seed, sim.location.timezone);
+function actuals(seed: number, start: number, slots: number): { pv: Float64Array; load: Float64Array } {
+  const pvArray = new PvArray(sim.pv, sim.location, sim.weather, seed);
+  const house = new HouseLoad(sim.house, seed, sim.location.timezone);
   const out = new Float64Array(pvArray.count);
   const pv = new Float64Array(slots);
   const load = new Float64Array(slots);
@@ -68,12 +67,25 @@ function actuals(start: number, slots: number): { pv: Float64Array; load: Float6
   return { pv, load };
 }
 
-export function simulateYear(year = 2024, days = 366): YearResult {
+export type LoadForecast = (timezone: string, history: History, from: number, slots: number) => number[];
+
+export interface YearOptions {
+  year?: number;
+  days?: number;
+  /** the simulator's seed: its clouds and the house's appliances */
+  seed?: number;
+  /** slots between plans: 1 is the daemon's every quarter hour */
+  replanSlots?: number;
+  loadForecast?: LoadForecast;
+}
+
+export function simulateYear(o: YearOptions = {}): YearResult {
+  const { year = 2024, days = 366, seed = sim.seed, replanSlots: REPLAN_SLOTS = 1, loadForecast = forecastLoad } = o;
   const warm = 28 * 96; // four weeks of history before the year for the forecasts
   const yearStart = Date.UTC(year, 0, 1) - 3_600_000;
   const start = yearStart - warm * SLOT;
   const n = warm + days * 96 + HORIZON;
-  const { pv, load } = actuals(start, n);
+  const { pv, load } = actuals(seed, start, n);
   const spot = dayAheadSeries(start, n).map((p) => p / 1000);
   const pvHistory: History = { start, values: Array.from(pv) };
   const loadHistory: History = { start, values: Array.from(load) };
@@ -108,18 +120,18 @@ export function simulateYear(year = 2024, days = 366): YearResult {
     return 0;
   };
 
-  const run = (perfectPv: boolean, perfectLoad: boolean) => {
+  const run = (perfectPv: boolean, perfectLoad: boolean, every = REPLAN_SLOTS) => {
     let e = (50 / 100) * battery.capacityWh;
     let cost = 0;
     let solves = 0;
-    for (let k0 = warm; k0 < warm + days * 96; k0 += REPLAN_SLOTS) {
+    for (let k0 = warm; k0 < warm + days * 96; k0 += every) {
       const from = start + k0 * SLOT;
       const pvW = perfectPv
         ? Array.from(pv.subarray(k0, k0 + HORIZON), Math.round)
         : forecastPv(site, pvHistory, from, HORIZON);
       const loadW = perfectLoad
         ? Array.from(load.subarray(k0, k0 + HORIZON), Math.round)
-        : forecastLoad(site.timezone, loadHistory, from, HORIZON);
+        : loadForecast(site.timezone, loadHistory, from, HORIZON);
       const c: OptimiserCase = {
         start: new Date(from).toISOString(),
         slotMinutes: 15,
@@ -127,12 +139,17 @@ export function simulateYear(year = 2024, days = 366): YearResult {
         exportPrice: spot.slice(k0, k0 + HORIZON),
         pvW,
         loadW,
-        battery: { ...battery, socInitial: (100 * e) / battery.capacityWh, socFinalMin: battery.socMin },
+        battery: {
+          ...battery,
+          socInitial: (100 * e) / battery.capacityWh,
+          // as the daemon asks (site-case.ts): end no lower than now, at most 50 %
+          socFinalMin: Math.max(battery.socMin, Math.min((100 * e) / battery.capacityWh, 50)),
+        },
         grid,
       };
       const plan = optimise(c);
       solves++;
-      for (let j = 0; j < REPLAN_SLOTS; j++) {
+      for (let j = 0; j < every; j++) {
         const w = execute(k0 + j, e, plan.slots[j]!);
         cost += slotCost(k0 + j, w);
         e = Math.min(emax, Math.max(emin, step(e, w)));
@@ -149,7 +166,8 @@ export function simulateYear(year = 2024, days = 366): YearResult {
     e = step(e, w);
   }
   const opt = run(false, false);
-  const pf = run(true, true);
+  // with perfect foresight a new plan says what the last one did: every 4 hours is enough
+  const pf = run(true, true, 16);
   const knownLoad = run(false, true);
   // the forecasts' error over the year, day-ahead from each midnight
   let pvErr = 0;
@@ -160,7 +178,7 @@ export function simulateYear(year = 2024, days = 366): YearResult {
     const k0 = warm + d * 96;
     const from = start + k0 * SLOT;
     const fp = forecastPv(site, pvHistory, from, 96);
-    const fl = forecastLoad(site.timezone, loadHistory, from, 96);
+    const fl = loadForecast(site.timezone, loadHistory, from, 96);
     for (let j = 0; j < 96; j++) {
       pvErr += Math.abs(fp[j]! - pv[k0 + j]!);
       pvSum += pv[k0 + j]!;
@@ -168,7 +186,13 @@ export function simulateYear(year = 2024, days = 366): YearResult {
       loadSum += load[k0 + j]!;
     }
   }
+  const end = start + (warm + days * 96) * SLOT;
+  const lastWeek = {
+    pv: forecastError(pvHistory, end, (f, n) => forecastPv(site, pvHistory, f, n)).relative,
+    load: forecastError(loadHistory, end, (f, n) => loadForecast(site.timezone, loadHistory, f, n)).relative,
+  };
   return {
+    lastWeek,
     selfConsumption: sc,
     optimiser: opt.cost,
     perfect: pf.cost,

@@ -25,6 +25,17 @@ const percent = (description: string, dflt: number) =>
     hint: `use a whole percent between 0 and 100, usually ${dflt}`,
   }) as const satisfies SchemaNode;
 
+/** No register the gateway reads tells the losses: the installer gives them, or the optimiser assumes 0.95. */
+const efficiency = (way: string, what: string) =>
+  ({
+    type: 'number',
+    description: `the optimiser's ${way} efficiency: ${what} (docs/optimiser.md "The daemon's loop")`,
+    default: 0.95,
+    minimum: 0.5,
+    maximum: 1,
+    hint: `give a fraction between 0.5 and 1, e.g. 0.95; a datasheet's round-trip efficiency is charge × discharge (0.9 round trip: about 0.95 each)`,
+  }) as const satisfies SchemaNode;
+
 export const CONTROL = {
   type: 'object',
   description: 'battery control: operation mode, plans and the safety envelope every command is clipped to',
@@ -68,6 +79,20 @@ export const CONTROL = {
       description: 'a charge command may draw from the grid (false: charge only from PV surplus)',
       default: true,
       hint: 'write false where the tariff or the grid operator forbids charging the battery from the grid',
+    },
+    chargeEfficiency: efficiency('charge', 'a kWh charged from the AC side stores this fraction of it'),
+    dischargeEfficiency: efficiency(
+      'discharge',
+      'a kWh taken from the battery delivers this fraction of it on the AC side',
+    ),
+    cycleCostPerKWh: {
+      type: 'number',
+      description:
+        "the optimiser's wear cost of the battery per kWh discharged, in site.currency: a plan cycles only where the spread pays it",
+      default: 0,
+      minimum: 0,
+      maximum: 100,
+      hint: 'give the battery price over the energy it delivers in its life (capacity × rated cycles), e.g. 0.05; 0 plans as if cycling cost nothing',
     },
     revertSeconds: {
       type: 'integer',

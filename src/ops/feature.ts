@@ -3,12 +3,15 @@
  * status page, and the conversation with systemd (READY, WATCHDOG, STATUS, STOPPING). start()
  * subscribes and builds; ready() is called once the daemon listens; stopping() before the stop.
  */
+
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { FeatureList } from '../core/feature.js';
 import type { StreamDef } from '../core/streams.js';
+import { OptimiserLoop } from '../optimiser/loop.js';
+import type { PlanChart } from '../optimiser/plan-chart.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
 import { type StreamNow, streamNow } from '../telemetry/now.js';
@@ -144,6 +147,12 @@ export class OpsFeature {
   status(): StatusView {
     const { site, db, clock, version } = this.opts;
     return statusView({ site, db, clock, version, health: this.health, live: this.live, features: this.opts.features });
+  }
+
+  /** The optimiser's current plans with their prices and forecasts: the status page's chart. */
+  planCharts(): PlanChart[] {
+    const loop = this.opts.features.get('optimiser');
+    return loop instanceof OptimiserLoop ? loop.planCharts() : [];
   }
 
   stopping(): void {

@@ -6,8 +6,10 @@
  * NOAA solar position, Meinel clear-sky beam) times a learned ratio per slot of the day: over the
  * last days, the energy produced in that slot over the clear-sky irradiance in it. The ratio holds
  * the array's size, derating, shading at that hour and the recent weather in one number.
- * Load: the mean of the same weekday and time over the last weeks; where those are missing, the
- * same time on any recent day.
+ * Load: the mean of the same time of day over the last weeks on days of the same type (Monday to
+ * Friday, or Saturday and Sunday: a household's day follows the working week, and pooling a
+ * type's days averages 8 to 20 days where one weekday has 4); where those are missing, the same
+ * time on any recent day.
  * Error: each forecast made for each of the last 7 days from the history before that day, against
  * what was measured: mean absolute error, W, and relative to the mean measured.
  */
@@ -71,19 +73,22 @@ export function forecastPv(site: PvSite, history: History, from: number, slots: 
   });
 }
 
-/** Load forecast (W) for `slots` slots from `from`: the same weekday and time over the last `weeks`. */
+/** 0 Monday to Friday, 1 Saturday and Sunday */
+const dayType = (weekday: number) => (weekday === 0 || weekday === 6 ? 1 : 0);
+
+/** Load forecast (W) for `slots` slots from `from`: the same time on days of the same type over the last `weeks`. */
 export function forecastLoad(timezone: string, history: History, from: number, slots: number, weeks = 4): number[] {
   const zone = IANAZone.create(timezone);
-  const same = new Float64Array(7 * SLOTS_PER_DAY);
-  const sameN = new Float64Array(7 * SLOTS_PER_DAY);
+  const same = new Float64Array(2 * SLOTS_PER_DAY);
+  const sameN = new Float64Array(2 * SLOTS_PER_DAY);
   const any = new Float64Array(SLOTS_PER_DAY);
   const anyN = new Float64Array(SLOTS_PER_DAY);
   for (let ts = from - weeks * 7 * DAY_MS; ts < from; ts += SLOT_MS) {
     const w = valueAt(history, ts);
     if (Number.isNaN(w)) continue;
     const { slot, weekday } = localSlot(zone, ts);
-    same[weekday * SLOTS_PER_DAY + slot]! += w;
-    sameN[weekday * SLOTS_PER_DAY + slot]! += 1;
+    same[dayType(weekday) * SLOTS_PER_DAY + slot]! += w;
+    sameN[dayType(weekday) * SLOTS_PER_DAY + slot]! += 1;
     if (ts >= from - 7 * DAY_MS) {
       any[slot]! += w;
       anyN[slot]! += 1;
@@ -91,7 +96,7 @@ export function forecastLoad(timezone: string, history: History, from: number, s
   }
   return Array.from({ length: slots }, (_, k) => {
     const { slot, weekday } = localSlot(zone, from + k * SLOT_MS);
-    const i = weekday * SLOTS_PER_DAY + slot;
+    const i = dayType(weekday) * SLOTS_PER_DAY + slot;
     if (sameN[i]! > 0) return Math.round(same[i]! / sameN[i]!);
     return anyN[slot]! > 0 ? Math.round(any[slot]! / anyN[slot]!) : 0;
   });

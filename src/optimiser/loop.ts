@@ -19,13 +19,15 @@ import { bucketColumns } from '../store/buckets.js';
 import { deletePlan, modeOf, planOf } from '../store/control.js';
 import { findStreamKey } from '../store/streams.js';
 import { sitePrices } from '../tariffs/site-prices.js';
+import { baseline } from './baseline.js';
 import { parseCase } from './case.js';
 import type { History, PvSite } from './forecast.js';
-import { optimise } from './plan.js';
+import { toPlan } from './plan.js';
+import { type PlanChart, planChart } from './plan-chart.js';
 import { HORIZON_SLOTS, SLOT_MS, siteCase } from './site-case.js';
-import { InfeasibleCaseError } from './solve.js';
+import { InfeasibleCaseError, solve } from './solve.js';
 
-/** four weeks: the load forecast's same-weekday mean reaches that far back */
+/** four weeks: the load forecast's day-type mean reaches that far back */
 const HISTORY_MS = 28 * 86_400_000;
 /**
  * The site's config says where the array is, not how it faces: the learned per-slot ratio
@@ -56,6 +58,8 @@ export class OptimiserLoop implements Feature {
   private timer: ClockTimer | null = null;
   private readonly soc = new Map<string, number>();
   private readonly outcomes = new Map<string, LoopOutcome>();
+  /** the plan each storage system runs on now, with the prices and forecasts it was made from */
+  private readonly charts = new Map<string, PlanChart>();
   private unsubscribe: (() => void) | null = null;
 
   constructor(private readonly d: OptimiserLoopDeps) {}
@@ -95,6 +99,19 @@ export class OptimiserLoop implements Feature {
     return this.outcomes.get(deviceId);
   }
 
+  /**
+   * The status page's chart data: the optimiser's plan for each storage system whose stored plan
+   * is still the one the loop made (a partner's plan, or none, draws nothing).
+   */
+  planCharts(): PlanChart[] {
+    const out: PlanChart[] = [];
+    for (const [id, chart] of this.charts) {
+      const stored = planOf(this.d.db, id);
+      if (modeOf(this.d.db, id)?.mode === 'optimise' && stored?.source === OPTIMISER_SOURCE) out.push(chart);
+    }
+    return out;
+  }
+
   /** at the next quarter hour of the site's clock, every storage system in `optimise` */
   private schedule(): void {
     const now = this.d.clock.now();
@@ -128,18 +145,22 @@ export class OptimiserLoop implements Feature {
       const built = this.build(device, now);
       if ('none' in built) throw new Error(built.none);
       // the envelope (site.yaml) may make a case the solver must not take: said like a bad input file
-      const plan = optimise(parseCase(built.case));
+      const c = parseCase(built.case);
+      const sol = solve(c);
+      const plan = toPlan(c, sol, baseline(c).cost);
       const slots: SlotBody[] = plan.slots.map((s) =>
         s.mode === 'charge' || s.mode === 'discharge'
           ? { interval: s.interval, mode: s.mode, powerW: s.powerW }
           : { interval: s.interval, mode: s.mode },
       );
       this.d.control.putPlan(device, slots, OPTIMISER_SOURCE);
+      this.charts.set(deviceId, planChart(deviceId, now, c, sol, plan));
       const detail = `${slots.length} slots, cost ${plan.cost} against ${plan.baselineCost} in self-consumption`;
       this.outcomes.set(deviceId, { atMs: now, result: 'planned', detail });
       log.info({ deviceId, slots: slots.length, cost: plan.cost, baselineCost: plan.baselineCost }, 'optimiser plan');
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
+      this.charts.delete(deviceId);
       // its own old plan would run on forecasts and prices it can no longer stand behind
       if (planOf(db, deviceId)?.source === OPTIMISER_SOURCE) deletePlan(db, deviceId);
       const result = err instanceof InfeasibleCaseError ? 'infeasible' : 'failed';
@@ -168,20 +189,22 @@ export class OptimiserLoop implements Feature {
       socPct,
       prices,
       pvSite,
-      pvHistory: this.history(streamIds.pvAggregate(id), start),
+      // a PV array's power_W is negative while it produces (the spec: energy direction is the
+      // device's), the forecast wants production as a positive number
+      pvHistory: this.history(streamIds.pvAggregate(id), start, -1),
       loadHistory: this.history(houseStream, start),
     });
   }
 
   /** the stream's stored 15-minute mean power over the last four weeks; NaN where nothing is stored */
-  private history(streamId: string, until: number): History {
+  private history(streamId: string, until: number, sign = 1): History {
     const from = until - HISTORY_MS;
     const values = new Array<number>(HISTORY_MS / SLOT_MS).fill(Number.NaN);
     const key = findStreamKey(this.d.db, streamId);
     if (key !== undefined) {
       for (const [startS, w] of bucketColumns(this.d.db, key, from / 1000, until / 1000, ['power_W'])) {
         const k = Math.round((startS * 1000 - from) / SLOT_MS);
-        if (typeof w === 'number' && k >= 0 && k < values.length) values[k] = w;
+        if (typeof w === 'number' && k >= 0 && k < values.length) values[k] = sign * w + 0;
       }
     }
     return { start: from, values };

@@ -12,8 +12,6 @@ import { forecastLoad, forecastPv, type History, type PvSite } from './forecast.
 export const SLOT_MS = 900_000;
 /** 48 hours: two days of sun and two evening peaks, the horizon Dynamic ESS and EMHASS use too */
 export const HORIZON_SLOTS = 192;
-/** the battery's AC-to-AC losses are not told by any register the gateway reads: 0.95 each way */
-export const EFFICIENCY = 0.95;
 /** the highest SoC the plan is asked to end at: the horizon's end values stored energy at nothing */
 const FINAL_SOC_CAP = 50;
 
@@ -70,9 +68,10 @@ export function siteCase(i: SiteCaseInput): { case: OptimiserCase } | { none: st
         socFinalMin: Math.max(socMin, Math.min(soc, FINAL_SOC_CAP)),
         maxChargeW: e.maxChargeW,
         maxDischargeW: e.maxDischargeW,
-        chargeEfficiency: EFFICIENCY,
-        dischargeEfficiency: EFFICIENCY,
-        cycleCostPerKWh: 0,
+        // no register the gateway reads tells the losses or the wear: site.yaml does (defaults 0.95, 0)
+        chargeEfficiency: e.chargeEfficiency,
+        dischargeEfficiency: e.dischargeEfficiency,
+        cycleCostPerKWh: e.cycleCostPerKWh,
       },
       grid: { maxImportW: e.importLimitW, maxExportW: e.exportLimitW, gridCharge: e.gridCharge },
     },

@@ -62,6 +62,16 @@ describe('schema mistakes name the path, the line, what is wrong and what is rig
     });
   });
 
+  it('an efficiency given in percent is refused with the fraction to write', () => {
+    expectSingleError(parse(withAppended(['control:', '  chargeEfficiency: 95'])), {
+      path: 'control.chargeEfficiency',
+      line: 17,
+      column: 3,
+      message: /^must be at most 1, got 95$/,
+      hint: /fraction between 0.5 and 1, e.g. 0.95/,
+    });
+  });
+
   it('latitude outside -90..90', () => {
     expectSingleError(parse(withLine(7, '    latitude: 152.5')), {
       path: 'site.location.latitude',

@@ -4,17 +4,15 @@
  * values and errors, the power flow, the uplink and the grid events, and watch the page follow
  * a grid outage live. A screenshot is kept in test-artifacts/ (gitignored) for a person to look at.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAVE_CHROMIUM, launchChromium, warnWithoutChromium } from '../support/chromium.js';
 import { demoSite, waitFor } from '../support/demo.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-if (!HAVE_CHROMIUM)
-  console.warn(`SKIPPED: status page browser test needs ${CHROMIUM} (apt-get install chromium; .ci/run installs it)`);
+warnWithoutChromium('status page browser test');
 
 describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
@@ -33,18 +31,7 @@ describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
         if (house.connection.type === 'tcp') house.connection.port = 9;
       },
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   }, 60_000);
 

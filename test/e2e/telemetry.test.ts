@@ -124,20 +124,25 @@ describe('telemetry over a simulated day', () => {
     );
   });
 
-  it('savings for the day equal the sum worked out here from the served buckets and the demo tariff', async () => {
+  it('savings for the day, and the battery’s part of them, equal the sums worked out here from the served buckets and the demo tariff', async () => {
     const q = `interval=${iso(dayStart)}/${iso(dayEnd)}`;
-    const { grid, house } = ids();
+    const { grid, house, battery } = ids();
     const entries = async (id: string) => (await tel(id, q)).body.entries as { interval: string; power_W: number }[];
-    const [g, h] = await Promise.all([entries(grid), entries(house)]);
+    const [g, h, b] = await Promise.all([entries(grid), entries(house), entries(battery)]);
+    const batteryW = new Map(b.map((x) => [x.interval, x.power_W]));
     // demo tariff: 0.36 €/kWh 07:00-22:00 local, 0.26 otherwise, export 0.08
     let expected = 0;
+    // the battery's part: the grid without it (grid power less battery power, + charging) at the same prices
+    let expectedBattery = 0;
     g.forEach((gb, i) => {
       const localHour = DateTime.fromISO(gb.interval.split('/')[0]!, { zone: 'Europe/Berlin' }).hour;
       const imp = localHour >= 7 && localHour < 22 ? 0.36 : 0.26;
       const gridKWh = (gb.power_W * 0.25) / 1000;
       const houseKWh = (h[i]!.power_W * 0.25) / 1000;
-      const withSystem = gridKWh >= 0 ? gridKWh * imp : gridKWh * 0.08;
+      const cost = (kWh: number) => (kWh >= 0 ? kWh * imp : kWh * 0.08);
+      const withSystem = cost(gridKWh);
       expected += houseKWh * imp - withSystem;
+      expectedBattery += cost(((gb.power_W - batteryW.get(gb.interval)!) * 0.25) / 1000) - withSystem;
     });
     const r = await getJson(`${demo.url}/api/v2/sites/${demo.siteId}/savings?${q}&resolution=P1D`, token);
     expect(r.status).toBe(200);
@@ -145,6 +150,12 @@ describe('telemetry over a simulated day', () => {
     expect(r.body.entries[0].interval).toBe(`${iso(dayStart)}/${iso(dayEnd)}`);
     expect(r.body.entries[0].savings).toBeCloseTo(expected, 2);
     expect(expected).toBeGreaterThan(0); // a sunny June day with a battery saves money
+    expect(b).toHaveLength(g.length);
+    expect(r.body.entries[0].batterySavings).toBeCloseTo(expectedBattery, 2);
+    expect(r.body.skipped.batteryNotCounted).toBe(0);
+    // in self-consumption the battery stores PV that would go out at 0.08 for the night's 0.26
+    expect(expectedBattery).toBeGreaterThan(0);
+    expect(expectedBattery).toBeLessThan(expected);
   });
 
   it('SoC stays within the battery limits in every bucket', async () => {

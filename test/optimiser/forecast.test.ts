@@ -18,13 +18,28 @@ function history(days: number, w: (ts: number) => number): History {
 }
 
 describe('load forecast', () => {
-  it('a load that repeats each week is forecast exactly, weekday by weekday', () => {
+  it('a load that repeats each working day and each weekend day is forecast exactly, day type by day type', () => {
     const weekly = (ts: number) => {
       const local = new Date(ts + 2 * 3_600_000);
-      return 200 + 100 * local.getUTCDay() + 3 * local.getUTCHours();
+      const weekend = local.getUTCDay() === 0 || local.getUTCDay() === 6;
+      return 200 + (weekend ? 300 : 0) + 3 * local.getUTCHours();
     };
     const f = forecastLoad(site.timezone, history(28, weekly), from, 7 * 96);
     f.forEach((w, k) => expect(w, `slot ${k}`).toBe(weekly(from + k * SLOT)));
+  });
+
+  it('the same time on days of a type is their mean: five working days of 100 to 500 W forecast 300 W', () => {
+    // day n of the history at a constant load; from (a Monday) looks back over whole weeks
+    const byDay = (ts: number) => {
+      const local = new Date(ts + 2 * 3_600_000);
+      const d = local.getUTCDay();
+      return d === 0 || d === 6 ? 900 : 100 * d;
+    };
+    const f = forecastLoad(site.timezone, history(28, byDay), from, 7 * 96);
+    f.forEach((w, k) => {
+      const d = new Date(from + k * SLOT + 2 * 3_600_000).getUTCDay();
+      expect(w, `slot ${k}`).toBe(d === 0 || d === 6 ? 900 : 300);
+    });
   });
 
   it('with one week of history missing, the other weeks still answer', () => {

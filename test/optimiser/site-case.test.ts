@@ -50,6 +50,20 @@ describe('siteCase', () => {
     expect(c.grid).toEqual({ maxImportW: 11000, maxExportW: 7000, gridCharge: true });
   });
 
+  it('takes the losses and the wear from site.yaml control: (defaults 0.95 each way, 0)', () => {
+    expect(built(input()).battery).toMatchObject({
+      chargeEfficiency: 0.95,
+      dischargeEfficiency: 0.95,
+      cycleCostPerKWh: 0,
+    });
+    const own = { ...envelope, chargeEfficiency: 0.97, dischargeEfficiency: 0.92, cycleCostPerKWh: 0.04 };
+    expect(built(input({ envelope: own })).battery).toMatchObject({
+      chargeEfficiency: 0.97,
+      dischargeEfficiency: 0.92,
+      cycleCostPerKWh: 0.04,
+    });
+  });
+
   it('ends where the tariff’s prices end; a missing export price pays nothing; no price now is no case', () => {
     const until = NOW + 10 * SLOT_MS;
     const c = built(input({ prices: (b) => (b < until ? { importPrice: 0.2 } : {}) }));

@@ -13,4 +13,7 @@ export const testEnvelope: ControlConfig = {
   exportLimitW: 4000,
   gridCharge: true,
   revertSeconds: 60,
+  chargeEfficiency: 0.95,
+  dischargeEfficiency: 0.95,
+  cycleCostPerKWh: 0,
 };

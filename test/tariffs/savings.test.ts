@@ -246,3 +246,60 @@ describe('savings sources', () => {
     );
   });
 });
+
+describe('what the battery saved (batterySavings, a sitegw addition)', () => {
+  const BATTERY = 'inv__bb_agg';
+  const noBattery = () => fixture(siteConfig(FLAT));
+  const batterySite = () => {
+    const config = siteConfig([
+      '  - { id: bat, role: battery, profile: sunspec, connection: { type: tcp, host: 127.0.0.1, unitId: 4 } }',
+      ...FLAT,
+    ]);
+    return fixture(config);
+  };
+  /** 10:00-11:00Z: discharging into the house, storing surplus PV, charging from the grid, no battery reading */
+  function hour(f: Fixture): void {
+    f.both('2026-06-01T10:00:00Z', 1000, 200);
+    f.put(BATTERY, '2026-06-01T10:00:00Z', -800); // without it the grid carries 1,000 W
+    f.both('2026-06-01T10:15:00Z', 600, -400);
+    f.put(BATTERY, '2026-06-01T10:15:00Z', 1000); // without it 1,400 W go out
+    f.both('2026-06-01T10:30:00Z', 300, 2300);
+    f.put(BATTERY, '2026-06-01T10:30:00Z', 2000); // charging from the grid
+    f.both('2026-06-01T10:45:00Z', 500, 500); // no battery bucket
+  }
+
+  it('per bucket: the grid cost without the battery minus the cost as operated', () => {
+    expect(noBattery().site.stream(BATTERY)).toBeUndefined();
+    const f = batterySite();
+    expect(f.site.stream(BATTERY)).toBeDefined();
+    hour(f);
+    const r = savings(f, '2026-06-01T10:00:00Z/PT1H', 'PT15M');
+    expect(r.entries).toEqual([
+      // without: 0.25 kWh * 0.30 = 0.075; as operated 0.05 * 0.30 = 0.015
+      { interval: '2026-06-01T10:00:00Z/2026-06-01T10:15:00Z', savings: 0.06, batterySavings: 0.06 },
+      // without: -0.35 * 0.08 = -0.028; as operated -0.1 * 0.08 = -0.008: storing gave up the export
+      { interval: '2026-06-01T10:15:00Z/2026-06-01T10:30:00Z', savings: 0.053, batterySavings: -0.02 },
+      // without: 0.075 * 0.30 = 0.0225; as operated 0.575 * 0.30 = 0.1725
+      { interval: '2026-06-01T10:30:00Z/2026-06-01T10:45:00Z', savings: -0.15, batterySavings: -0.15 },
+      { interval: '2026-06-01T10:45:00Z/2026-06-01T11:00:00Z', savings: 0, batterySavings: 0 },
+    ]);
+    expect(r.skipped).toEqual({ noData: 0, noPrice: 0, batteryNotCounted: 1 });
+    const hourly = savings(f, '2026-06-01T10:00:00Z/PT1H', 'PT1H');
+    expect(hourly.entries).toEqual([
+      { interval: '2026-06-01T10:00:00Z/2026-06-01T11:00:00Z', savings: -0.037, batterySavings: -0.11 },
+    ]);
+  });
+
+  it('a caller that may not see the battery gets the answer of a site without it', () => {
+    const f = batterySite();
+    hour(f);
+    const r = siteSavings(f.db, f.site, {
+      range: parseInterval('2026-06-01T10:00:00Z/PT1H'),
+      resolution: 'PT1H',
+      now: LATER,
+      sees: (id) => id !== BATTERY,
+    });
+    expect(r.entries).toEqual([{ interval: '2026-06-01T10:00:00Z/2026-06-01T11:00:00Z', savings: -0.037 }]);
+    expect(r.skipped).toEqual({ noData: 0, noPrice: 0 });
+  });
+});

@@ -9,6 +9,7 @@ import { silentLogger } from '../../core/log.js';
 import type { Health } from '../../ops/health.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { StatusView } from '../../ops/status-view.js';
+import type { PlanChart } from '../../optimiser/plan-chart.js';
 import { RefusalLog } from '../refusals.js';
 import { Connections } from './connections.js';
 import type { ApiDeps } from './deps.js';
@@ -38,7 +39,7 @@ export interface BuildOptions extends ApiDeps {
   /** the daemon clock, ms (default real time): the default tariff page and which buckets savings count */
   now?: () => number;
   /** installer operations (src/ops): /healthz, /metrics and the status page at / */
-  ops?: { health: Health; metrics: Metrics; status(): StatusView };
+  ops?: { health: Health; metrics: Metrics; status(): StatusView; planCharts?(): PlanChart[] };
   /** timeouts and connection caps of the listening server (site.yaml limits.http); absent = node's and fastify's own (inject-only tests) */
   limits?: HttpLimits;
   /** the bounded log of refusals, shared with the WebSocket side (a new one when absent) */
@@ -164,6 +165,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       auth: opts.auth,
       sessions: sessions!,
       status: () => ops.status(),
+      planCharts: () => ops.planCharts?.() ?? [],
       https: opts.https !== undefined,
       releaseControl: opts.control && (() => opts.control!.releaseAll('owner (status page)')),
     });

@@ -20,6 +20,12 @@ const SavingsResponse = Type.Object({
         description:
           "money saved in the bucket: the house's consumption at the import price, minus grid import at the import price plus grid export at the export price",
       }),
+      batterySavings: Type.Optional(
+        Type.Number({
+          description:
+            "sitegw addition to the spec, only on a site with batteries: the batteries' part of savings, the grid cost the bucket would have had without them (grid power less the batteries' power, the same prices) minus its cost as operated",
+        }),
+      ),
     }),
   ),
   skipped: Type.Object(
@@ -28,6 +34,12 @@ const SavingsResponse = Type.Object({
       noPrice: Type.Integer({
         description: 'closed 15-minute buckets left out because the tariff has no price for them',
       }),
+      batteryNotCounted: Type.Optional(
+        Type.Integer({
+          description:
+            'only on a site with batteries: counted buckets left out of batterySavings (no battery power stored, or the site without the batteries would have exported where the tariff has no export price)',
+        }),
+      ),
     },
     {
       description: 'sitegw addition to the spec: 15-minute buckets of the interval that are not in any entry, and why',

@@ -5,6 +5,7 @@
  *   GET  /                     the page (server-rendered)
  *   GET  /status/live          its sections, re-rendered, for /status.js
  *   GET  /status.json          the same facts as data, for scripts
+ *   GET  /status/plan.json     the optimiser's plans with their prices and forecasts, for the chart
  *   POST /control/self-consumption  every battery back to self-consumption, plans removed
  *   GET  /status.js, /status.css
  * Forms are checked against cross-site posting (Origin / Sec-Fetch-Site), the cookie is
@@ -15,7 +16,9 @@ import { refusalText } from '../../auth/attempts.js';
 import type { AuthService } from '../../auth/service.js';
 import { errorBody } from '../../core/errors.js';
 import type { StatusView } from '../../ops/status-view.js';
+import type { PlanChart } from '../../optimiser/plan-chart.js';
 import { STATUS_CSS, STATUS_JS } from './status-assets.js';
+import { PLAN_CHART_CSS, PLAN_CHART_JS } from './status-chart.js';
 import { liveSections, loginPage, statusPage } from './status-page.js';
 import type { OwnerSessions } from './status-session.js';
 
@@ -25,6 +28,8 @@ export interface StatusDeps {
   auth: AuthService;
   sessions: OwnerSessions;
   status: () => StatusView;
+  /** the optimiser's current plans (src/optimiser/plan-chart.ts); none without the optimiser */
+  planCharts?: () => PlanChart[];
   https: boolean;
   /** the owner's button: every storage system back to self-consumption, plans removed */
   releaseControl?: () => void;
@@ -119,11 +124,23 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
     reply.header('Cache-Control', 'no-store').send(deps.status()),
   );
 
+  app.get('/status/plan.json', { config: OWNER, schema: { hide: true } }, async (_req, reply) =>
+    reply
+      .header('Cache-Control', 'no-store')
+      .send({ timezone: deps.status().site.timezone, plans: deps.planCharts?.() ?? [] }),
+  );
+
   app.get('/status.js', { config: OWNER, schema: { hide: true } }, async (_req, reply) =>
-    reply.header('Content-Type', 'text/javascript; charset=utf-8').header('Cache-Control', 'no-cache').send(STATUS_JS),
+    reply
+      .header('Content-Type', 'text/javascript; charset=utf-8')
+      .header('Cache-Control', 'no-cache')
+      .send(STATUS_JS + PLAN_CHART_JS),
   );
   // public: the login page needs it, and it holds nothing but styles
   app.get('/status.css', { config: PUBLIC, schema: { hide: true } }, async (_req, reply) =>
-    reply.header('Content-Type', 'text/css; charset=utf-8').header('Cache-Control', 'no-cache').send(STATUS_CSS),
+    reply
+      .header('Content-Type', 'text/css; charset=utf-8')
+      .header('Cache-Control', 'no-cache')
+      .send(STATUS_CSS + PLAN_CHART_CSS),
   );
 };

@@ -1,0 +1,68 @@
+/**
+ * What the status page's plan chart draws (docs/optimiser.md "Reading the chart"): per slot of the
+ * optimiser's plan, the case's prices and forecasts beside the battery power and SoC the optimum
+ * plans. Built from the case and the solution the loop sent to control, so the chart shows the
+ * numbers the plan was made from, not a second guess at them.
+ */
+import type { OptimiserCase } from './case.js';
+import type { OptimisedPlan } from './plan.js';
+import type { Solution } from './solve.js';
+
+export interface PlanChartSlot {
+  /** ISO 8601 start of the slot */
+  start: string;
+  importPrice: number;
+  exportPrice: number;
+  pvW: number;
+  loadW: number;
+  /** the optimum's net battery power, W, + charging (AC side): what `mode`/`powerW` send */
+  batteryW: number;
+  /** the SoC the plan expects at the slot's end, percent */
+  socEnd: number;
+  mode: OptimisedPlan['slots'][number]['mode'];
+}
+
+export interface PlanChart {
+  deviceId: string;
+  /** when the loop made the plan (ISO) */
+  madeAt: string;
+  slotMinutes: number;
+  /** SoC at the plan's start, percent */
+  socStart: number;
+  /** the plan's cost and plain self-consumption's on the same forecast, currency */
+  cost: number;
+  baselineCost: number;
+  slots: PlanChartSlot[];
+}
+
+export function planChart(
+  deviceId: string,
+  madeAtMs: number,
+  c: OptimiserCase,
+  sol: Solution,
+  plan: OptimisedPlan,
+): PlanChart {
+  return {
+    deviceId,
+    madeAt: new Date(madeAtMs).toISOString(),
+    slotMinutes: c.slotMinutes,
+    socStart: c.battery.socInitial,
+    cost: plan.cost,
+    baselineCost: plan.baselineCost,
+    slots: plan.slots.map((s, t) => {
+      const f = sol.slots[t]!;
+      const net = f.chargeW - f.dischargeW;
+      return {
+        start: s.interval.split('/')[0]!,
+        importPrice: c.importPrice[t]!,
+        exportPrice: c.exportPrice[t]!,
+        pvW: c.pvW[t]!,
+        loadW: c.loadW[t]!,
+        // rounded as plan.ts rounds powerW, so a charge or discharge slot shows its powerW exactly
+        batteryW: Math.sign(net) * Math.round(Math.abs(net)) + 0,
+        socEnd: s.socEnd,
+        mode: s.mode,
+      };
+    }),
+  };
+}
