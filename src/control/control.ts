@@ -23,8 +23,10 @@ import {
   type OperationMode,
   planOf,
   replacePlan,
+  reserveOf,
   type StoredPlan,
   setMode,
+  setReserve,
 } from '../store/control.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
 import { checkPlanSlots, type SlotBody } from './plan-body.js';
@@ -127,6 +129,41 @@ export class Control implements Feature {
     this.d.log.info({ deviceId: id, mode, by }, 'operation mode changed');
     if (mode === 'optimise') this.optimiser?.wake(id);
     void this.executors.get(id)?.wake();
+  }
+
+  /**
+   * The reserve state of charge a storage system may set (docs/control.md "The reserve"): within
+   * site.yaml's control.socMin..socMax and above the lowest the device itself keeps.
+   */
+  reserveRange(deviceId: string): { min: number; max: number } {
+    const { socMin, socMax } = this.d.config;
+    const device = this.executors.get(deviceId)?.storageControl?.minSocPct ?? 0;
+    return { min: Math.min(socMax, Math.max(socMin, device)), max: socMax };
+  }
+
+  /** The reserve in force, percent: the one set at run time, else control.reserveSoc, clipped to its range. */
+  reserveOf(deviceId: string): number {
+    const { min, max } = this.reserveRange(deviceId);
+    const soc = reserveOf(this.d.db, deviceId)?.soc ?? this.d.config.reserveSoc;
+    return Math.min(max, Math.max(min, soc));
+  }
+
+  /** Stores a new reserve; anything but a number within reserveRange() is refused and nothing changes. */
+  setReserve(device: DeviceState, soc: unknown, by: string): number {
+    this.requireEnabled();
+    const id = device.config.id;
+    const { min, max } = this.reserveRange(id);
+    if (typeof soc !== 'number' || !Number.isFinite(soc))
+      throw apiError('RESERVE_INVALID', `reserveSoc must be a number of percent, got ${String(soc).slice(0, 40)}`);
+    if (soc < min || soc > max)
+      throw apiError(
+        'RESERVE_OUT_OF_RANGE',
+        `reserveSoc ${soc} is outside ${min}..${max} % (control.socMin, control.socMax and the device's own minimum)`,
+      );
+    setReserve(this.d.db, id, soc, by, this.d.clock.now());
+    this.d.log.info({ deviceId: id, reserveSoc: soc, by }, 'reserve state of charge changed');
+    void this.executors.get(id)?.wake();
+    return soc;
   }
 
   /** The optimiser feature says it runs (or, with undefined, that it stopped): `optimise` is accepted while it does. */
@@ -235,6 +272,7 @@ export class Control implements Feature {
         control: () => this.d.controlFor(device, b),
         counted: (n) => writes?.inc({ device: device.config.id }, n),
         tickMs: this.d.tickMs,
+        reserveSoc: () => this.reserveOf(device.config.id),
       });
       this.executors.set(device.config.id, exec);
     }

@@ -31,12 +31,14 @@ import { type DiscoveredModel, discoverSunSpec } from '../modbus/sunspec/discove
 export const M124 = {
   WChaMax: 0,
   StorCtl_Mod: 3,
+  MinRsvPct: 5,
   OutWRte: 10,
   InWRte: 11,
   InOutWRte_WinTms: 12,
   InOutWRte_RvrtTms: 13,
   ChaGriSet: 15,
   WChaMax_SF: 16,
+  MinRsvPct_SF: 19,
   InOutWRte_SF: 23,
 } as const;
 const MIN_LENGTH = 24;
@@ -55,6 +57,8 @@ export class SunSpecStorageControl implements StorageControl {
   private rateSf = 0;
   /** ChaGriSet as the installer left it, restored with self-consumption */
   private ownChaGriSet: number | undefined;
+  /** MinRsvPct: the device's own minimum reserve (a percentage, as Fronius reads it) */
+  minSocPct: number | undefined;
 
   constructor(
     readonly unitId: number,
@@ -106,6 +110,10 @@ export class SunSpecStorageControl implements StorageControl {
     this.wChaMax = regs[M124.WChaMax]! * 10 ** sf;
     this.rateSf = int16(regs[M124.InOutWRte_SF]!);
     this.ownChaGriSet = regs[M124.ChaGriSet];
+    const rsvSf = int16(regs[M124.MinRsvPct_SF]!);
+    const rsv = regs[M124.MinRsvPct]!;
+    // 0xFFFF / 0x8000: not implemented (SunSpec's unimplemented values)
+    if (rsv !== 0xffff && rsvSf !== -32768) this.minSocPct = rsv * 10 ** rsvSf;
     if (!(this.wChaMax > 0) || this.rateSf === -32768)
       throw new ModbusError(
         'decode',

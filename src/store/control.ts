@@ -51,6 +51,30 @@ export function setMode(db: Database, deviceId: string, mode: OperationMode, by:
   ).run(deviceId, mode, now, by);
 }
 
+export interface ReserveRow {
+  /** percent */
+  soc: number;
+  changedMs: number;
+  changedBy: string;
+}
+
+/** The reserve set at run time (Home Assistant, the API); undefined: site.yaml's control.reserveSoc applies. */
+export function reserveOf(db: Database, deviceId: string): ReserveRow | undefined {
+  const r = db
+    .prepare<[string], { soc: number; changed_ms: number; changed_by: string }>(
+      'SELECT soc, changed_ms, changed_by FROM control_reserve WHERE device_id = ?',
+    )
+    .get(deviceId);
+  return r && { soc: r.soc, changedMs: r.changed_ms, changedBy: r.changed_by };
+}
+
+export function setReserve(db: Database, deviceId: string, soc: number, by: string, now: number): void {
+  db.prepare(
+    `INSERT INTO control_reserve (device_id, soc, changed_ms, changed_by) VALUES (?, ?, ?, ?)
+     ON CONFLICT(device_id) DO UPDATE SET soc = excluded.soc, changed_ms = excluded.changed_ms, changed_by = excluded.changed_by`,
+  ).run(deviceId, soc, now, by);
+}
+
 interface SlotRaw {
   start_ms: number;
   end_ms: number;

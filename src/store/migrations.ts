@@ -322,6 +322,20 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      "battery control: the reserve state of charge of each storage system as Home Assistant or the API set it (docs/control.md 'The reserve')",
+    up(db) {
+      db.exec(`
+        CREATE TABLE control_reserve (
+          device_id  TEXT PRIMARY KEY,
+          soc        REAL NOT NULL,
+          changed_ms INTEGER NOT NULL,
+          changed_by TEXT NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
