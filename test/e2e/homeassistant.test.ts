@@ -500,12 +500,14 @@ describe.skipIf(!MOSQUITTO)('Home Assistant state rate', () => {
     expect(c.messages.filter((m) => m.topic === topic)).toHaveLength(1);
   });
 
-  it('offers no operation mode select with control disabled', async () => {
+  it('offers no operation mode select and no reserve number with control disabled', async () => {
     // the configs go out before the states of the same announcement, in order
     const configs = await retained(broker, `${DISCOVERY}/#`, (m) => m.size > 1);
     await waitFor('the first round of states', () => c.messages.length > 0 || undefined);
     const after = await retained(broker, `${DISCOVERY}/#`, (m) => m.size >= configs.size);
     expect([...after.keys()].filter((t) => t.startsWith(`${DISCOVERY}/binary_sensor/`)).length).toBeGreaterThan(0);
     expect([...after.keys()].filter((t) => t.startsWith(`${DISCOVERY}/select/`))).toEqual([]);
+    // nor the reserve number (test/e2e/control-reserve.test.ts has it with control on)
+    expect([...after.keys()].filter((t) => t.startsWith(`${DISCOVERY}/number/`))).toEqual([]);
   });
 });
