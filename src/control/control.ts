@@ -25,6 +25,7 @@ import {
   replacePlan,
   reserveOf,
   type StoredPlan,
+  type StoredSlot,
   setMode,
   setReserve,
 } from '../store/control.js';
@@ -197,6 +198,7 @@ export class Control implements Feature {
         `If-Match ${ifMatch.slice(0, 80)} is not the stored plan's ETag: GET the plan again`,
       );
     const checked = checkPlanSlots(slots, now);
+    this.requireModes(id, checked);
     replacePlan(this.d.db, { deviceId: id, planId: randomUUID(), source, createdMs: now, slots: checked });
     if (this.modeOf(id) === 'self-consumption') setMode(this.d.db, id, 'plan', source, now);
     this.d.log.info({ deviceId: id, source, slots: checked.length }, 'plan stored');
@@ -304,6 +306,23 @@ export class Control implements Feature {
     // a clean stop leaves every storage system in its own self-consumption
     await Promise.all([...this.executors.values()].map((e) => e.stop(true)));
     this.executors.clear();
+  }
+
+  /**
+   * A slot the device's control cannot run is refused now, not failed later: Huawei's and
+   * Victron's documents give no hold (docs/control.md "Vendor control maps"). Known once the
+   * executor has found the device's control (at start); before that the executor's own check
+   * fails the slot and falls back to self-consumption.
+   */
+  private requireModes(deviceId: string, slots: readonly StoredSlot[]): void {
+    const modes = this.executors.get(deviceId)?.storageControl?.modes;
+    if (!modes) return;
+    const i = slots.findIndex((s) => s.mode !== 'self-consumption' && !modes.includes(s.mode));
+    if (i < 0) return;
+    throw apiError(
+      'SLOT_MODE_UNSUPPORTED',
+      `the slot at ${new Date(slots[i]!.startMs).toISOString()}: ${deviceId}'s storage control gives no '${slots[i]!.mode}' (it gives ${modes.join(', ')}); plan the battery with those, or self-consumption`,
+    );
   }
 
   private requireEnabled(): void {

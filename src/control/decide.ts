@@ -20,6 +20,12 @@ export interface Measured {
 export interface Nameplate {
   maxChargeW?: number;
   maxDischargeW?: number;
+  /**
+   * false: the device's control gives no hold (Huawei, Victron: docs/control.md "Vendor control
+   * maps"). A reached target then returns the battery to the device's own logic, and the reserve
+   * is the device's own setting in self-consumption.
+   */
+  holds?: boolean;
 }
 
 export interface Decision {
@@ -86,6 +92,7 @@ export function decide(
  */
 function keepReserve(m: Measured, env: ControlConfig, plate: Nameplate, reserve: Reserve): Decision {
   const soc = m.socPct;
+  if (plate.holds === false) return SELF;
   if (soc === undefined || (reserve.held ? soc >= reserve.socPct + RESERVE_BAND_PCT : soc > reserve.socPct))
     return SELF;
   const d = charge(env.maxChargeW, env.socMax, m, { ...env, gridCharge: false }, plate, false);
@@ -107,9 +114,11 @@ function move(
   m: Measured,
   reached: (socPct: number) => boolean,
   limits: (base: number) => Limit[],
+  holds = true,
 ): Decision {
   if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined) return SELF;
-  if (reached(m.socPct)) return { command: { mode: 'hold' }, limited: null, targetReached: true };
+  if (reached(m.socPct))
+    return { command: holds ? { mode: 'hold' } : { mode: 'self-consumption' }, limited: null, targetReached: true };
   // the site without the battery: what the grid would carry if the battery stood still
   const base = m.gridW - m.batteryW;
   const why: string[] = [];
@@ -148,6 +157,7 @@ function charge(
       ],
       !env.gridCharge && [-base, 'charging from PV surplus only (control.gridCharge false)'],
     ],
+    plate.holds !== false,
   );
 }
 
@@ -172,5 +182,6 @@ function discharge(
         `grid export kept under control.exportLimitW ${env.exportLimitW} W`,
       ],
     ],
+    plate.holds !== false,
   );
 }

@@ -129,7 +129,8 @@ export class StorageExecutor {
     if (slot?.status === 'skipped' || slot?.status === 'failed') slot = undefined;
     const reached = slot !== undefined && this.reachedSlot === slot.startMs;
     const reserve = { socPct: this.d.reserveSoc(), held: this.reserveHeld };
-    const d = decide(following ? 'plan' : mode, slot, this.measured, env, {}, reached, reserve);
+    const holds = this.control?.modes?.includes('hold') ?? true;
+    const d = decide(following ? 'plan' : mode, slot, this.measured, env, { holds }, reached, reserve);
     if (slot && d.targetReached) this.reachedSlot = slot.startMs;
     this.reserveHeld = d.reserveHeld === true;
     const writer = following && slot ? (plan?.source ?? 'plan') : `mode:${mode}`;

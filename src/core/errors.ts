@@ -55,6 +55,7 @@ export const ErrorCodes = {
   SLOT_TOO_FAR: { status: 400, code: 'SLOT_TOO_FAR' },
   SLOT_IN_PAST: { status: 400, code: 'SLOT_IN_PAST' },
   POWER_REQUIRED: { status: 400, code: 'POWER_REQUIRED' },
+  SLOT_MODE_UNSUPPORTED: { status: 400, code: 'SLOT_MODE_UNSUPPORTED' },
   RESERVE_INVALID: { status: 400, code: 'RESERVE_INVALID' },
   RESERVE_OUT_OF_RANGE: { status: 400, code: 'RESERVE_OUT_OF_RANGE' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },

@@ -40,6 +40,8 @@ export type CommandLife = { kind: 'revert-timer'; seconds: number } | { kind: 'k
 /** A storage system's control, bound to its unit. Every call writes, then reads back. */
 export interface StorageControl {
   readonly life: CommandLife;
+  /** the commands the device's document gives; absent: all four (SunSpec 124) */
+  readonly modes?: readonly StorageCommand['mode'][];
   /** the lowest state of charge the device itself keeps, percent, once it told (SunSpec 124 MinRsvPct) */
   readonly minSocPct?: number;
   /** Puts the command on the device: only the registers whose value changes, plus what the life needs. */

@@ -4,12 +4,9 @@
  * documents (test/fixtures/control/). A plan's `hold` slot reaches each device; after `DELETE` of
  * the plan the device gets its self-consumption writes and then no more, keep-alive or not.
  *
- * Only GoodWe ET and Sungrow SH are run here. Hold needs no measurement, while a charge or
- * discharge waits for the battery's and the grid's readings, which a fixture device (control
- * registers only) cannot give: Huawei and Victron have no hold in their maps. SolarEdge's profile
- * describes the battery only, and control acts on the inverter, so no site.yaml can put the
- * StorEdge map on an inverter. For those three, the stop after the return to self-consumption is
- * proved on the map itself in test/profiles/control-vendors.test.ts.
+ * GoodWe ET and Sungrow SH are run here: hold needs no measurement. Huawei and Victron have no
+ * hold in their maps; test/e2e/control-vendors-move.test.ts runs them with a charge slot, with
+ * the simulator's batteries and grid meter giving the readings a charge waits for.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
