@@ -130,6 +130,19 @@ describe('decide: the reserve (docs/control.md "The reserve")', () => {
       'self-consumption',
     );
   });
+  it('on a device without hold: a reached target returns to self-consumption, and the reserve is the device’s own', () => {
+    const plate = { holds: false };
+    expect(decide('plan', slot({ targetSoc: 60 }), { ...night, socPct: 61 }, env, plate)).toMatchObject({
+      command: { mode: 'self-consumption' },
+      targetReached: true,
+    });
+    expect(decide('plan', slot({ mode: 'discharge' }), at(30, 0, 0), env, plate, false, reserve(30)).command).toEqual({
+      mode: 'self-consumption',
+    });
+    expect(decide('self-consumption', undefined, at(25), env, plate, false, reserve(30)).command.mode).toBe(
+      'self-consumption',
+    );
+  });
   it('without a state of charge leaves the device alone', () => {
     expect(decide('self-consumption', undefined, {}, env, {}, false, reserve(30)).command.mode).toBe(
       'self-consumption',
