@@ -25,7 +25,8 @@ export async function releaseStorage(config: SiteConfig): Promise<Released[]> {
       storages.map(async (d): Promise<Released> => {
         const bus = buses.readerFor(d.config);
         try {
-          const control = await storageControlFor(d.config, bus, config.control.revertSeconds);
+          const batteries = site.batteriesOf(d.config.id).map((x) => x.config);
+          const control = await storageControlFor(d.config, bus, config.control.revertSeconds, undefined, batteries);
           if (!control)
             return { deviceId: d.config.id, ok: true, detail: 'offers no storage control: nothing to release' };
           const writes = await control.apply(bus, { mode: 'self-consumption' });

@@ -95,8 +95,9 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
         (['battery', 'battery_block', 'pv'].includes(s.role ?? '') ? 1 : 0) +
         // the live channels its device reported (grid frequency, phase values, temperature, status, DC values)
         (s.live?.length ?? 0),
-      // the operation mode select of each storage system (the demo enables control)
-      demo.daemon.site.byRole('inverter').filter((d) => demo.daemon.site.batteriesOf(d.config.id).length > 0).length,
+      // the operation mode select and the reserve number of each storage system (the demo enables control)
+      2 *
+        demo.daemon.site.byRole('inverter').filter((d) => demo.daemon.site.batteriesOf(d.config.id).length > 0).length,
     );
 
   beforeAll(async () => {
