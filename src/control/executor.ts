@@ -22,6 +22,7 @@ import {
 } from '../store/control.js';
 import { decide, type Measured } from './decide.js';
 import { dryRunBus } from './dry-run-bus.js';
+import { originalsBus } from './originals-bus.js';
 
 export type ControlBus = RegisterReader & RegisterWriter;
 
@@ -59,7 +60,7 @@ export class StorageExecutor {
   private readonly bus: ControlBus;
 
   constructor(private readonly d: ExecutorDeps) {
-    this.bus = d.env.dryRun ? dryRunBus(d.bus) : d.bus;
+    this.bus = d.env.dryRun ? dryRunBus(d.bus) : originalsBus(d.bus, d.db, d.deviceId, () => d.clock.now());
   }
 
   /** Decide and apply now, then again at the next slot boundary or tick. */

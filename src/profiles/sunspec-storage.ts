@@ -69,6 +69,11 @@ export class SunSpecStorageControl implements StorageControl {
     this.life = { kind: 'revert-timer', seconds: revertSeconds };
   }
 
+  /** StorCtl_Mod 0 is self-consumption; everything else release restores (ChaGriSet, the rates, the timers) */
+  get selfConsumptionRegisters(): readonly number[] {
+    return [this.address + M124.StorCtl_Mod];
+  }
+
   /** Finds model 124 on the unit; undefined when the device has none. */
   static async discover(
     bus: RegisterReader,
@@ -110,6 +115,8 @@ export class SunSpecStorageControl implements StorageControl {
     this.wChaMax = regs[M124.WChaMax]! * 10 ** sf;
     this.rateSf = int16(regs[M124.InOutWRte_SF]!);
     this.ownChaGriSet = regs[M124.ChaGriSet];
+    // as the device holds it: restoring it with self-consumption writes only when it changed
+    this.written.set(this.address + M124.ChaGriSet, regs[M124.ChaGriSet]!);
     const rsvSf = int16(regs[M124.MinRsvPct_SF]!);
     const rsv = regs[M124.MinRsvPct]!;
     // 0xFFFF / 0x8000: not implemented (SunSpec's unimplemented values)

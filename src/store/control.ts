@@ -75,6 +75,56 @@ export function setReserve(db: Database, deviceId: string, soc: number, by: stri
   ).run(deviceId, soc, now, by);
 }
 
+/** A register range as it was before control first wrote it (docs/control.md "Fail-safe"). */
+export interface OriginalRow {
+  id: number;
+  unitId: number;
+  address: number;
+  words: number[];
+  readMs: number;
+}
+
+/** The originals of a device, in the order control first wrote them. */
+export function originalsOf(db: Database, deviceId: string): OriginalRow[] {
+  return db
+    .prepare<[string], { id: number; unit_id: number; address: number; words: string; read_ms: number }>(
+      'SELECT id, unit_id, address, words, read_ms FROM control_originals WHERE device_id = ? ORDER BY id',
+    )
+    .all(deviceId)
+    .map((r) => ({ id: r.id, unitId: r.unit_id, address: r.address, words: JSON.parse(r.words), readMs: r.read_ms }));
+}
+
+/** Whether any register of the range has an original already (the first write's value is the one kept). */
+export function hasOriginal(db: Database, deviceId: string, unitId: number, address: number, count: number): boolean {
+  const rows = db
+    .prepare<[string, number, number], { address: number; words: string }>(
+      'SELECT address, words FROM control_originals WHERE device_id = ? AND unit_id = ? AND address <= ?',
+    )
+    .all(deviceId, unitId, address + count - 1);
+  return rows.some((r) => r.address + (JSON.parse(r.words) as number[]).length > address);
+}
+
+export function recordOriginal(
+  db: Database,
+  deviceId: string,
+  unitId: number,
+  address: number,
+  words: readonly number[],
+  now: number,
+): void {
+  db.prepare('INSERT INTO control_originals (device_id, unit_id, address, words, read_ms) VALUES (?, ?, ?, ?, ?)').run(
+    deviceId,
+    unitId,
+    address,
+    JSON.stringify(words),
+    now,
+  );
+}
+
+export function forgetOriginal(db: Database, id: number): void {
+  db.prepare('DELETE FROM control_originals WHERE id = ?').run(id);
+}
+
 interface SlotRaw {
   start_ms: number;
   end_ms: number;
