@@ -5,7 +5,8 @@
  * the battery: at night in self-consumption the simulated battery discharges into the house until
  * the reserve, set above its state of charge, stops it (SunSpec 124 written with both rates 0 and
  * the revert timer). Text, NaN and values out of range are refused: the number shows the reserve
- * in force again, nothing is stored, and not one register write follows.
+ * in force again, nothing is stored, and not one register write follows. Backup charges a
+ * battery below the reserve from the grid up to it and then gives nothing from it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reserveOf, writesOf } from '../../src/store/control.js';
@@ -196,5 +197,40 @@ describe.skipIf(!MOSQUITTO)('the reserve state of charge from Home Assistant', (
     );
     expect(inv).toMatchObject({ reserveSoc: 40, operationMode: 'self-consumption' });
     expect(reserveOf(demo.daemon.ctx.db, 'inverter')?.soc).toBe(40);
+  });
+
+  it('backup: below the reserve the battery charges from the grid up to it, then gives nothing', async () => {
+    const owner = (await customerTokens(demo.credentials, 'svc/device.read svc/device.write')).access_token;
+    const reserve = Math.min(config.max, Math.ceil(soc()) + 1);
+    const r = await fetch(`${demo.url}/api/v1/devices/inverter`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reserveSoc: reserve, operationMode: 'backup' }),
+    });
+    expect(r.status).toBe(200);
+    // a night without PV: the charge comes from the grid (control.gridCharge is true in the demo)
+    const charging = await waitFor('the battery charging from the grid', () => {
+      const s = demo.sim.snapshot();
+      return batteryW() > 1000 && s.gridW > batteryW() ? s : undefined;
+    });
+    expect(charging.pvW.reduce((a, b) => a + b, 0)).toBe(0);
+    expect(audit().some((w) => w.writer === 'mode:backup')).toBe(true);
+    await waitFor('the reserve reached', () => soc() >= reserve || undefined, 60_000);
+    await waitFor('the battery standing at the reserve', () => Math.abs(batteryW()) < 50 || undefined);
+    // held there, poll after poll: the house draws from the grid, not from the reserve
+    let polls = 0;
+    let lowest = Number.POSITIVE_INFINITY;
+    const off = demo.daemon.ctx.bus.on('devicePolled', (e) => {
+      if (e.deviceId !== 'inverter') return;
+      polls++;
+      lowest = Math.min(lowest, batteryW());
+    });
+    try {
+      await waitFor('3 polls at the reserve', () => polls >= 3 || undefined);
+    } finally {
+      off();
+    }
+    expect(lowest).toBeGreaterThan(-50);
+    expect(soc()).toBeGreaterThanOrEqual(reserve - 0.1);
   });
 });
