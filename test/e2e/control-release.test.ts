@@ -10,19 +10,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { controlCommand } from '../../src/cli/control.js';
-import { CONFIG_VERSION } from '../../src/config/version.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { ensureDemoCredentials } from '../../src/demo/credentials.js';
 import { Daemon } from '../../src/main.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { originalsOf, writesOf } from '../../src/store/control.js';
 import { openDatabase } from '../../src/store/db.js';
 import { partnerToken } from '../support/auth.js';
 import { type ControlDevice, loadControlFixture, startControlDevice } from '../support/control-device.js';
 import { waitFor } from '../support/demo.js';
+import { type FixtureSite, fixtureSiteConfig, fixtureSiteYaml } from '../support/fixture-site.js';
 import { captureLines } from '../support/output.js';
 
 const Q = 15 * 60_000;
@@ -33,32 +31,24 @@ describe('control release restores what the plan changed', () => {
   let device: ControlDevice;
   let dataDir: string;
   let configFile: string;
-  let doc: object;
+  let site: FixtureSite;
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sitegw-release-'));
     device = await startControlDevice(f);
     const connection = { type: 'tcp', host: device.host, port: device.port, unitId: f.unitId };
-    doc = {
-      version: CONFIG_VERSION,
-      site: {
-        id: 'release',
-        name: 'Release',
-        timezone: 'Europe/Berlin',
-        currency: 'EUR',
-        location: { latitude: 52.52, longitude: 13.4 },
-      },
-      http: { host: '127.0.0.1', port: 0 },
+    site = {
+      id: 'release',
+      name: 'Release',
       dataDir,
-      poll: { intervalSeconds: 10 },
-      control: { enabled: true },
       devices: [
         { id: 'inverter', role: 'inverter', profile: 'sunspec', connection },
         { id: 'battery', role: 'battery', profile: f.profile, inverter: 'inverter', connection },
       ],
+      more: { control: { enabled: true } },
     };
     configFile = join(dataDir, 'site.yaml');
-    writeFileSync(configFile, stringify(doc));
+    writeFileSync(configFile, fixtureSiteYaml(site));
   });
   afterAll(async () => {
     await device?.close();
@@ -67,10 +57,8 @@ describe('control release restores what the plan changed', () => {
 
   it('puts back the settings in the order first written, audits them, and has nothing left the second time', async () => {
     const factory = (address: number) => f.registers.find((r) => r.address === address)!.words;
-    const parsed = parseConfig(stringify(doc), 'release site.yaml');
-    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
     const daemon = await Daemon.start({
-      config: parsed.config,
+      config: fixtureSiteConfig(site),
       clock: new ScaledClock(120, START),
       log: silentLogger(),
     });

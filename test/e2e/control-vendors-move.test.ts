@@ -14,14 +14,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { CONFIG_VERSION } from '../../src/config/version.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { streamIds } from '../../src/core/streams.js';
 import { ensureDemoCredentials } from '../../src/demo/credentials.js';
 import { Daemon } from '../../src/main.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
@@ -34,6 +31,7 @@ import {
   startControlDevice,
 } from '../support/control-device.js';
 import { waitFor } from '../support/demo.js';
+import { fixtureSiteConfig } from '../support/fixture-site.js';
 
 const VENDORS = ['huawei-sun2000', 'victron-gx'] as const;
 const Q = 15 * 60_000;
@@ -81,24 +79,14 @@ describe('vendor maps without hold through the daemon: hold refused, charge as t
       profile: 'sunspec',
       connection: { type: 'tcp', host: servers.meter.host, port: servers.meter.port, unitId: 1 },
     });
-    const doc = {
-      version: CONFIG_VERSION,
-      site: {
-        id: 'vendors-move',
-        name: 'Vendor fixtures with simulated batteries',
-        timezone: 'Europe/Berlin',
-        currency: 'EUR',
-        location: { latitude: 52.52, longitude: 13.4 },
-      },
-      http: { host: '127.0.0.1', port: 0 },
+    const config = fixtureSiteConfig({
+      id: 'vendors-move',
+      name: 'Vendor fixtures with simulated batteries',
       dataDir,
-      poll: { intervalSeconds: 5 },
-      control: { enabled: true },
       devices: entries,
-    };
-    const parsed = parseConfig(stringify(doc), 'vendors-move site.yaml');
-    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-    daemon = await Daemon.start({ config: parsed.config, clock, log: silentLogger() });
+      more: { poll: { intervalSeconds: 5 }, control: { enabled: true } },
+    });
+    daemon = await Daemon.start({ config, clock, log: silentLogger() });
     token = await partnerToken(await ensureDemoCredentials(daemon));
   });
   afterAll(async () => {

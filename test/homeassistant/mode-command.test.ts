@@ -52,10 +52,12 @@ function demo(enabled: boolean) {
   return { site, db, control };
 }
 
-const selects = (site: Site, control: Control) =>
+/** the discovery configs of one component (select, number) the site announces */
+const configsOf = (component: string) => (site: Site, control: Control) =>
   [...discoveryConfigs(ctx, site.devices.values(), site.streams(), haStorages(control))].filter(([t]) =>
-    t.startsWith('homeassistant/select/'),
+    t.startsWith(`homeassistant/${component}/`),
   );
+const selects = configsOf('select');
 
 describe('the operation mode select', () => {
   it('is offered for the storage system in the documented schema while control is enabled, and absent while it is off', () => {
@@ -113,10 +115,7 @@ describe('the operation mode select', () => {
 
 describe('the reserve number', () => {
   const RESERVE = topics.reserveCommand('inverter');
-  const numbers = (site: Site, control: Control) =>
-    [...discoveryConfigs(ctx, site.devices.values(), site.streams(), haStorages(control))].filter(([t]) =>
-      t.startsWith('homeassistant/number/'),
-    );
+  const numbers = configsOf('number');
 
   it('is offered with the range control accepts while control is enabled, and absent while it is off', () => {
     const on = demo(true);
