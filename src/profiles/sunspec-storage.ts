@@ -51,8 +51,6 @@ type Bus = RegisterReader & RegisterWriter;
 
 export class SunSpecStorageControl implements StorageControl {
   readonly life: CommandLife;
-  /** registers as last written and confirmed, by address */
-  private readonly written = new Map<number, number>();
   private wChaMax = 0;
   private rateSf = 0;
   /** ChaGriSet as the installer left it, restored with self-consumption */
@@ -115,8 +113,6 @@ export class SunSpecStorageControl implements StorageControl {
     this.wChaMax = regs[M124.WChaMax]! * 10 ** sf;
     this.rateSf = int16(regs[M124.InOutWRte_SF]!);
     this.ownChaGriSet = regs[M124.ChaGriSet];
-    // as the device holds it: restoring it with self-consumption writes only when it changed
-    this.written.set(this.address + M124.ChaGriSet, regs[M124.ChaGriSet]!);
     const rsvSf = int16(regs[M124.MinRsvPct_SF]!);
     const rsv = regs[M124.MinRsvPct]!;
     // 0xFFFF / 0x8000: not implemented (SunSpec's unimplemented values)
@@ -129,15 +125,18 @@ export class SunSpecStorageControl implements StorageControl {
   }
 
   /**
-   * Writes `values` at `address` unless they are what was last confirmed there (`always` for the
-   * registers a keep-alive must rewrite), then reads them back.
+   * Writes `values` at `address` unless the device holds them already (`always` for the registers
+   * a keep-alive must rewrite), then reads them back. What the device holds, not what was last
+   * written: its revert timer puts StorCtl_Mod back to 0 by itself (a keep-alive late under load),
+   * and the next command must set it again rather than trust a copy.
    */
   private async put(bus: Bus, address: number, values: number[], always: boolean): Promise<RegisterWrite[]> {
-    const same = values.every((v, i) => this.written.get(address + i) === v);
-    if (same && !always) return [];
+    if (!always) {
+      const held = await bus.readHolding(this.unitId, address, values.length);
+      if (values.every((v, i) => held[i] === v)) return [];
+    }
     await bus.writeHolding(this.unitId, address, values);
     const readBack = await bus.readHolding(this.unitId, address, values.length);
-    values.forEach((v, i) => (readBack[i] === v ? this.written.set(address + i, v) : this.written.delete(address + i)));
     return [{ address, values, readBack }];
   }
 }
