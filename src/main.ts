@@ -183,7 +183,14 @@ export class Daemon {
       bus: bus.as('control'),
       log: log.child({ feature: 'control' }),
       busFor: (d) => buses.readerFor(d.config),
-      controlFor: (d, b) => storageControlFor(d.config, b, config.control.revertSeconds, profiles),
+      controlFor: (d, b) =>
+        storageControlFor(
+          d.config,
+          b,
+          config.control.revertSeconds,
+          profiles,
+          site.batteriesOf(d.config.id).map((x) => x.config),
+        ),
       registry,
       // a keep-alive at a third of the command's life needs a decision at least that often
       tickMs: Math.min(pollPeriodMs, config.control.revertSeconds * 250),

@@ -1,9 +1,11 @@
 /**
- * `sitegw control release --config FILE`: puts every storage system back in self-consumption
- * (src/control/release.ts). With `control.enabled: false` nothing was ever written, and nothing is.
+ * `sitegw control release --config FILE`: puts every storage system back in self-consumption and
+ * restores what control changed, audited in the data directory's database (src/control/release.ts). With `control.enabled: false` nothing was ever written, and nothing is.
  */
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { releaseStorage } from '../control/release.js';
+import { type Database, openDatabase } from '../store/db.js';
 import { loadSiteConfig } from './config.js';
 import { EXIT, type Output, printUsage, stdio } from './output.js';
 
@@ -25,7 +27,20 @@ export async function controlCommand(argv: string[], io: Output = stdio): Promis
     io.out('control is off (control.enabled: false): nothing was written, nothing to release\n');
     return EXIT.OK;
   }
-  const results = await releaseStorage(loaded.config);
-  for (const r of results) io.out(`${r.deviceId}: ${r.ok ? '' : 'FAILED: '}${r.detail}\n`);
-  return results.every((r) => r.ok) ? EXIT.OK : EXIT.FAILURE;
+  // the audit and the values to restore are in the database; self-consumption goes out without it
+  let db: Database | undefined;
+  try {
+    db = openDatabase(join(loaded.config.dataDir, 'sitegw.db'));
+  } catch (err) {
+    io.err(
+      `control release: the database cannot be opened (${err instanceof Error ? err.message : String(err)}): self-consumption only, nothing restored or audited\n`,
+    );
+  }
+  try {
+    const results = await releaseStorage(loaded.config, db);
+    for (const r of results) io.out(`${r.deviceId}: ${r.ok ? '' : 'FAILED: '}${r.detail}\n`);
+    return results.every((r) => r.ok) ? EXIT.OK : EXIT.FAILURE;
+  } finally {
+    db?.close();
+  }
 }

@@ -55,7 +55,10 @@ export const CONTROL = {
       default: false,
       hint: 'write true to watch what control would do before letting it act',
     },
-    reserveSoc: percent('state of charge (percent) that backup mode holds and no discharge command goes below', 20),
+    reserveSoc: percent(
+      'state of charge (percent) no discharge goes below and backup mode charges back to, until Home Assistant or the API sets another (docs/control.md "The reserve")',
+      20,
+    ),
     socMin: percent('lowest state of charge (percent) a discharge command may reach', 10),
     socMax: percent('highest state of charge (percent) a charge command may reach', 100),
     maxChargeW: watts(

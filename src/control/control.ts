@@ -23,8 +23,11 @@ import {
   type OperationMode,
   planOf,
   replacePlan,
+  reserveOf,
   type StoredPlan,
+  type StoredSlot,
   setMode,
+  setReserve,
 } from '../store/control.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
 import { checkPlanSlots, type SlotBody } from './plan-body.js';
@@ -129,6 +132,41 @@ export class Control implements Feature {
     void this.executors.get(id)?.wake();
   }
 
+  /**
+   * The reserve state of charge a storage system may set (docs/control.md "The reserve"): within
+   * site.yaml's control.socMin..socMax and above the lowest the device itself keeps.
+   */
+  reserveRange(deviceId: string): { min: number; max: number } {
+    const { socMin, socMax } = this.d.config;
+    const device = this.executors.get(deviceId)?.storageControl?.minSocPct ?? 0;
+    return { min: Math.min(socMax, Math.max(socMin, device)), max: socMax };
+  }
+
+  /** The reserve in force, percent: the one set at run time, else control.reserveSoc, clipped to its range. */
+  reserveOf(deviceId: string): number {
+    const { min, max } = this.reserveRange(deviceId);
+    const soc = reserveOf(this.d.db, deviceId)?.soc ?? this.d.config.reserveSoc;
+    return Math.min(max, Math.max(min, soc));
+  }
+
+  /** Stores a new reserve; anything but a number within reserveRange() is refused and nothing changes. */
+  setReserve(device: DeviceState, soc: unknown, by: string): number {
+    this.requireEnabled();
+    const id = device.config.id;
+    const { min, max } = this.reserveRange(id);
+    if (typeof soc !== 'number' || !Number.isFinite(soc))
+      throw apiError('RESERVE_INVALID', `reserveSoc must be a number of percent, got ${String(soc).slice(0, 40)}`);
+    if (soc < min || soc > max)
+      throw apiError(
+        'RESERVE_OUT_OF_RANGE',
+        `reserveSoc ${soc} is outside ${min}..${max} % (control.socMin, control.socMax and the device's own minimum)`,
+      );
+    setReserve(this.d.db, id, soc, by, this.d.clock.now());
+    this.d.log.info({ deviceId: id, reserveSoc: soc, by }, 'reserve state of charge changed');
+    void this.executors.get(id)?.wake();
+    return soc;
+  }
+
   /** The optimiser feature says it runs (or, with undefined, that it stopped): `optimise` is accepted while it does. */
   attachOptimiser(o: OptimiserHook | undefined): void {
     this.optimiser = o;
@@ -160,6 +198,7 @@ export class Control implements Feature {
         `If-Match ${ifMatch.slice(0, 80)} is not the stored plan's ETag: GET the plan again`,
       );
     const checked = checkPlanSlots(slots, now);
+    this.requireModes(id, checked);
     replacePlan(this.d.db, { deviceId: id, planId: randomUUID(), source, createdMs: now, slots: checked });
     if (this.modeOf(id) === 'self-consumption') setMode(this.d.db, id, 'plan', source, now);
     this.d.log.info({ deviceId: id, source, slots: checked.length }, 'plan stored');
@@ -235,6 +274,7 @@ export class Control implements Feature {
         control: () => this.d.controlFor(device, b),
         counted: (n) => writes?.inc({ device: device.config.id }, n),
         tickMs: this.d.tickMs,
+        reserveSoc: () => this.reserveOf(device.config.id),
       });
       this.executors.set(device.config.id, exec);
     }
@@ -266,6 +306,23 @@ export class Control implements Feature {
     // a clean stop leaves every storage system in its own self-consumption
     await Promise.all([...this.executors.values()].map((e) => e.stop(true)));
     this.executors.clear();
+  }
+
+  /**
+   * A slot the device's control cannot run is refused now, not failed later: Huawei's and
+   * Victron's documents give no hold (docs/control.md "Vendor control maps"). Known once the
+   * executor has found the device's control (at start); before that the executor's own check
+   * fails the slot and falls back to self-consumption.
+   */
+  private requireModes(deviceId: string, slots: readonly StoredSlot[]): void {
+    const modes = this.executors.get(deviceId)?.storageControl?.modes;
+    if (!modes) return;
+    const i = slots.findIndex((s) => s.mode !== 'self-consumption' && !modes.includes(s.mode));
+    if (i < 0) return;
+    throw apiError(
+      'SLOT_MODE_UNSUPPORTED',
+      `the slot at ${new Date(slots[i]!.startMs).toISOString()}: ${deviceId}'s storage control gives no '${slots[i]!.mode}' (it gives ${modes.join(', ')}); plan the battery with those, or self-consumption`,
+    );
   }
 
   private requireEnabled(): void {

@@ -20,6 +20,12 @@ export interface Measured {
 export interface Nameplate {
   maxChargeW?: number;
   maxDischargeW?: number;
+  /**
+   * false: the device's control gives no hold (Huawei, Victron: docs/control.md "Vendor control
+   * maps"). A reached target then returns the battery to the device's own logic, and the reserve
+   * is the device's own setting in self-consumption.
+   */
+  holds?: boolean;
 }
 
 export interface Decision {
@@ -28,7 +34,21 @@ export interface Decision {
   limited: string | null;
   /** the slot's targetSoc is reached: the rest of the slot holds */
   targetReached: boolean;
+  /** the reserve keeps the battery from discharging now (the next decision's `reserve.held`) */
+  reserveHeld?: boolean;
 }
+
+/**
+ * The reserve state of charge in force (docs/control.md "The reserve"): no discharge below it.
+ * `held`: the last decision kept it, so the battery is let go again only `RESERVE_BAND_PCT` above it.
+ */
+export interface Reserve {
+  socPct: number;
+  held: boolean;
+}
+
+/** Let go of the reserve this far above it: the device's own discharge does not bring it back at every reading. */
+export const RESERVE_BAND_PCT = 2;
 
 /** Kept free below the import and export limits: the house moves between two measurements. */
 export const LIMIT_MARGIN = { fraction: 0.05, minW: 100 } as const;
@@ -45,18 +65,39 @@ export function decide(
   env: ControlConfig,
   plate: Nameplate,
   targetReachedBefore = false,
+  reserve: Reserve = { socPct: env.reserveSoc, held: false },
 ): Decision {
-  if (mode === 'self-consumption') return SELF;
+  if (mode === 'self-consumption') return keepReserve(m, env, plate, reserve);
   if (mode === 'backup') {
-    // hold the reserve: below it, charge back up (as a charge slot would, envelope and all)
-    if (m.socPct === undefined || m.socPct >= env.reserveSoc) return SELF;
-    return charge(env.maxChargeW, env.reserveSoc, m, env, plate, false);
+    // below the reserve: charge back up to it (from the grid where control.gridCharge allows,
+    // as a charge slot would, envelope and all); at it and above: self-consumption that never
+    // discharges below it
+    if (m.socPct !== undefined && m.socPct < reserve.socPct) {
+      const d = charge(env.maxChargeW, reserve.socPct, m, env, plate, false);
+      return { ...d, targetReached: false, reserveHeld: true };
+    }
+    return keepReserve(m, env, plate, reserve);
   }
-  if (!slot || slot.mode === 'self-consumption') return SELF;
+  if (!slot || slot.mode === 'self-consumption') return keepReserve(m, env, plate, reserve);
   if (slot.mode === 'hold') return { command: { mode: 'hold' }, limited: null, targetReached: false };
   if (slot.mode === 'charge')
     return charge(slot.powerW ?? 0, Math.min(slot.targetSoc ?? 100, env.socMax), m, env, plate, targetReachedBefore);
-  return discharge(slot.powerW ?? 0, Math.max(slot.targetSoc ?? 0, env.socMin), m, env, plate, targetReachedBefore);
+  const floor = Math.max(slot.targetSoc ?? 0, env.socMin, reserve.socPct);
+  return discharge(slot.powerW ?? 0, floor, m, env, plate, targetReachedBefore);
+}
+
+/**
+ * The device's own self-consumption above the reserve; at it (and until `RESERVE_BAND_PCT` above
+ * it once held) no discharge: a charge of the PV surplus only, 0 W when there is none.
+ */
+function keepReserve(m: Measured, env: ControlConfig, plate: Nameplate, reserve: Reserve): Decision {
+  const soc = m.socPct;
+  if (plate.holds === false) return SELF;
+  if (soc === undefined || (reserve.held ? soc >= reserve.socPct + RESERVE_BAND_PCT : soc > reserve.socPct))
+    return SELF;
+  const d = charge(env.maxChargeW, env.socMax, m, { ...env, gridCharge: false }, plate, false);
+  // without readings the device is left to itself (move() gives SELF): nothing held
+  return { ...d, limited: null, targetReached: false, reserveHeld: d.command.mode !== 'self-consumption' };
 }
 
 /** A limit on the asked power, and the words the slot's status gives when it bites. */
@@ -73,9 +114,11 @@ function move(
   m: Measured,
   reached: (socPct: number) => boolean,
   limits: (base: number) => Limit[],
+  holds = true,
 ): Decision {
   if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined) return SELF;
-  if (reached(m.socPct)) return { command: { mode: 'hold' }, limited: null, targetReached: true };
+  if (reached(m.socPct))
+    return { command: holds ? { mode: 'hold' } : { mode: 'self-consumption' }, limited: null, targetReached: true };
   // the site without the battery: what the grid would carry if the battery stood still
   const base = m.gridW - m.batteryW;
   const why: string[] = [];
@@ -114,6 +157,7 @@ function charge(
       ],
       !env.gridCharge && [-base, 'charging from PV surplus only (control.gridCharge false)'],
     ],
+    plate.holds !== false,
   );
 }
 
@@ -138,5 +182,6 @@ function discharge(
         `grid export kept under control.exportLimitW ${env.exportLimitW} W`,
       ],
     ],
+    plate.holds !== false,
   );
 }

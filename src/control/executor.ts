@@ -22,6 +22,7 @@ import {
 } from '../store/control.js';
 import { decide, type Measured } from './decide.js';
 import { dryRunBus } from './dry-run-bus.js';
+import { originalsBus } from './originals-bus.js';
 
 export type ControlBus = RegisterReader & RegisterWriter;
 
@@ -38,6 +39,8 @@ export interface ExecutorDeps {
   counted: (n: number) => void;
   /** site ms between decisions when nothing else wakes the executor */
   tickMs: number;
+  /** the reserve state of charge in force, percent (control.ts reserveOf) */
+  reserveSoc: () => number;
 }
 
 const SLOT_END_STATUS: Partial<Record<SlotStatus, SlotStatus>> = { pending: 'skipped', active: 'done' };
@@ -52,10 +55,12 @@ export class StorageExecutor {
   private stopped = false;
   /** the slot whose targetSoc was reached (its start) */
   private reachedSlot: number | null = null;
+  /** the reserve kept the battery from discharging at the last decision */
+  private reserveHeld = false;
   private readonly bus: ControlBus;
 
   constructor(private readonly d: ExecutorDeps) {
-    this.bus = d.env.dryRun ? dryRunBus(d.bus) : d.bus;
+    this.bus = d.env.dryRun ? dryRunBus(d.bus) : originalsBus(d.bus, d.db, d.deviceId, () => d.clock.now());
   }
 
   /** Decide and apply now, then again at the next slot boundary or tick. */
@@ -79,6 +84,11 @@ export class StorageExecutor {
   /** The command in force, for the device record and the status page. */
   get current(): string | null {
     return this.last?.key ?? null;
+  }
+
+  /** The device's storage control once found (its SoC floor, if it tells one). */
+  get storageControl(): StorageControl | undefined {
+    return this.control;
   }
 
   /** Stops deciding; `release` puts the device back in self-consumption (a clean stop). */
@@ -119,8 +129,11 @@ export class StorageExecutor {
     }
     if (slot?.status === 'skipped' || slot?.status === 'failed') slot = undefined;
     const reached = slot !== undefined && this.reachedSlot === slot.startMs;
-    const d = decide(following ? 'plan' : mode, slot, this.measured, env, {}, reached);
+    const reserve = { socPct: this.d.reserveSoc(), held: this.reserveHeld };
+    const holds = this.control?.modes?.includes('hold') ?? true;
+    const d = decide(following ? 'plan' : mode, slot, this.measured, env, { holds }, reached, reserve);
     if (slot && d.targetReached) this.reachedSlot = slot.startMs;
+    this.reserveHeld = d.reserveHeld === true;
     const writer = following && slot ? (plan?.source ?? 'plan') : `mode:${mode}`;
     try {
       await this.put(d.command, writer, false);

@@ -2,12 +2,20 @@
  * `sitegw control release`: every storage system of site.yaml back to its own self-consumption,
  * from a process of its own. The unit runs it after any exit of the daemon (`ExecStopPost=`), so
  * a command of a device without a revert timer (a keep-alive device) ends even after a crash or
- * a watchdog kill (docs/control.md "Fail-safe").
+ * a watchdog kill (docs/control.md "Fail-safe"). Then every other register control changed (a
+ * SunSpec ChaGriSet, a vendor's remote-control mode, timeout or power limit) is put back to the
+ * value it held before control first wrote it (`control_originals`), and each write is audited
+ * in `control_writes` as the daemon's are. Without the database (a failed disk) self-consumption
+ * is still written: only the restore and the audit need it.
  */
+import type { Database } from 'better-sqlite3';
 import type { SiteConfig } from '../config/types.js';
+import type { RegisterReader } from '../core/register-reader.js';
+import type { RegisterWrite, RegisterWriter, StorageControl } from '../core/storage-control.js';
 import { BusRegistry } from '../modbus/buses.js';
 import { storageControlFor } from '../profiles/storage-controls.js';
 import { Site } from '../site/site.js';
+import { forgetOriginal, originalsOf, recordWrites } from '../store/control.js';
 
 export interface Released {
   deviceId: string;
@@ -16,33 +24,100 @@ export interface Released {
   detail: string;
 }
 
-export async function releaseStorage(config: SiteConfig): Promise<Released[]> {
+/** Who the audit names for release's writes. */
+export const RELEASE_WRITER = 'release';
+
+type Bus = RegisterReader & RegisterWriter;
+
+const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((v, i) => v === b[i]);
+const refusedOf = (writes: readonly RegisterWrite[]) => writes.find((w) => !same(w.readBack, w.values));
+
+/** Puts back the originals of one device, in the order control first wrote them; those it put back are forgotten. */
+async function restoreOriginals(
+  db: Database,
+  deviceId: string,
+  bus: Bus,
+  control: StorageControl,
+): Promise<{ writes: { unitId: number; write: RegisterWrite }[]; failed?: string }> {
+  const own = new Set(control.selfConsumptionRegisters ?? []);
+  const writes: { unitId: number; write: RegisterWrite }[] = [];
+  for (const o of originalsOf(db, deviceId)) {
+    const range = o.words.map((_, i) => o.address + i);
+    // self-consumption just set these: its value is the device's own logic, not the one before
+    if (o.unitId === control.unitId && range.some((a) => own.has(a))) {
+      forgetOriginal(db, o.id);
+      continue;
+    }
+    const now = await bus.readHolding(o.unitId, o.address, o.words.length);
+    if (!same(now, o.words)) {
+      await bus.writeHolding(o.unitId, o.address, o.words);
+      const readBack = await bus.readHolding(o.unitId, o.address, o.words.length);
+      writes.push({ unitId: o.unitId, write: { address: o.address, values: o.words, readBack } });
+      if (!same(readBack, o.words))
+        return {
+          writes,
+          failed: `register ${o.address} read back ${readBack.join(',')} after restoring ${o.words.join(',')}`,
+        };
+    }
+    forgetOriginal(db, o.id);
+  }
+  return { writes };
+}
+
+export async function releaseStorage(
+  config: SiteConfig,
+  db?: Database,
+  now: () => number = Date.now,
+): Promise<Released[]> {
   const site = new Site(config);
   const storages = site.byRole('inverter').filter((d) => site.batteriesOf(d.config.id).length > 0);
   const buses = new BusRegistry();
+  const audit = (deviceId: string, writes: readonly RegisterWrite[]) => {
+    if (db && writes.length)
+      recordWrites(
+        db,
+        writes.map((w) => ({
+          atMs: now(),
+          deviceId,
+          writer: RELEASE_WRITER,
+          address: w.address,
+          values: w.values,
+          readBack: w.readBack,
+          dryRun: false,
+        })),
+      );
+  };
   try {
     return await Promise.all(
       storages.map(async (d): Promise<Released> => {
+        const id = d.config.id;
         const bus = buses.readerFor(d.config);
         try {
-          const control = await storageControlFor(d.config, bus, config.control.revertSeconds);
-          if (!control)
-            return { deviceId: d.config.id, ok: true, detail: 'offers no storage control: nothing to release' };
+          const batteries = site.batteriesOf(id).map((x) => x.config);
+          const control = await storageControlFor(d.config, bus, config.control.revertSeconds, undefined, batteries);
+          if (!control) return { deviceId: id, ok: true, detail: 'offers no storage control: nothing to release' };
           const writes = await control.apply(bus, { mode: 'self-consumption' });
-          const refused = writes.find((w) => w.values.some((v, i) => w.readBack[i] !== v));
+          audit(id, writes);
+          const refused = refusedOf(writes);
           if (refused)
             return {
-              deviceId: d.config.id,
+              deviceId: id,
               ok: false,
               detail: `register ${refused.address} read back ${refused.readBack.join(',')} after writing ${refused.values.join(',')}`,
             };
-          return {
-            deviceId: d.config.id,
-            ok: true,
-            detail: `self-consumption (${writes.map((w) => `${w.address}=${w.values.join(',')}`).join(' ') || 'already'})`,
-          };
+          const said = writes.map((w) => `${w.address}=${w.values.join(',')}`);
+          if (db) {
+            const restored = await restoreOriginals(db, id, bus, control);
+            audit(
+              id,
+              restored.writes.map((r) => r.write),
+            );
+            said.push(...restored.writes.map((r) => `${r.write.address}=${r.write.values.join(',')} (restored)`));
+            if (restored.failed) return { deviceId: id, ok: false, detail: `self-consumption; ${restored.failed}` };
+          }
+          return { deviceId: id, ok: true, detail: `self-consumption (${said.join(' ') || 'already'})` };
         } catch (err) {
-          return { deviceId: d.config.id, ok: false, detail: err instanceof Error ? err.message : String(err) };
+          return { deviceId: id, ok: false, detail: err instanceof Error ? err.message : String(err) };
         }
       }),
     );

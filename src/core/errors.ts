@@ -55,6 +55,9 @@ export const ErrorCodes = {
   SLOT_TOO_FAR: { status: 400, code: 'SLOT_TOO_FAR' },
   SLOT_IN_PAST: { status: 400, code: 'SLOT_IN_PAST' },
   POWER_REQUIRED: { status: 400, code: 'POWER_REQUIRED' },
+  SLOT_MODE_UNSUPPORTED: { status: 400, code: 'SLOT_MODE_UNSUPPORTED' },
+  RESERVE_INVALID: { status: 400, code: 'RESERVE_INVALID' },
+  RESERVE_OUT_OF_RANGE: { status: 400, code: 'RESERVE_OUT_OF_RANGE' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
   // the port full, or too many answers not yet read from one address (limits.http); Retry-After: 1
   SERVER_BUSY: { status: 503, code: 'SERVER_BUSY' },

@@ -40,6 +40,17 @@ export type CommandLife = { kind: 'revert-timer'; seconds: number } | { kind: 'k
 /** A storage system's control, bound to its unit. Every call writes, then reads back. */
 export interface StorageControl {
   readonly life: CommandLife;
+  /** the unit the writes go to */
+  readonly unitId?: number;
+  /**
+   * The registers self-consumption itself sets (their value then is the device's own logic);
+   * `control release` restores every other register control changed to its value from before.
+   */
+  readonly selfConsumptionRegisters?: readonly number[];
+  /** the commands the device's document gives; absent: all four (SunSpec 124) */
+  readonly modes?: readonly StorageCommand['mode'][];
+  /** the lowest state of charge the device itself keeps, percent, once it told (SunSpec 124 MinRsvPct) */
+  readonly minSocPct?: number;
   /** Puts the command on the device: only the registers whose value changes, plus what the life needs. */
   apply(bus: RegisterReader & RegisterWriter, command: StorageCommand): Promise<RegisterWrite[]>;
 }

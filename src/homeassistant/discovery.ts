@@ -217,6 +217,12 @@ export interface Topics {
   modeCommand: (deviceId: string) => string;
   /** every storage system's mode command topic */
   modeCommands: string;
+  /** a storage system's reserve state of charge in force, percent */
+  reserve: (deviceId: string) => string;
+  /** where Home Assistant's number sends a new reserve */
+  reserveCommand: (deviceId: string) => string;
+  /** every storage system's reserve command topic */
+  reserveCommands: string;
 }
 
 export function topicsOf(discoveryPrefix: string, statePrefix: string, nodeId: string): Topics {
@@ -229,6 +235,9 @@ export function topicsOf(discoveryPrefix: string, statePrefix: string, nodeId: s
     mode: (id) => `${statePrefix}/devices/${id}/operation_mode`,
     modeCommand: (id) => `${statePrefix}/devices/${id}/operation_mode/set`,
     modeCommands: `${statePrefix}/devices/+/operation_mode/set`,
+    reserve: (id) => `${statePrefix}/devices/${id}/reserve_soc`,
+    reserveCommand: (id) => `${statePrefix}/devices/${id}/reserve_soc/set`,
+    reserveCommands: `${statePrefix}/devices/+/reserve_soc/set`,
   };
 }
 
@@ -275,15 +284,21 @@ function deviceOf(ctx: DiscoveryContext, d: DeviceState) {
  */
 export const HA_OPERATION_MODES: readonly OperationMode[] = OPERATION_MODES;
 
+/** A storage system Home Assistant may set the mode and reserve of, with the reserve's range (percent). */
+export interface HaStorage {
+  device: DeviceState;
+  reserve: { min: number; max: number };
+}
+
 /**
  * topic → retained config payload, for every entity of the site as it is now. `storages`: the
- * storage systems whose operation mode Home Assistant may set (none while control is off).
+ * storage systems whose operation mode and reserve Home Assistant may set (none while control is off).
  */
 export function discoveryConfigs(
   ctx: DiscoveryContext,
   devices: Iterable<DeviceState>,
   streams: StreamDef[],
-  storages: readonly DeviceState[] = [],
+  storages: readonly HaStorage[] = [],
 ): Map<string, string> {
   const nodeId = gatewayIdentifier(ctx.siteId);
   const out = new Map<string, string>();
@@ -332,7 +347,7 @@ export function discoveryConfigs(
   }
   // select.mqtt.markdown: options and command_topic required; not retained, so a command is
   // acted on once, when sent, and never again at the next connection
-  for (const d of storages) {
+  for (const { device: d, reserve } of storages) {
     const objectId = `${d.config.id}_operation_mode`;
     put('select', objectId, `${d.config.id} operation mode`, {
       name: 'Operation mode',
@@ -342,6 +357,28 @@ export function discoveryConfigs(
       options: HA_OPERATION_MODES,
       state_topic: ctx.topics.mode(d.config.id),
       command_topic: ctx.topics.modeCommand(d.config.id),
+      retain: false,
+      availability: [{ topic: ctx.topics.status }, { topic: ctx.topics.device(d.config.id) }],
+      availability_mode: 'all',
+      device: deviceOf(ctx, d),
+      origin: origin(ctx),
+    });
+    // number.mqtt.markdown: command_topic required; min and max are the range control accepts,
+    // so the slider offers nothing it would refuse
+    const reserveId = `${d.config.id}_reserve_soc`;
+    put('number', reserveId, `${d.config.id} reserve soc`, {
+      name: 'Reserve state of charge',
+      unique_id: `${nodeId}_${haId(reserveId)}`,
+      icon: 'mdi:battery-lock',
+      entity_category: 'config',
+      device_class: 'battery',
+      unit_of_measurement: '%',
+      min: reserve.min,
+      max: reserve.max,
+      step: 1,
+      mode: 'slider',
+      state_topic: ctx.topics.reserve(d.config.id),
+      command_topic: ctx.topics.reserveCommand(d.config.id),
       retain: false,
       availability: [{ topic: ctx.topics.status }, { topic: ctx.topics.device(d.config.id) }],
       availability_mode: 'all',

@@ -20,7 +20,7 @@ import {
   type Topics,
   topicsOf,
 } from './discovery.js';
-import { answerModeCommand, haStorages } from './mode-command.js';
+import { answerModeCommand, answerReserveCommand, haStorages } from './mode-command.js';
 
 export interface HomeAssistantDeps {
   config: HomeAssistantConfig;
@@ -69,6 +69,8 @@ export class HomeAssistant implements Feature {
   private lastError: Omit<UplinkError, 'at'> | null = null;
   /** storage system → the operation mode the broker has from us in this connection */
   private modesSent = new Map<string, string>();
+  /** storage system → the reserve the broker has from us in this connection */
+  private reservesSent = new Map<string, string>();
   /** real ms of the last full announcement */
   private announcedAt = -Infinity;
 
@@ -154,8 +156,10 @@ export class HomeAssistant implements Feature {
     this.lastError = null;
     this.published.clear();
     this.modesSent.clear();
+    this.reservesSent.clear();
     this.deps.log.info({ broker: safeUrl(this.deps.config.url) }, 'homeassistant connected');
-    client.subscribe([this.topics.ownConfigs, this.topics.birth, this.topics.modeCommands], { qos: 1 }, (err) => {
+    const subs = [this.topics.ownConfigs, this.topics.birth, this.topics.modeCommands, this.topics.reserveCommands];
+    client.subscribe(subs, { qos: 1 }, (err) => {
       if (err)
         this.fail({
           code: 'NOT_AUTHORIZED',
@@ -225,11 +229,11 @@ export class HomeAssistant implements Feature {
     }
     const prefix = this.deps.config.stateTopicPrefix;
     const stateTopic = parsed.state_topic;
-    // the states of our entities: a stream's, or a storage system's operation mode
+    // the states of our entities: a stream's, or a storage system's operation mode or reserve
     if (
       typeof stateTopic === 'string' &&
       (stateTopic.startsWith(`${prefix}/streams/`) ||
-        (stateTopic.startsWith(`${prefix}/`) && stateTopic.endsWith('/operation_mode')))
+        (stateTopic.startsWith(`${prefix}/`) && /\/(operation_mode|reserve_soc)$/.test(stateTopic)))
     )
       this.publish(stateTopic, '');
     if (!Array.isArray(parsed.availability)) return;
@@ -255,8 +259,11 @@ export class HomeAssistant implements Feature {
           if (body !== undefined) this.publish(this.topics.state(def.id, e.key), body);
         }
       }
-      // a mode changed by the API, a plan or the status page reaches the select within an interval
-      for (const d of haStorages(this.deps.control)) this.publishMode(d.config.id, false);
+      // a mode or reserve changed by the API, a plan or the status page reaches the entities within an interval
+      for (const { device } of haStorages(this.deps.control)) {
+        this.publishMode(device.config.id, false);
+        this.publishReserve(device.config.id, false);
+      }
     } catch (err) {
       // runs on a timer: a fault here must not reach the process
       this.deps.log.error({ err }, 'homeassistant: publishing the states failed; retried at the next interval');
@@ -274,6 +281,7 @@ export class HomeAssistant implements Feature {
       ) {
         this.published.clear();
         this.modesSent.clear();
+        this.reservesSent.clear();
         this.announce();
       }
       return;
@@ -283,6 +291,13 @@ export class HomeAssistant implements Feature {
       if (!a.ok) this.deps.log.warn({ topic, code: a.code }, `homeassistant: operation mode refused: ${a.message}`);
       // after a refusal too: the select shows the mode in force, not the one refused
       if (a.device) this.publishMode(a.device.config.id, true);
+      return;
+    }
+    if (topic.startsWith(`${this.deps.config.stateTopicPrefix}/devices/`) && topic.endsWith('/reserve_soc/set')) {
+      const a = answerReserveCommand(this.deps.control, this.topics, topic, payload, packet.retain);
+      if (!a.ok) this.deps.log.warn({ topic, code: a.code }, `homeassistant: reserve refused: ${a.message}`);
+      // after a refusal too: the number shows the reserve in force, not the one refused
+      if (a.device) this.publishReserve(a.device.config.id, true);
       return;
     }
     // a retained config of ours from an earlier run: removed when the site no longer has it
@@ -301,6 +316,16 @@ export class HomeAssistant implements Feature {
     if (mode === undefined || (!always && this.modesSent.get(deviceId) === mode)) return;
     this.modesSent.set(deviceId, mode);
     this.publish(this.topics.mode(deviceId), mode);
+  }
+
+  /** A storage system's reserve in force, as publishMode does the mode. */
+  private publishReserve(deviceId: string, always: boolean): void {
+    const reserve = this.deps.control?.reserveOf(deviceId);
+    if (reserve === undefined) return;
+    const body = String(reserve);
+    if (!always && this.reservesSent.get(deviceId) === body) return;
+    this.reservesSent.set(deviceId, body);
+    this.publish(this.topics.reserve(deviceId), body);
   }
 
   private publish(topic: string, body: string): void {

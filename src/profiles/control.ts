@@ -77,9 +77,15 @@ export function createProfileControl(profile: DeviceProfile, unitId: number): Pr
   const what = `profile ${profile.name} control`;
   const read = (bus: RegisterReader, w: CompiledControlWrite, count: number) =>
     readRange(bus, unit, { fn: 'holding', address: w.address, count }, `${what}, ${w.label}`);
+  // the value's width in registers, as encodeNumber writes it
+  const width = (w: CompiledControlWrite) => encodeNumber(w.type, 0, w.order).length;
+  const selfConsumptionRegisters = (map.modes['self-consumption'] ?? []).flatMap((w) =>
+    Array.from({ length: width(w) }, (_, i) => w.address + i),
+  );
   return {
     life,
     unitId: unit,
+    selfConsumptionRegisters,
     modes: modesOf(map),
     fallsBack: map.fallsBack,
     source: map.source,

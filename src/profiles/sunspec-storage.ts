@@ -31,12 +31,14 @@ import { type DiscoveredModel, discoverSunSpec } from '../modbus/sunspec/discove
 export const M124 = {
   WChaMax: 0,
   StorCtl_Mod: 3,
+  MinRsvPct: 5,
   OutWRte: 10,
   InWRte: 11,
   InOutWRte_WinTms: 12,
   InOutWRte_RvrtTms: 13,
   ChaGriSet: 15,
   WChaMax_SF: 16,
+  MinRsvPct_SF: 19,
   InOutWRte_SF: 23,
 } as const;
 const MIN_LENGTH = 24;
@@ -49,12 +51,12 @@ type Bus = RegisterReader & RegisterWriter;
 
 export class SunSpecStorageControl implements StorageControl {
   readonly life: CommandLife;
-  /** registers as last written and confirmed, by address */
-  private readonly written = new Map<number, number>();
   private wChaMax = 0;
   private rateSf = 0;
   /** ChaGriSet as the installer left it, restored with self-consumption */
   private ownChaGriSet: number | undefined;
+  /** MinRsvPct: the device's own minimum reserve (a percentage, as Fronius reads it) */
+  minSocPct: number | undefined;
 
   constructor(
     readonly unitId: number,
@@ -63,6 +65,11 @@ export class SunSpecStorageControl implements StorageControl {
     revertSeconds: number,
   ) {
     this.life = { kind: 'revert-timer', seconds: revertSeconds };
+  }
+
+  /** StorCtl_Mod 0 is self-consumption; everything else release restores (ChaGriSet, the rates, the timers) */
+  get selfConsumptionRegisters(): readonly number[] {
+    return [this.address + M124.StorCtl_Mod];
   }
 
   /** Finds model 124 on the unit; undefined when the device has none. */
@@ -106,6 +113,10 @@ export class SunSpecStorageControl implements StorageControl {
     this.wChaMax = regs[M124.WChaMax]! * 10 ** sf;
     this.rateSf = int16(regs[M124.InOutWRte_SF]!);
     this.ownChaGriSet = regs[M124.ChaGriSet];
+    const rsvSf = int16(regs[M124.MinRsvPct_SF]!);
+    const rsv = regs[M124.MinRsvPct]!;
+    // 0xFFFF / 0x8000: not implemented (SunSpec's unimplemented values)
+    if (rsv !== 0xffff && rsvSf !== -32768) this.minSocPct = rsv * 10 ** rsvSf;
     if (!(this.wChaMax > 0) || this.rateSf === -32768)
       throw new ModbusError(
         'decode',
@@ -114,15 +125,18 @@ export class SunSpecStorageControl implements StorageControl {
   }
 
   /**
-   * Writes `values` at `address` unless they are what was last confirmed there (`always` for the
-   * registers a keep-alive must rewrite), then reads them back.
+   * Writes `values` at `address` unless the device holds them already (`always` for the registers
+   * a keep-alive must rewrite), then reads them back. What the device holds, not what was last
+   * written: its revert timer puts StorCtl_Mod back to 0 by itself (a keep-alive late under load),
+   * and the next command must set it again rather than trust a copy.
    */
   private async put(bus: Bus, address: number, values: number[], always: boolean): Promise<RegisterWrite[]> {
-    const same = values.every((v, i) => this.written.get(address + i) === v);
-    if (same && !always) return [];
+    if (!always) {
+      const held = await bus.readHolding(this.unitId, address, values.length);
+      if (values.every((v, i) => held[i] === v)) return [];
+    }
     await bus.writeHolding(this.unitId, address, values);
     const readBack = await bus.readHolding(this.unitId, address, values.length);
-    values.forEach((v, i) => (readBack[i] === v ? this.written.set(address + i, v) : this.written.delete(address + i)));
     return [{ address, values, readBack }];
   }
 }

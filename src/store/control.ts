@@ -51,6 +51,80 @@ export function setMode(db: Database, deviceId: string, mode: OperationMode, by:
   ).run(deviceId, mode, now, by);
 }
 
+export interface ReserveRow {
+  /** percent */
+  soc: number;
+  changedMs: number;
+  changedBy: string;
+}
+
+/** The reserve set at run time (Home Assistant, the API); undefined: site.yaml's control.reserveSoc applies. */
+export function reserveOf(db: Database, deviceId: string): ReserveRow | undefined {
+  const r = db
+    .prepare<[string], { soc: number; changed_ms: number; changed_by: string }>(
+      'SELECT soc, changed_ms, changed_by FROM control_reserve WHERE device_id = ?',
+    )
+    .get(deviceId);
+  return r && { soc: r.soc, changedMs: r.changed_ms, changedBy: r.changed_by };
+}
+
+export function setReserve(db: Database, deviceId: string, soc: number, by: string, now: number): void {
+  db.prepare(
+    `INSERT INTO control_reserve (device_id, soc, changed_ms, changed_by) VALUES (?, ?, ?, ?)
+     ON CONFLICT(device_id) DO UPDATE SET soc = excluded.soc, changed_ms = excluded.changed_ms, changed_by = excluded.changed_by`,
+  ).run(deviceId, soc, now, by);
+}
+
+/** A register range as it was before control first wrote it (docs/control.md "Fail-safe"). */
+export interface OriginalRow {
+  id: number;
+  unitId: number;
+  address: number;
+  words: number[];
+  readMs: number;
+}
+
+/** The originals of a device, in the order control first wrote them. */
+export function originalsOf(db: Database, deviceId: string): OriginalRow[] {
+  return db
+    .prepare<[string], { id: number; unit_id: number; address: number; words: string; read_ms: number }>(
+      'SELECT id, unit_id, address, words, read_ms FROM control_originals WHERE device_id = ? ORDER BY id',
+    )
+    .all(deviceId)
+    .map((r) => ({ id: r.id, unitId: r.unit_id, address: r.address, words: JSON.parse(r.words), readMs: r.read_ms }));
+}
+
+/** Whether any register of the range has an original already (the first write's value is the one kept). */
+export function hasOriginal(db: Database, deviceId: string, unitId: number, address: number, count: number): boolean {
+  const rows = db
+    .prepare<[string, number, number], { address: number; words: string }>(
+      'SELECT address, words FROM control_originals WHERE device_id = ? AND unit_id = ? AND address <= ?',
+    )
+    .all(deviceId, unitId, address + count - 1);
+  return rows.some((r) => r.address + (JSON.parse(r.words) as number[]).length > address);
+}
+
+export function recordOriginal(
+  db: Database,
+  deviceId: string,
+  unitId: number,
+  address: number,
+  words: readonly number[],
+  now: number,
+): void {
+  db.prepare('INSERT INTO control_originals (device_id, unit_id, address, words, read_ms) VALUES (?, ?, ?, ?, ?)').run(
+    deviceId,
+    unitId,
+    address,
+    JSON.stringify(words),
+    now,
+  );
+}
+
+export function forgetOriginal(db: Database, id: number): void {
+  db.prepare('DELETE FROM control_originals WHERE id = ?').run(id);
+}
+
 interface SlotRaw {
   start_ms: number;
   end_ms: number;

@@ -322,6 +322,30 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      "battery control: the reserve state of charge of each storage system as Home Assistant or the API set it (docs/control.md 'The reserve'); each register's value before control first wrote it, for control release",
+    up(db) {
+      db.exec(`
+        CREATE TABLE control_reserve (
+          device_id  TEXT PRIMARY KEY,
+          soc        REAL NOT NULL,
+          changed_ms INTEGER NOT NULL,
+          changed_by TEXT NOT NULL
+        );
+        -- one row per first write to a register range; kept until control release restored it
+        CREATE TABLE control_originals (
+          id        INTEGER PRIMARY KEY,
+          device_id TEXT NOT NULL,
+          unit_id   INTEGER NOT NULL,
+          address   INTEGER NOT NULL,
+          words     TEXT NOT NULL,
+          read_ms   INTEGER NOT NULL
+        );
+        CREATE INDEX control_originals_by_device ON control_originals (device_id, unit_id, address);
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -75,6 +75,81 @@ describe('decide: the safety envelope', () => {
   });
 });
 
+describe('decide: the reserve (docs/control.md "The reserve")', () => {
+  const reserve = (socPct: number, held = false) => ({ socPct, held });
+  const at = (socPct: number, gridW = 800, batteryW = -300) => ({ socPct, gridW, batteryW });
+  it('self-consumption is the device’s own above the reserve; at it no discharge, without PV 0 W', () => {
+    expect(decide('self-consumption', undefined, at(31), env, {}, false, reserve(30)).command.mode).toBe(
+      'self-consumption',
+    );
+    // the house imports 800 W with the battery giving 300: no surplus, the battery stands still
+    expect(decide('self-consumption', undefined, at(30), env, {}, false, reserve(30))).toMatchObject({
+      command: { mode: 'charge', powerW: 0 },
+      reserveHeld: true,
+    });
+  });
+  it('at the reserve charges the PV surplus only, never from the grid, whatever gridCharge says', () => {
+    // exporting 500 W while charging 1,000 W: 1,500 W of surplus
+    const d = decide('self-consumption', undefined, at(29, -500, 1000), env, {}, false, reserve(30));
+    expect(d.command).toEqual({ mode: 'charge', powerW: 1500 });
+    expect(env.gridCharge).toBe(true);
+  });
+  it('lets go only RESERVE_BAND_PCT above the reserve once held', () => {
+    expect(decide('self-consumption', undefined, at(31), env, {}, false, reserve(30, true)).reserveHeld).toBe(true);
+    expect(decide('self-consumption', undefined, at(32), env, {}, false, reserve(30, true)).command.mode).toBe(
+      'self-consumption',
+    );
+  });
+  it('holds in the gaps of a plan and of the optimiser, and a discharge slot stops at it', () => {
+    expect(decide('plan', undefined, at(25), env, {}, false, reserve(30)).command).toEqual({
+      mode: 'charge',
+      powerW: 0,
+    });
+    const d = decide('plan', slot({ mode: 'discharge', powerW: 2000 }), at(30, 0, 0), env, {}, false, reserve(30));
+    expect(d.command).toEqual({ mode: 'hold' });
+    expect(decide('plan', slot({ mode: 'discharge' }), at(31, 0, 0), env, {}, false, reserve(30)).command.mode).toBe(
+      'discharge',
+    );
+  });
+  it('backup charges from the grid up to the reserve where gridCharge allows, from PV only where not', () => {
+    expect(decide('backup', undefined, at(25, 800, 0), env, {}, false, reserve(30)).command).toEqual({
+      mode: 'charge',
+      powerW: 3000,
+    });
+    const noGrid = { ...env, gridCharge: false };
+    expect(decide('backup', undefined, at(25, 800, 0), noGrid, {}, false, reserve(30)).command).toEqual({
+      mode: 'charge',
+      powerW: 0,
+    });
+    // reached: no discharge below it, and the device's own logic once RESERVE_BAND_PCT above
+    expect(decide('backup', undefined, at(30), env, {}, false, reserve(30, true)).command).toEqual({
+      mode: 'charge',
+      powerW: 0,
+    });
+    expect(decide('backup', undefined, at(32), env, {}, false, reserve(30, true)).command.mode).toBe(
+      'self-consumption',
+    );
+  });
+  it('on a device without hold: a reached target returns to self-consumption, and the reserve is the device’s own', () => {
+    const plate = { holds: false };
+    expect(decide('plan', slot({ targetSoc: 60 }), { ...night, socPct: 61 }, env, plate)).toMatchObject({
+      command: { mode: 'self-consumption' },
+      targetReached: true,
+    });
+    expect(decide('plan', slot({ mode: 'discharge' }), at(30, 0, 0), env, plate, false, reserve(30)).command).toEqual({
+      mode: 'self-consumption',
+    });
+    expect(decide('self-consumption', undefined, at(25), env, plate, false, reserve(30)).command.mode).toBe(
+      'self-consumption',
+    );
+  });
+  it('without a state of charge leaves the device alone', () => {
+    expect(decide('self-consumption', undefined, {}, env, {}, false, reserve(30)).command.mode).toBe(
+      'self-consumption',
+    );
+  });
+});
+
 describe('checkPlanSlots', () => {
   const now = 10 * SLOT_MS + 1000;
   const iv = (a: number, b: number) => `${new Date(a * SLOT_MS).toISOString()}/${new Date(b * SLOT_MS).toISOString()}`;

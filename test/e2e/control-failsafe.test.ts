@@ -19,6 +19,7 @@ import type { InverterDevice } from '../../src/sim/device-images.js';
 import { defaultSimConfig } from '../../src/sim/model.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import { originalsOf, writesOf } from '../../src/store/control.js';
 import { openDatabase } from '../../src/store/db.js';
 import { basic, postForm } from '../support/auth.js';
 import { waitFor } from '../support/demo.js';
@@ -159,6 +160,18 @@ describe('SIGKILL during a forced charge', () => {
     expect(stdout).toMatch(/inverter: self-consumption/);
     expect(forced()).toBe(false);
     expect(reg124(M124.StorCtl_Mod)).toBe(0);
+    // and what the charge changed besides: grid charging back to the simulator's own PV only (0),
+    // which the killed daemon could not restore; release's writes are audited as the daemon's are
+    expect(reg124(M124.ChaGriSet)).toBe(0);
+    const db = openDatabase(join(dir, 'sitegw.db'));
+    try {
+      const released = writesOf(db, 'inverter').filter((w) => w.writer === 'release');
+      expect(released.map((w) => w.values)).toContainEqual([0]);
+      for (const w of released) expect(w.readBack).toEqual(w.values);
+      expect(originalsOf(db, 'inverter')).toEqual([]);
+    } finally {
+      db.close();
+    }
     // release, not the timer, ended it: the timer's last end is the first test's
     expect(inverter().control.revertedAt ?? 0).toBeLessThan(killedAt);
   });

@@ -4,12 +4,12 @@
  * documents (test/fixtures/control/). A plan's `hold` slot reaches each device; after `DELETE` of
  * the plan the device gets its self-consumption writes and then no more, keep-alive or not.
  *
- * Only GoodWe ET and Sungrow SH are run here. Hold needs no measurement, while a charge or
- * discharge waits for the battery's and the grid's readings, which a fixture device (control
- * registers only) cannot give: Huawei and Victron have no hold in their maps. SolarEdge's profile
- * describes the battery only, and control acts on the inverter, so no site.yaml can put the
- * StorEdge map on an inverter. For those three, the stop after the return to self-consumption is
- * proved on the map itself in test/profiles/control-vendors.test.ts.
+ * GoodWe ET, Sungrow SH and SolarEdge StorEdge are run here: hold needs no measurement. The
+ * SolarEdge inverter is `profile: sunspec` (no model 124); its StorEdge battery's profile carries
+ * the control map, written at the inverter's unit on the same link (docs/control.md "SolarEdge
+ * StorEdge"). Huawei and Victron have no
+ * hold in their maps; test/e2e/control-vendors-move.test.ts runs them with a charge slot, with
+ * the simulator's batteries and grid meter giving the readings a charge waits for.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +27,9 @@ import { partnerToken } from '../support/auth.js';
 import { type ControlDevice, loadControlFixture, startControlDevice } from '../support/control-device.js';
 import { waitFor } from '../support/demo.js';
 
-const VENDORS = ['goodwe-et', 'sungrow-sh-rt'] as const;
+const VENDORS = ['goodwe-et', 'sungrow-sh-rt', 'solaredge-storedge'] as const;
+/** the inverter's own profile where the control map is its battery's (SolarEdge: SunSpec beside StorEdge) */
+const INVERTER_PROFILE: Partial<Record<string, string>> = { 'solaredge-storedge': 'sunspec' };
 const Q = 15 * 60_000;
 const START = Date.parse('2026-06-21T10:00:00Z') + 60_000;
 const SPEED = 120;
@@ -47,7 +49,7 @@ describe('vendor control maps through the daemon: writes stop after DELETE of th
       devices.set(v, d);
       const connection = { type: 'tcp', host: d.host, port: d.port, unitId: f.unitId };
       entries.push(
-        { id: `inv-${v}`, role: 'inverter', profile: f.profile, connection },
+        { id: `inv-${v}`, role: 'inverter', profile: INVERTER_PROFILE[v] ?? f.profile, connection },
         { id: `bat-${v}`, role: 'battery', profile: f.profile, inverter: `inv-${v}`, connection },
       );
     }
@@ -82,6 +84,7 @@ describe('vendor control maps through the daemon: writes stop after DELETE of th
     const f = loadControlFixture(v);
     const url = `${daemon.url}/api/v1/devices/inv-${v}/plan`;
     const start = Math.floor(daemon.ctx.clock.now() / Q) * Q;
+    const fresh = device.writes.length;
     const put = await fetch(url, {
       method: 'PUT',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -97,6 +100,18 @@ describe('vendor control maps through the daemon: writes stop after DELETE of th
     const audit = () => writesOf(daemon.ctx.db, `inv-${v}`);
     await waitFor('the hold written', () => audit().some((w) => w.writer.startsWith('partner:')) || undefined);
     for (const w of hold.writes) expect(device.words(w.address, w.words.length)).toEqual(w.words);
+    if (v === 'solaredge-storedge') {
+      // from the factory state, exactly the document's order: remote control, the default mode the
+      // timeout returns to, the timeout, then command mode off (the charge step's preamble, without
+      // its limit and command, and the hold step's command)
+      const charge = f.steps.find((s) => s.command.mode === 'charge')!;
+      const preamble = charge.writes.filter((w) => w.address !== 0xe00e && w.address !== 0xe00d);
+      const expected = [...preamble, ...hold.writes];
+      expect(
+        device.writes.slice(fresh, fresh + expected.length).map((w) => ({ address: w.address, words: w.words })),
+      ).toEqual(expected);
+      expect(device.writes.every((w) => w.unitId === f.unitId)).toBe(true);
+    }
 
     const del = await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
     expect(del.status).toBe(204);

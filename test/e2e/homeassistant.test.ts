@@ -95,8 +95,9 @@ describe.skipIf(!MOSQUITTO)('Home Assistant discovery to mosquitto', () => {
         (['battery', 'battery_block', 'pv'].includes(s.role ?? '') ? 1 : 0) +
         // the live channels its device reported (grid frequency, phase values, temperature, status, DC values)
         (s.live?.length ?? 0),
-      // the operation mode select of each storage system (the demo enables control)
-      demo.daemon.site.byRole('inverter').filter((d) => demo.daemon.site.batteriesOf(d.config.id).length > 0).length,
+      // the operation mode select and the reserve number of each storage system (the demo enables control)
+      2 *
+        demo.daemon.site.byRole('inverter').filter((d) => demo.daemon.site.batteriesOf(d.config.id).length > 0).length,
     );
 
   beforeAll(async () => {
@@ -500,12 +501,14 @@ describe.skipIf(!MOSQUITTO)('Home Assistant state rate', () => {
     expect(c.messages.filter((m) => m.topic === topic)).toHaveLength(1);
   });
 
-  it('offers no operation mode select with control disabled', async () => {
+  it('offers no operation mode select and no reserve number with control disabled', async () => {
     // the configs go out before the states of the same announcement, in order
     const configs = await retained(broker, `${DISCOVERY}/#`, (m) => m.size > 1);
     await waitFor('the first round of states', () => c.messages.length > 0 || undefined);
     const after = await retained(broker, `${DISCOVERY}/#`, (m) => m.size >= configs.size);
     expect([...after.keys()].filter((t) => t.startsWith(`${DISCOVERY}/binary_sensor/`)).length).toBeGreaterThan(0);
     expect([...after.keys()].filter((t) => t.startsWith(`${DISCOVERY}/select/`))).toEqual([]);
+    // nor the reserve number (test/e2e/control-reserve.test.ts has it with control on)
+    expect([...after.keys()].filter((t) => t.startsWith(`${DISCOVERY}/number/`))).toEqual([]);
   });
 });

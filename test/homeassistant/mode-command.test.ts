@@ -16,9 +16,9 @@ import {
   HA_OPERATION_MODES,
   topicsOf,
 } from '../../src/homeassistant/discovery.js';
-import { answerModeCommand, haStorages } from '../../src/homeassistant/mode-command.js';
+import { answerModeCommand, answerReserveCommand, haStorages } from '../../src/homeassistant/mode-command.js';
 import { Site } from '../../src/site/site.js';
-import { modeOf } from '../../src/store/control.js';
+import { modeOf, reserveOf } from '../../src/store/control.js';
 import { openDatabase } from '../../src/store/db.js';
 import { discoveryProblems } from '../support/ha-schema.js';
 
@@ -52,10 +52,12 @@ function demo(enabled: boolean) {
   return { site, db, control };
 }
 
-const selects = (site: Site, control: Control) =>
+/** the discovery configs of one component (select, number) the site announces */
+const configsOf = (component: string) => (site: Site, control: Control) =>
   [...discoveryConfigs(ctx, site.devices.values(), site.streams(), haStorages(control))].filter(([t]) =>
-    t.startsWith('homeassistant/select/'),
+    t.startsWith(`homeassistant/${component}/`),
   );
+const selects = configsOf('select');
 
 describe('the operation mode select', () => {
   it('is offered for the storage system in the documented schema while control is enabled, and absent while it is off', () => {
@@ -108,5 +110,75 @@ describe('the operation mode select', () => {
     const off = demo(false);
     expect(refused(off.control, SET, 'backup')).toBe('CONTROL_DISABLED');
     expect(off.control.modeOf('inverter')).toBe('self-consumption');
+  });
+});
+
+describe('the reserve number', () => {
+  const RESERVE = topics.reserveCommand('inverter');
+  const numbers = configsOf('number');
+
+  it('is offered with the range control accepts while control is enabled, and absent while it is off', () => {
+    const on = demo(true);
+    const found = numbers(on.site, on.control);
+    expect(found.map(([t]) => t)).toEqual(['homeassistant/number/sitegw_demo-site/inverter_reserve_soc/config']);
+    const [topic, body] = found[0]!;
+    expect(discoveryProblems(topic, body, 'homeassistant')).toEqual([]);
+    const { socMin, socMax } = demoSiteConfig(
+      { inverter: ep, meter: ep },
+      { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/x', pollSeconds: 5, batteryBlocks: 2 },
+    ).control;
+    expect(JSON.parse(body)).toMatchObject({
+      min: socMin,
+      max: socMax,
+      unit_of_measurement: '%',
+      command_topic: RESERVE,
+      state_topic: topics.reserve('inverter'),
+      retain: false,
+    });
+    expect(numbers(demo(false).site, demo(false).control)).toEqual([]);
+  });
+
+  it('stores a reserve through control, and says who did', () => {
+    const { db, control } = demo(true);
+    expect(answerReserveCommand(control, topics, RESERVE, Buffer.from('35'), false)).toMatchObject({
+      ok: true,
+      reserveSoc: 35,
+    });
+    expect(reserveOf(db, 'inverter')).toMatchObject({ soc: 35, changedBy: 'homeassistant' });
+    expect(control.reserveOf('inverter')).toBe(35);
+    expect(answerReserveCommand(control, topics, RESERVE, Buffer.from(' 40.5\n'), false)).toMatchObject({
+      reserveSoc: 40.5,
+    });
+  });
+
+  it('refuses text, NaN, out of range, retained and control off with a reason, and changes nothing', () => {
+    const { db, control } = demo(true);
+    const refused = (c: Control | undefined, payload: Buffer | string, retained = false, topic = RESERVE) => {
+      const a = answerReserveCommand(c, topics, topic, Buffer.from(payload), retained);
+      expect(a.ok, String(payload)).toBe(false);
+      return a.ok ? '' : a.code;
+    };
+    for (const bad of [
+      'abc',
+      'NaN',
+      '',
+      'Infinity',
+      '0x1e',
+      '1e1',
+      '30%',
+      Buffer.from([0xff, 0xfe]),
+      'x'.repeat(10_000),
+    ])
+      expect(refused(control, bad)).toBe('RESERVE_INVALID');
+    expect(refused(control, '5')).toBe('RESERVE_OUT_OF_RANGE');
+    expect(refused(control, '101')).toBe('RESERVE_OUT_OF_RANGE');
+    expect(refused(control, '-1')).toBe('RESERVE_OUT_OF_RANGE');
+    expect(refused(control, '30', true)).toBe('RETAINED_COMMAND');
+    expect(refused(control, '30', false, topics.reserveCommand('grid-meter'))).toBe('NOT_A_STORAGE');
+    expect(refused(undefined, '30')).toBe('CONTROL_DISABLED');
+    const off = demo(false);
+    expect(refused(off.control, '30')).toBe('CONTROL_DISABLED');
+    expect(reserveOf(db, 'inverter')).toBeUndefined();
+    expect(reserveOf(off.db, 'inverter')).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@
  * Home Assistant's documented MQTT discovery schema, as far as the gateway uses it, written
  * from Home Assistant's documentation (home-assistant.io repository): source/_integrations/
  * mqtt.markdown ("Discovery topic", "Discovery payload", origin), sensor.mqtt.markdown and
- * binary_sensor.mqtt.markdown, select.mqtt.markdown (configuration variables, `device` keys), the sensor device
+ * binary_sensor.mqtt.markdown, select.mqtt.markdown, number.mqtt.markdown (configuration variables, `device` keys), the sensor device
  * classes with their units (sensor.markdown "Device class"), the binary sensor device classes
  * (binary_sensor.markdown) and the state classes (developers.home-assistant.io, sensor entity
  * "Available state classes"). It checks a config the way Home Assistant would, independently of
@@ -55,6 +55,20 @@ const KEYS: Record<string, Set<string>> = {
     'optimistic',
     'options',
     'retain',
+  ]),
+  // number.mqtt.markdown: no expire_after, force_update; command_topic required; min/max/step numbers
+  number: new Set([
+    ...COMMON.filter((k) => !['expire_after', 'force_update'].includes(k)),
+    'command_template',
+    'command_topic',
+    'max',
+    'min',
+    'mode',
+    'optimistic',
+    'payload_reset',
+    'retain',
+    'step',
+    'unit_of_measurement',
   ]),
 };
 /**
@@ -134,7 +148,7 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
     out.push(`topic ${topic} is not <prefix>/<component>/[<node_id>/]<object_id>/config`);
   for (const id of ids.slice(0, -1)) if (!ID.test(id)) out.push(`id '${id}' has characters outside [a-zA-Z0-9_-]`);
   const keys = KEYS[component ?? ''];
-  if (!keys) return [...out, `component ${component} is not sensor, binary_sensor or select`];
+  if (!keys) return [...out, `component ${component} is not sensor, binary_sensor, select or number`];
   let c: Record<string, any>;
   try {
     c = JSON.parse(payload);
@@ -150,6 +164,17 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
       out.push('command_topic (required) missing or a wildcard');
     if (!Array.isArray(c.options) || c.options.length === 0 || c.options.some((o: unknown) => typeof o !== 'string'))
       out.push('options (required) not a list of strings');
+  }
+  if (component === 'number') {
+    if (typeof c.command_topic !== 'string' || c.command_topic === '' || /[+#]/.test(c.command_topic))
+      out.push('command_topic (required) missing or a wildcard');
+    for (const k of ['min', 'max', 'step'])
+      if (c[k] !== undefined && !Number.isFinite(c[k])) out.push(`${k} not a number`);
+    if ((c.min ?? 1) > (c.max ?? 100)) out.push('min above max');
+    if (c.mode !== undefined && !['auto', 'box', 'slider'].includes(c.mode)) out.push(`mode ${c.mode}`);
+    if (c.device_class !== undefined && c.device_class !== 'battery')
+      out.push(`number device_class ${c.device_class} not among the checked ones`);
+    if (c.device_class === 'battery' && c.unit_of_measurement !== '%') out.push('a battery number is in %');
   }
   if (typeof c.unique_id !== 'string' || c.unique_id === '') out.push('unique_id missing (required with a device)');
   const d = c.device;
@@ -173,7 +198,7 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
   if (
     c.entity_category !== undefined &&
     c.entity_category !== 'diagnostic' &&
-    !(['binary_sensor', 'select'].includes(component!) && c.entity_category === 'config')
+    !(['binary_sensor', 'select', 'number'].includes(component!) && c.entity_category === 'config')
   )
     out.push(`entity_category ${c.entity_category}`);
   if (component === 'sensor') {
@@ -196,7 +221,11 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
       out.push('an energy sensor needs state_class total or total_increasing (Energy dashboard)');
     if (c.suggested_display_precision !== undefined && !Number.isInteger(c.suggested_display_precision))
       out.push('suggested_display_precision not an integer');
-  } else if (c.device_class !== undefined && !BINARY_CLASSES.includes(c.device_class)) {
+  } else if (
+    component === 'binary_sensor' &&
+    c.device_class !== undefined &&
+    !BINARY_CLASSES.includes(c.device_class)
+  ) {
     out.push(`binary_sensor device_class ${c.device_class}`);
   }
   return out;

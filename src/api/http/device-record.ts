@@ -25,7 +25,7 @@ export function deviceRecord(
     online: d.online,
     lastSeen: d.lastSeen === null ? null : new Date(d.lastSeen).toISOString(),
     publishTo: publishToView(p, publishTo),
-    ...(storage ? { operationMode: control!.modeOf(d.config.id) } : {}),
+    ...(storage ? { operationMode: control!.modeOf(d.config.id), reserveSoc: control!.reserveOf(d.config.id) } : {}),
     // counts only: the messages name internal addresses a partner has no business seeing
     errors: { ...d.errors },
   };

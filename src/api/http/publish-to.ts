@@ -20,8 +20,14 @@ const PatchBody = Type.Object(
   {
     operationMode: Type.Optional(
       OperationModeSchema(
-        "storage systems only: self-consumption (the device's own logic), plan (follow the plan), backup (hold control.reserveSoc), optimise (409 until the optimiser lands)",
+        "storage systems only: self-consumption (the device's own logic), plan (follow the plan), backup (charged back up to the reserve, never below it), optimise (409 until the optimiser lands)",
       ),
+    ),
+    reserveSoc: Type.Optional(
+      Type.Number({
+        description:
+          'storage systems only: the reserve state of charge, percent, that no discharge goes below (docs/control.md "The reserve"); within control.socMin..socMax, else 400 RESERVE_OUT_OF_RANGE',
+      }),
     ),
     publishTo: Type.Optional(
       Type.Array(
@@ -42,7 +48,7 @@ const PatchBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'publishTo, operationMode or both; an empty body is refused (MISSING_PARAMETER)',
+    description: 'publishTo, operationMode, reserveSoc or several; an empty body is refused (MISSING_PARAMETER)',
   },
 );
 
@@ -71,23 +77,26 @@ export const publishToRoute: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { 
       },
     },
     async (req) => {
-      const { operationMode, publishTo } = req.body;
-      if (operationMode === undefined && publishTo === undefined)
-        throw apiError('MISSING_PARAMETER', 'the body needs publishTo or operationMode (or both)');
+      const { operationMode, reserveSoc, publishTo } = req.body;
+      if (operationMode === undefined && reserveSoc === undefined && publishTo === undefined)
+        throw apiError('MISSING_PARAMETER', 'the body needs publishTo, operationMode or reserveSoc');
       const id = req.params.synthId;
       const deviceId = site.devices.has(id) ? id : site.stream(id)?.deviceId;
       const device = deviceId === undefined ? undefined : site.devices.get(deviceId);
       if (!device) throw apiError('DEVICE_NOT_FOUND', `no device or sensor '${id.slice(0, 100)}' on this site`);
 
       const p = principalOf(req);
-      if (operationMode !== undefined) {
+      if (operationMode !== undefined || reserveSoc !== undefined) {
         const storage = control?.storageOf(id);
         if (!control || !storage || !control.isStorage(storage))
           throw apiError(
             'NOT_A_STORAGE',
-            `'${id.slice(0, 100)}' is not a storage system: operationMode applies to an inverter with batteries`,
+            `'${id.slice(0, 100)}' is not a storage system: operationMode and reserveSoc apply to an inverter with batteries`,
           );
-        control.setMode(storage, operationMode, p.customer ? 'customer' : `partner:${p.clientId}`);
+        const by = p.customer ? 'customer' : `partner:${p.clientId}`;
+        // the reserve first: a refused one leaves the mode unchanged too
+        if (reserveSoc !== undefined) control.setReserve(storage, reserveSoc, by);
+        if (operationMode !== undefined) control.setMode(storage, operationMode, by);
       }
       if (publishTo === undefined) return deviceRecord(site, device, p, publishToOf(db, device.config.id), control);
       const seen = new Set<string>();

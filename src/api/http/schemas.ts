@@ -84,6 +84,14 @@ export const DeviceRecord = Type.Object({
   operationMode: Type.Optional(
     OperationModeSchema('storage systems only (an inverter with batteries): what drives the battery (docs/control.md)'),
   ),
+  reserveSoc: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 100,
+      description:
+        'storage systems only: the reserve state of charge in force, percent (docs/control.md "The reserve")',
+    }),
+  ),
   errors: Type.Object(
     {
       timeout: Type.Integer({ minimum: 0 }),
