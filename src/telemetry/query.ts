@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { CHANNEL_BY_ID, type ChannelId, type DeviceKind, type IncludeGroup, type SocScale } from '../core/channels.js';
 import { type BucketColumn, bucketColumns, type PartialBucket } from '../store/buckets.js';
+import { hourColumns, rolledUntil } from '../store/retention.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, wholePeriods } from './align.js';
 import { type EntryShape, entryShape, type TelemetryEntry, toEntry } from './entry.js';
@@ -92,9 +93,33 @@ export function* telemetryPages(db: Database, q: TelemetryQuery, periods: number
   const all = wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds;
   for (let i = 0; i < all.length - 1; i += periods) {
     const bounds = periods >= all.length ? all : all.slice(i, Math.min(i + periods, all.length - 1) + 1);
-    const rows = bucketColumns(db, key, bounds[0]! / 1000, bounds[bounds.length - 1]! / 1000, p.columns);
-    yield q.resolution === 'PT15M' ? fromBuckets(rows, p, q) : rollup(rows, bounds, p, q);
+    const fromS = bounds[0]! / 1000;
+    const toS = bounds[bounds.length - 1]! / 1000;
+    if (q.resolution === 'PT15M') yield fromBuckets(bucketColumns(db, key, fromS, toS, p.columns), p, q);
+    else yield rollup(rollupRows(db, key, fromS, toS, p.columns), bounds, p, q);
   }
+}
+
+/**
+ * The rows a rollup reads: the PT15M buckets, and where retention rolled old ones up
+ * (src/telemetry/retention.ts) the hour rows, merged by start; an hour row weighs as its
+ * covered time, as its buckets did.
+ */
+function rollupRows(db: Database, key: number, fromS: number, toS: number, columns: BucketColumn[]): PartialBucket[] {
+  const buckets = bucketColumns(db, key, fromS, toS, columns);
+  const rolled = rolledUntil(db);
+  if (fromS >= rolled) return buckets;
+  const hours = hourColumns(db, key, fromS, Math.min(toS, rolled), columns);
+  if (hours.length === 0) return buckets;
+  if (buckets.length === 0) return hours;
+  const out: PartialBucket[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < hours.length || j < buckets.length) {
+    if (j >= buckets.length || (i < hours.length && hours[i]![0] <= buckets[j]![0])) out.push(hours[i++]!);
+    else out.push(buckets[j++]!);
+  }
+  return out;
 }
 
 function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
