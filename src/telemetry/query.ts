@@ -33,7 +33,7 @@ export interface TelemetryQuery {
  * The requested channels resolved to bucket columns once, so the row loops only index arrays.
  * Only those columns are read: a row is `[start_s, covered_ms (rollups only), ...names]`.
  */
-interface Plan {
+export interface Plan {
   shape: EntryShape;
   columns: BucketColumn[];
   /** row index of names[0] */
@@ -45,7 +45,7 @@ interface Plan {
 /** row index of covered_ms in a rollup's rows */
 const COVERED = 1;
 
-function plan(q: TelemetryQuery): Plan {
+function planOf(q: TelemetryQuery): Plan {
   const shape = entryShape(q.channels, q.include, q.socScale);
   const values = shape.names.map((c) => CHANNEL_BY_ID[c].column);
   const rollup = q.resolution !== 'PT15M';
@@ -85,19 +85,75 @@ export function telemetryPeriods(q: TelemetryQuery): number {
  * for a client that does not read is one page, not the whole answer (docs/security.md).
  */
 export function* telemetryPages(db: Database, q: TelemetryQuery, periods: number): Generator<TelemetryEntry[]> {
-  if (!(q.end > q.start)) return;
-  const key = findStreamKey(db, q.streamId);
-  if (key === undefined) return;
-  const p = plan(q);
-  if (p.shape.names.length === 0) return;
-  const all = wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds;
+  const prep = prepareTelemetry(db, q);
+  if (!prep) return;
+  const all = prep.bounds;
   for (let i = 0; i < all.length - 1; i += periods) {
     const bounds = periods >= all.length ? all : all.slice(i, Math.min(i + periods, all.length - 1) + 1);
-    const fromS = bounds[0]! / 1000;
-    const toS = bounds[bounds.length - 1]! / 1000;
-    if (q.resolution === 'PT15M') yield fromBuckets(bucketColumns(db, key, fromS, toS, p.columns), p, q);
-    else yield rollup(rollupRows(db, key, fromS, toS, p.columns), bounds, p, q);
+    yield entriesOver(db, prep, q, bounds);
   }
+}
+
+/** A query resolved against the store: its stream's row key, column plan and period bounds. */
+export interface PreparedTelemetry {
+  key: number;
+  plan: Plan;
+  /** every period's start, then the last one's end (ms) */
+  bounds: number[];
+}
+
+/** undefined when the query can have no entries (empty range, no such stream, no asked channel) */
+export function prepareTelemetry(db: Database, q: TelemetryQuery): PreparedTelemetry | undefined {
+  if (!(q.end > q.start)) return undefined;
+  const key = findStreamKey(db, q.streamId);
+  if (key === undefined) return undefined;
+  const plan = planOf(q);
+  if (plan.shape.names.length === 0) return undefined;
+  return { key, plan, bounds: wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds };
+}
+
+/** The entries of the periods `bounds` delimits (consecutive bounds of the prepared query). */
+export function entriesOver(
+  db: Database,
+  prep: PreparedTelemetry,
+  q: TelemetryQuery,
+  bounds: number[],
+): TelemetryEntry[] {
+  const fromS = bounds[0]! / 1000;
+  const toS = bounds[bounds.length - 1]! / 1000;
+  const p = prep.plan;
+  if (q.resolution === 'PT15M') return fromBuckets(bucketColumns(db, prep.key, fromS, toS, p.columns), p, q);
+  return rollup(rollupRows(db, prep.key, fromS, toS, p.columns), bounds, p, q);
+}
+
+/**
+ * The entries of the periods `bounds` delimits, the rows read once and the entries split into
+ * segments: segment k holds the periods from bounds[cuts[k]] to bounds[cuts[k + 1]].
+ */
+export function entriesSplit(
+  db: Database,
+  prep: PreparedTelemetry,
+  q: TelemetryQuery,
+  bounds: number[],
+  cuts: readonly number[],
+): TelemetryEntry[][] {
+  const fromS = bounds[0]! / 1000;
+  const toS = bounds[bounds.length - 1]! / 1000;
+  const p = prep.plan;
+  const pt15 = q.resolution === 'PT15M';
+  const rows = pt15
+    ? bucketColumns(db, prep.key, fromS, toS, p.columns)
+    : rollupRows(db, prep.key, fromS, toS, p.columns);
+  const out: TelemetryEntry[][] = [];
+  let r = 0;
+  for (let k = 0; k + 1 < cuts.length; k++) {
+    const endS = bounds[cuts[k + 1]!]! / 1000;
+    const first = r;
+    while (r < rows.length && rows[r]![0] < endS) r++;
+    const seg = rows.slice(first, r);
+    out.push(pt15 ? fromBuckets(seg, p, q) : rollup(seg, bounds.slice(cuts[k]!, cuts[k + 1]! + 1), p, q));
+  }
+  return out;
 }
 
 /**
