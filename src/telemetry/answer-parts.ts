@@ -1,23 +1,37 @@
 import type { Database } from 'better-sqlite3';
 import { bucketsFinal } from '../store/buckets.js';
+import { BUCKET_MS } from './align.js';
 import { entriesSplit, prepareTelemetry, type TelemetryQuery } from './query.js';
 
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+
+/** One day's entries as JSON bytes, with where each entry starts. */
+interface Part {
+  /** the entries joined by commas */
+  json: Buffer;
+  /** per entry: its period's start (ms) */
+  starts: number[];
+  /** per entry: its byte offset in json; one more, json's length + 1, closes the last */
+  offsets: number[];
+}
 
 /**
  * The telemetry answer's JSON, made from parts kept per closed day: a question not asked before
- * (another month, the first after a bucket closes) is mostly days already answered, and a day
- * whose buckets are all closed never changes. Its entries' JSON is made once, on the first
- * question that covers the whole day, and kept; later questions join kept days and read, build
- * and serialise only the days not kept (the newest, open one; a part-day at an edge).
+ * (another month, a window ending at another quarter hour, the first after a bucket closes) is
+ * mostly days already answered, and a day whose buckets are all closed never changes. Its
+ * entries' JSON is made once, on the first question that touches the day, and kept as bytes
+ * with each entry's offset; later questions join whole days and cut part-days out of them, and
+ * read, build and serialise only what is not final (the stream's newest day).
  *
- * A part is a UTC day of PT15M or PT1H periods, or one P1D period (a local day). It is kept
- * while `bucketsFinal` (src/store/buckets.ts) says the stream's buckets before it are unchanged:
- * a bucket written below the stream's newest, or retention's roll-up, makes every part made
- * before it void. Bounded in bytes, least recently used out.
+ * A part is a UTC day of PT15M or PT1H periods (both align on UTC, src/telemetry/align.ts), or
+ * one P1D period (a local day). It is kept while `bucketsFinal` (src/store/buckets.ts) says the
+ * stream's buckets before its end are unchanged: a bucket written below the stream's newest,
+ * or retention's roll-up, makes every part made before it void. Bounded in bytes, least recently
+ * used out.
  */
 export class AnswerParts {
-  private readonly kept = new Map<string, { stamp: string; json: string }>();
+  private readonly kept = new Map<string, { stamp: string; part: Part }>();
   private bytes = 0;
   made = 0;
   reused = 0;
@@ -29,36 +43,41 @@ export class AnswerParts {
   ) {}
 
   /**
-   * The entries of `q` as JSON text, in pieces (each entries joined by commas, never empty),
+   * The entries of `q` as JSON bytes, in pieces (each entries joined by commas, never empty),
    * ascending: joined by commas and put in `{"entries":[…]}` they are the bytes of
    * `JSON.stringify({ entries: queryTelemetry(db, q) })`. Lazy: a piece is read when asked for.
    */
-  *pieces(db: Database, q: TelemetryQuery): Generator<string> {
+  *pieces(db: Database, q: TelemetryQuery): Generator<Buffer> {
     const prep = prepareTelemetry(db, q);
     if (!prep) return;
     const { bounds } = prep;
     const { finalBeforeMs, stamp } = bucketsFinal(db, prep.key);
     const daily = q.resolution === 'P1D';
+    const step = q.resolution === 'PT15M' ? BUCKET_MS : HOUR_MS;
     const shape = `${prep.key}|${q.deviceId}|${q.deviceKind}|${q.resolution}|${daily ? q.timezone : ''}|${prep.plan.shape.names.join(',')}|${prep.plan.shape.fractionAt}`;
-    // consecutive parts not kept: [first period, end period, key when it is to be kept]
-    let todo: [number, number, string | undefined][] = [];
+    // days to read, in order, their periods chaining: the grid read, the part of it asked, the key to keep it by
+    type Todo = { grid: number[]; from: number; to: number; key: string | undefined };
+    let todo: Todo[] = [];
     let todoPeriods = 0;
     const self = this;
-    function* make(): Generator<string> {
+    function* read(): Generator<Buffer> {
       if (todo.length === 0) return;
-      const from = todo[0]![0];
-      const cuts = [...todo.map((t) => t[0] - from), todo[todo.length - 1]![1] - from];
-      const split = entriesSplit(db, prep!, q, bounds.slice(from, todo[todo.length - 1]![1] + 1), cuts);
+      const grid = [todo[0]!.grid[0]!];
+      const cuts = [0];
+      for (const t of todo) {
+        for (let k = 1; k < t.grid.length; k++) grid.push(t.grid[k]!);
+        cuts.push(grid.length - 1);
+      }
+      const split = entriesSplit(db, prep!, q, grid, cuts);
       const batch = todo;
       todo = [];
       todoPeriods = 0;
       for (let k = 0; k < batch.length; k++) {
-        const entries = split[k]!;
-        let json = '';
-        for (let e = 0; e < entries.length; e++) json += (e === 0 ? '' : ',') + JSON.stringify(entries[e]);
-        const key = batch[k]![2];
-        if (key !== undefined) self.keep(key, stamp, json);
-        if (json) yield json;
+        const t = batch[k]!;
+        const part = toPart(split[k]!.entries, split[k]!.starts);
+        if (t.key !== undefined) self.keep(t.key, stamp, part);
+        const piece = cut(part, t.from, t.to);
+        if (piece.length > 0) yield piece;
       }
     }
     const n = bounds.length - 1;
@@ -67,54 +86,95 @@ export class AnswerParts {
       const dayEnd = daily ? bounds[i + 1]! : dayStart + DAY_MS;
       let j = i + 1;
       while (j < n && bounds[j]! < dayEnd) j++;
-      // only a whole day whose buckets are final is kept; a part-day at an edge is made each time
-      const key =
-        bounds[i] === dayStart && bounds[j] === dayEnd && dayEnd <= finalBeforeMs ? `${shape}|${dayStart}` : undefined;
-      const kept = key === undefined ? undefined : this.get(key, stamp);
-      if (kept !== undefined) {
-        yield* make();
-        if (kept) yield kept;
+      const from = bounds[i]!;
+      const to = bounds[j]!;
+      if (dayEnd <= finalBeforeMs) {
+        // final: the whole day is made (and kept) even when only part of it is asked
+        const key = `${shape}|${dayStart}`;
+        const part = this.get(key, stamp);
+        if (part) {
+          yield* read();
+          const piece = cut(part, from, to);
+          if (piece.length > 0) yield piece;
+        } else {
+          const grid = daily ? [dayStart, dayEnd] : gridOf(dayStart, dayEnd, step);
+          todo.push({ grid, from, to, key });
+          todoPeriods += grid.length - 1;
+        }
       } else {
-        todo.push([i, j, key]);
+        // not final (the newest day): only the asked periods, made every time
+        todo.push({ grid: bounds.slice(i, j + 1), from, to, key: undefined });
         todoPeriods += j - i;
-        if (todoPeriods >= this.periodsPerRead) yield* make();
       }
+      if (todoPeriods >= this.periodsPerRead) yield* read();
       i = j;
     }
-    yield* make();
+    yield* read();
   }
 
   get size(): { parts: number; bytes: number } {
     return { parts: this.kept.size, bytes: this.bytes };
   }
 
-  private get(key: string, stamp: string): string | undefined {
+  private get(key: string, stamp: string): Part | undefined {
     const k = this.kept.get(key);
     if (!k) return undefined;
     this.kept.delete(key);
     if (k.stamp !== stamp) {
-      this.bytes -= k.json.length;
+      this.bytes -= k.part.json.length;
       return undefined;
     }
     // most recently used goes last
     this.kept.set(key, k);
     this.reused++;
-    return k.json;
+    return k.part;
   }
 
-  private keep(key: string, stamp: string, json: string): void {
+  private keep(key: string, stamp: string, part: Part): void {
     const old = this.kept.get(key);
     if (old) {
       this.kept.delete(key);
-      this.bytes -= old.json.length;
+      this.bytes -= old.part.json.length;
     }
-    this.kept.set(key, { stamp, json });
-    this.bytes += json.length;
+    this.kept.set(key, { stamp, part });
+    this.bytes += part.json.length;
     this.made++;
     for (const [k, e] of this.kept) {
       if (this.bytes <= this.maxBytes) break;
       this.kept.delete(k);
-      this.bytes -= e.json.length;
+      this.bytes -= e.part.json.length;
     }
   }
+}
+
+function gridOf(from: number, to: number, step: number): number[] {
+  const g: number[] = [];
+  for (let t = from; t <= to; t += step) g.push(t);
+  return g;
+}
+
+function toPart(entries: readonly object[], starts: number[]): Part {
+  const offsets: number[] = [];
+  let json = '';
+  let at = 0;
+  for (let e = 0; e < entries.length; e++) {
+    const s = JSON.stringify(entries[e]);
+    offsets.push(at);
+    json += e === 0 ? s : `,${s}`;
+    // entries are ASCII but for a device name's or state's text: count bytes, not characters
+    at += Buffer.byteLength(s) + 1;
+  }
+  offsets.push(at);
+  return { json: Buffer.from(json), starts, offsets };
+}
+
+/** The entries of `part` whose periods start in [from, to), as bytes (a view, not a copy). */
+function cut(part: Part, from: number, to: number): Buffer {
+  const { starts, offsets, json } = part;
+  let a = 0;
+  while (a < starts.length && starts[a]! < from) a++;
+  let b = a;
+  while (b < starts.length && starts[b]! < to) b++;
+  if (a === 0 && b === starts.length) return json;
+  return b > a ? json.subarray(offsets[a]!, offsets[b]! - 1) : json.subarray(0, 0);
 }

@@ -128,7 +128,8 @@ export function entriesOver(
 
 /**
  * The entries of the periods `bounds` delimits, the rows read once and the entries split into
- * segments: segment k holds the periods from bounds[cuts[k]] to bounds[cuts[k + 1]].
+ * segments: segment k holds the periods from bounds[cuts[k]] to bounds[cuts[k + 1]], with each
+ * entry's period start (ms).
  */
 export function entriesSplit(
   db: Database,
@@ -136,7 +137,7 @@ export function entriesSplit(
   q: TelemetryQuery,
   bounds: number[],
   cuts: readonly number[],
-): TelemetryEntry[][] {
+): { entries: TelemetryEntry[]; starts: number[] }[] {
   const fromS = bounds[0]! / 1000;
   const toS = bounds[bounds.length - 1]! / 1000;
   const p = prep.plan;
@@ -144,14 +145,18 @@ export function entriesSplit(
   const rows = pt15
     ? bucketColumns(db, prep.key, fromS, toS, p.columns)
     : rollupRows(db, prep.key, fromS, toS, p.columns);
-  const out: TelemetryEntry[][] = [];
+  const out: { entries: TelemetryEntry[]; starts: number[] }[] = [];
   let r = 0;
   for (let k = 0; k + 1 < cuts.length; k++) {
     const endS = bounds[cuts[k + 1]!]! / 1000;
     const first = r;
     while (r < rows.length && rows[r]![0] < endS) r++;
     const seg = rows.slice(first, r);
-    out.push(pt15 ? fromBuckets(seg, p, q) : rollup(seg, bounds.slice(cuts[k]!, cuts[k + 1]! + 1), p, q));
+    const starts: number[] = [];
+    const entries = pt15
+      ? fromBuckets(seg, p, q, starts)
+      : rollup(seg, bounds.slice(cuts[k]!, cuts[k + 1]! + 1), p, q, starts);
+    out.push({ entries, starts });
   }
   return out;
 }
@@ -178,7 +183,8 @@ function rollupRows(db: Database, key: number, fromS: number, toS: number, colum
   return out;
 }
 
-function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
+/** `starts`, when given, gets each entry's period start (ms) */
+function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery, starts?: number[]): TelemetryEntry[] {
   const { shape, first } = p;
   const kind = q.deviceKind;
   const deviceId = q.deviceId;
@@ -186,7 +192,10 @@ function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): Telemet
   for (const r of rows) {
     const s = r[0] * 1000;
     const e = toEntry(kind, deviceId, formatInterval(s, s + BUCKET_MS), shape, r, first);
-    if (e) out.push(e);
+    if (e) {
+      out.push(e);
+      starts?.push(s);
+    }
   }
   return out;
 }
@@ -195,7 +204,13 @@ function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): Telemet
  * One routine for every coarser resolution: walks the rows and the period boundaries together.
  * `bounds` must cover the rows (bounds[0] <= first start, last bound > last start).
  */
-function rollup(rows: PartialBucket[], bounds: number[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
+function rollup(
+  rows: PartialBucket[],
+  bounds: number[],
+  p: Plan,
+  q: TelemetryQuery,
+  starts?: number[],
+): TelemetryEntry[] {
   const { shape, first } = p;
   const n = shape.names.length;
   const power = p.mean;
@@ -224,7 +239,10 @@ function rollup(rows: PartialBucket[], bounds: number[], p: Plan, q: TelemetryQu
       }
     }
     const e = toEntry(kind, deviceId, formatInterval(bounds[pi]!, bounds[pi + 1]!), shape, values);
-    if (e) out.push(e);
+    if (e) {
+      out.push(e);
+      starts?.push(bounds[pi]!);
+    }
     inPeriod = 0;
   };
 

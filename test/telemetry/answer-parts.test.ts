@@ -73,9 +73,9 @@ function query(a: Ask): TelemetryQuery {
 /** the parts' answer must be the uncached answer's bytes, exactly */
 function expectSameBytes(parts: AnswerParts, db: Database, a: Ask): void {
   const q = query(a);
-  expect(`{"entries":[${[...parts.pieces(db, q)].join(',')}]}`).toBe(
-    JSON.stringify({ entries: queryTelemetry(db, q) }),
-  );
+  const pieces = [...parts.pieces(db, q)].map((p) => p.toString('utf8'));
+  expect(pieces.every((p) => p.length > 0)).toBe(true);
+  expect(`{"entries":[${pieces.join(',')}]}`).toBe(JSON.stringify({ entries: queryTelemetry(db, q) }));
 }
 
 const RESOLUTIONS: TelemetryResolution[] = ['PT15M', 'PT1H', 'P1D'];
@@ -111,6 +111,17 @@ describe('AnswerParts', () => {
     expectSameBytes(parts, db, { ...a, start: a.start + DAY, end: a.end + DAY });
     expect(parts.reused).toBe(29);
     expect(parts.made).toBe(31);
+  });
+
+  it('windows ending at other quarter hours cut their edge days out of kept days: nothing is read again', () => {
+    const db = fixture(['bat1']);
+    const parts = new AnswerParts();
+    for (let w = 1; w <= 8; w++) {
+      const end = T0 + 35 * DAY + w * 45 * 60_000;
+      expectSameBytes(parts, db, { start: end - 30 * DAY, end, resolution: 'PT15M' });
+      // the first window made its 31 days; every later one only joins and cuts them
+      expect(parts.made).toBe(31);
+    }
   });
 
   it("a day is kept only once it is final: the stream's newest day is read again with its new buckets", () => {

@@ -35,19 +35,28 @@ const PAGE_PERIODS = 96;
 /** Bytes a streamed answer gathers before it writes: a year of P1D is 365 small pieces. */
 const WRITE_BYTES = 64 * 1024;
 
+const OPEN = Buffer.from('{"entries":[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
 /** `{"entries":[...]}` from the answer's JSON pieces, written a few tens of kB at a time. */
-function* entriesJson(pieces: Iterable<string>): Generator<string> {
-  let out = '{"entries":[';
+function* entriesJson(pieces: Iterable<Buffer>): Generator<Buffer> {
+  let out: Buffer[] = [OPEN];
+  let bytes = OPEN.length;
   let first = true;
   for (const piece of pieces) {
-    out += (first ? '' : ',') + piece;
+    if (!first) out.push(COMMA);
+    out.push(piece);
+    bytes += piece.length + 1;
     first = false;
-    if (out.length >= WRITE_BYTES) {
-      yield out;
-      out = '';
+    if (bytes >= WRITE_BYTES) {
+      yield Buffer.concat(out);
+      out = [];
+      bytes = 0;
     }
   }
-  yield `${out}]}`;
+  out.push(CLOSE);
+  yield Buffer.concat(out);
 }
 
 export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, control }) => {
@@ -146,10 +155,8 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
           Readable.from(entriesJson(parts.pieces(db, q)), { objectMode: true, highWaterMark: 1 }),
         );
       const key = `${stream.id}|${start}|${end}|${resolution}|${[...include].sort().join(',')}`;
-      const body = answers.answer(
-        key,
-        bucketsGeneration(db),
-        () => `{"entries":[${[...parts.pieces(db, q)].join(',')}]}`,
+      const body = answers.answer(key, bucketsGeneration(db), () =>
+        Buffer.concat([...entriesJson(parts.pieces(db, q))]),
       );
       return sendSerialised(reply, body);
     },
