@@ -157,16 +157,18 @@ export function bucketColumns(
   fromS: number,
   toS: number,
   columns: readonly BucketColumn[],
+  /** retention's hour rows have the same columns (src/store/retention.ts) */
+  table: 'buckets' | 'buckets_hour' = 'buckets',
 ): PartialBucket[] {
   const byColumns = ranges(db);
-  const key = columns.join(',');
+  const key = `${table}:${columns.join(',')}`;
   let st = byColumns.get(key);
   if (!st) {
-    // the names come from the BucketColumn union, never from a request
+    // the names come from the BucketColumn union and the table from the two above, never from a request
     const list = ['start_s', ...columns].join(', ');
     st = db
       .prepare<[number, number, number], PartialBucket>(
-        `SELECT ${list} FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
+        `SELECT ${list} FROM ${table} WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
       )
       .raw();
     byColumns.set(key, st);

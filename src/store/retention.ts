@@ -4,7 +4,9 @@ import {
   type BucketColumn,
   type BucketRow,
   type BucketTuple,
+  bucketColumns,
   bucketParams,
+  bucketRange,
   bucketsPruned,
   type PartialBucket,
 } from './buckets.js';
@@ -22,8 +24,6 @@ type Row = ReturnType<typeof bucketParams>;
 interface Stmts {
   rolled: Statement<[], number>;
   first: Statement<[number, number], number>;
-  range: Statement<[number, number, number], BucketTuple>;
-  hourRange: Statement<[number, number, number], BucketTuple>;
   insertHour: Statement<Row>;
   del: Statement<[number, number, number]>;
   setRolled: Statement<[number]>;
@@ -38,16 +38,6 @@ const stmts = perConnection(
         'SELECT start_s FROM buckets WHERE stream = ? AND start_s < ? ORDER BY start_s LIMIT 1',
       )
       .pluck(),
-    range: db
-      .prepare<[number, number, number], BucketTuple>(
-        `SELECT start_s, ${cols} FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
-      )
-      .raw(),
-    hourRange: db
-      .prepare<[number, number, number], BucketTuple>(
-        `SELECT start_s, ${cols} FROM buckets_hour WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
-      )
-      .raw(),
     // the column names come from the channel table, never from input
     insertHour: db.prepare<Row>(
       `INSERT OR REPLACE INTO buckets_hour (stream, start_s, ${cols}) VALUES (?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
@@ -74,9 +64,6 @@ export function rolledUntil(db: Database): number {
   return v;
 }
 
-/** one statement per column list, as bucketColumns */
-const hourRanges = perConnection(() => new Map<string, Statement<[number, number, number], PartialBucket>>());
-
 /** Hour rows of one stream starting in [fromS, toS), only the asked columns, ascending. */
 export function hourColumns(
   db: Database,
@@ -85,19 +72,7 @@ export function hourColumns(
   toS: number,
   columns: readonly BucketColumn[],
 ): PartialBucket[] {
-  const byColumns = hourRanges(db);
-  const key = columns.join(',');
-  let st = byColumns.get(key);
-  if (!st) {
-    // the names come from the BucketColumn union, never from a request
-    st = db
-      .prepare<[number, number, number], PartialBucket>(
-        `SELECT ${['start_s', ...columns].join(', ')} FROM buckets_hour WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
-      )
-      .raw();
-    byColumns.set(key, st);
-  }
-  return st.all(stream, fromS, toS);
+  return bucketColumns(db, stream, fromS, toS, columns, 'buckets_hour');
 }
 
 /** The oldest bucket start of a stream below `beforeS`, or undefined. */
@@ -112,8 +87,10 @@ export function rowsToRoll(
   fromS: number,
   toS: number,
 ): { buckets: BucketTuple[]; hours: BucketTuple[] } {
-  const s = stmts(db);
-  return { buckets: s.range.all(stream, fromS, toS), hours: s.hourRange.all(stream, fromS, toS) };
+  return {
+    buckets: bucketRange(db, stream, fromS, toS),
+    hours: bucketColumns(db, stream, fromS, toS, ALL_COLUMNS, 'buckets_hour') as BucketTuple[],
+  };
 }
 
 /**

@@ -10,7 +10,7 @@ import { streamKey } from '../../src/store/streams.js';
 import type { TelemetryEntry } from '../../src/telemetry/entry.js';
 import { formatInstant } from '../../src/telemetry/interval.js';
 import { queryTelemetry, type TelemetryResolution } from '../../src/telemetry/query.js';
-import { Retention, retentionCutoff, retentionStep } from '../../src/telemetry/retention.js';
+import { Retention, type RetentionOptions, retentionCutoff, retentionStep } from '../../src/telemetry/retention.js';
 import { bucketRow } from '../support/bucket-row.js';
 
 const ms = (iso: string) => Date.parse(iso);
@@ -76,6 +76,12 @@ function expectSame(a: TelemetryEntry[], b: TelemetryEntry[]): void {
     }
   });
 }
+
+/** one year kept, a silent log, no pause between steps, unless said otherwise */
+const retention = (
+  db: Database,
+  o: Partial<RetentionOptions> & Pick<RetentionOptions, 'closedUntil' | 'uplinkTopic'>,
+) => new Retention({ db, clock: new ManualClock(NOW), keepYears: 1, log: pino({ level: 'silent' }), pauseMs: 0, ...o });
 
 const everything = (db: Database) => {
   while (!retentionStep(db, CUT).done);
@@ -147,15 +153,7 @@ describe('retention pass', () => {
       [{ topic: 'telemetry', body: `{"v":2,"time":"${formatInstant(pending)}","siteId":"s"}`, retain: false }],
       NOW,
     );
-    const r = new Retention({
-      db,
-      clock: new ManualClock(NOW),
-      keepYears: 1,
-      closedUntil: () => NOW - 60_000,
-      uplinkTopic: 'telemetry',
-      log: pino({ level: 'silent' }),
-      pauseMs: 0,
-    });
+    const r = retention(db, { closedUntil: () => NOW - 60_000, uplinkTopic: 'telemetry' });
     const key = streamKey(db, STREAMS[1]!);
     return r
       .pass()
@@ -174,15 +172,7 @@ describe('retention pass', () => {
   it('never touches what is at or after the newest closed end', async () => {
     const db = fixture();
     const closed = CUT - 3 * DAY + 45 * 60_000;
-    const r = new Retention({
-      db,
-      clock: new ManualClock(NOW),
-      keepYears: 1,
-      closedUntil: () => closed,
-      uplinkTopic: 'telemetry',
-      log: pino({ level: 'silent' }),
-      pauseMs: 0,
-    });
+    const r = retention(db, { closedUntil: () => closed, uplinkTopic: 'telemetry' });
     await r.pass();
     const key = streamKey(db, STREAMS[0]!);
     expect(bucketRange(db, key, 0, CUT / 1000)[0]![0] * 1000).toBe(CUT - 3 * DAY);
@@ -194,16 +184,7 @@ describe('retention pass', () => {
     expect(first.done).toBe(false);
     expect(first.deleted).toBeGreaterThan(0);
     expect(first.deleted).toBeLessThanOrEqual(96);
-    const r = new Retention({
-      db,
-      clock: new ManualClock(NOW),
-      keepYears: 1,
-      closedUntil: () => NOW,
-      uplinkTopic: null,
-      log: pino({ level: 'silent' }),
-      pauseMs: 0,
-      batchDays: 1,
-    });
+    const r = retention(db, { closedUntil: () => NOW, uplinkTopic: null, batchDays: 1 });
     const passing = r.pass();
     // a poll's write lands while the pass is still going
     let wroteDuring = false;
@@ -224,16 +205,7 @@ describe('retention pass', () => {
   it('runs first after firstAfterMs, then once a day, and stops between steps', async () => {
     const db = fixture();
     const clock = new ManualClock(NOW);
-    const r = new Retention({
-      db,
-      clock,
-      keepYears: 1,
-      closedUntil: () => NOW,
-      uplinkTopic: null,
-      log: pino({ level: 'silent' }),
-      pauseMs: 0,
-      firstAfterMs: 60_000,
-    });
+    const r = retention(db, { clock, closedUntil: () => NOW, uplinkTopic: null, firstAfterMs: 60_000 });
     r.start();
     clock.advance(59_000);
     expect(r.deleted).toBe(0);
