@@ -17,12 +17,12 @@ interface Part {
 }
 
 /**
- * The telemetry answer's JSON, made from parts kept per closed day: a question not asked before
+ * The telemetry answer's JSON, made from parts kept per day: a question not asked before
  * (another month, a window ending at another quarter hour, the first after a bucket closes) is
  * mostly days already answered, and a day whose buckets are all closed never changes. Its
  * entries' JSON is made once, on the first question that touches the day, and kept as bytes
- * with each entry's offset; later questions join whole days and cut part-days out of them, and
- * read, build and serialise only what is not final (the stream's newest day).
+ * with each entry's offset; later questions join whole days and cut part-days out of them. The
+ * stream's newest day is kept too, until the stream's next bucket is written (every 15 minutes).
  *
  * A part is a UTC day of PT15M or PT1H periods (both align on UTC, src/telemetry/align.ts), or
  * one P1D period (a local day). It is kept while `bucketsFinal` (src/store/buckets.ts) says the
@@ -56,7 +56,7 @@ export class AnswerParts {
     const step = q.resolution === 'PT15M' ? BUCKET_MS : HOUR_MS;
     const shape = `${prep.key}|${q.deviceId}|${q.deviceKind}|${q.resolution}|${daily ? q.timezone : ''}|${prep.plan.shape.names.join(',')}|${prep.plan.shape.fractionAt}`;
     // days to read, in order, their periods chaining: the grid read, the part of it asked, the key to keep it by
-    type Todo = { grid: number[]; from: number; to: number; key: string | undefined };
+    type Todo = { grid: number[]; from: number; to: number; key: string; stamp: string };
     let todo: Todo[] = [];
     let todoPeriods = 0;
     const self = this;
@@ -75,7 +75,7 @@ export class AnswerParts {
       for (let k = 0; k < batch.length; k++) {
         const t = batch[k]!;
         const part = toPart(split[k]!.entries, split[k]!.starts);
-        if (t.key !== undefined) self.keep(t.key, stamp, part);
+        self.keep(t.key, t.stamp, part);
         const piece = cut(part, t.from, t.to);
         if (piece.length > 0) yield piece;
       }
@@ -88,23 +88,21 @@ export class AnswerParts {
       while (j < n && bounds[j]! < dayEnd) j++;
       const from = bounds[i]!;
       const to = bounds[j]!;
-      if (dayEnd <= finalBeforeMs) {
-        // final: the whole day is made (and kept) even when only part of it is asked
-        const key = `${shape}|${dayStart}`;
-        const part = this.get(key, stamp);
-        if (part) {
-          yield* read();
-          const piece = cut(part, from, to);
-          if (piece.length > 0) yield piece;
-        } else {
-          const grid = daily ? [dayStart, dayEnd] : gridOf(dayStart, dayEnd, step);
-          todo.push({ grid, from, to, key });
-          todoPeriods += grid.length - 1;
-        }
+      // a day the stream's newest bucket is in (or before it) is kept only until the stream's next
+      // bucket: its stamp names the newest bucket too
+      const final = dayEnd <= finalBeforeMs;
+      const key = `${shape}|${dayStart}`;
+      const keptStamp = final ? stamp : `${stamp}@${finalBeforeMs}`;
+      const part = this.get(key, keptStamp);
+      if (part) {
+        yield* read();
+        const piece = cut(part, from, to);
+        if (piece.length > 0) yield piece;
       } else {
-        // not final (the newest day): only the asked periods, made every time
-        todo.push({ grid: bounds.slice(i, j + 1), from, to, key: undefined });
-        todoPeriods += j - i;
+        // the whole day is made (and kept) even when only part of it is asked
+        const grid = daily ? [dayStart, dayEnd] : gridOf(dayStart, dayEnd, step);
+        todo.push({ grid, from, to, key, stamp: keptStamp });
+        todoPeriods += grid.length - 1;
       }
       if (todoPeriods >= this.periodsPerRead) yield* read();
       i = j;

@@ -130,9 +130,14 @@ describe('AnswerParts', () => {
     const last = T0 + (DAYS - 1) * DAY;
     const a = { start: last - DAY, end: last + DAY, resolution: 'PT1H' as const };
     expectSameBytes(parts, db, a);
-    // the next bucket closes: the day before stays kept, the newest day is not final
+    const made = parts.made;
+    // asked again before the stream's next bucket: the newest day is kept too
+    expectSameBytes(parts, db, { ...a, start: a.start + 3_600_000 });
+    expect(parts.made).toBe(made);
+    // the next bucket closes: the day before stays kept, the newest day is made again
     insertBucket(db, bucketRow({ stream: streamKey(db, 'bat1'), startS: (T0 + DAYS * DAY) / 1000, power_W: 1 }));
     expectSameBytes(parts, db, a);
+    expect(parts.made).toBe(made + 1);
     expectSameBytes(parts, db, { ...a, end: last + 2 * DAY });
     expect(parts.reused).toBeGreaterThan(0);
   });
