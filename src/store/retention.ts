@@ -10,6 +10,7 @@ import {
   bucketsPruned,
   type PartialBucket,
 } from './buckets.js';
+import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
 
 /**
@@ -107,12 +108,12 @@ export function replaceWithHours(
 ): number {
   if (fromS % HOUR_S !== 0 || toS % HOUR_S !== 0) throw new RangeError('retention ranges are whole hours');
   const s = stmts(db);
-  const deleted = db.transaction(() => {
+  const deleted = writeTx(db, () => {
     for (const h of hours) s.insertHour.run(...bucketParams(h));
     const n = s.del.run(stream, fromS, toS).changes;
     s.setRolled.run(toS);
     return n;
-  })();
+  });
   rolledCache.set(db, Math.max(rolledUntil(db), toS));
   bucketsPruned(db);
   return deleted;
