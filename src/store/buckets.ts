@@ -117,7 +117,8 @@ export function bucketsPruned(db: Database): void {
 export function insertBucket(db: Database, b: BucketRow): void {
   writes.set(db, bucketsGeneration(db) + 1);
   const t = streamTop(db, b.stream);
-  if (b.startS < t.top) t.rewrites++;
+  // the newest written again counts too: its first write may have rolled back (a full disk)
+  if (b.startS <= t.top) t.rewrites++;
   else t.top = b.startS;
   stmts(db).insert.run(...bucketParams(b));
 }

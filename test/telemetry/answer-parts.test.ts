@@ -156,6 +156,24 @@ describe('AnswerParts', () => {
     }
   });
 
+  it('the newest bucket written again (a close that rolled back, then its retry) voids the newest day', () => {
+    const db = fixture(['bat1']);
+    const parts = new AnswerParts();
+    const key = streamKey(db, 'bat1');
+    const next = T0 + DAYS * DAY;
+    const a = { start: next - DAY, end: next + DAY, resolution: 'PT15M' as const };
+    // the close's transaction fails after the insert: the bucket is not in the table
+    expect(() =>
+      db.transaction(() => {
+        insertBucket(db, bucketRow({ stream: key, startS: next / 1000, power_W: 7 }));
+        throw new Error('disk full');
+      })(),
+    ).toThrow('disk full');
+    expectSameBytes(parts, db, a);
+    insertBucket(db, bucketRow({ stream: key, startS: next / 1000, power_W: 7 }));
+    expectSameBytes(parts, db, a);
+  });
+
   it("retention's roll-up voids them too, and the rolled days answer as the hours say", () => {
     const db = fixture(['bat1']);
     const parts = new AnswerParts();
