@@ -84,8 +84,10 @@ export class AnswerParts {
     for (let i = 0; i < n; ) {
       const dayStart = daily ? bounds[i]! : Math.floor(bounds[i]! / DAY_MS) * DAY_MS;
       const dayEnd = daily ? bounds[i + 1]! : dayStart + DAY_MS;
-      let j = i + 1;
+      // the periods of this day: counted on the UTC grid, not walked (a month is 2,880 of them)
+      let j = daily ? i + 1 : Math.min(n, i + Math.round((dayEnd - bounds[i]!) / step));
       while (j < n && bounds[j]! < dayEnd) j++;
+      while (j > i + 1 && bounds[j - 1]! >= dayEnd) j--;
       const from = bounds[i]!;
       const to = bounds[j]!;
       // a day the stream's newest bucket is in (or before it) is kept only until the stream's next
@@ -169,6 +171,8 @@ function toPart(entries: readonly object[], starts: number[]): Part {
 /** The entries of `part` whose periods start in [from, to), as bytes (a view, not a copy). */
 function cut(part: Part, from: number, to: number): Buffer {
   const { starts, offsets, json } = part;
+  // a whole day, the common case: no walk over its entries
+  if (starts.length === 0 || (from <= starts[0]! && to > starts[starts.length - 1]!)) return json;
   let a = 0;
   while (a < starts.length && starts[a]! < from) a++;
   let b = a;
