@@ -35,6 +35,7 @@ import { defaultSimConfig } from '../src/sim/config.js';
 import { partnerToken } from '../test/support/auth.js';
 import { freePort } from '../test/support/mqtt-brokers.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
+import { proc } from './lib/proc.js';
 import { median, slopePerHour } from './lib/stats.js';
 
 const WINDOW_S = Number(process.argv[2] ?? 30);
@@ -49,31 +50,6 @@ const CONCURRENCY = 8;
 const SAMPLES = process.env.BENCH_SAMPLES;
 const BLOCKS = 7;
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-interface Proc {
-  rssMB(): number;
-  /** Pss and private (Private_Clean + Private_Dirty) from smaps_rollup, MB */
-  shares(): { pssMB: number; privateMB: number };
-  cpuSeconds(): number;
-}
-function proc(pid: number): Proc {
-  const kb = (text: string, key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
-  return {
-    rssMB: () => (kb(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS') * 1024) / 1e6,
-    shares() {
-      const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-      return {
-        pssMB: (kb(t, 'Pss') * 1024) / 1e6,
-        privateMB: ((kb(t, 'Private_Clean') + kb(t, 'Private_Dirty')) * 1024) / 1e6,
-      };
-    },
-    cpuSeconds() {
-      // fields after the parenthesised command name; utime and stime are the 14th and 15th (proc(5))
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ is 100 on Linux
-    },
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -10,6 +10,11 @@
  * (process.cpuUsage across the round), which is what the gateway pays whatever the client costs.
  *
  *   node --expose-gc --import tsx bench/telemetry-http.ts [rounds] [requestsPerRound]
+ *   BENCH_QUESTION=month: instead, 30 days of PT15M (2,880 entries, ~620 kB) in WINDOWS different
+ *   intervals, each starting 45 minutes after the one before (so both edge days are part-days,
+ *   read from SQLite every time), asked in turn; the bare route answers each window's bytes. The
+ *   endpoint keeps no whole answer over a day (src/telemetry/answer-cache.ts), so every request
+ *   is assembled: the kept days' parts joined, the edge days read (src/telemetry/answer-parts.ts).
  *   The server child runs with the node flags of systemd/sitegw.service (BENCH_NODE_ARGS overrides),
  *   on the Node that runs this script (e.g. `.ci/with-node.sh 24 node --expose-gc --import tsx bench/telemetry-http.ts`).
  *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile there, `node --cpu-prof`)
@@ -24,12 +29,15 @@ import { unitRuntime } from '../test/support/unit-runtime.js';
 import { median } from './lib/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 9);
-const REQUESTS = Number(process.argv[3] ?? 2000);
+const MONTH = process.env.BENCH_QUESTION === 'month';
+const REQUESTS = Number(process.argv[3] ?? (MONTH ? 200 : 2000));
 const CONCURRENCY = 8;
+const WINDOWS = 32;
 
 interface Ready {
-  gatewayUrl: string;
-  bareUrl: string;
+  /** one per question asked in turn; the bare route's answer i is the gateway's answer i */
+  gatewayUrls: string[];
+  bareUrls: string[];
   token: string;
   bytes: number;
   entries: number;
@@ -47,7 +55,7 @@ if (process.env.BENCH_ROLE === 'server') {
     port: 0,
     modbusPorts: 'auto',
     speed: 1,
-    history: 'P2D',
+    history: MONTH ? 'P32D' : 'P2D',
     quiet: true,
     // the daemon's own logger at its default level (SITEGW_LOG_LEVEL, info), onto the child's
     // stdout, which goes to /dev/null: what a request costs in the log is counted
@@ -65,14 +73,31 @@ if (process.env.BENCH_ROLE === 'server') {
   const token = granted.body.access_token as string;
   const stream =
     demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED')) ?? demo.daemon.site.streams()[0]!;
-  // a day that ended over an hour ago: every bucket in it is closed, so the answer is the same all run
-  const from = `${new Date(demo.clock.now() - 25 * 3_600_000).toISOString().slice(0, 14)}00:00Z`;
-  const path = `/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry?interval=${from}/P1D&include=default,energy`;
-  const res = await rawRequest({ url: `${demo.url}${path}`, headers: { authorization: `Bearer ${token}` } });
-  if (res.status !== 200) throw new Error(`telemetry answered ${res.status}`);
-  const bytes = Buffer.from(res.text);
+  const base = `/api/v1/devices/${encodeURIComponent(stream.id)}/telemetry`;
+  const paths: string[] = [];
+  if (MONTH) {
+    // 30-day windows that ended over an hour ago, 45 minutes apart
+    const last = Math.floor((demo.clock.now() - 3_600_000) / 900_000) * 900_000;
+    for (let i = 0; i < WINDOWS; i++) {
+      const end = last - (WINDOWS - 1 - i) * 45 * 60_000;
+      const from = new Date(end - 30 * 86_400_000).toISOString().replace('.000', '');
+      paths.push(`${base}?interval=${from}/${new Date(end).toISOString().replace('.000', '')}&include=default,energy`);
+    }
+  } else {
+    // a day that ended over an hour ago: every bucket in it is closed, so the answer is the same all run
+    const from = `${new Date(demo.clock.now() - 25 * 3_600_000).toISOString().slice(0, 14)}00:00Z`;
+    paths.push(`${base}?interval=${from}/P1D&include=default,energy`);
+  }
+  const answers: Buffer[] = [];
+  for (const path of paths) {
+    const res = await rawRequest({ url: `${demo.url}${path}`, headers: { authorization: `Bearer ${token}` } });
+    if (res.status !== 200) throw new Error(`telemetry answered ${res.status}`);
+    answers.push(Buffer.from(res.text));
+  }
   const bare = Fastify();
-  bare.get('/bare', async (_req, reply) => reply.type('application/json; charset=utf-8').send(bytes));
+  bare.get<{ Params: { i: string } }>('/bare/:i', async (req, reply) =>
+    reply.type('application/json; charset=utf-8').send(answers[Number(req.params.i)]),
+  );
   const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
   process.on('message', (m: ToChild) => {
     if ('cpu' in m) {
@@ -83,9 +108,15 @@ if (process.env.BENCH_ROLE === 'server') {
       void Promise.all([bare.close(), demo.stop()]).then(() => process.exit(0));
     }
   });
-  const entries = (JSON.parse(bytes.toString()) as { entries: unknown[] }).entries.length;
+  const entries = (JSON.parse(answers[0]!.toString()) as { entries: unknown[] }).entries.length;
   process.send!({
-    ready: { gatewayUrl: `${demo.url}${path}`, bareUrl: `${bareUrl}/bare`, token, bytes: bytes.length, entries },
+    ready: {
+      gatewayUrls: paths.map((p) => `${demo.url}${p}`),
+      bareUrls: paths.map((_, i) => `${bareUrl}/bare/${i}`),
+      token,
+      bytes: answers[0]!.length,
+      entries,
+    },
   } satisfies FromChild);
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-http-'));
@@ -108,7 +139,7 @@ if (process.env.BENCH_ROLE === 'server') {
     if (!('ready' in first)) throw new Error('expected ready');
     const ready = first.ready;
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-    let expected: Buffer | undefined;
+    const expected: Buffer[] = [];
 
     const get = (url: string, headers: Record<string, string>) =>
       new Promise<Buffer>((resolve, reject) => {
@@ -125,20 +156,22 @@ if (process.env.BENCH_ROLE === 'server') {
           .end();
       });
     const load = async (
-      url: string,
+      urls: string[],
       headers: Record<string, string>,
       n: number,
     ): Promise<{ rps: number; cpuUsPerReq: number }> => {
       let left = n;
+      let next = 0;
       const cpu0 = await serverCpuUs();
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: CONCURRENCY }, async () => {
           while (left-- > 0) {
-            const body = await get(url, headers);
-            if (!body.equals(expected!))
+            const i = next++ % urls.length;
+            const body = await get(urls[i]!, headers);
+            if (!body.equals(expected[i]!))
               throw new Error(
-                `${url} answered other bytes than the bare route (${body.length} vs ${expected!.length})`,
+                `${urls[i]} answered other bytes than the bare route (${body.length} vs ${expected[i]!.length})`,
               );
           }
         }),
@@ -148,21 +181,22 @@ if (process.env.BENCH_ROLE === 'server') {
       return { rps: n / s, cpuUsPerReq: cpuUs / n };
     };
     const auth = { authorization: `Bearer ${ready.token}` };
-    expected = await get(ready.bareUrl, {});
+    for (const u of ready.bareUrls) expected.push(await get(u, {}));
     // warm-up: JIT and the statement caches of both sides
-    await load(ready.bareUrl, {}, 500);
-    await load(ready.gatewayUrl, auth, 500);
+    const warm = MONTH ? 2 * WINDOWS : 500;
+    await load(ready.bareUrls, {}, warm);
+    await load(ready.gatewayUrls, auth, warm);
 
     const bare: { rps: number; cpuUsPerReq: number }[] = [];
     const gw: { rps: number; cpuUsPerReq: number }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       // alternate who goes first, so drift (the poller, JIT, GC debt) falls on both alike
       if (r % 2 === 0) {
-        bare.push(await load(ready.bareUrl, {}, REQUESTS));
-        gw.push(await load(ready.gatewayUrl, auth, REQUESTS));
+        bare.push(await load(ready.bareUrls, {}, REQUESTS));
+        gw.push(await load(ready.gatewayUrls, auth, REQUESTS));
       } else {
-        gw.push(await load(ready.gatewayUrl, auth, REQUESTS));
-        bare.push(await load(ready.bareUrl, {}, REQUESTS));
+        gw.push(await load(ready.gatewayUrls, auth, REQUESTS));
+        bare.push(await load(ready.bareUrls, {}, REQUESTS));
       }
     }
     agent.destroy();
@@ -173,7 +207,7 @@ if (process.env.BENCH_ROLE === 'server') {
     const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}×`;
 
     console.log(
-      `${ready.bytes} B per answer (${ready.entries} PT15M entries); ${ROUNDS} interleaved rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight over keep-alive; ` +
+      `${ready.bytes} B per answer (${ready.entries} PT15M entries${MONTH ? `, ${WINDOWS} different 30-day windows in turn` : ''}); ${ROUNDS} interleaved rounds of ${REQUESTS} requests, ${CONCURRENCY} in flight over keep-alive; ` +
         `server: sitegw demo (simulator + gateway, daemon logger at info into /dev/null) in one child; medians over rounds, ratio range per round`,
     );
     console.log('');
@@ -187,7 +221,7 @@ if (process.env.BENCH_ROLE === 'server') {
       `| baseline: bare fastify, same bytes       | ${rps(bare).toFixed(0).padStart(6)} | ${cpu(bare).toFixed(0).padStart(17)} | 1.00× | 1.00× |`,
     );
     console.log(
-      `| GET telemetry, P1D of PT15M, bearer      | ${rps(gw).toFixed(0).padStart(6)} | ${cpu(gw).toFixed(0).padStart(17)} | ${median(ratios).toFixed(2)}× (${range(ratios)}) | ${median(cpuRatios).toFixed(2)}× |`,
+      `| GET telemetry, ${MONTH ? '30 days' : 'P1D'} of PT15M, bearer ${MONTH ? '  ' : ''}   | ${rps(gw).toFixed(0).padStart(6)} | ${cpu(gw).toFixed(0).padStart(17)} | ${median(ratios).toFixed(2)}× (${range(ratios)}) | ${median(cpuRatios).toFixed(2)}× |`,
     );
     // the row of bench/README.md#footprint: the issue's target is the endpoint at >= half of bare
     const share = median(ratios.map((r) => 1 / r));

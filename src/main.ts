@@ -28,7 +28,9 @@ import { LearnedTopology, restoreLearned } from './site/learned.js';
 import { Site } from './site/site.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
+import { Retention } from './telemetry/retention.js';
 import type { Uplink } from './uplink/feature.js';
+import { TOPIC } from './uplink/topics.js';
 import { BUILT_AT, VERSION } from './version.js';
 
 export interface DaemonOptions {
@@ -280,6 +282,20 @@ export class Daemon {
       );
     }
     await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
+    const keepYears = config.retention.fifteenMinuteYears;
+    if (keepYears !== undefined) {
+      await features.start(
+        new Retention({
+          db,
+          clock,
+          keepYears,
+          closedUntil: () => bucketer.newestClosed,
+          // also without an uplink now: messages left from one configured before are still unsent
+          uplinkTopic: TOPIC.telemetry,
+          log: log.child({ feature: 'retention' }),
+        }),
+      );
+    }
 
     // one bound for the HTTP and WebSocket refusals: a host alternating between them meets one budget
     const refusals = new RefusalLog(log.child({ feature: 'http' }));

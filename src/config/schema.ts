@@ -206,6 +206,22 @@ export const siteSchema = {
         },
       },
     },
+    retention: {
+      type: 'object',
+      description: 'how long the 15-minute buckets are kept on the SD card',
+      default: {},
+      additionalProperties: false,
+      properties: {
+        fifteenMinuteYears: {
+          type: 'integer',
+          description:
+            'years PT15M buckets are kept; older ones are rolled up into hours once a day, so PT1H and P1D answers stay for ever and PT15M ends there. Left out: every bucket is kept for ever',
+          minimum: 1,
+          maximum: 100,
+          hint: 'use whole years, 1 or more (e.g. 2), or leave the key out to keep every bucket',
+        },
+      },
+    },
     tariff: TARIFF,
     uplink: UPLINK,
     auth: {

@@ -41,7 +41,7 @@ export const COL = {
 /** A stored column besides start_s, by its name in the table. */
 export type BucketColumn = 'covered_ms' | Channel['column'];
 /** every column after start_s, in BucketTuple order */
-const ALL_COLUMNS: readonly BucketColumn[] = ['covered_ms', ...CHANNEL_TABLE.map((c) => c.column)];
+export const ALL_COLUMNS: readonly BucketColumn[] = ['covered_ms', ...CHANNEL_TABLE.map((c) => c.column)];
 
 type InsertParams = [number, number, number, ...(number | string | null)[]];
 interface Stmts {
@@ -73,9 +73,59 @@ export function bucketsGeneration(db: Database): number {
   return writes.get(db) ?? 0;
 }
 
+/**
+ * Per stream: the newest bucket start written (s) and how often a bucket below it was written.
+ * Buckets are closed in time order, so everything before a stream's newest bucket is final
+ * unless a write goes below it (a back-fill, a re-close after restart) or retention rolls it up;
+ * what was made from the final part (src/telemetry/answer-parts.ts) is kept while both counts
+ * stand still.
+ */
+interface StreamTop {
+  top: number;
+  rewrites: number;
+}
+const tops = perConnection(() => ({ streams: new Map<number, StreamTop>(), pruned: 0 }));
+const topStmt = perConnection((db) =>
+  db.prepare<[number], number | null>('SELECT MAX(start_s) FROM buckets WHERE stream = ?').pluck(),
+);
+
+function streamTop(db: Database, stream: number): StreamTop {
+  const byStream = tops(db).streams;
+  let t = byStream.get(stream);
+  if (!t) {
+    t = { top: topStmt(db).get(stream) ?? Number.NEGATIVE_INFINITY, rewrites: 0 };
+    byStream.set(stream, t);
+  }
+  return t;
+}
+
+/**
+ * How far a stream's buckets are final: periods ending at or before `finalBeforeMs` will read the
+ * same while `stamp` is unchanged.
+ */
+export function bucketsFinal(db: Database, stream: number): { finalBeforeMs: number; stamp: string } {
+  const t = streamTop(db, stream);
+  return { finalBeforeMs: t.top * 1000, stamp: `${t.rewrites}/${tops(db).pruned}` };
+}
+
+/** Buckets were rolled up or deleted (src/store/retention.ts): every answer made before is void. */
+export function bucketsPruned(db: Database): void {
+  writes.set(db, bucketsGeneration(db) + 1);
+  tops(db).pruned++;
+}
+
 export function insertBucket(db: Database, b: BucketRow): void {
   writes.set(db, bucketsGeneration(db) + 1);
-  stmts(db).insert.run(b.stream, b.startS, b.coveredMs, ...FIELDS.map((f) => b[f]));
+  const t = streamTop(db, b.stream);
+  // the newest written again counts too: its first write may have rolled back (a full disk)
+  if (b.startS <= t.top) t.rewrites++;
+  else t.top = b.startS;
+  stmts(db).insert.run(...bucketParams(b));
+}
+
+/** A row's values in the order of `(stream, start_s, ...ALL_COLUMNS)`. */
+export function bucketParams(b: BucketRow): InsertParams {
+  return [b.stream, b.startS, b.coveredMs, ...FIELDS.map((f) => b[f])];
 }
 
 /** Several rows in one transaction (joins the caller's transaction when there is one). */
@@ -108,16 +158,18 @@ export function bucketColumns(
   fromS: number,
   toS: number,
   columns: readonly BucketColumn[],
+  /** retention's hour rows have the same columns (src/store/retention.ts) */
+  table: 'buckets' | 'buckets_hour' = 'buckets',
 ): PartialBucket[] {
   const byColumns = ranges(db);
-  const key = columns.join(',');
+  const key = `${table}:${columns.join(',')}`;
   let st = byColumns.get(key);
   if (!st) {
-    // the names come from the BucketColumn union, never from a request
+    // the names come from the BucketColumn union and the table from the two above, never from a request
     const list = ['start_s', ...columns].join(', ');
     st = db
       .prepare<[number, number, number], PartialBucket>(
-        `SELECT ${list} FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
+        `SELECT ${list} FROM ${table} WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
       )
       .raw();
     byColumns.set(key, st);

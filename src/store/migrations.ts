@@ -346,6 +346,36 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'retention: PT15M buckets older than the kept years rolled up into hour rows (PT1H and P1D answerable for ever), and how far that has gone',
+    up(db) {
+      db.exec(`
+        -- the columns of buckets; covered_ms is the hour's covered time, the weight of its means
+        CREATE TABLE buckets_hour (
+          stream     INTEGER NOT NULL REFERENCES streams(id),
+          start_s    INTEGER NOT NULL,
+          covered_ms INTEGER NOT NULL,
+          power_W    REAL,
+          power_AC_W REAL,
+          power_DC_W REAL,
+          soc        REAL,
+          soh        REAL,
+          energy_in  REAL,
+          energy_out REAL,
+          state      TEXT,
+          PRIMARY KEY (stream, start_s)
+        ) WITHOUT ROWID;
+
+        -- hour rows exist only below rolled_until (s): a query above it reads the buckets alone
+        CREATE TABLE retention_state (
+          id            INTEGER PRIMARY KEY CHECK (id = 1),
+          rolled_until  INTEGER NOT NULL
+        );
+        INSERT INTO retention_state (id, rolled_until) VALUES (1, 0);
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -17,7 +17,7 @@ export class AnswerCache {
   constructor(private readonly maxBytes = 2 * 1024 * 1024) {}
 
   /** The answer for `key` read at `generation`, or one freshly made (and kept when it fits). */
-  answer(key: string, generation: number, make: () => string): Buffer {
+  answer(key: string, generation: number, make: () => string | Buffer): Buffer {
     const kept = this.entries.get(key);
     if (kept && kept.generation === generation) {
       // most recently used goes last
@@ -28,7 +28,8 @@ export class AnswerCache {
     }
     this.misses++;
     if (kept) this.drop(key, kept.body);
-    const body = Buffer.from(make());
+    const made = make();
+    const body = typeof made === 'string' ? Buffer.from(made) : made;
     if (body.length <= this.maxBytes / 10) {
       this.entries.set(key, { generation, body });
       this.bytes += body.length;

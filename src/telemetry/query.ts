@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { CHANNEL_BY_ID, type ChannelId, type DeviceKind, type IncludeGroup, type SocScale } from '../core/channels.js';
 import { type BucketColumn, bucketColumns, type PartialBucket } from '../store/buckets.js';
+import { hourColumns, rolledUntil } from '../store/retention.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, wholePeriods } from './align.js';
 import { type EntryShape, entryShape, type TelemetryEntry, toEntry } from './entry.js';
@@ -32,7 +33,7 @@ export interface TelemetryQuery {
  * The requested channels resolved to bucket columns once, so the row loops only index arrays.
  * Only those columns are read: a row is `[start_s, covered_ms (rollups only), ...names]`.
  */
-interface Plan {
+export interface Plan {
   shape: EntryShape;
   columns: BucketColumn[];
   /** row index of names[0] */
@@ -44,7 +45,7 @@ interface Plan {
 /** row index of covered_ms in a rollup's rows */
 const COVERED = 1;
 
-function plan(q: TelemetryQuery): Plan {
+function planOf(q: TelemetryQuery): Plan {
   const shape = entryShape(q.channels, q.include, q.socScale);
   const values = shape.names.map((c) => CHANNEL_BY_ID[c].column);
   const rollup = q.resolution !== 'PT15M';
@@ -84,20 +85,106 @@ export function telemetryPeriods(q: TelemetryQuery): number {
  * for a client that does not read is one page, not the whole answer (docs/security.md).
  */
 export function* telemetryPages(db: Database, q: TelemetryQuery, periods: number): Generator<TelemetryEntry[]> {
-  if (!(q.end > q.start)) return;
-  const key = findStreamKey(db, q.streamId);
-  if (key === undefined) return;
-  const p = plan(q);
-  if (p.shape.names.length === 0) return;
-  const all = wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds;
+  const prep = prepareTelemetry(db, q);
+  if (!prep) return;
+  const all = prep.bounds;
   for (let i = 0; i < all.length - 1; i += periods) {
     const bounds = periods >= all.length ? all : all.slice(i, Math.min(i + periods, all.length - 1) + 1);
-    const rows = bucketColumns(db, key, bounds[0]! / 1000, bounds[bounds.length - 1]! / 1000, p.columns);
-    yield q.resolution === 'PT15M' ? fromBuckets(rows, p, q) : rollup(rows, bounds, p, q);
+    yield entriesOver(db, prep, q, bounds);
   }
 }
 
-function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
+/** A query resolved against the store: its stream's row key, column plan and period bounds. */
+export interface PreparedTelemetry {
+  key: number;
+  plan: Plan;
+  /** every period's start, then the last one's end (ms) */
+  bounds: number[];
+}
+
+/** undefined when the query can have no entries (empty range, no such stream, no asked channel) */
+export function prepareTelemetry(db: Database, q: TelemetryQuery): PreparedTelemetry | undefined {
+  if (!(q.end > q.start)) return undefined;
+  const key = findStreamKey(db, q.streamId);
+  if (key === undefined) return undefined;
+  const plan = planOf(q);
+  if (plan.shape.names.length === 0) return undefined;
+  return { key, plan, bounds: wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds };
+}
+
+/** The entries of the periods `bounds` delimits (consecutive bounds of the prepared query). */
+export function entriesOver(
+  db: Database,
+  prep: PreparedTelemetry,
+  q: TelemetryQuery,
+  bounds: number[],
+): TelemetryEntry[] {
+  const fromS = bounds[0]! / 1000;
+  const toS = bounds[bounds.length - 1]! / 1000;
+  const p = prep.plan;
+  if (q.resolution === 'PT15M') return fromBuckets(bucketColumns(db, prep.key, fromS, toS, p.columns), p, q);
+  return rollup(rollupRows(db, prep.key, fromS, toS, p.columns), bounds, p, q);
+}
+
+/**
+ * The entries of the periods `bounds` delimits, the rows read once and the entries split into
+ * segments: segment k holds the periods from bounds[cuts[k]] to bounds[cuts[k + 1]], with each
+ * entry's period start (ms).
+ */
+export function entriesSplit(
+  db: Database,
+  prep: PreparedTelemetry,
+  q: TelemetryQuery,
+  bounds: number[],
+  cuts: readonly number[],
+): { entries: TelemetryEntry[]; starts: number[] }[] {
+  const fromS = bounds[0]! / 1000;
+  const toS = bounds[bounds.length - 1]! / 1000;
+  const p = prep.plan;
+  const pt15 = q.resolution === 'PT15M';
+  const rows = pt15
+    ? bucketColumns(db, prep.key, fromS, toS, p.columns)
+    : rollupRows(db, prep.key, fromS, toS, p.columns);
+  const out: { entries: TelemetryEntry[]; starts: number[] }[] = [];
+  let r = 0;
+  for (let k = 0; k + 1 < cuts.length; k++) {
+    const endS = bounds[cuts[k + 1]!]! / 1000;
+    const first = r;
+    while (r < rows.length && rows[r]![0] < endS) r++;
+    const seg = rows.slice(first, r);
+    const starts: number[] = [];
+    const entries = pt15
+      ? fromBuckets(seg, p, q, starts)
+      : rollup(seg, bounds.slice(cuts[k]!, cuts[k + 1]! + 1), p, q, starts);
+    out.push({ entries, starts });
+  }
+  return out;
+}
+
+/**
+ * The rows a rollup reads: the PT15M buckets, and where retention rolled old ones up
+ * (src/telemetry/retention.ts) the hour rows, merged by start; an hour row weighs as its
+ * covered time, as its buckets did.
+ */
+function rollupRows(db: Database, key: number, fromS: number, toS: number, columns: BucketColumn[]): PartialBucket[] {
+  const buckets = bucketColumns(db, key, fromS, toS, columns);
+  const rolled = rolledUntil(db);
+  if (fromS >= rolled) return buckets;
+  const hours = hourColumns(db, key, fromS, Math.min(toS, rolled), columns);
+  if (hours.length === 0) return buckets;
+  if (buckets.length === 0) return hours;
+  const out: PartialBucket[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < hours.length || j < buckets.length) {
+    if (j >= buckets.length || (i < hours.length && hours[i]![0] <= buckets[j]![0])) out.push(hours[i++]!);
+    else out.push(buckets[j++]!);
+  }
+  return out;
+}
+
+/** `starts`, when given, gets each entry's period start (ms) */
+function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery, starts?: number[]): TelemetryEntry[] {
   const { shape, first } = p;
   const kind = q.deviceKind;
   const deviceId = q.deviceId;
@@ -105,7 +192,10 @@ function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): Telemet
   for (const r of rows) {
     const s = r[0] * 1000;
     const e = toEntry(kind, deviceId, formatInterval(s, s + BUCKET_MS), shape, r, first);
-    if (e) out.push(e);
+    if (e) {
+      out.push(e);
+      starts?.push(s);
+    }
   }
   return out;
 }
@@ -114,7 +204,13 @@ function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery): Telemet
  * One routine for every coarser resolution: walks the rows and the period boundaries together.
  * `bounds` must cover the rows (bounds[0] <= first start, last bound > last start).
  */
-function rollup(rows: PartialBucket[], bounds: number[], p: Plan, q: TelemetryQuery): TelemetryEntry[] {
+function rollup(
+  rows: PartialBucket[],
+  bounds: number[],
+  p: Plan,
+  q: TelemetryQuery,
+  starts?: number[],
+): TelemetryEntry[] {
   const { shape, first } = p;
   const n = shape.names.length;
   const power = p.mean;
@@ -143,7 +239,10 @@ function rollup(rows: PartialBucket[], bounds: number[], p: Plan, q: TelemetryQu
       }
     }
     const e = toEntry(kind, deviceId, formatInterval(bounds[pi]!, bounds[pi + 1]!), shape, values);
-    if (e) out.push(e);
+    if (e) {
+      out.push(e);
+      starts?.push(bounds[pi]!);
+    }
     inPeriod = 0;
   };
 

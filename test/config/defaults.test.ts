@@ -44,6 +44,7 @@ describe('a minimal site.yaml', () => {
       api: { socScale: 'percent' },
       grid: { debounce: 2 },
       ws: { maxEntriesPerMessage: 100 },
+      retention: {},
       auth: {
         accessTokenSeconds: 3600,
         refreshTokenDays: 30,

@@ -106,7 +106,7 @@ describe('schema mistakes name the path, the line, what is wrong and what is rig
       line: 16,
       column: 1,
       message: /^unknown key 'colour'$/,
-      hint: /allowed keys here: site, http, dataDir, poll, api, grid, ws, tariff, uplink, auth, devices/,
+      hint: /allowed keys here: site, http, dataDir, poll, api, grid, ws, retention, tariff, uplink, auth, devices/,
     });
     expect(e.message).not.toMatch(/did you mean/);
   });

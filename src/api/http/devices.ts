@@ -6,14 +6,9 @@ import { INCLUDE_GROUPS } from '../../core/channels.js';
 import { bucketsGeneration } from '../../store/buckets.js';
 import { allPublishTo } from '../../store/publish-to.js';
 import { AnswerCache } from '../../telemetry/answer-cache.js';
+import { AnswerParts } from '../../telemetry/answer-parts.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
-import {
-  queryTelemetry,
-  TELEMETRY_RESOLUTIONS,
-  type TelemetryQuery,
-  telemetryPages,
-  telemetryPeriods,
-} from '../../telemetry/query.js';
+import { TELEMETRY_RESOLUTIONS, type TelemetryQuery, telemetryPeriods } from '../../telemetry/query.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
@@ -37,20 +32,37 @@ const sendSerialised = (reply: FastifyReply, body: Buffer | Readable) =>
 /** Periods per page of a streamed telemetry answer: a day of PT15M, about 22 kB of JSON; small, so a page costs the event loop a few ms and other requests get their turn between pages. */
 const PAGE_PERIODS = 96;
 
-/** `{"entries":[...]}` a page of entries at a time. */
-function* entriesJson(pages: Iterable<object[]>): Generator<string> {
-  yield '{"entries":[';
+/** Bytes a streamed answer gathers before it writes: a year of P1D is 365 small pieces. */
+const WRITE_BYTES = 64 * 1024;
+
+const OPEN = Buffer.from('{"entries":[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
+/** `{"entries":[...]}` from the answer's JSON pieces, written a few tens of kB at a time. */
+function* entriesJson(pieces: Iterable<Buffer>): Generator<Buffer> {
+  let out: Buffer[] = [OPEN];
+  let bytes = OPEN.length;
   let first = true;
-  for (const page of pages) {
-    if (page.length === 0) continue;
-    yield (first ? '' : ',') + page.map((e) => JSON.stringify(e)).join(',');
+  for (const piece of pieces) {
+    if (!first) out.push(COMMA);
+    out.push(piece);
+    bytes += piece.length + 1;
     first = false;
+    if (bytes >= WRITE_BYTES) {
+      yield Buffer.concat(out);
+      out = [];
+      bytes = 0;
+    }
   }
-  yield ']}';
+  out.push(CLOSE);
+  yield Buffer.concat(out);
 }
 
 export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, control }) => {
   const answers = new AnswerCache();
+  // closed days' entries as JSON, so a question not asked before joins them (answer-parts.ts)
+  const parts = new AnswerParts();
   app.get(
     '/api/v1/devices',
     {
@@ -140,10 +152,12 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
         return sendSerialised(
           reply,
 
-          Readable.from(entriesJson(telemetryPages(db, q, PAGE_PERIODS)), { objectMode: true, highWaterMark: 1 }),
+          Readable.from(entriesJson(parts.pieces(db, q)), { objectMode: true, highWaterMark: 1 }),
         );
       const key = `${stream.id}|${start}|${end}|${resolution}|${[...include].sort().join(',')}`;
-      const body = answers.answer(key, bucketsGeneration(db), () => JSON.stringify({ entries: queryTelemetry(db, q) }));
+      const body = answers.answer(key, bucketsGeneration(db), () =>
+        Buffer.concat([...entriesJson(parts.pieces(db, q))]),
+      );
       return sendSerialised(reply, body);
     },
   );

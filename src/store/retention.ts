@@ -1,0 +1,131 @@
+import type { Database, Statement } from 'better-sqlite3';
+import {
+  ALL_COLUMNS,
+  type BucketColumn,
+  type BucketRow,
+  type BucketTuple,
+  bucketColumns,
+  bucketParams,
+  bucketRange,
+  bucketsPruned,
+  type PartialBucket,
+} from './buckets.js';
+import { writeTx } from './db.js';
+import { perConnection } from './per-connection.js';
+
+/**
+ * Retention's rows (docs/configuration.md "Retention: `retention:`"): PT15M buckets older than the kept years
+ * are replaced by one row per hour in `buckets_hour`, with the columns of `buckets`. PT1H and P1D
+ * are rolled up from either. `retention_state.rolled_until` (s) bounds where hour rows exist, so a
+ * query of recent periods never reads the hour table.
+ */
+const HOUR_S = 3600;
+
+type Row = ReturnType<typeof bucketParams>;
+interface Stmts {
+  rolled: Statement<[], number>;
+  first: Statement<[number, number], number>;
+  insertHour: Statement<Row>;
+  del: Statement<[number, number, number]>;
+  setRolled: Statement<[number]>;
+  pendingFrom: Statement<[string], string | null>;
+}
+const cols = ALL_COLUMNS.join(', ');
+const stmts = perConnection(
+  (db): Stmts => ({
+    rolled: db.prepare<[], number>('SELECT rolled_until FROM retention_state WHERE id = 1').pluck(),
+    first: db
+      .prepare<[number, number], number>(
+        'SELECT start_s FROM buckets WHERE stream = ? AND start_s < ? ORDER BY start_s LIMIT 1',
+      )
+      .pluck(),
+    // the column names come from the channel table, never from input
+    insertHour: db.prepare<Row>(
+      `INSERT OR REPLACE INTO buckets_hour (stream, start_s, ${cols}) VALUES (?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
+    ),
+    del: db.prepare<[number, number, number]>('DELETE FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ?'),
+    setRolled: db.prepare<[number]>('UPDATE retention_state SET rolled_until = MAX(rolled_until, ?) WHERE id = 1'),
+    // a telemetry message's `time` is its bucket's start (src/uplink/payloads.ts)
+    pendingFrom: db
+      .prepare<[string], string | null>("SELECT MIN(json_extract(body, '$.time')) FROM uplink_outbox WHERE topic = ?")
+      .pluck(),
+  }),
+);
+
+/** rolled_until per connection: this process is the only writer of its database */
+const rolledCache = new WeakMap<Database, number>();
+
+/** Hour rows exist only for starts below this (s); 0 while retention has rolled nothing. */
+export function rolledUntil(db: Database): number {
+  let v = rolledCache.get(db);
+  if (v === undefined) {
+    v = stmts(db).rolled.get() ?? 0;
+    rolledCache.set(db, v);
+  }
+  return v;
+}
+
+/** Hour rows of one stream starting in [fromS, toS), only the asked columns, ascending. */
+export function hourColumns(
+  db: Database,
+  stream: number,
+  fromS: number,
+  toS: number,
+  columns: readonly BucketColumn[],
+): PartialBucket[] {
+  return bucketColumns(db, stream, fromS, toS, columns, 'buckets_hour');
+}
+
+/** The oldest bucket start of a stream below `beforeS`, or undefined. */
+export function oldestBucketBefore(db: Database, stream: number, beforeS: number): number | undefined {
+  return stmts(db).first.get(stream, beforeS) ?? undefined;
+}
+
+/** A stream's PT15M rows and its hour rows starting in [fromS, toS), each ascending. */
+export function rowsToRoll(
+  db: Database,
+  stream: number,
+  fromS: number,
+  toS: number,
+): { buckets: BucketTuple[]; hours: BucketTuple[] } {
+  return {
+    buckets: bucketRange(db, stream, fromS, toS),
+    hours: bucketColumns(db, stream, fromS, toS, ALL_COLUMNS, 'buckets_hour') as BucketTuple[],
+  };
+}
+
+/**
+ * In one transaction: writes a stream's hour rows for [fromS, toS) (both hour-aligned) and
+ * deletes its PT15M rows there, so a reader sees either the buckets or their hours, never both
+ * or neither. Returns the buckets deleted.
+ */
+export function replaceWithHours(
+  db: Database,
+  stream: number,
+  fromS: number,
+  toS: number,
+  hours: readonly BucketRow[],
+): number {
+  if (fromS % HOUR_S !== 0 || toS % HOUR_S !== 0) throw new RangeError('retention ranges are whole hours');
+  const s = stmts(db);
+  const deleted = writeTx(db, () => {
+    for (const h of hours) s.insertHour.run(...bucketParams(h));
+    const n = s.del.run(stream, fromS, toS).changes;
+    s.setRolled.run(toS);
+    return n;
+  });
+  rolledCache.set(db, Math.max(rolledUntil(db), toS));
+  bucketsPruned(db);
+  return deleted;
+}
+
+/**
+ * The oldest bucket start (ms) a telemetry message still waiting in the uplink's outbox carries,
+ * or null when none waits: retention keeps everything from there on.
+ */
+export function oldestPendingUplink(db: Database, topic: string): number | null {
+  const t = stmts(db).pendingFrom.get(topic);
+  if (t === null || t === undefined) return null;
+  const ms = Date.parse(t);
+  return Number.isFinite(ms) ? ms : null;
+}
