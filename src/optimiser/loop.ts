@@ -184,7 +184,8 @@ export class OptimiserLoop implements Feature {
     const pvSite: PvSite = { latDeg: latitude, lonDeg: longitude, ...REFERENCE_PLANE, timezone: config.site.timezone };
     return siteCase({
       now,
-      envelope: config.control,
+      // the reserve in force: Home Assistant or the owner may have moved it from site.yaml's
+      envelope: { ...config.control, reserveSoc: this.d.control.reserveOf(id) },
       capacityWh,
       socPct,
       prices,
