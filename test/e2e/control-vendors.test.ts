@@ -15,17 +15,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { CONFIG_VERSION } from '../../src/config/version.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { ensureDemoCredentials } from '../../src/demo/credentials.js';
 import { Daemon } from '../../src/main.js';
-import { parseConfig } from '../../src/profiles/site-config.js';
 import { writesOf } from '../../src/store/control.js';
 import { partnerToken } from '../support/auth.js';
 import { type ControlDevice, loadControlFixture, startControlDevice } from '../support/control-device.js';
 import { waitFor } from '../support/demo.js';
+import { fixtureSiteConfig } from '../support/fixture-site.js';
 
 const VENDORS = ['goodwe-et', 'sungrow-sh-rt', 'solaredge-storedge'] as const;
 /** the inverter's own profile where the control map is its battery's (SolarEdge: SunSpec beside StorEdge) */
@@ -53,24 +51,14 @@ describe('vendor control maps through the daemon: writes stop after DELETE of th
         { id: `bat-${v}`, role: 'battery', profile: f.profile, inverter: `inv-${v}`, connection },
       );
     }
-    const doc = {
-      version: CONFIG_VERSION,
-      site: {
-        id: 'vendors',
-        name: 'Vendor fixtures',
-        timezone: 'Europe/Berlin',
-        currency: 'EUR',
-        location: { latitude: 52.52, longitude: 13.4 },
-      },
-      http: { host: '127.0.0.1', port: 0 },
+    const config = fixtureSiteConfig({
+      id: 'vendors',
+      name: 'Vendor fixtures',
       dataDir,
-      poll: { intervalSeconds: 10 },
-      control: { enabled: true },
+      more: { control: { enabled: true } },
       devices: entries,
-    };
-    const parsed = parseConfig(stringify(doc), 'vendors site.yaml');
-    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-    daemon = await Daemon.start({ config: parsed.config, clock: new ScaledClock(SPEED, START), log: silentLogger() });
+    });
+    daemon = await Daemon.start({ config, clock: new ScaledClock(SPEED, START), log: silentLogger() });
     token = await partnerToken(await ensureDemoCredentials(daemon));
   });
   afterAll(async () => {
