@@ -400,9 +400,12 @@ describe('Sungrow SH-RT (input registers numbered from 1, low word first, batter
       .set('input', 13000, '00 04') // reg 13001 running state: discharging
       .set('input', 13007, '04 B0 00 00') // reg 13008-13009 load power 1200 W (low word first)
       .set('input', 13009, 'FC 18 FF FF') // reg 13010-13011 export power -1000 W: importing
+      .set('input', 13019, '0F A0') // reg 13020 battery voltage 4000 → 400.0 V
+      .set('input', 13020, '00 25') // reg 13021 battery current 37 → 3.7 A
       .set('input', 13021, '05 DC') // reg 13022 battery power 1500 W (magnitude)
       .set('input', 13022, '03 20') // reg 13023 battery level 800 → 80.0 %
       .set('input', 13023, '03 DE') // reg 13024 SOH 990 → 99.0 %
+      .set('input', 13024, '00 EB') // reg 13025 battery temperature 235 → 23.5 °C
       .set('input', 13026, '27 10 00 00') // reg 13027 total discharge 10000 → 1000.0 kWh
       .set('input', 13036, 'C3 50 00 00') // reg 13037 total import 50000 → 5000.0 kWh
       .set('input', 13040, '4E 20 00 00') // reg 13041 total charge 20000 → 2000.0 kWh
@@ -416,7 +419,7 @@ describe('Sungrow SH-RT (input registers numbered from 1, low word first, batter
       {
         streamId: 'dev',
         ts: 0,
-        values: { power_W: -1500, soc: 80, soh: 99 },
+        values: { power_W: -1500, soc: 80, soh: 99, voltage_DC_V: 400, current_DC_A: 3.7, temperature_C: 23.5 },
         counters: { inWh: 2_000_000, outWh: 1_000_000 },
       },
     ]);
