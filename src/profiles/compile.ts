@@ -206,6 +206,15 @@ class Compiler {
       spec.signFrom && this.numeric(spec.signFrom, [...at, 'signFrom'])
         ? this.single(spec.signFrom, [...at, 'signFrom'])
         : undefined;
+    const counter = at.some((k) => k === 'inWh' || k === 'outWh');
+    if (spec.offset !== undefined && counter) {
+      this.problem(
+        [...at, 'offset'],
+        'a lifetime counter takes no offset',
+        'remove offset: a counter counts from the device’s own zero',
+      );
+      return undefined;
+    }
     const otherwise = spec.otherwise ? this.source(spec.otherwise, [...at, 'otherwise']) : undefined;
     const minus = spec.minus?.map((a, i) => this.ref(spec, [...at, 'minus', i], a));
     if (
@@ -222,6 +231,7 @@ class Compiler {
       ...(minus ? { minus: minus as ValueRef[] } : {}),
       factor: (spec.scale ?? 1) * UNIT_FACTOR[spec.unit]!,
       ...(scaleFactor ? { scaleFactor } : {}),
+      ...(spec.offset ? { offset: spec.offset * UNIT_FACTOR[spec.unit]! } : {}),
       sign: spec.sign ?? 1,
       absolute: spec.absolute ?? false,
       ...(signFrom ? { signFrom: { ref: signFrom, mask: spec.signFrom!.negativeMask } } : {}),

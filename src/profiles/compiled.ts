@@ -41,6 +41,8 @@ export interface CompiledSource {
   /** fixed scale × unit factor to the spec unit (W, Wh, percent) */
   factor: number;
   scaleFactor?: ValueRef;
+  /** added after scaling, in the spec unit (Deye's temperatures are sent as °C + 100) */
+  offset?: number;
   sign: 1 | -1;
   absolute: boolean;
   signFrom?: { ref: ValueRef; mask: number };

@@ -158,6 +158,8 @@ export class ProfileDevice implements DeviceDriver {
         throw this.decodeError(s, `scale factor ${s.scaleFactor.label} reads ${sf}, outside -${MAX_SF}..${MAX_SF}`);
       v = sf < 0 ? v / 10 ** -sf : v * 10 ** sf;
     }
+    // rounded to 1e-9 so 125.6 − 100 reads 25.6, not 25.599999999999994
+    if (s.offset) v = Math.round((v + s.offset) * 1e9) / 1e9;
     if (s.absolute) v = Math.abs(v);
     if (s.signFrom) {
       const status = this.cache.number(s.signFrom.ref);

@@ -88,6 +88,10 @@ const sourceFields = <const U extends readonly string[]>(units: U) =>
     unit: { type: 'string', enum: units, hint: `the unit the register counts in after scaling: ${units.join(' or ')}` },
     scale: { type: 'number', hint: 'the factor to multiply the raw value by; a "gain" of 10 is scale 0.1' },
     scaleFactor: { $ref: '#/$defs/scaleFactor' },
+    offset: {
+      type: 'number',
+      hint: 'added after scaling, in the unit given, e.g. -100 for a temperature sent as °C + 100 (not for counters)',
+    },
     sign: {
       type: 'integer',
       enum: [1, -1],

@@ -111,6 +111,15 @@ describe('profile mistakes name the path, the line, what is wrong and what is ri
     });
   });
 
+  it('an offset on a lifetime counter', () => {
+    const [e] = errors(`${GOOD}    inWh: { address: 12, type: u32, unit: kWh, offset: -100 }\n`);
+    expect(e).toMatchObject({
+      path: 'roles.grid-meter.inWh.offset',
+      line: 15,
+      message: 'a lifetime counter takes no offset',
+    });
+  });
+
   it('neither address nor sum', () => {
     const [e] = errors(withLine(14, '    power_W: { type: s16, unit: W }'));
     expect(e).toMatchObject({
