@@ -70,7 +70,13 @@ export class OptimiserLoop implements Feature {
     const storages = new Map(this.storages().map((s) => [streamIds.batteryAggregate(s.config.id), s.config.id]));
     this.unsubscribe = bus.on('reading', (r) => {
       const id = storages.get(r.streamId);
-      if (id !== undefined && r.values.soc !== undefined) this.soc.set(id, r.values.soc);
+      if (id === undefined || r.values.soc === undefined) return;
+      const first = !this.soc.has(id);
+      this.soc.set(id, r.values.soc);
+      // the first reading since start, or since `optimise` was chosen before it and failed for
+      // want of it: plan now rather than at the next quarter hour (runOne does nothing unless
+      // the battery is in `optimise`)
+      if (first) this.runOne(id);
     });
     control.attachOptimiser({ wake: (id) => this.runOne(id) });
     this.schedule();
