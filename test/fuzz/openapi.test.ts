@@ -42,6 +42,8 @@ const SEMANTIC_400 = new Set([
   'DUPLICATE_CLIENT',
   // a plan path whose device is a meter: which devices are storage systems is the site's, not the document's
   'NOT_A_STORAGE',
+  // a reserve outside the site's control.socMin..socMax and the device's own minimum: the site's envelope
+  'RESERVE_OUT_OF_RANGE',
 ]);
 
 interface Generated {

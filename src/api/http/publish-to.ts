@@ -20,7 +20,7 @@ const PatchBody = Type.Object(
   {
     operationMode: Type.Optional(
       OperationModeSchema(
-        "storage systems only: self-consumption (the device's own logic), plan (follow the plan), backup (charged back up to the reserve, never below it), optimise (409 until the optimiser lands)",
+        "storage systems only: self-consumption (the device's own logic), plan (follow the plan), backup (charged back up to the reserve, never below it), optimise (the gateway's optimiser plans it: docs/optimiser.md)",
       ),
     ),
     reserveSoc: Type.Optional(
