@@ -38,14 +38,28 @@ async function retained(
   /** also the live messages after the retained copies, the latest per topic (what the broker then retains) */
   live = false,
 ): Promise<Map<string, string>> {
-  const c = await collect(broker.url, filter);
-  try {
-    return await waitFor(`retained ${filter}`, () => {
-      const m = new Map(c.messages.filter((x) => live || x.retain).map((x) => [x.topic, x.payload]));
-      return expected(m) ? m : undefined;
-    });
-  } finally {
-    await c.close();
+  // a subscription gets the broker's retained copies once: when they are not yet what is
+  // expected (the gateway still sending its configs after a restart, on a loaded machine),
+  // subscribe again rather than wait on a snapshot that cannot change
+  const until = Date.now() + 40_000;
+  for (;;) {
+    const c = await collect(broker.url, filter);
+    try {
+      const m = await waitFor(
+        `retained ${filter}`,
+        () => {
+          const m = new Map(c.messages.filter((x) => live || x.retain).map((x) => [x.topic, x.payload]));
+          return expected(m) ? m : undefined;
+        },
+        live ? 20_000 : 4_000,
+      ).catch((err: unknown) => {
+        if (live || Date.now() > until) throw err;
+        return undefined;
+      });
+      if (m) return m;
+    } finally {
+      await c.close();
+    }
   }
 }
 
