@@ -1,5 +1,5 @@
 import { changeStamp, type Database } from '../store/db.js';
-import type { Principal } from './context.js';
+import type { Principal } from './principal.js';
 
 export interface Verified {
   principal: Principal;

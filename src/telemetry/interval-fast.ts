@@ -7,7 +7,7 @@
  * undefined and goes through luxon as before, errors included. test/telemetry/interval-fast.test.ts
  * holds every answer given here to luxon's.
  */
-import type { TimeRange } from './interval.js';
+import type { TimeRange } from './time-range.js';
 
 /** years 1000–9999 only: Date.UTC maps years 0–99 to 1900–1999 */
 const UTC_INSTANT = /^([1-9]\d{3})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})Z$/;

@@ -2,13 +2,9 @@ import { Duration, Interval } from 'luxon';
 import { INCLUDE_GROUPS, type IncludeGroup } from '../core/channels.js';
 import { apiError } from '../core/errors.js';
 import { fastUtcInterval } from './interval-fast.js';
+import type { TimeRange } from './time-range.js';
 
-export interface TimeRange {
-  /** ms since epoch, inclusive */
-  start: number;
-  /** ms since epoch, exclusive */
-  end: number;
-}
+export type { TimeRange } from './time-range.js';
 
 export const MAX_INTERVAL_DAYS = 400;
 const MAX_INTERVAL_MS = MAX_INTERVAL_DAYS * 86_400_000;
