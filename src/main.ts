@@ -205,7 +205,14 @@ export class Daemon {
     await features.start(new LearnedTopology({ db, site, bus: bus.as('learned topology') }));
     const { debounce } = config.grid;
     await features.start(
-      new GridFeature({ site, db, bus: bus.as('grid'), log: log.child({ feature: 'grid' }), debounce }),
+      new GridFeature({
+        site,
+        db,
+        bus: bus.as('grid'),
+        log: log.child({ feature: 'grid' }),
+        debounce,
+        writes: ops.health,
+      }),
     );
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
     const uplink = config.uplink

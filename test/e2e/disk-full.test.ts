@@ -6,7 +6,8 @@
  * Filled while running: sign-in and reads keep working, /healthz fails within a poll and names
  * the path and the errno, the bucket that closes meanwhile waits in memory and is written once
  * there is room, health is ok again with that first write, and the token issued meanwhile is then
- * in the database. Filled at start: the daemon serves (tokens, telemetry) instead of exiting.
+ * in the database; a grid relay change while it is full is stored once there is room. Filled at
+ * start: the daemon serves (tokens, telemetry) instead of exiting.
  * The wall clock is set (libfaketime) to just before a quarter hour so a bucket closes while the
  * disk is full. Needs root (mount) and libfaketime; skipped, and says so, without either.
  */
@@ -19,6 +20,7 @@ import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { BUCKET_MS } from '../../src/telemetry/align.js';
 import { basic, postForm } from '../support/auth.js';
 import { ROOT, sitegwCommand } from '../support/cli.js';
@@ -45,6 +47,7 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
   const offsetFile = join(dir, 'faketime');
   const filler = join(mnt, 'filler');
   let servers: SimServers;
+  let site: SimSite;
   let config: string;
   let secret: string;
   const runs: FakeClockRun[] = [];
@@ -83,7 +86,8 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     mkdirSync(mnt);
     expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mnt]).status).toBe(0);
     const clock = new ScaledClock(1);
-    servers = await startSimServers(new SimSite(undefined, clock.now()), clock, { host: '127.0.0.1' });
+    site = new SimSite(undefined, clock.now());
+    servers = await startSimServers(site, clock, { host: '127.0.0.1' });
     config = join(dir, 'site.yaml');
     writeFileSync(
       config,
@@ -132,6 +136,10 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     setFakeClock(offsetFile, b1 - 2_000);
     await waitFor('the clock set', () => d.out().includes('wall clock stepped forward'), 10_000);
     await waitFor('a close failed', () => d.out().includes('closing buckets failed'), 15_000);
+    // the grid relay opens with the disk full: announced, its event waits in memory
+    site.setGridOutage(true);
+    await waitFor('the relay change seen', () => d.out().includes('grid state changed'), 15_000);
+    expect(d.out()).toContain('storing a grid event failed');
 
     unfill();
     await waitFor(
@@ -150,6 +158,15 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
       () => d.out().includes('tokens kept in memory are now in the database'),
       5_000,
     );
+    await waitFor('the waiting grid event stored', () => d.out().includes('storing grid events works again'), 10_000);
+    // read beside the running daemon (WAL: its index exists); opened after it, it would leave one
+    const db = new (sqliteDriver())(join(dataDir, 'sitegw.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT state FROM grid_events WHERE announced = 1').pluck().all()).toEqual(['not_present']);
+    } finally {
+      db.close();
+    }
+    site.setGridOutage(false);
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
   }, 120_000);

@@ -1,12 +1,13 @@
 /**
  * The grid feature's in-transaction event: `gridEventRecording` listeners run inside the
  * transaction that stores the grid event, and one that throws rolls the event back with them.
+ * A disk that refuses writes keeps the events waiting in memory (docs/design.md "Field faults").
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { GridState } from '../../src/core/channels.js';
 import { EventBus, type GridEvent } from '../../src/core/events.js';
-import { GridFeature } from '../../src/grid/feature.js';
+import { GridFeature, MAX_WAITING_GRID_EVENTS } from '../../src/grid/feature.js';
 import { Site } from '../../src/site/site.js';
 import { openDatabase } from '../../src/store/db.js';
 import { recentGridEvents } from '../../src/store/grid-events.js';
@@ -22,7 +23,7 @@ function grid() {
   bus.on('gridEvent', (e) => void announced.push(e));
   let ts = 0;
   const read = (state: GridState) => bus.emit('reading', { streamId: GRID, ts: (ts += 10_000), values: { state } });
-  return { db, bus, announced, read };
+  return { db, bus, announced, read, feature };
 }
 
 describe('grid events inside their transaction', () => {
@@ -47,5 +48,45 @@ describe('grid events inside their transaction', () => {
     expect(recentGridEvents(db, 10)).toEqual([]);
     expect(announced).toEqual([]);
     expect(bus.listenerFailures()).toEqual([{ event: 'reading', feature: 'grid', count: 1 }]);
+  });
+});
+
+describe('grid events on a disk that refuses writes', () => {
+  // query_only makes every write fail with SQLITE_READONLY: a storage fault, as a full disk's
+  // SQLITE_FULL is, on a real database
+  it('announces at once, keeps the events in order in memory and stores them with their outbox rows once writes work', () => {
+    const { db, bus, announced, read, feature } = grid();
+    const outbox: string[] = [];
+    bus.as('uplink').inTransaction('gridEventRecording', (e) => void outbox.push(`${e.state}@${e.timestamp}`));
+    read('ok');
+    db.pragma('query_only = ON');
+    read('not_present');
+    read('ok');
+    expect(announced.map((e) => e.state)).toEqual(['not_present', 'ok']);
+    expect(feature.waitingCount).toBe(2);
+    expect(recentGridEvents(db, 10)).toEqual([]);
+    expect(outbox).toEqual([]);
+    expect(bus.listenerFailures()).toEqual([]);
+    db.pragma('query_only = OFF');
+    read('ok');
+    expect(feature.waitingCount).toBe(0);
+    expect(recentGridEvents(db, 10).map((e) => `${e.state}@${e.timestamp}`)).toEqual(['ok@30000', 'not_present@20000']);
+    expect(outbox).toEqual(['not_present@20000', 'ok@30000']);
+    expect(announced).toHaveLength(2);
+  });
+
+  it('keeps at most MAX_WAITING_GRID_EVENTS, the oldest dropped first', () => {
+    const { db, read, feature } = grid();
+    read('ok');
+    db.pragma('query_only = ON');
+    for (let i = 0; i < MAX_WAITING_GRID_EVENTS + 5; i++) read(i % 2 === 0 ? 'not_present' : 'ok');
+    expect(feature.waitingCount).toBe(MAX_WAITING_GRID_EVENTS);
+    db.pragma('query_only = OFF');
+    // the state it is already in: no new change, the waiting ones are stored
+    read('not_present');
+    const stored = recentGridEvents(db, 2 * MAX_WAITING_GRID_EVENTS);
+    expect(stored).toHaveLength(MAX_WAITING_GRID_EVENTS);
+    // the first five changes (readings 2..6, at 20 s..60 s) were dropped
+    expect(Math.min(...stored.map((e) => e.timestamp))).toBe(70_000);
   });
 });
