@@ -3,7 +3,8 @@
  * every tick and every grid reading during a charge it decides what the battery should do
  * (decide.ts), and puts it on the device through the storage-control capability only when the
  * command changes or the command's life needs a keep-alive. Every write is read back and
- * audited; any failure falls back to self-consumption and marks the slot failed.
+ * audited (a record the full disk refuses waits in memory: write-audit.ts); any failure of the
+ * device falls back to self-consumption and marks the slot failed.
  */
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
@@ -15,14 +16,15 @@ import {
   modeOf,
   type OperationMode,
   planOf,
-  recordWrites,
   type SlotStatus,
   type StoredSlot,
   setSlotStatus,
 } from '../store/control.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import { decide, type Measured } from './decide.js';
 import { dryRunBus } from './dry-run-bus.js';
 import { originalsBus } from './originals-bus.js';
+import { WriteAuditLog } from './write-audit.js';
 
 export type ControlBus = RegisterReader & RegisterWriter;
 
@@ -59,7 +61,11 @@ export class StorageExecutor {
   private reserveHeld = false;
   private readonly bus: ControlBus;
 
+  private readonly audits: WriteAuditLog;
+  private slotStatusFailing = false;
+
   constructor(private readonly d: ExecutorDeps) {
+    this.audits = new WriteAuditLog({ db: d.db, log: d.log, deviceId: d.deviceId });
     this.bus = d.env.dryRun ? dryRunBus(d.bus) : originalsBus(d.bus, d.db, d.deviceId, () => d.clock.now());
   }
 
@@ -112,6 +118,7 @@ export class StorageExecutor {
 
   private async step(): Promise<void> {
     const { db, deviceId, clock, env } = this.d;
+    this.audits.flush();
     const now = clock.now();
     const mode: OperationMode = modeOf(db, deviceId)?.mode ?? 'self-consumption';
     const plan = planOf(db, deviceId);
@@ -119,12 +126,12 @@ export class StorageExecutor {
     for (const s of plan?.slots ?? []) {
       if (s.endMs <= now) {
         const next = SLOT_END_STATUS[s.status];
-        if (next) setSlotStatus(db, deviceId, s.startMs, next, s.note);
+        if (next) this.markSlot(s.startMs, next, s.note);
       } else if (s.startMs <= now) slot = s;
     }
     const following = mode === 'plan' || mode === 'optimise';
     if (slot && !following && slot.status === 'pending') {
-      setSlotStatus(db, deviceId, slot.startMs, 'skipped', `operation mode was ${mode}`);
+      this.markSlot(slot.startMs, 'skipped', `operation mode was ${mode}`);
       slot = undefined;
     }
     if (slot?.status === 'skipped' || slot?.status === 'failed') slot = undefined;
@@ -139,8 +146,7 @@ export class StorageExecutor {
       await this.put(d.command, writer, false);
     } catch (err) {
       this.d.log.warn({ err, deviceId }, 'storage command failed: falling back to self-consumption');
-      if (slot)
-        setSlotStatus(db, deviceId, slot.startMs, 'failed', `device write failed: ${String(err).slice(0, 200)}`);
+      if (slot) this.markSlot(slot.startMs, 'failed', `device write failed: ${String(err).slice(0, 200)}`);
       this.last = null;
       await this.put({ mode: 'self-consumption' }, 'fallback', true).catch(() => undefined);
       return;
@@ -148,7 +154,24 @@ export class StorageExecutor {
     if (slot) {
       const status: SlotStatus = d.limited ? 'limited' : slot.status === 'limited' ? 'limited' : 'active';
       const note = d.limited ?? (d.targetReached ? 'targetSoc reached: holding' : slot.note);
-      if (status !== slot.status || note !== slot.note) setSlotStatus(db, deviceId, slot.startMs, status, note);
+      if (status !== slot.status || note !== slot.note) this.markSlot(slot.startMs, status, note);
+    }
+  }
+
+  /**
+   * A slot's status is bookkeeping: a full disk that refuses it must not stop the decision that
+   * follows (the device would keep a past slot's command until its own timer ran out). The status
+   * is written at a later step, since the stored one stays behind.
+   */
+  private markSlot(startMs: number, status: SlotStatus, note: string | null): void {
+    try {
+      setSlotStatus(this.d.db, this.d.deviceId, startMs, status, note);
+      this.slotStatusFailing = false;
+    } catch (err) {
+      if (!isStorageFault(err)) throw err;
+      if (!this.slotStatusFailing)
+        this.d.log.warn({ err, deviceId: this.d.deviceId }, 'slot status not stored; tried again at every step');
+      this.slotStatusFailing = true;
     }
   }
 
@@ -179,8 +202,8 @@ export class StorageExecutor {
 
   private audit(writes: readonly RegisterWrite[], writer: string, at: number): void {
     if (writes.length === 0) return;
-    recordWrites(
-      this.d.db,
+    this.d.counted(writes.length);
+    this.audits.record(
       writes.map((w) => ({
         atMs: at,
         deviceId: this.d.deviceId,
@@ -191,6 +214,5 @@ export class StorageExecutor {
         dryRun: this.d.env.dryRun,
       })),
     );
-    this.d.counted(writes.length);
   }
 }

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
+import type { InverterDevice } from '../../src/sim/device-images.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { sqliteDriver } from '../../src/store/driver.js';
@@ -46,10 +47,12 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
   const dataDir = join(mnt, 'data');
   const offsetFile = join(dir, 'faketime');
   const filler = join(mnt, 'filler');
+  const REVERT_S = 10;
   let servers: SimServers;
   let site: SimSite;
   let config: string;
   let secret: string;
+  let plannerSecret: string;
   const runs: FakeClockRun[] = [];
 
   const fill = () => {
@@ -76,6 +79,17 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     return (r.body.entries as { interval: string }[]).map((e) => Date.parse(e.interval.split('/')[0]!));
   };
 
+  /** one column of a query, read beside the running daemon (WAL: its index exists; opened after it, it would leave one) */
+  const column = (sql: string): unknown[] => {
+    const db = new (sqliteDriver())(join(dataDir, 'sitegw.db'), { readonly: true });
+    try {
+      return db.prepare(sql).pluck().all();
+    } finally {
+      db.close();
+    }
+  };
+  const auditRows = () => column('SELECT count(*) FROM control_writes')[0] as number;
+
   async function start(): Promise<FakeClockRun> {
     const d = await runUnderFakeClock(config, offsetFile);
     runs.push(d);
@@ -91,13 +105,22 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     config = join(dir, 'site.yaml');
     writeFileSync(
       config,
-      demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 1, batteryBlocks: 2 }),
+      demoSiteYaml(servers, { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 1, batteryBlocks: 2 }).replace(
+        'control:\n  enabled: true',
+        `control:\n  enabled: true\n  revertSeconds: ${REVERT_S}`,
+      ),
     );
     const add = spawnSync(...sitegwCommand(['clients', 'add', 'partner', '--config', config, '--device', 'inverter']), {
       cwd: ROOT,
     });
     expect(add.status).toBe(0);
     secret = /client secret: (\S+)/.exec(add.stdout.toString())![1]!;
+    const planning = ['--scope', 'svc/plan.write', '--scope', 'svc/plan.read', '--device', 'inverter'];
+    const planner = spawnSync(...sitegwCommand(['clients', 'add', 'planner', '--config', config, ...planning]), {
+      cwd: ROOT,
+    });
+    expect(planner.status).toBe(0);
+    plannerSecret = /client secret: (\S+)/.exec(planner.stdout.toString())![1]!;
     setFakeClock(offsetFile, Date.now());
   }, 60_000);
 
@@ -159,14 +182,65 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
       5_000,
     );
     await waitFor('the waiting grid event stored', () => d.out().includes('storing grid events works again'), 10_000);
-    // read beside the running daemon (WAL: its index exists); opened after it, it would leave one
-    const db = new (sqliteDriver())(join(dataDir, 'sitegw.db'), { readonly: true });
-    try {
-      expect(db.prepare('SELECT state FROM grid_events WHERE announced = 1').pluck().all()).toEqual(['not_present']);
-    } finally {
-      db.close();
-    }
+    expect(column('SELECT state FROM grid_events WHERE announced = 1')).toEqual(['not_present']);
     site.setGridOutage(false);
+    d.child.kill('SIGTERM');
+    expect(await d.exit).toBe(0);
+  }, 120_000);
+
+  it('a forced charge on a full disk stands, kept alive past its revert timer; its write records wait and are stored', async () => {
+    const d = await start();
+    await waitFor('a poll', async () => (await health(d.url)).status === 'ok', 20_000);
+    const tok = await postForm(
+      `${d.url}/oauth2/token`,
+      { grant_type: 'client_credentials' },
+      { authorization: basic('planner', plannerSecret) },
+    );
+    // the daemon's wall clock is libfaketime's: its Date header says where its quarter hour is
+    const daemonNow = Date.parse((await fetch(`${d.url}/healthz`)).headers.get('date')!);
+    const slot0 = Math.floor(daemonNow / BUCKET_MS) * BUCKET_MS;
+    const iso = (t: number) => new Date(t).toISOString();
+    const put = await fetch(`${d.url}/api/v1/devices/inverter/plan`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${tok.body.access_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        slots: [{ interval: `${iso(slot0)}/${iso(slot0 + 2 * BUCKET_MS)}`, mode: 'charge', powerW: 2000 }],
+      }),
+    });
+    expect(put.status).toBe(200);
+    const inverter = site.devices[0] as InverterDevice;
+    const forced = () => {
+      site.update(Date.now());
+      return inverter.control.window(site.time) !== null;
+    };
+    await waitFor('the charge on the inverter', forced, 30_000);
+    const audited = auditRows();
+
+    fill();
+    await waitFor('health failing', async () => (await health(d.url)).status === 'failing', 5_000);
+    // before: each record's failure ended the command (a fall back to self-consumption) and the
+    // next tick forced it again, two writes a second with the battery flapping
+    const filledAt = Date.now();
+    let ended = false;
+    await waitFor(
+      `the charge still on, ${REVERT_S + 3} s after the disk filled`,
+      () => {
+        if (!forced()) ended = true;
+        return Date.now() > filledAt + (REVERT_S + 3) * 1000;
+      },
+      (REVERT_S + 10) * 1000,
+    );
+    expect(ended).toBe(false);
+    expect(d.out()).not.toContain('falling back to self-consumption');
+    expect(d.out()).toContain('recording control writes failed');
+
+    unfill();
+    await waitFor(
+      'the waiting records stored',
+      () => d.out().includes('control write records that waited in memory are stored'),
+      10_000,
+    );
+    expect(auditRows()).toBeGreaterThan(audited);
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
   }, 120_000);
