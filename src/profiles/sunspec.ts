@@ -16,7 +16,7 @@ import { streamIds } from '../core/streams.js';
 import { ModbusError } from '../modbus/errors.js';
 import { type ModelValues, num, type PointValue } from '../modbus/sunspec/decode.js';
 import { type DiscoveredModel, discoverSunSpec, readModel, type SunSpecMap } from '../modbus/sunspec/discovery.js';
-import { METER_EVT } from '../modbus/sunspec/models.js';
+import { blockLength, METER_EVT, MODELS } from '../modbus/sunspec/models.js';
 import { CONN_BITS } from '../modbus/sunspec/models-controls.js';
 import { DC_PORT, DER_701 } from '../modbus/sunspec/models-der.js';
 import { sunspecCounterScale } from './counter-scale.js';
@@ -60,11 +60,18 @@ import { type KnownMeterSign, meterSignOf } from './sunspec-vendors.js';
  * `running`), 701 `Hz`, `TmpCab`; MPPT 160 module `DCV`, `DCA`; meters 20x/21x `Hz`, `PhVphA..C`,
  * `AphA..C`, `WphA..C` (the sign of `W`); battery 802 `V`, `A`, `State` (1 DISCONNECTED → off,
  * 2 INITIALIZING → starting, 3 CONNECTED → running, 4 STANDBY, 5 SOC PROTECTION → throttled,
- * 6 SUSPENDING → shutting_down, 99 FAULT). Currents are magnitudes: the power's sign tells the
- * direction. 802 has no temperature (it is in 803's per-string points, not read).
+ * 6 SUSPENDING → shutting_down, 99 FAULT), and the battery's temperature from the lithium-ion
+ * bank 803 `ModTmpMax`, else the highest 804 `ModTmpMax` of its strings (802 has none; 803's
+ * `ModTmpAvg` has no scale factor in the published model, and the hottest module is what a BMS
+ * derates and alarms on: 802 `Evt1` OVER_TEMP_WARNING / ALARM); only their fixed blocks are read.
+ * Currents are magnitudes: the power's sign tells the direction.
  */
 const INVERTER_AC = [701, 113, 112, 111, 103, 102, 101] as const;
 const BATTERY = [802, 124] as const;
+/** where a SunSpec battery reports its temperature: the lithium-ion bank, else its strings (one 804 each) */
+const BATTERY_TEMPERATURE = [803, 804] as const;
+/** models whose fixed block sums up their repeating groups (803's strings, 804's modules), which are not read */
+const FIXED_BLOCK_ONLY: ReadonlySet<number> = new Set(BATTERY_TEMPERATURE);
 const METERS = [203, 204, 202, 201, 213, 214, 212, 211] as const;
 /** models of an inverter at the connection point that say whether it is connected to the grid */
 const CONNECTION_STATUS = [701, 122] as const;
@@ -84,6 +91,8 @@ interface RolePlan {
 interface ModelPoll {
   cfg: DeviceConfig;
   values: Values;
+  /** every instance read of a model the device has several of (804, one per string) */
+  all: ReadonlyMap<number, readonly ModelValues[]>;
   once: Values;
   ts: number;
   meterSign: KnownMeterSign;
@@ -92,7 +101,7 @@ interface ModelPoll {
 const ROLE_MODELS: Record<DeviceRole, RolePlan> = {
   inverter: { poll: [INVERTER_AC, [160], [714]], needs: [...INVERTER_AC, 160, 714], read: inverterReadings },
   // 160 for hybrids that list the battery's DC flows as MPPT modules (Fronius GEN24 Plus)
-  battery: { poll: [BATTERY, [160]], once: [120], needs: BATTERY, read: batteryReadings },
+  battery: { poll: [BATTERY, [160], BATTERY_TEMPERATURE], once: [120], needs: BATTERY, read: batteryReadings },
   'grid-meter': { poll: [METERS, CONNECTION_STATUS], needs: [...METERS, ...CONNECTION_STATUS], read: meterReadings },
   'consumption-meter': { poll: [METERS], needs: METERS, read: meterReadings },
 };
@@ -138,12 +147,19 @@ export class SunSpecDevice implements DeviceDriver {
       this.meter = meter;
     }
     const values = new Map<number, ModelValues>();
+    const all = new Map<number, ModelValues[]>();
     for (const alternatives of plan.poll) {
-      const m = alternatives === METERS ? this.meter : preferred(this.map, alternatives);
-      if (m) values.set(m.id, await readModel(reader, unit, m));
+      const chosen = alternatives === METERS ? this.meter : preferred(this.map, alternatives);
+      if (!chosen) continue;
+      const instances = chosen.id === 804 ? this.map.models.filter((x) => x.id === 804) : [chosen];
+      const read: ModelValues[] = [];
+      for (const m of instances)
+        read.push(await readModel(reader, unit, FIXED_BLOCK_ONLY.has(m.id) ? fixedBlock(m) : m));
+      values.set(chosen.id, read[0]!);
+      all.set(chosen.id, read);
     }
     const meterSign = meterSignOf(this.config.meterSign, this.identity.manufacturer);
-    return plan.read({ cfg: this.config, values, once: this.once, ts: now(), meterSign });
+    return plan.read({ cfg: this.config, values, all, once: this.once, ts: now(), meterSign });
   }
 }
 
@@ -163,6 +179,12 @@ function chosenMeter(map: SunSpecMap, cfg: DeviceConfig, unit: number): Discover
       `sunspecMeter: ${cfg.sunspecMeter}, but unit ${unit} has ${meters.length} meter model${meters.length === 1 ? '' : 's'} (${meters.map((x) => x.id).join(', ') || 'none'})`,
     );
   return m;
+}
+
+/** a model cut to its fixed block: the registers after it are not read */
+function fixedBlock(m: DiscoveredModel): DiscoveredModel {
+  const def = MODELS.get(m.id);
+  return def ? { ...m, length: Math.min(m.length, blockLength(def.fixed)) } : m;
 }
 
 /** the device's model that comes first in `alternatives` (the list's order is the preference, not the chain's) */
@@ -370,7 +392,15 @@ function pvModules(values: Values): DcModule[] | undefined {
     .map((p) => ({ w: num(p.DCW), wh: counterOf(dc, 'DCWhInj', p) }));
 }
 
-function batteryReadings({ cfg, values, once, ts }: ModelPoll): DevicePoll {
+/** 803's hottest module, else the hottest of the strings' 804s */
+function batteryTemperature(values: Values, all: ModelPoll['all']): number | undefined {
+  const bank = num(values.get(803)?.fixed.ModTmpMax);
+  if (bank !== undefined) return bank;
+  const strings = (all.get(804) ?? []).map((m) => num(m.fixed.ModTmpMax)).filter((t): t is number => t !== undefined);
+  return strings.length > 0 ? Math.max(...strings) : undefined;
+}
+
+function batteryReadings({ cfg, values, all, once, ts }: ModelPoll): DevicePoll {
   const nameplateWh = num(once.get(120)?.fixed.WHRtg);
   const b = values.get(802)?.fixed;
   const storage = values.get(124)?.fixed;
@@ -387,8 +417,9 @@ function batteryReadings({ cfg, values, once, ts }: ModelPoll): DevicePoll {
         voltage_DC_V: num(b.V),
         current_DC_A: abs(num(b.A)),
         status: BATTERY_STATE[num(b.State) ?? -1],
+        temperature_C: batteryTemperature(values, all),
       })
-    : clean({ power_W: dcPower, soc: percent(storage?.ChaState) });
+    : clean({ power_W: dcPower, soc: percent(storage?.ChaState), temperature_C: batteryTemperature(values, all) });
   return {
     readings: [
       {

@@ -189,7 +189,7 @@ describe('Home Assistant discovery of the demo site', () => {
  * The live channels a device reported (docs/design.md "Live channels"), here the demo's SunSpec
  * devices' set: grid frequency and phase values of the meters and the inverter, the inverter's
  * temperature, status and DC side, each PV string's voltage and current, a battery block's DC
- * values and status.
+ * values, status and temperature (a lithium-ion bank's 803 `ModTmpMax`).
  */
 describe('Home Assistant sensors of the live channels a device offers', () => {
   const phases = [
@@ -213,7 +213,7 @@ describe('Home Assistant sensors of the live channels a device offers', () => {
         inverter__pv2: ['frequency_Hz'],
       },
     });
-    s.learn('battery-1', { live: { 'battery-1': ['voltage_DC_V', 'current_DC_A', 'status'] } });
+    s.learn('battery-1', { live: { 'battery-1': ['voltage_DC_V', 'current_DC_A', 'status', 'temperature_C'] } });
   });
   const byEntity = new Map([...configs.values()].map((c) => [c.default_entity_id as string, c]));
   const entity = (id: string) => {
@@ -243,6 +243,12 @@ describe('Home Assistant sensors of the live channels a device offers', () => {
       unit_of_measurement: 'W',
     });
     expect(entity('sensor.demo_site_inverter_temperature')).toMatchObject({
+      name: 'Temperature',
+      device_class: 'temperature',
+      state_class: 'measurement',
+      unit_of_measurement: '°C',
+    });
+    expect(entity('sensor.demo_site_battery_1_temperature')).toMatchObject({
       name: 'Temperature',
       device_class: 'temperature',
       state_class: 'measurement',
@@ -297,6 +303,7 @@ describe('Home Assistant sensors of the live channels a device offers', () => {
       'sensor.demo_site_inverter_frequency',
       'sensor.demo_site_inverter_temperature',
       'sensor.demo_site_inverter_status',
+      'sensor.demo_site_battery_1_temperature',
     ]) {
       expect(entity(id).enabled_by_default, id).toBeUndefined();
       expect(entity(id).entity_category, id).toBeUndefined();

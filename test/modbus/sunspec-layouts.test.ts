@@ -34,6 +34,8 @@ const PUBLISHED_L: Record<number, number | { fixed: number; repeat: number }> = 
   704: 65,
   714: { fixed: 18, repeat: 25 },
   802: 62,
+  803: { fixed: 26, repeat: 32 },
+  804: { fixed: 46, repeat: 16 },
 };
 
 describe('SunSpec layouts', () => {
@@ -102,6 +104,13 @@ describe('SunSpec layouts', () => {
     [704, 'PFWAbsRvrt.Ext', 64],
     [714, 'NPrt', 2],
     [714, 'Tmp_SF', 17],
+    [803, 'ModTmpMax', 2],
+    [803, 'ModTmpAvg', 8],
+    [803, 'ModTmp_SF', 21],
+    [803, 'V_SF', 25],
+    [804, 'ModTmpMax', 18],
+    [804, 'ModTmpAvg', 22],
+    [804, 'ModTmp_SF', 42],
   ] as const)('model %s point %s sits at offset %s', (id, name, offset) => {
     expect(offsets(MODELS.get(id)!.fixed).get(name)?.offset).toBe(offset);
   });

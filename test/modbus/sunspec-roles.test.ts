@@ -119,6 +119,21 @@ const m802 = (soc = 655): Model => [
   }),
 ];
 
+/**
+ * 803 (json/model_803.json): NStr 0, ModTmpMax 2, ModTmpMin 5, ModTmpAvg 8, ModTmp_SF 21; 26 fixed
+ * registers, then 32 per string (one string here, filled with its not-implemented 0xFFFF)
+ */
+const m803 = (tmpMax = 312, sf = 0xffff): Model => [
+  803,
+  [...body(26, 0xffff, { 0: [1], 1: [1], 2: [tmpMax], 5: [0x00f5], 8: [27], 21: [sf] }), ...body(32, 0xffff)],
+];
+
+/** 804 (json/model_804.json): Idx 0, ModTmpMax 18, ModTmpMin 20, ModTmpAvg 22, ModTmp_SF 42; 46 fixed registers */
+const m804 = (idx: number, tmpMax: number): Model => [
+  804,
+  body(46, 0xffff, { 0: [idx], 18: [tmpMax], 20: [tmpMax - 30], 22: [tmpMax - 10], 42: [0xffff] }),
+];
+
 /** 124: WChaMax 0, ChaState 6, OutWRte 10, InWRte 11, WChaMax_SF 16, ChaState_SF 20, InOutWRte_SF 23 */
 const m124 = (chaState = 4210): Model => [
   124,
@@ -253,6 +268,34 @@ describe('SunSpec roles', () => {
         status: 'running',
       });
       expect(result.capacityWh).toBe(10000);
+    });
+
+    it("temperature: 803's hottest module, scaled by ModTmp_SF; neither its strings nor a later 804 are read", async () => {
+      // ModTmpMax 312 x 10^-1 = 31.2 degC (ModTmpAvg 27 has no scale factor in 803: not read)
+      const { by, reader } = await poll('battery', [m802(), m803(), m804(1, 450)]);
+      expect(by.get('dev')!.values.temperature_C).toBe(31.2);
+      // 0xFF38 = -200 x 10^-1 = -20 degC: int16, below zero
+      expect((await poll('battery', [m802(), m803(0xff38)])).by.get('dev')!.values.temperature_C).toBe(-20);
+      const dev = new SunSpecDevice(device('battery', 'dev'));
+      await dev.poll(reader, () => T);
+      const before = reader.reads;
+      await dev.poll(reader, () => T);
+      // 802, then 803's 26 fixed registers: one read each
+      expect(reader.reads - before).toBe(2);
+    });
+
+    it("temperature without 803: the hottest string's 804 ModTmpMax", async () => {
+      // 28.5 and 33.0 degC (ModTmp_SF -1)
+      const { by } = await poll('battery', [m802(), m804(1, 285), m804(2, 330)]);
+      expect(by.get('dev')!.values.temperature_C).toBe(33);
+    });
+
+    it('temperature absent, not 0, when 803 leaves it unimplemented or its scale factor is', async () => {
+      expect((await poll('battery', [m802(), m803(0x8000)])).by.get('dev')!.values).not.toHaveProperty('temperature_C');
+      expect((await poll('battery', [m802(), m803(312, 0x8000)])).by.get('dev')!.values).not.toHaveProperty(
+        'temperature_C',
+      );
+      expect((await poll('battery', [m802()])).by.get('dev')!.values).not.toHaveProperty('temperature_C');
     });
 
     it('124 when there is no 802: SoC from ChaState, no power (InWRte/OutWRte are setpoints), capacity from 120', async () => {

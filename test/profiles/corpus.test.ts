@@ -143,6 +143,21 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
       want.forEach((w, i) => expect(got[i], `${w.stream} ${w.channel}`).toBe(w.value));
     });
 
+  // the state of health a battery reports is a 0..1 gauge beside the API's percent (docs/prometheus-grafana.md)
+  const soh = Object.entries(f.expect.streams).flatMap(([stream, values]) =>
+    typeof values.soh === 'number' ? [{ stream, ratio: values.soh / 100 }] : [],
+  );
+  if (soh.length > 0)
+    it("the live view (/metrics) shows the source's battery state of health as a ratio", async () => {
+      const got = await waitFor('every state of health of the fixture', async () => {
+        const res = await fetch(`${site.url}/metrics`, { headers: { authorization: `Bearer ${site.token}` } });
+        const samples = parsePromText(await res.text()).get('sitegw_battery_soh_ratio')?.samples ?? [];
+        const values = soh.map(({ stream }) => samples.find((x) => x.labels.stream === stream)?.value);
+        return values.every((v) => v !== undefined) ? values : undefined;
+      });
+      soh.forEach((w, i) => expect(got[i], `${w.stream} soh`).toBeCloseTo(w.ratio, 6));
+    });
+
   // only fixtures whose source names every stream the device has can say the list is exact
   if (f.expect.sensors)
     it('the topology lists exactly the streams the device has', async () => {

@@ -78,8 +78,10 @@ function applyScale(
     const v = raw[pt.name];
     if (typeof v !== 'number') continue;
     const sf = sfSource[pt.sf];
-    // SunSpec allows scale factors -10..10; anything else is a device bug, so the value is unusable
-    raw[pt.name] = typeof sf === 'number' && sf >= -10 && sf <= 10 ? v * 10 ** sf : undefined;
+    // SunSpec allows scale factors -10..10; anything else is a device bug, so the value is unusable.
+    // A negative one divides (as profiles/engine.ts does): 312 / 10 is 31.2, 312 * 0.1 is 31.200000000000003
+    raw[pt.name] =
+      typeof sf === 'number' && sf >= -10 && sf <= 10 ? (sf < 0 ? v / 10 ** -sf : v * 10 ** sf) : undefined;
   }
 }
 

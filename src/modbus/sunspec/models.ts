@@ -8,11 +8,13 @@
  * mapping (src/profiles/sunspec.ts), so adding a model is adding data.
  */
 
+import { MODEL_802, MODEL_803, MODEL_804 } from './models-battery.js';
 import { MODEL_120, MODEL_121, MODEL_122, MODEL_123 } from './models-controls.js';
 import { MODEL_701, MODEL_702, MODEL_703, MODEL_704, MODEL_714 } from './models-der.js';
 import { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
 import { inverterStateAndEvents, type ModelDef, p, phases, s } from './points.js';
 
+export { MODEL_802, MODEL_803, MODEL_804 } from './models-battery.js';
 export { MODEL_120, MODEL_121, MODEL_122, MODEL_123 } from './models-controls.js';
 export { MODEL_701, MODEL_702, MODEL_703, MODEL_704, MODEL_714 } from './models-der.js';
 export { MODEL_111, MODEL_112, MODEL_113, MODEL_211, MODEL_212, MODEL_213, MODEL_214 } from './models-float.js';
@@ -182,69 +184,6 @@ export const METER_EVT = {
   MISSING_SENSOR: 1 << 7,
 } as const;
 
-export const MODEL_802: ModelDef = {
-  id: 802,
-  name: 'battery',
-  fixed: [
-    p('AHRtg', 'uint16', 'AHRtg_SF', 'Ah'),
-    p('WHRtg', 'uint16', 'WHRtg_SF', 'Wh'),
-    p('WChaRteMax', 'uint16', 'WChaDisChaMax_SF', 'W'),
-    p('WDisChaRteMax', 'uint16', 'WChaDisChaMax_SF', 'W'),
-    p('DisChaRte', 'uint16', 'DisChaRte_SF', '%WHRtg'),
-    p('SoCMax', 'uint16', 'SoC_SF', '%WHRtg'),
-    p('SoCMin', 'uint16', 'SoC_SF', '%WHRtg'),
-    p('SoCRsvMax', 'uint16', 'SoC_SF', '%WHRtg'),
-    p('SoCRsvMin', 'uint16', 'SoC_SF', '%WHRtg'),
-    p('SoC', 'uint16', 'SoC_SF', '%WHRtg'),
-    p('DoD', 'uint16', 'DoD_SF', '%'),
-    p('SoH', 'uint16', 'SoH_SF', '%'),
-    p('NCyc', 'uint32'),
-    p('ChaSt', 'enum16'),
-    p('LocRemCtl', 'enum16'),
-    p('Hb', 'uint16'),
-    p('CtrlHb', 'uint16'),
-    p('AlmRst', 'uint16'),
-    p('Typ', 'enum16'),
-    p('State', 'enum16'),
-    p('StateVnd', 'enum16'),
-    p('WarrDt', 'uint32'),
-    p('Evt1', 'bitfield32'),
-    p('Evt2', 'bitfield32'),
-    p('EvtVnd1', 'bitfield32'),
-    p('EvtVnd2', 'bitfield32'),
-    p('V', 'uint16', 'V_SF', 'V'),
-    p('VMax', 'uint16', 'V_SF', 'V'),
-    p('VMin', 'uint16', 'V_SF', 'V'),
-    p('CellVMax', 'uint16', 'CellV_SF', 'V'),
-    p('CellVMaxStr', 'uint16'),
-    p('CellVMaxMod', 'uint16'),
-    p('CellVMin', 'uint16', 'CellV_SF', 'V'),
-    p('CellVMinStr', 'uint16'),
-    p('CellVMinMod', 'uint16'),
-    p('CellVAvg', 'uint16', 'CellV_SF', 'V'),
-    p('A', 'int16', 'A_SF', 'A'),
-    p('AChaMax', 'uint16', 'AMax_SF', 'A'),
-    p('ADisChaMax', 'uint16', 'AMax_SF', 'A'),
-    p('W', 'int16', 'W_SF', 'W'),
-    p('ReqInvState', 'enum16'),
-    p('ReqW', 'int16', 'W_SF', 'W'),
-    p('SetOp', 'enum16'),
-    p('SetInvState', 'enum16'),
-    p('AHRtg_SF', 'sunssf'),
-    p('WHRtg_SF', 'sunssf'),
-    p('WChaDisChaMax_SF', 'sunssf'),
-    p('DisChaRte_SF', 'sunssf'),
-    p('SoC_SF', 'sunssf'),
-    p('DoD_SF', 'sunssf'),
-    p('SoH_SF', 'sunssf'),
-    p('V_SF', 'sunssf'),
-    p('CellV_SF', 'sunssf'),
-    p('A_SF', 'sunssf'),
-    p('AMax_SF', 'sunssf'),
-    p('W_SF', 'sunssf'),
-  ],
-};
-
 /** every model the gateway decodes, by id; a model not listed here is skipped in the chain */
 export const MODELS: ReadonlyMap<number, ModelDef> = new Map(
   [
@@ -275,6 +214,8 @@ export const MODELS: ReadonlyMap<number, ModelDef> = new Map(
     MODEL_704,
     MODEL_714,
     MODEL_802,
+    MODEL_803,
+    MODEL_804,
   ].map((m) => [m.id, m]),
 );
 
