@@ -176,6 +176,20 @@ export const DEVICE_STATUSES = [
   'standby',
 ] as const;
 export type DeviceStatus = (typeof DEVICE_STATUSES)[number];
+/**
+ * A code the device sent that its table (a profile's `status.states`, SunSpec's enumeration)
+ * does not list: shown as it came rather than guessed, outside the closed set the live views
+ * build their enum from (Home Assistant shows it as unknown, /metrics as `status="unknown"` with
+ * the code in a label).
+ */
+export type UnknownStatus = `unknown (code ${number})`;
+export type StatusValue = DeviceStatus | UnknownStatus;
+export const unknownStatus = (code: number): UnknownStatus => `unknown (code ${code})`;
+/** the code of an unknown status, undefined for a status of the closed set */
+export function unknownStatusCode(v: string): number | undefined {
+  const m = /^unknown \(code (-?\d+)\)$/.exec(v);
+  return m ? Number(m[1]) : undefined;
+}
 
 type Table = typeof CHANNEL_TABLE;
 type Row = Table[number];
@@ -227,7 +241,7 @@ export type ChannelValue<C extends ChannelId> = ChannelRow<C>['value'] extends '
 /** Instantaneous values of one poll, in spec units and signs, live channels included. Absent = not measured this time. */
 export type InstantValues = { [C in InstantChannel]?: ChannelValue<C> } & {
   [C in NumericLiveChannel]?: number;
-} & { status?: DeviceStatus };
+} & { status?: StatusValue };
 
 /** How the API and the uplink send `soc` (docs/design.md "`soc` scale", site.yaml `api.socScale`). */
 export type SocScale = 'percent' | 'fraction';

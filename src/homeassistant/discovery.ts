@@ -395,8 +395,10 @@ export function statePayload(e: HaEntity, value: number | string | undefined): s
     case 'grid':
       return value === 'ok' ? 'ON' : value === 'not_present' ? 'OFF' : HA_UNKNOWN;
     case 'status':
-      // one of the enum's options, or unknown
-      return typeof value === 'string' ? value : HA_UNKNOWN;
+      // one of the enum's options, or unknown: a code outside the device's table ('unknown (code
+      // N)', its code on the status page and in /metrics) is no option, and Home Assistant logs
+      // an enum state outside its options as an error
+      return typeof value === 'string' && (DEVICE_STATUSES as readonly string[]).includes(value) ? value : HA_UNKNOWN;
     case 'energy':
       // Wh with 2 decimals → kWh with 5: exact, and monotonic like the count itself
       return typeof value === 'number' ? String(Number((value / 1000).toFixed(5))) : undefined;

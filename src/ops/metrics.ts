@@ -8,7 +8,7 @@
  * `registry` while they run: without them the series are absent rather than a made-up zero.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { DEVICE_STATUSES, GRID_STATES, percentToFraction } from '../core/channels.js';
+import { DEVICE_STATUSES, GRID_STATES, percentToFraction, unknownStatusCode } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { StreamDef } from '../core/streams.js';
@@ -353,8 +353,8 @@ export class Metrics {
     }
     new Gauge({
       name: 'sitegw_device_status',
-      help: `Operating status a device reports now: 1 for the current one (${DEVICE_STATUSES.join(', ')}), 0 for the others; absent while unknown`,
-      labelNames: [...labelNames, 'status'],
+      help: `Operating status a device reports now: 1 for the current one (${DEVICE_STATUSES.join(', ')}, or unknown with the code the device sent in the code label), 0 for the others; absent while not read`,
+      labelNames: [...labelNames, 'status', 'code'],
       registers,
       collect() {
         this.reset();
@@ -362,6 +362,11 @@ export class Metrics {
           const v = now.values[STATUS.key];
           if (typeof v !== 'string') continue;
           for (const status of DEVICE_STATUSES) this.set({ ...labels(def), status }, status === v ? 1 : 0);
+          const code = unknownStatusCode(v);
+          this.set(
+            { ...labels(def), status: 'unknown', ...(code !== undefined ? { code: String(code) } : {}) },
+            code !== undefined ? 1 : 0,
+          );
         }
       },
     });

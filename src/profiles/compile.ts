@@ -6,16 +6,18 @@
  */
 
 import type { DeviceRole } from '../config/types.js';
-import { isLiveChannel } from '../core/channels.js';
+import { type DeviceStatus, isLiveChannel } from '../core/channels.js';
 import { type RegisterType, TYPE_WIDTH } from '../modbus/codec.js';
 import type { PathSegment } from '../yaml/errors.js';
 import type { Finding } from '../yaml/messages.js';
 import {
   type CompiledIdentityRegister,
   type CompiledMatch,
+  type CompiledPvString,
   type CompiledRole,
   type CompiledSource,
   type CompiledStateRule,
+  type CompiledStatus,
   type DeviceProfile,
   INSTANT_KEYS,
   type ValueRef,
@@ -25,10 +27,12 @@ import type {
   IdentityRegister,
   MatchSpec,
   ProfileFile,
+  PvStringSpec,
   RegisterSpec,
   RoleSpec,
   SourceSpec,
   StateSpec,
+  StatusSpec,
 } from './profile-types.js';
 
 const UNIT_FACTOR: Record<string, number> = {
@@ -268,6 +272,61 @@ class Compiler {
     return { rules, otherwise: spec.otherwise };
   }
 
+  /**
+   * The status register and its table turned round (code → state). A code listed twice, one the
+   * register cannot hold, or one that is the register's not-available value is a mistake in the
+   * table, named at its line.
+   */
+  status(spec: StatusSpec, at: Path): CompiledStatus | undefined {
+    const type = spec.type as RegisterType;
+    if (type === 'string' || type === 'f32') {
+      this.problem(
+        [...at, 'type'],
+        `a status register holds a code, not a ${type === 'f32' ? 'float' : 'text'}`,
+        'use the integer type the document gives, usually u16',
+      );
+      return undefined;
+    }
+    const ref = this.single({ ...spec, optional: spec.optional ?? true }, at);
+    if (!ref) return undefined;
+    const signed = type.startsWith('s');
+    const max = 2 ** (ref.count * 16 - (signed ? 1 : 0)) - 1;
+    const states = new Map<number, DeviceStatus>();
+    let ok = true;
+    for (const [state, codes] of Object.entries(spec.states) as [DeviceStatus, number[]][]) {
+      codes.forEach((code, i) => {
+        const here = [...at, 'states', state, i];
+        const hex = `0x${code.toString(16).toUpperCase()}`;
+        const before = states.get(code);
+        if (code > max) {
+          this.problem(here, `${code} (${hex}) does not fit in a ${type} register`, `a ${type} holds 0 to ${max}`);
+          ok = false;
+        } else if (before !== undefined) {
+          this.problem(here, `code ${code} (${hex}) is listed for ${before} already`, 'give each code one state');
+          ok = false;
+        } else if (ref.sentinels.includes(BigInt(code))) {
+          this.problem(
+            here,
+            `${hex} is the register's not-available value (sentinels)`,
+            'leave it out: it reads as no status, not as a state',
+          );
+          ok = false;
+        } else states.set(code, state);
+      });
+    }
+    return ok ? { ref, states } : undefined;
+  }
+
+  /** PV strings: live extras, so a firmware without a string's registers costs only that string. */
+  pvString(spec: PvStringSpec, at: Path): CompiledPvString | undefined {
+    const extra = (s: SourceSpec, key: string) => this.source({ ...s, optional: s.optional ?? true }, [...at, key]);
+    const voltage = extra(spec.voltage_DC_V, 'voltage_DC_V');
+    const current = extra(spec.current_DC_A, 'current_DC_A');
+    const power = spec.power_W && extra(spec.power_W, 'power_W');
+    if (!voltage || !current || (spec.power_W && !power)) return undefined;
+    return { voltage, current, ...(power ? { power } : {}) };
+  }
+
   role(spec: RoleSpec, at: Path): CompiledRole {
     const out: CompiledRole = { instant: {} };
     for (const key of INSTANT_KEYS) {
@@ -282,10 +341,15 @@ class Compiler {
       if (c) out[key] = c;
     }
     if (spec.state) out.state = this.state(spec.state, [...at, 'state']);
+    const status = spec.status && this.status(spec.status, [...at, 'status']);
+    if (status) out.status = status;
     if (spec.pv) {
       const power = spec.pv.power_W && this.source(spec.pv.power_W, [...at, 'pv', 'power_W']);
       const yieldWh = spec.pv.outWh && this.source(spec.pv.outWh, [...at, 'pv', 'outWh']);
-      out.pv = { ...(power ? { power_W: power } : {}), ...(yieldWh ? { outWh: yieldWh } : {}) };
+      const strings = (spec.pv.strings ?? [])
+        .map((st, i) => this.pvString(st, [...at, 'pv', 'strings', i]))
+        .filter((st): st is CompiledPvString => st !== undefined);
+      out.pv = { ...(power ? { power_W: power } : {}), ...(yieldWh ? { outWh: yieldWh } : {}), strings };
     }
     return out;
   }

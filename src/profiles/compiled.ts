@@ -5,6 +5,7 @@
 
 import type { DeviceRole } from '../config/types.js';
 import {
+  type DeviceStatus,
   type GridState,
   NUMERIC_INSTANT_CHANNELS,
   NUMERIC_LIVE_CHANNELS,
@@ -64,13 +65,28 @@ export interface CompiledStateRule {
 export type InstantKey = NumericInstantChannel | NumericLiveChannel;
 export const INSTANT_KEYS: readonly InstantKey[] = [...NUMERIC_INSTANT_CHANNELS, ...NUMERIC_LIVE_CHANNELS];
 
+/** The status register and its table: raw code → state (a code not in it reads `unknown (code N)`). */
+export interface CompiledStatus {
+  ref: ValueRef;
+  states: ReadonlyMap<number, DeviceStatus>;
+}
+
+/** One PV string: a pv_module stream of the inverter, as SunSpec 160's modules are. */
+export interface CompiledPvString {
+  voltage: CompiledSource;
+  current: CompiledSource;
+  /** where the device gives it; else voltage × current */
+  power?: CompiledSource;
+}
+
 export interface CompiledRole {
   instant: Partial<Record<InstantKey, CompiledSource>>;
+  status?: CompiledStatus;
   inWh?: CompiledSource;
   outWh?: CompiledSource;
   capacityWh?: CompiledSource;
   state?: { rules: CompiledStateRule[]; otherwise: GridState };
-  pv?: { power_W?: CompiledSource; outWh?: CompiledSource };
+  pv?: { power_W?: CompiledSource; outWh?: CompiledSource; strings: CompiledPvString[] };
 }
 
 export interface CompiledMatch {

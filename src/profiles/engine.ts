@@ -13,10 +13,13 @@ import {
   isLiveChannel,
   LIVE_CHANNEL_BY_ID,
   type Reading,
+  type StatusValue,
+  unknownStatus,
 } from '../core/channels.js';
 import type { DeviceIdentity } from '../core/identity.js';
 import type { RegisterReader } from '../core/register-reader.js';
 import { ownStreamId, ROLES } from '../core/roles.js';
+import { streamIds } from '../core/streams.js';
 import { ModbusError } from '../modbus/errors.js';
 import { planReads } from './batch.js';
 import { type CompiledRole, type CompiledSource, type DeviceProfile, INSTANT_KEYS, type ValueRef } from './compiled.js';
@@ -46,6 +49,12 @@ function refsOf(role: CompiledRole): ValueRef[] {
   addSource(role.capacityWh);
   addSource(role.pv?.power_W);
   addSource(role.pv?.outWh);
+  for (const st of role.pv?.strings ?? []) {
+    addSource(st.voltage);
+    addSource(st.current);
+    addSource(st.power);
+  }
+  if (role.status) out.push(role.status.ref);
   for (const rule of role.state?.rules ?? []) out.push(...rule.refs);
   return out;
 }
@@ -224,6 +233,42 @@ export class ProfileDevice implements DeviceDriver {
     return spec.otherwise;
   }
 
+  /** The status the table gives the code, `unknown (code N)` for one it lacks; absent without a reading. */
+  private status(): StatusValue | undefined {
+    const spec = this.role.status;
+    const code = spec && this.cache.number(spec.ref);
+    if (code === undefined) return undefined;
+    return spec!.states.get(code) ?? unknownStatus(code);
+  }
+
+  /**
+   * The inverter's PV strings as its PV module streams (numbered from 1, as SunSpec 160's modules
+   * are): voltage, current (a magnitude) and power with design.md's PV sign, V × I where the
+   * device gives no power of the string. A string whose registers read not-available this poll
+   * has no values; the count reaches the last string that answered, so strings a model lacks
+   * (read as not-available) are never listed.
+   */
+  private pvStrings(id: string, ts: number): { readings: Reading[]; count: number } {
+    const strings = this.role.pv?.strings ?? [];
+    const readings: Reading[] = [];
+    let count = 0;
+    strings.forEach((st, i) => {
+      const v = this.value(st.voltage);
+      const a = this.value(st.current);
+      const current = a === undefined ? undefined : Math.abs(a) + 0;
+      // DC power is V × I: producing, so negative (design.md's PV sign)
+      const derived = v !== undefined && current !== undefined ? -Math.round(v * current * 100) / 100 + 0 : undefined;
+      const power = st.power ? this.value(st.power) : derived;
+      const values: InstantValues = {};
+      if (power !== undefined) values.power_W = power;
+      if (v !== undefined) values.voltage_DC_V = v;
+      if (current !== undefined) values.current_DC_A = current;
+      if (Object.keys(values).length > 0) count = i + 1;
+      readings.push({ streamId: streamIds.pvModule(id, i + 1), ts, values });
+    });
+    return { readings: readings.slice(0, count), count };
+  }
+
   private instant(): InstantValues {
     const out: InstantValues = {};
     for (const k of INSTANT_KEYS) {
@@ -234,6 +279,8 @@ export class ProfileDevice implements DeviceDriver {
     }
     const state = this.gridState();
     if (state !== undefined) out.state = state;
+    const status = this.status();
+    if (status !== undefined) out.status = status;
     return out;
   }
 
@@ -255,7 +302,13 @@ export class ProfileDevice implements DeviceDriver {
         ...(pvCounters ? { counters: pvCounters } : {}),
       });
     }
+    const strings = pv && pvStream ? this.pvStrings(id, ts) : undefined;
+    if (strings) readings.push(...strings.readings);
     const capacityWh = this.value(this.role.capacityWh);
-    return { readings, ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}) };
+    return {
+      readings,
+      ...(strings && strings.count > 0 ? { pvModules: strings.count } : {}),
+      ...(capacityWh !== undefined && capacityWh > 0 ? { capacityWh } : {}),
+    };
   }
 }

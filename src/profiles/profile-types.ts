@@ -23,6 +23,11 @@ export type StateSpec = Infer<typeof STATE_SPEC>;
 type Merged<U> = { [K in U extends unknown ? keyof U : never]?: U extends { [P in K]?: infer V } ? V : never };
 export type RoleSpec = Merged<NonNullable<ProfileFile['roles'][DeviceRole]>>;
 
+/** A role's status register with its table (state → raw codes). */
+export type StatusSpec = NonNullable<RoleSpec['status']>;
+/** One PV string of the inverter's `pv.strings`. */
+export type PvStringSpec = NonNullable<NonNullable<RoleSpec['pv']>['strings']>[number];
+
 export type IdentifySpec = ProfileFile['identify'];
 export type MatchSpec = IdentifySpec['match'][number];
 export type IdentityRegister = NonNullable<NonNullable<IdentifySpec['registers']>['model']>;

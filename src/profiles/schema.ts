@@ -3,7 +3,7 @@
  * schema, `hint` is what an error suggests, so advice sits next to its rule. Rules that span
  * several values (address or sum, the file name, channel units of a role) are in compile.ts.
  */
-import { GRID_STATES } from '../core/channels.js';
+import { DEVICE_STATUSES, GRID_STATES } from '../core/channels.js';
 import { NUMERIC_TYPES } from '../modbus/codec.js';
 import { narrow, type SchemaNode } from '../yaml/schema.js';
 import { CONTROL_SCHEMA, CONTROL_WRITES } from './control-schema.js';
@@ -147,6 +147,47 @@ const dcLive = {
   current_DC_A: source(AMPERES, 'the DC current (a magnitude)'),
 };
 const temperature = { temperature_C: source(CELSIUS, 'the temperature (inverter heat sink or cabinet, battery)') };
+
+/**
+ * The device's operating status: one register whose raw code is looked up in a table written
+ * state → codes, so the states are the closed set the live views carry (core/channels.ts
+ * DEVICE_STATUSES) and a code the table lacks reads `unknown (code N)`.
+ */
+const statusCodes = (s: string) =>
+  ({
+    type: 'array',
+    minItems: 1,
+    items: { type: 'integer', minimum: 0, hint: 'a raw register value, e.g. 0x0040' },
+    hint: `list the raw codes that mean ${s}, e.g. [0x0040]`,
+  }) as const satisfies SchemaNode;
+const status = register(
+  'the status register: address, type and states (each state with the raw codes that mean it)',
+  {
+    states: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      hint: `map states (${DEVICE_STATUSES.join(', ')}) to the raw codes that mean them, e.g. running: [0x0040, 0x0400]`,
+      properties: Object.fromEntries(DEVICE_STATUSES.map((s) => [s, statusCodes(s)])) as {
+        [S in (typeof DEVICE_STATUSES)[number]]: ReturnType<typeof statusCodes>;
+      },
+    },
+  },
+  ['type', 'states'],
+);
+
+/** One PV string (MPPT input): its voltage and current, and its power where the device gives it. */
+const pvString = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['voltage_DC_V', 'current_DC_A'],
+  hint: 'give voltage_DC_V and current_DC_A of the string (power_W where the device has it)',
+  properties: {
+    voltage_DC_V: source(VOLTS, 'the string voltage'),
+    current_DC_A: source(AMPERES, 'the string current (a magnitude)'),
+    power_W: source(POWER, 'the string power, with the sign of pv power_W'),
+  },
+} as const satisfies SchemaNode;
 
 const state = {
   type: 'string',
@@ -360,14 +401,25 @@ export const profileSchema = {
             power_DC_W: source(POWER, 'the DC power into the inverter'),
             ...counters,
             pv: role(
-              { power_W: source(POWER, 'the PV power'), outWh: source(ENERGY, 'the lifetime PV yield') },
-              'power_W and outWh of the PV array behind the inverter',
+              {
+                power_W: source(POWER, 'the PV power'),
+                outWh: source(ENERGY, 'the lifetime PV yield'),
+                strings: {
+                  type: 'array',
+                  minItems: 1,
+                  maxItems: 32,
+                  items: pvString,
+                  hint: 'list the PV strings (MPPT inputs) in the order the device numbers them',
+                },
+              },
+              'power_W, outWh and strings of the PV array behind the inverter',
             ),
             ...acLive,
             ...dcLive,
             ...temperature,
+            status,
           },
-          'power_AC_W, power_DC_W, inWh, outWh, pv, or a live channel (frequency_Hz, voltage_L1_V, temperature_C, …)',
+          'power_AC_W, power_DC_W, inWh, outWh, pv, status, or a live channel (frequency_Hz, voltage_L1_V, temperature_C, …)',
         ),
         battery: role(
           {
@@ -378,8 +430,9 @@ export const profileSchema = {
             ...counters,
             ...dcLive,
             ...temperature,
+            status,
           },
-          'power_W, soc, soh, capacityWh, inWh, outWh, voltage_DC_V, current_DC_A or temperature_C',
+          'power_W, soc, soh, capacityWh, inWh, outWh, voltage_DC_V, current_DC_A, temperature_C or status',
         ),
         'grid-meter': role(
           {

@@ -7,12 +7,12 @@
 import {
   CHANNEL_BY_ID,
   type ChannelId,
-  type DeviceStatus,
   type GridState,
   type InstantValues,
   LIVE_CHANNEL_TABLE,
   type LiveChannelId,
   POWER_CHANNELS,
+  type StatusValue,
 } from '../core/channels.js';
 import type { StreamDef } from '../core/streams.js';
 import { round2 } from './round.js';
@@ -73,7 +73,7 @@ export interface StreamNow {
   /** the newest reading still current (within 3 poll periods), daemon clock ms; null when there is none */
   ts: number | null;
   /** power W, soc and soh percent rounded as buckets are, the grid state, energy Wh (>= 0, never decreasing), live channels; absent = unknown now */
-  values: Partial<Record<string, number | GridState | DeviceStatus>>;
+  values: Partial<Record<string, number | GridState | StatusValue>>;
 }
 
 /**
