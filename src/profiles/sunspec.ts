@@ -7,6 +7,8 @@ import {
   type GridState,
   type InstantValues,
   type Reading,
+  type StatusValue,
+  unknownStatus,
 } from '../core/channels.js';
 import type { DeviceRole } from '../core/device-role.js';
 import type { DeviceIdentity } from '../core/identity.js';
@@ -211,9 +213,17 @@ function percent(v: PointValue): number | undefined {
 }
 
 /** SunSpec inverter `St` (models 101-103, 111-113): 1 OFF … 8 STANDBY, in order; 4 MPPT is `running`. */
-function inverterStatus(v: PointValue): DeviceStatus | undefined {
+function inverterStatus(v: PointValue): StatusValue | undefined {
   const n = num(v);
-  return n !== undefined && Number.isInteger(n) && n >= 1 && n <= 8 ? DEVICE_STATUSES[n - 1] : undefined;
+  if (n === undefined || !Number.isInteger(n)) return undefined;
+  return n >= 1 && n <= 8 ? DEVICE_STATUSES[n - 1] : unknownStatus(n);
+}
+
+/** 802 `State`: a code the model does not enumerate is shown as it came */
+function batteryStatus(v: PointValue): StatusValue | undefined {
+  const n = num(v);
+  if (n === undefined || !Number.isInteger(n)) return undefined;
+  return BATTERY_STATE[n] ?? unknownStatus(n);
 }
 
 /** SunSpec battery 802 `State`. */
@@ -416,7 +426,7 @@ function batteryReadings({ cfg, values, all, once, ts }: ModelPoll): DevicePoll 
         soh: percent(b.SoH),
         voltage_DC_V: num(b.V),
         current_DC_A: abs(num(b.A)),
-        status: BATTERY_STATE[num(b.State) ?? -1],
+        status: batteryStatus(b.State),
         temperature_C: batteryTemperature(values, all),
       })
     : clean({ power_W: dcPower, soc: percent(storage?.ChaState), temperature_C: batteryTemperature(values, all) });

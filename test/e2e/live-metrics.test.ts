@@ -190,7 +190,7 @@ describe('live values in /metrics', () => {
     const status = f.get('sitegw_device_status')!.samples;
     for (const stream of ['inverter', ...blocks]) {
       const mine = status.filter((s) => s.labels.stream === stream);
-      expect(mine.map((s) => s.labels.status).sort(), stream).toEqual([...DEVICE_STATUSES].sort());
+      expect(mine.map((s) => s.labels.status).sort(), stream).toEqual([...DEVICE_STATUSES, 'unknown'].sort());
       expect(
         mine.filter((s) => s.value === 1),
         stream,
