@@ -349,7 +349,19 @@ class Compiler {
       const strings = (spec.pv.strings ?? [])
         .map((st, i) => this.pvString(st, [...at, 'pv', 'strings', i]))
         .filter((st): st is CompiledPvString => st !== undefined);
-      out.pv = { ...(power ? { power_W: power } : {}), ...(yieldWh ? { outWh: yieldWh } : {}), strings };
+      const countSpec = spec.pv.stringCount;
+      const stringCount =
+        countSpec && this.numeric(countSpec, [...at, 'pv', 'stringCount'])
+          ? this.single({ ...countSpec, optional: countSpec.optional ?? true }, [...at, 'pv', 'stringCount'])
+          : undefined;
+      if (countSpec && strings.length === 0)
+        this.problem([...at, 'pv', 'stringCount'], 'stringCount without strings', 'list the strings under strings:');
+      out.pv = {
+        ...(power ? { power_W: power } : {}),
+        ...(yieldWh ? { outWh: yieldWh } : {}),
+        strings,
+        ...(stringCount ? { stringCount } : {}),
+      };
     }
     return out;
   }

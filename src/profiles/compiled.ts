@@ -86,7 +86,13 @@ export interface CompiledRole {
   outWh?: CompiledSource;
   capacityWh?: CompiledSource;
   state?: { rules: CompiledStateRule[]; otherwise: GridState };
-  pv?: { power_W?: CompiledSource; outWh?: CompiledSource; strings: CompiledPvString[] };
+  pv?: {
+    power_W?: CompiledSource;
+    outWh?: CompiledSource;
+    strings: CompiledPvString[];
+    /** the register with the number of strings the device has: those past it are not shown */
+    stringCount?: ValueRef;
+  };
 }
 
 export interface CompiledMatch {

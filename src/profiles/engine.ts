@@ -54,6 +54,7 @@ function refsOf(role: CompiledRole): ValueRef[] {
     addSource(st.current);
     addSource(st.power);
   }
+  if (role.pv?.stringCount) out.push(role.pv.stringCount);
   if (role.status) out.push(role.status.ref);
   for (const rule of role.state?.rules ?? []) out.push(...rule.refs);
   return out;
@@ -249,9 +250,12 @@ export class ProfileDevice implements DeviceDriver {
    * (read as not-available) are never listed.
    */
   private pvStrings(id: string, ts: number): { readings: Reading[]; count: number } {
-    const strings = this.role.pv?.strings ?? [];
+    const n = this.role.pv?.stringCount && this.cache.number(this.role.pv.stringCount);
+    // the device says how many strings it has: the registers of the others mean nothing
+    const limit = n !== undefined && Number.isInteger(n) && n >= 0 ? n : undefined;
+    const strings = (this.role.pv?.strings ?? []).slice(0, limit);
     const readings: Reading[] = [];
-    let count = 0;
+    let answered = 0;
     strings.forEach((st, i) => {
       const v = this.value(st.voltage);
       const a = this.value(st.current);
@@ -263,10 +267,10 @@ export class ProfileDevice implements DeviceDriver {
       if (power !== undefined) values.power_W = power;
       if (v !== undefined) values.voltage_DC_V = v;
       if (current !== undefined) values.current_DC_A = current;
-      if (Object.keys(values).length > 0) count = i + 1;
+      if (Object.keys(values).length > 0) answered = i + 1;
       readings.push({ streamId: streamIds.pvModule(id, i + 1), ts, values });
     });
-    return { readings: readings.slice(0, count), count };
+    return { readings: readings.slice(0, answered), count: answered };
   }
 
   private instant(): InstantValues {

@@ -411,8 +411,11 @@ export const profileSchema = {
                   items: pvString,
                   hint: 'list the PV strings (MPPT inputs) in the order the device numbers them',
                 },
+                stringCount: register('the register that says how many strings the device has: address and type', {}, [
+                  'type',
+                ]),
               },
-              'power_W, outWh and strings of the PV array behind the inverter',
+              'power_W, outWh, strings and stringCount of the PV array behind the inverter',
             ),
             ...acLive,
             ...dcLive,
