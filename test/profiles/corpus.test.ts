@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CorpusSite, corpusSiteId, corpusSiteYaml, startCorpusSite } from '../support/corpus-site.js';
 import { getJson, waitFor } from '../support/demo.js';
+import { discoveryProblems } from '../support/ha-schema.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
 import { parsePromText } from '../support/prom-text.js';
 import { allFixtures, FIXTURE_DIR, imageRegisters, loadFixture } from '../support/register-image.js';
@@ -32,6 +33,10 @@ interface Entry {
   interval: string;
   [channel: string]: unknown;
 }
+
+/** Home Assistant's discovery prefix and the state topics' first levels (site.yaml defaults) */
+const HA_DISCOVERY = 'homeassistant';
+const haStates = (siteId: string) => `sitegw-ha/${siteId}`;
 
 let broker: TestBroker;
 beforeAll(async () => {
@@ -64,6 +69,7 @@ describe('the corpus files', () => {
 describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
   let site: CorpusSite;
   let uplink: Collector;
+  let ha: Collector;
   const firstStream = Object.keys(f.expect.streams)[0]!;
   const telemetry = async (stream: string): Promise<Entry[]> => {
     const r = await getJson(
@@ -76,11 +82,14 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
 
   beforeAll(async () => {
     uplink = await collect(broker.url, `sitegw/${corpusSiteId(f)}/#`);
+    ha = await collect(broker.url, `${HA_DISCOVERY}/#`);
+    await ha.client.subscribeAsync(`${haStates(corpusSiteId(f))}/#`, { qos: 1 });
     site = await startCorpusSite(f, broker.url);
   });
   afterAll(async () => {
     await site?.stop();
     await uplink?.close();
+    await ha?.close();
   });
 
   it('reports the identity the device gives', async () => {
@@ -160,6 +169,36 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
         return values.every((v) => v !== undefined) ? values : undefined;
       });
       soh.forEach((w, i) => expect(got[i], `${w.stream} soh`).toBeCloseTo(w.ratio, 6));
+    });
+
+  if (f.expect.live)
+    it('Home Assistant discovery announces each of them, and its state is the source value', async () => {
+      const states = haStates(site.siteId);
+      const want = Object.entries(f.expect.live!).flatMap(([stream, values]) =>
+        Object.entries(values).map(([channel, value]) => ({ topic: `${states}/streams/${stream}/${channel}`, value })),
+      );
+      const latest = () => {
+        const m = new Map<string, string>();
+        for (const x of ha.messages) m.set(x.topic, x.payload);
+        return m;
+      };
+      const got = await waitFor('a discovery config and a state for every live value of the fixture', () => {
+        const m = latest();
+        const configs = [...m].filter(([t]) => t.startsWith(`${HA_DISCOVERY}/`) && t.endsWith('/config'));
+        const rows = want.map((w) => ({
+          ...w,
+          config: configs.find(([, p]) => p !== '' && JSON.parse(p).state_topic === w.topic),
+          state: m.get(w.topic),
+        }));
+        return rows.every((r) => r.config && r.state !== undefined && r.state !== 'None') ? rows : undefined;
+      });
+      for (const r of got) {
+        const [topic, payload] = r.config!;
+        expect(discoveryProblems(topic, payload, HA_DISCOVERY), topic).toEqual([]);
+        // a status is an enum option, every other value a number as /metrics shows it
+        if (typeof r.value === 'string') expect(r.state, r.topic).toBe(r.value);
+        else expect(Number(r.state), r.topic).toBe(r.value);
+      }
     });
 
   // only fixtures whose source names every stream the device has can say the list is exact

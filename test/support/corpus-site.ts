@@ -56,7 +56,14 @@ export function corpusSiteYaml(
     id: siteId,
     name: f.title,
     dataDir,
-    more: mqttUrl ? { uplink: { url: mqttUrl, protocolVersion: 4, reconnectMaxSeconds: 1 } } : {},
+    // the same broker (aedes speaks MQTT 3.1.1) carries Home Assistant's discovery, so the live
+    // view is checked there too
+    more: mqttUrl
+      ? {
+          uplink: { url: mqttUrl, protocolVersion: 4, reconnectMaxSeconds: 1 },
+          homeassistant: { url: mqttUrl, protocolVersion: 4, stateIntervalSeconds: 1 },
+        }
+      : {},
     devices: [
       ...entries(f.devices, endpoint, f.image.unitId),
       ...more.flatMap((m) => entries(m.image.devices, m.endpoint, m.image.fixture.image.unitId)),
