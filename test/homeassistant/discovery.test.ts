@@ -288,6 +288,8 @@ describe('Home Assistant sensors of the live channels a device offers', () => {
     const status = haEntities(def, true).find((e) => e.key === 'status')!;
     expect(statePayload(status, 'running')).toBe('running');
     expect(statePayload(status, undefined)).toBe('None');
+    // a code outside the device's table is no option of the enum: Home Assistant would log it as an error
+    expect(statePayload(status, 'unknown (code 4)')).toBe('None');
   });
 
   it('per-phase and DC values are diagnostics, disabled by default; frequency, temperature and status are shown', () => {
