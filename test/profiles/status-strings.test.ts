@@ -86,32 +86,31 @@ describe('a malformed status table is a config error with its line and a hint', 
     expect(`${e!.message} ${e!.hint}`).toMatch(/'running'/);
   });
 
-  it('one code under two states', () => {
-    const [e] = errors(edited(20, '        fault: [3, 2]'));
-    expect(e).toMatchObject({
-      path: 'roles.inverter.status.states.fault[1]',
-      line: 20,
+  it.each([
+    {
+      what: 'one code under two states',
+      lines: [20, '        fault: [3, 2]'],
+      path: 'fault[1]',
       message: 'code 2 (0x2) is listed for running already',
       hint: 'give each code one state',
-    });
-  });
-
-  it('a code the register cannot hold', () => {
-    const [e] = errors(edited(20, '        fault: [70000]'));
-    expect(e).toMatchObject({
-      path: 'roles.inverter.status.states.fault[0]',
-      line: 20,
+    },
+    {
+      what: 'a code the register cannot hold',
+      lines: [20, '        fault: [70000]'],
+      path: 'fault[0]',
       message: '70000 (0x11170) does not fit in a u16 register',
       hint: 'a u16 holds 0 to 65535',
-    });
-  });
-
-  it("a code that is the register's not-available value", () => {
-    const [e] = errors(
-      edited(17, '      type: u16', '      sentinels: [0xFFFF]', '      states:', '        running: [0xFFFF]'),
-    );
-    expect(e).toMatchObject({ path: 'roles.inverter.status.states.running[0]', line: 20 });
-    expect(e!.message).toBe("0xFFFF is the register's not-available value (sentinels)");
+    },
+    {
+      what: "a code that is the register's not-available value",
+      lines: [17, '      type: u16', '      sentinels: [0xFFFF]', '      states:', '        running: [0xFFFF]'],
+      path: 'running[0]',
+      message: "0xFFFF is the register's not-available value (sentinels)",
+      hint: 'leave it out: it reads as no status, not as a state',
+    },
+  ] as const)('$what', ({ lines: [from, ...text], path, message, hint }) => {
+    const [e] = errors(edited(from, ...text));
+    expect(e).toMatchObject({ path: `roles.inverter.status.states.${path}`, line: 20, message, hint });
   });
 
   it('a state with no codes, a code that is text or negative', () => {
