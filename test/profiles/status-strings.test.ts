@@ -195,13 +195,17 @@ describe('a status code on the wire', () => {
   });
 
   it("reads as no status when it is the register's not-available value (0xFFFF)", async () => {
-    const poll = await device('goodwe-et', 'inverter').poll(goodwe({ 35187: 'FF FF' }), at(0));
+    const dev = device('goodwe-et', 'inverter');
+    expect((await dev.poll(goodwe({ 35187: '00 00' }), at(0))).readings[0]!.values.status).toBe('standby');
+    const poll = await dev.poll(goodwe({ 35187: 'FF FF' }), at(1000));
     expect(poll.readings[0]!.values).not.toHaveProperty('status');
   });
 
   it('a firmware that refuses the status register keeps its power and counters', async () => {
     const bank = goodwe({ 35138: hex16(2850) }).delete('holding', 35187);
     const poll = await device('goodwe-et', 'inverter').poll(bank, at(0));
+    // asked for on its own after the batch it was in was refused, and left out
+    expect(bank.requests).toContainEqual({ fn: 'holding', unit: 1, address: 35187, count: 1 });
     expect(poll.readings[0]!.values).toMatchObject({ power_AC_W: -2850 });
     expect(poll.readings[0]!.values).not.toHaveProperty('status');
   });
@@ -235,7 +239,10 @@ describe('PV strings', () => {
 
   it('an inverter whose every string reads "not there" (at night, or none wired) lists none', async () => {
     const all = Object.fromEntries(Object.keys(TWO_TRACKERS).map((a) => [a, 'FF FF FF FF']));
-    const poll = await device('goodwe-et', 'inverter').poll(goodwe(all), at(0));
+    const bank = goodwe(all);
+    const poll = await device('goodwe-et', 'inverter').poll(bank, at(0));
+    // the strings' registers were read, and said "not there"
+    expect(bank.requests.some((r) => r.address <= 35103 && 35118 <= r.address + r.count)).toBe(true);
     expect(poll.readings.some((r) => /__pv\d$/.test(r.streamId))).toBe(false);
     expect(poll).not.toHaveProperty('pvModules');
   });
