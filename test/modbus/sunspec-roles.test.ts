@@ -100,13 +100,13 @@ function m714(types: number[]): Model {
 }
 
 /** 802: WHRtg 1, SoC 9, SoH 11, State 20, V 32, A 42, W 45, WHRtg_SF 51, SoC_SF 54, SoH_SF 56, V_SF 57, A_SF 59, W_SF 61 */
-const m802 = (soc = 655): Model => [
+const m802 = (soc = 655, state = 3): Model => [
   802,
   body(62, 0xffff, {
     1: [1000],
     9: [soc],
     11: [980],
-    20: [3], // State CONNECTED
+    20: [state], // State 3 CONNECTED
     32: [512], // V 51.2 V
     42: [0xff3d], // A -195 × 0.1 = -19.5 A (discharge-positive, like W)
     45: [0xfc18],
@@ -268,6 +268,13 @@ describe('SunSpec roles', () => {
         status: 'running',
       });
       expect(result.capacityWh).toBe(10000);
+    });
+
+    it("802 State outside the model's enumeration reads unknown with its code; not implemented (0xFFFF) reads none", async () => {
+      // json/model_802.json State: 1 DISCONNECTED … 6 SUSPENDING, 99 FAULT; 7 is none of them
+      expect((await poll('battery', [m802(655, 7)])).by.get('dev')!.values.status).toBe('unknown (code 7)');
+      expect((await poll('battery', [m802(655, 99)])).by.get('dev')!.values.status).toBe('fault');
+      expect((await poll('battery', [m802(655, 0xffff)])).by.get('dev')!.values).not.toHaveProperty('status');
     });
 
     it("temperature: 803's hottest module, scaled by ModTmp_SF; neither its strings nor a later 804 are read", async () => {
