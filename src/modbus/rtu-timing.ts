@@ -10,3 +10,8 @@ export function interFrameDelayMs(baudRate: number, parity: 'none' | 'even' | 'o
   if (baudRate > 19200) return 1.75;
   return (3.5 * characterBits(parity, stopBits) * 1000) / baudRate;
 }
+
+/** How long `bytes` characters take on the wire at this line setting, ms (a pty pair carries them at once). */
+export function wireTimeMs(bytes: number, baudRate: number, parity: 'none' | 'even' | 'odd' = 'none', stopBits = 1): number {
+  return (bytes * characterBits(parity, stopBits) * 1000) / baudRate;
+}

@@ -12,7 +12,7 @@ import { ServerSerial } from 'modbus-serial';
 import type { Clock } from '../core/clock.js';
 import { itemAt } from '../core/item-at.js';
 import { crc16 } from '../modbus/crc16.js';
-import { interFrameDelayMs } from '../modbus/rtu-timing.js';
+import { interFrameDelayMs, wireTimeMs } from '../modbus/rtu-timing.js';
 import type { SimHost } from './device-images.js';
 import { type FrameFault, SimFaults } from './faults.js';
 import type { SimSite } from './site.js';
@@ -27,6 +27,11 @@ export interface SimRtuOptions {
   parity?: 'none' | 'even' | 'odd';
   stopBits?: 1 | 2;
   faults?: SimFaults;
+  /**
+   * answer when a real line would have carried the request and the answer at baudRate (a pty
+   * pair carries bytes at once, so without it a 9600 baud line is as fast as memory): bench/scale.ts
+   */
+  lineSpeed?: boolean;
   /** every chunk the simulator receives ('in') or sends ('out'), with performance.now() */
   onLine?: (dir: 'in' | 'out', bytes: Buffer, at: number) => void;
 }
@@ -103,16 +108,23 @@ export function startSimRtuServer(site: SimSite, clock: Clock, opts: SimRtuOptio
   const baudRate = opts.baudRate ?? 9600;
   const spoils = new Map<number, FrameFault>();
   let port: Writable | null = null;
+  /** bytes received since the last answer: the request the next answer's wire time includes */
+  let heard = 0;
   // ServerSerial writes every answer through this; a spoilt one is replaced by its faulty bytes
   const portResponse: Writable = {
     write(answer: Buffer) {
       const unit = answer[0] ?? -1;
       const fault = spoils.get(unit);
       spoils.delete(unit);
-      for (const chunk of fault ? spoil(answer, fault) : [answer]) {
-        opts.onLine?.('out', chunk, performance.now());
-        port?.write(chunk);
-      }
+      const send = () => {
+        for (const chunk of fault ? spoil(answer, fault) : [answer]) {
+          opts.onLine?.('out', chunk, performance.now());
+          port?.write(chunk);
+        }
+      };
+      if (opts.lineSpeed) setTimeout(send, wireTimeMs(heard + answer.length, baudRate, opts.parity, opts.stopBits));
+      else send();
+      heard = 0;
       return true;
     },
   };
@@ -139,7 +151,10 @@ export function startSimRtuServer(site: SimSite, clock: Clock, opts: SimRtuOptio
     server.on('socketError', () => undefined);
     server.once('initialized', () => {
       port = server.getPort();
-      if (opts.onLine) server.getPort().on('data', (chunk) => opts.onLine?.('in', chunk, performance.now()));
+      server.getPort().on('data', (chunk) => {
+        heard += chunk.length;
+        opts.onLine?.('in', chunk, performance.now());
+      });
       let closing: Promise<void> | undefined;
       resolve({
         path: opts.path,
