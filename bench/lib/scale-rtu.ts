@@ -11,6 +11,8 @@ import { type SimRtuServer, startSimRtuServer } from '../../src/sim/rtu-server.j
 import { SimSite } from '../../src/sim/site.js';
 import { ptyPair } from '../../test/support/socat.js';
 
+const BLOCKS = 16;
+
 /** a tenth of the site, at least one battery block and one meter */
 export const rtuCount = (devices: number): number => Math.max(2, Math.round(devices / 10));
 
@@ -36,15 +38,24 @@ export interface RtuLine {
 export async function startRtuLine(devices: number, baudRate: number, inverterId: string): Promise<RtuLine> {
   const batteries = rtuCount(devices) - 1;
   const meterUnit = batteries + 2;
-  const sim = defaultSimConfig();
-  sim.battery.blocks = Array.from({ length: batteries }, () => ({ ...sim.battery.blocks[0]! }));
   const clock = new ScaledClock(1);
-  const site = new SimSite(sim, clock.now());
-  // one line: the inverter host's battery units, then the meter host's first meter at meterUnit
+  // the simulator holds 16 blocks behind one inverter: more on the line come from another site
+  const sites = Array.from({ length: Math.ceil(batteries / BLOCKS) }, (_, i) => {
+    const sim = defaultSimConfig();
+    const blocks = Math.min(BLOCKS, batteries - i * BLOCKS);
+    sim.battery.blocks = Array.from({ length: blocks }, () => ({ ...sim.battery.blocks[0]! }));
+    return new SimSite(sim, clock.now());
+  });
+  // one line: battery units 2.., then the first site's meter at meterUnit
   const line = {
-    unit: (_host: string, id: number) =>
-      id === meterUnit ? site.unit('meter', 1) : id >= 2 && id < meterUnit ? site.unit('inverter', id) : undefined,
-    update: (now: number) => site.update(now),
+    unit: (_host: string, id: number) => {
+      if (id === meterUnit) return sites[0]!.unit('meter', 1);
+      const k = id - 2;
+      return k >= 0 && k < batteries ? sites[Math.floor(k / BLOCKS)]!.unit('inverter', 2 + (k % BLOCKS)) : undefined;
+    },
+    update: (now: number) => {
+      for (const site of sites) site.update(now);
+    },
   } as unknown as SimSite;
   const pty = await ptyPair();
   const traffic: LineTraffic = { bytes: 0, answers: 0 };

@@ -12,6 +12,11 @@ export function interFrameDelayMs(baudRate: number, parity: 'none' | 'even' | 'o
 }
 
 /** How long `bytes` characters take on the wire at this line setting, ms (a pty pair carries them at once). */
-export function wireTimeMs(bytes: number, baudRate: number, parity: 'none' | 'even' | 'odd' = 'none', stopBits = 1): number {
+export function wireTimeMs(
+  bytes: number,
+  baudRate: number,
+  parity: 'none' | 'even' | 'odd' = 'none',
+  stopBits = 1,
+): number {
   return (bytes * characterBits(parity, stopBits) * 1000) / baudRate;
 }

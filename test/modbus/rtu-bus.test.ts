@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { SerialLink, SocketLink } from '../../src/modbus/byte-link.js';
 import { crc16 } from '../../src/modbus/crc16.js';
 import { RtuBus, type RtuBusOptions } from '../../src/modbus/rtu-bus.js';
+import { wireTimeMs } from '../../src/modbus/rtu-timing.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { readRegisters } from '../../src/sim/registers.js';
 import { type SimRtuServer, startSimRtuServer } from '../../src/sim/rtu-server.js';
@@ -279,5 +280,41 @@ describe.skipIf(!HAVE_SOCAT)('Modbus RTU over TCP (a transparent serial server)'
 
   it('an answer arriving after its timeout is never taken for the next request of the same shape', async () => {
     await overTcp(800, (b, server, sim) => lateAnswerThenNext(b, server, sim, 800));
+  });
+});
+
+describe.skipIf(!HAVE_SOCAT)("the simulator's RTU server at line speed (bench/scale.ts)", () => {
+  it('answers no sooner than the request and the answer take at the baud rate, with the right registers', async () => {
+    const sim = simSite();
+    const clock = new ManualClock(T0);
+    const line = await ptyPair();
+    const traffic: { dir: 'in' | 'out'; bytes: number; at: number }[] = [];
+    const server = await startSimRtuServer(sim, clock, {
+      path: line.a,
+      host: 'meter',
+      baudRate: 2400,
+      lineSpeed: true,
+      onLine: (dir, b, at) => traffic.push({ dir, bytes: b.length, at }),
+    });
+    const b = new RtuBus({
+      name: 'rtu:line-speed',
+      link: () => new SerialLink({ device: line.b, baudRate: 2400, parity: 'none', dataBits: 8, stopBits: 1 }),
+      timeoutMs: 5000,
+      interFrameDelayMs: 15,
+    });
+    try {
+      // 8 bytes of request, 5 + 250 of answer: 263 characters of 10 bits at 2400 baud, 1.1 s (a pty takes microseconds)
+      expect(await b.readHolding(2, 40000, 125)).toEqual(expected(sim, 2, 'holding', 40000, 125));
+      const firstIn = traffic.find((t) => t.dir === 'in')!;
+      const out = traffic.filter((t) => t.dir === 'out');
+      expect(out).toHaveLength(1);
+      expect(out[0]!.bytes).toBe(255);
+      // a lower bound only: a slow machine answers later, never sooner
+      expect(out[0]!.at - firstIn.at).toBeGreaterThanOrEqual(wireTimeMs(8 + 255, 2400) - 1);
+    } finally {
+      await b.close();
+      await server.close();
+      await line.close();
+    }
   });
 });
