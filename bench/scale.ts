@@ -106,7 +106,7 @@ ${devices.join('\n')}
 `;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: IPC answers of bench/lib/*.mjs
+// IPC answers of bench/lib/*.mjs (plain JavaScript)
 type Msg = Record<string, any>;
 function ask(child: ChildProcess, m: object): Promise<Msg> {
   return new Promise((resolve) => {
