@@ -18,7 +18,7 @@
  * saves) over a day plus 96 closes; then WS_CLIENTS real WebSocket clients (another process,
  * bench/lib/ws-clients.mjs) subscribed to telemetry-realtime get that bucket pushed WS_ROUNDS
  * times: from the push to the last client's last message, p50 and p99, and the gateway's CPU
- * for a push above its polling's. Baseline in the same run: the 10-device site, to which the
+ * for a push (building and writing the messages, and the event-loop turn after). Baseline in the same run: the 10-device site, to which the
  * growth per device is measured.
  *
  *   npm run build && node --import tsx bench/scale.ts [windowSeconds] [sizes] [periods]
