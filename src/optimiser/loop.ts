@@ -17,6 +17,7 @@ import { streamIds } from '../core/streams.js';
 import type { DeviceState, Site } from '../site/site.js';
 import { bucketColumns } from '../store/buckets.js';
 import { deletePlan, modeOf, planOf } from '../store/control.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import { findStreamKey } from '../store/streams.js';
 import { sitePrices } from '../tariffs/site-prices.js';
 import { baseline } from './baseline.js';
@@ -48,8 +49,12 @@ export interface OptimiserLoopDeps {
 /** What the last run did for one storage system: the status page's and health's view. */
 export interface LoopOutcome {
   atMs: number;
-  /** 'planned', 'waiting' (another source's plan runs), 'infeasible' (solved: no plan meets the case) or 'failed' (no case) */
-  result: 'planned' | 'waiting' | 'infeasible' | 'failed';
+  /**
+   * 'planned', 'waiting' (another source's plan runs), 'infeasible' (solved: no plan meets the
+   * case), 'failed' (no case) or 'unstored' (planned, but the data disk refused the plan: the
+   * plan stored before runs on)
+   */
+  result: 'planned' | 'waiting' | 'infeasible' | 'failed' | 'unstored';
   detail: string;
 }
 
@@ -61,6 +66,8 @@ export class OptimiserLoop implements Feature {
   /** the plan each storage system runs on now, with the prices and forecasts it was made from */
   private readonly charts = new Map<string, PlanChart>();
   private unsubscribe: (() => void) | null = null;
+  /** the data disk refused the last plan: said once in the log, not at every quarter hour */
+  private refused = false;
 
   constructor(private readonly d: OptimiserLoopDeps) {}
 
@@ -92,10 +99,11 @@ export class OptimiserLoop implements Feature {
 
   health(): FeatureHealth {
     const problems = [...this.outcomes]
-      .filter(([, o]) => o.result === 'failed' || o.result === 'infeasible')
-      .map(
-        ([id, o]) =>
-          `the optimiser could not plan for ${id} (${o.result === 'infeasible' ? 'the case is infeasible' : 'no case could be built'}): self-consumption until it can`,
+      .filter(([, o]) => o.result === 'failed' || o.result === 'infeasible' || o.result === 'unstored')
+      .map(([id, o]) =>
+        o.result === 'unstored'
+          ? `the optimiser could not store its plan for ${id} (the data disk takes no writes): the plan stored before runs on`
+          : `the optimiser could not plan for ${id} (${o.result === 'infeasible' ? 'the case is infeasible' : 'no case could be built'}): self-consumption until it can`,
       );
     return problems.length === 0 ? {} : { problems };
   }
@@ -132,7 +140,11 @@ export class OptimiserLoop implements Feature {
     return this.d.site.byRole('inverter').filter((x) => this.d.control.isStorage(x));
   }
 
-  /** One storage system's plan now; never throws (a failure is logged, shown in health, and leaves self-consumption). */
+  /**
+   * One storage system's plan now; never throws (a failure is logged, shown in health, and leaves
+   * self-consumption). It runs from a timer, a reading's listener and a mode change: a throw
+   * would stop the quarter-hour schedule or reach the process as an uncaught exception.
+   */
   runOne(deviceId: string): void {
     const { db, clock, log } = this.d;
     const now = clock.now();
@@ -164,11 +176,34 @@ export class OptimiserLoop implements Feature {
       const detail = `${slots.length} slots, cost ${plan.cost} against ${plan.baselineCost} in self-consumption`;
       this.outcomes.set(deviceId, { atMs: now, result: 'planned', detail });
       log.info({ deviceId, slots: slots.length, cost: plan.cost, baselineCost: plan.baselineCost }, 'optimiser plan');
+      if (this.refused) log.info({ deviceId }, 'storing the optimiser plan works again');
+      this.refused = false;
     } catch (err) {
+      if (isStorageFault(err)) {
+        // a full or failing data disk (docs/design.md "Field faults: what the numbers survive"): the
+        // plan stored before, made a quarter hour ago, runs on (its chart stays); tried again at the next
+        this.outcomes.set(deviceId, {
+          atMs: now,
+          result: 'unstored',
+          detail: `the data disk refused the plan (${(err as { code: string }).code})`,
+        });
+        if (!this.refused)
+          log.error(
+            { deviceId, err },
+            'storing the optimiser plan failed (the data disk takes no writes): the plan stored before runs on; tried again every quarter hour',
+          );
+        this.refused = true;
+        return;
+      }
       const detail = err instanceof Error ? err.message : String(err);
       this.charts.delete(deviceId);
-      // its own old plan would run on forecasts and prices it can no longer stand behind
-      if (planOf(db, deviceId)?.source === OPTIMISER_SOURCE) deletePlan(db, deviceId);
+      // its own old plan would run on forecasts and prices it can no longer stand behind; on a
+      // disk that refuses the delete too it runs on, with the reason in health
+      try {
+        if (planOf(db, deviceId)?.source === OPTIMISER_SOURCE) deletePlan(db, deviceId);
+      } catch (delErr) {
+        if (!isStorageFault(delErr)) throw delErr;
+      }
       const result = err instanceof InfeasibleCaseError ? 'infeasible' : 'failed';
       this.outcomes.set(deviceId, { atMs: now, result, detail });
       log.warn({ deviceId, reason: detail }, 'optimiser could not plan: the battery is in self-consumption');

@@ -1,0 +1,88 @@
+/**
+ * The optimiser's loop on a data disk that refuses writes (docs/design.md "Field faults: what the
+ * numbers survive", disk row): the plan stored before runs on, the quarter-hour schedule goes on
+ * and nothing is thrown from its timer (an uncaught exception stops the gateway); health says why,
+ * and the next quarter hour after the disk takes writes again stores a fresh plan.
+ * `query_only` makes every write fail with SQLITE_READONLY, a storage fault, on a real database.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Control, OPTIMISER_SOURCE } from '../../src/control/control.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { EventBus } from '../../src/core/events.js';
+import { streamIds } from '../../src/core/streams.js';
+import { demoSiteConfig } from '../../src/demo/default-site.js';
+import { OptimiserLoop } from '../../src/optimiser/loop.js';
+import { Site } from '../../src/site/site.js';
+import { planOf, setMode } from '../../src/store/control.js';
+import { openDatabase } from '../../src/store/db.js';
+
+const ep = { host: '127.0.0.1', port: 1502 };
+const Q = 15 * 60_000;
+
+function loop() {
+  const config = demoSiteConfig(
+    { inverter: ep, meter: ep },
+    { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/x', pollSeconds: 5, batteryBlocks: 2 },
+  );
+  config.control.enabled = true;
+  config.tariff = {
+    type: 'time-of-use',
+    periods: [
+      { from: '00:00', to: '02:00', importPrice: 0.05, exportPrice: 0 },
+      { from: '02:00', to: '24:00', importPrice: 0.6, exportPrice: 0.3 },
+    ],
+  } as NonNullable<typeof config.tariff>;
+  const site = new Site(config);
+  // what the blocks tell at their first poll (the demo's LFP blocks)
+  for (const b of site.byRole('battery')) site.learn(b.config.id, { capacityWh: 5000 });
+  const db = openDatabase(':memory:');
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l).msg) });
+  const clock = new ManualClock(Date.parse('2026-01-15T00:05:00Z'));
+  const bus = new EventBus(log);
+  const control = new Control({
+    config: config.control,
+    site,
+    db,
+    clock,
+    bus,
+    log,
+    busFor: () => {
+      throw new Error('no bus in this test: nothing is started');
+    },
+    controlFor: async () => undefined,
+    tickMs: 1000,
+  });
+  const optimiser = new OptimiserLoop({ config, site, db, clock, bus, log, control });
+  return { db, clock, bus, optimiser, lines };
+}
+
+describe('the optimiser loop on a disk that refuses writes', () => {
+  it('keeps the plan stored before, keeps its schedule, logs once, and stores a fresh plan once writes work', () => {
+    const { db, clock, bus, optimiser, lines } = loop();
+    setMode(db, 'inverter', 'optimise', 'test', clock.now());
+    optimiser.start();
+    bus.emit('reading', { streamId: streamIds.batteryAggregate('inverter'), ts: clock.now(), values: { soc: 50 } });
+    const first = planOf(db, 'inverter');
+    expect(first?.source).toBe(OPTIMISER_SOURCE);
+    expect(optimiser.outcome('inverter')?.result).toBe('planned');
+
+    db.pragma('query_only = ON');
+    // three quarter hours: each run's plan is refused; the old code threw out of the timer
+    expect(() => clock.advance(3 * Q)).not.toThrow();
+    expect(optimiser.outcome('inverter')).toMatchObject({ result: 'unstored' });
+    expect(optimiser.health().problems?.[0]).toMatch(/could not store its plan .* the plan stored before runs on/);
+    expect(planOf(db, 'inverter')?.planId).toBe(first?.planId);
+    expect(lines.filter((l) => /storing the optimiser plan failed/.test(l))).toHaveLength(1);
+
+    db.pragma('query_only = OFF');
+    clock.advance(Q);
+    expect(optimiser.outcome('inverter')?.result).toBe('planned');
+    expect(optimiser.health()).toEqual({});
+    const fresh = planOf(db, 'inverter');
+    expect(fresh?.source).toBe(OPTIMISER_SOURCE);
+    expect(fresh?.planId).not.toBe(first?.planId);
+    optimiser.stop();
+  });
+});
