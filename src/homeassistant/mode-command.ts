@@ -8,6 +8,7 @@ import type { Control } from '../control/control.js';
 import { ApiError } from '../core/errors.js';
 import type { DeviceState } from '../site/site.js';
 import type { OperationMode } from '../store/control.js';
+import { storageRefusal } from '../store/storage-faults.js';
 import { HA_OPERATION_MODES, type HaStorage, type Topics } from './discovery.js';
 
 type Refusal = { ok: false; code: string; message: string; device?: DeviceState };
@@ -54,7 +55,8 @@ function target(
 }
 
 function refusal(device: DeviceState, e: unknown, what: string): Refusal {
-  if (e instanceof ApiError) return { ok: false, device, code: e.code, message: e.message };
+  const named = e instanceof ApiError ? e : storageRefusal(e);
+  if (named) return { ok: false, device, code: named.code, message: named.message };
   return { ok: false, device, code: 'FAILED', message: `storing the ${what} failed: ${(e as Error).message}` };
 }
 

@@ -5,6 +5,7 @@
  * https://sqlite.org/rescode.html
  */
 import type { Database } from 'better-sqlite3';
+import { type ApiError, apiError } from '../core/errors.js';
 
 const FULL = new Set(['SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE', 'ENOSPC']);
 
@@ -29,6 +30,20 @@ export function isStorageFault(err: unknown): boolean {
     c === 'EROFS' ||
     c === 'EIO' ||
     c === 'EACCES'
+  );
+}
+
+/**
+ * What a client that asked for a change is answered when the disk refused it (HTTP's 503, the
+ * uplink's plan response, Home Assistant's refusal): the named STORAGE_UNAVAILABLE, never an
+ * internal error; undefined for any other error.
+ */
+export function storageRefusal(err: unknown): ApiError | undefined {
+  if (!isStorageFault(err)) return undefined;
+  return apiError(
+    'STORAGE_UNAVAILABLE',
+    "the gateway's data disk takes no writes now (full or failing), so this change was not made; reads still work, try again later",
+    60,
   );
 }
 

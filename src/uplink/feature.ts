@@ -12,6 +12,7 @@ import { buildTopology } from '../site/topology.js';
 import { writeTx } from '../store/db.js';
 import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
 import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
+import { storageRefusal } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
@@ -462,8 +463,10 @@ export class Uplink implements Feature {
         ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
       });
     };
+    let requestId: string | null = null;
     try {
       const req = parseResync(payload);
+      requestId = req.requestId;
       const { db, site, config } = this.deps;
       const { messages, buckets, gridEvents } = resyncBodies(db, site, this.ctx, req);
       const bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.body), 0);
@@ -490,6 +493,13 @@ export class Uplink implements Feature {
         lastSeq: seqs.at(-1) ?? null,
       });
     } catch (err) {
+      const refused = storageRefusal(err);
+      if (refused) {
+        // the outbox is on the data disk: a full one takes no resync, by name, as HTTP's 503 says
+        this.deps.log.warn({ code: refused.code, requestId }, 'uplink resync refused: the data disk takes no writes');
+        respond({ requestId, status: 'error', code: refused.code, message: refused.message });
+        return;
+      }
       if (!(err instanceof ResyncError)) {
         this.deps.log.error({ err }, 'uplink resync failed');
         respond({

@@ -10,6 +10,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { Control, PlanView } from '../control/control.js';
 import { PlanBody } from '../control/plan-body.js';
 import { ApiError } from '../core/errors.js';
+import { storageRefusal } from '../store/storage-faults.js';
 import { formatInterval } from '../telemetry/interval.js';
 
 /** A command is small: 672 slots of about 100 bytes each at most. */
@@ -91,7 +92,9 @@ export function answerPlanCommand(control: Control | undefined, payload: Buffer)
       plan: planBody(control.putPlan(device, cmd.slots!, 'cloud')),
     };
   } catch (err) {
-    if (err instanceof ApiError) return refuse(cmd.requestId, err.code, err.message);
+    // a full data disk is answered by name with the request's id, as HTTP's 503 is
+    const e = err instanceof ApiError ? err : storageRefusal(err);
+    if (e) return refuse(cmd.requestId, e.code, e.message);
     throw err;
   }
 }

@@ -182,3 +182,20 @@ describe('the reserve number', () => {
     expect(reserveOf(off.db, 'inverter')).toBeUndefined();
   });
 });
+
+describe('commands on a data disk that refuses writes', () => {
+  // query_only makes every write fail with SQLITE_READONLY, a storage fault, as a full disk's SQLITE_FULL is
+  it('refuses a mode and a reserve by name (STORAGE_UNAVAILABLE), and nothing changes', () => {
+    const { db, control } = demo(true);
+    db.pragma('query_only = ON');
+    const mode = answerModeCommand(control, topics, SET, Buffer.from('backup'), false);
+    const reserve = answerReserveCommand(control, topics, topics.reserveCommand('inverter'), Buffer.from('35'), false);
+    for (const a of [mode, reserve]) {
+      expect(a).toMatchObject({ ok: false, code: 'STORAGE_UNAVAILABLE' });
+      expect(a.ok ? '' : a.message).toMatch(/data disk takes no writes/);
+    }
+    db.pragma('query_only = OFF');
+    expect(control.modeOf('inverter')).toBe('self-consumption');
+    expect(reserveOf(db, 'inverter')).toBeUndefined();
+  });
+});

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, apiError, ErrorCodes, errorBody } from '../../core/errors.js';
-import { isStorageFault } from '../../store/storage-faults.js';
+import { storageRefusal } from '../../store/storage-faults.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
 
 /** The router's limit on a path parameter (app.ts); the route schemas say the same with maxLength. */
@@ -122,22 +122,15 @@ export function installErrorHandling(app: FastifyInstance): void {
       const { code, message } = validationMessage(err, req);
       return reply.status(400).send(errorBody(400, code, message));
     }
-    if (isStorageFault(err)) {
+    const refused = storageRefusal(err);
+    if (refused) {
       // a full or failing data disk is not the caller's fault nor a bug: try again later (docs/design.md "Field faults: what the numbers survive")
       req.log.warn(
         { code: err.code, path: req.url.split('?')[0] },
         'a write was refused: the data disk takes none now',
       );
-      reply.header('Retry-After', '60');
-      return reply
-        .status(503)
-        .send(
-          errorBody(
-            503,
-            ErrorCodes.STORAGE_UNAVAILABLE.code,
-            "the gateway's data disk takes no writes now (full or failing), so this change was not made; reads still work, try again later",
-          ),
-        );
+      reply.header('Retry-After', String(refused.retryAfter));
+      return reply.status(refused.statusCode).send(errorBody(refused.statusCode, refused.code, refused.message));
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
     if (status >= 400 && status < 500) {
