@@ -202,7 +202,7 @@ export class Daemon {
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
     await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site }));
-    await features.start(new LearnedTopology({ db, site, bus: bus.as('learned topology') }));
+    await features.start(new LearnedTopology({ db, site, bus: bus.as('learned topology'), log }));
     const { debounce } = config.grid;
     await features.start(
       new GridFeature({

@@ -6,10 +6,12 @@
  * what the numbers survive").
  */
 import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
 import { isLiveChannel } from '../core/channels.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
-import { loadDeviceFacts, saveDeviceFacts } from '../store/device-facts.js';
+import { type DeviceFacts, loadDeviceFacts, saveDeviceFacts } from '../store/device-facts.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import type { Site } from './site.js';
 
 /** What earlier runs learned, into `site` (devices no longer configured are left out). */
@@ -23,22 +25,66 @@ export function restoreLearned(db: Database, site: Site): void {
   }
 }
 
+/**
+ * Saves what the site learned whenever its streams change. A save the data disk refuses (full,
+ * read-only) keeps the device's facts in memory, the latest per device, and tries them again at
+ * every reading until they are stored (docs/design.md "Field faults: what the numbers survive"):
+ * dropped, the next start would build fewer streams and Home Assistant entities than the site has.
+ */
 export class LearnedTopology implements Feature {
   readonly name = 'learned topology';
-  private off: (() => void) | null = null;
+  private off: (() => void)[] = [];
+  private readonly waiting = new Map<string, DeviceFacts>();
+  private failing = false;
 
-  constructor(private readonly deps: { db: Database; site: Site; bus: EventBus }) {}
+  constructor(private readonly deps: { db: Database; site: Site; bus: EventBus; log?: Logger }) {}
 
   start(): void {
-    const { db, site, bus } = this.deps;
-    this.off = bus.on('streamsChanged', ({ deviceId }) => {
-      const d = site.devices.get(deviceId);
-      if (d) saveDeviceFacts(db, deviceId, { pvModules: d.pvModules ?? null, live: d.live ?? null });
-    });
+    const { site, bus } = this.deps;
+    this.off = [
+      bus.on('streamsChanged', ({ deviceId }) => {
+        const d = site.devices.get(deviceId);
+        if (d) this.waiting.set(deviceId, { pvModules: d.pvModules ?? null, live: d.live ?? null });
+        this.saveWaiting();
+      }),
+      bus.on('reading', () => {
+        if (this.waiting.size > 0) this.saveWaiting();
+      }),
+    ];
   }
 
   stop(): void {
-    this.off?.();
-    this.off = null;
+    for (const off of this.off.splice(0)) off();
+    if (this.waiting.size > 0)
+      this.deps.log?.error(
+        { devices: [...this.waiting.keys()] },
+        'learned topology not saved at stop (the disk stayed full)',
+      );
+  }
+
+  /** devices whose learned facts wait for the disk */
+  get waitingCount(): number {
+    return this.waiting.size;
+  }
+
+  private saveWaiting(): void {
+    const { db, log } = this.deps;
+    for (const [deviceId, facts] of this.waiting) {
+      try {
+        saveDeviceFacts(db, deviceId, facts);
+      } catch (err) {
+        if (!isStorageFault(err)) {
+          this.waiting.delete(deviceId);
+          throw err;
+        }
+        if (!this.failing)
+          log?.error({ err }, 'saving the learned topology failed; it waits in memory and is retried at every reading');
+        this.failing = true;
+        return;
+      }
+      this.waiting.delete(deviceId);
+    }
+    if (this.failing) log?.info('saving the learned topology works again');
+    this.failing = false;
   }
 }

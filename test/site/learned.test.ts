@@ -115,3 +115,32 @@ describe('learned topology', () => {
     db.close();
   });
 });
+
+describe('learned topology on a data disk that refuses writes', () => {
+  // query_only makes every write fail with SQLITE_READONLY, a storage fault, as a full disk's SQLITE_FULL is
+  it('keeps the latest facts in memory and saves them at the first reading once writes work', () => {
+    const db = openDatabase(':memory:');
+    const bus = new EventBus();
+    const site = new Site(siteConfig());
+    const feature = new LearnedTopology({ db, site, bus });
+    feature.start();
+    db.pragma('query_only = ON');
+    site.learn('inverter', { pvModules: 2 });
+    bus.emit('streamsChanged', { deviceId: 'inverter' });
+    site.learn('inverter', { pvModules: 4 });
+    bus.emit('streamsChanged', { deviceId: 'inverter' });
+    bus.emit('reading', { streamId: 'inverter', ts: 1, values: {} });
+    // before: each refused save escaped the listener and the facts were gone
+    expect(bus.listenerFailures()).toEqual([]);
+    expect(feature.waitingCount).toBe(1);
+    db.pragma('query_only = OFF');
+    bus.emit('reading', { streamId: 'inverter', ts: 2, values: {} });
+    expect(feature.waitingCount).toBe(0);
+    feature.stop();
+
+    const next = new Site(siteConfig());
+    restoreLearned(db, next);
+    expect(pvStreams(next)).toEqual(['inverter__pv1', 'inverter__pv2', 'inverter__pv3', 'inverter__pv4']);
+    db.close();
+  });
+});
