@@ -138,12 +138,19 @@ export function replaceValues(
 
 const keys = new WeakMap<Database, Buffer>();
 
-/** The key that signs page tokens, created on first use. */
+/**
+ * The key that signs page tokens, created on first use. Read before it is written: a GET is a
+ * read, and a read must work on a data disk that takes no writes (docs/design.md "Field faults").
+ */
 export function pageTokenKey(db: Database): Buffer {
   let key = keys.get(db);
   if (!key) {
-    db.prepare('INSERT OR IGNORE INTO tariff_page_key (id, key) VALUES (1, ?)').run(randomBytes(32));
-    key = db.prepare<[], Buffer>('SELECT key FROM tariff_page_key WHERE id = 1').pluck().get()!;
+    const stored = () => db.prepare<[], Buffer>('SELECT key FROM tariff_page_key WHERE id = 1').pluck().get();
+    key = stored();
+    if (!key) {
+      db.prepare('INSERT OR IGNORE INTO tariff_page_key (id, key) VALUES (1, ?)').run(randomBytes(32));
+      key = stored()!;
+    }
     keys.set(db, key);
   }
   return key;
