@@ -68,6 +68,7 @@ export const E2E: readonly string[] = [
   'test/uplink/containment.test.ts',
   'test/uplink/link.test.ts',
   'test/uplink/seq-seed.test.ts',
+  'test/uplink/state-disk.test.ts',
 ];
 
 /** what a unit test file (or a test/ helper it imports) must not contain */

@@ -12,7 +12,7 @@ import { buildTopology } from '../site/topology.js';
 import { writeTx } from '../store/db.js';
 import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
 import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
-import { storageRefusal } from '../store/storage-faults.js';
+import { isStorageFault, storageRefusal } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
@@ -90,8 +90,10 @@ export class Uplink implements Feature {
   private ceiling: SeqCeiling | null = null;
   /** no ceiling and no plausible clock yet: no seq is known to be above what the site sent before */
   private seqUnknown = false;
-  /** state messages (topology, availability) that waited for a safe seq, oldest first */
+  /** state messages (topology, availability) that waited for a safe seq or for the disk, oldest first */
   private waiting: OutboxMessage[] = [];
+  /** the data disk refused the last state messages: said once, not at every device health change */
+  private appendRefused = false;
 
   constructor(private readonly deps: UplinkDeps) {
     this.prefix = deps.config.topicPrefix;
@@ -303,8 +305,21 @@ export class Uplink implements Feature {
     try {
       writeTx(this.deps.db, () => this.write(all));
     } catch (err) {
-      this.deps.log.error({ err }, 'uplink: writing to the outbox failed');
+      if (!isStorageFault(err)) {
+        this.deps.log.error({ err }, 'uplink: writing to the outbox failed');
+        return;
+      }
+      // a full data disk: they wait (a topology change is sent once, so it must not be dropped)
+      // and go with the next state message or the next minute's try; each topic is retained, so
+      // its latest message is all a consumer would keep: one per topic, which bounds them
+      this.waiting = latestPerTopic(all);
+      if (!this.appendRefused)
+        this.deps.log.error({ err }, 'uplink: writing state messages to the outbox failed; they wait in memory');
+      this.appendRefused = true;
+      return;
     }
+    if (this.appendRefused) this.deps.log.info('uplink: the state messages that waited are in the outbox');
+    this.appendRefused = false;
   }
 
   private afterCommit(): void {
@@ -514,6 +529,16 @@ export class Uplink implements Feature {
       respond({ requestId: err.requestId, status: 'error', code: err.code, message: err.message });
     }
   }
+}
+
+/** The last message of each topic, in the order of those last ones. */
+function latestPerTopic(msgs: readonly OutboxMessage[]): OutboxMessage[] {
+  const last = new Map<string, OutboxMessage>();
+  for (const m of msgs) {
+    last.delete(m.topic);
+    last.set(m.topic, m);
+  }
+  return [...last.values()];
 }
 
 /** An MQTT 5 response topic from a command, if it is one we may publish to (no wildcards). */
