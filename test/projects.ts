@@ -66,6 +66,7 @@ export const E2E: readonly string[] = [
   'test/store/write-tx.test.ts',
   'test/tooling/',
   'test/uplink/containment.test.ts',
+  'test/uplink/drain-disk.test.ts',
   'test/uplink/link.test.ts',
   'test/uplink/seq-seed.test.ts',
   'test/uplink/state-disk.test.ts',

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { MqttClient } from 'mqtt';
 import { type OutboxRow, readAfter, remove, withSeq } from '../store/outbox.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { topicOf } from './topics.js';
 
@@ -48,6 +49,8 @@ export class Drainer {
   private readonly inflight = new Set<number>();
   private acked: number[] = [];
   private flushQueued = false;
+  /** the data disk refused the last delete of acknowledged rows: reported once, tried again on the timer */
+  private storageFaulted = false;
   private tokens: number;
   private refilledAt = performance.now();
   private refillTimer: NodeJS.Timeout | null = null;
@@ -73,7 +76,8 @@ export class Drainer {
 
   /** A connection is up: start from the oldest undelivered message. `receiveMaximum` is the broker's (MQTT 5 CONNACK). */
   attach(client: MqttClient, receiveMaximum: number | undefined): void {
-    this.flush();
+    // rows a full disk kept from deleting go once more on this connection (seq de-duplication)
+    this.contained(() => this.flush());
     this.client = client;
     this.generation++;
     this.window = Math.max(1, Math.min(this.opts.maxInflight, receiveMaximum ?? Infinity));
@@ -113,7 +117,15 @@ export class Drainer {
     if (this.acked.length === 0) return;
     const seqs = this.acked;
     this.acked = [];
-    remove(this.db, seqs);
+    try {
+      remove(this.db, seqs);
+    } catch (err) {
+      // a full data disk: they stay acknowledged and are deleted by a later flush, rather than
+      // sent all over again on the next connection
+      if (isStorageFault(err)) this.acked = seqs.concat(this.acked);
+      throw err;
+    }
+    this.storageFaulted = false;
   }
 
   private next(): OutboxRow | undefined {
@@ -173,7 +185,9 @@ export class Drainer {
         } else {
           this.acked.push(row.seq);
           this.delivered++;
-          if (this.acked.length >= READ_AHEAD) this.flush();
+          // on a disk that refuses the delete, only the timer tries again (not every PUBACK), and
+          // publishing goes on either way
+          if (this.acked.length >= READ_AHEAD && !this.storageFaulted) this.contained(() => this.flush());
           else if (!this.flushQueued) {
             this.flushQueued = true;
             setTimeout(() => this.contained(() => this.flush()), FLUSH_MS).unref();
@@ -194,6 +208,11 @@ export class Drainer {
     try {
       fn();
     } catch (err) {
+      // a full data disk is said once until a delete works again, not at every batch of PUBACKs
+      if (isStorageFault(err)) {
+        if (this.storageFaulted) return;
+        this.storageFaulted = true;
+      }
       this.opts.onFault(err);
     }
   }

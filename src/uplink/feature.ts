@@ -94,6 +94,8 @@ export class Uplink implements Feature {
   private waiting: OutboxMessage[] = [];
   /** the data disk refused the last state messages: said once, not at every device health change */
   private appendRefused = false;
+  /** the same for the outbox bounds, tried every minute */
+  private boundsRefused = false;
 
   constructor(private readonly deps: UplinkDeps) {
     this.prefix = deps.config.topicPrefix;
@@ -175,7 +177,12 @@ export class Uplink implements Feature {
     this.releaseTimer = null;
     // a clean stop says so itself; the will only covers a crash or a lost connection
     await this.link?.stop({ topic: this.topic(TOPIC.status), payload: this.statusPayload('offline') });
-    this.drainer?.flush();
+    try {
+      this.drainer?.flush();
+    } catch (err) {
+      // the rows stay in the outbox and go once more after the next start (seq de-duplication)
+      this.deps.log.warn({ err }, 'uplink: deleting the delivered messages failed at stop');
+    }
     this.drainer?.detach();
     this.drainer = null;
     this.link = null;
@@ -360,7 +367,11 @@ export class Uplink implements Feature {
         );
         this.publishStatus();
       }
+      this.boundsRefused = false;
     } catch (err) {
+      // a read-only data disk refuses even a delete of nothing: said once, not every minute
+      if (isStorageFault(err) && this.boundsRefused) return;
+      this.boundsRefused = isStorageFault(err);
       log.error({ err }, 'uplink: applying the outbox bounds failed');
     }
   }

@@ -9,10 +9,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { EventBus } from '../../src/core/events.js';
-import { silentLogger } from '../../src/core/log.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { Site } from '../../src/site/site.js';
 import { openDatabase } from '../../src/store/db.js';
@@ -27,41 +27,48 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+function uplink() {
+  const dir = mkdtempSync(join(tmpdir(), 'sitegw-state-disk-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const seqFile = join(dir, 'uplink-seq');
+  writeSeqCeiling(seqFile, NOW);
+  const config = demoSiteConfig(
+    { inverter: { host: '127.0.0.1', port: 1502 }, meter: { host: '127.0.0.1', port: 1503 } },
+    {
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      dataDir: dir,
+      pollSeconds: 10,
+      batteryBlocks: 1,
+      uplinkUrl: 'mqtt://127.0.0.1:1',
+    },
+  );
+  const db = openDatabase(join(dir, 'sitegw.db'));
+  cleanups.push(() => db.close());
+  const site = new Site(config);
+  const bus = new EventBus();
+  const clock = new ManualClock(NOW);
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l).msg) });
+  const u = new Uplink({
+    config: config.uplink!,
+    db,
+    site,
+    bus,
+    clock,
+    log,
+    socScale: 'percent',
+    version: 'test',
+    seqFile,
+  });
+  u.start();
+  cleanups.push(() => u.stop());
+  return { db, site, bus, clock, lines };
+}
+
 describe('uplink state messages on a disk that refuses writes', () => {
   it('wait in memory, the latest per topic, and reach the outbox once writes work; the topology change is kept', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sitegw-state-disk-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const seqFile = join(dir, 'uplink-seq');
-    writeSeqCeiling(seqFile, NOW);
-    const config = demoSiteConfig(
-      { inverter: { host: '127.0.0.1', port: 1502 }, meter: { host: '127.0.0.1', port: 1503 } },
-      {
-        httpHost: '127.0.0.1',
-        httpPort: 0,
-        dataDir: dir,
-        pollSeconds: 10,
-        batteryBlocks: 1,
-        uplinkUrl: 'mqtt://127.0.0.1:1',
-      },
-    );
-    const db = openDatabase(join(dir, 'sitegw.db'));
-    cleanups.push(() => db.close());
-    const site = new Site(config);
-    const bus = new EventBus();
-    const clock = new ManualClock(NOW);
-    const u = new Uplink({
-      config: config.uplink!,
-      db,
-      site,
-      bus,
-      clock,
-      log: silentLogger(),
-      socScale: 'percent',
-      version: 'test',
-      seqFile,
-    });
-    u.start();
-    cleanups.push(() => u.stop());
+    const { db, site, bus, clock } = uplink();
     const rows = () => readAfter(db, 0, 1000).map((r) => ({ topic: r.topic, body: JSON.parse(r.body) }));
     expect(rows().map((r) => r.topic)).toEqual(['topology']);
 
@@ -83,5 +90,17 @@ describe('uplink state messages on a disk that refuses writes', () => {
     ]);
     expect(JSON.stringify(after[1]!.body)).toContain('inverter__pv2');
     expect(after[2]!.body).toMatchObject({ online: false });
+  });
+
+  it('says once, not every minute, that the outbox bounds cannot be applied', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const { db, lines } = uplink();
+      db.pragma('query_only = ON');
+      vi.advanceTimersByTime(5 * 60_000);
+      expect(lines.filter((l) => /applying the outbox bounds failed/.test(l))).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
