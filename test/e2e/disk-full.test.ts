@@ -6,7 +6,8 @@
  * Filled while running: sign-in and reads keep working, /healthz fails within a poll and names
  * the path and the errno, the bucket that closes meanwhile waits in memory and is written once
  * there is room, health is ok again with that first write, and the token issued meanwhile is then
- * in the database; a grid relay change while it is full is stored once there is room. Filled at
+ * in the database; a grid relay change while it is full is stored once there is room; a forced
+ * charge stands, and a new plan is answered 503 STORAGE_UNAVAILABLE while the one in force is read. Filled at
  * start: the daemon serves (tokens, telemetry) instead of exiting.
  * The wall clock is set (libfaketime) to just before a quarter hour so a bucket closes while the
  * disk is full. Needs root (mount) and libfaketime; skipped, and says so, without either.
@@ -233,6 +234,21 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     expect(ended).toBe(false);
     expect(d.out()).not.toContain('falling back to self-consumption');
     expect(d.out()).toContain('recording control writes failed');
+    // a new plan is refused by name, to be tried later; the plan in force is read and stands
+    const refused = await fetch(`${d.url}/api/v1/devices/inverter/plan`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${tok.body.access_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        slots: [{ interval: `${iso(slot0)}/${iso(slot0 + 2 * BUCKET_MS)}`, mode: 'discharge', powerW: 1000 }],
+      }),
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect(((await refused.json()) as { code: string }).code).toBe('STORAGE_UNAVAILABLE');
+    const inForce = await getJson(`${d.url}/api/v1/devices/inverter/plan`, tok.body.access_token);
+    expect(inForce.status).toBe(200);
+    expect((inForce.body as { slots: { mode: string }[] }).slots.map((s) => s.mode)).toEqual(['charge']);
+    expect(forced()).toBe(true);
 
     unfill();
     await waitFor(
