@@ -201,7 +201,7 @@ export class Daemon {
     let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
-    await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site }));
+    await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site, log }));
     await features.start(new LearnedTopology({ db, site, bus: bus.as('learned topology'), log }));
     const { debounce } = config.grid;
     await features.start(

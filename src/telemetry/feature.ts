@@ -9,26 +9,51 @@ import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import type { Site } from '../site/site.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import type { Bucketer } from './bucketer.js';
 import { CloseTimer } from './close-timer.js';
 
-/** Readings and stream changes from the bus into the bucketer. */
+/**
+ * Readings and stream changes from the bus into the bucketer. New streams need their keys in the
+ * database: a data disk that refuses them (full, read-only) leaves the streams in force and tries
+ * again after every device poll until it takes them (docs/design.md "Field faults: what the
+ * numbers survive"); dropped, a stream learned meanwhile would go unbucketed until the next change.
+ */
 export class BucketFeed implements Feature {
   readonly name = 'bucketer feed';
   private off: (() => void)[] = [];
+  private streamsWaiting = false;
 
-  constructor(private readonly deps: { bus: EventBus; bucketer: Bucketer; site: Site }) {}
+  constructor(private readonly deps: { bus: EventBus; bucketer: Bucketer; site: Site; log?: Logger }) {}
 
   start(): void {
-    const { bus, bucketer, site } = this.deps;
+    const { bus, bucketer } = this.deps;
     this.off = [
       bus.on('reading', (r) => bucketer.ingest(r)),
-      bus.on('streamsChanged', () => bucketer.setStreams(site.streams())),
+      bus.on('streamsChanged', () => this.applyStreams()),
+      bus.on('devicePolled', () => {
+        if (this.streamsWaiting) this.applyStreams();
+      }),
     ];
   }
 
   stop(): void {
     for (const off of this.off.splice(0)) off();
+  }
+
+  private applyStreams(): void {
+    const { bucketer, site, log } = this.deps;
+    try {
+      bucketer.setStreams(site.streams());
+    } catch (err) {
+      if (!isStorageFault(err)) throw err;
+      if (!this.streamsWaiting)
+        log?.error({ err }, 'storing new streams failed; they are tried again after every poll');
+      this.streamsWaiting = true;
+      return;
+    }
+    if (this.streamsWaiting) log?.info('storing new streams works again: they are bucketed');
+    this.streamsWaiting = false;
   }
 }
 
