@@ -31,6 +31,7 @@ import {
 } from '../store/control.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
 import { checkPlanSlots, type SlotBody } from './plan-body.js';
+import { WaitingRelease } from './waiting-release.js';
 
 export const OPERATION_MODES: readonly OperationMode[] = ['self-consumption', 'plan', 'backup', 'optimise'];
 
@@ -84,7 +85,12 @@ export class Control implements Feature {
   private readonly unsubscribe: (() => void)[] = [];
   private optimiser: OptimiserHook | undefined;
 
-  constructor(private readonly d: ControlDeps) {}
+  /** the owner's release while the disk refuses storing it */
+  private readonly release: WaitingRelease;
+
+  constructor(private readonly d: ControlDeps) {
+    this.release = new WaitingRelease(d);
+  }
 
   get enabled(): boolean {
     return this.d.config.enabled;
@@ -113,11 +119,13 @@ export class Control implements Feature {
   }
 
   modeOf(deviceId: string): OperationMode {
+    if (this.release.waits(deviceId)) return 'self-consumption';
     return modeOf(this.d.db, deviceId)?.mode ?? 'self-consumption';
   }
 
   setMode(device: DeviceState, mode: OperationMode, by: string): void {
     this.requireEnabled();
+    this.release.requireStored();
     if (mode === 'optimise' && !this.optimiser)
       throw apiError(
         'OPTIMISER_UNAVAILABLE',
@@ -152,6 +160,7 @@ export class Control implements Feature {
   /** Stores a new reserve; anything but a number within reserveRange() is refused and nothing changes. */
   setReserve(device: DeviceState, soc: unknown, by: string): number {
     this.requireEnabled();
+    this.release.requireStored();
     const id = device.config.id;
     const { min, max } = this.reserveRange(id);
     if (typeof soc !== 'number' || !Number.isFinite(soc))
@@ -173,6 +182,7 @@ export class Control implements Feature {
   }
 
   plan(device: DeviceState): PlanView | undefined {
+    if (this.release.waits(device.config.id)) return undefined;
     const p = planOf(this.d.db, device.config.id);
     if (!p) return undefined;
     const now = this.d.clock.now();
@@ -189,6 +199,7 @@ export class Control implements Feature {
   /** Stores a plan whole (If-Match checked by the caller against plan()); a plan switches self-consumption to `plan`. */
   putPlan(device: DeviceState, slots: readonly SlotBody[], source: string, ifMatch?: string): PlanView {
     this.requireEnabled();
+    this.release.requireStored();
     const id = device.config.id;
     const now = this.d.clock.now();
     const before = planOf(this.d.db, id);
@@ -208,6 +219,7 @@ export class Control implements Feature {
 
   /** Allowed with control off too: removing a plan can only make the device do less. */
   deletePlan(device: DeviceState): boolean {
+    this.release.requireStored();
     const gone = deletePlan(this.d.db, device.config.id);
     void this.executors.get(device.config.id)?.wake();
     return gone;
@@ -218,7 +230,9 @@ export class Control implements Feature {
     const now = this.d.clock.now();
     const storages = this.storages().map((d) => {
       const id = d.config.id;
-      const slot = planOf(this.d.db, id)?.slots.find((s) => s.startMs <= now && now < s.endMs);
+      const slot = this.release.waits(id)
+        ? undefined
+        : planOf(this.d.db, id)?.slots.find((s) => s.startMs <= now && now < s.endMs);
       return {
         deviceId: id,
         mode: this.modeOf(id),
@@ -243,11 +257,12 @@ export class Control implements Feature {
    */
   releaseAll(by: string): void {
     if (!this.enabled) return;
-    for (const d of this.storages()) {
-      setMode(this.d.db, d.config.id, 'self-consumption', by, this.d.clock.now());
-      deletePlan(this.d.db, d.config.id);
-      void this.executors.get(d.config.id)?.wake();
-    }
+    // in force at once, stored when the disk takes it (waiting-release.ts)
+    this.release.release(
+      this.storages().map((d) => d.config.id),
+      by,
+    );
+    for (const d of this.storages()) void this.executors.get(d.config.id)?.wake();
     this.d.log.info({ by }, 'every storage system back to self-consumption');
   }
 
@@ -275,6 +290,7 @@ export class Control implements Feature {
         counted: (n) => writes?.inc({ device: device.config.id }, n),
         tickMs: this.d.tickMs,
         reserveSoc: () => this.reserveOf(device.config.id),
+        released: () => this.release.holds(device.config.id),
       });
       this.executors.set(device.config.id, exec);
     }

@@ -43,6 +43,8 @@ export interface ExecutorDeps {
   tickMs: number;
   /** the reserve state of charge in force, percent (control.ts reserveOf) */
   reserveSoc: () => number;
+  /** the owner released control while the disk refused storing it: self-consumption, no plan (waiting-release.ts) */
+  released?: () => boolean;
 }
 
 const SLOT_END_STATUS: Partial<Record<SlotStatus, SlotStatus>> = { pending: 'skipped', active: 'done' };
@@ -120,8 +122,9 @@ export class StorageExecutor {
     const { db, deviceId, clock, env } = this.d;
     this.audits.flush();
     const now = clock.now();
-    const mode: OperationMode = modeOf(db, deviceId)?.mode ?? 'self-consumption';
-    const plan = planOf(db, deviceId);
+    const released = this.d.released?.() ?? false;
+    const mode: OperationMode = released ? 'self-consumption' : (modeOf(db, deviceId)?.mode ?? 'self-consumption');
+    const plan = released ? undefined : planOf(db, deviceId);
     let slot: StoredSlot | undefined;
     for (const s of plan?.slots ?? []) {
       if (s.endMs <= now) {

@@ -7,7 +7,8 @@
  * the path and the errno, the bucket that closes meanwhile waits in memory and is written once
  * there is room, health is ok again with that first write, and the token issued meanwhile is then
  * in the database; a grid relay change while it is full is stored once there is room; a forced
- * charge stands, and a new plan is answered 503 STORAGE_UNAVAILABLE while the one in force is read. Filled at
+ * charge stands, a new plan is answered 503 STORAGE_UNAVAILABLE while the one in force is read,
+ * and the owner's release button stops the charge at once and is stored once there is room. Filled at
  * start: the daemon serves (tokens, telemetry) instead of exiting.
  * The wall clock is set (libfaketime) to just before a quarter hour so a bucket closes while the
  * disk is full. Needs root (mount) and libfaketime; skipped, and says so, without either.
@@ -49,6 +50,7 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
   const offsetFile = join(dir, 'faketime');
   const filler = join(mnt, 'filler');
   const REVERT_S = 10;
+  const OWNER_PASSWORD = 'a long owner password';
   let servers: SimServers;
   let site: SimSite;
   let config: string;
@@ -122,6 +124,11 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     });
     expect(planner.status).toBe(0);
     plannerSecret = /client secret: (\S+)/.exec(planner.stdout.toString())![1]!;
+    const owner = spawnSync(...sitegwCommand(['owner', 'set-password', '--config', config]), {
+      cwd: ROOT,
+      input: `${OWNER_PASSWORD}\n`,
+    });
+    expect(owner.status).toBe(0);
     setFakeClock(offsetFile, Date.now());
   }, 60_000);
 
@@ -249,6 +256,27 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     expect(inForce.status).toBe(200);
     expect((inForce.body as { slots: { mode: string }[] }).slots.map((s) => s.mode)).toEqual(['charge']);
     expect(forced()).toBe(true);
+    // the owner's button on the status page stops the charge at once; before, it was answered 503
+    // and the partner's charge went on for as long as the disk stayed full
+    const login = await fetch(`${d.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: d.url },
+      body: new URLSearchParams({ username: 'owner', password: OWNER_PASSWORD }),
+      redirect: 'manual',
+    });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const button = await fetch(`${d.url}/control/self-consumption`, {
+      method: 'POST',
+      headers: { cookie, origin: d.url },
+      redirect: 'manual',
+    });
+    expect(button.status).toBe(303);
+    await waitFor('the inverter in self-consumption', () => !forced(), 10_000);
+    const status = (await fetch(`${d.url}/status.json`, { headers: { cookie } }).then((r) => r.json())) as {
+      control: { storages: { mode: string; slot: unknown }[] };
+    };
+    expect(status.control.storages).toEqual([expect.objectContaining({ mode: 'self-consumption', slot: null })]);
 
     unfill();
     await waitFor(
@@ -257,6 +285,9 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
       10_000,
     );
     expect(auditRows()).toBeGreaterThan(audited);
+    await waitFor('the release stored', () => d.out().includes('the release that waited in memory is stored'), 10_000);
+    expect(column('SELECT mode FROM control_mode')).toEqual(['self-consumption']);
+    expect(column('SELECT count(*) FROM control_plans')).toEqual([0]);
     d.child.kill('SIGTERM');
     expect(await d.exit).toBe(0);
   }, 120_000);
