@@ -16,7 +16,7 @@ import type { Feature, FeatureHealth } from '../core/feature.js';
 import { streamIds } from '../core/streams.js';
 import type { DeviceState, Site } from '../site/site.js';
 import { bucketColumns } from '../store/buckets.js';
-import { deletePlan, modeOf, planOf } from '../store/control.js';
+import { deletePlan, planOf } from '../store/control.js';
 import { isStorageFault } from '../store/storage-faults.js';
 import { findStreamKey } from '../store/streams.js';
 import { sitePrices } from '../tariffs/site-prices.js';
@@ -121,7 +121,7 @@ export class OptimiserLoop implements Feature {
     const out: PlanChart[] = [];
     for (const [id, chart] of this.charts) {
       const stored = planOf(this.d.db, id);
-      if (modeOf(this.d.db, id)?.mode === 'optimise' && stored?.source === OPTIMISER_SOURCE) out.push(chart);
+      if (this.d.control.modeOf(id) === 'optimise' && stored?.source === OPTIMISER_SOURCE) out.push(chart);
     }
     return out;
   }
@@ -149,7 +149,8 @@ export class OptimiserLoop implements Feature {
     const { db, clock, log } = this.d;
     const now = clock.now();
     const device = this.d.site.devices.get(deviceId);
-    if (!device || modeOf(db, deviceId)?.mode !== 'optimise') return;
+    // control's view: an owner's release that waits for the disk (control/waiting-release.ts) is self-consumption
+    if (!device || this.d.control.modeOf(deviceId) !== 'optimise') return;
     const stored = planOf(db, deviceId);
     if (stored && stored.source !== OPTIMISER_SOURCE && stored.slots.some((s) => s.endMs > now)) {
       this.outcomes.set(deviceId, {

@@ -14,7 +14,7 @@ import { streamIds } from '../../src/core/streams.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { OptimiserLoop } from '../../src/optimiser/loop.js';
 import { Site } from '../../src/site/site.js';
-import { planOf, setMode } from '../../src/store/control.js';
+import { modeOf, planOf, setMode } from '../../src/store/control.js';
 import { openDatabase } from '../../src/store/db.js';
 
 const ep = { host: '127.0.0.1', port: 1502 };
@@ -55,7 +55,7 @@ function loop() {
     tickMs: 1000,
   });
   const optimiser = new OptimiserLoop({ config, site, db, clock, bus, log, control });
-  return { db, clock, bus, optimiser, lines };
+  return { db, clock, bus, optimiser, lines, control, site };
 }
 
 describe('the optimiser loop on a disk that refuses writes', () => {
@@ -83,6 +83,23 @@ describe('the optimiser loop on a disk that refuses writes', () => {
     const fresh = planOf(db, 'inverter');
     expect(fresh?.source).toBe(OPTIMISER_SOURCE);
     expect(fresh?.planId).not.toBe(first?.planId);
+    optimiser.stop();
+  });
+
+  it("does not plan over an owner's release that waits for the disk", () => {
+    const { db, clock, bus, optimiser, control } = loop();
+    setMode(db, 'inverter', 'optimise', 'test', clock.now());
+    optimiser.start();
+    bus.emit('reading', { streamId: streamIds.batteryAggregate('inverter'), ts: clock.now(), values: { soc: 50 } });
+    expect(optimiser.outcome('inverter')?.result).toBe('planned');
+    db.pragma('query_only = ON');
+    control.releaseAll('owner (status page)');
+    db.pragma('query_only = OFF');
+    // the next quarter hour: before, the loop read the stored mode (still optimise), stored the
+    // release on its way and then its own plan with mode 'plan' over it
+    clock.advance(Q);
+    expect(control.modeOf('inverter')).toBe('self-consumption');
+    expect(modeOf(db, 'inverter')?.mode).not.toBe('plan');
     optimiser.stop();
   });
 });
