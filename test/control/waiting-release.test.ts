@@ -5,42 +5,14 @@
  * write fail with SQLITE_READONLY, a storage fault, as a full disk's SQLITE_FULL is. The executor
  * side (the device leaves the charge at once) is test/e2e/disk-full.test.ts on a real full tmpfs.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Control } from '../../src/control/control.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { EventBus } from '../../src/core/events.js';
-import { demoSiteConfig } from '../../src/demo/default-site.js';
-import { Site } from '../../src/site/site.js';
 import { modeOf, planOf } from '../../src/store/control.js';
-import { openDatabase } from '../../src/store/db.js';
 import { isStorageFault } from '../../src/store/storage-faults.js';
-
-const ep = { host: '127.0.0.1', port: 1502 };
+import { demoControl } from '../support/demo-control.js';
 
 describe("the owner's release on a disk that refuses writes", () => {
   it('is in force at once, holds later changes back, and is stored first once writes work', () => {
-    const config = demoSiteConfig(
-      { inverter: ep, meter: ep },
-      { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/x', pollSeconds: 5, batteryBlocks: 1 },
-    );
-    config.control.enabled = true;
-    const site = new Site(config);
-    const db = openDatabase(':memory:');
-    const log = pino({ level: 'silent' });
-    const control = new Control({
-      config: config.control,
-      site,
-      db,
-      clock: new ManualClock(Date.parse('2026-01-15T00:05:00Z')),
-      bus: new EventBus(log),
-      log,
-      busFor: () => {
-        throw new Error('no bus in this test: nothing is started');
-      },
-      controlFor: async () => undefined,
-      tickMs: 1000,
-    });
+    const { site, db, control } = demoControl({ start: Date.parse('2026-01-15T00:05:00Z') });
     const inverter = site.devices.get('inverter')!;
     control.putPlan(
       inverter,

@@ -4,12 +4,8 @@
  * a command goes through control's own checks (the API's PATCH), and whatever anyone publishes on
  * the command topic is refused with a reason, never thrown.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Control } from '../../src/control/control.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { EventBus } from '../../src/core/events.js';
-import { demoSiteConfig } from '../../src/demo/default-site.js';
+import type { Control } from '../../src/control/control.js';
 import {
   discoveryConfigs,
   gatewayIdentifier,
@@ -17,39 +13,18 @@ import {
   topicsOf,
 } from '../../src/homeassistant/discovery.js';
 import { answerModeCommand, answerReserveCommand, haStorages } from '../../src/homeassistant/mode-command.js';
-import { Site } from '../../src/site/site.js';
+import type { Site } from '../../src/site/site.js';
 import { modeOf, reserveOf } from '../../src/store/control.js';
-import { openDatabase } from '../../src/store/db.js';
+import { demoControl } from '../support/demo-control.js';
 import { discoveryProblems } from '../support/ha-schema.js';
 
-const ep = { host: '127.0.0.1', port: 1502 };
 const topics = topicsOf('homeassistant', 'sitegw-ha/demo-site', gatewayIdentifier('demo-site'));
 const ctx = { siteId: 'demo-site', siteName: 'Demo', version: '0.1.0', discoveryPrefix: 'homeassistant', topics };
 const SET = topics.modeCommand('inverter');
 
 function demo(enabled: boolean) {
-  const config = demoSiteConfig(
-    { inverter: ep, meter: ep },
-    { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/x', pollSeconds: 5, batteryBlocks: 2 },
-  );
-  config.control.enabled = enabled;
-  const site = new Site(config);
-  const db = openDatabase(':memory:');
-  const log = pino({ level: 'silent' });
-  const control = new Control({
-    config: config.control,
-    site,
-    db,
-    clock: new ManualClock(Date.UTC(2026, 0, 1)),
-    bus: new EventBus(log),
-    log,
-    busFor: () => {
-      throw new Error('no bus in this test: nothing is started');
-    },
-    controlFor: async () => undefined,
-    tickMs: 1000,
-  });
-  return { site, db, control };
+  const { config, site, db, control } = demoControl({ enabled, batteryBlocks: 2 });
+  return { config, site, db, control };
 }
 
 /** the discovery configs of one component (select, number) the site announces */
@@ -123,10 +98,7 @@ describe('the reserve number', () => {
     expect(found.map(([t]) => t)).toEqual(['homeassistant/number/sitegw_demo-site/inverter_reserve_soc/config']);
     const [topic, body] = found[0]!;
     expect(discoveryProblems(topic, body, 'homeassistant')).toEqual([]);
-    const { socMin, socMax } = demoSiteConfig(
-      { inverter: ep, meter: ep },
-      { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/x', pollSeconds: 5, batteryBlocks: 2 },
-    ).control;
+    const { socMin, socMax } = on.config.control;
     expect(JSON.parse(body)).toMatchObject({
       min: socMin,
       max: socMax,

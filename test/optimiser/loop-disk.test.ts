@@ -7,53 +7,33 @@
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Control, OPTIMISER_SOURCE } from '../../src/control/control.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { EventBus } from '../../src/core/events.js';
+import { OPTIMISER_SOURCE } from '../../src/control/control.js';
 import { streamIds } from '../../src/core/streams.js';
-import { demoSiteConfig } from '../../src/demo/default-site.js';
 import { OptimiserLoop } from '../../src/optimiser/loop.js';
-import { Site } from '../../src/site/site.js';
 import { modeOf, planOf, setMode } from '../../src/store/control.js';
-import { openDatabase } from '../../src/store/db.js';
+import { demoControl } from '../support/demo-control.js';
 
-const ep = { host: '127.0.0.1', port: 1502 };
 const Q = 15 * 60_000;
 
 function loop() {
-  const config = demoSiteConfig(
-    { inverter: ep, meter: ep },
-    { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/x', pollSeconds: 5, batteryBlocks: 2 },
-  );
-  config.control.enabled = true;
-  config.tariff = {
-    type: 'time-of-use',
-    periods: [
-      { from: '00:00', to: '02:00', importPrice: 0.05, exportPrice: 0 },
-      { from: '02:00', to: '24:00', importPrice: 0.6, exportPrice: 0.3 },
-    ],
-  } as NonNullable<typeof config.tariff>;
-  const site = new Site(config);
-  // what the blocks tell at their first poll (the demo's LFP blocks)
-  for (const b of site.byRole('battery')) site.learn(b.config.id, { capacityWh: 5000 });
-  const db = openDatabase(':memory:');
   const lines: string[] = [];
   const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l).msg) });
-  const clock = new ManualClock(Date.parse('2026-01-15T00:05:00Z'));
-  const bus = new EventBus(log);
-  const control = new Control({
-    config: config.control,
-    site,
-    db,
-    clock,
-    bus,
+  const { config, site, db, clock, bus, control } = demoControl({
+    batteryBlocks: 2,
+    start: Date.parse('2026-01-15T00:05:00Z'),
     log,
-    busFor: () => {
-      throw new Error('no bus in this test: nothing is started');
+    configure: (c) => {
+      c.tariff = {
+        type: 'time-of-use',
+        periods: [
+          { from: '00:00', to: '02:00', importPrice: 0.05, exportPrice: 0 },
+          { from: '02:00', to: '24:00', importPrice: 0.6, exportPrice: 0.3 },
+        ],
+      } as NonNullable<typeof c.tariff>;
     },
-    controlFor: async () => undefined,
-    tickMs: 1000,
   });
+  // what the blocks tell at their first poll (the demo's LFP blocks)
+  for (const b of site.byRole('battery')) site.learn(b.config.id, { capacityWh: 5000 });
   const optimiser = new OptimiserLoop({ config, site, db, clock, bus, log, control });
   return { db, clock, bus, optimiser, lines, control, site };
 }

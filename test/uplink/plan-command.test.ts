@@ -4,50 +4,19 @@
  * without one; the plan in force stays. `query_only` makes every write fail with SQLITE_READONLY,
  * a storage fault, on a real database.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { Control } from '../../src/control/control.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { EventBus } from '../../src/core/events.js';
-import { demoSiteConfig } from '../../src/demo/default-site.js';
-import { Site } from '../../src/site/site.js';
 import { planOf } from '../../src/store/control.js';
-import { openDatabase } from '../../src/store/db.js';
 import { answerPlanCommand } from '../../src/uplink/plan-command.js';
+import { demoControl } from '../support/demo-control.js';
 
-const ep = { host: '127.0.0.1', port: 1502 };
 const START = Date.parse('2026-01-15T00:05:00Z');
-
-function control() {
-  const config = demoSiteConfig(
-    { inverter: ep, meter: ep },
-    { httpHost: '127.0.0.1', httpPort: 0, dataDir: '/tmp/x', pollSeconds: 5, batteryBlocks: 1 },
-  );
-  config.control.enabled = true;
-  const db = openDatabase(':memory:');
-  const log = pino({ level: 'silent' });
-  const c = new Control({
-    config: config.control,
-    site: new Site(config),
-    db,
-    clock: new ManualClock(START),
-    bus: new EventBus(log),
-    log,
-    busFor: () => {
-      throw new Error('no bus in this test: nothing is started');
-    },
-    controlFor: async () => undefined,
-    tickMs: 1000,
-  });
-  return { db, control: c };
-}
 
 const command = (body: unknown) => Buffer.from(JSON.stringify(body));
 const slots = [{ interval: '2026-01-15T01:00:00Z/2026-01-15T02:00:00Z', mode: 'charge', powerW: 1000 }];
 
 describe('a cloud plan on a disk that refuses writes', () => {
   it('is refused as STORAGE_UNAVAILABLE with its requestId, a delete too, and the stored plan stays', () => {
-    const { db, control: c } = control();
+    const { db, control: c } = demoControl({ start: START });
     expect(answerPlanCommand(c, command({ requestId: 'r1', deviceId: 'inverter', slots }))).toMatchObject({
       requestId: 'r1',
       status: 'accepted',
