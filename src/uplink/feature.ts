@@ -272,8 +272,10 @@ export class Uplink implements Feature {
   private seqKnown(): boolean {
     if (!this.seqUnknown) return true;
     if (!(this.deps.clockPlausible?.() ?? true)) return false;
-    this.seqUnknown = false;
+    // settled only once raised: a disk that refuses the raise leaves it to the next write, rather
+    // than letting that one continue from a counter seeded under the wrong clock
     raiseOutboxSeq(this.deps.db, this.deps.clock.now());
+    this.seqUnknown = false;
     return true;
   }
 
@@ -303,13 +305,13 @@ export class Uplink implements Feature {
 
   /** Outside any transaction (state changes the uplink itself notices). */
   private append(msgs: OutboxMessage[]): void {
-    if (!this.seqKnown()) {
-      // bounded: state messages, the latest matter (the broker retains them)
-      this.waiting = [...this.waiting, ...msgs].slice(-100);
-      return;
-    }
     const all = this.waiting.length > 0 ? [...this.waiting.splice(0), ...msgs] : msgs;
     try {
+      if (!this.seqKnown()) {
+        // bounded: state messages, the latest matter (the broker retains them)
+        this.waiting = all.slice(-100);
+        return;
+      }
       writeTx(this.deps.db, () => this.write(all));
     } catch (err) {
       if (!isStorageFault(err)) {

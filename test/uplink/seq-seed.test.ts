@@ -87,4 +87,21 @@ describe('uplink seq seeding', () => {
     expect(Math.min(...seqs())).toBeGreaterThan(NOW);
     expect(readSeqCeiling(seqFile)).toBeGreaterThanOrEqual(Math.max(...seqs()));
   });
+
+  it('a clock that becomes right while the disk refuses the raise: the next write raises first', () => {
+    const { db, seqs, clock, bus } = uplink(Y2020);
+    // the counter as a migration under the 2020 clock seeded it
+    db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'uplink_outbox'").run(Y2020);
+    clock.step(NOW - Y2020);
+    // query_only makes every write fail with SQLITE_READONLY, a storage fault, as a full disk's SQLITE_FULL is
+    db.pragma('query_only = ON');
+    bus.emit('deviceHealth', { deviceId: 'inverter', online: true, lastSeen: clock.now() });
+    db.pragma('query_only = OFF');
+    bus.emit('deviceHealth', { deviceId: 'inverter', online: false, lastSeen: clock.now(), error: 'timeout: x' });
+    // the message the disk refused waited (before: it was lost with the raise's fault)
+    expect(bus.listenerFailures()).toEqual([]);
+    expect(seqs()).toHaveLength(3);
+    // before: the refused raise counted as done, and these went out below the site's earlier seqs
+    expect(Math.min(...seqs())).toBeGreaterThan(NOW);
+  });
 });
