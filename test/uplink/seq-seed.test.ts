@@ -3,19 +3,9 @@
  * whatever the clock says; without one, not before the clock can be right (state messages wait).
  * The Uplink over a real SQLite file; its broker address refuses, so nothing is published.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/core/clock.js';
-import { EventBus } from '../../src/core/events.js';
-import { silentLogger } from '../../src/core/log.js';
-import { demoSiteConfig } from '../../src/demo/default-site.js';
-import { Site } from '../../src/site/site.js';
-import { type Database, openDatabase } from '../../src/store/db.js';
-import { readAfter } from '../../src/store/outbox.js';
-import { readSeqCeiling, writeSeqCeiling } from '../../src/store/seq-ceiling.js';
-import { Uplink } from '../../src/uplink/feature.js';
+import { readSeqCeiling } from '../../src/store/seq-ceiling.js';
+import { offlineUplink } from '../support/offline-uplink.js';
 
 const BUILD = Date.parse('2026-11-01T00:00:00Z');
 const NOW = Date.parse('2026-11-27T10:00:00Z');
@@ -26,44 +16,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function uplink(start: number, ceiling?: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'sitegw-seq-seed-'));
-  const seqFile = join(dir, 'uplink-seq');
-  if (ceiling !== undefined) writeSeqCeiling(seqFile, ceiling);
-  const config = demoSiteConfig(
-    { inverter: { host: '127.0.0.1', port: 1502 }, meter: { host: '127.0.0.1', port: 1503 } },
-    {
-      httpHost: '127.0.0.1',
-      httpPort: 0,
-      dataDir: dir,
-      pollSeconds: 10,
-      batteryBlocks: 1,
-      uplinkUrl: 'mqtt://127.0.0.1:1',
-    },
-  );
-  // a fresh database, its outbox counter seeded by the migration from the real clock
-  const db: Database = openDatabase(join(dir, 'sitegw.db'));
-  const clock = new ManualClock(start);
-  const bus = new EventBus();
-  const u = new Uplink({
-    config: config.uplink!,
-    db,
-    site: new Site(config),
-    bus,
-    clock,
-    log: silentLogger(),
-    socScale: 'percent',
-    version: 'test',
-    seqFile,
-    clockPlausible: () => clock.now() >= BUILD,
-  });
-  u.start();
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  cleanups.push(() => db.close());
-  cleanups.push(() => u.stop());
-  const seqs = () => readAfter(db, 0, 1000).map((r) => r.seq);
-  return { u, db, clock, bus, seqs, seqFile };
-}
+const uplink = (start: number, ceiling?: number) => offlineUplink({ start, ceiling, plausibleFrom: BUILD }, cleanups);
 
 describe('uplink seq seeding', () => {
   it('a fresh database with the clock in 2020 continues above the ceiling file', () => {

@@ -6,19 +6,10 @@
  * write fail with SQLITE_READONLY, a storage fault, on a real database. The Uplink over a real
  * SQLite file; its broker address refuses, so nothing is published.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../../src/core/clock.js';
-import { EventBus } from '../../src/core/events.js';
-import { demoSiteConfig } from '../../src/demo/default-site.js';
-import { Site } from '../../src/site/site.js';
-import { openDatabase } from '../../src/store/db.js';
 import { readAfter } from '../../src/store/outbox.js';
-import { writeSeqCeiling } from '../../src/store/seq-ceiling.js';
-import { Uplink } from '../../src/uplink/feature.js';
+import { offlineUplink } from '../support/offline-uplink.js';
 
 const NOW = Date.parse('2026-11-27T10:00:00Z');
 
@@ -28,42 +19,9 @@ afterEach(async () => {
 });
 
 function uplink() {
-  const dir = mkdtempSync(join(tmpdir(), 'sitegw-state-disk-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const seqFile = join(dir, 'uplink-seq');
-  writeSeqCeiling(seqFile, NOW);
-  const config = demoSiteConfig(
-    { inverter: { host: '127.0.0.1', port: 1502 }, meter: { host: '127.0.0.1', port: 1503 } },
-    {
-      httpHost: '127.0.0.1',
-      httpPort: 0,
-      dataDir: dir,
-      pollSeconds: 10,
-      batteryBlocks: 1,
-      uplinkUrl: 'mqtt://127.0.0.1:1',
-    },
-  );
-  const db = openDatabase(join(dir, 'sitegw.db'));
-  cleanups.push(() => db.close());
-  const site = new Site(config);
-  const bus = new EventBus();
-  const clock = new ManualClock(NOW);
   const lines: string[] = [];
   const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l).msg) });
-  const u = new Uplink({
-    config: config.uplink!,
-    db,
-    site,
-    bus,
-    clock,
-    log,
-    socScale: 'percent',
-    version: 'test',
-    seqFile,
-  });
-  u.start();
-  cleanups.push(() => u.stop());
-  return { db, site, bus, clock, lines };
+  return { ...offlineUplink({ start: NOW, ceiling: NOW, log }, cleanups), lines };
 }
 
 describe('uplink state messages on a disk that refuses writes', () => {
