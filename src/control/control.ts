@@ -29,6 +29,7 @@ import {
   setMode,
   setReserve,
 } from '../store/control.js';
+import { writeTx } from '../store/db.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
 import { checkPlanSlots, type SlotBody } from './plan-body.js';
 import { WaitingRelease } from './waiting-release.js';
@@ -132,9 +133,13 @@ export class Control implements Feature {
         "operationMode 'optimise' needs the gateway's optimiser, which is not running; use 'plan' with a plan of your own, or 'self-consumption'",
       );
     const id = device.config.id;
-    setMode(this.d.db, id, mode, by, this.d.clock.now());
-    // the optimiser's plan is for `optimise` only: another mode must not follow it later
-    if (mode !== 'optimise' && planOf(this.d.db, id)?.source === OPTIMISER_SOURCE) deletePlan(this.d.db, id);
+    // one transaction: a disk that took the mode and refused the plan's removal would leave a
+    // half change behind the 503
+    writeTx(this.d.db, () => {
+      setMode(this.d.db, id, mode, by, this.d.clock.now());
+      // the optimiser's plan is for `optimise` only: another mode must not follow it later
+      if (mode !== 'optimise' && planOf(this.d.db, id)?.source === OPTIMISER_SOURCE) deletePlan(this.d.db, id);
+    });
     this.d.log.info({ deviceId: id, mode, by }, 'operation mode changed');
     if (mode === 'optimise') this.optimiser?.wake(id);
     void this.executors.get(id)?.wake();
@@ -210,8 +215,11 @@ export class Control implements Feature {
       );
     const checked = checkPlanSlots(slots, now);
     this.requireModes(id, checked);
-    replacePlan(this.d.db, { deviceId: id, planId: randomUUID(), source, createdMs: now, slots: checked });
-    if (this.modeOf(id) === 'self-consumption') setMode(this.d.db, id, 'plan', source, now);
+    // one transaction: the plan and the mode it switches to, or neither
+    writeTx(this.d.db, () => {
+      replacePlan(this.d.db, { deviceId: id, planId: randomUUID(), source, createdMs: now, slots: checked });
+      if (this.modeOf(id) === 'self-consumption') setMode(this.d.db, id, 'plan', source, now);
+    });
     this.d.log.info({ deviceId: id, source, slots: checked.length }, 'plan stored');
     void this.executors.get(id)?.wake();
     return this.plan(device)!;
