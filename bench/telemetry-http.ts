@@ -17,7 +17,8 @@
  *   is assembled: the kept days' parts joined, the edge days read (src/telemetry/answer-parts.ts).
  *   The server child runs with the node flags of systemd/sitegw.service (BENCH_NODE_ARGS overrides),
  *   on the Node that runs this script (e.g. `.ci/with-node.sh 24 node --expose-gc --import tsx bench/telemetry-http.ts`).
- *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile there, `node --cpu-prof`)
+ *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of the rounds alone there,
+ *   after the fill and the warm-up; `node bench/lib/profile-top.mjs <file>` sums it by function)
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,7 +43,7 @@ interface Ready {
   bytes: number;
   entries: number;
 }
-type ToChild = { cpu: true } | { stop: true };
+type ToChild = { cpu: true } | { profile: true } | { stop: true };
 type FromChild = { ready: Ready } | { cpuUs: number };
 
 if (process.env.BENCH_ROLE === 'server') {
@@ -99,13 +100,31 @@ if (process.env.BENCH_ROLE === 'server') {
     reply.type('application/json; charset=utf-8').send(answers[Number(req.params.i)]),
   );
   const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+  // BENCH_CPU_PROF: the rounds alone are profiled (after the fill and the warm-up), through the
+  // inspector, so the month of history the demo pre-fills does not swamp the profile
+  const { Session } = await import('node:inspector/promises');
+  const session = process.env.BENCH_CPU_PROF ? new Session() : undefined;
+  const stopProfile = async () => {
+    if (!session) return;
+    const { writeFileSync } = await import('node:fs');
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(process.env.BENCH_CPU_PROF!, `rounds-${process.pid}.cpuprofile`), JSON.stringify(profile));
+  };
   process.on('message', (m: ToChild) => {
     if ('cpu' in m) {
       const u = process.cpuUsage();
       process.send!({ cpuUs: u.user + u.system } satisfies FromChild);
+    } else if ('profile' in m) {
+      session?.connect();
+      void session
+        ?.post('Profiler.enable')
+        .then(() => session.post('Profiler.start'))
+        .then(() => process.send!({ cpuUs: 0 } satisfies FromChild));
+      if (!session) process.send!({ cpuUs: 0 } satisfies FromChild);
     } else {
-      // a clean exit, so --cpu-prof writes its profile
-      void Promise.all([bare.close(), demo.stop()]).then(() => process.exit(0));
+      void stopProfile()
+        .then(() => Promise.all([bare.close(), demo.stop()]))
+        .then(() => process.exit(0));
     }
   });
   const entries = (JSON.parse(answers[0]!.toString()) as { entries: unknown[] }).entries.length;
@@ -124,7 +143,7 @@ if (process.env.BENCH_ROLE === 'server') {
   const prof = process.env.BENCH_CPU_PROF;
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, BENCH_ROLE: 'server', BENCH_DIR: dir },
-    execArgv: [...runtime.args, '--import', 'tsx', ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [])],
+    execArgv: [...runtime.args, '--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const next = () => new Promise<FromChild>((resolve) => child.once('message', (m: FromChild) => resolve(m)));
@@ -186,6 +205,10 @@ if (process.env.BENCH_ROLE === 'server') {
     const warm = MONTH ? 2 * WINDOWS : 500;
     await load(ready.bareUrls, {}, warm);
     await load(ready.gatewayUrls, auth, warm);
+    if (prof) {
+      child.send({ profile: true } satisfies ToChild);
+      await next();
+    }
 
     const bare: { rps: number; cpuUsPerReq: number }[] = [];
     const gw: { rps: number; cpuUsPerReq: number }[] = [];
