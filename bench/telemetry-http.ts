@@ -17,8 +17,8 @@
  *   is assembled: the kept days' parts joined, the edge days read (src/telemetry/answer-parts.ts).
  *   The server child runs with the node flags of systemd/sitegw.service (BENCH_NODE_ARGS overrides),
  *   on the Node that runs this script (e.g. `.ci/with-node.sh 24 node --expose-gc --import tsx bench/telemetry-http.ts`).
- *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of the rounds alone there,
- *   after the fill and the warm-up; `node bench/lib/profile-top.mjs <file>` sums it by function)
+ *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of each gateway round there,
+ *   after the fill and the warm-up; `node bench/lib/profile-top.mjs <dir>/*.cpuprofile` sums them)
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -43,7 +43,7 @@ interface Ready {
   bytes: number;
   entries: number;
 }
-type ToChild = { cpu: true } | { profile: true } | { stop: true };
+type ToChild = { cpu: true } | { profile: 'start' | 'stop' } | { stop: true };
 type FromChild = { ready: Ready } | { cpuUs: number };
 
 if (process.env.BENCH_ROLE === 'server') {
@@ -100,31 +100,35 @@ if (process.env.BENCH_ROLE === 'server') {
     reply.type('application/json; charset=utf-8').send(answers[Number(req.params.i)]),
   );
   const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
-  // BENCH_CPU_PROF: the rounds alone are profiled (after the fill and the warm-up), through the
-  // inspector, so the month of history the demo pre-fills does not swamp the profile
+  // BENCH_CPU_PROF: the gateway's rounds alone are profiled (after the fill and the warm-up, not
+  // the bare route's rounds), through the inspector, one profile a round
   const { Session } = await import('node:inspector/promises');
-  const session = process.env.BENCH_CPU_PROF ? new Session() : undefined;
-  const stopProfile = async () => {
-    if (!session) return;
-    const { writeFileSync } = await import('node:fs');
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(join(process.env.BENCH_CPU_PROF!, `rounds-${process.pid}.cpuprofile`), JSON.stringify(profile));
+  const { writeFileSync } = await import('node:fs');
+  const session = new Session();
+  let profiles = 0;
+  const profile = async (what: 'start' | 'stop') => {
+    if (what === 'start') {
+      if (profiles === 0) {
+        session.connect();
+        await session.post('Profiler.enable');
+      }
+      await session.post('Profiler.start');
+    } else {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(
+        join(process.env.BENCH_CPU_PROF!, `gateway-round-${++profiles}.cpuprofile`),
+        JSON.stringify(profile),
+      );
+    }
   };
   process.on('message', (m: ToChild) => {
     if ('cpu' in m) {
       const u = process.cpuUsage();
       process.send!({ cpuUs: u.user + u.system } satisfies FromChild);
     } else if ('profile' in m) {
-      session?.connect();
-      void session
-        ?.post('Profiler.enable')
-        .then(() => session.post('Profiler.start'))
-        .then(() => process.send!({ cpuUs: 0 } satisfies FromChild));
-      if (!session) process.send!({ cpuUs: 0 } satisfies FromChild);
+      void profile(m.profile).then(() => process.send!({ cpuUs: 0 } satisfies FromChild));
     } else {
-      void stopProfile()
-        .then(() => Promise.all([bare.close(), demo.stop()]))
-        .then(() => process.exit(0));
+      void Promise.all([bare.close(), demo.stop()]).then(() => process.exit(0));
     }
   });
   const entries = (JSON.parse(answers[0]!.toString()) as { entries: unknown[] }).entries.length;
@@ -205,20 +209,25 @@ if (process.env.BENCH_ROLE === 'server') {
     const warm = MONTH ? 2 * WINDOWS : 500;
     await load(ready.bareUrls, {}, warm);
     await load(ready.gatewayUrls, auth, warm);
-    if (prof) {
-      child.send({ profile: true } satisfies ToChild);
-      await next();
-    }
 
+    const profiled = async <T>(f: () => Promise<T>): Promise<T> => {
+      if (!prof) return f();
+      child.send({ profile: 'start' } satisfies ToChild);
+      await next();
+      const r = await f();
+      child.send({ profile: 'stop' } satisfies ToChild);
+      await next();
+      return r;
+    };
     const bare: { rps: number; cpuUsPerReq: number }[] = [];
     const gw: { rps: number; cpuUsPerReq: number }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       // alternate who goes first, so drift (the poller, JIT, GC debt) falls on both alike
       if (r % 2 === 0) {
         bare.push(await load(ready.bareUrls, {}, REQUESTS));
-        gw.push(await load(ready.gatewayUrls, auth, REQUESTS));
+        gw.push(await profiled(() => load(ready.gatewayUrls, auth, REQUESTS)));
       } else {
-        gw.push(await load(ready.gatewayUrls, auth, REQUESTS));
+        gw.push(await profiled(() => load(ready.gatewayUrls, auth, REQUESTS)));
         bare.push(await load(ready.bareUrls, {}, REQUESTS));
       }
     }

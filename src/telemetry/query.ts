@@ -3,7 +3,7 @@ import { CHANNEL_BY_ID, type ChannelId, type DeviceKind, type IncludeGroup, type
 import { type BucketColumn, bucketColumns, type PartialBucket } from '../store/buckets.js';
 import { hourColumns, rolledUntil } from '../store/retention.js';
 import { findStreamKey } from '../store/streams.js';
-import { BUCKET_MS, wholePeriods } from './align.js';
+import { BUCKET_MS, floorUtc, HOUR_MS, wholePeriods } from './align.js';
 import { type EntryShape, entryShape, type TelemetryEntry, toEntry } from './entry.js';
 import { formatInterval } from './interval.js';
 import { round2 } from './round.js';
@@ -76,6 +76,9 @@ export function queryTelemetry(db: Database, q: TelemetryQuery): TelemetryEntry[
 /** How many periods of its resolution the query covers, once widened to whole ones. */
 export function telemetryPeriods(q: TelemetryQuery): number {
   if (!(q.end > q.start)) return 0;
+  // counted on the UTC grid, not listed: a month of PT15M is 2,880 bounds, made again by the query
+  const step = q.resolution === 'PT15M' ? BUCKET_MS : q.resolution === 'PT1H' ? HOUR_MS : 0;
+  if (step > 0) return Math.ceil((q.end - floorUtc(q.start, step)) / step);
   return wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds.length - 1;
 }
 

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
@@ -21,6 +21,7 @@ import {
   TelemetryEntry,
   WHOLE_PERIODS,
 } from './schemas.js';
+import { entriesBody } from './telemetry-body.js';
 import { seesDevice, seesStream } from './visibility.js';
 
 const READ = { auth: { permission: 'device.read' } } as const;
@@ -29,35 +30,8 @@ const READ = { auth: { permission: 'device.read' } } as const;
 const sendSerialised = (reply: FastifyReply, body: Buffer | Readable) =>
   reply.type('application/json; charset=utf-8').send(body);
 
-/** Periods per page of a streamed telemetry answer: a day of PT15M, about 22 kB of JSON; small, so a page costs the event loop a few ms and other requests get their turn between pages. */
-const PAGE_PERIODS = 96;
-
-/** Bytes a streamed answer gathers before it writes: a year of P1D is 365 small pieces. */
-const WRITE_BYTES = 64 * 1024;
-
-const OPEN = Buffer.from('{"entries":[');
-const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']}');
-
-/** `{"entries":[...]}` from the answer's JSON pieces, written a few tens of kB at a time. */
-function* entriesJson(pieces: Iterable<Buffer>): Generator<Buffer> {
-  let out: Buffer[] = [OPEN];
-  let bytes = OPEN.length;
-  let first = true;
-  for (const piece of pieces) {
-    if (!first) out.push(COMMA);
-    out.push(piece);
-    bytes += piece.length + 1;
-    first = false;
-    if (bytes >= WRITE_BYTES) {
-      yield Buffer.concat(out);
-      out = [];
-      bytes = 0;
-    }
-  }
-  out.push(CLOSE);
-  yield Buffer.concat(out);
-}
+/** Periods in an answer the answer cache keeps whole: a day of PT15M, about 22 kB of JSON. */
+const CACHED_PERIODS = 96;
 
 export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { site, db, control }) => {
   const answers = new AnswerCache();
@@ -146,17 +120,14 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
         timezone: site.config.site.timezone,
         socScale: site.config.api.socScale,
       };
-      // a large answer (up to ~8 MB for the longest interval) is written a page at a time as the
-      // client takes it, never held whole for a client that does not read (docs/security.md)
-      if (telemetryPeriods(q) > PAGE_PERIODS)
-        return sendSerialised(
-          reply,
-
-          Readable.from(entriesJson(parts.pieces(db, q)), { objectMode: true, highWaterMark: 1 }),
-        );
+      // a longer answer is joined from kept days (answer-parts.ts), and sent whole up to a month
+      // or so; past that it is written a page at a time as the client takes it (telemetry-body.ts)
+      if (telemetryPeriods(q) > CACHED_PERIODS) return sendSerialised(reply, entriesBody(parts.pieces(db, q)));
       const key = `${stream.id}|${start}|${end}|${resolution}|${[...include].sort().join(',')}`;
-      const body = answers.answer(key, bucketsGeneration(db), () =>
-        Buffer.concat([...entriesJson(parts.pieces(db, q))]),
+      const body = answers.answer(
+        key,
+        bucketsGeneration(db),
+        () => entriesBody(parts.pieces(db, q), Number.POSITIVE_INFINITY) as Buffer,
       );
       return sendSerialised(reply, body);
     },

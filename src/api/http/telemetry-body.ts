@@ -1,0 +1,59 @@
+import { Readable } from 'node:stream';
+
+/**
+ * Answers up to this many bytes are sent whole, like any other Buffer: a month of PT15M with the
+ * energy counters is ~640 kB. Streamed, such an answer cost the server about five times a bare
+ * route's CPU per request (each 64 kB page a write, a chunked frame and a drain through node's
+ * streams, all interpreted under the unit's --lite-mode; bench/README.md "Where use grows"); whole,
+ * it is one write that libuv finishes. What a client that does not read can hold this way is
+ * bounded by limits.http.maxUnsentMiB (src/api/http/request-gate.ts). Longer answers (up to ~9 MB
+ * for 400 days of PT15M) are still streamed a page at a time (docs/security.md).
+ */
+export const WHOLE_BYTES = 1024 * 1024;
+
+/** Bytes a streamed answer gathers before it writes: a year of P1D is 365 small pieces. */
+const WRITE_BYTES = 64 * 1024;
+
+const OPEN = Buffer.from('{"entries":[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
+/**
+ * `{"entries":[...]}` from the answer's JSON pieces (each entries joined by commas, never empty;
+ * src/telemetry/answer-parts.ts): one Buffer when the answer has at most `wholeBytes`, else a
+ * stream that writes it a few tens of kB at a time, taking the pieces only as its client reads.
+ */
+export function entriesBody(pieces: Iterable<Buffer>, wholeBytes = WHOLE_BYTES): Buffer | Readable {
+  const it = pieces[Symbol.iterator]();
+  const head: Buffer[] = [OPEN];
+  let bytes = OPEN.length + CLOSE.length;
+  for (let r = it.next(); !r.done; r = it.next()) {
+    if (head.length > 1) {
+      head.push(COMMA);
+      bytes++;
+    }
+    head.push(r.value);
+    bytes += r.value.length;
+    if (bytes > wholeBytes) return Readable.from(paged(head, it), { objectMode: true, highWaterMark: 1 });
+  }
+  head.push(CLOSE);
+  return Buffer.concat(head, bytes);
+}
+
+/** The rest of a long answer, `head` (OPEN and the pieces taken so far) first. */
+function* paged(head: Buffer[], rest: Iterator<Buffer>): Generator<Buffer> {
+  yield Buffer.concat(head);
+  let out: Buffer[] = [];
+  let bytes = 0;
+  for (let r = rest.next(); !r.done; r = rest.next()) {
+    out.push(COMMA, r.value);
+    bytes += r.value.length + 1;
+    if (bytes >= WRITE_BYTES) {
+      yield Buffer.concat(out, bytes);
+      out = [];
+      bytes = 0;
+    }
+  }
+  out.push(CLOSE);
+  yield Buffer.concat(out);
+}

@@ -1,0 +1,62 @@
+import type { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { entriesBody } from '../../src/api/http/telemetry-body.js';
+
+/** pieces as answer-parts.ts gives them, counting how many were taken */
+function source(texts: string[]) {
+  const taken = { n: 0 };
+  function* gen() {
+    for (const t of texts) {
+      taken.n++;
+      yield Buffer.from(t);
+    }
+  }
+  return { pieces: gen(), taken };
+}
+
+async function bytesOf(body: Buffer | Readable): Promise<string> {
+  if (Buffer.isBuffer(body)) return body.toString('utf8');
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+// 40 pieces of 2 to 3 entries, one of them with a non-ASCII state (bytes, not characters, count)
+const TEXTS = Array.from({ length: 40 }, (_, i) =>
+  i === 7 ? '{"s":"Störung"},{"s":"ü"}' : `{"p":${i}},{"p":${-i}},{"e":${i * 1000}}`,
+);
+const JSON_ = `{"entries":[${TEXTS.join(',')}]}`;
+const BYTES = Buffer.byteLength(JSON_);
+
+describe('entriesBody', () => {
+  it('an answer up to the limit is one Buffer, byte for byte the entries in their envelope', async () => {
+    const body = entriesBody(source(TEXTS).pieces, BYTES);
+    expect(Buffer.isBuffer(body)).toBe(true);
+    expect(await bytesOf(body)).toBe(JSON_);
+    expect(JSON.parse(JSON_).entries.length).toBe(39 * 3 + 2);
+  });
+
+  it('no pieces is the empty answer', async () => {
+    const body = entriesBody(source([]).pieces);
+    expect(Buffer.isBuffer(body)).toBe(true);
+    expect(await bytesOf(body)).toBe('{"entries":[]}');
+  });
+
+  it('one byte over the limit is streamed, the same bytes, the pieces taken only as it is read', async () => {
+    const { pieces, taken } = source(TEXTS);
+    const body = entriesBody(pieces, BYTES - 1);
+    expect(Buffer.isBuffer(body)).toBe(false);
+    // all but the closing bracket fit: every piece was taken to find that out
+    expect(taken.n).toBe(40);
+    expect(await bytesOf(body)).toBe(JSON_);
+  });
+
+  it('a long answer stops taking pieces at the limit until its client reads', async () => {
+    const { pieces, taken } = source(TEXTS);
+    const body = entriesBody(pieces, 200);
+    expect(Buffer.isBuffer(body)).toBe(false);
+    expect(taken.n).toBeLessThan(40);
+    expect(await bytesOf(body)).toBe(JSON_);
+    expect(taken.n).toBe(40);
+  });
+});
