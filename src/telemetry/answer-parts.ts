@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { bucketsFinal } from '../store/buckets.js';
-import { BUCKET_MS } from './align.js';
-import { entriesSplit, prepareTelemetry, type TelemetryQuery } from './query.js';
+import { BUCKET_MS, floorUtc, wholePeriods } from './align.js';
+import { entriesSplit, resolveTelemetry, type TelemetryQuery, telemetryPeriods } from './query.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -48,12 +48,18 @@ export class AnswerParts {
    * `JSON.stringify({ entries: queryTelemetry(db, q) })`. Lazy: a piece is read when asked for.
    */
   *pieces(db: Database, q: TelemetryQuery): Generator<Buffer> {
-    const prep = prepareTelemetry(db, q);
-    if (!prep) return;
-    const { bounds } = prep;
-    const { finalBeforeMs, stamp } = bucketsFinal(db, prep.key);
+    const resolved = resolveTelemetry(db, q);
+    if (!resolved) return;
     const daily = q.resolution === 'P1D';
     const step = q.resolution === 'PT15M' ? BUCKET_MS : HOUR_MS;
+    // P1D's bounds are listed (local days, 23 to 25 h); PT15M's and PT1H's are counted on the UTC
+    // grid, never listed: a month of PT15M is 2,880 of them, each request
+    const listed = daily ? wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds : undefined;
+    const first = floorUtc(q.start, step);
+    const n = listed ? listed.length - 1 : telemetryPeriods(q);
+    const at = (k: number) => (listed ? listed[k]! : first + k * step);
+    const prep = { ...resolved, bounds: [] };
+    const { finalBeforeMs, stamp } = bucketsFinal(db, prep.key);
     const shape = `${prep.key}|${q.deviceId}|${q.deviceKind}|${q.resolution}|${daily ? q.timezone : ''}|${prep.plan.shape.names.join(',')}|${prep.plan.shape.fractionAt}`;
     // days to read, in order, their periods chaining: the grid read, the part of it asked, the key to keep it by
     type Todo = { grid: number[]; from: number; to: number; key: string; stamp: string };
@@ -80,16 +86,13 @@ export class AnswerParts {
         if (piece.length > 0) yield piece;
       }
     }
-    const n = bounds.length - 1;
     for (let i = 0; i < n; ) {
-      const dayStart = daily ? bounds[i]! : Math.floor(bounds[i]! / DAY_MS) * DAY_MS;
-      const dayEnd = daily ? bounds[i + 1]! : dayStart + DAY_MS;
-      // the periods of this day: counted on the UTC grid, not walked (a month is 2,880 of them)
-      let j = daily ? i + 1 : Math.min(n, i + Math.round((dayEnd - bounds[i]!) / step));
-      while (j < n && bounds[j]! < dayEnd) j++;
-      while (j > i + 1 && bounds[j - 1]! >= dayEnd) j--;
-      const from = bounds[i]!;
-      const to = bounds[j]!;
+      const from = at(i);
+      const dayStart = daily ? from : Math.floor(from / DAY_MS) * DAY_MS;
+      const dayEnd = daily ? at(i + 1) : dayStart + DAY_MS;
+      // the periods of this day: counted on the UTC grid (a step divides a day)
+      const j = daily ? i + 1 : Math.min(n, i + Math.round((dayEnd - from) / step));
+      const to = at(j);
       // a day the stream's newest bucket is in (or before it) is kept only until the stream's next
       // bucket: its stamp names the newest bucket too
       const final = dayEnd <= finalBeforeMs;

@@ -107,12 +107,18 @@ export interface PreparedTelemetry {
 
 /** undefined when the query can have no entries (empty range, no such stream, no asked channel) */
 export function prepareTelemetry(db: Database, q: TelemetryQuery): PreparedTelemetry | undefined {
+  const r = resolveTelemetry(db, q);
+  return r && { ...r, bounds: wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds };
+}
+
+/** prepareTelemetry without the period bounds (a month of PT15M is 2,880 of them, each request) */
+export function resolveTelemetry(db: Database, q: TelemetryQuery): Omit<PreparedTelemetry, 'bounds'> | undefined {
   if (!(q.end > q.start)) return undefined;
   const key = findStreamKey(db, q.streamId);
   if (key === undefined) return undefined;
   const plan = planOf(q);
   if (plan.shape.names.length === 0) return undefined;
-  return { key, plan, bounds: wholePeriods(q.resolution, q.start, q.end, q.timezone).bounds };
+  return { key, plan };
 }
 
 /** The entries of the periods `bounds` delimits (consecutive bounds of the prepared query). */
