@@ -21,7 +21,7 @@ import {
   TelemetryEntry,
   WHOLE_PERIODS,
 } from './schemas.js';
-import { entriesBody } from './telemetry-body.js';
+import { entriesBody, sendViews } from './telemetry-body.js';
 import { seesDevice, seesStream } from './visibility.js';
 
 const READ = { auth: { permission: 'device.read' } } as const;
@@ -122,12 +122,13 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
       };
       // a longer answer is joined from kept days (answer-parts.ts), and sent whole up to a month
       // or so; past that it is written a page at a time as the client takes it (telemetry-body.ts)
-      if (telemetryPeriods(q) > CACHED_PERIODS) return sendSerialised(reply, entriesBody(parts.pieces(db, q)));
+      if (telemetryPeriods(q) > CACHED_PERIODS) {
+        const body = entriesBody(parts.pieces(db, q));
+        return Array.isArray(body) ? sendViews(reply, body) : sendSerialised(reply, body);
+      }
       const key = `${stream.id}|${start}|${end}|${resolution}|${[...include].sort().join(',')}`;
-      const body = answers.answer(
-        key,
-        bucketsGeneration(db),
-        () => entriesBody(parts.pieces(db, q), Number.POSITIVE_INFINITY) as Buffer,
+      const body = answers.answer(key, bucketsGeneration(db), () =>
+        Buffer.concat(entriesBody(parts.pieces(db, q), Number.POSITIVE_INFINITY) as Buffer[]),
       );
       return sendSerialised(reply, body);
     },

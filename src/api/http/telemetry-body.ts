@@ -1,13 +1,17 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
 
 /**
- * Answers up to this many bytes are sent whole, like any other Buffer: a month of PT15M with the
- * energy counters is ~640 kB. Streamed, such an answer cost the server about five times a bare
- * route's CPU per request (each 64 kB page a write, a chunked frame and a drain through node's
- * streams, all interpreted under the unit's --lite-mode; bench/README.md "Where use grows"); whole,
- * it is one write that libuv finishes. What a client that does not read can hold this way is
- * bounded by limits.http.maxUnsentMiB (src/api/http/request-gate.ts). Longer answers (up to ~9 MB
- * for 400 days of PT15M) are still streamed a page at a time (docs/security.md).
+ * Answers up to this many bytes are sent whole: a month of PT15M with the energy counters is
+ * ~640 kB. Streamed, or joined into one new Buffer, such an answer cost the server about five
+ * times a bare route's CPU per request (bench/README.md "Where use grows"): the pages' writes,
+ * chunked frames and drains, interpreted under the unit's --lite-mode, or the garbage collections
+ * that 640 kB of new external memory a request brings on. Whole, the kept days' bytes are written
+ * as they are (views, not copies) in one vectored write. What a client that does not read can
+ * hold this way is bounded by limits.http.maxUnsentMiB (src/api/http/request-gate.ts), and is
+ * mostly the kept days themselves. Longer answers (up to ~9 MB for 400 days of PT15M) are still
+ * streamed a page at a time (docs/security.md).
  */
 export const WHOLE_BYTES = 1024 * 1024;
 
@@ -20,10 +24,11 @@ const CLOSE = Buffer.from(']}');
 
 /**
  * `{"entries":[...]}` from the answer's JSON pieces (each entries joined by commas, never empty;
- * src/telemetry/answer-parts.ts): one Buffer when the answer has at most `wholeBytes`, else a
- * stream that writes it a few tens of kB at a time, taking the pieces only as its client reads.
+ * src/telemetry/answer-parts.ts): the pieces themselves with the brackets and commas between
+ * them, when the answer has at most `wholeBytes`; else a stream that writes it a few tens of kB
+ * at a time, taking the pieces only as its client reads.
  */
-export function entriesBody(pieces: Iterable<Buffer>, wholeBytes = WHOLE_BYTES): Buffer | Readable {
+export function entriesBody(pieces: Iterable<Buffer>, wholeBytes = WHOLE_BYTES): Buffer[] | Readable {
   const it = pieces[Symbol.iterator]();
   const head: Buffer[] = [OPEN];
   let bytes = OPEN.length + CLOSE.length;
@@ -37,7 +42,30 @@ export function entriesBody(pieces: Iterable<Buffer>, wholeBytes = WHOLE_BYTES):
     if (bytes > wholeBytes) return Readable.from(paged(head, it), { objectMode: true, highWaterMark: 1 });
   }
   head.push(CLOSE);
-  return Buffer.concat(head, bytes);
+  return head;
+}
+
+/**
+ * A 200 of JSON whose bytes are `views`, written in one go without joining them: fastify's send
+ * takes one Buffer or a stream, so the reply is taken over (the onResponse hooks still run, on
+ * the response's finish). A HEAD request gets the headers alone (node writes no body for it).
+ */
+export function sendViews(reply: FastifyReply, views: readonly Buffer[]): FastifyReply {
+  let bytes = 0;
+  for (const v of views) bytes += v.length;
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    ...(reply.getHeaders() as OutgoingHttpHeaders),
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': bytes,
+  });
+  // corked, the views leave in one writev
+  res.cork();
+  for (const v of views) res.write(v);
+  res.end();
+  res.uncork();
+  return reply;
 }
 
 /** The rest of a long answer, `head` (OPEN and the pieces taken so far) first. */
