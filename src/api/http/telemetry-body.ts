@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
+import { ErrorCodes, errorBody } from '../../core/errors.js';
 
 /**
  * Answers up to this many bytes are sent whole: a month of PT15M with the energy counters is
@@ -47,25 +48,58 @@ export function entriesBody(pieces: Iterable<Buffer>, wholeBytes = WHOLE_BYTES):
 
 /**
  * A 200 of JSON whose bytes are `views`, written in one go without joining them: fastify's send
- * takes one Buffer or a stream, so the reply is taken over (the onResponse hooks still run, on
- * the response's finish). A HEAD request gets the headers alone (node writes no body for it).
+ * takes one Buffer or a stream, so the reply is taken over. What that skips was checked
+ * (test/e2e/telemetry-whole.test.ts): the app registers no onSend hook (no CORS, compression or
+ * security headers on this route), and the headers are the ones fastify's send would write,
+ * the reply's own first; the onResponse hooks (request log, refusal log) still run, on the
+ * response's finish; the request gate (request-gate.ts) counts the unsent bytes the same way,
+ * through the response and its socket. A HEAD request gets the headers alone (node writes no
+ * body for it). A fault once the reply is taken over is answered here, never left open: a 500
+ * while no header was written, else the connection is cut.
  */
 export function sendViews(reply: FastifyReply, views: readonly Buffer[]): FastifyReply {
   let bytes = 0;
   for (const v of views) bytes += v.length;
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, {
-    ...(reply.getHeaders() as OutgoingHttpHeaders),
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': bytes,
-  });
-  // corked, the views leave in one writev
-  res.cork();
-  for (const v of views) res.write(v);
-  res.end();
-  res.uncork();
+  try {
+    res.writeHead(200, {
+      ...(reply.getHeaders() as OutgoingHttpHeaders),
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': bytes,
+    });
+    // corked, the views leave in one writev
+    res.cork();
+    try {
+      for (const v of views) res.write(v);
+      res.end();
+    } finally {
+      res.uncork();
+    }
+  } catch (err) {
+    failTaken(reply, err);
+  }
   return reply;
+}
+
+/** A fault after the reply was taken over: fastify's error handler no longer answers it. */
+function failTaken(reply: FastifyReply, err: unknown): void {
+  const res = reply.raw;
+  reply.log.error({ err, method: reply.request.method, path: reply.request.url.split('?')[0] }, 'request failed');
+  if (res.headersSent || res.destroyed) {
+    res.destroy();
+    return;
+  }
+  try {
+    const json = JSON.stringify(
+      errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'),
+    );
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+    res.end(json);
+  } catch {
+    res.destroy();
+  }
 }
 
 /** The rest of a long answer, `head` (OPEN and the pieces taken so far) first. */
