@@ -95,7 +95,10 @@ function failTaken(reply: FastifyReply, err: unknown): void {
       errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'),
     );
     for (const name of res.getHeaderNames()) res.removeHeader(name);
-    res.writeHead(500, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(json) });
+    res.writeHead(500, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(json),
+    });
     res.end(json);
   } catch {
     res.destroy();
