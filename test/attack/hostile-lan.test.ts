@@ -4,6 +4,8 @@
  * pipelined GET /openapi.json that are never read, then 32 connections each asking for a
  * ~8 MB telemetry answer (400 days of PT15M) and reading only its first bytes. Before the fix
  * the first killed the process (V8 heap limit, exit 134) and the second held every answer whole.
+ * Then 32 connections each pipelining 15 fresh 30-day questions (~640 kB each, written whole
+ * from kept days) that are never read, while a partner on another address asks its own.
  * What must hold: the process lives, its resident memory stays under RSS_BOUND_MIB, and
  * /healthz answers within a second afterwards (a timeout on the request, not a measurement).
  *
@@ -183,6 +185,42 @@ describe('attack: answers that are never read', () => {
 
     peak = 0;
     await holds(Array.from({ length: attackCount(32, 4) }, () => unread(port, request, true)));
+  });
+
+  it(`${attackCount(32, 4)} connections × 15 pipelined 30-day questions never asked before, not read: within the bound, a partner served meanwhile`, {
+    timeout: 90_000,
+  }, async () => {
+    // the 400 days of the test before are in the store; a month of PT15M (~640 kB) is written
+    // whole from kept days by sendViews (src/api/http/telemetry-body.ts), each window new
+    const token = await partnerToken(d.credentials);
+    const end = Math.floor(Date.now() / 1000 / DAY_S) * DAY_S - 2 * DAY_S;
+    const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000', '');
+    let window = 0;
+    const month = () => {
+      const e = end - 900 * window++;
+      return `/api/v1/devices/${STREAM}/telemetry?interval=${iso(e - 30 * DAY_S)}/${iso(e)}&include=default,energy`;
+    };
+    const ask = (p: string) => `GET ${p} HTTP/1.1\r\nHost: g\r\nAuthorization: Bearer ${token}\r\n\r\n`;
+    peak = 0;
+    const conns = await Promise.all(
+      Array.from({ length: attackCount(32, 4) }, () =>
+        unread(port, Array.from({ length: 15 }, () => ask(month())).join(''), true),
+      ),
+    );
+    await Promise.race([Promise.all(conns.map((c) => c.first)), d.exit]);
+    // while they hold their answers, a partner on another address gets a month of its own
+    const partner = await rawRequest({
+      url: `${d.url}${month()}`,
+      headers: { authorization: `Bearer ${token}` },
+      localAddress: '127.0.0.3',
+    });
+    expect(partner.status).toBe(200);
+    expect(partner.body.entries.length).toBe(30 * 96);
+    sample();
+    expect(d.alive(), `the daemon exited: ${d.err().slice(-1500)}`).toBe(true);
+    expect(peak, 'peak resident memory, MiB').toBeLessThan(RSS_BOUND_MIB);
+    for (const c of conns) c.socket.destroy();
+    expect(await healthz(port)).toBe(200);
   });
 
   it('logged no error, and no token, secret or code', () => {
