@@ -172,7 +172,8 @@ describe('a 30-day answer written from kept days', () => {
       req += k === 'month' ? get(month(100 + i)) : 'GET /openapi.json HTTP/1.1\r\nHost: g\r\n\r\n';
     });
     const handled: ServerResponse[] = [];
-    const onRequest = (r: IncomingMessage, res: ServerResponse) => r.socket === hostile && handled.push(res);
+    const onRequest = (r: IncomingMessage, res: ServerResponse) =>
+      (r.socket as unknown) === hostile && handled.push(res);
     server.on('request', onRequest);
     hostile.push(req);
     await waitFor(
