@@ -23,11 +23,10 @@
  *   QoS 1 redeliveries) or still waits in the outbox, and every stored bucket was delivered
  *   exactly once, in time order per stream.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Database } from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScaledClock } from '../../src/core/clock.js';
@@ -35,19 +34,15 @@ import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
-import { sqliteDriver } from '../../src/store/driver.js';
 import { int, rng } from '../fuzz/gen.js';
 import { partnerToken } from '../support/auth.js';
 import { getJson, waitFor } from '../support/demo.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
 import { parsePromText } from '../support/prom-text.js';
+import { exited, readDb as readDaemonDb, spawnDaemonChild } from '../support/run-daemon.js';
 import { unitRuntime } from '../support/unit-runtime.js';
 import { dedupe, expectComplete, storedBuckets } from '../support/uplink.js';
 
-// the build that suits this Node (src/store/driver.ts)
-const BetterSqlite3 = sqliteDriver();
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RUNS = Number(process.env.SITEGW_CRASH_RUNS ?? 50);
 const SEED = Number(process.env.SITEGW_CRASH_SEED ?? 9001);
 const SPEED = 1000;
@@ -97,46 +92,16 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
   });
 
   const runtime = unitRuntime();
-  const spawnDaemon = (): { proc: ChildProcess; started: Promise<string> } => {
-    // with the node flags of systemd/sitegw.service, so the daemon is proved as deployed
-    const proc = spawn(
-      process.execPath,
-      [...runtime.args, '--import', 'tsx', join(ROOT, 'test/crash/daemon-child.ts'), confFile],
-      {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', process.env.SITEGW_CRASH_STDERR ? 'inherit' : 'ignore'],
-        env: {
-          ...process.env,
-          ...runtime.env,
-          SITEGW_LOG_LEVEL: 'silent',
-          SITEGW_CRASH_CREDENTIALS: '1',
-          SITEGW_CLOCK: `${SPEED},${originSim},${originReal}`,
-        },
-      },
-    );
-    const started = new Promise<string>((resolve, reject) => {
-      let out = '';
-      proc.stdout!.on('data', (d) => {
-        out += String(d);
-        const url = /started (\S+)\n/.exec(out)?.[1];
-        if (url) resolve(url);
-      });
-      proc.once('exit', (code, sig) => reject(new Error(`daemon exited before it started (${code ?? sig})`)));
+  // with the node flags of systemd/sitegw.service, so the daemon is proved as deployed
+  const spawnDaemon = () =>
+    spawnDaemonChild({
+      confFile,
+      clock: { speed: SPEED, originSim, originReal },
+      nodeArgs: runtime.args,
+      env: runtime.env,
+      stderr: process.env.SITEGW_CRASH_STDERR ? 'inherit' : 'ignore',
     });
-    started.catch(() => undefined);
-    return { proc, started };
-  };
-  const exited = (p: ChildProcess) =>
-    new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
-
-  const readDb = <T>(fn: (db: Database) => T): T => {
-    const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
-    try {
-      return fn(db);
-    } finally {
-      db.close();
-    }
-  };
+  const readDb = <T>(fn: (db: Database) => T): T => readDaemonDb(dbFile, fn);
 
   /**
    * What was published, per `stream|direction` (magnitudes, Wh): each value with the run

@@ -11,11 +11,9 @@
  *   nothing: no hour is in both tables, the database is intact, and after the restart the pass
  *   ends with the same answers.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Database } from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScaledClock } from '../../src/core/clock.js';
@@ -30,9 +28,9 @@ import { streamKey } from '../../src/store/streams.js';
 import { partnerToken } from '../support/auth.js';
 import { bucketRow } from '../support/bucket-row.js';
 import { waitFor } from '../support/demo.js';
+import { type DaemonChild, exited, readDb as readDaemonDb, spawnDaemonChild } from '../support/run-daemon.js';
 
 const BetterSqlite3 = sqliteDriver();
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SPEED = 600;
 const DAY = 86_400_000;
 /** old days of 15-minute buckets per stream: 18 steps of retention's seven days each */
@@ -41,8 +39,6 @@ const STREAMS = 4;
 
 describe('retention through the daemon', () => {
   let servers: SimServers;
-  let proc: ChildProcess | null = null;
-  let out = '';
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-retention-'));
   const dbFile = join(dataDir, 'sitegw.db');
   const confFile = join(dataDir, 'site.yaml');
@@ -67,54 +63,30 @@ describe('retention through the daemon', () => {
     writeFileSync(confFile, yaml);
   });
   afterAll(async () => {
-    if (proc && proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    const p = child?.proc;
+    if (p && p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
     await servers?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** the daemon with the unit's node flags; resolves its URL once it listens */
+  /** the daemon with node's default flags, its log at info; resolves its URL once it listens */
+  let child: DaemonChild | null = null;
+  const out = () => child?.out() ?? '';
   const start = async (): Promise<string> => {
-    out = '';
-    const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/crash/daemon-child.ts'), confFile], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: {
-        ...process.env,
-        SITEGW_LOG_LEVEL: 'info',
-        SITEGW_CRASH_CREDENTIALS: '1',
-        SITEGW_CLOCK: `${SPEED},${originSim},${originReal}`,
-      },
+    child = spawnDaemonChild({
+      confFile,
+      clock: { speed: SPEED, originSim, originReal },
+      env: { SITEGW_LOG_LEVEL: 'info' },
     });
-    proc = p;
-    p.stdout!.on('data', (d) => (out += String(d)));
-    return await new Promise<string>((resolve, reject) => {
-      const onData = () => {
-        const url = /started (\S+)\n/.exec(out)?.[1];
-        if (url) {
-          p.stdout!.off('data', onData);
-          resolve(url);
-        }
-      };
-      p.stdout!.on('data', onData);
-      p.once('exit', (code, sig) => reject(new Error(`daemon exited before it started (${code ?? sig})`)));
-    });
+    return await child.started;
   };
-  const exited = (p: ChildProcess) =>
-    new Promise<void>((r) => (p.exitCode !== null || p.signalCode !== null ? r() : p.once('exit', () => r())));
   const stop = async (signal: NodeJS.Signals) => {
-    const p = proc!;
+    const p = child!.proc;
     p.kill(signal);
     await exited(p);
     if (signal === 'SIGTERM') expect(p.exitCode).toBe(0);
   };
-  const readDb = <T>(fn: (db: Database) => T): T => {
-    const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
-    try {
-      return fn(db);
-    } finally {
-      db.close();
-    }
-  };
+  const readDb = <T>(fn: (db: Database) => T): T => readDaemonDb(dbFile, fn);
   const oldBuckets = (db: Database) =>
     db
       .prepare('SELECT COUNT(*) FROM buckets WHERE start_s < ?')
@@ -235,7 +207,7 @@ describe('retention through the daemon', () => {
     const url = await start();
     await waitFor(
       'the pass done',
-      () => out.includes('old buckets rolled up into hours') && readDb(oldBuckets) === 0,
+      () => out().includes('old buckets rolled up into hours') && readDb(oldBuckets) === 0,
       60_000,
     );
     readDb((db) => {
