@@ -211,6 +211,7 @@ describe('a 30-day answer written from kept days', () => {
     for (const m of months) expect(JSON.parse(m.body.toString('utf8')).entries.length).toBe(30 * 96);
     // what the host could make the daemon hold: the budget and one answer
     expect(held).toBeLessThan(budget + 1024 * 1024);
+    hostile.destroy();
   });
 
   it('clients hanging up on pipelined 30-day questions leave no connection, no open answer and no error behind', async () => {
