@@ -52,6 +52,14 @@ function validationMessage(err: FastifyError, req: FastifyRequest): { code: stri
   const where = err.validationContext ?? 'request';
   const missing =
     v?.keyword === 'required' ? String((v.params as { missingProperty?: unknown }).missingProperty ?? '') : '';
+  if (v?.keyword === 'minProperties') {
+    // an object whose every member is optional but that needs one (PATCH of a device)
+    const names = Object.keys(
+      (req.routeOptions.schema?.[where as 'body'] as { properties?: object } | undefined)?.properties ?? {},
+    );
+    const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : (names[0] ?? 'a member');
+    return { code: ErrorCodes.MISSING_PARAMETER.code, message: `the ${where} needs ${list}` };
+  }
   const param = missing || (v?.instancePath ?? '').replace(/^\//, '').split('/')[0] || '';
   // a parameter with listed values names them (a route's own list: savings has P1M, telemetry not)
   const schema = req.routeOptions.schema?.[where as 'querystring'] as

@@ -48,6 +48,8 @@ const PatchBody = Type.Object(
   },
   {
     additionalProperties: false,
+    // the document says what the handler checks: a generated client (or the fuzzer) must not think {} valid
+    minProperties: 1,
     description: 'publishTo, operationMode, reserveSoc or several; an empty body is refused (MISSING_PARAMETER)',
   },
 );
