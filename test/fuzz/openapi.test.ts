@@ -23,6 +23,13 @@ type Demo = Awaited<ReturnType<typeof demoSite>>;
 type Schema = Record<string, any>;
 
 const FUZZ_RUNS = 500;
+
+/**
+ * '.' and '..' cannot be sent as a path parameter: every client removes dot segments (RFC 3986
+ * 5.2.4; WHATWG URL, which fetch follows, also for %2E), so the server would see another path.
+ * Seen at 10,000 requests: a tariffId '.' arrived as an empty one.
+ */
+const notDotSegment = (v: string) => (v === '.' || v === '..' ? `${v}_` : v);
 /** 10:05 on the daemon clock at speed 1: no bucket closes during the run */
 const START = Date.UTC(2026, 5, 1, 10, 5, 0);
 
@@ -193,7 +200,7 @@ describe('fuzz: requests generated from /openapi.json', () => {
       .map(({ pathValues, query, body, token }) => ({
         route: o.route,
         method: o.method.toUpperCase(),
-        path: o.path.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(String(pathValues[k]))),
+        path: o.path.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(notDotSegment(String(pathValues[k])))),
         query: Object.fromEntries(
           Object.entries(query)
             .filter(([, v]) => v !== undefined)
