@@ -32,7 +32,7 @@ import {
 } from '../store/control.js';
 import { writeTx } from '../store/db.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
-import { checkPlanSlots, SLOT_MODES, type SlotBody } from './plan-body.js';
+import { checkPlanSlots, OPTIMISER_SOURCE, SLOT_MODES, type SlotBody } from './plan-body.js';
 import { WaitingRelease } from './waiting-release.js';
 
 export const OPERATION_MODES: readonly OperationMode[] = ['self-consumption', 'plan', 'backup', 'optimise'];
@@ -78,8 +78,7 @@ export interface OptimiserHook {
   wake(deviceId: string): void;
 }
 
-/** the plan source the optimiser writes as */
-export const OPTIMISER_SOURCE = 'optimiser';
+export { OPTIMISER_SOURCE } from './plan-body.js';
 
 export class Control implements Feature {
   readonly name = 'control';

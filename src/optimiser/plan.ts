@@ -1,8 +1,9 @@
 /**
  * The optimum as the plan the executor would follow (docs/optimiser.md "Reading the result"): per
  * slot the mode and battery power it would send, and the SoC expected at the slot's end. A slot
- * whose optimal battery power is what self-consumption would do anyway is sent as
- * `self-consumption`, so the device follows the real surplus rather than the forecast's.
+ * whose optimal battery power is what self-consumption would do anyway, or a discharge into the
+ * house's load that exports nothing, is sent as `self-consumption`, so the device follows the
+ * real surplus and load rather than the forecast's.
  */
 
 import type { SlotBody } from '../control/plan-body.js';
@@ -48,7 +49,11 @@ export function toPlan(c: OptimiserCase, sol: Solution, baselineCost: number): O
     const scNet = sc.chargeW - sc.dischargeW;
     e = s.energyEndWh;
     let mode: SlotMode;
+    // a discharge that serves only the forecast house load (none of it exported) follows the real
+    // load: the battery covers the appliance spikes the forecast's mean leaves out (bench/README.md "Optimiser")
+    const deficit = c.loadW[t]! - c.pvW[t]!;
     if (Math.abs(scNet) >= IDLE_W && Math.abs(net - scNet) < IDLE_W) mode = 'self-consumption';
+    else if (net <= -IDLE_W && -net <= deficit + IDLE_W) mode = 'self-consumption';
     else if (net >= IDLE_W) mode = 'charge';
     else if (net <= -IDLE_W) mode = 'discharge';
     else mode = 'hold';

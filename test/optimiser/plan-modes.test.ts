@@ -11,9 +11,9 @@ import { dailyCase } from './cases.js';
 const NO_HOLD = ['charge', 'discharge', 'self-consumption'] as const;
 
 describe('the plan in the device’s modes', () => {
-  // a winter day of day-ahead prices on the simulator's site: the optimum holds the battery for
-  // the evening peak in some slots, and charges and discharges in others
-  const plan = optimise(dailyCase(15, 2024, 2));
+  // a spring day of day-ahead prices on the simulator's site: the optimum charges, exports,
+  // holds the battery for the evening peak, and leaves it to self-consumption in other slots
+  const plan = optimise(dailyCase(106, 2024, 2));
   const modes = new Set(plan.slots.map((s) => s.mode));
 
   it('the case has every mode to map', () => {
