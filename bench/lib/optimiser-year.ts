@@ -156,6 +156,11 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     return 0;
   };
 
+  const exact = (e: number, s: PlanSlot): number => {
+    const d = (s.socEnd / 100) * battery.capacityWh - e;
+    return d > 0 ? d / (battery.chargeEfficiency * h) : (d * battery.dischargeEfficiency) / h;
+  };
+
   const run = (perfectPv: boolean, perfectLoad: boolean, every = REPLAN_SLOTS) => {
     let e = (50 / 100) * battery.capacityWh;
     let cost = 0;
@@ -187,8 +192,9 @@ export function simulateYear(o: YearOptions = {}): YearResult {
       const plan = optimise(c);
       solves++;
       for (let j = 0; j < every; j++) {
-        // perfect foresight is the optimum: its plan is executed as it is
-        const w = execute(k0 + j, e, plan.slots[j]!, c, j, chargeTopUp && !(perfectPv && perfectLoad));
+        // perfect foresight is the optimum: its plan's energy path exactly, whatever the slot's mode
+        const w =
+          perfectPv && perfectLoad ? exact(e, plan.slots[j]!) : execute(k0 + j, e, plan.slots[j]!, c, j, chargeTopUp);
         cost += slotCost(k0 + j, w);
         e = Math.min(emax, Math.max(emin, step(e, w)));
       }

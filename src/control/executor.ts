@@ -142,8 +142,9 @@ export class StorageExecutor {
     const reached = slot !== undefined && this.reachedSlot === slot.startMs;
     const reserve = { socPct: this.d.reserveSoc(), held: this.reserveHeld };
     const holds = this.control?.modes?.includes('hold') ?? true;
-    // the optimiser's charge slots store the real PV surplus beyond the planned power (docs/optimiser.md)
-    const takeSurplus = plan?.source === OPTIMISER_SOURCE;
+    // the optimiser's charge slots store the real PV surplus beyond the planned power (docs/optimiser.md);
+    // a grid setpoint's charge does that by itself, and raised to the surplus would import it
+    const takeSurplus = plan?.source === OPTIMISER_SOURCE && this.control?.power !== 'grid-setpoint';
     const d = decide(following ? 'plan' : mode, slot, this.measured, env, { holds }, reached, reserve, takeSurplus);
     if (slot && d.targetReached) this.reachedSlot = slot.startMs;
     this.reserveHeld = d.reserveHeld === true;
