@@ -96,6 +96,8 @@ export interface Variant {
   surplusLoad?: boolean;
   /** a hold slot with forecast surplus: 'sc' runs self-consumption, 'absorb' charges the real surplus only */
   holdSurplus?: 'sc' | 'absorb';
+  /** every hold slot runs self-consumption: a device without hold (Huawei, Victron) */
+  noHold?: boolean;
 }
 
 export function simulateYear(o: YearOptions = {}): YearResult {
@@ -149,6 +151,7 @@ export function simulateYear(o: YearOptions = {}): YearResult {
       const downTo = v.target ? Math.max(emin, target) : emin;
       return -Math.max(0, Math.min(s.powerW, ((e - downTo) * battery.dischargeEfficiency) / h));
     }
+    if (v.noHold) return selfConsumptionW(k, e);
     if (v.holdSurplus && c.pvW[j]! > c.loadW[j]!) {
       const sc = selfConsumptionW(k, e);
       return v.holdSurplus === 'sc' ? sc : Math.max(0, sc);
