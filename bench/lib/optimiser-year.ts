@@ -161,6 +161,8 @@ export function simulateYear(o: YearOptions = {}): YearResult {
 
   const exact = (e: number, s: PlanSlot): number => {
     const d = (s.socEnd / 100) * battery.capacityWh - e;
+    // socEnd is rounded to 0.01 % (1 Wh here): a hold must not cycle that much every slot
+    if (Math.abs(d) < 1) return 0;
     return d > 0 ? d / (battery.chargeEfficiency * h) : (d * battery.dischargeEfficiency) / h;
   };
 
