@@ -8,7 +8,7 @@
  * planned power up to the planned SoC (targetSoc), self-consumption on the real surplus, hold.
  */
 import type { OptimiserCase } from '../../src/optimiser/case.js';
-import { forecastError, forecastLoad, forecastPv, type History } from '../../src/optimiser/forecast.js';
+import { forecastError, forecastLoad, forecastPv, type History, surplusLoad } from '../../src/optimiser/forecast.js';
 import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { dayAheadSeries } from '../../src/sim/day-ahead.js';
@@ -77,10 +77,39 @@ export interface YearOptions {
   /** slots between plans: 1 is the daemon's every quarter hour */
   replanSlots?: number;
   loadForecast?: LoadForecast;
+  /** experiments (bench/README.md "Optimiser"): how a plan's slot is executed */
+  variant?: Variant;
+  /** the optimiser on its forecasts only (no perfect-foresight or known-load runs) */
+  only?: boolean;
+}
+
+/**
+ * How a plan's slots are executed, and the case's load (bench/README.md "Optimiser"): the defaults
+ * are what the daemon does; the others are the experiments recorded there.
+ */
+export interface Variant {
+  /** a charge or discharge ends at the plan's socEnd (the daemon sends no targetSoc: false) */
+  target?: boolean;
+  /** a charge slot stores the real PV surplus beyond the planned power (the executor, for the optimiser's plans: true) */
+  chargeTopUp?: boolean;
+  /** the case's load in forecast-surplus slots: PV less the expected surplus (site-case.ts: true) */
+  surplusLoad?: boolean;
+  /** a hold slot with forecast surplus: 'sc' runs self-consumption, 'absorb' charges the real surplus only */
+  holdSurplus?: 'sc' | 'absorb';
+  /** every hold slot runs self-consumption: a device without hold (Huawei, Victron) */
+  noHold?: boolean;
 }
 
 export function simulateYear(o: YearOptions = {}): YearResult {
-  const { year = 2024, days = 366, seed = sim.seed, replanSlots: REPLAN_SLOTS = 1, loadForecast = forecastLoad } = o;
+  const {
+    year = 2024,
+    days = 366,
+    seed = sim.seed,
+    replanSlots: REPLAN_SLOTS = 1,
+    loadForecast = forecastLoad,
+    variant: v = {},
+  } = o;
+  const { chargeTopUp = true, surplusLoad: useSurplusLoad = true } = v;
   const warm = 28 * 96; // four weeks of history before the year for the forecasts
   const yearStart = Date.UTC(year, 0, 1) - 3_600_000;
   const start = yearStart - warm * SLOT;
@@ -110,14 +139,31 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     return -Math.min(-surplus, battery.maxDischargeW, ((e - emin) * battery.dischargeEfficiency) / h);
   };
   /** what the executor does in slot k at stored energy e with the plan's slot */
-  const execute = (k: number, e: number, s: PlanSlot): number => {
+  const execute = (k: number, e: number, s: PlanSlot, c: OptimiserCase, j: number, topUp: boolean): number => {
     const target = (s.socEnd / 100) * battery.capacityWh;
     if (s.mode === 'self-consumption') return selfConsumptionW(k, e);
-    if (s.mode === 'charge')
-      return Math.max(0, Math.min(s.powerW, (Math.min(emax, target) - e) / (battery.chargeEfficiency * h)));
-    if (s.mode === 'discharge')
-      return -Math.max(0, Math.min(s.powerW, ((e - Math.max(emin, target)) * battery.dischargeEfficiency) / h));
+    if (s.mode === 'charge') {
+      const upTo = v.target ? Math.min(emax, target) : emax;
+      const w = Math.max(0, Math.min(s.powerW, (upTo - e) / (battery.chargeEfficiency * h)));
+      return topUp ? Math.max(w, selfConsumptionW(k, e)) : w;
+    }
+    if (s.mode === 'discharge') {
+      const downTo = v.target ? Math.max(emin, target) : emin;
+      return -Math.max(0, Math.min(s.powerW, ((e - downTo) * battery.dischargeEfficiency) / h));
+    }
+    if (v.noHold) return selfConsumptionW(k, e);
+    if (v.holdSurplus && c.pvW[j]! > c.loadW[j]!) {
+      const sc = selfConsumptionW(k, e);
+      return v.holdSurplus === 'sc' ? sc : Math.max(0, sc);
+    }
     return 0;
+  };
+
+  const exact = (e: number, s: PlanSlot): number => {
+    const d = (s.socEnd / 100) * battery.capacityWh - e;
+    // socEnd is rounded to 0.01 % (1 Wh here): a hold must not cycle that much every slot
+    if (Math.abs(d) < 1) return 0;
+    return d > 0 ? d / (battery.chargeEfficiency * h) : (d * battery.dischargeEfficiency) / h;
   };
 
   const run = (perfectPv: boolean, perfectLoad: boolean, every = REPLAN_SLOTS) => {
@@ -129,9 +175,10 @@ export function simulateYear(o: YearOptions = {}): YearResult {
       const pvW = perfectPv
         ? Array.from(pv.subarray(k0, k0 + HORIZON), Math.round)
         : forecastPv(site, pvHistory, from, HORIZON);
-      const loadW = perfectLoad
+      let loadW = perfectLoad
         ? Array.from(load.subarray(k0, k0 + HORIZON), Math.round)
         : loadForecast(site.timezone, loadHistory, from, HORIZON);
+      if (useSurplusLoad && !perfectLoad) loadW = surplusLoad(site.timezone, loadHistory, from, pvW, loadW);
       const c: OptimiserCase = {
         start: new Date(from).toISOString(),
         slotMinutes: 15,
@@ -150,7 +197,9 @@ export function simulateYear(o: YearOptions = {}): YearResult {
       const plan = optimise(c);
       solves++;
       for (let j = 0; j < every; j++) {
-        const w = execute(k0 + j, e, plan.slots[j]!);
+        // perfect foresight is the optimum: its plan's energy path exactly, whatever the slot's mode
+        const w =
+          perfectPv && perfectLoad ? exact(e, plan.slots[j]!) : execute(k0 + j, e, plan.slots[j]!, c, j, chargeTopUp);
         cost += slotCost(k0 + j, w);
         e = Math.min(emax, Math.max(emin, step(e, w)));
       }
@@ -166,9 +215,10 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     e = step(e, w);
   }
   const opt = run(false, false);
+  const skipped = { cost: Number.NaN, solves: 0 };
   // with perfect foresight a new plan says what the last one did: every 4 hours is enough
-  const pf = run(true, true, 16);
-  const knownLoad = run(false, true);
+  const pf = o.only ? skipped : run(true, true, 16);
+  const knownLoad = o.only ? skipped : run(false, true);
   // the forecasts' error over the year, day-ahead from each midnight
   let pvErr = 0;
   let pvSum = 0;

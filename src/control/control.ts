@@ -24,6 +24,7 @@ import {
   planOf,
   replacePlan,
   reserveOf,
+  type SlotMode,
   type StoredPlan,
   type StoredSlot,
   setMode,
@@ -31,7 +32,7 @@ import {
 } from '../store/control.js';
 import { writeTx } from '../store/db.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
-import { checkPlanSlots, type SlotBody } from './plan-body.js';
+import { checkPlanSlots, OPTIMISER_SOURCE, SLOT_MODES, type SlotBody } from './plan-body.js';
 import { WaitingRelease } from './waiting-release.js';
 
 export const OPERATION_MODES: readonly OperationMode[] = ['self-consumption', 'plan', 'backup', 'optimise'];
@@ -77,8 +78,7 @@ export interface OptimiserHook {
   wake(deviceId: string): void;
 }
 
-/** the plan source the optimiser writes as */
-export const OPTIMISER_SOURCE = 'optimiser';
+export { OPTIMISER_SOURCE } from './plan-body.js';
 
 export class Control implements Feature {
   readonly name = 'control';
@@ -112,6 +112,16 @@ export class Control implements Feature {
 
   isStorage(device: DeviceState): boolean {
     return device.config.role === 'inverter' && this.d.site.batteriesOf(device.config.id).length > 0;
+  }
+
+  /**
+   * The slot modes a plan for this storage system may hold: the device's storage control's
+   * commands and self-consumption (always: it writes nothing of its own, or the device's default).
+   * All four until the executor has found the device's control (SunSpec 124 gives all four).
+   */
+  slotModesOf(deviceId: string): readonly SlotMode[] {
+    const modes = this.executors.get(deviceId)?.storageControl?.modes;
+    return modes ? SLOT_MODES.filter((m) => m === 'self-consumption' || modes.includes(m)) : SLOT_MODES;
   }
 
   /** Every storage system of the site. */
@@ -339,13 +349,12 @@ export class Control implements Feature {
    * fails the slot and falls back to self-consumption.
    */
   private requireModes(deviceId: string, slots: readonly StoredSlot[]): void {
-    const modes = this.executors.get(deviceId)?.storageControl?.modes;
-    if (!modes) return;
-    const i = slots.findIndex((s) => s.mode !== 'self-consumption' && !modes.includes(s.mode));
+    const modes = this.slotModesOf(deviceId);
+    const i = slots.findIndex((s) => !modes.includes(s.mode));
     if (i < 0) return;
     throw apiError(
       'SLOT_MODE_UNSUPPORTED',
-      `the slot at ${new Date(slots[i]!.startMs).toISOString()}: ${deviceId}'s storage control gives no '${slots[i]!.mode}' (it gives ${modes.join(', ')}); plan the battery with those, or self-consumption`,
+      `the slot at ${new Date(slots[i]!.startMs).toISOString()}: ${deviceId}'s storage control gives no '${slots[i]!.mode}' (it gives ${modes.join(', ')}); plan the battery with those`,
     );
   }
 

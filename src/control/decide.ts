@@ -66,6 +66,8 @@ export function decide(
   plate: Nameplate,
   targetReachedBefore = false,
   reserve: Reserve = { socPct: env.reserveSoc, held: false },
+  /** a charge slot takes the real PV surplus where it is more than the slot's power (the optimiser's plans) */
+  takeSurplus = false,
 ): Decision {
   if (mode === 'self-consumption') return keepReserve(m, env, plate, reserve);
   if (mode === 'backup') {
@@ -81,7 +83,15 @@ export function decide(
   if (!slot || slot.mode === 'self-consumption') return keepReserve(m, env, plate, reserve);
   if (slot.mode === 'hold') return { command: { mode: 'hold' }, limited: null, targetReached: false };
   if (slot.mode === 'charge')
-    return charge(slot.powerW ?? 0, Math.min(slot.targetSoc ?? 100, env.socMax), m, env, plate, targetReachedBefore);
+    return charge(
+      slot.powerW ?? 0,
+      Math.min(slot.targetSoc ?? 100, env.socMax),
+      m,
+      env,
+      plate,
+      targetReachedBefore,
+      takeSurplus,
+    );
   const floor = Math.max(slot.targetSoc ?? 0, env.socMin, reserve.socPct);
   return discharge(slot.powerW ?? 0, floor, m, env, plate, targetReachedBefore);
 }
@@ -115,6 +125,7 @@ function move(
   reached: (socPct: number) => boolean,
   limits: (base: number) => Limit[],
   holds = true,
+  takeSurplus = false,
 ): Decision {
   if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined) return SELF;
   if (reached(m.socPct))
@@ -122,13 +133,17 @@ function move(
   // the site without the battery: what the grid would carry if the battery stood still
   const base = m.gridW - m.batteryW;
   const why: string[] = [];
-  let w = askedW;
+  // the PV surplus the site would export without the battery: stored rather than sold for less
+  // (in the 50 W steps of a clipped power: the surplus moves at every reading)
+  let w = takeSurplus ? Math.max(askedW, Math.floor(-base / STEP_W) * STEP_W) : askedW;
   for (const limit of limits(base)) {
     if (limit && w > limit[0]) {
       w = limit[0];
       why.push(limit[1]);
     }
   }
+  // the surplus taken beyond the slot's power is not a limit on what the slot asked
+  if (takeSurplus && w >= askedW) why.length = 0;
   // a clipped power in 50 W steps: the house moves a few watts at every reading, and a write per
   // reading would wear registers some devices keep in flash
   w = why.length ? Math.max(0, Math.floor(w / STEP_W) * STEP_W) : Math.max(0, Math.floor(w));
@@ -142,6 +157,7 @@ function charge(
   env: ControlConfig,
   plate: Nameplate,
   reachedBefore: boolean,
+  takeSurplus = false,
 ): Decision {
   const cap = Math.min(env.maxChargeW, plate.maxChargeW ?? Number.POSITIVE_INFINITY);
   return move(
@@ -158,6 +174,7 @@ function charge(
       !env.gridCharge && [-base, 'charging from PV surplus only (control.gridCharge false)'],
     ],
     plate.holds !== false,
+    takeSurplus,
   );
 }
 

@@ -24,6 +24,7 @@ import { isStorageFault } from '../store/storage-faults.js';
 import { decide, type Measured } from './decide.js';
 import { dryRunBus } from './dry-run-bus.js';
 import { originalsBus } from './originals-bus.js';
+import { OPTIMISER_SOURCE } from './plan-body.js';
 import { WriteAuditLog } from './write-audit.js';
 
 export type ControlBus = RegisterReader & RegisterWriter;
@@ -141,7 +142,10 @@ export class StorageExecutor {
     const reached = slot !== undefined && this.reachedSlot === slot.startMs;
     const reserve = { socPct: this.d.reserveSoc(), held: this.reserveHeld };
     const holds = this.control?.modes?.includes('hold') ?? true;
-    const d = decide(following ? 'plan' : mode, slot, this.measured, env, { holds }, reached, reserve);
+    // the optimiser's charge slots store the real PV surplus beyond the planned power (docs/optimiser.md);
+    // a grid setpoint's charge does that by itself, and raised to the surplus would import it
+    const takeSurplus = plan?.source === OPTIMISER_SOURCE && this.control?.power !== 'grid-setpoint';
+    const d = decide(following ? 'plan' : mode, slot, this.measured, env, { holds }, reached, reserve, takeSurplus);
     if (slot && d.targetReached) this.reachedSlot = slot.startMs;
     this.reserveHeld = d.reserveHeld === true;
     const writer = following && slot ? (plan?.source ?? 'plan') : `mode:${mode}`;

@@ -13,6 +13,8 @@ export const SLOT_MS = 15 * 60_000;
 export const PLAN_HORIZON_MS = 7 * 86_400_000;
 /** 7 days of quarter hours */
 export const MAX_SLOTS = 672;
+/** the plan source the gateway's optimiser writes as */
+export const OPTIMISER_SOURCE = 'optimiser';
 export const SLOT_MODES: readonly SlotMode[] = ['charge', 'discharge', 'hold', 'self-consumption'];
 
 /** The plan body's schema: the HTTP route and the uplink's cmd/plan check the same (OpenAPI from it). */

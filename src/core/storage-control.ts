@@ -49,6 +49,11 @@ export interface StorageControl {
   readonly selfConsumptionRegisters?: readonly number[];
   /** the commands the device's document gives; absent: all four (SunSpec 124) */
   readonly modes?: readonly StorageCommand['mode'][];
+  /**
+   * What a charge's or discharge's powerW is on the device: the battery's (absent: SunSpec 124 and
+   * most documents) or a grid setpoint (Victron's override: the battery then takes the PV surplus too).
+   */
+  readonly power?: 'battery' | 'grid-setpoint';
   /** the lowest state of charge the device itself keeps, percent, once it told (SunSpec 124 MinRsvPct) */
   readonly minSocPct?: number;
   /** Puts the command on the device: only the registers whose value changes, plus what the life needs. */

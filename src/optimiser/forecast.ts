@@ -102,6 +102,42 @@ export function forecastLoad(timezone: string, history: History, from: number, s
   });
 }
 
+/**
+ * The load a plan should see where the forecast PV exceeds the forecast load: the PV less the
+ * surplus expected there, the mean of max(0, PV − load) over the same time on days of the same
+ * type in the last `weeks` (the loads that made the mean). A house's quarter hours are mostly below
+ * their mean with a few appliance spikes above it, so the surplus that really comes is larger than
+ * PV less the mean load, and a plan on the mean sees too little of it (bench/README.md
+ * "Optimiser"). Elsewhere the load forecast as it is.
+ */
+export function surplusLoad(
+  timezone: string,
+  history: History,
+  from: number,
+  pvW: readonly number[],
+  loadW: readonly number[],
+  weeks = 4,
+): number[] {
+  const zone = IANAZone.create(timezone);
+  const seen: number[][] = Array.from({ length: 2 * SLOTS_PER_DAY }, () => []);
+  for (let ts = from - weeks * 7 * DAY_MS; ts < from; ts += SLOT_MS) {
+    const w = valueAt(history, ts);
+    if (Number.isNaN(w)) continue;
+    const { slot, weekday } = localSlot(zone, ts);
+    seen[dayType(weekday) * SLOTS_PER_DAY + slot]!.push(w);
+  }
+  return loadW.map((load, k) => {
+    const pv = pvW[k]!;
+    if (!(pv > load)) return load;
+    const { slot, weekday } = localSlot(zone, from + k * SLOT_MS);
+    const loads = seen[dayType(weekday) * SLOTS_PER_DAY + slot]!;
+    if (loads.length === 0) return load;
+    let surplus = 0;
+    for (const l of loads) surplus += Math.max(0, pv - l);
+    return Math.max(0, Math.round(pv - surplus / loads.length));
+  });
+}
+
 export interface ForecastError {
   /** mean absolute error over the slots measured, W */
   maeW: number;

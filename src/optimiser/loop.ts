@@ -9,7 +9,6 @@ import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { SiteConfig } from '../config/types.js';
 import { type Control, OPTIMISER_SOURCE } from '../control/control.js';
-import type { SlotBody } from '../control/plan-body.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature, FeatureHealth } from '../core/feature.js';
@@ -23,7 +22,7 @@ import { sitePrices } from '../tariffs/site-prices.js';
 import { baseline } from './baseline.js';
 import { parseCase } from './case.js';
 import type { History, PvSite } from './forecast.js';
-import { toPlan } from './plan.js';
+import { slotBodies, toPlan } from './plan.js';
 import { type PlanChart, planChart } from './plan-chart.js';
 import { HORIZON_SLOTS, SLOT_MS, siteCase } from './site-case.js';
 import { InfeasibleCaseError, solve } from './solve.js';
@@ -167,11 +166,8 @@ export class OptimiserLoop implements Feature {
       const c = parseCase(built.case);
       const sol = solve(c);
       const plan = toPlan(c, sol, baseline(c).cost);
-      const slots: SlotBody[] = plan.slots.map((s) =>
-        s.mode === 'charge' || s.mode === 'discharge'
-          ? { interval: s.interval, mode: s.mode, powerW: s.powerW }
-          : { interval: s.interval, mode: s.mode },
-      );
+      // a device without hold (Huawei, Victron) gets self-consumption there: a hold would be refused
+      const slots = slotBodies(plan.slots, this.d.control.slotModesOf(deviceId));
       this.d.control.putPlan(device, slots, OPTIMISER_SOURCE);
       this.charts.set(deviceId, planChart(deviceId, now, c, sol, plan));
       const detail = `${slots.length} slots, cost ${plan.cost} against ${plan.baselineCost} in self-consumption`;

@@ -1,9 +1,12 @@
 /**
  * The optimum as the plan the executor would follow (docs/optimiser.md "Reading the result"): per
  * slot the mode and battery power it would send, and the SoC expected at the slot's end. A slot
- * whose optimal battery power is what self-consumption would do anyway is sent as
- * `self-consumption`, so the device follows the real surplus rather than the forecast's.
+ * whose optimal battery power is what self-consumption would do anyway, or a discharge into the
+ * house's load that exports nothing, is sent as `self-consumption`, so the device follows the
+ * real surplus and load rather than the forecast's.
  */
+
+import type { SlotBody } from '../control/plan-body.js';
 import { baseline, selfConsumptionStep } from './baseline.js';
 import type { OptimiserCase } from './case.js';
 import { energyBounds, type Solution, solve } from './solve.js';
@@ -46,7 +49,11 @@ export function toPlan(c: OptimiserCase, sol: Solution, baselineCost: number): O
     const scNet = sc.chargeW - sc.dischargeW;
     e = s.energyEndWh;
     let mode: SlotMode;
+    // a discharge that serves only the forecast house load (none of it exported) follows the real
+    // load: the battery covers the appliance spikes the forecast's mean leaves out (bench/README.md "Optimiser")
+    const deficit = c.loadW[t]! - c.pvW[t]!;
     if (Math.abs(scNet) >= IDLE_W && Math.abs(net - scNet) < IDLE_W) mode = 'self-consumption';
+    else if (net <= -IDLE_W && -net <= deficit + IDLE_W) mode = 'self-consumption';
     else if (net >= IDLE_W) mode = 'charge';
     else if (net <= -IDLE_W) mode = 'discharge';
     else mode = 'hold';
@@ -63,4 +70,21 @@ export function toPlan(c: OptimiserCase, sol: Solution, baselineCost: number): O
 /** The case's optimal plan and its baseline: what `sitegw optimise` prints. */
 export function optimise(c: OptimiserCase): OptimisedPlan {
   return toPlan(c, solve(c), baseline(c).cost);
+}
+
+/**
+ * The plan's slots as control takes them, in the modes the device's control gives
+ * (Control.slotModesOf). A mode it lacks becomes `self-consumption`, the device's own logic and
+ * the executor's fallback everywhere: Huawei's and Victron's documents give no hold, and neither
+ * a forcible charge at 0 W (Huawei: what it does with the PV surplus is not documented) nor a grid
+ * setpoint (Victron: it follows the house, not the battery) holds the battery (docs/optimiser.md
+ * "Devices without hold").
+ */
+export function slotBodies(slots: readonly PlanSlot[], modes: readonly SlotMode[]): SlotBody[] {
+  return slots.map((s) => {
+    if (!modes.includes(s.mode)) return { interval: s.interval, mode: 'self-consumption' };
+    return s.mode === 'charge' || s.mode === 'discharge'
+      ? { interval: s.interval, mode: s.mode, powerW: s.powerW }
+      : { interval: s.interval, mode: s.mode };
+  });
 }

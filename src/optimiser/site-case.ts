@@ -7,7 +7,7 @@
 import type { ControlConfig } from '../config/types.js';
 import type { PriceLookup } from '../tariffs/site-prices.js';
 import type { OptimiserCase } from './case.js';
-import { forecastLoad, forecastPv, type History, type PvSite } from './forecast.js';
+import { forecastLoad, forecastPv, type History, type PvSite, surplusLoad } from './forecast.js';
 
 export const SLOT_MS = 900_000;
 /** 48 hours: two days of sun and two evening peaks, the horizon Dynamic ESS and EMHASS use too */
@@ -52,14 +52,17 @@ export function siteCase(i: SiteCaseInput): { case: OptimiserCase } | { none: st
   // envelope widens it to where it is, so the case stays valid and the executor's clip still holds
   const socMin = Math.min(Math.max(e.socMin, e.reserveSoc), soc);
   const socMax = Math.max(e.socMax, soc);
+  const pvW = forecastPv(i.pvSite, i.pvHistory, start, n);
+  const tz = i.pvSite.timezone;
   return {
     case: {
       start: new Date(start).toISOString(),
       slotMinutes: SLOT_MS / 60_000,
       importPrice,
       exportPrice,
-      pvW: forecastPv(i.pvSite, i.pvHistory, start, n),
-      loadW: forecastLoad(i.pvSite.timezone, i.loadHistory, start, n),
+      pvW,
+      // where PV exceeds the load's mean, the surplus the spread of the load really leaves
+      loadW: surplusLoad(tz, i.loadHistory, start, pvW, forecastLoad(tz, i.loadHistory, start, n)),
       battery: {
         capacityWh: i.capacityWh,
         socInitial: soc,

@@ -40,6 +40,8 @@ export interface CompiledControl {
   life: { kind: 'revert-timer' | 'keep-alive'; seconds: number };
   /** the device returns to its own logic by itself when the gateway goes quiet */
   fallsBack: boolean;
+  /** what charge and discharge powerW is on the device: the battery's, or a grid setpoint (Victron) */
+  power: 'battery' | 'grid-setpoint';
   modes: Partial<Record<StorageMode, CompiledControlWrite[]>>;
 }
 
@@ -93,6 +95,7 @@ export function compileControl(file: ProfileFile, findings: Finding[]): Compiled
     ...(spec.unitId !== undefined ? { unitId: spec.unitId } : {}),
     life: { kind: spec.life.kind, seconds: spec.life.seconds },
     fallsBack: spec.life.fallsBack,
+    power: spec.power ?? 'battery',
     modes,
   };
 }

@@ -83,6 +83,10 @@ export const CONTROL_SCHEMA = {
       maximum: 255,
       hint: "the unit the control registers answer on when it is not the device's own, e.g. 100",
     },
+    power: {
+      enum: ['battery', 'grid-setpoint'],
+      hint: "what the charge and discharge power is: 'battery' (the default) or 'grid-setpoint' when the document's power is the grid's (Victron's override)",
+    },
     life: {
       type: 'object',
       additionalProperties: false,

@@ -88,6 +88,7 @@ export function createProfileControl(profile: DeviceProfile, unitId: number): Pr
     selfConsumptionRegisters,
     modes: modesOf(map),
     fallsBack: map.fallsBack,
+    power: map.power,
     source: map.source,
     async apply(bus: RegisterReader & RegisterWriter, command: StorageCommand): Promise<RegisterWrite[]> {
       const writes = map.modes[command.mode];

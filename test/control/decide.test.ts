@@ -45,6 +45,35 @@ describe('decide: the safety envelope', () => {
     const d = decide('plan', slot({}), { socPct: 50, batteryW: 0, gridW: -700 }, { ...env, gridCharge: false }, {});
     expect(d.command).toEqual({ mode: 'charge', powerW: 700 });
   });
+  it('the optimiser’s charge stores the PV surplus beyond the slot’s power, within the caps, and never more from the grid', () => {
+    const sunny = { socPct: 50, batteryW: 2000, gridW: -1230 };
+    const reserve = { socPct: env.reserveSoc, held: false };
+    // 2,000 W charging and 1,230 W still exported: 3,230 W of surplus, in 50 W steps, capped at maxChargeW 3,000
+    expect(decide('plan', slot({}), sunny, env, {}, false, reserve, true)).toEqual({
+      command: { mode: 'charge', powerW: 3000 },
+      limited: null,
+      targetReached: false,
+    });
+    expect(decide('plan', slot({}), { ...sunny, gridW: -630 }, env, {}, false, reserve, true).command).toEqual({
+      mode: 'charge',
+      powerW: 2600,
+    });
+    // a partner's plan (takeSurplus false) gets the power it asked for
+    expect(decide('plan', slot({}), sunny, env, {}, false, reserve).command).toEqual({ mode: 'charge', powerW: 2000 });
+    // less surplus than the slot's power: the slot's power, from the grid as planned
+    expect(decide('plan', slot({}), night, env, {}, false, reserve, true).command).toEqual({
+      mode: 'charge',
+      powerW: 2000,
+    });
+    // the import limit still binds the planned part
+    const d = decide('plan', slot({}), { ...night, gridW: 4200 }, env, {}, false, reserve, true);
+    expect(d.command).toEqual({ mode: 'charge', powerW: 550 });
+    expect(d.limited).toMatch(/importLimitW/);
+    // and a target ends it as before
+    expect(decide('plan', slot({}), { ...sunny, socPct: 95 }, env, {}, false, reserve, true).command).toEqual({
+      mode: 'hold',
+    });
+  });
   it('ends a charge at targetSoc (or socMax) and holds', () => {
     expect(decide('plan', slot({ targetSoc: 60 }), { ...night, socPct: 60.2 }, env, {})).toMatchObject({
       command: { mode: 'hold' },

@@ -1,37 +1,12 @@
-/**
- * Huawei SUN2000 + LUNA2000 and Victron GX through the daemon (docs/control.md "Vendor control
- * maps"): their documents give no hold, so a plan with a hold slot is refused when it is put
- * (400 SLOT_MODE_UNSUPPORTED) and nothing is written; a charge slot reaches the fixture device
- * (test/fixtures/control/, written from the vendors' register documents) as exactly the writes
- * the document prescribes, then only the keep-alive the command's life needs; after `DELETE` the
- * device gets its self-consumption writes and then no more.
- *
- * A charge waits for the battery's state of charge and power and the grid's power: the inverters'
- * battery blocks and the grid meter are the simulator's (SunSpec), the control registers the
- * fixture devices' own. One inverter per vendor, each with one of the simulator's two blocks.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScaledClock } from '../../src/core/clock.js';
-import { silentLogger } from '../../src/core/log.js';
 import { streamIds } from '../../src/core/streams.js';
 import { ensureDemoCredentials } from '../../src/demo/credentials.js';
-import { Daemon } from '../../src/main.js';
-import { defaultSimConfig } from '../../src/sim/config.js';
-import { type SimServers, startSimServers } from '../../src/sim/servers.js';
-import { SimSite } from '../../src/sim/site.js';
+import type { Daemon } from '../../src/main.js';
 import { writesOf } from '../../src/store/control.js';
 import { partnerToken } from '../support/auth.js';
-import {
-  type ControlDevice,
-  type ExpectedWrite,
-  loadControlFixture,
-  startControlDevice,
-} from '../support/control-device.js';
+import { type ControlDevice, type ExpectedWrite, loadControlFixture } from '../support/control-device.js';
 import { waitFor } from '../support/demo.js';
-import { fixtureSiteConfig } from '../support/fixture-site.js';
+import { startVendorSite, type VendorSite } from '../support/vendor-site.js';
 
 const VENDORS = ['huawei-sun2000', 'victron-gx'] as const;
 const Q = 15 * 60_000;
@@ -41,60 +16,24 @@ const SPEED = 120;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('vendor maps without hold through the daemon: hold refused, charge as the document says, DELETE ends it', () => {
-  const devices = new Map<string, ControlDevice>();
+  let site: VendorSite;
+  let devices: Map<string, ControlDevice>;
   let daemon: Daemon;
-  let servers: SimServers;
   let token: string;
-  let dataDir: string;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'sitegw-vendors-move-'));
-    const clock = new ScaledClock(SPEED, START);
-    const sim = new SimSite(defaultSimConfig(), clock.now());
-    servers = await startSimServers(sim, clock, { host: '127.0.0.1' });
-    const entries: object[] = [];
-    for (const [j, v] of VENDORS.entries()) {
-      const f = loadControlFixture(v);
-      const d = await startControlDevice(f);
-      devices.set(v, d);
-      entries.push(
-        {
-          id: `inv-${v}`,
-          role: 'inverter',
-          profile: f.profile,
-          connection: { type: 'tcp', host: d.host, port: d.port, unitId: f.unitId },
-        },
-        {
-          id: `bat-${v}`,
-          role: 'battery',
-          profile: 'sunspec',
-          inverter: `inv-${v}`,
-          connection: { type: 'tcp', host: servers.inverter.host, port: servers.inverter.port, unitId: j + 2 },
-        },
-      );
-    }
-    entries.push({
-      id: 'grid-meter',
-      role: 'grid-meter',
-      profile: 'sunspec',
-      connection: { type: 'tcp', host: servers.meter.host, port: servers.meter.port, unitId: 1 },
-    });
-    const config = fixtureSiteConfig({
+    site = await startVendorSite({
       id: 'vendors-move',
       name: 'Vendor fixtures with simulated batteries',
-      dataDir,
-      devices: entries,
+      vendors: VENDORS,
+      start: START,
+      speed: SPEED,
       more: { poll: { intervalSeconds: 5 }, control: { enabled: true } },
     });
-    daemon = await Daemon.start({ config, clock, log: silentLogger() });
+    ({ daemon, devices } = site);
     token = await partnerToken(await ensureDemoCredentials(daemon));
   });
-  afterAll(async () => {
-    await daemon?.stop();
-    for (const d of devices.values()) await d.close();
-    await servers?.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => site?.close());
 
   const put = (v: string, slots: object[]) =>
     fetch(`${daemon.url}/api/v1/devices/inv-${v}/plan`, {

@@ -4,7 +4,7 @@
  * error over the last week is zero for a perfect forecast and the offset for a shifted one.
  */
 import { describe, expect, it } from 'vitest';
-import { forecastError, forecastLoad, forecastPv, type History } from '../../src/optimiser/forecast.js';
+import { forecastError, forecastLoad, forecastPv, type History, surplusLoad } from '../../src/optimiser/forecast.js';
 import { clearSkyPlane } from '../../src/sim/solar.js';
 
 const SLOT = 900_000;
@@ -78,5 +78,26 @@ describe('forecast error over the last week', () => {
     const e = forecastError(h, from, (s, n) => truth(s, n).map((w) => w + 100));
     expect(e.maeW).toBeCloseTo(100, 9);
     expect(e.relative).toBeCloseTo(100 / 303, 2);
+  });
+});
+
+describe('the load a plan sees in surplus slots', () => {
+  it('is PV less the expected surplus over the load’s spread, not PV less the mean load; elsewhere the forecast', () => {
+    // Monday and Tuesday 100 W, Wednesday and Thursday 900 W, Friday and the weekend 500 W: a mean of 500 W
+    const spread = (ts: number) => {
+      const local = new Date(ts + 2 * 3_600_000);
+      const d = local.getUTCDay();
+      return d === 1 || d === 2 ? 100 : d === 3 || d === 4 ? 900 : 500;
+    };
+    const h = history(28, spread);
+    const load = forecastLoad(site.timezone, h, from, 96);
+    expect(new Set(load)).toEqual(new Set([500]));
+    // PV 600 W: the mean surplus is 100 W, the expected one mean(500, 500, 0, 0, 100) = 220 W on a
+    // working day (the horizon's Monday), so the plan sees 380 W
+    const pv = load.map((_, k) => (k < 48 ? 600 : 300));
+    const seen = surplusLoad(site.timezone, h, from, pv, load);
+    seen.forEach((w, k) => expect(w, `slot ${k}`).toBe(k < 48 ? 380 : 500));
+    // no history: the forecast as it is
+    expect(surplusLoad(site.timezone, { start: from, values: [] }, from, pv, load)).toEqual(load);
   });
 });

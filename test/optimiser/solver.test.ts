@@ -214,4 +214,18 @@ describe('the plan', () => {
     expect(plan.slots.map((s) => s.mode)).toEqual(['self-consumption', 'hold', 'self-consumption']);
     expect(plan.cost).toBeLessThan(plan.baselineCost);
   });
+
+  it('a discharge into the house’s load that exports nothing is sent as self-consumption; one that exports is not', () => {
+    // 800 Wh stored, 500 W at most: the dearer hour takes 500 W (555.6 Wh), the cheaper one the
+    // remaining 244.4 Wh as 220 W, less than self-consumption's 500 W: still a discharge into the
+    // house only, so the battery follows the real load there rather than the forecast's mean
+    const battery = { socInitial: 8, maxDischargeW: 500 };
+    const home = optimise(small({ importPrice: [0.5, 0.6], exportPrice: [0, 0], loadW: [1000, 1000], battery }));
+    expect(home.slots.map((s) => s.mode)).toEqual(['self-consumption', 'self-consumption']);
+    expect(home.slots[0]!.socEnd).toBeCloseTo(5.56, 2);
+    // the same energy sold in the second hour at 0.6: that slot exports, a discharge at its power
+    const sold = optimise(small({ importPrice: [0.5, 0.7], exportPrice: [0, 0.6], loadW: [1000, 0], battery }));
+    expect(sold.slots.map((s) => s.mode)).toEqual(['self-consumption', 'discharge']);
+    expect(sold.slots[1]!.powerW).toBe(500);
+  });
 });

@@ -59,6 +59,19 @@ describe('the vendor families the issue names each have a control map and a fixt
   });
 });
 
+describe('what a charge’s power is', () => {
+  it('Victron’s override is a grid setpoint (the optimiser’s charge does not raise it to the PV surplus); the others a battery power', async () => {
+    const power = Object.fromEntries(await Promise.all(fixtures.map(async (n) => [n, (await rig(n)).control.power])));
+    expect(power).toEqual({
+      'goodwe-et': 'battery',
+      'huawei-sun2000': 'battery',
+      'solaredge-storedge': 'battery',
+      'sungrow-sh-rt': 'battery',
+      'victron-gx': 'grid-setpoint',
+    });
+  });
+});
+
 describe.each(fixtures)('%s', (name) => {
   it('receives exactly the writes the document prescribes, in order, each read back', async () => {
     const { f, device, bus, control } = await rig(name);
