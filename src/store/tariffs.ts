@@ -140,7 +140,7 @@ const keys = new WeakMap<Database, Buffer>();
 
 /**
  * The key that signs page tokens, created on first use. Read before it is written: a GET is a
- * read, and a read must work on a data disk that takes no writes (docs/design.md "Field faults").
+ * read, and a read must work on a data disk that takes no writes (docs/design.md "Field faults: what the numbers survive").
  */
 export function pageTokenKey(db: Database): Buffer {
   let key = keys.get(db);

@@ -1,7 +1,7 @@
 /**
  * The grid feature's in-transaction event: `gridEventRecording` listeners run inside the
  * transaction that stores the grid event, and one that throws rolls the event back with them.
- * A disk that refuses writes keeps the events waiting in memory (docs/design.md "Field faults").
+ * A disk that refuses writes keeps the events waiting in memory (docs/design.md "Field faults: what the numbers survive").
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
