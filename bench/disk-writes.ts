@@ -1,6 +1,10 @@
 /**
  * SD-card wear: bytes written to the database and its WAL per simulated day by a ten-device
  * site (hybrid inverter, seven battery blocks, grid meter, house meter), polled every 10 s.
+ * `--devices N` runs a site of N devices instead, laid out as bench/scale.ts lays them (per 18
+ * devices an inverter, battery blocks behind it, a meter; the first meter the grid's), all read
+ * from one simulator: a whole day of a large site, where a 30 s window of a live run cannot say
+ * what a day writes (its first minute holds every device's first-poll facts, bench/README.md).
  *
  * The day runs at full speed through the daemon's own code: the simulator's model read through
  * the poller, profiles and bucketer into SQLite, buckets closed at every 15-minute boundary in
@@ -17,7 +21,7 @@
  * Baseline, same run: the same bucket rows inserted by a bare better-sqlite3 loop into a WAL
  * database with the same table, one transaction per 15-minute period.
  *
- *   node --import tsx bench/disk-writes.ts [--days N]
+ *   node --import tsx bench/disk-writes.ts [--days N] [--devices N]
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +31,9 @@ import { ManualClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/log.js';
 import { demoSiteConfig } from '../src/demo/default-site.js';
 import { prefillHistory } from '../src/demo/prefill.js';
+import type { SiteConfig } from '../src/config/types.js';
 import { Daemon } from '../src/main.js';
+import { parseConfig } from '../src/profiles/site-config.js';
 import { defaultSimConfig } from '../src/sim/config.js';
 import { SimSite } from '../src/sim/site.js';
 import { sqliteDriver } from '../src/store/driver.js';
@@ -36,8 +42,42 @@ import { sqliteDriver } from '../src/store/driver.js';
 const BetterSqlite3 = sqliteDriver();
 
 const DAY_MS = 86_400_000;
-const { values } = parseArgs({ options: { days: { type: 'string', default: '1' } } });
+const { values } = parseArgs({ options: { days: { type: 'string', default: '1' }, devices: { type: 'string' } } });
 const days = Number(values.days);
+const devices = values.devices === undefined ? undefined : Number(values.devices);
+const PER_HOST = 18;
+
+/** N devices as bench/scale.ts lays them out, every host's units read from the one simulator. */
+function largeSiteConfig(n: number, dataDir: string): SiteConfig {
+  const hosts = Math.ceil(n / PER_HOST);
+  const lines: string[] = [];
+  for (let h = 0; h < hosts; h++) {
+    const batteries = Math.floor((n - 2 * hosts) / hosts) + (h < (n - 2 * hosts) % hosts ? 1 : 0);
+    const tcp = (unitId: number) => `{ type: tcp, host: 127.0.0.1, port: 9, unitId: ${unitId} }`;
+    lines.push(`  - { id: inv-${h}, role: inverter, profile: sunspec, connection: ${tcp(1)} }`);
+    for (let b = 0; b < batteries; b++)
+      lines.push(
+        `  - { id: bat-${h}-${b}, role: battery, profile: sunspec, inverter: inv-${h}, connection: ${tcp(b + 2)} }`,
+      );
+    // the simulator's grid meter is unit 1 of its meter host, the house meter unit 2
+    lines.push(
+      `  - { id: meter-${h}, role: ${h === 0 ? 'grid-meter' : 'consumption-meter'}, profile: sunspec, connection: ${tcp(h === 0 ? 1 : 2)} }`,
+    );
+  }
+  const r = parseConfig(
+    `version: 1
+site: { id: disk, name: Disk bench, timezone: Europe/Berlin, currency: EUR, location: { latitude: 52.5, longitude: 13.4 } }
+http: { host: 127.0.0.1, port: 0 }
+dataDir: ${JSON.stringify(dataDir)}
+poll: { intervalSeconds: 10 }
+devices:
+${lines.join('\n')}
+`,
+    'disk bench site.yaml',
+  );
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.config;
+}
 
 function io(): { wchar: number; writeBytes: number } {
   const text = readFileSync('/proc/self/io', 'utf8');
@@ -57,17 +97,24 @@ const mb = (b: number) => (b / 1e6).toFixed(2);
 
 async function gateway(dataDir: string) {
   const sim = defaultSimConfig();
-  sim.battery.blocks = Array.from({ length: 7 }, () => structuredClone(sim.battery.blocks[0]!));
+  // unit ids 2..17 behind each inverter in a large site
+  sim.battery.blocks = Array.from({ length: devices === undefined ? 7 : 16 }, () =>
+    structuredClone(sim.battery.blocks[0]!),
+  );
   const end = Date.UTC(2026, 5, 22, 0, 0);
   const from = end - days * DAY_MS;
   const site = new SimSite(sim, from);
   // live polling after the day is not measured: the devices' ports are dead on purpose
   const ep = { host: '127.0.0.1', port: 9 };
-  const config = demoSiteConfig(
-    { inverter: ep, meter: ep },
-    { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 7 },
-  );
-  if (config.devices.length !== 10) throw new Error(`expected ten devices, got ${config.devices.length}`);
+  const config =
+    devices === undefined
+      ? demoSiteConfig(
+          { inverter: ep, meter: ep },
+          { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 7 },
+        )
+      : largeSiteConfig(devices, dataDir);
+  const want = devices ?? 10;
+  if (config.devices.length !== want) throw new Error(`expected ${want} devices, got ${config.devices.length}`);
   let before = io();
   let after = before;
   const daemon = await Daemon.start({
@@ -92,7 +139,13 @@ async function gateway(dataDir: string) {
   await daemon.stop();
   // after the stop the WAL is checkpointed into the file: what the day costs in storage
   const dbBytes = size(dbFile) + size(`${dbFile}-wal`);
-  return { wchar: after.wchar - before.wchar, writeBytes: after.writeBytes - before.writeBytes, dbBytes, dbFile };
+  return {
+    wchar: after.wchar - before.wchar,
+    writeBytes: after.writeBytes - before.writeBytes,
+    dbBytes,
+    dbFile,
+    devices: config.devices.length,
+  };
 }
 
 /** The same bucket rows, inserted by a bare loop: one transaction per 15-minute period. */
@@ -133,7 +186,7 @@ try {
   const b = baseline(g.dbFile, dir);
   const perDay = (x: number) => x / days;
   console.log(
-    `ten-device site, ${days} simulated day(s), poll 10 s, ${b.rows} buckets (${Math.round(b.rows / days / 96)} streams x 96 a day)`,
+    `${devices === undefined ? 'ten-device site' : `${g.devices}-device site (bench/scale.ts layout)`}, ${days} simulated day(s), poll 10 s, ${b.rows} buckets (${Math.round(b.rows / days / 96)} streams x 96 a day)`,
   );
   console.log('');
   console.log('| SD-card writes per simulated day | MB/day | ratio to bare insert loop |');
