@@ -27,11 +27,11 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { SiteConfig } from '../src/config/types.js';
 import { ManualClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/log.js';
 import { demoSiteConfig } from '../src/demo/default-site.js';
 import { prefillHistory } from '../src/demo/prefill.js';
-import type { SiteConfig } from '../src/config/types.js';
 import { Daemon } from '../src/main.js';
 import { parseConfig } from '../src/profiles/site-config.js';
 import { defaultSimConfig } from '../src/sim/config.js';
@@ -53,7 +53,7 @@ function largeSiteConfig(n: number, dataDir: string): SiteConfig {
   const lines: string[] = [];
   for (let h = 0; h < hosts; h++) {
     const batteries = Math.floor((n - 2 * hosts) / hosts) + (h < (n - 2 * hosts) % hosts ? 1 : 0);
-    const tcp = (unitId: number) => `{ type: tcp, host: 127.0.0.1, port: 9, unitId: ${unitId} }`;
+    const tcp = (unitId: number) => `{ type: tcp, host: 127.0.0.${h + 2}, port: 9, unitId: ${unitId} }`;
     lines.push(`  - { id: inv-${h}, role: inverter, profile: sunspec, connection: ${tcp(1)} }`);
     for (let b = 0; b < batteries; b++)
       lines.push(

@@ -14,8 +14,12 @@
  * period, p50 and p99 over every poll of the window) and failed polls, apart for TCP and the RTU
  * line, with the line's busy share (its bytes' character times and 3.5-character gaps); then
  * one bucket close (every stream's bucket written in one transaction, as the close timer does),
- * its time and bytes written; SQLite writes per day = the window's write rate (energy-state
- * saves) over a day plus 96 closes; then WS_CLIENTS real WebSocket clients (another process,
+ * its time and bytes written; the window's own SQLite writes (pages dirtied) and the learned
+ * facts saved in it (a device_facts row at a device's first poll: the settle waits, up to
+ * QUIET_MAX_S more, until every device was polled and none was saved for 5 s). No writes a day are
+ * extrapolated from here: a window on a fresh database holds none of a day's cost (a close's
+ * pages grow as the buckets table does) and any late first poll counts thousands of times;
+ * bench/disk-writes.ts --devices N runs the whole day. Then WS_CLIENTS real WebSocket clients (another process,
  * bench/lib/ws-clients.mjs) subscribed to telemetry-realtime get that bucket pushed WS_ROUNDS
  * times: from the push to the last client's last message, p50 and p99, and the gateway's CPU
  * for a push (building and writing the messages, and the event-loop turn after). Baseline in the same run: the 10-device site, to which the
@@ -33,7 +37,6 @@ import { ScaledClock } from '../src/core/clock.js';
 import { defaultSimConfig } from '../src/sim/config.js';
 import { type SimServers, startSimServers } from '../src/sim/servers.js';
 import { SimSite } from '../src/sim/site.js';
-import { ENERGY_SAVE_MS } from '../src/telemetry/bucketer.js';
 import { HAVE_SOCAT, NO_SOCAT } from '../test/support/socat.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
 import { proc } from './lib/proc.js';
@@ -43,6 +46,7 @@ const WINDOW_S = Number(process.argv[2] ?? 30);
 const SIZES = (process.argv[3] ?? '10,50,100,200').split(',').map(Number);
 const PERIODS = (process.argv[4] ?? '1,5').split(',').map(Number);
 const SETTLE_S = Number(process.env.BENCH_SETTLE_S ?? 10);
+const QUIET_MAX_S = 60;
 const PER_HOST = 18;
 const BAUD = Number(process.env.BENCH_RTU_BAUD ?? 9600);
 const WS_CLIENTS = Number(process.env.BENCH_WS_CLIENTS ?? 50);
@@ -142,7 +146,11 @@ interface Row {
   s: number;
   closeMs: number;
   buckets: number;
-  mbPerDay: number;
+  /** pages dirtied in the window, kB, and the learned facts saved in it */
+  windowKB: number;
+  factsSaves: number;
+  /** seconds the settle waited past SETTLE_S for every device's first poll and facts */
+  quietS: number;
   wsEntries: number;
   wsShort: number;
   wsP50: number;
@@ -150,7 +158,6 @@ interface Row {
   wsCpuMs: number;
   /** from the close's start (its transaction included) to the last client's last message */
   wsFirstMs: number;
-  saveInWindow: boolean;
 }
 
 /** WS_CLIENTS clients on the gateway; WS_ROUNDS pushes of the bucket just closed, each to the last client's last message */
@@ -231,30 +238,28 @@ for (const period of PERIODS) {
         child.once('exit', (c) => reject(new Error(`the gateway exited (${c})`)));
       });
       await sleep(SETTLE_S * 1000);
+      const q0 = performance.now();
+      while (performance.now() - q0 < QUIET_MAX_S * 1000 && !(await ask(child, { quiet: 5000 })).quiet)
+        await sleep(1000);
+      const quietS = (performance.now() - q0) / 1000;
       load.push(loadavg());
       const p = proc(child.pid!);
       const start = await ask(child, { reset: true });
       const traffic0 = { ...line.traffic };
       const cpu0 = p.cpuSeconds();
       const t0 = performance.now();
-      const wall0 = Date.now();
       const priv: number[] = [];
       for (let i = 0; i < WINDOW_S; i++) {
         await sleep(1000);
         if (i % 5 === 4) priv.push(p.shares().privateMB);
       }
       const s = (performance.now() - t0) / 1000;
-      // the bucketer saves every stream's energy state at each 5 minutes of the clock (ENERGY_SAVE_MS):
-      // a window holding one extrapolates that save 2,880 times a day instead of 288
-      const saveInWindow = Math.floor(wall0 / ENERGY_SAVE_MS) !== Math.floor(Date.now() / ENERGY_SAVE_MS);
       const cpuS = p.cpuSeconds() - cpu0;
       const cpu = (cpuS / s) * 100;
       const st = await ask(child, { stats: true });
       const traffic = { bytes: line.traffic.bytes - traffic0.bytes, answers: line.traffic.answers - traffic0.answers };
       const ws = await wsRounds(child, ready);
       const close = ws.close;
-      const perDay =
-        (((st.wchar as number) - (start.wchar as number)) / s) * 86_400 + 96 * (close.closeBytes as number);
       const linePolls = Math.max(1, st.rtu.polls as number);
       rows.push({
         devices: n,
@@ -272,14 +277,15 @@ for (const period of PERIODS) {
         s,
         closeMs: close.closeMs as number,
         buckets: close.buckets as number,
-        mbPerDay: perDay / 1e6,
+        windowKB: ((st.wchar as number) - (start.wchar as number)) / 1000,
+        factsSaves: st.factsSaves as number,
+        quietS,
         wsEntries: ws.entries,
         wsShort: ws.short,
         wsP50: ws.p50,
         wsP99: ws.p99,
         wsCpuMs: ws.cpuMs,
         wsFirstMs: ws.firstMs,
-        saveInWindow,
       });
       console.error(JSON.stringify({ ...rows.at(-1), load: load.at(-1) }));
     } finally {
@@ -302,18 +308,22 @@ console.log(
 console.log(`load average (1, 5, 15 min) at each size's window: ${load.join('; ')}`);
 console.log('');
 console.log(
-  `| devices (TCP hosts, RTU, streams) | poll | CPU of one core | private MB | TCP poll jitter p50 / p99 ms (failed) | RTU line jitter p50 / p99 ms (failed), poll ms | RTU line busy | bucket close ms (buckets) | WS push to ${WS_CLIENTS} clients, p50 / p99 ms (entries) | close to last client ms | WS push CPU ms | SQLite writes MB/day |`,
+  `| devices (TCP hosts, RTU, streams) | poll | CPU of one core | private MB | TCP poll jitter p50 / p99 ms (failed) | RTU line jitter p50 / p99 ms (failed), poll ms | RTU line busy | bucket close ms (buckets) | WS push to ${WS_CLIENTS} clients, p50 / p99 ms (entries) | close to last client ms | WS push CPU ms | SQLite writes in the window kB (facts saved) |`,
 );
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   console.log(
-    `| ${r.devices} (${r.hosts}, ${r.rtu}, ${r.streams}) | ${r.period} s | ${f(r.cpu)} % | ${f(r.privateMB)} | ${f(r.tcp.p50)} / ${f(r.tcp.p99)} (${r.tcp.failed}/${r.tcp.polls}) | ${f(r.line.p50)} / ${f(r.line.p99)} (${r.line.failed}/${r.line.polls}), ${f(r.line.pollMs, 0)} | ${f(r.lineBusy, 0)} % | ${f(r.closeMs)} (${r.buckets}) | ${f(r.wsP50)} / ${f(r.wsP99)} (${r.wsEntries}${r.wsShort ? `, ${r.wsShort} short` : ''}) | ${f(r.wsFirstMs)} | ${f(r.wsCpuMs)} | ${f(r.mbPerDay)}${r.saveInWindow ? ' (a save in the window)' : ''} |`,
+    `| ${r.devices} (${r.hosts}, ${r.rtu}, ${r.streams}) | ${r.period} s | ${f(r.cpu)} % | ${f(r.privateMB)} | ${f(r.tcp.p50)} / ${f(r.tcp.p99)} (${r.tcp.failed}/${r.tcp.polls}) | ${f(r.line.p50)} / ${f(r.line.p99)} (${r.line.failed}/${r.line.polls}), ${f(r.line.pollMs, 0)} | ${f(r.lineBusy, 0)} % | ${f(r.closeMs)} (${r.buckets}) | ${f(r.wsP50)} / ${f(r.wsP99)} (${r.wsEntries}${r.wsShort ? `, ${r.wsShort} short` : ''}) | ${f(r.wsFirstMs)} | ${f(r.wsCpuMs)} | ${f(r.windowKB, 0)} (${r.factsSaves}) |`,
   );
 }
 console.log('');
 for (const r of rows)
   console.log(
     `RTU line, ${r.devices} devices at ${r.period} s: ${f(r.perPoll9600)} ms of line per device poll at 9600 baud, ${f(r.perPoll19200)} at 19200: one line carries ${Math.floor(1000 / r.perPoll9600)} such devices at 1 s at 9600, ${Math.floor(1000 / r.perPoll19200)} at 19200 (line time only, no device turnaround)`,
+  );
+for (const r of rows)
+  console.log(
+    `${r.devices} devices at ${r.period} s: every device polled and no facts saved for 5 s ${f(r.quietS)} s after the ${SETTLE_S} s settle; in the window ${f(r.windowKB, 0)} kB of SQLite pages dirtied, ${r.factsSaves} facts saved`,
   );
 console.log('');
 for (const period of PERIODS) {
@@ -323,6 +333,6 @@ for (const period of PERIODS) {
   if (!base || !top || base === top) continue;
   const d = top.devices - base.devices;
   console.log(
-    `growth per device, ${base.devices} → ${top.devices} at ${period} s: CPU ${((top.cpu - base.cpu) / d).toFixed(3)} % of a core, private ${(((top.privateMB - base.privateMB) / d) * 1000).toFixed(0)} kB, close ${((top.closeMs - base.closeMs) / d).toFixed(3)} ms, writes ${(((top.mbPerDay - base.mbPerDay) / d) * 1000).toFixed(0)} kB/day, WS push p50 ${((top.wsP50 - base.wsP50) / d).toFixed(3)} ms and ${((top.wsCpuMs - base.wsCpuMs) / d).toFixed(3)} CPU ms`,
+    `growth per device, ${base.devices} → ${top.devices} at ${period} s: CPU ${((top.cpu - base.cpu) / d).toFixed(3)} % of a core, private ${(((top.privateMB - base.privateMB) / d) * 1000).toFixed(0)} kB, close ${((top.closeMs - base.closeMs) / d).toFixed(3)} ms, WS push p50 ${((top.wsP50 - base.wsP50) / d).toFixed(3)} ms and ${((top.wsCpuMs - base.wsCpuMs) / d).toFixed(3)} CPU ms`,
   );
 }
