@@ -119,7 +119,7 @@ async function gateway(dataDir: string) {
   let after = before;
   // from the last day's first reading: with --days 2 or more, a day once every stream's buckets
   // fill leaf pages of their own (about 58 rows, 0.6 days), so each close touches a page a stream
-  let lastDay = before;
+  let lastDay: ReturnType<typeof io> | undefined;
   const daemon = await Daemon.start({
     config,
     clock: new ManualClock(end + 15_000),
@@ -129,7 +129,7 @@ async function gateway(dataDir: string) {
       let viewed = -Infinity;
       const lastFrom = end - DAY_MS;
       const off = ctx.bus.on('reading', (r) => {
-        if (r.ts >= lastFrom && lastDay === before && days > 1) lastDay = io();
+        if (r.ts >= lastFrom && lastDay === undefined && days > 1) lastDay = io();
         if (r.ts - viewed < 10_000) return;
         viewed = r.ts;
         ctx.ops.streamsNow();
@@ -147,7 +147,7 @@ async function gateway(dataDir: string) {
   return {
     wchar: after.wchar - before.wchar,
     writeBytes: after.writeBytes - before.writeBytes,
-    lastDay: days > 1 ? after.wchar - lastDay.wchar : undefined,
+    lastDay: lastDay === undefined ? undefined : after.wchar - lastDay.wchar,
     dbBytes,
     dbFile,
     devices: config.devices.length,
