@@ -212,7 +212,11 @@ try {
     `| database file after the run (all tables, schema included) | ${mb(g.dbBytes / days)} stored per day | |`,
   );
   console.log('');
-  console.log(`target: < 10 MB/day -> ${perDay(g.wchar) < 10e6 ? 'met' : 'MISSED'}`);
+  // a day's cost grows until every stream's buckets have leaf pages of their own: the last day says what a site pays
+  const judged = g.lastDay ?? perDay(g.wchar);
+  console.log(
+    `target: < 10 MB/day (${g.lastDay === undefined ? 'the average day; --days 3 for a settled one' : 'the last day'}) -> ${judged < 10e6 ? 'met' : 'MISSED'}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
