@@ -9,16 +9,23 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { recordWrites, type WriteAudit } from '../store/control.js';
-import { isStorageFault } from '../store/storage-faults.js';
+import { RetriedWrite } from '../store/storage-faults.js';
 
 /** records waiting for room on disk, at most this many, the oldest dropped first (days of keep-alives) */
 export const MAX_WAITING_AUDITS = 10_000;
 
 export class WriteAuditLog {
   private waiting: WriteAudit[] = [];
-  private failing = false;
+  private readonly stores: RetriedWrite;
 
-  constructor(private readonly deps: { db: Database; log: Logger; deviceId: string }) {}
+  constructor(private readonly deps: { db: Database; log: Logger; deviceId: string }) {
+    this.stores = new RetriedWrite({
+      log: deps.log,
+      context: { deviceId: deps.deviceId },
+      refused: 'recording control writes failed; the records wait in memory (the writes stand)',
+      again: 'control write records that waited in memory are stored',
+    });
+  }
 
   /** records `rows` after those still waiting; throws only what is not a storage fault */
   record(rows: readonly WriteAudit[]): void {
@@ -37,22 +44,7 @@ export class WriteAuditLog {
   /** stores what waits, if anything does */
   flush(): void {
     if (this.waiting.length === 0) return;
-    try {
-      recordWrites(this.deps.db, this.waiting);
-    } catch (err) {
-      if (!isStorageFault(err)) throw err;
-      if (!this.failing)
-        this.deps.log.error(
-          { err, deviceId: this.deps.deviceId },
-          'recording control writes failed; the records wait in memory (the writes stand)',
-        );
-      this.failing = true;
-      return;
-    }
-    if (this.failing)
-      this.deps.log.info({ deviceId: this.deps.deviceId }, 'control write records that waited in memory are stored');
-    this.failing = false;
-    this.waiting = [];
+    if (this.stores.attempt(() => recordWrites(this.deps.db, this.waiting))) this.waiting = [];
   }
 
   get waitingCount(): number {

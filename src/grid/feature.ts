@@ -6,7 +6,7 @@ import { streamIds } from '../core/streams.js';
 import type { Site } from '../site/site.js';
 import { writeTx } from '../store/db.js';
 import { insertGridEvent, lastGridState, type StoredGridEvent } from '../store/grid-events.js';
-import { isStorageFault } from '../store/storage-faults.js';
+import { RetriedWrite } from '../store/storage-faults.js';
 import { GridWatch } from './watch.js';
 
 /**
@@ -31,7 +31,7 @@ export class GridFeature implements Feature {
   readonly name = 'grid';
   private off: (() => void) | null = null;
   private readonly waiting: Waiting[] = [];
-  private failing = false;
+  private readonly stores: RetriedWrite;
 
   constructor(
     private readonly deps: {
@@ -43,7 +43,14 @@ export class GridFeature implements Feature {
       /** the outcome of each store (ops' Health: a failed write makes the main loop unhealthy) */
       writes?: { noteWrite(err?: unknown): void };
     },
-  ) {}
+  ) {
+    this.stores = new RetriedWrite({
+      log: deps.log,
+      refused: 'storing a grid event failed; it waits in memory and is retried at every meter reading',
+      again: 'storing grid events works again: the events that waited are stored',
+      outcome: (err) => deps.writes?.noteWrite(err),
+    });
+  }
 
   start(): void {
     const meter = this.deps.site.byRole('grid-meter')[0];
@@ -100,35 +107,26 @@ export class GridFeature implements Feature {
   }
 
   private storeWaiting(): void {
-    const { db, bus, log, writes } = this.deps;
+    const { db, bus } = this.deps;
     while (this.waiting.length > 0) {
       const w = this.waiting[0] as Waiting;
+      let stored: boolean;
       try {
-        if (w.announced) {
+        stored = this.stores.attempt(() => {
+          if (!w.announced) return insertGridEvent(db, w.event, false);
           const e = w.event;
           writeTx(db, () => {
             insertGridEvent(db, e);
             // the uplink's outbox row commits with the event, or neither does
             bus.runInTransaction('gridEventRecording', e);
           });
-        } else insertGridEvent(db, w.event, false);
+        });
       } catch (err) {
-        if (!isStorageFault(err)) {
-          this.waiting.shift();
-          throw err;
-        }
-        writes?.noteWrite(err);
-        if (!this.failing)
-          log.error({ err }, 'storing a grid event failed; it waits in memory and is retried at every meter reading');
-        this.failing = true;
-        return;
+        this.waiting.shift();
+        throw err;
       }
+      if (!stored) return;
       this.waiting.shift();
-      writes?.noteWrite();
-      if (this.failing && this.waiting.length === 0) {
-        log.info('storing grid events works again: the events that waited are stored');
-        this.failing = false;
-      }
     }
   }
 }

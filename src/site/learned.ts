@@ -11,7 +11,7 @@ import { isLiveChannel } from '../core/channels.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import { type DeviceFacts, loadDeviceFacts, saveDeviceFacts } from '../store/device-facts.js';
-import { isStorageFault } from '../store/storage-faults.js';
+import { RetriedWrite } from '../store/storage-faults.js';
 import type { Site } from './site.js';
 
 /** What earlier runs learned, into `site` (devices no longer configured are left out). */
@@ -35,9 +35,15 @@ export class LearnedTopology implements Feature {
   readonly name = 'learned topology';
   private off: (() => void)[] = [];
   private readonly waiting = new Map<string, DeviceFacts>();
-  private failing = false;
+  private readonly saves: RetriedWrite;
 
-  constructor(private readonly deps: { db: Database; site: Site; bus: EventBus; log?: Logger }) {}
+  constructor(private readonly deps: { db: Database; site: Site; bus: EventBus; log?: Logger }) {
+    this.saves = new RetriedWrite({
+      log: deps.log,
+      refused: 'saving the learned topology failed; it waits in memory and is retried at every reading',
+      again: 'saving the learned topology works again',
+    });
+  }
 
   start(): void {
     const { site, bus } = this.deps;
@@ -68,23 +74,16 @@ export class LearnedTopology implements Feature {
   }
 
   private saveWaiting(): void {
-    const { db, log } = this.deps;
     for (const [deviceId, facts] of this.waiting) {
+      let saved: boolean;
       try {
-        saveDeviceFacts(db, deviceId, facts);
+        saved = this.saves.attempt(() => saveDeviceFacts(this.deps.db, deviceId, facts));
       } catch (err) {
-        if (!isStorageFault(err)) {
-          this.waiting.delete(deviceId);
-          throw err;
-        }
-        if (!this.failing)
-          log?.error({ err }, 'saving the learned topology failed; it waits in memory and is retried at every reading');
-        this.failing = true;
-        return;
+        this.waiting.delete(deviceId);
+        throw err;
       }
+      if (!saved) return;
       this.waiting.delete(deviceId);
     }
-    if (this.failing) log?.info('saving the learned topology works again');
-    this.failing = false;
   }
 }

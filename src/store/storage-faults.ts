@@ -5,6 +5,7 @@
  * https://sqlite.org/rescode.html
  */
 import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
 import { type ApiError, apiError } from '../core/errors.js';
 
 const FULL = new Set(['SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE', 'ENOSPC']);
@@ -55,4 +56,42 @@ export function storageRefusal(err: unknown): ApiError | undefined {
 export function probeWrite(db: Database): void {
   const v = db.pragma('user_version', { simple: true }) as number;
   db.pragma(`user_version = ${v}`);
+}
+
+/**
+ * One kind of write that waits in memory while the data disk refuses it and is tried again until
+ * it takes it (grid events, control's write records, learned facts, stream keys). The first
+ * refusal is logged at error and the first success after it at info, not every retry; `outcome`
+ * hears each try (health). Any error that is not a storage fault is thrown: a bug, not a disk.
+ */
+export class RetriedWrite {
+  private refused = false;
+
+  constructor(
+    private readonly o: {
+      log?: Logger;
+      /** what the log lines carry besides the error */
+      context?: Record<string, unknown>;
+      refused: string;
+      again: string;
+      outcome?: (err?: unknown) => void;
+    },
+  ) {}
+
+  /** true once `write` is on disk; false when a storage fault refused it */
+  attempt(write: () => void): boolean {
+    try {
+      write();
+    } catch (err) {
+      if (!isStorageFault(err)) throw err;
+      this.o.outcome?.(err);
+      if (!this.refused) this.o.log?.error({ err, ...this.o.context }, this.o.refused);
+      this.refused = true;
+      return false;
+    }
+    this.o.outcome?.();
+    if (this.refused) this.o.log?.info({ ...this.o.context }, this.o.again);
+    this.refused = false;
+    return true;
+  }
 }

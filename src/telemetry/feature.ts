@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import type { Site } from '../site/site.js';
-import { isStorageFault } from '../store/storage-faults.js';
+import { RetriedWrite } from '../store/storage-faults.js';
 import type { Bucketer } from './bucketer.js';
 import { CloseTimer } from './close-timer.js';
 
@@ -24,7 +24,15 @@ export class BucketFeed implements Feature {
   private off: (() => void)[] = [];
   private streamsWaiting = false;
 
-  constructor(private readonly deps: { bus: EventBus; bucketer: Bucketer; site: Site; log?: Logger }) {}
+  private readonly streamKeys: RetriedWrite;
+
+  constructor(private readonly deps: { bus: EventBus; bucketer: Bucketer; site: Site; log?: Logger }) {
+    this.streamKeys = new RetriedWrite({
+      log: deps.log,
+      refused: 'storing new streams failed; they are tried again after every poll',
+      again: 'storing new streams works again: they are bucketed',
+    });
+  }
 
   start(): void {
     const { bus, bucketer } = this.deps;
@@ -42,18 +50,8 @@ export class BucketFeed implements Feature {
   }
 
   private applyStreams(): void {
-    const { bucketer, site, log } = this.deps;
-    try {
-      bucketer.setStreams(site.streams());
-    } catch (err) {
-      if (!isStorageFault(err)) throw err;
-      if (!this.streamsWaiting)
-        log?.error({ err }, 'storing new streams failed; they are tried again after every poll');
-      this.streamsWaiting = true;
-      return;
-    }
-    if (this.streamsWaiting) log?.info('storing new streams works again: they are bucketed');
-    this.streamsWaiting = false;
+    const { bucketer, site } = this.deps;
+    this.streamsWaiting = !this.streamKeys.attempt(() => bucketer.setStreams(site.streams()));
   }
 }
 
