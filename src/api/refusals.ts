@@ -46,7 +46,11 @@ export interface RefusalLogOptions {
 const KINDS_KEPT = 64;
 
 /** What one refusal is, for the per-kind rule: its status and the setting or code behind it, without counts. */
-function kindOf(level: string, fields: { statusCode?: unknown; reason?: unknown; code?: unknown }, msg: string): string {
+function kindOf(
+  level: string,
+  fields: { statusCode?: unknown; reason?: unknown; code?: unknown },
+  msg: string,
+): string {
   const reason = typeof fields.reason === 'string' ? fields.reason.split(/ \(|:/)[0] : '';
   return `${level}|${msg}|${String(fields.statusCode ?? '')}|${reason}|${String(fields.code ?? '')}`;
 }

@@ -20,13 +20,21 @@ interface Line {
 function harness() {
   const lines: Line[] = [];
   let t = 1_000_000;
-  const log = new RefusalLog(pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as Line) }), {
-    burst: 3,
-    refillMs: 6000,
-    kindEveryMs: 600_000,
-    now: () => t,
-  });
-  return { lines, log, advance: (ms: number) => void (t += ms), refused: () => lines.filter((l) => l.msg === 'refused') };
+  const log = new RefusalLog(
+    pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as Line) }),
+    {
+      burst: 3,
+      refillMs: 6000,
+      kindEveryMs: 600_000,
+      now: () => t,
+    },
+  );
+  return {
+    lines,
+    log,
+    advance: (ms: number) => void (t += ms),
+    refused: () => lines.filter((l) => l.msg === 'refused'),
+  };
 }
 
 const ws429 = { remote: '127.0.0.2', statusCode: 429, code: 'WEBSOCKET_LIMIT_REACHED', upgrade: true as const };
