@@ -12,7 +12,7 @@ import { buildTopology } from '../site/topology.js';
 import { writeTx } from '../store/db.js';
 import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
 import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
-import { isStorageFault, storageRefusal } from '../store/storage-faults.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
@@ -20,7 +20,7 @@ import { publishDelayMs } from './jitter.js';
 import { MqttLink } from './link.js';
 import { availabilityBody, gridEventBody, type PayloadContext, telemetryBodies, topologyBody } from './payloads.js';
 import { answerPlanCommand } from './plan-command.js';
-import { parseResync, ResyncError, resyncBodies } from './resync.js';
+import { answerResync, type ResyncAnswer } from './resync.js';
 import { PAYLOAD_VERSION, TOPIC, topicOf } from './topics.js';
 
 export interface UplinkDeps {
@@ -491,56 +491,37 @@ export class Uplink implements Feature {
         ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
       });
     };
-    let requestId: string | null = null;
+    let answer: ResyncAnswer;
     try {
-      const req = parseResync(payload);
-      requestId = req.requestId;
-      const { db, site, config } = this.deps;
-      const { messages, buckets, gridEvents } = resyncBodies(db, site, this.ctx, req);
-      const bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.body), 0);
-      if (outboxStats(db).bytes + bytes > config.outbox.maxMegabytes * 1_000_000) {
-        throw new ResyncError(
-          'OUTBOX_FULL',
-          `the ${messages.length} messages (${bytes} bytes) do not fit in the outbox now; ask for a shorter interval or later`,
-          req.requestId,
-        );
-      }
-      const seqs = messages.length > 0 ? writeTx(db, () => this.write(messages)) : [];
-      this.deps.log.info(
-        { requestId: req.requestId, interval: req.interval, buckets, gridEvents, messages: messages.length },
-        'uplink resync queued',
+      answer = answerResync(
+        {
+          db: this.deps.db,
+          site: this.deps.site,
+          ctx: this.ctx,
+          outboxMaxBytes: this.deps.config.outbox.maxMegabytes * 1_000_000,
+          enqueue: (messages) => writeTx(this.deps.db, () => this.write(messages)),
+        },
+        payload,
       );
-      respond({
-        requestId: req.requestId,
-        status: 'accepted',
-        interval: req.interval,
-        buckets,
-        gridEvents,
-        messages: messages.length,
-        firstSeq: seqs[0] ?? null,
-        lastSeq: seqs.at(-1) ?? null,
-      });
     } catch (err) {
-      const refused = storageRefusal(err);
-      if (refused) {
-        // the outbox is on the data disk: a full one takes no resync, by name, as HTTP's 503 says
-        this.deps.log.warn({ code: refused.code, requestId }, 'uplink resync refused: the data disk takes no writes');
-        respond({ requestId, status: 'error', code: refused.code, message: refused.message });
-        return;
-      }
-      if (!(err instanceof ResyncError)) {
-        this.deps.log.error({ err }, 'uplink resync failed');
-        respond({
-          requestId: null,
-          status: 'error',
-          code: 'INTERNAL_ERROR',
-          message: 'the gateway could not answer this request; its log has the details',
-        });
-        return;
-      }
-      this.deps.log.warn({ code: err.code, requestId: err.requestId }, `uplink resync refused: ${err.message}`);
-      respond({ requestId: err.requestId, status: 'error', code: err.code, message: err.message });
+      this.deps.log.error({ err }, 'uplink resync failed');
+      answer = {
+        requestId: null,
+        status: 'error',
+        code: 'INTERNAL_ERROR',
+        message: 'the gateway could not answer this request; its log has the details',
+      };
     }
+    if (answer.status === 'error')
+      this.deps.log.warn(
+        { code: answer.code, requestId: answer.requestId },
+        `uplink resync refused: ${answer.message}`,
+      );
+    else {
+      const { requestId, interval, buckets, gridEvents, messages } = answer;
+      this.deps.log.info({ requestId, interval, buckets, gridEvents, messages }, 'uplink resync queued');
+    }
+    respond(answer);
   }
 }
 

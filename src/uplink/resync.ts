@@ -4,7 +4,8 @@ import type { ClosedBucket } from '../core/events.js';
 import { streamIds } from '../core/streams.js';
 import type { Site } from '../site/site.js';
 import { announcedGridEvents } from '../store/grid-events.js';
-import type { OutboxMessage } from '../store/outbox.js';
+import { type OutboxMessage, outboxStats } from '../store/outbox.js';
+import { storageRefusal } from '../store/storage-faults.js';
 import { BUCKET_MS } from '../telemetry/align.js';
 import { parseInterval } from '../telemetry/interval.js';
 import { queryTelemetry } from '../telemetry/query.js';
@@ -148,4 +149,65 @@ export function resyncBodies(
   }
   timed.sort((a, b) => a.time - b.time);
   return { messages: timed.map((t) => t.message), buckets, gridEvents: events.length };
+}
+
+export type ResyncAnswer =
+  | {
+      requestId: string;
+      status: 'accepted';
+      interval: string;
+      buckets: number;
+      gridEvents: number;
+      messages: number;
+      firstSeq: number | null;
+      lastSeq: number | null;
+    }
+  | { requestId: string | null; status: 'error'; code: string; message: string };
+
+export interface ResyncTarget {
+  db: Database;
+  site: Site;
+  ctx: PayloadContext;
+  /** the outbox's bound (outbox.maxMegabytes) */
+  outboxMaxBytes: number;
+  /** appends the messages to the outbox in one transaction, answering their seqs */
+  enqueue(messages: OutboxMessage[]): number[];
+}
+
+/**
+ * The answer to one cmd/resync payload; when accepted, its messages are in the outbox. A bad
+ * request and a data disk that takes no writes are answered by name (the outbox is on that
+ * disk: STORAGE_UNAVAILABLE, as HTTP's 503); any other fault is thrown.
+ */
+export function answerResync(t: ResyncTarget, payload: Buffer): ResyncAnswer {
+  let requestId: string | null = null;
+  try {
+    const req = parseResync(payload);
+    requestId = req.requestId;
+    const { messages, buckets, gridEvents } = resyncBodies(t.db, t.site, t.ctx, req);
+    const bytes = messages.reduce((n, m) => n + Buffer.byteLength(m.body), 0);
+    if (outboxStats(t.db).bytes + bytes > t.outboxMaxBytes)
+      throw new ResyncError(
+        'OUTBOX_FULL',
+        `the ${messages.length} messages (${bytes} bytes) do not fit in the outbox now; ask for a shorter interval or later`,
+        req.requestId,
+      );
+    const seqs = messages.length > 0 ? t.enqueue(messages) : [];
+    return {
+      requestId: req.requestId,
+      status: 'accepted',
+      interval: req.interval,
+      buckets,
+      gridEvents,
+      messages: messages.length,
+      firstSeq: seqs[0] ?? null,
+      lastSeq: seqs.at(-1) ?? null,
+    };
+  } catch (err) {
+    const refused = storageRefusal(err);
+    if (refused) return { requestId, status: 'error', code: refused.code, message: refused.message };
+    if (err instanceof ResyncError)
+      return { requestId: err.requestId, status: 'error', code: err.code, message: err.message };
+    throw err;
+  }
 }
