@@ -42,6 +42,10 @@ export interface YearResult {
   solves: number;
   pvMaeRelative: number;
   loadMaeRelative: number;
+  /** the optimiser with the PV as it will be but its load forecast (diagnosis: NaN unless asked) */
+  knownPv: number;
+  /** each run's cost per calendar month of the simulated days (UTC), for the gap's breakdown */
+  monthly: Record<'selfConsumption' | 'optimiser' | 'perfect' | 'knownLoad' | 'knownPv', number[]>;
   /** forecastError at the year's end: what the daemon would show for the last week */
   lastWeek: { pv: number; load: number };
 }
@@ -81,6 +85,10 @@ export interface YearOptions {
   variant?: Variant;
   /** the optimiser on its forecasts only (no perfect-foresight or known-load runs) */
   only?: boolean;
+  /** also run the optimiser with the PV known and the load forecast (the gap's breakdown) */
+  knownPv?: boolean;
+  /** the first simulated day (0 = 1 January), for a sub-range */
+  startDay?: number;
 }
 
 /**
@@ -111,7 +119,7 @@ export function simulateYear(o: YearOptions = {}): YearResult {
   } = o;
   const { chargeTopUp = true, surplusLoad: useSurplusLoad = true } = v;
   const warm = 28 * 96; // four weeks of history before the year for the forecasts
-  const yearStart = Date.UTC(year, 0, 1) - 3_600_000;
+  const yearStart = Date.UTC(year, 0, 1 + (o.startDay ?? 0)) - 3_600_000;
   const start = yearStart - warm * SLOT;
   const n = warm + days * 96 + HORIZON;
   const { pv, load } = actuals(seed, start, n);
@@ -166,9 +174,11 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     return d > 0 ? d / (battery.chargeEfficiency * h) : (d * battery.dischargeEfficiency) / h;
   };
 
+  const monthOf = (k: number) => new Date(start + k * SLOT + 3_600_000).getUTCMonth();
   const run = (perfectPv: boolean, perfectLoad: boolean, every = REPLAN_SLOTS) => {
     let e = (50 / 100) * battery.capacityWh;
     let cost = 0;
+    const monthly = new Array<number>(12).fill(0);
     let solves = 0;
     for (let k0 = warm; k0 < warm + days * 96; k0 += every) {
       const from = start + k0 * SLOT;
@@ -200,25 +210,31 @@ export function simulateYear(o: YearOptions = {}): YearResult {
         // perfect foresight is the optimum: its plan's energy path exactly, whatever the slot's mode
         const w =
           perfectPv && perfectLoad ? exact(e, plan.slots[j]!) : execute(k0 + j, e, plan.slots[j]!, c, j, chargeTopUp);
-        cost += slotCost(k0 + j, w);
+        const sc = slotCost(k0 + j, w);
+        cost += sc;
+        monthly[monthOf(k0 + j)]! += sc;
         e = Math.min(emax, Math.max(emin, step(e, w)));
       }
     }
-    return { cost, solves };
+    return { cost, solves, monthly };
   };
 
   let e = (50 / 100) * battery.capacityWh;
   let sc = 0;
+  const scMonthly = new Array<number>(12).fill(0);
   for (let k = warm; k < warm + days * 96; k++) {
     const w = selfConsumptionW(k, e);
-    sc += slotCost(k, w);
+    const c = slotCost(k, w);
+    sc += c;
+    scMonthly[monthOf(k)]! += c;
     e = step(e, w);
   }
   const opt = run(false, false);
-  const skipped = { cost: Number.NaN, solves: 0 };
+  const skipped = { cost: Number.NaN, solves: 0, monthly: new Array<number>(12).fill(Number.NaN) };
   // with perfect foresight a new plan says what the last one did: every 4 hours is enough
   const pf = o.only ? skipped : run(true, true, 16);
   const knownLoad = o.only ? skipped : run(false, true);
+  const knownPv = o.knownPv ? run(true, false) : skipped;
   // the forecasts' error over the year, day-ahead from each midnight
   let pvErr = 0;
   let pvSum = 0;
@@ -247,7 +263,15 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     optimiser: opt.cost,
     perfect: pf.cost,
     knownLoad: knownLoad.cost,
-    solves: opt.solves + pf.solves + knownLoad.solves,
+    knownPv: knownPv.cost,
+    monthly: {
+      selfConsumption: scMonthly,
+      optimiser: opt.monthly,
+      perfect: pf.monthly,
+      knownLoad: knownLoad.monthly,
+      knownPv: knownPv.monthly,
+    },
+    solves: opt.solves + pf.solves + knownLoad.solves + knownPv.solves,
     pvMaeRelative: pvErr / pvSum,
     loadMaeRelative: loadErr / loadSum,
   };
