@@ -8,7 +8,14 @@
  * planned power up to the planned SoC (targetSoc), self-consumption on the real surplus, hold.
  */
 import type { OptimiserCase } from '../../src/optimiser/case.js';
-import { forecastError, forecastLoad, forecastPv, type History, surplusLoad } from '../../src/optimiser/forecast.js';
+import {
+  forecastError,
+  forecastLoad,
+  forecastPv,
+  type History,
+  planLoad,
+  surplusLoad,
+} from '../../src/optimiser/forecast.js';
 import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { dayAheadSeries } from '../../src/sim/day-ahead.js';
@@ -89,6 +96,10 @@ export interface YearOptions {
   knownPv?: boolean;
   /** the first simulated day (0 = 1 January), for a sub-range */
   startDay?: number;
+  /** socFinalMin from the SoC now (percent): the daemon's is min(SoC, 50) (site-case.ts) */
+  finalSoc?: (soc: number) => number;
+  /** each executed slot of each run (diagnosis) */
+  trace?: (run: string, k: number, s: PlanSlot, w: number, e: number, cost: number, c: OptimiserCase, j: number) => void;
 }
 
 /**
@@ -102,6 +113,8 @@ export interface Variant {
   chargeTopUp?: boolean;
   /** the case's load in forecast-surplus slots: PV less the expected surplus (site-case.ts: true) */
   surplusLoad?: boolean;
+  /** the case's load on days with less forecast PV than load: the median (planLoad, site-case.ts: true) */
+  gridDayMedian?: boolean;
   /** a hold slot with forecast surplus: 'sc' runs self-consumption, 'absorb' charges the real surplus only */
   holdSurplus?: 'sc' | 'absorb';
   /** every hold slot runs self-consumption: a device without hold (Huawei, Victron) */
@@ -117,7 +130,9 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     loadForecast = forecastLoad,
     variant: v = {},
   } = o;
-  const { chargeTopUp = true, surplusLoad: useSurplusLoad = true } = v;
+  const { chargeTopUp = true, surplusLoad: useSurplusLoad = true, gridDayMedian = true } = v;
+  // the daemon's load (site-case.ts) unless an experiment asks for another forecast
+  const daemonLoad = !o.loadForecast && useSurplusLoad && gridDayMedian;
   const warm = 28 * 96; // four weeks of history before the year for the forecasts
   const yearStart = Date.UTC(year, 0, 1 + (o.startDay ?? 0)) - 3_600_000;
   const start = yearStart - warm * SLOT;
@@ -187,8 +202,11 @@ export function simulateYear(o: YearOptions = {}): YearResult {
         : forecastPv(site, pvHistory, from, HORIZON);
       let loadW = perfectLoad
         ? Array.from(load.subarray(k0, k0 + HORIZON), Math.round)
-        : loadForecast(site.timezone, loadHistory, from, HORIZON);
-      if (useSurplusLoad && !perfectLoad) loadW = surplusLoad(site.timezone, loadHistory, from, pvW, loadW);
+        : daemonLoad
+          ? planLoad(site.timezone, loadHistory, from, pvW)
+          : loadForecast(site.timezone, loadHistory, from, HORIZON);
+      if (useSurplusLoad && !perfectLoad && !daemonLoad)
+        loadW = surplusLoad(site.timezone, loadHistory, from, pvW, loadW);
       const c: OptimiserCase = {
         start: new Date(from).toISOString(),
         slotMinutes: 15,
@@ -200,7 +218,10 @@ export function simulateYear(o: YearOptions = {}): YearResult {
           ...battery,
           socInitial: (100 * e) / battery.capacityWh,
           // as the daemon asks (site-case.ts): end no lower than now, at most 50 %
-          socFinalMin: Math.max(battery.socMin, Math.min((100 * e) / battery.capacityWh, 50)),
+          socFinalMin: Math.max(
+            battery.socMin,
+            o.finalSoc ? o.finalSoc((100 * e) / battery.capacityWh) : Math.min((100 * e) / battery.capacityWh, 50),
+          ),
         },
         grid,
       };
@@ -211,6 +232,7 @@ export function simulateYear(o: YearOptions = {}): YearResult {
         const w =
           perfectPv && perfectLoad ? exact(e, plan.slots[j]!) : execute(k0 + j, e, plan.slots[j]!, c, j, chargeTopUp);
         const sc = slotCost(k0 + j, w);
+        o.trace?.(`${perfectPv ? 'pv' : ''}${perfectLoad ? 'load' : ''}`, k0 + j, plan.slots[j]!, w, e, sc, c, j);
         cost += sc;
         monthly[monthOf(k0 + j)]! += sc;
         e = Math.min(emax, Math.max(emin, step(e, w)));
