@@ -99,7 +99,16 @@ export interface YearOptions {
   /** socFinalMin from the SoC now (percent): the daemon's is min(SoC, 50) (site-case.ts) */
   finalSoc?: (soc: number) => number;
   /** each executed slot of each run (diagnosis) */
-  trace?: (run: string, k: number, s: PlanSlot, w: number, e: number, cost: number, c: OptimiserCase, j: number) => void;
+  trace?: (
+    run: string,
+    k: number,
+    s: PlanSlot,
+    w: number,
+    e: number,
+    cost: number,
+    c: OptimiserCase,
+    j: number,
+  ) => void;
 }
 
 /**

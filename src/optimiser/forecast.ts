@@ -131,7 +131,13 @@ function dayTypeLoads(zone: IANAZone, history: History, from: number, weeks: num
  * (bench/README.md "Optimiser": +3 points of the achievable on both simulated years). On a day
  * the sun fills the battery, a kWh too few means importing at the full price, and the mean plans better.
  */
-export function planLoad(timezone: string, history: History, from: number, pvW: readonly number[], weeks = 4): number[] {
+export function planLoad(
+  timezone: string,
+  history: History,
+  from: number,
+  pvW: readonly number[],
+  weeks = 4,
+): number[] {
   const n = pvW.length;
   const meanLoad = forecastLoad(timezone, history, from, n, weeks);
   const medianLoad = forecastLoad(timezone, history, from, n, weeks, 'median');
