@@ -121,9 +121,16 @@ function dayTypeLoads(zone: IANAZone, history: History, from: number, weeks: num
 }
 
 /**
+ * A day whose forecast PV is under this many times its forecast load is one the grid fills the
+ * battery for: the PV a house uses as it comes leaves its midday surplus small. 1.5 captured more
+ * of the achievable savings than 1 and 2 on both simulated years (bench/README.md "Optimiser").
+ */
+const GRID_DAY_PV_RATIO = 1.5;
+
+/**
  * The load the plan is made on (the case's `loadW`, docs/optimiser.md "The forecasts"): the
  * load forecast, where a day of the horizon (each 24 h from `from`) has less forecast PV than
- * forecast load the median of the day-type loads rather than their mean, and in surplus slots
+ * GRID_DAY_PV_RATIO times its forecast load the median of the day-type loads rather than their mean, and in surplus slots
  * PV less the expected surplus (surplusLoad). On such a day the evening's battery energy is
  * bought from the grid: a kWh bought for a spike that does not come is spent at a lower price
  * and one too few is imported at the peak, costs of the same order, and then the amount worth
@@ -150,7 +157,7 @@ export function planLoad(
       pv += pvW[k]!;
       need += meanLoad[k]!;
     }
-    if (pv < need) for (let k = b; k < end; k++) load[k] = medianLoad[k]!;
+    if (pv < GRID_DAY_PV_RATIO * need) for (let k = b; k < end; k++) load[k] = medianLoad[k]!;
   }
   return surplusLoad(timezone, history, from, pvW, load, weeks);
 }

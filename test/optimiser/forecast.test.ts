@@ -122,15 +122,22 @@ describe('the load a plan is made on', () => {
     expect(forecastLoad(site.timezone, h, from, 96, 4, 'median')).toEqual(new Array(96).fill(100));
   });
 
-  it('on a day with less forecast PV than load (the grid fills the battery), the median rather than the mean', () => {
+  it('on a dark day (the grid fills the battery), the median rather than the mean', () => {
     expect(planLoad(site.timezone, h, from, new Array(192).fill(0))).toEqual(new Array(192).fill(100));
   });
 
-  it('on a day the PV covers the load, the mean, and in surplus slots PV less the expected surplus', () => {
-    // Monday: 16 quarter hours of 2000 W (32 kWh·4) above the day's 96 × 260 W; Tuesday dark
+  it('on a day with less than 1.5 times as much PV as load, the median still; in surplus slots PV less the expected surplus', () => {
+    // Monday: 16 quarter hours of 2000 W and 10 W elsewhere, 1.3 times the day's 96 × 260 W; Tuesday dark
     const pv = Array.from({ length: 192 }, (_, k) => (k >= 40 && k < 56 ? 2000 : k < 96 ? 10 : 0));
     const seen = planLoad(site.timezone, h, from, pv);
-    // the expected surplus at 2000 W is (16 × 1900 + 4 × 1100) / 20 = 1740 W: the plan sees 260 W there too
+    // the expected surplus at 2000 W is (16 × 1900 + 4 × 1100) / 20 = 1740 W: the plan sees 260 W there
+    seen.forEach((w, k) => expect(w, `slot ${k}`).toBe(k >= 40 && k < 56 ? 260 : 100));
+  });
+
+  it('on a day with at least 1.5 times as much PV as load, the mean', () => {
+    // Monday: 20 quarter hours of 2000 W, 1.6 times the day's load
+    const pv = Array.from({ length: 192 }, (_, k) => (k >= 40 && k < 60 ? 2000 : k < 96 ? 10 : 0));
+    const seen = planLoad(site.timezone, h, from, pv);
     seen.forEach((w, k) => expect(w, `slot ${k}`).toBe(k < 96 ? 260 : 100));
   });
 });
