@@ -8,7 +8,14 @@
  * planned power up to the planned SoC (targetSoc), self-consumption on the real surplus, hold.
  */
 import type { OptimiserCase } from '../../src/optimiser/case.js';
-import { forecastError, forecastLoad, forecastPv, type History, surplusLoad } from '../../src/optimiser/forecast.js';
+import {
+  forecastError,
+  forecastLoad,
+  forecastPv,
+  type History,
+  planLoad,
+  surplusLoad,
+} from '../../src/optimiser/forecast.js';
 import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { dayAheadSeries } from '../../src/sim/day-ahead.js';
@@ -42,6 +49,10 @@ export interface YearResult {
   solves: number;
   pvMaeRelative: number;
   loadMaeRelative: number;
+  /** the optimiser with the PV as it will be but its load forecast (diagnosis: NaN unless asked) */
+  knownPv: number;
+  /** each run's cost per calendar month of the simulated days (UTC), for the gap's breakdown */
+  monthly: Record<'selfConsumption' | 'optimiser' | 'perfect' | 'knownLoad' | 'knownPv', number[]>;
   /** forecastError at the year's end: what the daemon would show for the last week */
   lastWeek: { pv: number; load: number };
 }
@@ -81,6 +92,23 @@ export interface YearOptions {
   variant?: Variant;
   /** the optimiser on its forecasts only (no perfect-foresight or known-load runs) */
   only?: boolean;
+  /** also run the optimiser with the PV known and the load forecast (the gap's breakdown) */
+  knownPv?: boolean;
+  /** the first simulated day (0 = 1 January), for a sub-range */
+  startDay?: number;
+  /** socFinalMin from the SoC now (percent): the daemon's is min(SoC, 50) (site-case.ts) */
+  finalSoc?: (soc: number) => number;
+  /** each executed slot of each run (diagnosis) */
+  trace?: (
+    run: string,
+    k: number,
+    s: PlanSlot,
+    w: number,
+    e: number,
+    cost: number,
+    c: OptimiserCase,
+    j: number,
+  ) => void;
 }
 
 /**
@@ -94,6 +122,8 @@ export interface Variant {
   chargeTopUp?: boolean;
   /** the case's load in forecast-surplus slots: PV less the expected surplus (site-case.ts: true) */
   surplusLoad?: boolean;
+  /** the case's load on days with less forecast PV than load: the median (planLoad, site-case.ts: true) */
+  gridDayMedian?: boolean;
   /** a hold slot with forecast surplus: 'sc' runs self-consumption, 'absorb' charges the real surplus only */
   holdSurplus?: 'sc' | 'absorb';
   /** every hold slot runs self-consumption: a device without hold (Huawei, Victron) */
@@ -109,9 +139,11 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     loadForecast = forecastLoad,
     variant: v = {},
   } = o;
-  const { chargeTopUp = true, surplusLoad: useSurplusLoad = true } = v;
+  const { chargeTopUp = true, surplusLoad: useSurplusLoad = true, gridDayMedian = true } = v;
+  // the daemon's load (site-case.ts) unless an experiment asks for another forecast
+  const daemonLoad = !o.loadForecast && useSurplusLoad && gridDayMedian;
   const warm = 28 * 96; // four weeks of history before the year for the forecasts
-  const yearStart = Date.UTC(year, 0, 1) - 3_600_000;
+  const yearStart = Date.UTC(year, 0, 1 + (o.startDay ?? 0)) - 3_600_000;
   const start = yearStart - warm * SLOT;
   const n = warm + days * 96 + HORIZON;
   const { pv, load } = actuals(seed, start, n);
@@ -166,9 +198,11 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     return d > 0 ? d / (battery.chargeEfficiency * h) : (d * battery.dischargeEfficiency) / h;
   };
 
+  const monthOf = (k: number) => new Date(start + k * SLOT + 3_600_000).getUTCMonth();
   const run = (perfectPv: boolean, perfectLoad: boolean, every = REPLAN_SLOTS) => {
     let e = (50 / 100) * battery.capacityWh;
     let cost = 0;
+    const monthly = new Array<number>(12).fill(0);
     let solves = 0;
     for (let k0 = warm; k0 < warm + days * 96; k0 += every) {
       const from = start + k0 * SLOT;
@@ -177,8 +211,11 @@ export function simulateYear(o: YearOptions = {}): YearResult {
         : forecastPv(site, pvHistory, from, HORIZON);
       let loadW = perfectLoad
         ? Array.from(load.subarray(k0, k0 + HORIZON), Math.round)
-        : loadForecast(site.timezone, loadHistory, from, HORIZON);
-      if (useSurplusLoad && !perfectLoad) loadW = surplusLoad(site.timezone, loadHistory, from, pvW, loadW);
+        : daemonLoad
+          ? planLoad(site.timezone, loadHistory, from, pvW)
+          : loadForecast(site.timezone, loadHistory, from, HORIZON);
+      if (useSurplusLoad && !perfectLoad && !daemonLoad)
+        loadW = surplusLoad(site.timezone, loadHistory, from, pvW, loadW);
       const c: OptimiserCase = {
         start: new Date(from).toISOString(),
         slotMinutes: 15,
@@ -190,7 +227,10 @@ export function simulateYear(o: YearOptions = {}): YearResult {
           ...battery,
           socInitial: (100 * e) / battery.capacityWh,
           // as the daemon asks (site-case.ts): end no lower than now, at most 50 %
-          socFinalMin: Math.max(battery.socMin, Math.min((100 * e) / battery.capacityWh, 50)),
+          socFinalMin: Math.max(
+            battery.socMin,
+            o.finalSoc ? o.finalSoc((100 * e) / battery.capacityWh) : Math.min((100 * e) / battery.capacityWh, 50),
+          ),
         },
         grid,
       };
@@ -200,25 +240,32 @@ export function simulateYear(o: YearOptions = {}): YearResult {
         // perfect foresight is the optimum: its plan's energy path exactly, whatever the slot's mode
         const w =
           perfectPv && perfectLoad ? exact(e, plan.slots[j]!) : execute(k0 + j, e, plan.slots[j]!, c, j, chargeTopUp);
-        cost += slotCost(k0 + j, w);
+        const sc = slotCost(k0 + j, w);
+        o.trace?.(`${perfectPv ? 'pv' : ''}${perfectLoad ? 'load' : ''}`, k0 + j, plan.slots[j]!, w, e, sc, c, j);
+        cost += sc;
+        monthly[monthOf(k0 + j)]! += sc;
         e = Math.min(emax, Math.max(emin, step(e, w)));
       }
     }
-    return { cost, solves };
+    return { cost, solves, monthly };
   };
 
   let e = (50 / 100) * battery.capacityWh;
   let sc = 0;
+  const scMonthly = new Array<number>(12).fill(0);
   for (let k = warm; k < warm + days * 96; k++) {
     const w = selfConsumptionW(k, e);
-    sc += slotCost(k, w);
+    const c = slotCost(k, w);
+    sc += c;
+    scMonthly[monthOf(k)]! += c;
     e = step(e, w);
   }
   const opt = run(false, false);
-  const skipped = { cost: Number.NaN, solves: 0 };
+  const skipped = { cost: Number.NaN, solves: 0, monthly: new Array<number>(12).fill(Number.NaN) };
   // with perfect foresight a new plan says what the last one did: every 4 hours is enough
   const pf = o.only ? skipped : run(true, true, 16);
   const knownLoad = o.only ? skipped : run(false, true);
+  const knownPv = o.knownPv ? run(true, false) : skipped;
   // the forecasts' error over the year, day-ahead from each midnight
   let pvErr = 0;
   let pvSum = 0;
@@ -247,7 +294,15 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     optimiser: opt.cost,
     perfect: pf.cost,
     knownLoad: knownLoad.cost,
-    solves: opt.solves + pf.solves + knownLoad.solves,
+    knownPv: knownPv.cost,
+    monthly: {
+      selfConsumption: scMonthly,
+      optimiser: opt.monthly,
+      perfect: pf.monthly,
+      knownLoad: knownLoad.monthly,
+      knownPv: knownPv.monthly,
+    },
+    solves: opt.solves + pf.solves + knownLoad.solves + knownPv.solves,
     pvMaeRelative: pvErr / pvSum,
     loadMaeRelative: loadErr / loadSum,
   };

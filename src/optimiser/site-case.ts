@@ -7,7 +7,7 @@
 import type { ControlConfig } from '../config/types.js';
 import type { PriceLookup } from '../tariffs/site-prices.js';
 import type { OptimiserCase } from './case.js';
-import { forecastLoad, forecastPv, type History, type PvSite, surplusLoad } from './forecast.js';
+import { forecastPv, type History, type PvSite, planLoad } from './forecast.js';
 
 export const SLOT_MS = 900_000;
 /** 48 hours: two days of sun and two evening peaks, the horizon Dynamic ESS and EMHASS use too */
@@ -61,8 +61,8 @@ export function siteCase(i: SiteCaseInput): { case: OptimiserCase } | { none: st
       importPrice,
       exportPrice,
       pvW,
-      // where PV exceeds the load's mean, the surplus the spread of the load really leaves
-      loadW: surplusLoad(tz, i.loadHistory, start, pvW, forecastLoad(tz, i.loadHistory, start, n)),
+      // the median on days the grid fills the battery, the surplus the load's spread really leaves
+      loadW: planLoad(tz, i.loadHistory, start, pvW),
       battery: {
         capacityWh: i.capacityWh,
         socInitial: soc,

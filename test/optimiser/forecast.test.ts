@@ -4,7 +4,14 @@
  * error over the last week is zero for a perfect forecast and the offset for a shifted one.
  */
 import { describe, expect, it } from 'vitest';
-import { forecastError, forecastLoad, forecastPv, type History, surplusLoad } from '../../src/optimiser/forecast.js';
+import {
+  forecastError,
+  forecastLoad,
+  forecastPv,
+  type History,
+  planLoad,
+  surplusLoad,
+} from '../../src/optimiser/forecast.js';
 import { clearSkyPlane } from '../../src/sim/solar.js';
 
 const SLOT = 900_000;
@@ -99,5 +106,38 @@ describe('the load a plan sees in surplus slots', () => {
     seen.forEach((w, k) => expect(w, `slot ${k}`).toBe(k < 48 ? 380 : 500));
     // no history: the forecast as it is
     expect(surplusLoad(site.timezone, { start: from, values: [] }, from, pv, load)).toEqual(load);
+  });
+});
+
+describe('the load a plan is made on', () => {
+  // Monday to Thursday 100 W, Friday 900 W, the weekend 500 W: on working days a mean of 260 W and a median of 100 W
+  const skewed = (ts: number) => {
+    const d = new Date(ts + 2 * 3_600_000).getUTCDay();
+    return d === 5 ? 900 : d === 0 || d === 6 ? 500 : 100;
+  };
+  const h = history(28, skewed);
+
+  it('the median of the day-type loads, where asked', () => {
+    expect(forecastLoad(site.timezone, h, from, 96)).toEqual(new Array(96).fill(260));
+    expect(forecastLoad(site.timezone, h, from, 96, 4, 'median')).toEqual(new Array(96).fill(100));
+  });
+
+  it('on a dark day (the grid fills the battery), the median rather than the mean', () => {
+    expect(planLoad(site.timezone, h, from, new Array(192).fill(0))).toEqual(new Array(192).fill(100));
+  });
+
+  it('on a day with less than 1.5 times as much PV as load, the median still; in surplus slots PV less the expected surplus', () => {
+    // Monday: 16 quarter hours of 2000 W and 10 W elsewhere, 1.3 times the day's 96 × 260 W; Tuesday dark
+    const pv = Array.from({ length: 192 }, (_, k) => (k >= 40 && k < 56 ? 2000 : k < 96 ? 10 : 0));
+    const seen = planLoad(site.timezone, h, from, pv);
+    // the expected surplus at 2000 W is (16 × 1900 + 4 × 1100) / 20 = 1740 W: the plan sees 260 W there
+    seen.forEach((w, k) => expect(w, `slot ${k}`).toBe(k >= 40 && k < 56 ? 260 : 100));
+  });
+
+  it('on a day with at least 1.5 times as much PV as load, the mean', () => {
+    // Monday: 20 quarter hours of 2000 W, 1.6 times the day's load
+    const pv = Array.from({ length: 192 }, (_, k) => (k >= 40 && k < 60 ? 2000 : k < 96 ? 10 : 0));
+    const seen = planLoad(site.timezone, h, from, pv);
+    seen.forEach((w, k) => expect(w, `slot ${k}`).toBe(k < 96 ? 260 : 100));
   });
 });

@@ -50,6 +50,17 @@ describe('siteCase', () => {
     expect(c.grid).toEqual({ maxImportW: 11000, maxExportW: 7000, gridCharge: true });
   });
 
+  it('on days the PV does not cover, the load is the median of the same time on days of the type, not the mean', () => {
+    // a week of 400 W but for one working day (local 8 January, a Thursday) at 2400 W: the working
+    // days' mean is 800 W there, their median 400 W
+    const start = NOW - 7 * DAY;
+    const values = Array.from({ length: 7 * 96 }, (_, k) =>
+      new Date(start + k * SLOT_MS + 3_600_000).getUTCDate() === 8 ? 2400 : 400,
+    );
+    const c = built(input({ loadHistory: { start, values } }));
+    expect(c.loadW.every((w) => w === 400)).toBe(true);
+  });
+
   it('takes the losses and the wear from site.yaml control: (defaults 0.95 each way, 0)', () => {
     expect(built(input()).battery).toMatchObject({
       chargeEfficiency: 0.95,
