@@ -169,7 +169,11 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     }
   };
 
-  it(`${RUNS} kills: integrity, no bucket lost, changed or doubled, counters monotonic, uplink complete`, async () => {
+  // 18 s a run: each is a daemon start under tsx, about 4 s idle; 50 runs took 571 and 588 s
+  // with two busy cores (of the 600 s the test had), and the long form's 500 could never finish
+  it(`${RUNS} kills: integrity, no bucket lost, changed or doubled, counters monotonic, uplink complete`, {
+    timeout: RUNS * 18_000,
+  }, async () => {
     const r = rng(SEED);
     const seen = new Map<string, string>();
     const upWindows: [number, number][] = [];
@@ -321,7 +325,5 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     expect(scrapes.metrics).toBeGreaterThan(RUNS / 2);
     expect(streamsChecked).toBeGreaterThan(keys.length);
     expectComplete(delivered, new Set([...stored].filter((k) => !waiting.has(k))));
-    // 18 s a run: each is a daemon start under tsx, about 4 s idle; 50 runs took 571 and 588 s
-    // with two busy cores (of the 600 s this had), and the long form's 500 could never finish
-  }, RUNS * 18_000);
+  });
 });
