@@ -15,7 +15,7 @@ import type { PlanChart } from '../optimiser/plan-chart.js';
 import type { Site } from '../site/site.js';
 import type { BucketerStats } from '../telemetry/bucketer.js';
 import { type StreamNow, streamNow } from '../telemetry/now.js';
-import { StorageWatch } from './data-disk.js';
+import { describeStorageError, StorageWatch } from './data-disk.js';
 import { Health, type HealthSources, TICK_SLACK_MS } from './health.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
@@ -73,6 +73,8 @@ export class OpsFeature {
       timeLabels: opts.timeLabels,
       features: opts.features,
       tickSlackMs: Math.min(TICK_SLACK_MS, period ?? TICK_SLACK_MS),
+      // a token, bucket or grid event the disk refused names the file and errno as the probe's does
+      describeWrite: (err) => describeStorageError(err, opts.dbFile),
     });
     this.metrics = new Metrics({
       site,

@@ -51,6 +51,11 @@ export interface HealthSources {
   tickSlackMs?: number;
   /** real ms of grace on top of three of the longest poll periods before polling counts as stuck (default 30 s) */
   progressSlackMs?: number;
+  /**
+   * the sentence with the path and errno for a failed write that comes without one (ops/data-disk.ts):
+   * every writer's failure reads the same, whichever of them noted it last
+   */
+  describeWrite?: (err: unknown) => string;
 }
 
 /** real ms of grace on top of three ticks before the scheduler counts as stuck */
@@ -78,11 +83,17 @@ export class Health {
   }
 
   /**
-   * The outcome of the last database write (a bucket close, a token, the storage probe);
-   * `described` is the sentence with the path and errno (ops/data-disk.ts) when there is one.
+   * The outcome of the last database write (a bucket close, a token, a grid event, the storage
+   * probe); `described` is the sentence with the path and errno (ops/data-disk.ts) when the
+   * writer has one, else `describeWrite` makes it.
    */
   noteWrite(err?: unknown, described?: string): void {
-    this.lastWriteError = err === undefined ? null : (described ?? (err instanceof Error ? err.message : String(err)));
+    if (err === undefined) {
+      this.lastWriteError = null;
+      return;
+    }
+    this.lastWriteError =
+      described ?? this.src.describeWrite?.(err) ?? (err instanceof Error ? err.message : String(err));
   }
 
   /** Whether the last database write failed. */

@@ -7,10 +7,13 @@
  * Then 32 connections each pipelining 15 fresh 30-day questions (~640 kB each, written whole
  * from kept days) that are never read, while a partner on another address asks its own.
  * What must hold: the process lives, its resident memory stays under RSS_BOUND_MIB, and
- * /healthz answers within a second afterwards (a timeout on the request, not a measurement).
+ * /healthz answers afterwards. Its 10 s timeout tells a daemon still busy with the attack's
+ * requests from a slow machine, and measures nothing: alone here it answers in 20-130 ms with two
+ * cores kept busy, but it took over a second once in the slow project beside another test file
+ * and those busy cores (docs/security.md gives the idle machine's figure).
  *
- * Second, in the same file so that the two never run at once (the first asks /healthz within a
- * second, the second loads the machine on purpose), on a daemon of its own:
+ * Second, in the same file so that the two never run at once (the first asks /healthz after its
+ * attacks, the second loads the machine on purpose), on a daemon of its own:
  * Hosts that hold the API port (issue 26 findings 2, 5, 6, 7): `sitegw demo` in its own process
  * with the default limits (128 connections, 32 per address). Eight attacker addresses
  * (127.0.0.2–9) each keep up to 32 connections open for as long as the attack runs, reopening
@@ -78,7 +81,7 @@ function unread(port: number, bytes: string, peek = false): Promise<{ socket: So
 }
 
 /** GET /healthz on a fresh connection, refused if no answer comes within `ms`. */
-function healthz(port: number, ms = 1000): Promise<number> {
+function healthz(port: number, ms = 10_000): Promise<number> {
   return new Promise((resolve, reject) => {
     // from another address than the attack's, as an installer's box would ask
     const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });

@@ -79,10 +79,13 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
   });
 
   it('steps back 10 minutes and forward a day: polling goes on, health says so, labels never go back', async () => {
-    setClock(Date.now());
+    // the daemon's clock starts a minute into a quarter hour: started within seconds of one, it
+    // polled on both sides of it, and the bucket before was sent first (failed in the 10 s before
+    // a quarter hour: b1 was then the boundary after next, and the step went past the next one)
+    setClock(nextBoundary(Date.now()) + 60_000);
     const d = await start();
     // once it polls (a start takes seconds under tsx): 3 s before a quarter hour
-    const b1 = nextBoundary(Date.now() + 10_000);
+    const b1 = nextBoundary(daemonNow() + 10_000);
     setClock(b1 - 3_000);
     // the first bucket closes at its boundary (poll 1 s: grace 1.5 s)
     await waitFor('the first bucket sent', () => telemetry().length > 0, 30_000).catch((e) => {

@@ -21,7 +21,7 @@ import {
   noteMosquittoSkipped,
   type TestBroker,
 } from '../support/mqtt-brokers.js';
-import { dedupe, expectComplete, storedBuckets, telemetryKeys } from '../support/uplink.js';
+import { dedupe, deliveredOf, expectComplete, storedBuckets, telemetryKeys } from '../support/uplink.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();
@@ -121,10 +121,11 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
       for (const e of JSON.parse(body).entries ?? []) waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
     }
     db.close();
-    await new Promise((r) => setTimeout(r, 300));
     const stored = new Set(
       [...storedBuckets(new BetterSqlite3(dbFile, { readonly: true }))].filter((k) => !waiting.has(k)),
     );
+    // the broker acked what the gateway sent before it stopped: the consumer may still be reading it
+    await deliveredOf(c, stored);
     const delivered = dedupe(c).filter((m) => !waitingSeqs.has(m.seq));
     expect(stored.size).toBeGreaterThan(96 * 7);
     expectComplete(delivered, stored);

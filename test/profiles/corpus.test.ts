@@ -70,7 +70,6 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
   let site: CorpusSite;
   let uplink: Collector;
   let ha: Collector;
-  const firstStream = Object.keys(f.expect.streams)[0]!;
   const telemetry = async (stream: string): Promise<Entry[]> => {
     const r = await getJson(
       `${site.url}/api/v1/devices/${encodeURIComponent(stream)}/telemetry?interval=${iso(site.start - 3_600_000)}/PT3H&include=default,energy`,
@@ -101,12 +100,24 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
     }
   });
 
-  it("the first closed bucket carries the source's values, lifetime counters included", async () => {
-    const first = await waitFor(
-      `a closed bucket of ${firstStream}`,
-      async () => (await telemetry(firstStream))[0],
+  /**
+   * The first closed bucket every stream of the fixture has. The clock runs from before the
+   * daemon's start and the first quarter hour ends 1.5 s (real) after it: on a loaded machine a
+   * device polled after the others (the older LUNA2000 firmware refuses a batch first) misses it,
+   * and its streams start with the next one.
+   */
+  const firstCommon = () =>
+    waitFor(
+      'a closed bucket of every stream of the fixture',
+      async () => {
+        const all = await Promise.all(Object.keys(f.expect.streams).map(telemetry));
+        return all[0]!.find((e) => all.every((entries) => entries.some((x) => x.interval === e.interval)));
+      },
       30_000,
     );
+
+  it("the first closed bucket carries the source's values, lifetime counters included", async () => {
+    const first = await firstCommon();
     for (const [stream, values] of Object.entries(f.expect.streams)) {
       const entries = await telemetry(stream);
       const entry = entries.find((e) => e.interval === first.interval);
@@ -117,7 +128,7 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
   });
 
   it('the uplink message of that bucket carries the same values', async () => {
-    const first = (await telemetry(firstStream))[0]!;
+    const first = await firstCommon();
     const sent = await waitFor(`the uplink message for ${first.interval}`, () =>
       uplink
         .json('telemetry')

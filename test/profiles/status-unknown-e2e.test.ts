@@ -55,9 +55,11 @@ describe('a status code outside the table, a string glitching', () => {
   });
 
   it('Home Assistant gets its payload for unknown, and the other values go on', async () => {
-    const latest = await waitFor('the inverter status and power states', () => {
+    // a round of states sent before the first poll has 'None' for every value: wait for one after it
+    const latest = await waitFor('the inverter status and power states after a poll', () => {
       const m = new Map(ha.messages.map((x) => [x.topic, x.payload]));
-      return m.has(`${states}/inv/status`) && m.has(`${states}/inv/power_AC_W`) ? m : undefined;
+      const power = m.get(`${states}/inv/power_AC_W`);
+      return m.has(`${states}/inv/status`) && power !== undefined && power !== 'None' ? m : undefined;
     });
     expect(latest.get(`${states}/inv/status`)).toBe('None');
     expect(Number(latest.get(`${states}/inv/power_AC_W`))).toBe(-2850);

@@ -24,7 +24,7 @@ import type { SimHost } from '../../src/sim/device-images.js';
 import { demoSite, waitFor } from '../support/demo.js';
 import { gc } from '../support/gc.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
-import { dedupe, expectComplete, storedBuckets, uplinkTo } from '../support/uplink.js';
+import { dedupe, deliveredOf, expectComplete, storedBuckets, uplinkTo } from '../support/uplink.js';
 
 const HOURS = Number(process.env.SITEGW_SOAK_HOURS ?? 2);
 const SPEED = Number(process.env.SITEGW_SOAK_SPEED ?? 150);
@@ -126,11 +126,10 @@ describe(`fault soak: ${HOURS} simulated hours of device, grid and broker faults
       () => daemon.ctx.db.prepare('SELECT COUNT(*) FROM uplink_outbox').pluck().get() === 0 || undefined,
       30_000,
     );
-    // the last messages reach the consumer
-    await new Promise((r) => setTimeout(r, 500));
-
     const db = daemon.ctx.db;
     const stored = storedBuckets(db);
+    // the last messages reach the consumer (the broker's ack to the gateway emptied the outbox)
+    await deliveredOf(c, stored);
     const keys = daemon.site.streams().map((s) => s.id);
     const missing: string[] = [];
     let expected = 0;

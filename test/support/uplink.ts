@@ -96,11 +96,11 @@ export function expectComplete(d: Delivered[], stored: Set<string>): void {
 }
 
 /**
- * Waits until the consumer has every bucket of `stored` (a PUBACK to the gateway does not mean the
- * subscriber has it yet), then checks the whole delivery with expectComplete. Take `stored` once,
- * before waiting: a bucket that closes later may still be on its way when the check runs.
+ * Resolves once the consumer has every bucket of `stored`, or after `timeoutMs` (the check that
+ * follows then names what is missing): a PUBACK to the gateway, or its clean exit, does not mean
+ * the subscriber has the message yet.
  */
-export async function expectDelivered(c: Collector, stored: Set<string>, timeoutMs = 20_000): Promise<Delivered[]> {
+export async function deliveredOf(c: Collector, stored: Set<string>, timeoutMs = 20_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   let missing = [...stored];
   while (missing.length > 0 && Date.now() < until) {
@@ -108,6 +108,15 @@ export async function expectDelivered(c: Collector, stored: Set<string>, timeout
     const got = new Set(telemetryKeys(dedupe(c)));
     missing = missing.filter((k) => !got.has(k));
   }
+}
+
+/**
+ * Waits until the consumer has every bucket of `stored` (deliveredOf), then checks the whole
+ * delivery with expectComplete. Take `stored` once, before waiting: a bucket that closes later
+ * may still be on its way when the check runs.
+ */
+export async function expectDelivered(c: Collector, stored: Set<string>, timeoutMs = 20_000): Promise<Delivered[]> {
+  await deliveredOf(c, stored, timeoutMs);
   const d = dedupe(c);
   expectComplete(d, stored);
   return d;
