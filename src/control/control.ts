@@ -223,7 +223,10 @@ export class Control implements Feature {
         'PLAN_CHANGED',
         `If-Match ${ifMatch.slice(0, 80)} is not the stored plan's ETag: GET the plan again`,
       );
-    const checked = checkPlanSlots(slots, now);
+    // the optimiser's plan starts at the quarter hour its solve began in: a solve that crossed the
+    // next one (a loaded Pi, a reading-triggered run just before it) would be refused whole for its
+    // first slot (SLOT_IN_PAST), its own old plan deleted, and the battery left in self-consumption
+    const checked = checkPlanSlots(slots, now, source === OPTIMISER_SOURCE);
     this.requireModes(id, checked);
     // one transaction: the plan and the mode it switches to, or neither
     writeTx(this.d.db, () => {

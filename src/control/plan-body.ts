@@ -59,9 +59,13 @@ export interface SlotBody {
   targetSoc?: number;
 }
 
-/** The body's slots, sorted, as the store keeps them (all `pending`). */
-export function checkPlanSlots(slots: readonly SlotBody[], now: number): StoredSlot[] {
-  const out = slots.map((s, i): StoredSlot => {
+/**
+ * The body's slots, sorted, as the store keeps them (all `pending`). `dropEnded`: a slot that has
+ * ended is left out rather than refusing the plan (the optimiser's, made before its solve).
+ */
+export function checkPlanSlots(slots: readonly SlotBody[], now: number, dropEnded = false): StoredSlot[] {
+  const out: StoredSlot[] = [];
+  slots.forEach((s, i) => {
     const at = `slots[${i}]`;
     let range: { start: number; end: number };
     try {
@@ -74,7 +78,10 @@ export function checkPlanSlots(slots: readonly SlotBody[], now: number): StoredS
         'SLOT_NOT_ALIGNED',
         `${at}.interval "${s.interval}" must start and end on a quarter hour (:00, :15, :30, :45 UTC)`,
       );
-    if (range.end <= now) throw apiError('SLOT_IN_PAST', `${at}.interval "${s.interval}" has already ended`);
+    if (range.end <= now) {
+      if (dropEnded) return;
+      throw apiError('SLOT_IN_PAST', `${at}.interval "${s.interval}" has already ended`);
+    }
     if (range.end > now + PLAN_HORIZON_MS)
       throw apiError('SLOT_TOO_FAR', `${at}.interval "${s.interval}" ends more than 7 days ahead`);
     const moves = s.mode === 'charge' || s.mode === 'discharge';
@@ -83,7 +90,7 @@ export function checkPlanSlots(slots: readonly SlotBody[], now: number): StoredS
     if (!moves && s.powerW !== undefined) throw apiError('SLOT_INVALID', `${at}: a ${s.mode} slot takes no powerW`);
     if (s.targetSoc !== undefined && !moves)
       throw apiError('SLOT_INVALID', `${at}: targetSoc ends a charge or discharge; a ${s.mode} slot takes none`);
-    return {
+    out.push({
       startMs: range.start,
       endMs: range.end,
       mode: s.mode,
@@ -91,7 +98,7 @@ export function checkPlanSlots(slots: readonly SlotBody[], now: number): StoredS
       targetSoc: s.targetSoc ?? null,
       status: 'pending',
       note: null,
-    };
+    });
   });
   out.sort((a, b) => a.startMs - b.startMs);
   for (let i = 1; i < out.length; i++)
