@@ -8,6 +8,9 @@
  * same run: GLPK's glpsol (Debian glpk-utils) on the same case written as an LP file, wall time
  * of the process, median of the same number of runs.
  *
+ * The daemon's plan on the load's spread (policy-plan.ts) is timed the same way: it is not the
+ * fixed problem's solver, and runs in chunks between which the daemon serves requests.
+ *
  * Value: a simulated year of the demo site (bench/lib/optimiser-year.ts): cost with plain
  * self-consumption, with the optimiser on its own forecasts, and with perfect foresight; the share
  * of the achievable savings the optimiser captures.
@@ -33,13 +36,15 @@ const replanSlots = Number(process.argv[5] ?? 16);
 const child = fileURLToPath(new URL('./lib/optimiser-solve.ts', import.meta.url));
 const { args } = unitRuntime();
 
-async function solveChild(mode: 'solve' | 'none') {
+async function solveChild(mode: 'solve' | 'none' | 'policy' | 'samples') {
   const { stdout } = await run(process.execPath, [...args, '--import', 'tsx', child, mode, String(runs)]);
   return JSON.parse(stdout) as { slots: number; ms: number; firstMs: number; maxRssKb: number; cost: number };
 }
 
 const solved = await solveChild('solve');
 const idle = await solveChild('none');
+const policy = await solveChild('policy');
+const policyIdle = await solveChild('samples');
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-lp-'));
 const lp = join(dir, 'case.lp');
@@ -59,6 +64,9 @@ console.log('|---|---:|---:|---:|');
 console.log(`| baseline: glpsol (process start, LP read, simplex) | ${glp.toFixed(1)} | 1.00× | |`);
 console.log(
   `| sitegw optimiser, unit's flags (median of ${runs}; first ${solved.firstMs.toFixed(1)}) | ${solved.ms.toFixed(1)} | ${(solved.ms / glp).toFixed(2)}× | ${((solved.maxRssKb - idle.maxRssKb) / 1024).toFixed(1)} MB |`,
+);
+console.log(
+  `| the daemon's plan on the load's spread (20 samples a slot), unit's flags (median of ${runs}; first ${policy.firstMs.toFixed(1)}) | ${policy.ms.toFixed(1)} | ${(policy.ms / glp).toFixed(2)}× | ${((policy.maxRssKb - policyIdle.maxRssKb) / 1024).toFixed(1)} MB |`,
 );
 
 const t0 = performance.now();

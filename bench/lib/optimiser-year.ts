@@ -13,10 +13,13 @@ import {
   forecastLoad,
   forecastPv,
   type History,
+  loadSamples,
   planLoad,
   surplusLoad,
 } from '../../src/optimiser/forecast.js';
 import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
+import { policyStep, quantileSamples, solvePolicy } from '../../src/optimiser/policy.js';
+import { ALL_MODES, chooseMode } from '../../src/optimiser/policy-plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { dayAheadSeries } from '../../src/sim/day-ahead.js';
 import { HouseLoad } from '../../src/sim/house-load.js';
@@ -126,8 +129,19 @@ export interface Variant {
   gridDayMedian?: boolean;
   /** a hold slot with forecast surplus: 'sc' runs self-consumption, 'absorb' charges the real surplus only */
   holdSurplus?: 'sc' | 'absorb';
-  /** every hold slot runs self-consumption: a device without hold (Huawei, Victron) */
+  /** a device without hold (Huawei, Victron): every hold slot of a point plan runs self-consumption, the policy plans without hold */
   noHold?: boolean;
+  /**
+   * 'policy' (the daemon): the policy on the load's samples (policy.ts), each slot's mode chosen
+   * at the real SoC (policy-plan.ts chooseMode), as the daemon's quarter-hourly plan does;
+   * 'ideal': the policy's own power for the slot's real load and PV, which no executor mode
+   * gives (the ceiling of planning on the spread); 'point': the optimum of the case's one load
+   * forecast (planLoad), what the daemon did before
+   */
+  plan?: 'policy' | 'ideal' | 'point';
+  /** loadSamples' weeks and neighbouring slots (experiments) */
+  sampleWeeks?: number;
+  sampleNeighbours?: number;
 }
 
 export function simulateYear(o: YearOptions = {}): YearResult {
@@ -139,7 +153,7 @@ export function simulateYear(o: YearOptions = {}): YearResult {
     loadForecast = forecastLoad,
     variant: v = {},
   } = o;
-  const { chargeTopUp = true, surplusLoad: useSurplusLoad = true, gridDayMedian = true } = v;
+  const { chargeTopUp = true, surplusLoad: useSurplusLoad = true, gridDayMedian = true, plan: planKind = 'policy' } = v;
   // the daemon's load (site-case.ts) unless an experiment asks for another forecast
   const daemonLoad = !o.loadForecast && useSurplusLoad && gridDayMedian;
   const warm = 28 * 96; // four weeks of history before the year for the forecasts
@@ -234,6 +248,27 @@ export function simulateYear(o: YearOptions = {}): YearResult {
         },
         grid,
       };
+      if (planKind !== 'point' && !perfectPv && !perfectLoad) {
+        const samples = loadSamples(site.timezone, loadHistory, from, HORIZON, v.sampleWeeks, v.sampleNeighbours);
+        const pol = solvePolicy(c, samples);
+        solves++;
+        for (let j = 0; j < every; j++) {
+          let w: number;
+          if (planKind === 'ideal') {
+            const st = policyStep(pol, j, e, load[k0 + j]!, pv[k0 + j]!);
+            w = st ? st.flows[0]! - st.flows[1]! : 0;
+          } else {
+            const modes = v.noHold ? ALL_MODES.filter((x) => x !== 'hold') : ALL_MODES;
+            const m = chooseMode(c, pol, j, e, quantileSamples(samples[j]!), modes);
+            w = execute(k0 + j, e, { interval: '', mode: m.mode, powerW: m.powerW, socEnd: 0 }, c, j, chargeTopUp);
+          }
+          const sc = slotCost(k0 + j, w);
+          cost += sc;
+          monthly[monthOf(k0 + j)]! += sc;
+          e = Math.min(emax, Math.max(emin, step(e, w)));
+        }
+        continue;
+      }
       const plan = optimise(c);
       solves++;
       for (let j = 0; j < every; j++) {

@@ -108,6 +108,34 @@ export function forecastLoad(
   });
 }
 
+/**
+ * The loads the plan's slots may see (docs/optimiser.md "Planning on the load's spread"): for each of
+ * `slots` slots from `from`, the loads measured at the same time on days of the same type over the
+ * last `weeks`; where there are none, the load forecast alone.
+ */
+export function loadSamples(
+  timezone: string,
+  history: History,
+  from: number,
+  slots: number,
+  weeks = 4,
+  neighbours = 0,
+): number[][] {
+  const zone = IANAZone.create(timezone);
+  const same = dayTypeLoads(zone, history, from, weeks);
+  const fallback = forecastLoad(timezone, history, from, slots, weeks);
+  return Array.from({ length: slots }, (_, k) => {
+    const { slot, weekday } = localSlot(zone, from + k * SLOT_MS);
+    const loads: number[] = [];
+    for (let d = -neighbours; d <= neighbours; d++) {
+      const s = Math.min(SLOTS_PER_DAY - 1, Math.max(0, slot + d));
+      if (d !== 0 && s === slot) continue;
+      loads.push(...same[dayType(weekday) * SLOTS_PER_DAY + s]!);
+    }
+    return loads.length > 0 ? loads : [fallback[k]!];
+  });
+}
+
 /** the loads measured at each slot of each day type (day type × 96 + slot) over the last `weeks` */
 function dayTypeLoads(zone: IANAZone, history: History, from: number, weeks: number): number[][] {
   const seen: number[][] = Array.from({ length: 2 * SLOTS_PER_DAY }, () => []);

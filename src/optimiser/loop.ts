@@ -19,11 +19,12 @@ import { deletePlan, planOf } from '../store/control.js';
 import { isStorageFault } from '../store/storage-faults.js';
 import { findStreamKey } from '../store/streams.js';
 import { sitePrices } from '../tariffs/site-prices.js';
-import { baseline } from './baseline.js';
 import { parseCase } from './case.js';
 import type { History, PvSite } from './forecast.js';
-import { slotBodies, toPlan } from './plan.js';
+import { slotBodies } from './plan.js';
 import { type PlanChart, planChart } from './plan-chart.js';
+import { policyPasses } from './policy.js';
+import { planFromPolicy } from './policy-plan.js';
 import { HORIZON_SLOTS, SLOT_MS, siteCase } from './site-case.js';
 import { InfeasibleCaseError, solve } from './solve.js';
 
@@ -67,12 +68,17 @@ export class OptimiserLoop implements Feature {
   private unsubscribe: (() => void) | null = null;
   /** the data disk refused the last plan: said once in the log, not at every quarter hour */
   private refused = false;
+  /** storage systems being planned now, and whether a wake came during it (one more run then) */
+  private readonly running = new Map<string, boolean>();
+  private readonly inflight = new Set<Promise<void>>();
+  private stopped = false;
 
   constructor(private readonly d: OptimiserLoopDeps) {}
 
   start(): void {
     const { control, bus } = this.d;
     if (!control.enabled) return;
+    this.stopped = false;
     const storages = new Map(this.storages().map((s) => [streamIds.batteryAggregate(s.config.id), s.config.id]));
     this.unsubscribe = bus.on('reading', (r) => {
       const id = storages.get(r.streamId);
@@ -82,13 +88,14 @@ export class OptimiserLoop implements Feature {
       // the first reading since start, or since `optimise` was chosen before it and failed for
       // want of it: plan now rather than at the next quarter hour (runOne does nothing unless
       // the battery is in `optimise`)
-      if (first) this.runOne(id);
+      if (first) this.wake(id);
     });
-    control.attachOptimiser({ wake: (id) => this.runOne(id) });
+    control.attachOptimiser({ wake: (id) => this.wake(id) });
     this.schedule();
   }
 
   stop(): void {
+    this.stopped = true;
     this.d.control.attachOptimiser(undefined);
     this.unsubscribe?.();
     this.unsubscribe = null;
@@ -130,7 +137,7 @@ export class OptimiserLoop implements Feature {
     const now = this.d.clock.now();
     const next = Math.floor(now / SLOT_MS) * SLOT_MS + SLOT_MS;
     this.timer = this.d.clock.setTimeout(() => {
-      for (const s of this.storages()) this.runOne(s.config.id);
+      for (const s of this.storages()) this.wake(s.config.id);
       this.schedule();
     }, next - now);
   }
@@ -140,36 +147,65 @@ export class OptimiserLoop implements Feature {
   }
 
   /**
-   * One storage system's plan now; never throws (a failure is logged, shown in health, and leaves
-   * self-consumption). It runs from a timer, a reading's listener and a mode change: a throw
-   * would stop the quarter-hour schedule or reach the process as an uncaught exception.
+   * Plans for one storage system now, or once more after the run under way: a run takes a
+   * second or more on a Pi (policy.ts), and a timer, a reading and a mode change may all ask.
    */
-  runOne(deviceId: string): void {
+  wake(deviceId: string): void {
+    if (this.running.has(deviceId)) {
+      this.running.set(deviceId, true);
+      return;
+    }
+    this.running.set(deviceId, false);
+    const run = this.runOne(deviceId)
+      .catch((err) => this.d.log.error({ deviceId, err }, 'the optimiser run failed'))
+      .finally(() => {
+        this.inflight.delete(run);
+        const again = this.running.get(deviceId);
+        this.running.delete(deviceId);
+        if (again && !this.stopped) this.wake(deviceId);
+      });
+    this.inflight.add(run);
+  }
+
+  /** when every run asked for so far, and each one asked for during it, has ended (the tests' wait) */
+  async settled(): Promise<void> {
+    while (this.inflight.size > 0) await Promise.all([...this.inflight]);
+  }
+
+  /**
+   * One storage system's plan now; never rejects (a failure is logged, shown in health, and leaves
+   * self-consumption): it runs from a timer, a reading's listener and a mode change.
+   */
+  private async runOne(deviceId: string): Promise<void> {
     const { db, clock, log } = this.d;
     const now = clock.now();
     const device = this.d.site.devices.get(deviceId);
     // control's view: an owner's release that waits for the disk (control/waiting-release.ts) is self-consumption
     if (!device || this.d.control.modeOf(deviceId) !== 'optimise') return;
-    const stored = planOf(db, deviceId);
-    if (stored && stored.source !== OPTIMISER_SOURCE && stored.slots.some((s) => s.endMs > now)) {
-      this.outcomes.set(deviceId, {
-        atMs: now,
-        result: 'waiting',
-        detail: `the plan from ${stored.source} runs until it ends`,
-      });
-      return;
-    }
+    if (this.othersPlanRuns(deviceId, now)) return;
     try {
       const built = this.build(device, now);
       if ('none' in built) throw new Error(built.none);
       // the envelope (site.yaml) may make a case the solver must not take: said like a bad input file
       const c = parseCase(built.case);
-      const sol = solve(c);
-      const plan = toPlan(c, sol, baseline(c).cost);
-      // a device without hold (Huawei, Victron) gets self-consumption there: a hold would be refused
-      const slots = slotBodies(plan.slots, this.d.control.slotModesOf(deviceId));
+      // the modes the device's control gives: a device without hold (Huawei, Victron) is planned without it
+      const modes = this.d.control.slotModesOf(deviceId);
+      // a case no plan can meet on its forecast (a load the envelope leaves uncovered) is refused by
+      // name, as `sitegw optimise` refuses it: the policy alone would price it and plan on
+      solve(c);
+      const passes = policyPasses(c, built.samples);
+      let pass = passes.next();
+      while (!pass.done) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (this.stopped) return;
+        pass = passes.next();
+      }
+      // the mode may have changed, or another source's plan come, while it was solved
+      if (this.d.control.modeOf(deviceId) !== 'optimise' || this.othersPlanRuns(deviceId, clock.now())) return;
+      const plan = planFromPolicy(c, pass.value, built.samples, modes);
+      const slots = slotBodies(plan.slots, modes);
       this.d.control.putPlan(device, slots, OPTIMISER_SOURCE);
-      this.charts.set(deviceId, planChart(deviceId, now, c, sol, plan));
+      this.charts.set(deviceId, planChart(deviceId, now, c, plan));
       const detail = `${slots.length} slots, cost ${plan.cost} against ${plan.baselineCost} in self-consumption`;
       this.outcomes.set(deviceId, { atMs: now, result: 'planned', detail });
       log.info({ deviceId, slots: slots.length, cost: plan.cost, baselineCost: plan.baselineCost }, 'optimiser plan');
@@ -205,6 +241,18 @@ export class OptimiserLoop implements Feature {
       this.outcomes.set(deviceId, { atMs: now, result, detail });
       log.warn({ deviceId, reason: detail }, 'optimiser could not plan: the battery is in self-consumption');
     }
+  }
+
+  /** a partner's or the cloud's plan with a slot still to run wins: the outcome says so */
+  private othersPlanRuns(deviceId: string, now: number): boolean {
+    const stored = planOf(this.d.db, deviceId);
+    if (!stored || stored.source === OPTIMISER_SOURCE || !stored.slots.some((s) => s.endMs > now)) return false;
+    this.outcomes.set(deviceId, {
+      atMs: now,
+      result: 'waiting',
+      detail: `the plan from ${stored.source} runs until it ends`,
+    });
+    return true;
   }
 
   private build(device: DeviceState, now: number) {

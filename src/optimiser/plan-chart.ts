@@ -6,7 +6,7 @@
  */
 import type { OptimiserCase } from './case.js';
 import type { OptimisedPlan } from './plan.js';
-import type { Solution } from './solve.js';
+import type { PolicyPlan } from './policy-plan.js';
 
 export interface PlanChartSlot {
   /** ISO 8601 start of the slot */
@@ -15,7 +15,7 @@ export interface PlanChartSlot {
   exportPrice: number;
   pvW: number;
   loadW: number;
-  /** the optimum's net battery power, W, + charging (AC side): what `mode`/`powerW` send */
+  /** the plan's expected net battery power, W, + charging (AC side) */
   batteryW: number;
   /** the SoC the plan expects at the slot's end, percent */
   socEnd: number;
@@ -35,13 +35,7 @@ export interface PlanChart {
   slots: PlanChartSlot[];
 }
 
-export function planChart(
-  deviceId: string,
-  madeAtMs: number,
-  c: OptimiserCase,
-  sol: Solution,
-  plan: OptimisedPlan,
-): PlanChart {
+export function planChart(deviceId: string, madeAtMs: number, c: OptimiserCase, plan: PolicyPlan): PlanChart {
   return {
     deviceId,
     madeAt: new Date(madeAtMs).toISOString(),
@@ -50,16 +44,13 @@ export function planChart(
     cost: plan.cost,
     baselineCost: plan.baselineCost,
     slots: plan.slots.map((s, t) => {
-      const f = sol.slots[t]!;
-      const net = f.chargeW - f.dischargeW;
       return {
         start: s.interval.split('/')[0]!,
         importPrice: c.importPrice[t]!,
         exportPrice: c.exportPrice[t]!,
         pvW: c.pvW[t]!,
         loadW: c.loadW[t]!,
-        // rounded as plan.ts rounds powerW, so a charge or discharge slot shows its powerW exactly
-        batteryW: Math.sign(net) * Math.round(Math.abs(net)) + 0,
+        batteryW: plan.batteryW[t]!,
         socEnd: s.socEnd,
         mode: s.mode,
       };

@@ -34,9 +34,9 @@ export interface OptimisedPlan {
 /** below this a battery power is no power: a hold (W) */
 const IDLE_W = 1;
 
-const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+export const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 /** rounded for printing, and -0 printed as 0 */
-const money = (x: number) => Number(x.toFixed(6)) + 0;
+export const money = (x: number) => Number(x.toFixed(6)) + 0;
 
 export function toPlan(c: OptimiserCase, sol: Solution, baselineCost: number): OptimisedPlan {
   const start = Date.parse(c.start);

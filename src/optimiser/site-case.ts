@@ -7,7 +7,7 @@
 import type { ControlConfig } from '../config/types.js';
 import type { PriceLookup } from '../tariffs/site-prices.js';
 import type { OptimiserCase } from './case.js';
-import { forecastPv, type History, type PvSite, planLoad } from './forecast.js';
+import { forecastPv, type History, loadSamples, type PvSite, planLoad } from './forecast.js';
 
 export const SLOT_MS = 900_000;
 /** 48 hours: two days of sun and two evening peaks, the horizon Dynamic ESS and EMHASS use too */
@@ -28,10 +28,10 @@ export interface SiteCaseInput {
 }
 
 /**
- * The case from the current slot on, or a reason why there is none. The horizon ends at the
+ * The case from the current slot on with the load samples of each slot, or a reason why there is none. The horizon ends at the
  * first slot the tariff has no import price for (a dynamic tariff knows only the day ahead).
  */
-export function siteCase(i: SiteCaseInput): { case: OptimiserCase } | { none: string } {
+export function siteCase(i: SiteCaseInput): { case: OptimiserCase; samples: number[][] } | { none: string } {
   const start = Math.floor(i.now / SLOT_MS) * SLOT_MS;
   const importPrice: number[] = [];
   const exportPrice: number[] = [];
@@ -55,6 +55,8 @@ export function siteCase(i: SiteCaseInput): { case: OptimiserCase } | { none: st
   const pvW = forecastPv(i.pvSite, i.pvHistory, start, n);
   const tz = i.pvSite.timezone;
   return {
+    // the loads each slot may see: the plan is made on their spread (policy.ts)
+    samples: loadSamples(tz, i.loadHistory, start, n),
     case: {
       start: new Date(start).toISOString(),
       slotMinutes: SLOT_MS / 60_000,

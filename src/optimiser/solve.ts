@@ -41,7 +41,7 @@ export class InfeasibleCaseError extends Error {
 }
 
 /** One value function V_t: from `left` (value `value`) up, pieces of `slope` over `len`. */
-interface Pieces {
+export interface Pieces {
   left: number;
   value: number;
   slope: Float64Array;
@@ -125,7 +125,7 @@ export function solve(c: OptimiserCase): Solution {
  * the future's. On a tie the future's piece goes first: both orders are optimal, a fixed one keeps
  * the plan the same for the same case.
  */
-function convolve(h: SlotHull, next: Pieces): Pieces {
+export function convolve(h: SlotHull, next: Pieces): Pieces {
   const m = h.x.length - 1;
   const gs = new Float64Array(m);
   const gl = new Float64Array(m);
@@ -163,7 +163,7 @@ function convolve(h: SlotHull, next: Pieces): Pieces {
 }
 
 /** Cuts the function to [lo, hi]; false when nothing is left. */
-function cut(p: Pieces, lo: number, hi: number, eps: number): boolean {
+export function cut(p: Pieces, lo: number, hi: number, eps: number): boolean {
   let k = 0;
   const n = p.slope.length;
   if (p.left < lo) {
@@ -195,7 +195,7 @@ function cut(p: Pieces, lo: number, hi: number, eps: number): boolean {
 }
 
 /** The slot's optimal w = −x at stored energy e, or undefined when e is outside the function. */
-function decisionAt(p: Pieces, e: number, eps: number): number | undefined {
+export function decisionAt(p: Pieces, e: number, eps: number): number | undefined {
   let rest = e - p.left;
   if (rest < -eps) return undefined;
   let w = p.wLeft;

@@ -18,7 +18,7 @@ import { demoControl } from '../support/demo-control.js';
 const SOLVE_MS = 2000;
 
 describe('the optimiser loop across a quarter hour', () => {
-  it('stores its plan without the slot that ended during the solve', () => {
+  it('stores its plan without the slot that ended during the solve', async () => {
     const log = pino({ level: 'silent' });
     const { config, site, db, clock, bus, control } = demoControl({
       batteryBlocks: 2,
@@ -39,6 +39,7 @@ describe('the optimiser loop across a quarter hour', () => {
     setMode(db, 'inverter', 'optimise', 'test', clock.now());
     optimiser.start();
     bus.emit('reading', { streamId: streamIds.batteryAggregate('inverter'), ts: clock.now(), values: { soc: 50 } });
+    await optimiser.settled();
     expect(optimiser.outcome('inverter')).toMatchObject({ result: 'planned' });
     const plan = planOf(db, 'inverter');
     expect(plan?.source).toBe(OPTIMISER_SOURCE);

@@ -39,11 +39,12 @@ function loop() {
 }
 
 describe('the optimiser loop on a disk that refuses writes', () => {
-  it('keeps the plan stored before, keeps its schedule, logs once, and stores a fresh plan once writes work', () => {
+  it('keeps the plan stored before, keeps its schedule, logs once, and stores a fresh plan once writes work', async () => {
     const { db, clock, bus, optimiser, lines } = loop();
     setMode(db, 'inverter', 'optimise', 'test', clock.now());
     optimiser.start();
     bus.emit('reading', { streamId: streamIds.batteryAggregate('inverter'), ts: clock.now(), values: { soc: 50 } });
+    await optimiser.settled();
     const first = planOf(db, 'inverter');
     expect(first?.source).toBe(OPTIMISER_SOURCE);
     expect(optimiser.outcome('inverter')?.result).toBe('planned');
@@ -51,6 +52,7 @@ describe('the optimiser loop on a disk that refuses writes', () => {
     db.pragma('query_only = ON');
     // three quarter hours: each run's plan is refused; the old code threw out of the timer
     expect(() => clock.advance(3 * Q)).not.toThrow();
+    await optimiser.settled();
     expect(optimiser.outcome('inverter')).toMatchObject({ result: 'unstored' });
     expect(optimiser.health().problems?.[0]).toMatch(/could not store its plan .* the plan stored before runs on/);
     expect(planOf(db, 'inverter')?.planId).toBe(first?.planId);
@@ -58,6 +60,7 @@ describe('the optimiser loop on a disk that refuses writes', () => {
 
     db.pragma('query_only = OFF');
     clock.advance(Q);
+    await optimiser.settled();
     expect(optimiser.outcome('inverter')?.result).toBe('planned');
     expect(optimiser.health()).toEqual({});
     const fresh = planOf(db, 'inverter');
@@ -66,11 +69,12 @@ describe('the optimiser loop on a disk that refuses writes', () => {
     optimiser.stop();
   });
 
-  it("does not plan over an owner's release that waits for the disk", () => {
+  it("does not plan over an owner's release that waits for the disk", async () => {
     const { db, clock, bus, optimiser, control } = loop();
     setMode(db, 'inverter', 'optimise', 'test', clock.now());
     optimiser.start();
     bus.emit('reading', { streamId: streamIds.batteryAggregate('inverter'), ts: clock.now(), values: { soc: 50 } });
+    await optimiser.settled();
     expect(optimiser.outcome('inverter')?.result).toBe('planned');
     db.pragma('query_only = ON');
     control.releaseAll('owner (status page)');
@@ -78,6 +82,7 @@ describe('the optimiser loop on a disk that refuses writes', () => {
     // the next quarter hour: before, the loop read the stored mode (still optimise), stored the
     // release on its way and then its own plan with mode 'plan' over it
     clock.advance(Q);
+    await optimiser.settled();
     expect(control.modeOf('inverter')).toBe('self-consumption');
     expect(modeOf(db, 'inverter')?.mode).not.toBe('plan');
     optimiser.stop();

@@ -1,0 +1,159 @@
+/**
+ * The policy (policy.ts) as a plan the executor follows (docs/optimiser.md "Planning on the load's
+ * spread"). The executor knows four modes, not the policy's power for each load: so each slot
+ * takes the mode, and the power, whose expected cost over the slot's load samples plus the value
+ * of the energy it leaves (V_{t+1}) is least. The candidates are self-consumption, hold, and a
+ * charge or discharge at POWER_STEPS equal steps up to the limit; a mode the device lacks is no candidate. Each slot's cost is what the executor would
+ * do on that load, as the meter would see it: nothing curtailed.
+ */
+
+import { baseline } from './baseline.js';
+import type { OptimiserCase } from './case.js';
+import { iso, money, type OptimisedPlan, type PlanSlot, type SlotMode } from './plan.js';
+import { type Policy, policyValue, quantileSamples, solvePolicy } from './policy.js';
+
+/** charge and discharge are tried at this many equal steps up to their limit: 250 W for a 5 kW battery */
+const POWER_STEPS = 20;
+
+export const ALL_MODES: readonly SlotMode[] = ['self-consumption', 'hold', 'charge', 'discharge'];
+
+export interface ModeChoice {
+  mode: SlotMode;
+  /** W for charge and discharge, else 0 */
+  powerW: number;
+  /** expected stored energy change, Wh */
+  x: number;
+  /** expected cost of the slot, currency */
+  cost: number;
+}
+
+/** the stored energy change the executor makes in `mode` at `powerW` from e (Wh) */
+export function executorX(
+  c: OptimiserCase,
+  bounds: { min: number; max: number },
+  e: number,
+  mode: SlotMode,
+  powerW: number,
+  loadW: number,
+  pvW: number,
+): number {
+  const b = c.battery;
+  const h = c.slotMinutes / 60;
+  const room = Math.max(0, (bounds.max - e) / (b.chargeEfficiency * h));
+  const left = Math.max(0, ((e - bounds.min) * b.dischargeEfficiency) / h);
+  const surplus = pvW - loadW;
+  const sc = surplus > 0 ? Math.min(surplus, b.maxChargeW, room) : -Math.min(-surplus, b.maxDischargeW, left);
+  let w = 0;
+  // an optimiser's charge also stores the real surplus beyond its power (control's takeSurplus)
+  if (mode === 'charge') w = Math.max(Math.min(powerW, room), sc);
+  else if (mode === 'discharge') w = -Math.min(powerW, left);
+  else if (mode === 'self-consumption') w = sc;
+  return w > 0 ? w * b.chargeEfficiency * h : (w * h) / b.dischargeEfficiency;
+}
+
+function slotCostOf(c: OptimiserCase, t: number, x: number, loadW: number, pvW: number): number {
+  const b = c.battery;
+  const h = c.slotMinutes / 60;
+  const w = x > 0 ? x / (b.chargeEfficiency * h) : (x * b.dischargeEfficiency) / h;
+  const net = loadW - pvW + w;
+  const imp = Math.max(0, net);
+  const exp = Math.min(c.grid.maxExportW, Math.max(0, -net));
+  return ((c.importPrice[t]! * imp - c.exportPrice[t]! * exp + b.cycleCostPerKWh * Math.max(0, -w)) * h) / 1000;
+}
+
+/** The mode for slot t at stored energy e, of those the device has. */
+export function chooseMode(
+  c: OptimiserCase,
+  p: Policy,
+  t: number,
+  e: number,
+  loads: readonly number[],
+  modes: readonly SlotMode[],
+): ModeChoice {
+  const b = c.battery;
+  const h = c.slotMinutes / 60;
+  const bounds = { min: p.min, max: p.max };
+  const pvW = c.pvW[t]!;
+  const cands: { mode: SlotMode; powerW: number }[] = [];
+  for (const mode of ['self-consumption', 'hold'] as const) if (modes.includes(mode)) cands.push({ mode, powerW: 0 });
+  const maxCharge = c.grid.gridCharge ? b.maxChargeW : Math.min(b.maxChargeW, pvW);
+  if (modes.includes('charge'))
+    for (let k = 1; k <= POWER_STEPS; k++)
+      cands.push({ mode: 'charge', powerW: Math.round((k * maxCharge) / POWER_STEPS) });
+  if (modes.includes('discharge'))
+    for (let k = 1; k <= POWER_STEPS; k++)
+      cands.push({ mode: 'discharge', powerW: Math.round((k * b.maxDischargeW) / POWER_STEPS) });
+  let best: ModeChoice | undefined;
+  for (const k of cands) {
+    let x = 0;
+    let cost = 0;
+    let total = 0;
+    for (const loadW of loads) {
+      const xs = executorX(c, bounds, e, k.mode, k.powerW, loadW, pvW);
+      const cs = slotCostOf(c, t, xs, loadW, pvW);
+      x += xs;
+      cost += cs;
+      total += cs + policyValue(p, t + 1, e + xs);
+    }
+    const n = loads.length;
+    // on a tie the earlier candidate: self-consumption, then hold, then the others
+    if (!best || total / n < (best as ModeChoice & { total: number }).total - 1e-12)
+      best = Object.assign({ mode: k.mode, powerW: k.powerW, x: x / n, cost: cost / n }, { total: total / n });
+  }
+  const { mode, powerW, x, cost } = best ?? { mode: 'self-consumption' as const, powerW: 0, x: 0, cost: 0 };
+  return { mode, powerW, x, cost };
+}
+
+export interface PolicyPlan extends OptimisedPlan {
+  /**
+   * per slot, W, + charging (AC side), the chart's: a charge's or discharge's power as sent, 0
+   * for hold, and for self-consumption the power it is expected to take on the samples
+   */
+  batteryW: number[];
+}
+
+/**
+ * The plan from a policy: each slot's mode chosen at the stored energy expected from the slots
+ * before it (the daemon plans again every quarter hour from the SoC it reads, so only the first
+ * slot is chosen at a measured one). `cost` is the expected cost over the samples; the baseline
+ * is plain self-consumption on the case's loadW.
+ */
+export function planFromPolicy(
+  c: OptimiserCase,
+  policy: Policy,
+  samples: readonly (readonly number[])[],
+  modes: readonly SlotMode[] = ALL_MODES,
+): PolicyPlan {
+  const start = Date.parse(c.start);
+  const slotMs = c.slotMinutes * 60_000;
+  const h = c.slotMinutes / 60;
+  const b = c.battery;
+  let e = Math.min(policy.max, Math.max(policy.min, (b.socInitial / 100) * b.capacityWh));
+  let cost = 0;
+  const batteryW: number[] = [];
+  const slots = c.importPrice.map((_, t): PlanSlot => {
+    const m = chooseMode(c, policy, t, e, quantileSamples(samples[t]?.length ? samples[t]! : [c.loadW[t]!]), modes);
+    e = Math.min(policy.max, Math.max(policy.min, e + m.x));
+    cost += m.cost;
+    // a charge or discharge is the power sent; self-consumption the expected power on the samples
+    const expected = m.x > 0 ? m.x / (b.chargeEfficiency * h) : (m.x * b.dischargeEfficiency) / h;
+    const sent = m.mode === 'charge' ? m.powerW : m.mode === 'discharge' ? -m.powerW : m.mode === 'hold' ? 0 : expected;
+    batteryW.push(Math.round(sent) + 0);
+    return {
+      interval: `${iso(start + t * slotMs)}/${iso(start + (t + 1) * slotMs)}`,
+      mode: m.mode,
+      powerW: m.powerW,
+      socEnd: Number(((100 * e) / b.capacityWh).toFixed(2)) + 0,
+    };
+  });
+  return { slots, cost: money(cost), baselineCost: money(baseline(c).cost), batteryW };
+}
+
+/** The policy and its plan at once: the bench's and the tests' way in. */
+export function policyPlan(
+  c: OptimiserCase,
+  samples: readonly (readonly number[])[],
+  modes: readonly SlotMode[] = ALL_MODES,
+): PolicyPlan {
+  return planFromPolicy(c, solvePolicy(c, samples), samples, modes);
+}
