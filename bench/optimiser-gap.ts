@@ -19,8 +19,8 @@ const variant = {
   gridDayMedian: process.argv[6] !== 'mean',
   plan,
   noHold: process.argv[8] === 'nohold',
-  sampleWeeks: Number(process.env.SW ?? 4),
-  sampleNeighbours: Number(process.env.SN ?? 0),
+  ...(process.env.SW ? { sampleWeeks: Number(process.env.SW) } : {}),
+  ...(process.env.SN ? { sampleNeighbours: Number(process.env.SN) } : {}),
 };
 
 const t0 = performance.now();

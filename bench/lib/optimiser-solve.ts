@@ -34,7 +34,7 @@ const samples = mode === 'policy' || mode === 'samples' ? samplesOf() : [];
 if (mode === 'policy') {
   for (let r = 0; r < Number(runsArg); r++) {
     const t0 = performance.now();
-    cost = policyPlan(c, samples).cost;
+    cost = policyPlan(c, { loadW: samples }).cost;
     times.push(performance.now() - t0);
   }
 }

@@ -18,7 +18,7 @@ import {
   surplusLoad,
 } from '../../src/optimiser/forecast.js';
 import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
-import { policyStep, quantileSamples, solvePolicy } from '../../src/optimiser/policy.js';
+import { policyStep, scenariosAt, solvePolicy } from '../../src/optimiser/policy.js';
 import { ALL_MODES, chooseMode } from '../../src/optimiser/policy-plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { dayAheadSeries } from '../../src/sim/day-ahead.js';
@@ -249,8 +249,10 @@ export function simulateYear(o: YearOptions = {}): YearResult {
         grid,
       };
       if (planKind !== 'point' && !perfectPv && !perfectLoad) {
-        const samples = loadSamples(site.timezone, loadHistory, from, HORIZON, v.sampleWeeks, v.sampleNeighbours);
-        const pol = solvePolicy(c, samples);
+        const spread = {
+          loadW: loadSamples(site.timezone, loadHistory, from, HORIZON, v.sampleWeeks, v.sampleNeighbours),
+        };
+        const pol = solvePolicy(c, spread);
         solves++;
         for (let j = 0; j < every; j++) {
           let w: number;
@@ -259,7 +261,7 @@ export function simulateYear(o: YearOptions = {}): YearResult {
             w = st ? st.flows[0]! - st.flows[1]! : 0;
           } else {
             const modes = v.noHold ? ALL_MODES.filter((x) => x !== 'hold') : ALL_MODES;
-            const m = chooseMode(c, pol, j, e, quantileSamples(samples[j]!), modes);
+            const m = chooseMode(c, pol, j, e, scenariosAt(c, spread, j), modes);
             w = execute(k0 + j, e, { interval: '', mode: m.mode, powerW: m.powerW, socEnd: 0 }, c, j, chargeTopUp);
           }
           const sc = slotCost(k0 + j, w);

@@ -20,7 +20,7 @@ import { isStorageFault } from '../store/storage-faults.js';
 import { findStreamKey } from '../store/streams.js';
 import { sitePrices } from '../tariffs/site-prices.js';
 import { parseCase } from './case.js';
-import type { History, PvSite } from './forecast.js';
+import { type History, LOAD_SPREAD, type PvSite } from './forecast.js';
 import { slotBodies } from './plan.js';
 import { type PlanChart, planChart } from './plan-chart.js';
 import { policyPasses } from './policy.js';
@@ -28,8 +28,8 @@ import { planFromPolicy } from './policy-plan.js';
 import { HORIZON_SLOTS, SLOT_MS, siteCase } from './site-case.js';
 import { InfeasibleCaseError, solve } from './solve.js';
 
-/** four weeks: the load forecast's day-type mean reaches that far back */
-const HISTORY_MS = 28 * 86_400_000;
+/** as far back as the load's spread reaches (forecast.ts LOAD_SPREAD; the day-type mean takes 4 weeks of it) */
+const HISTORY_MS = LOAD_SPREAD.weeks * 7 * 86_400_000;
 /**
  * The site's config says where the array is, not how it faces: the learned per-slot ratio
  * (forecast.ts) takes up the orientation, so a south-facing 30° plane is only its reference.
@@ -193,7 +193,7 @@ export class OptimiserLoop implements Feature {
       // a case no plan can meet on its forecast (a load the envelope leaves uncovered) is refused by
       // name, as `sitegw optimise` refuses it: the policy alone would price it and plan on
       solve(c);
-      const passes = policyPasses(c, built.samples);
+      const passes = policyPasses(c, built.spread);
       let pass = passes.next();
       while (!pass.done) {
         await new Promise((resolve) => setImmediate(resolve));
@@ -202,7 +202,7 @@ export class OptimiserLoop implements Feature {
       }
       // the mode may have changed, or another source's plan come, while it was solved
       if (this.d.control.modeOf(deviceId) !== 'optimise' || this.othersPlanRuns(deviceId, clock.now())) return;
-      const plan = planFromPolicy(c, pass.value, built.samples, modes);
+      const plan = planFromPolicy(c, pass.value, built.spread, modes);
       const slots = slotBodies(plan.slots, modes);
       this.d.control.putPlan(device, slots, OPTIMISER_SOURCE);
       this.charts.set(deviceId, planChart(deviceId, now, c, plan));
@@ -283,7 +283,7 @@ export class OptimiserLoop implements Feature {
     });
   }
 
-  /** the stream's stored 15-minute mean power over the last four weeks; NaN where nothing is stored */
+  /** the stream's stored 15-minute mean power over HISTORY_MS; NaN where nothing is stored */
   private history(streamId: string, until: number, sign = 1): History {
     const from = until - HISTORY_MS;
     const values = new Array<number>(HISTORY_MS / SLOT_MS).fill(Number.NaN);

@@ -10,7 +10,7 @@
 import { baseline } from './baseline.js';
 import type { OptimiserCase } from './case.js';
 import { iso, money, type OptimisedPlan, type PlanSlot, type SlotMode } from './plan.js';
-import { type Policy, policyValue, quantileSamples, solvePolicy } from './policy.js';
+import { type Policy, policyValue, type Scenario, type Spread, scenariosAt, solvePolicy } from './policy.js';
 
 /** charge and discharge are tried at this many equal steps up to their limit: 250 W for a 5 kW battery */
 const POWER_STEPS = 20;
@@ -67,7 +67,7 @@ export function chooseMode(
   p: Policy,
   t: number,
   e: number,
-  loads: readonly number[],
+  scenarios: readonly Scenario[],
   modes: readonly SlotMode[],
 ): ModeChoice {
   const b = c.battery;
@@ -88,14 +88,14 @@ export function chooseMode(
     let x = 0;
     let cost = 0;
     let total = 0;
-    for (const loadW of loads) {
-      const xs = executorX(c, bounds, e, k.mode, k.powerW, loadW, pvW);
-      const cs = slotCostOf(c, t, xs, loadW, pvW);
+    for (const s of scenarios) {
+      const xs = executorX(c, bounds, e, k.mode, k.powerW, s.loadW, s.pvW);
+      const cs = slotCostOf(c, t, xs, s.loadW, s.pvW);
       x += xs;
       cost += cs;
       total += cs + policyValue(p, t + 1, e + xs);
     }
-    const n = loads.length;
+    const n = scenarios.length;
     // on a tie the earlier candidate: self-consumption, then hold, then the others
     if (!best || total / n < (best as ModeChoice & { total: number }).total - 1e-12)
       best = Object.assign({ mode: k.mode, powerW: k.powerW, x: x / n, cost: cost / n }, { total: total / n });
@@ -121,7 +121,7 @@ export interface PolicyPlan extends OptimisedPlan {
 export function planFromPolicy(
   c: OptimiserCase,
   policy: Policy,
-  samples: readonly (readonly number[])[],
+  spread: Spread,
   modes: readonly SlotMode[] = ALL_MODES,
 ): PolicyPlan {
   const start = Date.parse(c.start);
@@ -132,7 +132,7 @@ export function planFromPolicy(
   let cost = 0;
   const batteryW: number[] = [];
   const slots = c.importPrice.map((_, t): PlanSlot => {
-    const m = chooseMode(c, policy, t, e, quantileSamples(samples[t]?.length ? samples[t]! : [c.loadW[t]!]), modes);
+    const m = chooseMode(c, policy, t, e, scenariosAt(c, spread, t), modes);
     e = Math.min(policy.max, Math.max(policy.min, e + m.x));
     cost += m.cost;
     // a charge or discharge is the power sent; self-consumption the expected power on the samples
@@ -150,10 +150,6 @@ export function planFromPolicy(
 }
 
 /** The policy and its plan at once: the bench's and the tests' way in. */
-export function policyPlan(
-  c: OptimiserCase,
-  samples: readonly (readonly number[])[],
-  modes: readonly SlotMode[] = ALL_MODES,
-): PolicyPlan {
-  return planFromPolicy(c, solvePolicy(c, samples), samples, modes);
+export function policyPlan(c: OptimiserCase, spread: Spread, modes: readonly SlotMode[] = ALL_MODES): PolicyPlan {
+  return planFromPolicy(c, solvePolicy(c, spread), spread, modes);
 }

@@ -27,26 +27,46 @@ export interface Policy {
  */
 const GRID_WH = 20;
 
-/** at most this many load samples per slot: more quantiles add time, not value */
+/** at most this many scenarios per slot: more quantiles add time, not value */
 const MAX_SAMPLES = 12;
+/** What each slot may see: per slot the loads (W) it was measured at on recent days. */
+export interface Spread {
+  loadW: readonly (readonly number[])[];
+}
+
+export interface Scenario {
+  loadW: number;
+  pvW: number;
+}
+
+/**
+ * Slot t's equally likely (load, PV) pairs: its load samples folded to MAX_SAMPLES, at the case's
+ * PV forecast (a PV spread from each recent day's weather was tried and lost: bench/README.md
+ * "Optimiser"). A slot without samples has the case's load forecast.
+ */
+export function scenariosAt(c: OptimiserCase, spread: Spread, t: number): Scenario[] {
+  const loads = spread.loadW[t]?.length ? spread.loadW[t]! : [c.loadW[t]!];
+  const pvW = c.pvW[t]!;
+  return quantileSamples(loads).map((loadW) => ({ loadW, pvW }));
+}
 
 /**
  * The samples as at most MAX_SAMPLES equally likely values: sorted, their probability cut into
  * MAX_SAMPLES equal parts, and each part's mean (a sample split between two parts counts in both
  * by its share), so the mean and the spread's shape stay.
  */
-export function quantileSamples(samples: readonly number[]): number[] {
+export function quantileSamples(samples: readonly number[], parts = MAX_SAMPLES): number[] {
   const s = [...samples].sort((a, b) => a - b);
   const n = s.length;
-  if (n <= MAX_SAMPLES) return s;
-  const out = new Array<number>(MAX_SAMPLES).fill(0);
+  if (n <= parts) return s;
+  const out = new Array<number>(parts).fill(0);
   for (let k = 0; k < n; k++) {
-    // sample k holds [k/n, (k+1)/n) of the probability; part q holds [q/M, (q+1)/M)
+    // sample k holds [k/n, (k+1)/n) of the probability; part q holds [q/parts, (q+1)/parts)
     const lo = k / n;
     const hi = (k + 1) / n;
-    for (let q = Math.floor(lo * MAX_SAMPLES); q < MAX_SAMPLES && q / MAX_SAMPLES < hi; q++) {
-      const overlap = Math.min(hi, (q + 1) / MAX_SAMPLES) - Math.max(lo, q / MAX_SAMPLES);
-      if (overlap > 0) out[q]! += s[k]! * overlap * MAX_SAMPLES;
+    for (let q = Math.floor(lo * parts); q < parts && q / parts < hi; q++) {
+      const overlap = Math.min(hi, (q + 1) / parts) - Math.max(lo, q / parts);
+      if (overlap > 0) out[q]! += s[k]! * overlap * parts;
     }
   }
   return out;
@@ -93,16 +113,11 @@ function addSampled(p: Pieces, into: Float64Array, min: number, step: number, st
 const CHUNK_SLOTS = 4;
 
 /**
- * The policy for a case whose slot t may see any of samples[t] as its load (equally likely); the
- * case's loadW stands in where a slot has none. A generator that yields every CHUNK_SLOTS slots:
+ * The policy for a case whose slot t may see any of its scenarios (scenariosAt, equally likely). A generator that yields every CHUNK_SLOTS slots:
  * on a Pi without JIT the whole pass takes a second or more, and the daemon lets polls and
  * requests run between chunks (loop.ts) rather than let a device's timeout fire behind it.
  */
-export function* policyPasses(
-  c: OptimiserCase,
-  samples: readonly (readonly number[])[],
-  step = GRID_WH,
-): Generator<void, Policy, void> {
+export function* policyPasses(c: OptimiserCase, spread: Spread, step = GRID_WH): Generator<void, Policy, void> {
   const inputs = slotInputs(c);
   const T = inputs.length;
   const b = energyBounds(c);
@@ -122,8 +137,8 @@ export function* policyPasses(
     const next = piecesOf(values[t + 1]!, b.min, st);
     const v = new Float64Array(n);
     const parts: Pieces[] = [];
-    for (const loadW of quantileSamples(samples[t]?.length ? samples[t]! : [inputs[t]!.loadW])) {
-      const h = slotHull({ ...inputs[t]!, loadW });
+    for (const { loadW, pvW } of scenariosAt(c, spread, t)) {
+      const h = slotHull({ ...inputs[t]!, loadW, pvW });
       if (!h) continue;
       const p = convolve(h, next);
       if (cut(p, b.min, b.max, eps)) parts.push(p);
@@ -137,8 +152,8 @@ export function* policyPasses(
 }
 
 /** policyPasses run to the end at once (the bench, the tests, `sitegw optimise`'s kin). */
-export function solvePolicy(c: OptimiserCase, samples: readonly (readonly number[])[], step = GRID_WH): Policy {
-  const g = policyPasses(c, samples, step);
+export function solvePolicy(c: OptimiserCase, spread: Spread, step = GRID_WH): Policy {
+  const g = policyPasses(c, spread, step);
   for (;;) {
     const r = g.next();
     if (r.done) return r.value;

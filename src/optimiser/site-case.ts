@@ -8,6 +8,7 @@ import type { ControlConfig } from '../config/types.js';
 import type { PriceLookup } from '../tariffs/site-prices.js';
 import type { OptimiserCase } from './case.js';
 import { forecastPv, type History, loadSamples, type PvSite, planLoad } from './forecast.js';
+import type { Spread } from './policy.js';
 
 export const SLOT_MS = 900_000;
 /** 48 hours: two days of sun and two evening peaks, the horizon Dynamic ESS and EMHASS use too */
@@ -31,7 +32,7 @@ export interface SiteCaseInput {
  * The case from the current slot on with the load samples of each slot, or a reason why there is none. The horizon ends at the
  * first slot the tariff has no import price for (a dynamic tariff knows only the day ahead).
  */
-export function siteCase(i: SiteCaseInput): { case: OptimiserCase; samples: number[][] } | { none: string } {
+export function siteCase(i: SiteCaseInput): { case: OptimiserCase; spread: Spread } | { none: string } {
   const start = Math.floor(i.now / SLOT_MS) * SLOT_MS;
   const importPrice: number[] = [];
   const exportPrice: number[] = [];
@@ -55,8 +56,8 @@ export function siteCase(i: SiteCaseInput): { case: OptimiserCase; samples: numb
   const pvW = forecastPv(i.pvSite, i.pvHistory, start, n);
   const tz = i.pvSite.timezone;
   return {
-    // the loads each slot may see: the plan is made on their spread (policy.ts)
-    samples: loadSamples(tz, i.loadHistory, start, n),
+    // what each slot may see: the plan is made on its spread (policy.ts)
+    spread: { loadW: loadSamples(tz, i.loadHistory, start, n) },
     case: {
       start: new Date(start).toISOString(),
       slotMinutes: SLOT_MS / 60_000,

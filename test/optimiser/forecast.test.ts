@@ -9,6 +9,7 @@ import {
   forecastLoad,
   forecastPv,
   type History,
+  loadSamples,
   planLoad,
   surplusLoad,
 } from '../../src/optimiser/forecast.js';
@@ -139,5 +140,21 @@ describe('the load a plan is made on', () => {
     const pv = Array.from({ length: 192 }, (_, k) => (k >= 40 && k < 60 ? 2000 : k < 96 ? 10 : 0));
     const seen = planLoad(site.timezone, h, from, pv);
     seen.forEach((w, k) => expect(w, `slot ${k}`).toBe(k < 96 ? 260 : 100));
+  });
+});
+
+describe('the spread the plan is made on', () => {
+  it('load: the same time on days of the same type, and the slots either side when asked (the daemon: LOAD_SPREAD)', () => {
+    const byHour = (ts: number) => 100 * new Date(ts + 2 * 3_600_000).getUTCHours() + ((ts / SLOT) % 4);
+    const h = history(28, byHour);
+    const one = loadSamples(site.timezone, h, from, 96, 4, 0);
+    const three = loadSamples(site.timezone, h, from, 96, 4, 1);
+    // from is a Monday: 20 working days in 4 weeks
+    expect(one[40]).toHaveLength(20);
+    expect(new Set(one[40])).toEqual(new Set([byHour(from + 40 * SLOT)]));
+    expect(three[40]).toHaveLength(60);
+    expect(new Set(three[40])).toEqual(new Set([39, 40, 41].map((k) => byHour(from + k * SLOT))));
+    // the day's first slot has no slot before it
+    expect(three[0]).toHaveLength(40);
   });
 });

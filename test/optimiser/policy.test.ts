@@ -26,10 +26,7 @@ describe('the policy with one load per slot', () => {
         if (err instanceof InfeasibleCaseError) continue;
         throw err;
       }
-      const p = solvePolicy(
-        c,
-        c.loadW.map((l) => [l]),
-      );
+      const p = solvePolicy(c, { loadW: c.loadW.map((l) => [l]) });
       const e0 = (c.battery.socInitial / 100) * c.battery.capacityWh;
       const v = policyValue(p, 0, e0);
       expect(v, `case ${seed}`).toBeGreaterThanOrEqual(exact - 1e-6);
@@ -79,7 +76,7 @@ describe('the plan on the load’s spread', () => {
   const c: OptimiserCase = { ...base, loadW: mean, battery: { ...base.battery, socFinalMin: 10 } };
 
   it('costs less on those loads than the optimum of their mean', () => {
-    const spread = policyPlan(c, samples);
+    const spread = policyPlan(c, { loadW: samples });
     const point = optimise(c);
     const onSpread = meanCost(c, spread.slots, samples, 200);
     const onPoint = meanCost(c, point.slots, samples, 200);
@@ -88,7 +85,7 @@ describe('the plan on the load’s spread', () => {
 
   it('uses only the modes the device has, within its power limits', () => {
     const noHold: SlotMode[] = ['charge', 'discharge', 'self-consumption'];
-    const plan = policyPlan(c, samples, noHold);
+    const plan = policyPlan(c, { loadW: samples }, noHold);
     expect(plan.slots.some((s) => s.mode === 'hold')).toBe(false);
     for (const s of plan.slots) {
       expect(s.powerW).toBeGreaterThanOrEqual(0);
@@ -101,13 +98,13 @@ describe('the plan on the load’s spread', () => {
 
   it('charges from the grid only where the case allows it', () => {
     const dark = { ...c, pvW: c.pvW.map(() => 0), grid: { ...c.grid, gridCharge: false } };
-    const plan = policyPlan(dark, samples);
+    const plan = policyPlan(dark, { loadW: samples });
     expect(plan.slots.filter((s) => s.mode === 'charge')).toEqual([]);
   });
 
   it('plans on loads no source can meet without throwing: those slots are as dear as can be', () => {
     const huge = samples.map((s, t) => (t === 40 ? [50_000, ...s] : s));
-    const plan = policyPlan(c, huge);
+    const plan = policyPlan(c, { loadW: huge });
     expect(plan.slots).toHaveLength(c.importPrice.length);
   });
 });
