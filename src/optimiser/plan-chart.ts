@@ -1,7 +1,7 @@
 /**
  * What the status page's plan chart draws (docs/optimiser.md "Reading the chart"): per slot of the
- * optimiser's plan, the case's prices and forecasts beside the battery power and SoC the optimum
- * plans. Built from the case and the solution the loop sent to control, so the chart shows the
+ * optimiser's plan, the case's prices and forecasts beside the battery power and SoC the plan
+ * expects. Built from the case and the plan the loop sent to control, so the chart shows the
  * numbers the plan was made from, not a second guess at them.
  */
 import type { OptimiserCase } from './case.js';

@@ -33,7 +33,7 @@ interface PlanBody {
   slots: { interval: string; mode: string; powerW?: number; status: string; note?: string | null }[];
 }
 
-describe('optimise on devices without hold: holds sent as self-consumption, the plan runs', () => {
+describe('optimise on devices without hold: planned in their own modes, the plan runs', () => {
   let site: VendorSite;
   let devices: Map<string, ControlDevice>;
   let daemon: Daemon;
@@ -101,7 +101,7 @@ describe('optimise on devices without hold: holds sent as self-consumption, the 
     const { plan, before } = first.get(v)!;
     const modes = plan.slots.map((s) => s.mode);
     expect(modes).not.toContain('hold');
-    // a dear quarter hour of the day: what the optimum holds, sent as self-consumption
+    // a dear quarter hour of the day: where a device with hold would hold, self-consumption
     const midday = plan.slots.find((s) => s.interval.startsWith('2026-01-15T10:45:00'))!;
     expect(midday.mode).toBe('self-consumption');
     // the first charge comes in the cheapest quarter hour ahead: full power
