@@ -3,8 +3,9 @@
  * spread"). The executor knows four modes, not the policy's power for each load: so each slot
  * takes the mode, and the power, whose expected cost over the slot's load samples plus the value
  * of the energy it leaves (V_{t+1}) is least. The candidates are self-consumption, hold, and a
- * charge or discharge at POWER_STEPS equal steps up to the limit; a mode the device lacks is no candidate. Each slot's cost is what the executor would
- * do on that load, as the meter would see it: nothing curtailed.
+ * charge or discharge at POWER_STEPS equal steps up to the limit; a mode the device lacks is no
+ * candidate. Each slot's cost is what the executor would do on that load, as the meter would see
+ * it: nothing curtailed.
  */
 
 import { baseline } from './baseline.js';
@@ -51,7 +52,8 @@ export function executorX(
   return w > 0 ? w * b.chargeEfficiency * h : (w * h) / b.dischargeEfficiency;
 }
 
-function slotCostOf(c: OptimiserCase, t: number, x: number, loadW: number, pvW: number): number {
+/** slot t's cost at the meter when the battery stores x Wh on this load and PV: nothing curtailed */
+export function meterCost(c: OptimiserCase, t: number, x: number, loadW: number, pvW: number): number {
   const b = c.battery;
   const h = c.slotMinutes / 60;
   const w = x > 0 ? x / (b.chargeEfficiency * h) : (x * b.dischargeEfficiency) / h;
@@ -90,7 +92,7 @@ export function chooseMode(
     let total = 0;
     for (const s of scenarios) {
       const xs = executorX(c, bounds, e, k.mode, k.powerW, s.loadW, s.pvW);
-      const cs = slotCostOf(c, t, xs, s.loadW, s.pvW);
+      const cs = meterCost(c, t, xs, s.loadW, s.pvW);
       x += xs;
       cost += cs;
       total += cs + policyValue(p, t + 1, e + xs);

@@ -29,6 +29,7 @@ const GRID_WH = 20;
 
 /** at most this many scenarios per slot: more quantiles add time, not value */
 const MAX_SAMPLES = 12;
+
 /** What each slot may see: per slot the loads (W) it was measured at on recent days. */
 export interface Spread {
   loadW: readonly (readonly number[])[];
@@ -113,9 +114,10 @@ function addSampled(p: Pieces, into: Float64Array, min: number, step: number, st
 const CHUNK_SLOTS = 4;
 
 /**
- * The policy for a case whose slot t may see any of its scenarios (scenariosAt, equally likely). A generator that yields every CHUNK_SLOTS slots:
- * on a Pi without JIT the whole pass takes a second or more, and the daemon lets polls and
- * requests run between chunks (loop.ts) rather than let a device's timeout fire behind it.
+ * The policy for a case whose slot t may see any of its scenarios (scenariosAt, equally likely).
+ * A generator that yields every CHUNK_SLOTS slots: on a Pi without JIT the whole pass takes a
+ * second or more, and the daemon lets polls and requests run between chunks (loop.ts) rather
+ * than let a device's timeout fire behind it.
  */
 export function* policyPasses(c: OptimiserCase, spread: Spread, step = GRID_WH): Generator<void, Policy, void> {
   const inputs = slotInputs(c);
@@ -151,7 +153,7 @@ export function* policyPasses(c: OptimiserCase, spread: Spread, step = GRID_WH):
   return { min: b.min, max: b.max, step: st, values, inputs };
 }
 
-/** policyPasses run to the end at once (the bench, the tests, `sitegw optimise`'s kin). */
+/** policyPasses run to the end at once: the bench and the tests. */
 export function solvePolicy(c: OptimiserCase, spread: Spread, step = GRID_WH): Policy {
   const g = policyPasses(c, spread, step);
   for (;;) {
@@ -168,9 +170,6 @@ export function policyValue(p: Policy, t: number, e: number): number {
   return v[i]! + (f - i) * (v[i + 1]! - v[i]!);
 }
 
-/** V_{t+1} as the pieces a slot's choice is merged with: made once for all of a slot's steps */
-export const nextPieces = (p: Policy, t: number): Pieces => piecesOf(p.values[t + 1]!, p.min, p.step);
-
 export interface PolicyStep {
   /** stored energy change over the slot, Wh (> 0 charges) */
   x: number;
@@ -180,15 +179,13 @@ export interface PolicyStep {
   hull: SlotHull;
 }
 
-/** What the policy does in slot t from stored energy e when the slot's load is loadW (and PV pvW). */
-export function policyStep(
-  p: Policy,
-  t: number,
-  e: number,
-  loadW: number,
-  pvW?: number,
-  next = nextPieces(p, t),
-): PolicyStep | undefined {
+/**
+ * What the policy itself does in slot t from stored energy e when the slot's load is loadW (and
+ * PV pvW): a power for each load, which no executor mode gives. The bench's ceiling for the
+ * modes (bench/lib/optimiser-year.ts, plan 'ideal').
+ */
+export function policyStep(p: Policy, t: number, e: number, loadW: number, pvW?: number): PolicyStep | undefined {
+  const next = piecesOf(p.values[t + 1]!, p.min, p.step);
   const input = { ...p.inputs[t]!, loadW, ...(pvW === undefined ? {} : { pvW }) };
   const hull = slotHull(input);
   if (!hull) return undefined;

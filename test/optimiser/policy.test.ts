@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { OptimiserCase } from '../../src/optimiser/case.js';
 import { optimise, type PlanSlot, type SlotMode } from '../../src/optimiser/plan.js';
 import { policyValue, quantileSamples, solvePolicy } from '../../src/optimiser/policy.js';
-import { executorX, policyPlan } from '../../src/optimiser/policy-plan.js';
+import { executorX, meterCost, policyPlan } from '../../src/optimiser/policy-plan.js';
 import { InfeasibleCaseError, solve } from '../../src/optimiser/solve.js';
 import { hash01 } from '../../src/sim/noise.js';
 import { dailyCase, randomCase } from './cases.js';
@@ -44,7 +44,6 @@ function spikySamples(c: OptimiserCase): number[][] {
 
 /** the plan's slots as the executor runs them on each drawn day of loads: the mean cost */
 function meanCost(c: OptimiserCase, slots: readonly PlanSlot[], samples: number[][], days: number): number {
-  const h = c.slotMinutes / 60;
   const b = c.battery;
   const bounds = { min: (b.socMin / 100) * b.capacityWh, max: (b.socMax / 100) * b.capacityWh };
   let total = 0;
@@ -53,14 +52,7 @@ function meanCost(c: OptimiserCase, slots: readonly PlanSlot[], samples: number[
     slots.forEach((s, t) => {
       const loadW = samples[t]![Math.floor(hash01(11, d, t) * samples[t]!.length)]!;
       const x = executorX(c, bounds, e, s.mode, s.powerW, loadW, c.pvW[t]!);
-      const w = x > 0 ? x / (b.chargeEfficiency * h) : (x * b.dischargeEfficiency) / h;
-      const net = loadW - c.pvW[t]! + w;
-      total +=
-        ((c.importPrice[t]! * Math.max(0, net) -
-          c.exportPrice[t]! * Math.max(0, -net) +
-          b.cycleCostPerKWh * Math.max(0, -w)) *
-          h) /
-        1000;
+      total += meterCost(c, t, x, loadW, c.pvW[t]!);
       e += x;
     });
   }
