@@ -85,7 +85,9 @@ export function chooseMode(
   if (modes.includes('discharge'))
     for (let k = 1; k <= POWER_STEPS; k++)
       cands.push({ mode: 'discharge', powerW: Math.round((k * b.maxDischargeW) / POWER_STEPS) });
-  let best: ModeChoice | undefined;
+  // self-consumption is always a mode (Control.slotModesOf), and the choice where nothing is cheaper
+  let best: ModeChoice = { mode: 'self-consumption', powerW: 0, x: 0, cost: 0 };
+  let bestTotal = Infinity;
   for (const k of cands) {
     let x = 0;
     let cost = 0;
@@ -99,11 +101,12 @@ export function chooseMode(
     }
     const n = scenarios.length;
     // on a tie the earlier candidate: self-consumption, then hold, then the others
-    if (!best || total / n < (best as ModeChoice & { total: number }).total - 1e-12)
-      best = Object.assign({ mode: k.mode, powerW: k.powerW, x: x / n, cost: cost / n }, { total: total / n });
+    if (total / n < bestTotal - 1e-12) {
+      best = { mode: k.mode, powerW: k.powerW, x: x / n, cost: cost / n };
+      bestTotal = total / n;
+    }
   }
-  const { mode, powerW, x, cost } = best ?? { mode: 'self-consumption' as const, powerW: 0, x: 0, cost: 0 };
-  return { mode, powerW, x, cost };
+  return best;
 }
 
 export interface PolicyPlan extends OptimisedPlan {
