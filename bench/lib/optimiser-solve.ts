@@ -1,9 +1,10 @@
 /**
  * Child of bench/optimiser.ts, started with the unit's node flags: builds a 48-hour case (192 slots)
- * and, with `solve` as argument, solves it `runs` times, with `policy` makes the daemon's plan on
- * the load's spread (policy-plan.ts) from 20 simulated days' loads per slot `runs` times; prints
- * the median time and the process's peak RSS as JSON. The peak RSS of a run without `solve` is the baseline the extra memory is
- * measured against (same modules, same case).
+ * and, with `solve` as argument, solves it `runs` times; with `policy`, makes the daemon's plan on
+ * the load's spread (policy-plan.ts) from 20 simulated days' loads per slot `runs` times. Prints
+ * the median time and the process's peak RSS as JSON. The peak RSS of a run with `none` (or, for
+ * `policy`, `samples`: the samples built, no plan) is the baseline the extra memory is measured
+ * against (same modules, same case).
  */
 import { parseCase } from '../../src/optimiser/case.js';
 import { optimise } from '../../src/optimiser/plan.js';

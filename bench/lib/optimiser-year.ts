@@ -7,6 +7,8 @@
  * executed slot by slot on what really happens, as the executor would: a charge or discharge at the
  * planned power up to the planned SoC (targetSoc), self-consumption on the real surplus, hold.
  */
+
+import { SLOT_MODES } from '../../src/control/plan-body.js';
 import type { OptimiserCase } from '../../src/optimiser/case.js';
 import {
   forecastError,
@@ -19,7 +21,7 @@ import {
 } from '../../src/optimiser/forecast.js';
 import { optimise, type PlanSlot } from '../../src/optimiser/plan.js';
 import { policyStep, scenariosAt, solvePolicy } from '../../src/optimiser/policy.js';
-import { ALL_MODES, chooseMode } from '../../src/optimiser/policy-plan.js';
+import { chooseMode } from '../../src/optimiser/policy-plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { dayAheadSeries } from '../../src/sim/day-ahead.js';
 import { HouseLoad } from '../../src/sim/house-load.js';
@@ -260,7 +262,7 @@ export function simulateYear(o: YearOptions = {}): YearResult {
             const st = policyStep(pol, j, e, load[k0 + j]!, pv[k0 + j]!);
             w = st ? st.flows[0]! - st.flows[1]! : 0;
           } else {
-            const modes = v.noHold ? ALL_MODES.filter((x) => x !== 'hold') : ALL_MODES;
+            const modes = v.noHold ? SLOT_MODES.filter((x) => x !== 'hold') : SLOT_MODES;
             const m = chooseMode(c, pol, j, e, scenariosAt(c, spread, j), modes);
             w = execute(k0 + j, e, { interval: '', mode: m.mode, powerW: m.powerW, socEnd: 0 }, c, j, chargeTopUp);
           }

@@ -15,7 +15,7 @@ export interface PlanChartSlot {
   exportPrice: number;
   pvW: number;
   loadW: number;
-  /** the plan's expected net battery power, W, + charging (AC side) */
+  /** the plan's battery power, W, + charging (AC side): policy-plan.ts PolicyPlan.batteryW */
   batteryW: number;
   /** the SoC the plan expects at the slot's end, percent */
   socEnd: number;
@@ -43,17 +43,15 @@ export function planChart(deviceId: string, madeAtMs: number, c: OptimiserCase, 
     socStart: c.battery.socInitial,
     cost: plan.cost,
     baselineCost: plan.baselineCost,
-    slots: plan.slots.map((s, t) => {
-      return {
-        start: s.interval.split('/')[0]!,
-        importPrice: c.importPrice[t]!,
-        exportPrice: c.exportPrice[t]!,
-        pvW: c.pvW[t]!,
-        loadW: c.loadW[t]!,
-        batteryW: plan.batteryW[t]!,
-        socEnd: s.socEnd,
-        mode: s.mode,
-      };
-    }),
+    slots: plan.slots.map((s, t) => ({
+      start: s.interval.split('/')[0]!,
+      importPrice: c.importPrice[t]!,
+      exportPrice: c.exportPrice[t]!,
+      pvW: c.pvW[t]!,
+      loadW: c.loadW[t]!,
+      batteryW: plan.batteryW[t]!,
+      socEnd: s.socEnd,
+      mode: s.mode,
+    })),
   };
 }

@@ -8,6 +8,7 @@
  * it: nothing curtailed.
  */
 
+import { SLOT_MODES } from '../control/plan-body.js';
 import { baseline } from './baseline.js';
 import type { OptimiserCase } from './case.js';
 import { iso, money, type OptimisedPlan, type PlanSlot, type SlotMode } from './plan.js';
@@ -15,8 +16,6 @@ import { type Policy, policyValue, type Scenario, type Spread, scenariosAt, solv
 
 /** charge and discharge are tried at this many equal steps up to their limit: 250 W for a 5 kW battery */
 const POWER_STEPS = 20;
-
-export const ALL_MODES: readonly SlotMode[] = ['self-consumption', 'hold', 'charge', 'discharge'];
 
 export interface ModeChoice {
   mode: SlotMode;
@@ -27,6 +26,17 @@ export interface ModeChoice {
   /** expected cost of the slot, currency */
   cost: number;
 }
+
+/** the battery's AC power (W, + charging) that changes the stored energy by x Wh over a slot, and back */
+export function batteryPowerW(c: OptimiserCase, x: number): number {
+  const h = c.slotMinutes / 60;
+  return x > 0 ? x / (c.battery.chargeEfficiency * h) : (x * c.battery.dischargeEfficiency) / h;
+}
+
+const storedWh = (c: OptimiserCase, w: number): number => {
+  const h = c.slotMinutes / 60;
+  return w > 0 ? w * c.battery.chargeEfficiency * h : (w * h) / c.battery.dischargeEfficiency;
+};
 
 /** the stored energy change the executor makes in `mode` at `powerW` from e (Wh) */
 export function executorX(
@@ -49,18 +59,17 @@ export function executorX(
   if (mode === 'charge') w = Math.max(Math.min(powerW, room), sc);
   else if (mode === 'discharge') w = -Math.min(powerW, left);
   else if (mode === 'self-consumption') w = sc;
-  return w > 0 ? w * b.chargeEfficiency * h : (w * h) / b.dischargeEfficiency;
+  return storedWh(c, w);
 }
 
 /** slot t's cost at the meter when the battery stores x Wh on this load and PV: nothing curtailed */
 export function meterCost(c: OptimiserCase, t: number, x: number, loadW: number, pvW: number): number {
-  const b = c.battery;
   const h = c.slotMinutes / 60;
-  const w = x > 0 ? x / (b.chargeEfficiency * h) : (x * b.dischargeEfficiency) / h;
+  const w = batteryPowerW(c, x);
   const net = loadW - pvW + w;
   const imp = Math.max(0, net);
   const exp = Math.min(c.grid.maxExportW, Math.max(0, -net));
-  return ((c.importPrice[t]! * imp - c.exportPrice[t]! * exp + b.cycleCostPerKWh * Math.max(0, -w)) * h) / 1000;
+  return ((c.importPrice[t]! * imp - c.exportPrice[t]! * exp + c.battery.cycleCostPerKWh * Math.max(0, -w)) * h) / 1000;
 }
 
 /** The mode for slot t at stored energy e, of those the device has. */
@@ -73,7 +82,6 @@ export function chooseMode(
   modes: readonly SlotMode[],
 ): ModeChoice {
   const b = c.battery;
-  const h = c.slotMinutes / 60;
   const bounds = { min: p.min, max: p.max };
   const pvW = c.pvW[t]!;
   const cands: { mode: SlotMode; powerW: number }[] = [];
@@ -127,11 +135,10 @@ export function planFromPolicy(
   c: OptimiserCase,
   policy: Policy,
   spread: Spread,
-  modes: readonly SlotMode[] = ALL_MODES,
+  modes: readonly SlotMode[] = SLOT_MODES,
 ): PolicyPlan {
   const start = Date.parse(c.start);
   const slotMs = c.slotMinutes * 60_000;
-  const h = c.slotMinutes / 60;
   const b = c.battery;
   let e = Math.min(policy.max, Math.max(policy.min, (b.socInitial / 100) * b.capacityWh));
   let cost = 0;
@@ -141,8 +148,14 @@ export function planFromPolicy(
     e = Math.min(policy.max, Math.max(policy.min, e + m.x));
     cost += m.cost;
     // a charge or discharge is the power sent; self-consumption the expected power on the samples
-    const expected = m.x > 0 ? m.x / (b.chargeEfficiency * h) : (m.x * b.dischargeEfficiency) / h;
-    const sent = m.mode === 'charge' ? m.powerW : m.mode === 'discharge' ? -m.powerW : m.mode === 'hold' ? 0 : expected;
+    const sent =
+      m.mode === 'charge'
+        ? m.powerW
+        : m.mode === 'discharge'
+          ? -m.powerW
+          : m.mode === 'hold'
+            ? 0
+            : batteryPowerW(c, m.x);
     batteryW.push(Math.round(sent) + 0);
     return {
       interval: `${iso(start + t * slotMs)}/${iso(start + (t + 1) * slotMs)}`,
@@ -155,6 +168,6 @@ export function planFromPolicy(
 }
 
 /** The policy and its plan at once: the bench's and the tests' way in. */
-export function policyPlan(c: OptimiserCase, spread: Spread, modes: readonly SlotMode[] = ALL_MODES): PolicyPlan {
+export function policyPlan(c: OptimiserCase, spread: Spread, modes: readonly SlotMode[] = SLOT_MODES): PolicyPlan {
   return planFromPolicy(c, solvePolicy(c, spread), spread, modes);
 }
