@@ -30,6 +30,7 @@ function banner(demo: Demo): string {
 sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverter, grid and house meters)
   Modbus TCP (SunSpec):  inverter ${inverter.host}:${inverter.port}, meters ${meter.host}:${meter.port}
   Energy Site API:       ${demo.url}
+  Status page:           ${demo.url}/ (sign in as the site owner below)
   OpenAPI document:      ${demo.url}/openapi.json
   Clock:                 ${demo.clock.speed}x real time, simulated now ${now.toISOString()}
   WebSocket streams:     ${ws}/ws?streams=telemetry-realtime,grid-events (same bearer token)
@@ -81,7 +82,9 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
     mqtt: values.mqtt,
     homeassistant: values.homeassistant,
     siteId: values['site-id'],
+    stopping: signals.stopping,
   });
-  io.out(banner(demo));
+  // a Ctrl-C during the start cut the pre-fill short: no banner for a demo that is about to stop
+  if (!signals.stopping.aborted) io.out(banner(demo));
   return signals.until(() => demo.stop(), demo.daemon.ctx.log);
 }

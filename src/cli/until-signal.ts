@@ -10,6 +10,8 @@ import { EXIT, type Output } from './output.js';
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
 export interface SignalWatch {
+  /** aborted by the first stop signal, so a slow start (the demo's history pre-fill) can cut itself short */
+  readonly stopping: AbortSignal;
   /**
    * Runs until a stop signal (one that came before this call included), then `stop`. With the
    * daemon's logger, a fault no handler contained stops it the same way and ends the process
@@ -30,13 +32,16 @@ type Proc = Pick<NodeJS.Process, 'on' | 'off'>;
 export function watchSignals(io: Output, proc: Proc = process): SignalWatch {
   let pending: NodeJS.Signals | null = null;
   let onStop: ((sig: NodeJS.Signals) => void) | null = null;
+  const stopping = new AbortController();
   const handler = (sig: NodeJS.Signals) => {
     for (const s of STOP_SIGNALS) proc.off(s, handler);
+    stopping.abort(sig);
     if (onStop) onStop(sig);
     else pending = sig;
   };
   for (const s of STOP_SIGNALS) proc.on(s, handler);
   return {
+    stopping: stopping.signal,
     until: (stop, log) =>
       new Promise((resolve) => {
         let stopping: Promise<void> | null = null;

@@ -51,6 +51,8 @@ export interface DemoOptions {
   mqtt?: string;
   /** MQTT broker URL of a Home Assistant: the demo's gateway announces its devices there (homeassistant defaults otherwise) */
   homeassistant?: string;
+  /** aborted by a stop signal: the history pre-fill ends where it is, so the start returns at once */
+  stopping?: AbortSignal;
 }
 
 export interface Demo {
@@ -134,7 +136,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       beforePolling:
         withHistory && historyMs > 0
           ? async (ctx) => {
-              prefilledUntil = await prefillHistory(ctx, sim, clock.now() - historyMs);
+              prefilledUntil = await prefillHistory(ctx, sim, clock.now() - historyMs, opts.stopping);
             }
           : undefined,
     });

@@ -79,6 +79,7 @@ describe('sitegw demo on a terminal', () => {
     // the pinned ports: in the banner, and answering
     expect(text).toContain(`inverter 127.0.0.1:${inverter}, meters 127.0.0.1:${meter}`);
     expect(text).toContain(`http://127.0.0.1:${control}/grid-outage`);
+    expect(text).toMatch(/Status page: +http:\/\/127\.0\.0\.1:\d+\/ /);
     for (const port of [inverter, meter, control])
       await new Promise<void>((resolve, reject) => {
         const s = connect(port, '127.0.0.1', () => {
@@ -90,5 +91,22 @@ describe('sitegw demo on a terminal', () => {
     // Ctrl-C on the terminal: SIGINT to the demo, which stops cleanly
     child.stdin!.write('\x03');
     expect(await exited).toBe(0);
+  });
+
+  it('stops at Ctrl-C during the history pre-fill, without waiting for it to end', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sitegw-tty-'));
+    // a year of history takes minutes of CPU to fill: the old demo heard no signal until it ended
+    const [node, args] = sitegwCommand(['demo', '--port', '0', '--data-dir', dir, '--history', 'P366D']);
+    const env: NodeJS.ProcessEnv = { ...process.env, SITEGW_LOG_LEVEL: 'info', SITEGW_LOG_FORMAT: 'json' };
+    child = spawn(node, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    await waitFor('the pre-fill to begin', () => out.includes('pre-filling history'), 60_000);
+    child.kill('SIGINT');
+    expect(await exited, out).toBe(0);
+    expect(out).toContain('history pre-fill stopped early');
+    expect(out).not.toContain('sitegw demo is running');
   });
 });
