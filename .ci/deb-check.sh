@@ -3,17 +3,19 @@
 # The amd64 package as an installer gets it, on this machine (CI has no systemd as PID 1):
 #   1. this commit's package and the previous commit's built (before there was one: this one
 #      repacked with a lower version); lintian on this one: no errors;
-#   2. the previous package installed with dpkg -i (timed): user, groups, folders, modes, conffile,
-#      the unit enabled but not startable while site.yaml is the placeholder;
+#   2. the previous package put in a signed apt repository (packaging/repo/build.sh) and installed
+#      from it with apt-get (timed): user, groups, folders, modes, conffile, the unit enabled but not
+#      startable while site.yaml is the placeholder;
 #   3. `sitegw setup --yes` of the installed package against the simulator writes site.yaml, and
 #      the demo fills the data folder's database with two hours of buckets;
-#   4. this commit's package installed over it: config, data and buckets kept, schema migrated;
+#   4. this commit's package added to the repository and installed over it with apt-get's upgrade:
+#      config, data and buckets kept, schema migrated; the README's linked docs installed;
 #   5. `sitegw --version`, check-config, then the daemon started from the unit's own ExecStart=
 #      line as the sitegw user (its groups, UMask=, Environment=) for 20 s against the simulator:
 #      /healthz answers ok with every device online at the end; the machine's node is Node 20
 #      (its driver), so the other driver opens the database on the registry's Node 24;
 #   6. remove (data and config kept), then purge: nothing of it left (files, user, group, units).
-# Needs the Debian packages dpkg-dev and lintian, and `npm ci` done (the build uses its compiler
+# Needs the Debian packages dpkg-dev, lintian, apt-utils and gpg, and `npm ci` done (the build uses its compiler
 # output for Node 20's SQLite driver when it fits).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,10 +61,27 @@ lintian --fail-on error "$deb" >"$out/lintian.log" 2>&1 || { cat "$out/lintian.l
 grep -v 'running with root' "$out/lintian.log" || true
 step "lintian: no errors ($(du -k "$deb" | cut -f1) KiB package, $(dpkg-deb -f "$deb" Installed-Size) KiB installed)"
 
-# 2. the previous package, fresh
+# 2. the previous package, fresh, from a signed apt repository as a site subscribes to it
+#    (npm run package:repo; docs/install.md "An apt repository"): the repository holds the previous
+#    package only, the site's apt knows it by a sources file and the repository's public key
+repo_add() { # $1: a .deb to add to the repository
+  mkdir -p "$out/debs" && rm -f "$out"/debs/*.deb && cp "$1" "$out/debs/"
+  SITEGW_REPO_GNUPGHOME=$out/gnupg packaging/repo/build.sh "$out/debs" "$out/repo" >/dev/null 2>"$out/repo.log" ||
+    { cat "$out/repo.log"; fail 'packaging/repo/build.sh'; }
+}
+repo_add "$prev_deb"
+install -D -m 0644 "$out/repo/sitegw-archive-keyring.gpg" "$out/keyrings/sitegw.gpg"
+echo "deb [signed-by=$out/keyrings/sitegw.gpg] file:$out/repo stable main" >"$out/sitegw.list"
+# only this source, and the machine's other lists kept: nothing under /etc/apt is touched
+apt_=(apt-get -o "Dir::Etc::sourcelist=$out/sitegw.list" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
+  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+export DEBIAN_FRONTEND=noninteractive
+"${apt_[@]}" update >"$out/apt-update.log" 2>&1 || { cat "$out/apt-update.log"; fail 'apt-get update of the repository'; }
+! grep -qiE 'NO_PUBKEY|not signed|unauthenticated' "$out/apt-update.log" || { cat "$out/apt-update.log"; fail 'the repository is not trusted'; }
 t0=$(date +%s%N)
-dpkg -i "$prev_deb" >"$out/install.log" 2>&1 || { cat "$out/install.log"; fail 'dpkg -i'; }
-step "installed the previous package in $((($(date +%s%N) - t0) / 1000000)) ms"
+"${apt_[@]}" install -y sitegw >"$out/install.log" 2>&1 || { cat "$out/install.log"; fail 'apt-get install sitegw'; }
+[ "$(dpkg-query -W -f='${Version}' sitegw)" = "$(dpkg-deb -f "$prev_deb" Version)" ] || fail 'apt installed another version'
+step "installed the previous package with apt-get from the signed repository in $((($(date +%s%N) - t0) / 1000000)) ms"
 grep -q 'sitegw setup' "$out/install.log" || fail 'postinst did not print the next step'
 [ "$(getent passwd sitegw | cut -d: -f6,7)" = /var/lib/sitegw:/usr/sbin/nologin ] || fail 'sitegw user'
 [ "$(id -u sitegw)" -lt 1000 ] || fail 'sitegw is not a system user'
@@ -109,13 +128,23 @@ read -r before _ <<<"$(buckets)"
 
 # 4. this commit's package over it
 echo '# the installer was here' >>/etc/sitegw/site.yaml
+# this package published to the same repository beside the previous one; the site upgrades with apt
+repo_add "$deb"
+[ "$(find "$out/repo/pool" -name '*.deb' | wc -l)" = 2 ] || fail 'the repository does not keep both versions'
+"${apt_[@]}" update >"$out/apt-update.log" 2>&1 || { cat "$out/apt-update.log"; fail 'apt-get update of the repository'; }
 t0=$(date +%s%N)
-dpkg -i "$deb" >"$out/upgrade.log" 2>&1 || { cat "$out/upgrade.log"; fail 'the upgrade'; }
-step "upgraded in $((($(date +%s%N) - t0) / 1000000)) ms"
+"${apt_[@]}" install -y --only-upgrade sitegw >"$out/upgrade.log" 2>&1 || { cat "$out/upgrade.log"; fail 'the upgrade'; }
+[ "$(dpkg-query -W -f='${Version}' sitegw)" = "$(dpkg-deb -f "$deb" Version)" ] || fail 'apt did not upgrade to this package'
+step "upgraded with apt-get from the repository in $((($(date +%s%N) - t0) / 1000000)) ms"
 tail -1 /etc/sitegw/site.yaml | grep -q 'the installer was here' || fail 'the upgrade replaced site.yaml'
 read -r after schema <<<"$(buckets)"
 [ "$after" = "$before" ] || fail "buckets before the upgrade $before, after $after"
 step "the upgrade kept site.yaml and the database: $after buckets, schema version $schema"
+
+# the README's links open in the installed documentation (test/docs/package-docs.test.ts checks the list)
+for target in $(grep -o '](\(docs\|bench\)/[^)#]*\|](CONTRIBUTING.md' README.md | sed 's/^](//' | sort -u); do
+  [ -f "/usr/share/doc/sitegw/$target" ] || fail "the package lacks /usr/share/doc/sitegw/$target, which README.md links to"
+done
 
 # 5. the daemon as the unit runs it, 20 s
 version=$(sitegw --version)

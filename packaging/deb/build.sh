@@ -119,7 +119,7 @@ SH
 unit=$root/lib/systemd/system/sitegw.service
 mkdir -p "$(dirname "$unit")"
 # the repository's unit with the package's paths, and not started while site.yaml is the placeholder
-sed -e 's#^Documentation=.*#Documentation=file:/usr/share/doc/sitegw/install.md.gz#' -e 's#/opt/sitegw/#/usr/lib/sitegw/#g' \
+sed -e 's#^Documentation=.*#Documentation=file:/usr/share/doc/sitegw/docs/install.md#' -e 's#/opt/sitegw/#/usr/lib/sitegw/#g' \
   systemd/sitegw.service | awk '/^ExecStart=/ { while ((getline l < "packaging/deb/exec-condition") > 0) print l } { print }' >"$unit"
 grep -q '^ExecCondition=' "$unit" && grep -q '^ExecStart=/usr/bin/node .* /usr/lib/sitegw/dist/cli.js run' "$unit"
 install -D -m 0640 packaging/deb/site.yaml "$root/etc/sitegw/site.yaml"
@@ -127,9 +127,11 @@ chmod 0750 "$root/etc/sitegw"
 doc=$root/usr/share/doc/sitegw
 install -D -m 0644 packaging/deb/copyright "$doc/copyright"
 install -D -m 0644 packaging/deb/lintian-overrides "$root/usr/share/lintian/overrides/sitegw"
-install -m 0644 README.md docs/install.md docs/configuration.md "$doc/"
+# every document README.md links to, at the same relative paths and uncompressed, so the README's
+# links (and the unit's Documentation=, postinst's guide line) open as they do in the repository;
+# test/docs/package-docs.test.ts reads the README's links to check this list
+for f in README.md CONTRIBUTING.md bench/README.md docs/*.md docs/asyncapi.yaml; do install -D -m 0644 "$f" "$doc/$f"; done
 install -D -m 0644 examples/site.example.yaml "$doc/examples/site.example.yaml"
-gzip -9n "$doc/configuration.md" "$doc/install.md"
 printf 'sitegw (%s) unstable; urgency=medium\n\n  * Built from commit %s.\n\n -- %s  %s\n' \
   "$version" "$(git rev-parse HEAD)" "$maintainer" "$(git log -1 --format=%cD)" | gzip -9n >"$doc/changelog.gz"
 
