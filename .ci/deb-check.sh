@@ -70,6 +70,9 @@ repo_add() { # $1: a .deb to add to the repository
     { cat "$out/repo.log"; fail 'packaging/repo/build.sh'; }
 }
 repo_add "$prev_deb"
+# apt's methods read the repository and its key as the _apt user: mktemp's 0700 would hide both
+# (NO_PUBKEY, as for a repository signed by an unknown key)
+chmod 0755 "$out"
 install -D -m 0644 "$out/repo/sitegw-archive-keyring.gpg" "$out/keyrings/sitegw.gpg"
 echo "deb [signed-by=$out/keyrings/sitegw.gpg] file:$out/repo stable main" >"$out/sitegw.list"
 # only this source, and the machine's other lists kept: nothing under /etc/apt is touched
