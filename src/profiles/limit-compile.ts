@@ -27,7 +27,10 @@ export interface CompiledLimitMap {
   mode: LimitMode;
   /** raw = value (W or percent) × scale, clamped to [0, max] (or the type's range) */
   setpoint: LimitRegister & { unit: LimitUnit; scale: number; max?: number; none?: number; readBack?: number };
-  enable?: LimitRegister & { on: number; off?: number };
+  /** fixed values the document sets before a limit (a limit mode register) */
+  before: (LimitRegister & { value: number })[];
+  /** with `mask`, a u16 of flags of which the switch owns only those bits */
+  enable?: LimitRegister & { on: number; off?: number; mask?: number };
   commit?: LimitRegister & { value: number };
   timeout?: LimitRegister & { unit: 's' | 'min' };
   fallback?: LimitRegister & { unit: LimitUnit; scale: number };
@@ -111,9 +114,41 @@ function compileMap(
   const commit = m.commit && register(m.commit, [...at, 'commit']);
   const timeout = m.timeout && register(m.timeout, [...at, 'timeout']);
   const fallback = m.fallback && register(m.fallback, [...at, 'fallback']);
-  if (!sp || (m.enable && !enable) || (m.commit && !commit) || (m.timeout && !timeout) || (m.fallback && !fallback))
+  const before = (m.before ?? []).map((w, i) => register(w, [...at, 'before', i]));
+  if (
+    !sp ||
+    (m.enable && !enable) ||
+    (m.commit && !commit) ||
+    (m.timeout && !timeout) ||
+    (m.fallback && !fallback) ||
+    before.some((b) => b === undefined)
+  )
     return undefined;
   let ok = true;
+  before.forEach((b, i) => {
+    ok = fits(b!, m.before![i]!.value, [...at, 'before', i, 'value']) && ok;
+  });
+  if (m.enable?.mask !== undefined && enable) {
+    if (enable.type !== 'u16') {
+      problem(
+        [...at, 'enable', 'mask'],
+        `a mask on a ${enable.type}`,
+        'a mask is for a u16 of flags: make the type u16',
+      );
+      ok = false;
+    }
+    for (const key of ['on', 'off'] as const) {
+      const v = m.enable[key];
+      if (v !== undefined && (v & ~m.enable.mask) !== 0) {
+        problem(
+          [...at, 'enable', key],
+          `${key} ${v} sets bits outside the mask ${m.enable.mask}`,
+          'give on and off within the bits of mask',
+        );
+        ok = false;
+      }
+    }
+  }
   if (m.setpoint.max !== undefined) ok = fits(sp, m.setpoint.max, [...at, 'setpoint', 'max']) && ok;
   if (m.setpoint.none !== undefined) ok = fits(sp, m.setpoint.none, [...at, 'setpoint', 'none']) && ok;
   if (enable && m.enable) {
@@ -121,7 +156,9 @@ function compileMap(
     if (m.enable.off !== undefined) ok = fits(enable, m.enable.off, [...at, 'enable', 'off']) && ok;
   }
   if (commit && m.commit) ok = fits(commit, m.commit.value, [...at, 'commit', 'value']) && ok;
-  const addresses = [sp, enable, commit, timeout, fallback].filter((r): r is LimitRegister => r !== undefined);
+  const addresses = [...before, sp, enable, commit, timeout, fallback].filter(
+    (r): r is LimitRegister => r !== undefined,
+  );
   const seen = new Set<number>();
   for (const r of addresses) {
     if (seen.has(r.address)) {
@@ -178,8 +215,16 @@ function compileMap(
         ? { readBack: m.setpoint.readBack + (sp.address - m.setpoint.address) }
         : {}),
     },
+    before: before.map((b, i) => ({ ...b!, value: m.before![i]!.value })),
     ...(enable && m.enable
-      ? { enable: { ...enable, on: m.enable.on, ...(m.enable.off !== undefined ? { off: m.enable.off } : {}) } }
+      ? {
+          enable: {
+            ...enable,
+            on: m.enable.on,
+            ...(m.enable.off !== undefined ? { off: m.enable.off } : {}),
+            ...(m.enable.mask !== undefined ? { mask: m.enable.mask } : {}),
+          },
+        }
       : {}),
     ...(commit && m.commit ? { commit: { ...commit, value: m.commit.value } } : {}),
     ...(timeout && m.timeout ? { timeout: { ...timeout, unit: m.timeout.unit as 's' | 'min' } } : {}),

@@ -77,7 +77,27 @@ const switchRegister = {
     type,
     on: { type: 'number', hint: 'the raw value that enables the limit, e.g. 0xAA' },
     off: { type: 'number', hint: 'the raw value that disables it (no limit), e.g. 0x55; leave out to keep it enabled' },
+    mask: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 65535,
+      hint: 'for a u16 of flags: the bits this switch owns, e.g. 1; the other bits are kept as the device has them',
+    },
     label,
+  },
+} as const satisfies SchemaNode;
+
+const fixedWrites = {
+  type: 'array',
+  minItems: 1,
+  maxItems: 4,
+  hint: 'registers the document says to set before a limit: each { address, type, value }',
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['address', 'type', 'value'],
+    hint: 'a register and the raw value it must hold while the limit is on, e.g. { address: 0xE001, type: u16, value: 0 }',
+    properties: { address, type, value: { type: 'number', hint: 'the raw value' }, label },
   },
 } as const satisfies SchemaNode;
 
@@ -115,8 +135,9 @@ export const LIMIT_MAP = {
   type: 'object',
   additionalProperties: false,
   required: ['setpoint', 'revert'],
-  hint: 'give setpoint and revert, and enable, commit, timeout, fallback where the document has them',
+  hint: 'give setpoint and revert, and before, enable, commit, timeout, fallback where the document has them',
   properties: {
+    before: fixedWrites,
     setpoint,
     enable: switchRegister,
     commit,

@@ -43,7 +43,15 @@ function same(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
-type Step = { reg: LimitRegister; raw: number; readAt?: number; refresh?: boolean; commit?: boolean };
+type Step = {
+  reg: LimitRegister;
+  raw: number;
+  readAt?: number;
+  refresh?: boolean;
+  commit?: boolean;
+  /** the bits of a u16 this write owns; the others are written back as read */
+  mask?: number;
+};
 
 /** The limit of kind `mode` of a device read through `profile` at `unitId`; undefined when the profile has none. */
 export function createProfileLimit(
@@ -93,15 +101,13 @@ export function createProfileLimit(
     const out: RegisterWrite[] = [];
     for (const s of steps) {
       if (s.commit && out.length === 0) continue;
-      const values = encodeNumber(s.reg.type, s.raw, s.reg.order);
+      const count = encodeNumber(s.reg.type, 0, s.reg.order).length;
       const read = () =>
-        readRange(
-          bus,
-          unit,
-          { fn: 'holding', address: s.readAt ?? s.reg.address, count: values.length },
-          `${what}, ${s.reg.label}`,
-        );
-      if (!s.commit && !s.refresh && same(await read(), values)) continue;
+        readRange(bus, unit, { fn: 'holding', address: s.readAt ?? s.reg.address, count }, `${what}, ${s.reg.label}`);
+      const now = s.commit ? undefined : await read();
+      const raw = s.mask === undefined || !now ? s.raw : (now[0]! & ~s.mask) | (s.raw & s.mask);
+      const values = encodeNumber(s.reg.type, raw, s.reg.order);
+      if (now && !s.refresh && same(now, values)) continue;
       await bus.writeHolding(unit, s.reg.address, values);
       const readBack = await read();
       out.push({ address: s.reg.address, values, readBack });
@@ -123,13 +129,19 @@ export function createProfileLimit(
     refresh,
   });
 
+  const enableStep = (raw: number): Step => {
+    const e = map.enable!;
+    return { reg: e, raw, ...(e.mask !== undefined ? { mask: e.mask } : {}) };
+  };
+
   const steps = async (bus: RegisterReader, command: PowerLimitCommand): Promise<Step[]> => {
     if (command.kind === 'limit') {
       const raw = await rawOf(bus, sp, command.watts);
-      const on: Step[] = map.enable ? [{ reg: map.enable, raw: map.enable.on }] : [];
-      return [...timeoutStep(), setpointStep(raw), ...on, ...commitStep()];
+      const on: Step[] = map.enable ? [enableStep(map.enable.on)] : [];
+      const before: Step[] = map.before.map((b) => ({ reg: b, raw: b.value }));
+      return [...timeoutStep(), ...before, setpointStep(raw), ...on, ...commitStep()];
     }
-    if (map.enable?.off !== undefined) return [{ reg: map.enable, raw: map.enable.off }, ...commitStep()];
+    if (map.enable?.off !== undefined) return [enableStep(map.enable.off), ...commitStep()];
     const raw = sp.none ?? (sp.unit === 'percent' ? Math.min(100 * sp.scale, typeRange(sp.type)[1]) : undefined);
     return [setpointStep(raw ?? (await rawOf(bus, sp, await ratedW(bus)))), ...commitStep()];
   };
@@ -173,7 +185,7 @@ export function limitModesOf(profile: DeviceProfile): LimitMode[] {
  * What a device of this profile does with a limit once the gateway is gone, in one line for
  * check-config and the docs; undefined when it keeps it or falls back to a value the gateway wrote.
  */
-export function revertWarning(map: CompiledLimitMap): string | undefined {
+export function revertWarning(map: Pick<CompiledLimitMap, 'revert' | 'revertKnown'>): string | undefined {
   if (!map.revertKnown) return 'no source says what it does with the limit once the gateway is gone';
   if (map.revert.kind === 'revert-unlimited')
     return `it drops the limit ${map.revert.seconds} s after the gateway is gone (reverts to unlimited)`;
