@@ -5,10 +5,10 @@
  * register written twice. Findings carry their path so the loader names the line.
  */
 import type { LimitRevert } from '../core/active-power-limit.js';
-import { type Order, TYPE_WIDTH, typeRange } from '../modbus/codec.js';
+import { type Order, typeRange } from '../modbus/codec.js';
 import type { PathSegment } from '../yaml/errors.js';
 import type { Finding } from '../yaml/messages.js';
-import type { ControlType } from './control-compile.js';
+import { type ControlType, pduOf, registerLabel } from './control-compile.js';
 import { LIMIT_MODES } from './limit-schema.js';
 import type { LimitMapSpec, ProfileFile } from './profile-types.js';
 
@@ -50,7 +50,7 @@ export interface CompiledLimit {
 
 type Path = PathSegment[];
 type Problem = (at: Path, message: string, hint: string) => void;
-type RegisterSpec = { address: number; type: string; label?: string };
+type RegisterSpec = { address: number; type: string; label?: string; function?: 'holding' | 'input' };
 
 /** Compiles `file.limit`; every problem is pushed to `findings`. */
 export function compileLimit(file: ProfileFile, findings: Finding[]): CompiledLimit | undefined {
@@ -239,21 +239,12 @@ function compileMap(
 
 function resolve(file: ProfileFile, r: RegisterSpec, at: Path, problem: Problem): LimitRegister | undefined {
   const type = r.type as ControlType;
-  const base = file.defaults?.addressBase ?? 0;
-  const pdu = r.address - base;
-  if (pdu < 0 || pdu + TYPE_WIDTH[type] > 0x10000) {
-    problem(
-      [...at, 'address'],
-      `a ${type} at ${r.address} is outside the register space (addressBase is ${base})`,
-      'check the number against the document',
-    );
-    return undefined;
-  }
-  const shown = `${r.address} (0x${r.address.toString(16).padStart(4, '0').toUpperCase()})`;
+  const address = pduOf(file, r.address, type, at, problem);
+  if (address === undefined) return undefined;
   return {
-    address: pdu,
+    address,
     type,
     order: { wordOrder: file.defaults?.wordOrder ?? 'big', byteOrder: file.defaults?.byteOrder ?? 'big' },
-    label: `register ${shown}${r.label ? ` '${r.label}'` : ''}`,
+    label: registerLabel(r.function ?? 'holding', r.address, r.label),
   };
 }
