@@ -124,6 +124,23 @@ describe('limit mistakes name the path, the line, what is wrong and what is righ
     expect(e!.message).toContain('named twice');
   });
 
+  it('a flag switch whose value sets bits outside its mask, or a mask on a 32-bit register', () => {
+    const [e] = errors(withLine(18, '    enable: { address: 201, type: u16, mask: 1, on: 3 }'));
+    expect(e).toMatchObject({ path: 'limit.output.enable.on', line: 18, message: 'on 3 sets bits outside the mask 1' });
+    const [f] = errors(withLine(18, '    enable: { address: 201, type: u32, mask: 1, on: 1 }'));
+    expect(f).toMatchObject({ path: 'limit.output.enable.mask', line: 18, message: 'a mask on a u32' });
+  });
+
+  it('a fixed value before the limit that does not fit its type', () => {
+    const [e] = errors(
+      withLine(
+        17,
+        '    before: [{ address: 199, type: s16, value: 40000 }]\n    setpoint: { address: 200, type: u16, unit: percent, scale: 10, max: 1000 }',
+      ),
+    );
+    expect(e).toMatchObject({ path: 'limit.output.before[0].value', line: 17, message: '40000 is not a s16 value' });
+  });
+
   it('a limit: without either kind of limit', () => {
     const text = `${HEAD.split('\n  output:')[0]!}\n`;
     const [e] = errors(text);
