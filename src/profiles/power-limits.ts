@@ -47,7 +47,10 @@ export function limitRevertNotes(devices: readonly DeviceConfig[], profiles?: Pr
     if (d.role !== 'inverter') continue;
     for (const l of profileLimitsFor(d, devices, profiles)) {
       const why = revertWarning(l);
-      if (why) out.push(`device ${d.id} (profile ${d.profile}) ${KIND[l.mode]}: ${why}; see docs/limits-vendors.md`);
+      if (!why) continue;
+      // the profile's own words say what there is to know (SMA: the installer's fallback)
+      const says = l.says ? ` (${l.says})` : '';
+      out.push(`device ${d.id} (profile ${d.profile}) ${KIND[l.mode]}: ${why}${says}; see docs/limits-vendors.md`);
     }
   }
   return out;

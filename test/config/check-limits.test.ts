@@ -33,8 +33,8 @@ async function notes(devices: string[]): Promise<string[]> {
 describe('check-config names inverters whose limit is not kept when the gateway is gone', () => {
   it('a Huawei inverter: both its limits, revert unknown', async () => {
     expect(await notes(device('inv', 'inverter', 'huawei-sun2000', '192.168.1.50'))).toEqual([
-      'note: device inv (profile huawei-sun2000) output limit: no source says what it does with the limit once the gateway is gone; see docs/limits-vendors.md',
-      'note: device inv (profile huawei-sun2000) export limit: no source says what it does with the limit once the gateway is gone; see docs/limits-vendors.md',
+      'note: device inv (profile huawei-sun2000) output limit: no source says what it does with the limit once the gateway is gone (no source gives a communication timeout or fallback for 40125); see docs/limits-vendors.md',
+      'note: device inv (profile huawei-sun2000) export limit: no source says what it does with the limit once the gateway is gone (no source gives a communication timeout or fallback for 47415/47416); see docs/limits-vendors.md',
     ]);
   });
 
@@ -44,8 +44,23 @@ describe('check-config names inverters whose limit is not kept when the gateway 
       ...device('bat', 'battery', 'solaredge-storedge', '192.168.1.60'),
     ]);
     expect(got).toEqual([
-      'note: device inv (profile sunspec) export limit: no source says what it does with the limit once the gateway is gone; see docs/limits-vendors.md',
+      'note: device inv (profile sunspec) export limit: no source says what it does with the limit once the gateway is gone (no source gives a communication timeout or fallback for 0xE000-0xE002); see docs/limits-vendors.md',
     ]);
+  });
+
+  it('an SMA inverter: the note says where its fallback is set', async () => {
+    expect(await notes(device('sma', 'inverter', 'sma-modbus', '192.168.1.90', 3))).toEqual([
+      "note: device sma (profile sma-modbus) output limit: no source says what it does with the limit once the gateway is gone (the inverter's own Fallback active power P after its Timeout, set in its web interface; no source gives their registers); see docs/limits-vendors.md",
+    ]);
+  });
+
+  it('a StorEdge battery on another unit is not the inverter’s: no limit found', async () => {
+    expect(
+      await notes([
+        ...device('inv', 'inverter', 'sunspec', '192.168.1.60'),
+        ...device('bat', 'battery', 'solaredge-storedge', '192.168.1.60', 2),
+      ]),
+    ).toEqual([]);
   });
 
   it('a Victron GX keeps its feed-in limit; a profile without a limit map and a meter are not named', async () => {
