@@ -55,6 +55,8 @@ export const E2E: readonly string[] = [
   'test/profiles/battery-aggregate.test.ts',
   'test/profiles/control-vendors.test.ts',
   'test/profiles/corpus-scan.test.ts',
+  'test/profiles/limit-vendors.test.ts',
+  'test/profiles/limit.test.ts',
   'test/profiles/meter-sign.test.ts',
   'test/profiles/sdm630-e2e.test.ts',
   'test/profiles/status-unknown-e2e.test.ts',

@@ -5,6 +5,8 @@
 import { parseArgs } from 'node:util';
 import type { DeviceConfig, SiteConfig } from '../config/types.js';
 import { describeConnection } from '../modbus/link.js';
+import { limitRevertNotes } from '../profiles/power-limits.js';
+import { installedProfiles, ProfileRegistry } from '../profiles/registry.js';
 import { loadSiteConfig } from './config.js';
 import { EXIT, type Output, printUsage, stdio } from './output.js';
 
@@ -34,6 +36,9 @@ export async function checkConfigCommand(file: string, io: Output = stdio): Prom
   const loaded = await loadSiteConfig(file, io);
   if (!loaded.ok) return loaded.exit;
   for (const line of summarize(loaded.config)) io.out(`${line}\n`);
+  // the config is valid, so every profile it names loaded; broken unnamed ones are no concern here
+  const profiles = new ProfileRegistry(installedProfiles().profiles);
+  for (const note of limitRevertNotes(loaded.config.devices, profiles)) io.out(`note: ${note}\n`);
   return EXIT.OK;
 }
 

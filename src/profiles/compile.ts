@@ -23,6 +23,7 @@ import {
   type ValueRef,
 } from './compiled.js';
 import { compileControl } from './control-compile.js';
+import { compileLimit } from './limit-compile.js';
 import type {
   IdentityRegister,
   MatchSpec,
@@ -451,6 +452,7 @@ export function compileProfile(
     if (compiled) registers[key] = compiled;
   }
   const control = compileControl(file, c.findings);
+  const limit = compileLimit(file, c.findings);
   if (c.findings.length > 0) return { findings: c.findings };
   return {
     findings: [],
@@ -470,6 +472,7 @@ export function compileProfile(
       },
       roles,
       ...(control ? { control } : {}),
+      ...(limit ? { limit } : {}),
     },
   };
 }

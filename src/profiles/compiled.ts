@@ -14,6 +14,7 @@ import {
 } from '../core/channels.js';
 import type { Order, RegisterType } from '../modbus/codec.js';
 import type { CompiledControl } from './control-compile.js';
+import type { CompiledLimit } from './limit-compile.js';
 import type { RegisterFunction } from './profile-types.js';
 
 /** One value: where to read it and how its bits decode. */
@@ -128,4 +129,6 @@ export interface DeviceProfile {
   roles: Partial<Record<DeviceRole, CompiledRole>>;
   /** how a storage command is put on the device (the `control:` section), when the profile has one */
   control?: CompiledControl;
+  /** how an active power limit is put on the device (the `limit:` section), when the profile has one */
+  limit?: CompiledLimit;
 }

@@ -123,16 +123,8 @@ function compileWrite(
     return undefined;
   }
   const type = w.type as ControlType;
-  const base = file.defaults?.addressBase ?? 0;
-  const pdu = w.address - base;
-  if (pdu < 0 || pdu + TYPE_WIDTH[type] > 0x10000) {
-    problem(
-      [...at, 'address'],
-      `a ${type} at ${w.address} is outside the register space (addressBase is ${base})`,
-      'check the number against the document',
-    );
-    return undefined;
-  }
+  const pdu = pduOf(file, w.address, type, at, problem);
+  if (pdu === undefined) return undefined;
   const [lo, hi] = typeRange(type);
   const fits = (raw: number) =>
     type === 'f32' ? Number.isFinite(raw) : Number.isInteger(raw) && raw >= lo && raw <= hi;
@@ -184,13 +176,37 @@ function compileWrite(
     }
     value = { kind: 'lifetime', unit };
   }
-  const shown = `${w.address} (0x${w.address.toString(16).padStart(4, '0').toUpperCase()})`;
   return {
     address: pdu,
     type,
     order: { wordOrder: file.defaults?.wordOrder ?? 'big', byteOrder: file.defaults?.byteOrder ?? 'big' },
     value,
     refresh: w.refresh ?? false,
-    label: `holding register ${shown}${w.label ? ` '${w.label}'` : ''}`,
+    label: registerLabel('holding', w.address, w.label),
   };
+}
+
+/** The request address of a register the document numbers `address` (after the profile's addressBase), or a finding. */
+export function pduOf(
+  file: ProfileFile,
+  address: number,
+  type: ControlType,
+  at: Path,
+  problem: (at: Path, message: string, hint: string) => void,
+): number | undefined {
+  const base = file.defaults?.addressBase ?? 0;
+  const pdu = address - base;
+  if (pdu >= 0 && pdu + TYPE_WIDTH[type] <= 0x10000) return pdu;
+  problem(
+    [...at, 'address'],
+    `a ${type} at ${address} is outside the register space (addressBase is ${base})`,
+    'check the number against the document',
+  );
+  return undefined;
+}
+
+/** A register as messages and the audit name it: the document's number, in hex too, and its name. */
+export function registerLabel(fn: 'holding' | 'input', address: number, label?: string): string {
+  const shown = `${address} (0x${address.toString(16).padStart(4, '0').toUpperCase()})`;
+  return `${fn} register ${shown}${label ? ` '${label}'` : ''}`;
 }

@@ -6,6 +6,8 @@ import { SunSpecDevice } from './sunspec.js';
 
 export { ControlMapError, createProfileControl, type ProfileStorageControl } from './control.js';
 export type { DeviceDriver, DevicePoll } from './driver.js';
+export { createProfileLimit, LimitMapError, type ProfileActivePowerLimit } from './limit.js';
+export { limitRevertNotes, profileLimitsFor } from './power-limits.js';
 export { loadProfiles, ProfileLoadError, ProfileRegistry } from './registry.js';
 
 let shipped: ProfileRegistry | undefined;

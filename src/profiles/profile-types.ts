@@ -35,3 +35,7 @@ export type IdentityRegister = NonNullable<NonNullable<IdentifySpec['registers']
 /** The `control:` section: per storage mode the register writes, and the command's life. */
 export type ControlSpec = NonNullable<ProfileFile['control']>;
 export type ControlWriteSpec = NonNullable<ControlSpec['modes']['hold']>[number];
+
+/** The `limit:` section: the active power limit's registers, per kind (output, device-export-limit). */
+export type LimitSpec = NonNullable<ProfileFile['limit']>;
+export type LimitMapSpec = NonNullable<LimitSpec['output']>;

@@ -7,6 +7,7 @@ import { DEVICE_STATUSES, GRID_STATES } from '../core/channels.js';
 import { NUMERIC_TYPES } from '../modbus/codec.js';
 import { narrow, type SchemaNode } from '../yaml/schema.js';
 import { CONTROL_SCHEMA, CONTROL_WRITES } from './control-schema.js';
+import { LIMIT_MAP, LIMIT_SCHEMA } from './limit-schema.js';
 import { DOCUMENT_SOURCE } from './schema-source.js';
 
 export const PROFILE_NAME_PATTERN = '^[a-z0-9_-]+$';
@@ -266,6 +267,7 @@ export const profileSchema = {
   // validator ajv generates from a repeated schema grew to 1.5 MB of code (430 ms to compile)
   $defs: {
     controlWrites: CONTROL_WRITES,
+    limitMap: LIMIT_MAP,
     scaleFactor: register('the scale-factor register: address and type (usually s16)', {}, ['type']),
     signFrom: register(
       'the status register whose bits give the direction: address, type and negativeMask',
@@ -321,6 +323,7 @@ export const profileSchema = {
       },
     },
     control: CONTROL_SCHEMA,
+    limit: LIMIT_SCHEMA,
     besideSunSpec: {
       type: 'boolean',
       hint: "true when the device serves a SunSpec map on the same unit and this profile reads the vendor's own registers next to it",

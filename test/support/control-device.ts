@@ -78,7 +78,7 @@ export interface RevertTimer {
 
 /** `clamp`: the largest raw word the device keeps at an address (it stores that instead of more). */
 export async function startControlDevice(
-  f: Pick<ControlFixture, 'unitId' | 'registers'>,
+  f: Pick<ControlFixture, 'unitId' | 'registers'> & { inputs?: ControlRegister[] },
   opts: { clamp?: Record<number, number>; revert?: RevertTimer; now?: () => number } = {},
 ): Promise<ControlDevice> {
   const regs = new Map<number, number>();
@@ -95,6 +95,17 @@ export async function startControlDevice(
     restartedAt = Number.NaN;
   };
   for (const r of f.registers) r.words.forEach((w, i) => regs.set(r.address + i, w));
+  // input registers (FC4), read-only: a rating the document gives as one (Sungrow's 5001)
+  const inputs = new Map<number, number>();
+  for (const r of f.inputs ?? []) r.words.forEach((w, i) => inputs.set(r.address + i, w));
+  const readInputs = (unitId: number, address: number, count: number) => {
+    if (unitId !== f.unitId) throw new ModbusException(MODBUS_EXCEPTION.GATEWAY_TARGET_FAILED, `no unit ${unitId}`);
+    return Array.from({ length: count }, (_, i) => {
+      const v = inputs.get(address + i);
+      if (v === undefined) throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_DATA_ADDRESS, `no input ${address + i}`);
+      return v;
+    });
+  };
   const writes: RecordedWrite[] = [];
   const check = (unitId: number, address: number, count: number) => {
     tick();
@@ -129,10 +140,14 @@ export async function startControlDevice(
       guard(cb, () => store(unitId, addr, [value])),
     setRegisterArray: (addr: number, values: number[], unitId: number, cb: Callback) =>
       guard(cb, () => store(unitId, addr, values)),
-    getInputRegister: (_a: number, _u: number, cb: Callback) =>
-      cb(new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'holding registers only')),
-    getMultipleInputRegisters: (_a: number, _l: number, _u: number, cb: Callback) =>
-      cb(new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'holding registers only')),
+    getInputRegister: (addr: number, unitId: number, cb: Callback) =>
+      inputs.size === 0
+        ? cb(new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'holding registers only'))
+        : guard(cb, () => readInputs(unitId, addr, 1)[0]),
+    getMultipleInputRegisters: (addr: number, len: number, unitId: number, cb: Callback) =>
+      inputs.size === 0
+        ? cb(new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'holding registers only'))
+        : guard(cb, () => readInputs(unitId, addr, len)),
     getCoil: () => {
       throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_FUNCTION, 'no coils');
     },
