@@ -6,10 +6,11 @@
  * README's linked documents, and postinst named install.md while the file was install.md.gz.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/cli.js';
 
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const build = readFileSync(join(ROOT, 'packaging/deb/build.sh'), 'utf8');
 
 /** The files the package's doc loop installs, its globs expanded against the repository. */
