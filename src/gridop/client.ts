@@ -1,0 +1,373 @@
+/**
+ * The CSIP-AUS client (docs/grid-operator.md): discovers the server from its DeviceCapability,
+ * reads its Time, finds or registers this device's EndDevice (LFDI/SFDI from the certificate) and
+ * puts the site's NMI on its csipaus ConnectionPoint, follows FunctionSetAssignments → DERPrograms →
+ * DERControls and DefaultDERControls, and posts the Responses the controls ask for. What is in force
+ * is worked out by schedule.ts at every control's start and end and after every read; each change
+ * is handed to the listeners of onLimits (the site-limits loop subscribes, docs/grid-operator.md
+ * "The hand-off").
+ *
+ * When the server cannot be reached the controls already read stay, so they run to their
+ * scheduled end and the DefaultDERControl follows, as CSIP-AUS requires; the client keeps trying.
+ * Open-dynamic-export's client (src/setpoints/csipAus/index.ts) was read for the order of
+ * discovery and registration and the in-band ConnectionPoint PUT.
+ */
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { GridOperatorConfig } from '../config/types.js';
+import type { Clock, ClockTimer } from '../core/clock.js';
+import type { Feature, FeatureHealth } from '../core/feature.js';
+import { GridOpError } from './errors.js';
+import { SepHttp } from './http.js';
+import { type DeviceIdentity, identityOfPem } from './identity.js';
+import { type GridOperatorLimits, limitsOf, sameLimits } from './limits.js';
+import { ResourceReader } from './reader.js';
+import {
+  connectionPointBody,
+  type EndDevice,
+  endDeviceBody,
+  readDefaultDerControl,
+  readDerControlList,
+  readDerProgramList,
+  readDeviceCapability,
+  readEndDevice,
+  readEndDeviceList,
+  readFsaList,
+  readTime,
+  responseBody,
+} from './resources.js';
+import {
+  drawRandomization,
+  inForce,
+  type Phase,
+  type ProgramControls,
+  type Randomization,
+  type ResponseDue,
+  responsesDue,
+} from './schedule.js';
+import { type Validation, validateXml } from './validate.js';
+import { CSIPAUS_NS, textOf } from './xml.js';
+
+export interface GridOperatorStatus {
+  /** the last read of the server succeeded */
+  reachable: boolean;
+  lastError: string | null;
+  /** wall ms of the last successful read of the whole tree */
+  lastContact: number | null;
+  /** server clock minus ours, seconds, from its Time resource */
+  clockOffsetSeconds: number | null;
+  endDevice: string | null;
+  lfdi: string;
+  sfdi: string;
+  limits: GridOperatorLimits | null;
+  /** bodies the server sent that did not validate against the schemas */
+  invalidBodies: number;
+  /** responses waiting to be posted again */
+  responsesPending: number;
+}
+
+export interface GridOperatorClientOptions {
+  config: GridOperatorConfig;
+  clock: Clock;
+  log: Logger;
+  /** [0, 1): draws the randomisation of controls (tests give a seeded one) */
+  random?: () => number;
+  /** the shortest time between reads of a resource, whatever the server's pollRate; 5 s unless a test says less */
+  minPollSeconds?: number;
+  validate?: (body: string) => Promise<Validation>;
+}
+
+/** a read that failed is tried again after this long, or pollSeconds when shorter */
+const RETRY_SECONDS = 30;
+const MAX_PENDING_RESPONSES = 200;
+
+export class GridOperatorClient implements Feature {
+  readonly name = 'gridop';
+  readonly identity: DeviceIdentity;
+  private readonly http: SepHttp;
+  private readonly reader: ResourceReader;
+  private readonly listeners = new Set<(limits: GridOperatorLimits) => void>();
+  private programs: ProgramControls[] = [];
+  private readonly randomization = new Map<string, Randomization>();
+  private phases = new Map<string, Phase>();
+  private pending: { href: string; body: string }[] = [];
+  private endDevice: (EndDevice & { href: string }) | null = null;
+  private connectionPointDone = false;
+  private offsetSeconds: number | null = null;
+  private limits: GridOperatorLimits | undefined;
+  private lastError: string | null = null;
+  private lastContact: number | null = null;
+  private reachable = false;
+  private timer: ClockTimer | null = null;
+  private running = false;
+  private busy: Promise<void> = Promise.resolve();
+  private readonly random: () => number;
+  private readonly minPoll: number;
+
+  constructor(private readonly opts: GridOperatorClientOptions) {
+    const { config } = opts;
+    const cert = readFileSync(config.certificate);
+    this.identity = identityOfPem(cert);
+    this.http = new SepHttp({
+      base: config.discoveryUrl,
+      cert,
+      key: readFileSync(config.key),
+      ...(config.ca ? { ca: readFileSync(config.ca) } : {}),
+    });
+    this.random = opts.random ?? Math.random;
+    this.minPoll = opts.minPollSeconds ?? 5;
+    this.reader = new ResourceReader(this.http, {
+      validate: opts.validate ?? ((b) => validateXml(b)),
+      log: opts.log,
+      pollSeconds: config.pollSeconds,
+      minPollSeconds: this.minPoll,
+      mono: () => opts.clock.mono(),
+    });
+  }
+
+  /** Calls `listener` with every change of the limits in force; returns the unsubscribe. */
+  onLimits(listener: (limits: GridOperatorLimits) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The limits in force now, undefined before the first evaluation. */
+  current(): GridOperatorLimits | undefined {
+    return this.limits;
+  }
+
+  start(): void {
+    this.running = true;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) this.opts.clock.clearTimeout(this.timer);
+    this.timer = null;
+    await this.busy;
+    this.http.close();
+  }
+
+  status(): GridOperatorStatus {
+    return {
+      reachable: this.reachable,
+      lastError: this.lastError,
+      lastContact: this.lastContact,
+      clockOffsetSeconds: this.offsetSeconds,
+      endDevice: this.endDevice?.href ?? null,
+      lfdi: this.identity.lfdi,
+      sfdi: this.identity.sfdi,
+      limits: this.limits ?? null,
+      invalidBodies: this.reader.invalidBodies,
+      responsesPending: this.pending.length,
+    };
+  }
+
+  health(): FeatureHealth {
+    const problems: string[] = [];
+    if (!this.reachable && this.lastError !== null) problems.push("the grid operator's server cannot be reached");
+    return { problems };
+  }
+
+  /** Seconds since the epoch on the server's clock. */
+  private serverNow(): number {
+    return this.opts.clock.now() / 1000 + (this.offsetSeconds ?? 0);
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    if (this.timer) this.opts.clock.clearTimeout(this.timer);
+    this.timer = this.opts.clock.setTimeout(
+      () => {
+        this.timer = null;
+        this.busy = this.tick();
+      },
+      Math.max(0, ms),
+    );
+  }
+
+  private async tick(): Promise<void> {
+    let retryMs: number | undefined;
+    try {
+      await this.refresh();
+      this.reachable = true;
+      this.lastError = null;
+      this.lastContact = this.opts.clock.now();
+    } catch (e) {
+      this.reachable = false;
+      this.lastError = e instanceof GridOpError ? `${e.code}: ${e.message}` : String(e);
+      this.opts.log.warn(
+        { err: this.lastError },
+        'grid operator: read failed; the controls already read stay in force',
+      );
+      retryMs = Math.min(RETRY_SECONDS, this.opts.config.pollSeconds) * 1000;
+    }
+    this.evaluate();
+    await this.postPending();
+    if (!this.running) return;
+    const due = this.reader.nextDue();
+    // after a failure the overdue resources wait for the retry, not for their due time
+    const read = retryMs ?? (due === undefined ? undefined : due - this.opts.clock.mono());
+    const waits = [read, this.untilNextChange()].filter((w): w is number => w !== undefined);
+    this.schedule(Math.max(100, Math.min(...waits, this.opts.config.pollSeconds * 1000)));
+  }
+
+  private untilNextChange(): number | undefined {
+    const until = this.limits?.until;
+    return until === null || until === undefined ? undefined : until - this.serverNow() * 1000 + 1;
+  }
+
+  /** Reads what is due: discovery, time, registration, the programs and their controls. */
+  private async refresh(): Promise<void> {
+    const dcapUrl = this.http.base.pathname + this.http.base.search;
+    const dcap = await this.reader.get(dcapUrl);
+    const cap = readDeviceCapability(dcap.el);
+    if (cap.timeLink) {
+      const sent = this.opts.clock.now();
+      const t = await this.reader.get(cap.timeLink.href, dcap.rate);
+      // a copy from the cache is as old as its read: only a fresh one tells the offset
+      if (t.fresh) {
+        // the server's reading is taken to be from half-way through the request
+        const local = (sent + this.opts.clock.now()) / 2000;
+        this.offsetSeconds = readTime(t.el).currentTime - Math.floor(local);
+      }
+    }
+    if (!cap.endDeviceListLink)
+      throw new GridOpError('GRIDOP_MISSING_LINK', 'the DeviceCapability has no EndDeviceListLink');
+    const edev = await this.registered(cap.endDeviceListLink.href, dcap.rate);
+    if (edev.enabled === false)
+      throw new GridOpError('GRIDOP_NOT_REGISTERED', `the server disabled EndDevice ${edev.href}`);
+    if (edev.connectionPointLink && !this.connectionPointDone)
+      await this.putConnectionPoint(edev.connectionPointLink.href);
+    if (!edev.fsaListLink)
+      throw new GridOpError('GRIDOP_MISSING_LINK', `EndDevice ${edev.href} has no FunctionSetAssignmentsListLink`);
+
+    const fsas = await this.reader.list(edev.fsaListLink.href, readFsaList, dcap.rate);
+    const programs: ProgramControls[] = [];
+    const seen = new Set<string>();
+    for (const fsa of fsas.items) {
+      if (!fsa.derProgramListLink) continue;
+      const derps = await this.reader.list(fsa.derProgramListLink.href, readDerProgramList, fsas.rate);
+      for (const p of derps.items) {
+        // the same program may be assigned through two FSAs
+        if (seen.has(p.mRID)) continue;
+        seen.add(p.mRID);
+        const controls = p.derControlListLink
+          ? (await this.reader.list(p.derControlListLink.href, readDerControlList, derps.rate)).items
+          : [];
+        const entry: ProgramControls = { mRID: p.mRID, primacy: p.primacy, controls };
+        if (p.defaultDerControlLink) {
+          entry.defaultControl = readDefaultDerControl(
+            (await this.reader.get(p.defaultDerControlLink.href, derps.rate)).el,
+          );
+        }
+        programs.push(entry);
+      }
+    }
+    this.programs = programs;
+  }
+
+  /** This device's EndDevice: found in the list by LFDI or SFDI, or registered by POST. */
+  private async registered(listHref: string, rate: number): Promise<EndDevice & { href: string }> {
+    const mine = (d: EndDevice) =>
+      d.href !== undefined &&
+      (d.lfdi === this.identity.lfdi || (/^\d+$/.test(d.sfdi) && BigInt(d.sfdi) === BigInt(this.identity.sfdi)));
+    let found = (await this.reader.list(listHref, readEndDeviceList, rate)).items.find(mine);
+    if (!found) {
+      const body = endDeviceBody(this.identity, Math.floor(this.serverNow()));
+      const res = await this.send('POST', listHref, body);
+      const location = res.headers.location;
+      if (res.status !== 201 || !location) {
+        throw new GridOpError(
+          'GRIDOP_NOT_REGISTERED',
+          `POST ${listHref}: HTTP ${res.status}, expected 201 with a Location`,
+        );
+      }
+      this.opts.log.info({ href: location, lfdi: this.identity.lfdi }, 'grid operator: EndDevice registered');
+      this.reader.forget(listHref);
+      found = { ...readEndDevice((await this.reader.get(location, rate)).el), href: location };
+    }
+    this.endDevice = found as EndDevice & { href: string };
+    return this.endDevice;
+  }
+
+  /** Puts the NMI on the EndDevice's csipaus ConnectionPoint when it says otherwise. */
+  private async putConnectionPoint(href: string): Promise<void> {
+    const res = await this.http.request('GET', href);
+    if (res.status === 200) {
+      const cp = await this.reader.parse(`GET ${href}`, res.body);
+      if (textOf(cp, 'connectionPointId', CSIPAUS_NS) === this.opts.config.nmi) {
+        this.connectionPointDone = true;
+        return;
+      }
+    }
+    const put = await this.send('PUT', href, connectionPointBody(this.opts.config.nmi));
+    if (put.status < 200 || put.status > 299) {
+      throw new GridOpError('GRIDOP_HTTP_STATUS', `PUT ${href}: HTTP ${put.status}, expected 2xx`);
+    }
+    this.connectionPointDone = true;
+    this.opts.log.info({ nmi: this.opts.config.nmi }, 'grid operator: ConnectionPoint set');
+  }
+
+  /** Works out what is in force now, queues the responses due and tells the listeners of a change. */
+  private evaluate(): void {
+    for (const p of this.programs) {
+      for (const c of p.controls) {
+        if (!this.randomization.has(c.mRID)) this.randomization.set(c.mRID, drawRandomization(c, this.random));
+      }
+    }
+    const now = this.serverNow();
+    const state = inForce(this.programs, this.randomization, now);
+    const { due, phases } = responsesDue(this.programs, this.randomization, state, this.phases, now);
+    this.phases = phases;
+    for (const d of due) this.queueResponse(d, now);
+    const limits = limitsOf(state);
+    if (sameLimits(this.limits, limits)) return;
+    this.limits = limits;
+    this.opts.log.info({ limits }, 'grid operator: limits in force changed');
+    for (const l of this.listeners) {
+      try {
+        l(limits);
+      } catch (e) {
+        this.opts.log.error({ err: e }, 'grid operator: a limits listener failed');
+      }
+    }
+  }
+
+  private queueResponse(d: ResponseDue, now: number): void {
+    if (!d.control.replyTo) return;
+    this.pending.push({
+      href: d.control.replyTo,
+      body: responseBody({ lfdi: this.identity.lfdi, mRID: d.control.mRID, status: d.status, at: Math.floor(now) }),
+    });
+    if (this.pending.length > MAX_PENDING_RESPONSES)
+      this.pending.splice(0, this.pending.length - MAX_PENDING_RESPONSES);
+  }
+
+  /** Posts the queued responses in order; what fails stays queued for the next tick. */
+  private async postPending(): Promise<void> {
+    while (this.pending.length > 0) {
+      const r = this.pending[0]!;
+      try {
+        const res = await this.send('POST', r.href, r.body);
+        if (res.status >= 500) return;
+        if (res.status < 200 || res.status > 299) {
+          this.opts.log.warn({ href: r.href, status: res.status }, 'grid operator: response refused; dropped');
+        }
+      } catch (e) {
+        this.opts.log.warn({ err: (e as Error).message }, 'grid operator: response not posted; kept for later');
+        return;
+      }
+      this.pending.shift();
+    }
+  }
+
+  /** Sends a body the client wrote, validated first: one that fails is a fault in sitegw, not sent. */
+  private async send(method: 'POST' | 'PUT', href: string, body: string) {
+    const v = await (this.opts.validate ?? validateXml)(body);
+    if (!v.ok)
+      throw new GridOpError('GRIDOP_INVALID_XML', `sitegw wrote an invalid ${method} body: ${v.errors.join('; ')}`);
+    return this.http.request(method, href, body);
+  }
+}
