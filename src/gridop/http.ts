@@ -3,8 +3,8 @@
  * certificate, the distributor's CA as the only trust when given, and the cipher suite IEEE 2030.5
  * requires offered first (TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8, §6.11). Node's OpenSSL (3.0 on Node
  * 20, 3.x on 22 and 24) has it for TLS 1.2 but leaves it out of its default list, so it is named;
- * the default suites follow for servers that pick a GCM suite instead (test/gridop/tls.test.ts
- * shows a server that accepts only CCM-8 agreeing with this client).
+ * the default suites follow for servers that pick a GCM suite instead (test/gridop/client-e2e.test.ts
+ * has a server that accepts only CCM-8 agreeing with this client).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
