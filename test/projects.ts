@@ -44,6 +44,7 @@ export const E2E: readonly string[] = [
   'test/e2e/',
   'test/gridop/client-e2e.test.ts',
   'test/gridop/published.test.ts',
+  'test/gridop/schema-crosscheck.test.ts',
   'test/gridop/xml.test.ts',
   'test/homeassistant/link-advice.test.ts',
   'test/main/',

@@ -12,6 +12,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { certificateFingerprint, lfdiOf } from '../../src/gridop/identity.js';
 import { validateXml } from '../../src/gridop/validate.js';
@@ -252,9 +253,17 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
     return null;
   }
 
+  // with IEEE's own schema at hand (docs/grid-operator.md "Schemas"), every body is checked against it too
+  const official = process.env.SITEGW_SEP_XSD_DIR
+    ? join(process.env.SITEGW_SEP_XSD_DIR, 'csipaus-core.xsd')
+    : undefined;
   const check = async (what: string, body: string) => {
     const v = await validateXml(body);
     if (!v.ok) state.invalid.push(`${what}: ${v.errors.join('; ')}`);
+    if (official) {
+      const ieee = await validateXml(body, official);
+      if (!ieee.ok) state.invalid.push(`${what} (IEEE's sep.xsd): ${ieee.errors.join('; ')}`);
+    }
     return v.ok;
   };
 
