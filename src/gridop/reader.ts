@@ -107,6 +107,7 @@ export class ResourceReader {
   /** Validates and parses a body the server sent. */
   async parse(what: string, body: string): Promise<XmlElement> {
     const v = await this.opts.validate(body);
+    if (!v.ok) this.invalidBodies++;
     let el: XmlElement;
     try {
       el = parseXml(body);
@@ -114,7 +115,6 @@ export class ResourceReader {
       throw new GridOpError('GRIDOP_INVALID_XML', `${what}: ${(e as Error).message}`);
     }
     if (!v.ok) {
-      this.invalidBodies++;
       this.opts.log.warn(
         { what, errors: v.errors },
         'grid operator: body does not validate against the schemas; read anyway',

@@ -144,6 +144,50 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     expect(client.health().problems).toEqual(["the grid operator's server cannot be reached"]);
   });
 
+  it('names a server that sends garbage, a refusal or a huge body, and keeps the controls it read', async () => {
+    const { server, client } = await start();
+    const t = nowS();
+    server.programs = [
+      {
+        mRID: 'C0',
+        primacy: 1,
+        controls: [{ mRID: 'C3', start: t - 5, duration: 600, limits: { generationW: 3000 } }],
+      },
+    ];
+    client.start();
+    await waitFor('the control in force', () => client.current()?.generationW === 3000);
+    const faults: [{ status: number; body: string }, RegExp][] = [
+      [
+        { status: 200, body: 'not xml at all' },
+        /^GRIDOP_INVALID_XML: GET \/derp\/0\/derc\?s=0&l=50: expected an element/,
+      ],
+      [
+        {
+          status: 200,
+          body: '<DERControlList xmlns="urn:ieee:std:2030.5:ns" all="1" results="1"><DERControl><mRID>zz</mRID></DERControl></DERControlList>',
+        },
+        /^GRIDOP_INVALID_XML: DERControl has no EventStatus/,
+      ],
+      [
+        { status: 200, body: '<Time xmlns="urn:ieee:std:2030.5:ns"/>' },
+        /^GRIDOP_INVALID_XML: expected a DERControlList, got Time/,
+      ],
+      [{ status: 503, body: '' }, /^GRIDOP_HTTP_STATUS: GET \/derp\/0\/derc\?s=0&l=50: HTTP 503, expected 200/],
+      [
+        { status: 200, body: `<a>${'x'.repeat(1 << 21)}</a>` },
+        /^GRIDOP_INVALID_XML: GET \/derp\/0\/derc: body over 1048576 bytes/,
+      ],
+    ];
+    for (const [fault, message] of faults) {
+      server.faults.set('/derp/0/derc', fault);
+      await waitFor(`the fault named (${message})`, () => message.test(client.status().lastError ?? ''));
+      expect(client.current()).toMatchObject({ generationW: 3000, controlId: 'C3' });
+    }
+    server.faults.clear();
+    await waitFor('reachable again', () => client.status().reachable);
+    expect(client.status().invalidBodies).toBeGreaterThanOrEqual(3);
+  });
+
   it('reads every page of a list the server pages, and programs by primacy', async () => {
     const { server, client } = await start();
     server.pageMax = 2;

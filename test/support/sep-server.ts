@@ -69,6 +69,8 @@ export interface SepServer {
   pageMax: number;
   /** the pollRate of the DERProgramList (and the programs and controls below it) */
   pollRate: number;
+  /** answers a GET of this path with this status and raw body instead of the resource (a faulty server) */
+  faults: Map<string, { status: number; body: string }>;
   close(): Promise<void>;
 }
 
@@ -125,6 +127,7 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
     offsetSeconds: 0,
     pageMax: 2,
     pollRate: 1,
+    faults: new Map(),
   };
   const edevId = (lfdi: string) => [...state.endDevices.keys()].indexOf(lfdi) + 1;
   const lfdiOfId = (id: number) => [...state.endDevices.keys()][id - 1];
@@ -292,6 +295,12 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
             res.writeHead(status, { 'Content-Type': 'application/sep+xml', ...headers });
             res.end(text);
           };
+          const fault = req.method === 'GET' ? state.faults.get(url.pathname) : undefined;
+          if (fault) {
+            res.writeHead(fault.status, { 'Content-Type': 'application/sep+xml' });
+            res.end(fault.body);
+            return;
+          }
           if (req.method === 'GET') {
             const node = resource(url, lfdi);
             return node ? reply(200, node) : reply(404);
