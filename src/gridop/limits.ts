@@ -5,22 +5,11 @@
  * prices, the fail-safe) and holds the most restrictive value of each; this folder never imports
  * limits' internals, and limits reads nothing of IEEE 2030.5.
  */
+import type { ControlValues } from './resources.js';
 import { type InForce, LIMIT_FIELDS } from './schedule.js';
 
-export interface GridOperatorLimits {
+export interface GridOperatorLimits extends ControlValues {
   source: 'grid-operator';
-  /** csipaus:opModExpLimW, W: most export at the connection point */
-  exportW?: number;
-  /** csipaus:opModImpLimW, W: most import at the connection point */
-  importW?: number;
-  /** csipaus:opModGenLimW, W: most the site's generation may produce */
-  generationW?: number;
-  /** csipaus:opModLoadLimW, W: most the site's controllable load may take */
-  loadW?: number;
-  /** opModConnect: false = the site's DER disconnect from the grid */
-  connect?: boolean;
-  /** opModEnergize: false = the site's DER cease to energize */
-  energize?: boolean;
   /**
    * the mRIDs of the controls these values come from, controls before defaults, joined with ','
    * (each limit is decided on its own, so two controls can share the moment); null when none

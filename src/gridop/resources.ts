@@ -64,8 +64,8 @@ export interface DerProgram {
   derControlListLink?: Link;
 }
 
-/** The parts of DERControlBase sitegw acts on, in watts and booleans. */
-export interface ControlBase {
+/** The parts of DERControlBase sitegw acts on, in watts and booleans: the limits it hands on. */
+export interface ControlValues {
   /** csipaus:opModExpLimW: most power exported at the connection point */
   exportW?: number;
   /** csipaus:opModImpLimW: most power imported at the connection point */
@@ -78,6 +78,9 @@ export interface ControlBase {
   connect?: boolean;
   /** opModEnergize: false = cease to energize */
   energize?: boolean;
+}
+
+export interface ControlBase extends ControlValues {
   /** opMods sitegw does not carry out (opModFixedW, opModTargetW, …), by element name */
   unsupported: string[];
 }

@@ -7,11 +7,10 @@
  * (docs/grid-operator.md). `openssl ca` is used because `x509 -req` cannot set that end date on
  * OpenSSL 3.0.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KeyPair } from './pki.js';
+import { type KeyPair, opensslIn } from './pki.js';
 
 export { HAVE_OPENSSL } from './pki.js';
 
@@ -53,34 +52,11 @@ extendedKeyUsage = clientAuth
 
 export function makeCsipPki(): CsipPki {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-csip-pki-'));
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  const p = (f: string) => join(dir, f);
+  const { ssl, p, ca, leaf } = opensslIn(dir);
   mkdirSync(p('db'));
   writeFileSync(p('db/index.txt'), '');
   writeFileSync(p('db/serial'), '01\n');
   writeFileSync(p('ca.cnf'), CA_CNF);
-  writeFileSync(p('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
-
-  const ca = (name: string, cn: string) => {
-    ssl(
-      'req',
-      '-x509',
-      ...EC,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${cn}`,
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.pem`,
-    );
-    return p(`${name}.pem`);
-  };
   const device = (name: string, caName: string, key: string[] = EC): KeyPair => {
     ssl('req', '-new', ...key, '-subj', '/', '-keyout', `${name}.key`, '-out', `${name}.csr`);
     ssl(
@@ -107,29 +83,12 @@ export function makeCsipPki(): CsipPki {
     return { cert: p(`${name}.pem`), key: p(`${name}.key`) };
   };
   const serca = ca('serca', 'sitegw test SERCA');
-  ssl('req', '-new', ...EC, '-subj', '/CN=localhost', '-keyout', 'server.key', '-out', 'server.csr');
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'serca.pem',
-    '-CAkey',
-    'serca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'server.ext',
-    '-out',
-    'server.pem',
-  );
+  const server = leaf('server', 'localhost', 'serca', 'server');
   ca('rogue-ca', 'someone else');
   return {
     dir,
     serca,
-    server: { cert: p('server.pem'), key: p('server.key') },
+    server,
     device: device('device', 'serca'),
     other: device('other', 'serca'),
     rogue: device('rogue', 'rogue-ca'),

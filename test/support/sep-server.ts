@@ -15,17 +15,11 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { certificateFingerprint, lfdiOf } from '../../src/gridop/identity.js';
+import type { ControlValues } from '../../src/gridop/resources.js';
 import { validateXml } from '../../src/gridop/validate.js';
 import { CSIPAUS_NS, parseXml, SEP_NS, textOf, writeXml, type XmlNode } from '../../src/gridop/xml.js';
 
-export interface Limits {
-  exportW?: number;
-  importW?: number;
-  generationW?: number;
-  loadW?: number;
-  connect?: boolean;
-  energize?: boolean;
-}
+export type Limits = ControlValues;
 
 export interface ControlSpec {
   mRID: string;
