@@ -22,12 +22,14 @@ import { SepHttp } from './http.js';
 import { type DeviceIdentity, identityOfPem } from './identity.js';
 import { type GridOperatorLimits, limitsOf, sameLimits } from './limits.js';
 import { ResourceReader } from './reader.js';
+import { type DerReport, derAvailabilityBody, derCapabilityBody, derSettingsBody, derStatusBody } from './report.js';
 import {
   connectionPointBody,
   type EndDevice,
   endDeviceBody,
   readDefaultDerControl,
   readDerControlList,
+  readDerList,
   readDerProgramList,
   readDeviceCapability,
   readEndDevice,
@@ -75,7 +77,12 @@ export interface GridOperatorClientOptions {
   /** the shortest time between reads of a resource, whatever the server's pollRate; 5 s unless a test says less */
   minPollSeconds?: number;
   validate?: (body: string) => Promise<Validation>;
+  /** the site's DER as the server is to be told of it (report.ts); absent: nothing is reported */
+  report?: () => DerReport | undefined;
 }
+
+/** how often status and availability are put when the EndDevice names no postRate */
+const DEFAULT_POST_SECONDS = 300;
 
 /** a read that failed is tried again after this long, or pollSeconds when shorter */
 const RETRY_SECONDS = 30;
@@ -103,6 +110,10 @@ export class GridOperatorClient implements Feature {
   private busy: Promise<void> = Promise.resolve();
   private readonly random: () => number;
   private readonly minPoll: number;
+  /** the DERCapability last put, so it is put again only when it changes */
+  private capabilityPut: string | null = null;
+  /** mono ms when status and availability are to be put again */
+  private statusDue = 0;
 
   constructor(private readonly opts: GridOperatorClientOptions) {
     const { config } = opts;
@@ -209,7 +220,8 @@ export class GridOperatorClient implements Feature {
     const due = this.reader.nextDue();
     // after a failure the overdue resources wait for the retry, not for their due time
     const read = retryMs ?? (due === undefined ? undefined : due - this.opts.clock.mono());
-    const waits = [read, this.untilNextChange()].filter((w): w is number => w !== undefined);
+    const report = this.opts.report && this.statusDue > 0 ? this.statusDue - this.opts.clock.mono() : undefined;
+    const waits = [read, this.untilNextChange(), report].filter((w): w is number => w !== undefined);
     this.schedule(Math.max(100, Math.min(...waits, this.opts.config.pollSeconds * 1000)));
   }
 
@@ -240,6 +252,7 @@ export class GridOperatorClient implements Feature {
       throw new GridOpError('GRIDOP_NOT_REGISTERED', `the server disabled EndDevice ${edev.href}`);
     if (edev.connectionPointLink && !this.connectionPointDone)
       await this.putConnectionPoint(edev.connectionPointLink.href);
+    if (this.opts.report && edev.derListLink) await this.reportDer(edev.derListLink.href, edev.postRate, dcap.rate);
     if (!edev.fsaListLink)
       throw new GridOpError('GRIDOP_MISSING_LINK', `EndDevice ${edev.href} has no FunctionSetAssignmentsListLink`);
 
@@ -292,6 +305,36 @@ export class GridOperatorClient implements Feature {
     return this.endDevice;
   }
 
+  /**
+   * Tells the server of the site's DER: capability and settings when they change, status and
+   * availability every postRate. CSIP-AUS has one DER per EndDevice: the first of the list.
+   */
+  private async reportDer(href: string, postRate: number | undefined, rate: number): Promise<void> {
+    const r = this.opts.report?.();
+    if (!r) return;
+    const der = (await this.reader.list(href, readDerList, rate)).items[0];
+    if (!der) return;
+    const at = Math.floor(this.serverNow());
+    const capability = derCapabilityBody(r);
+    if (capability !== this.capabilityPut) {
+      if (der.capabilityLink) await this.put(der.capabilityLink.href, capability);
+      if (der.settingsLink) await this.put(der.settingsLink.href, derSettingsBody(r, at));
+      this.capabilityPut = capability;
+    }
+    const mono = this.opts.clock.mono();
+    if (mono < this.statusDue) return;
+    if (der.statusLink) await this.put(der.statusLink.href, derStatusBody(r, at));
+    if (der.availabilityLink) await this.put(der.availabilityLink.href, derAvailabilityBody(r, at));
+    this.statusDue = mono + Math.max(this.minPoll, postRate ?? DEFAULT_POST_SECONDS) * 1000;
+  }
+
+  private async put(href: string, body: string): Promise<void> {
+    const res = await this.send('PUT', href, body);
+    if (res.status < 200 || res.status > 299) {
+      throw new GridOpError('GRIDOP_HTTP_STATUS', `PUT ${href}: HTTP ${res.status}, expected 2xx`);
+    }
+  }
+
   /** Puts the NMI on the EndDevice's csipaus ConnectionPoint when it says otherwise. */
   private async putConnectionPoint(href: string): Promise<void> {
     const res = await this.http.request('GET', href);
@@ -302,10 +345,7 @@ export class GridOperatorClient implements Feature {
         return;
       }
     }
-    const put = await this.send('PUT', href, connectionPointBody(this.opts.config.nmi));
-    if (put.status < 200 || put.status > 299) {
-      throw new GridOpError('GRIDOP_HTTP_STATUS', `PUT ${href}: HTTP ${put.status}, expected 2xx`);
-    }
+    await this.put(href, connectionPointBody(this.opts.config.nmi));
     this.connectionPointDone = true;
     this.opts.log.info({ nmi: this.opts.config.nmi }, 'grid operator: ConnectionPoint set');
   }

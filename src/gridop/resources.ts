@@ -46,6 +46,17 @@ export interface EndDevice {
   derListLink?: Link;
   registrationLink?: Link;
   connectionPointLink?: Link;
+  /** seconds between the client's posts of what it reports, as the server asks */
+  postRate?: number;
+}
+
+/** One DER of an EndDevice: where its capability, settings, status and availability go. */
+export interface Der {
+  href?: string;
+  capabilityLink?: Link;
+  settingsLink?: Link;
+  statusLink?: Link;
+  availabilityLink?: Link;
 }
 
 export interface FunctionSetAssignments {
@@ -274,8 +285,28 @@ export function readEndDevice(el: XmlElement): EndDevice {
   if (rg) out.registrationLink = rg;
   const cp = link(el, 'ConnectionPointLink', CSIPAUS_NS);
   if (cp) out.connectionPointLink = cp;
+  const postRate = int(el, 'postRate');
+  if (postRate !== undefined) out.postRate = postRate;
   return out;
 }
+
+export function readDer(el: XmlElement): Der {
+  const out: Der = {};
+  if (el.attrs.href !== undefined) out.href = el.attrs.href;
+  const links = [
+    ['capabilityLink', 'DERCapabilityLink'],
+    ['settingsLink', 'DERSettingsLink'],
+    ['statusLink', 'DERStatusLink'],
+    ['availabilityLink', 'DERAvailabilityLink'],
+  ] as const;
+  for (const [key, name] of links) {
+    const l = link(el, name);
+    if (l) out[key] = l;
+  }
+  return out;
+}
+
+export const readDerList = (el: XmlElement) => listOf(el, 'DERList', 'DER', readDer);
 
 export const readEndDeviceList = (el: XmlElement) => listOf(el, 'EndDeviceList', 'EndDevice', readEndDevice);
 

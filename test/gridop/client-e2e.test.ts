@@ -14,7 +14,9 @@ import { GridOperatorClient } from '../../src/gridop/client.js';
 import { CCM8_SUITE } from '../../src/gridop/http.js';
 import { identityOfPem } from '../../src/gridop/identity.js';
 import type { GridOperatorLimits } from '../../src/gridop/limits.js';
+import type { DerReport } from '../../src/gridop/report.js';
 import { RESPONSE_STATUS } from '../../src/gridop/resources.js';
+import { CSIPAUS_NS, child, textOf } from '../../src/gridop/xml.js';
 import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
 import { waitFor } from '../support/demo.js';
 import { type SepServer, startSepServer } from '../support/sep-server.js';
@@ -37,8 +39,15 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     server = undefined;
   });
 
-  async function start(opts: { ciphers?: string; device?: { cert: string; key: string } } = {}) {
-    server = await startSepServer({ cert: pki.server.cert, key: pki.server.key, ca: pki.serca, ...opts });
+  async function start(
+    opts: { ciphers?: string; device?: { cert: string; key: string }; report?: () => DerReport } = {},
+  ) {
+    server = await startSepServer({
+      cert: pki.server.cert,
+      key: pki.server.key,
+      ca: pki.serca,
+      ...(opts.ciphers ? { ciphers: opts.ciphers } : {}),
+    });
     const device = opts.device ?? pki.device;
     const config: GridOperatorConfig = {
       protocol: 'csip-aus',
@@ -55,6 +64,7 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       clock: new ScaledClock(1),
       log: process.env.GRIDOP_DEBUG ? (await import('pino')).pino({ level: 'debug' }) : silentLogger(),
       minPollSeconds: 1,
+      ...(opts.report ? { report: opts.report } : {}),
     });
     client.onLimits((l) => seen.push(l));
     return { server, client, seen };
@@ -186,6 +196,46 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     server.faults.clear();
     await waitFor('reachable again', () => client.status().reachable);
     expect(client.status().invalidBodies).toBeGreaterThanOrEqual(3);
+  });
+
+  it("reports the DER's capability and settings when they change, its status and availability every postRate", async () => {
+    const site: DerReport = {
+      type: 83,
+      ratedW: 10_000,
+      maxChargeW: 5000,
+      maxDischargeW: 5000,
+      capacityWh: 13_500,
+      connected: true,
+      operating: true,
+      socPercent: 55,
+      availableW: 4200,
+      doeModes: { exportW: true, importW: true, generationW: true, loadW: false },
+    };
+    const { server, client } = await start({ report: () => site });
+    server.programs = [{ mRID: 'AA', primacy: 1, controls: [] }];
+    client.start();
+    await waitFor('status put twice', () => (server.reports.get('DERStatus')?.count ?? 0) >= 2);
+    const get = (kind: string) => server.reports.get(kind)!;
+    expect(get('DERCapability').count).toBe(1);
+    const cap = get('DERCapability').el;
+    expect(textOf(child(cap, 'rtgMaxW'), 'value')).toBe('10000');
+    expect(textOf(child(cap, 'rtgMaxWh'), 'value')).toBe('13500');
+    expect(textOf(cap, 'type')).toBe('83');
+    expect(textOf(cap, 'doeModesSupported', CSIPAUS_NS)).toBe('07');
+    expect(textOf(get('DERSettings').el, 'doeModesEnabled', CSIPAUS_NS)).toBe('07');
+    const status = get('DERStatus').el;
+    expect(textOf(child(status, 'genConnectStatus'), 'value')).toBe('07');
+    expect(textOf(child(status, 'stateOfChargeStatus'), 'value')).toBe('5500');
+    expect(textOf(child(get('DERAvailability').el, 'statWAvail'), 'value')).toBe('4200');
+    site.ratedW = 50_000;
+    await waitFor('the new capability put', () => get('DERCapability').count === 2);
+    expect(child(get('DERCapability').el, 'rtgMaxW')).toMatchObject({
+      children: [
+        { name: 'multiplier', text: '1' },
+        { name: 'value', text: '5000' },
+      ],
+    });
+    expect(server.invalid).toEqual([]);
   });
 
   it('reads every page of a list the server pages, and programs by primacy', async () => {

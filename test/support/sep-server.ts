@@ -15,9 +15,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { certificateFingerprint, lfdiOf } from '../../src/gridop/identity.js';
+import { scaled } from '../../src/gridop/report.js';
 import type { ControlValues } from '../../src/gridop/resources.js';
 import { validateXml } from '../../src/gridop/validate.js';
-import { CSIPAUS_NS, parseXml, SEP_NS, textOf, writeXml, type XmlNode } from '../../src/gridop/xml.js';
+import { CSIPAUS_NS, parseXml, SEP_NS, textOf, writeXml, type XmlElement, type XmlNode } from '../../src/gridop/xml.js';
 
 export type Limits = ControlValues;
 
@@ -63,6 +64,10 @@ export interface SepServer {
   pageMax: number;
   /** the pollRate of the DERProgramList (and the programs and controls below it) */
   pollRate: number;
+  /** the EndDevice's postRate: how often the client is to report its DER's status */
+  postRate: number;
+  /** the last DERCapability, DERSettings, DERStatus and DERAvailability put, by resource name, and how many of each */
+  reports: Map<string, { el: XmlElement; count: number }>;
   /** answers a GET of this path with this status and raw body instead of the resource (a faulty server) */
   faults: Map<string, { status: number; body: string }>;
   close(): Promise<void>;
@@ -80,23 +85,9 @@ export interface SepServerOptions {
 
 const now = () => Math.floor(Date.now() / 1000);
 
-/** Watts as IEEE 2030.5 ActivePower: the smallest power of ten that fits the value in an Int16. */
-function activePower(w: number): XmlNode[] {
-  let multiplier = 0;
-  let value = w;
-  while (Math.abs(value) > 32767) {
-    multiplier++;
-    value = Math.round(w / 10 ** multiplier);
-  }
-  return [
-    ['multiplier', {}, multiplier],
-    ['value', {}, value],
-  ];
-}
-
 function controlBase(l: Limits): XmlNode {
   const ap = (name: string, w: number | undefined): XmlNode | undefined =>
-    w === undefined ? undefined : [`csipaus:${name}`, {}, ...activePower(w)];
+    w === undefined ? undefined : [`csipaus:${name}`, {}, ...scaled(w)];
   return [
     'DERControlBase',
     {},
@@ -122,6 +113,8 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
     pageMax: 2,
     pollRate: 1,
     faults: new Map(),
+    postRate: 1,
+    reports: new Map(),
   };
   const edevId = (lfdi: string) => [...state.endDevices.keys()].indexOf(lfdi) + 1;
   const lfdiOfId = (id: number) => [...state.endDevices.keys()][id - 1];
@@ -193,11 +186,13 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
       return [
         'EndDevice',
         { href: `/edev/${n}` },
+        ['DERListLink', { href: `/edev/${n}/der`, all: 1 }],
         ['lFDI', {}, l],
         ['sFDI', {}, state.endDevices.get(l)!.sfdi],
         ['changedTime', {}, now()],
         ['enabled', {}, 'true'],
         ['FunctionSetAssignmentsListLink', { href: `/edev/${n}/fsa`, all: 1 }],
+        ['postRate', {}, state.postRate],
         ['csipaus:ConnectionPointLink', { href: `/edev/${n}/cp` }],
       ];
     };
@@ -212,6 +207,17 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
     if ((m = path.match(/^\/edev\/(\d+)\/cp$/)) && Number(m[1]) === id) {
       const nmi = state.endDevices.get(lfdi)!.nmi;
       return ['csipaus:ConnectionPoint', { 'xmlns:csipaus': CSIPAUS_NS }, ['csipaus:connectionPointId', {}, nmi ?? '']];
+    }
+    if ((m = path.match(/^\/edev\/(\d+)\/der$/)) && Number(m[1]) === id) {
+      const der = `/edev/${id}/der/1`;
+      return page(url, 'DERList', [der], (h) => [
+        'DER',
+        { href: h },
+        ['DERAvailabilityLink', { href: `${h}/dera` }],
+        ['DERCapabilityLink', { href: `${h}/dercap` }],
+        ['DERSettingsLink', { href: `${h}/derg` }],
+        ['DERStatusLink', { href: `${h}/ders` }],
+      ]);
     }
     if ((m = path.match(/^\/edev\/(\d+)\/fsa$/)) && Number(m[1]) === id) {
       return page(url, 'FunctionSetAssignmentsList', [1], () => [
@@ -308,6 +314,11 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
           }
           if (req.method === 'PUT' && url.pathname === `/edev/${edevId(lfdi)}/cp`) {
             state.endDevices.get(lfdi)!.nmi = textOf(el, 'connectionPointId', CSIPAUS_NS);
+            return reply(204);
+          }
+          const report = url.pathname.match(/^\/edev\/(\d+)\/der\/1\/(dercap|derg|ders|dera)$/);
+          if (req.method === 'PUT' && report && Number(report[1]) === edevId(lfdi)) {
+            state.reports.set(el.name, { el, count: (state.reports.get(el.name)?.count ?? 0) + 1 });
             return reply(204);
           }
           if (req.method === 'POST' && url.pathname === '/rsp') {
