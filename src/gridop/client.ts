@@ -38,6 +38,7 @@ import {
   readTime,
   responseBody,
 } from './resources.js';
+import { loadSaved, saveState } from './saved.js';
 import {
   drawRandomization,
   inForce,
@@ -79,6 +80,8 @@ export interface GridOperatorClientOptions {
   validate?: (body: string) => Promise<Validation>;
   /** the site's DER as the server is to be told of it (report.ts); absent: nothing is reported */
   report?: () => DerReport | undefined;
+  /** where the programs and controls last read are kept across restarts (saved.ts); absent: memory only */
+  stateFile?: string;
 }
 
 /** how often status and availability are put when the EndDevice names no postRate */
@@ -114,6 +117,8 @@ export class GridOperatorClient implements Feature {
   private capabilityPut: string | null = null;
   /** mono ms when status and availability are to be put again */
   private statusDue = 0;
+  /** what the state file holds (snapshot()), so it is written only on a change */
+  private saved: string | null = null;
 
   constructor(private readonly opts: GridOperatorClientOptions) {
     const { config } = opts;
@@ -149,7 +154,58 @@ export class GridOperatorClient implements Feature {
 
   start(): void {
     this.running = true;
+    this.restore();
     this.schedule(0);
+  }
+
+  /** Takes up the controls saved before a restart, so they hold before the server answers. */
+  private restore(): void {
+    const file = this.opts.stateFile;
+    if (!file) return;
+    const loaded = loadSaved(file, { discoveryUrl: this.opts.config.discoveryUrl, lfdi: this.identity.lfdi });
+    if (!loaded.ok) {
+      if (loaded.reason !== 'no saved state')
+        this.opts.log.warn({ file, reason: loaded.reason }, 'grid operator: saved state not used');
+      return;
+    }
+    const s = loaded.state;
+    this.programs = s.programs;
+    for (const [id, r] of s.randomization) this.randomization.set(id, r);
+    this.phases = new Map(s.phases);
+    this.offsetSeconds = s.offsetSeconds;
+    this.saved = this.snapshot();
+    this.opts.log.info(
+      { savedAt: new Date(s.savedAt).toISOString() },
+      'grid operator: the controls last read hold until the server answers',
+    );
+    this.evaluate();
+  }
+
+  private snapshot(): string {
+    return JSON.stringify([this.programs, [...this.randomization], [...this.phases], this.offsetSeconds]);
+  }
+
+  /** Writes what was read when it changed; a failed write is logged, the client goes on. */
+  private persist(): void {
+    const file = this.opts.stateFile;
+    if (!file) return;
+    const now = this.snapshot();
+    if (now === this.saved) return;
+    try {
+      saveState(file, {
+        version: 1,
+        savedAt: this.opts.clock.now(),
+        discoveryUrl: this.opts.config.discoveryUrl,
+        lfdi: this.identity.lfdi,
+        offsetSeconds: this.offsetSeconds,
+        programs: this.programs,
+        randomization: [...this.randomization],
+        phases: [...this.phases],
+      });
+      this.saved = now;
+    } catch (e) {
+      this.opts.log.warn({ file, err: (e as Error).message }, 'grid operator: state not saved');
+    }
   }
 
   async stop(): Promise<void> {
@@ -215,6 +271,7 @@ export class GridOperatorClient implements Feature {
       retryMs = Math.min(RETRY_SECONDS, this.opts.config.pollSeconds) * 1000;
     }
     this.evaluate();
+    this.persist();
     await this.postPending();
     if (!this.running) return;
     const due = this.reader.nextDue();

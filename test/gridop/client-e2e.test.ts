@@ -5,7 +5,9 @@
  * replaced, a cancelled one, the default after the server goes away, the responses posted, lists
  * paged. The limits are read from the hand-off (onLimits) the site-limits loop subscribes to.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GridOperatorConfig } from '../../src/config/types.js';
 import { ScaledClock } from '../../src/core/clock.js';
@@ -16,6 +18,7 @@ import { identityOfPem } from '../../src/gridop/identity.js';
 import type { GridOperatorLimits } from '../../src/gridop/limits.js';
 import type { DerReport } from '../../src/gridop/report.js';
 import { RESPONSE_STATUS } from '../../src/gridop/resources.js';
+import { loadSaved } from '../../src/gridop/saved.js';
 import { CSIPAUS_NS, child, textOf } from '../../src/gridop/xml.js';
 import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
 import { waitFor } from '../support/demo.js';
@@ -40,7 +43,12 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
   });
 
   async function start(
-    opts: { ciphers?: string; device?: { cert: string; key: string }; report?: () => DerReport } = {},
+    opts: {
+      ciphers?: string;
+      device?: { cert: string; key: string };
+      report?: () => DerReport;
+      stateFile?: string;
+    } = {},
   ) {
     server = await startSepServer({
       cert: pki.server.cert,
@@ -65,9 +73,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       log: process.env.GRIDOP_DEBUG ? (await import('pino')).pino({ level: 'debug' }) : silentLogger(),
       minPollSeconds: 1,
       ...(opts.report ? { report: opts.report } : {}),
+      ...(opts.stateFile ? { stateFile: opts.stateFile } : {}),
     });
     client.onLimits((l) => seen.push(l));
-    return { server, client, seen };
+    return { server, client, seen, config };
   }
 
   it('discovers, registers its EndDevice by LFDI/SFDI with the NMI, and follows a control, its replacement and its cancellation', async () => {
@@ -152,6 +161,73 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       ['default', false],
     ]);
     expect(client.health().problems).toEqual(["the grid operator's server cannot be reached"]);
+  });
+
+  it('after a restart while the server is gone, runs the saved control to its end, then the saved default', async () => {
+    const stateFile = join(pki.dir, 'gridop-state.json');
+    const { server, client, config } = await start({ stateFile });
+    const t = nowS();
+    server.programs = [
+      {
+        mRID: '5A',
+        primacy: 1,
+        defaultLimits: { exportW: 2500 },
+        controls: [{ mRID: '5C', start: t - 1, duration: 10, limits: { exportW: 0 } }],
+      },
+    ];
+    client.start();
+    await waitFor(
+      'the control in force and saved',
+      () => client.current()?.controlId === '5C' && existsSync(stateFile),
+    );
+    await client.stop();
+    await server.close();
+
+    const again = new GridOperatorClient({
+      config,
+      clock: new ScaledClock(1),
+      log: silentLogger(),
+      minPollSeconds: 1,
+      stateFile,
+    });
+    const changes: [string | null, boolean][] = [];
+    again.onLimits((l) => changes.push([l.controlId, again.status().reachable]));
+    again.start();
+    try {
+      // restored before any read of the server
+      expect(again.current()).toMatchObject({ exportW: 0, controlId: '5C', until: (t + 9) * 1000 });
+      await waitFor('the saved default after the control ended', () => again.current()?.kind === 'default', 30_000);
+      expect(again.current()).toMatchObject({ exportW: 2500, controlId: 'DEF0' });
+      expect(changes).toEqual([
+        ['5C', false],
+        ['DEF0', false],
+      ]);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it('leaves a damaged state file or one of another server unused, and says so', async () => {
+    const stateFile = join(pki.dir, 'damaged.json');
+    writeFileSync(stateFile, '{"version":1,"programs":"no"}');
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (l: string) => lines.push(l) });
+    const { config } = await start();
+    const c = new GridOperatorClient({ config, clock: new ScaledClock(1), log, minPollSeconds: 1, stateFile });
+    c.start();
+    await c.stop();
+    expect(lines.join('')).toMatch(
+      /"reason":"not a saved state: \/[^"]*".*"msg":"grid operator: saved state not used"/,
+    );
+    const other = { version: 1, savedAt: 0, discoveryUrl: 'https://elsewhere/dcap', lfdi: c.identity.lfdi };
+    writeFileSync(
+      stateFile,
+      JSON.stringify({ ...other, offsetSeconds: null, programs: [], randomization: [], phases: [] }),
+    );
+    expect(loadSaved(stateFile, { discoveryUrl: config.discoveryUrl, lfdi: c.identity.lfdi })).toEqual({
+      ok: false,
+      reason: 'written for another server or certificate',
+    });
   });
 
   it('names a server that sends garbage, a refusal or a huge body, and keeps the controls it read', async () => {
