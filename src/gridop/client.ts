@@ -212,8 +212,9 @@ export class GridOperatorClient implements Feature {
     this.running = false;
     if (this.timer) this.opts.clock.clearTimeout(this.timer);
     this.timer = null;
-    await this.busy;
+    // closing first ends a request in flight at once instead of after its timeout
     this.http.close();
+    await this.busy;
   }
 
   status(): GridOperatorStatus {
@@ -270,9 +271,14 @@ export class GridOperatorClient implements Feature {
       );
       retryMs = Math.min(RETRY_SECONDS, this.opts.config.pollSeconds) * 1000;
     }
-    this.evaluate();
-    this.persist();
-    await this.postPending();
+    try {
+      this.evaluate();
+      this.persist();
+      await this.postPending();
+    } catch (e) {
+      // a fault here is sitegw's; the loop must go on, so the next control still starts and ends
+      this.opts.log.error({ err: e }, 'grid operator: evaluation failed');
+    }
     if (!this.running) return;
     const due = this.reader.nextDue();
     // after a failure the overdue resources wait for the retry, not for their due time
