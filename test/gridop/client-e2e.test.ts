@@ -132,7 +132,8 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     expect(server.invalid).toEqual([]);
   });
 
-  it('keeps a control to its end when the server goes away, then the default', async () => {
+  // up to 20-30 s per wait on a loaded machine, more than vitest's default 60 s in all
+  it('keeps a control to its end when the server goes away, then the default', { timeout: 150_000 }, async () => {
     const { server, client, seen } = await start();
     const t = nowS();
     server.programs = [
@@ -163,7 +164,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     expect(client.health().problems).toEqual(["the grid operator's server cannot be reached"]);
   });
 
-  it('after a restart while the server is gone, runs the saved control to its end, then the saved default', async () => {
+  // up to 20-30 s per wait on a loaded machine, more than vitest's default 60 s in all
+  it('after a restart while the server is gone, runs the saved control to its end, then the saved default', {
+    timeout: 150_000,
+  }, async () => {
     const stateFile = join(pki.dir, 'gridop-state.json');
     const { server, client, config } = await start({ stateFile });
     const t = nowS();
@@ -230,7 +234,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     });
   });
 
-  it('names a server that sends garbage, a refusal or a huge body, and keeps the controls it read', async () => {
+  // up to 20-30 s per wait on a loaded machine, more than vitest's default 60 s in all
+  it('names a server that sends garbage, a refusal or a huge body, and keeps the controls it read', {
+    timeout: 150_000,
+  }, async () => {
     const { server, client } = await start();
     const t = nowS();
     server.programs = [
