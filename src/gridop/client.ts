@@ -270,6 +270,13 @@ export class GridOperatorClient implements Feature {
         'grid operator: read failed; the controls already read stay in force',
       );
       retryMs = Math.min(RETRY_SECONDS, this.opts.config.pollSeconds) * 1000;
+      // the next try starts again from discovery: the server may have moved or forgotten this
+      // device (a restored server answers 404 for the old EndDevice), so registration, the NMI and
+      // the reports are made again; the programs already read stay until a walk succeeds
+      this.reader.forgetAll();
+      this.connectionPointDone = false;
+      this.capabilityPut = null;
+      this.statusDue = 0;
     }
     try {
       this.evaluate();

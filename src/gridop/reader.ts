@@ -90,6 +90,11 @@ export class ResourceReader {
     return min;
   }
 
+  /** Forgets everything read, so the next walk starts again from discovery. */
+  forgetAll(): void {
+    this.cache.clear();
+  }
+
   /** Forgets a resource and its pages, so the next read asks the server (after a POST changed it). */
   forget(href: string): void {
     const path = this.http.url(href).pathname;

@@ -35,9 +35,12 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     pki = makeCsipPki();
   });
   afterAll(() => pki?.remove());
+  /** servers a test starts besides the one start() made */
+  const servers: SepServer[] = [];
   afterEach(async () => {
     await client?.stop();
     await server?.close();
+    for (const s of servers.splice(0)) await s.close();
     client = undefined;
     server = undefined;
   });
@@ -133,8 +136,11 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
   });
 
   // up to 20-30 s per wait on a loaded machine, more than vitest's default 60 s in all
-  it('keeps a control to its end when the server goes away, then the default', { timeout: 150_000 }, async () => {
-    const { server, client, seen } = await start();
+  it('keeps a control to its end when the server goes away, then the default; posts the completion when it is back', {
+    timeout: 150_000,
+  }, async () => {
+    const { server: first, client, seen } = await start();
+    const server = first;
     const t = nowS();
     server.programs = [
       {
@@ -162,6 +168,24 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       ['default', false],
     ]);
     expect(client.health().problems).toEqual(["the grid operator's server cannot be reached"]);
+    // 'completed' could not be posted; it waits for the server
+    expect(client.status().responsesPending).toBeGreaterThan(0);
+    const back = await startSepServer({
+      cert: pki.server.cert,
+      key: pki.server.key,
+      ca: pki.serca,
+      port: Number(new URL(first.url).port),
+    });
+    servers.push(back);
+    back.programs = first.programs;
+    await waitFor('the completion posted', () =>
+      back.responses.some((r) => r.subject === 'D1' && r.status === RESPONSE_STATUS.completed),
+    );
+    await waitFor('reachable again', () => client.status().reachable);
+    expect(client.status().responsesPending).toBe(0);
+    // the restored server had forgotten the device: it registered again, with its NMI
+    expect([...back.endDevices.values()]).toEqual([{ sfdi: client.identity.sfdi, nmi: '4102345678' }]);
+    expect(back.invalid).toEqual([]);
   });
 
   // up to 20-30 s per wait on a loaded machine, more than vitest's default 60 s in all
