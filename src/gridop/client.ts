@@ -349,6 +349,10 @@ export class GridOperatorClient implements Feature {
       }
     }
     this.programs = programs;
+    // what the server no longer lists is forgotten, so the maps and the state file stay the size of its lists
+    const listed = new Set(programs.flatMap((p) => p.controls.map((c) => c.mRID)));
+    for (const id of [...this.randomization.keys()]) if (!listed.has(id)) this.randomization.delete(id);
+    for (const id of [...this.phases.keys()]) if (!listed.has(id)) this.phases.delete(id);
   }
 
   /** This device's EndDevice: found in the list by LFDI or SFDI, or registered by POST. */

@@ -235,6 +235,22 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     }
   });
 
+  it('forgets in memory and in its state file the controls the server no longer lists', async () => {
+    const stateFile = join(pki.dir, 'pruned.json');
+    const { server, client } = await start({ stateFile });
+    const t = nowS();
+    server.programs = [
+      { mRID: '6A', primacy: 1, controls: [{ mRID: '6C0FFEE', start: t + 600, duration: 60, limits: { exportW: 0 } }] },
+    ];
+    client.start();
+    await waitFor(
+      'the control saved with its phase',
+      () => existsSync(stateFile) && readFileSync(stateFile, 'utf8').includes('"6C0FFEE","received"'),
+    );
+    server.programs = [{ mRID: '6A', primacy: 1, controls: [] }];
+    await waitFor('the control forgotten', () => !readFileSync(stateFile, 'utf8').includes('6C0FFEE'));
+  });
+
   it('leaves a damaged state file or one of another server unused, and says so', async () => {
     const stateFile = join(pki.dir, 'damaged.json');
     writeFileSync(stateFile, '{"version":1,"programs":"no"}');
