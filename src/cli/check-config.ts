@@ -2,8 +2,11 @@
  * `sitegw check-config FILE`: lets an installer validate site.yaml before enabling the service,
  * and tells them in one screen what the daemon will see.
  */
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { DeviceConfig, SiteConfig } from '../config/types.js';
+import type { DeviceConfig, GridOperatorConfig, SiteConfig } from '../config/types.js';
+import { identityOfPem } from '../gridop/identity.js';
 import { describeConnection } from '../modbus/link.js';
 import { limitRevertNotes } from '../profiles/power-limits.js';
 import { installedProfiles, ProfileRegistry } from '../profiles/registry.js';
@@ -23,11 +26,34 @@ function describeDevice(d: DeviceConfig, config: SiteConfig): string {
   return parts.join(', ');
 }
 
+/**
+ * What the distributor asks for at enrolment (docs/grid-operator.md): the device's LFDI and SFDI
+ * from its certificate, and the NMI. The files were read and matched when the config was loaded.
+ */
+function describeGridOperator(g: GridOperatorConfig): string[] {
+  const id = identityOfPem(readFileSync(g.certificate));
+  const lines = [
+    `  grid operator: ${g.protocol} at ${g.discoveryUrl}, NMI ${g.nmi}`,
+    `  LFDI ${id.lfdi}`,
+    `  SFDI ${id.sfdi}`,
+    // until src/main.ts starts the client (docs/grid-operator.md "Not wired yet")
+    "  note: 'sitegw run' does not start the grid-operator client in this release (docs/grid-operator.md)",
+  ];
+  const key = createPrivateKey(readFileSync(g.key)).asymmetricKeyDetails;
+  if (key?.namedCurve !== 'prime256v1') {
+    lines.push(
+      `  warning: the key is not EC P-256 (${key?.namedCurve ?? 'not an EC key'}); IEEE 2030.5 servers expect ECDSA P-256 (secp256r1) keys`,
+    );
+  }
+  return lines;
+}
+
 function summarize(config: SiteConfig): string[] {
   const n = config.devices.length;
   return [
     `OK: site '${config.site.id}' with ${n} device${n === 1 ? '' : 's'}`,
     ...config.devices.map((d) => describeDevice(d, config)),
+    ...(config.gridOperator ? describeGridOperator(config.gridOperator) : []),
   ];
 }
 

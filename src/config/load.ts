@@ -76,6 +76,10 @@ function finish(data: SiteConfig, baseDir: string): SiteConfig {
     h.stateTopicPrefix = h.stateTopicPrefix.replaceAll('{siteId}', data.site.id);
     for (const k of ['ca', 'cert', 'key'] as const) if (h.tls[k]) h.tls[k] = resolve(baseDir, h.tls[k]);
   }
+  if (data.gridOperator) {
+    const g = data.gridOperator;
+    for (const k of ['certificate', 'key', 'ca'] as const) if (g[k]) g[k] = resolve(baseDir, g[k]);
+  }
   // A battery belongs to the inverter it is read through (a storage inverter's own battery, the
   // StorEdge block on the SolarEdge inverter's unit), else to an inverter on the same wire, else
   // to the first inverter; `inverter:` in site.yaml says otherwise (docs/configuration.md).
@@ -148,11 +152,17 @@ export async function loadSiteYaml(file: string, checks: DeviceChecks): Promise<
   const result = parseSiteYaml(text, file, dirname(resolve(file)), checks);
   // the certificate files are read here, for `run` and `check-config` alike: parseSiteYaml looks at the text alone
   if (!result.ok) return result;
-  const { http, uplink, homeassistant } = result.config;
+  const { http, uplink, homeassistant, gridOperator: g } = result.config;
   const errors = [
     ...tlsFileErrors('http', http.tls, text),
     ...(uplink ? tlsFileErrors('uplink', uplink.tls, text) : []),
     ...(homeassistant ? tlsFileErrors('homeassistant', homeassistant.tls, text) : []),
+    ...(g
+      ? tlsFileErrors('gridOperator', { cert: g.certificate, key: g.key, ca: g.ca }, text, (k) => [
+          'gridOperator',
+          k === 'cert' ? 'certificate' : k,
+        ])
+      : []),
   ];
   return errors.length > 0 ? { ok: false, errors } : result;
 }

@@ -9,6 +9,7 @@ import { DEVICE_ROLES } from '../core/device-role.js';
 import { ID_HINT, ID_PATTERN, type SchemaNode } from '../yaml/schema.js';
 import { CONNECTION } from './schema-connection.js';
 import { CONTROL } from './schema-control.js';
+import { GRID_OPERATOR } from './schema-grid-operator.js';
 import { DYNAMIC_TARIFFS, HTTP_LIMITS } from './schema-limits.js';
 import { HOMEASSISTANT, UPLINK } from './schema-mqtt.js';
 import { MODBUS_PROXY } from './schema-proxy.js';
@@ -356,6 +357,7 @@ export const siteSchema = {
     homeassistant: HOMEASSISTANT,
     control: CONTROL,
     modbusProxy: MODBUS_PROXY,
+    gridOperator: GRID_OPERATOR,
     version: {
       type: 'integer',
       description: 'format of this file; a file without it is version 1 (docs/configuration.md)',

@@ -19,11 +19,16 @@ const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----
 const PEM_HINT =
   'give the file in PEM form (text starting with -----BEGIN); a DER file converts with openssl x509 -inform der -in FILE.der -out FILE.pem';
 
-/** `tls` is the loaded section's files (paths absolute); `text` is site.yaml, for the lines. */
+/**
+ * `tls` is the loaded section's files (paths absolute); `text` is site.yaml, for the lines. `at`
+ * says where each file's key is in site.yaml: `section.tls.<key>` unless the section names its
+ * files itself (`gridOperator.certificate`).
+ */
 export function tlsFileErrors(
-  section: 'http' | 'uplink' | 'homeassistant',
+  section: 'http' | 'uplink' | 'homeassistant' | 'gridOperator',
   tls: Partial<Record<TlsKey, string>>,
   text: string,
+  at: (key: TlsKey) => string[] = (key) => [section, 'tls', key],
 ): ConfigError[] {
   const problems: Problem[] = [];
   const read = (key: TlsKey): Buffer | null => {
@@ -46,7 +51,7 @@ export function tlsFileErrors(
   if (cert && key && !cert.checkPrivateKey(key)) {
     problems.push({
       key: 'key',
-      message: `the key in ${tls.key} does not belong to the certificate in ${section}.tls.cert (${tls.cert})`,
+      message: `the key in ${tls.key} does not belong to the certificate in ${formatPath(at('cert'))} (${tls.cert})`,
       hint: 'give the key file that was made together with this certificate',
     });
   }
@@ -55,7 +60,7 @@ export function tlsFileErrors(
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter });
   return problems.map((p) => {
-    const segments = [section, 'tls', p.key];
+    const segments = at(p.key);
     const pos = positionOf(doc, lineCounter, segments);
     return {
       path: formatPath(segments),

@@ -36,6 +36,9 @@ export type HomeAssistantConfig = NonNullable<SiteConfig['homeassistant']>;
 /** How one MQTT connection is made (src/uplink/link.ts): the keys the uplink and Home Assistant share. */
 export type MqttConnectionConfig = Pick<UplinkConfig, keyof UplinkConfig & keyof HomeAssistantConfig>;
 
+/** The grid operator's CSIP-AUS server and the device's credentials (docs/grid-operator.md); paths absolute after loading. */
+export type GridOperatorConfig = NonNullable<SiteConfig['gridOperator']>;
+
 /** Fails to compile when the schema's connections and the modbus contract in core drift apart. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const connectionMatchesContract: Same<DeviceConfig['connection'], DeviceConnection> = true;

@@ -11,8 +11,9 @@
  * it; without one (a new data directory) the seq starts above the wall clock once that can be
  * right, as before.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Database } from 'better-sqlite3';
+import { writeDurably } from './durable-file.js';
 
 /** seqs reserved per write of the ceiling: about a year of a busy site's messages */
 export const SEQ_BLOCK = 100_000;
@@ -44,15 +45,7 @@ export function readSeqCeiling(file: string): number {
 
 /** Writes the ceiling durably: a new file synced, then renamed over the old one. */
 export function writeSeqCeiling(file: string, ceiling: number): void {
-  const tmp = `${file}.tmp`;
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    writeSync(fd, `${ceiling}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
+  writeDurably(file, `${ceiling}\n`);
 }
 
 /** Keeps the ceiling file ahead of the outbox's counter. */

@@ -71,7 +71,7 @@ export function expectSingleError(
 export function exampleElsewhere(): string {
   const example = readFileSync(new URL('../../examples/site.example.yaml', import.meta.url), 'utf8');
   const samples = fileURLToPath(new URL('../../examples/samples/', import.meta.url));
-  const out = example.replace(/^( +(?:ca|cert|key): )samples\//gm, `$1${samples}`);
+  const out = example.replace(/^( +(?:ca|cert|key|certificate): )samples\//gm, `$1${samples}`);
   if (out === example) throw new Error('examples/site.example.yaml: no TLS path into samples/ was found');
   return out;
 }

@@ -33,8 +33,8 @@ export interface Pki {
 
 const KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
-export function makePki(): Pki {
-  const dir = mkdtempSync(join(tmpdir(), 'sitegw-pki-'));
+/** openssl run in `dir`: self-signed CAs and the server and client certificates they sign, by file name. */
+export function opensslIn(dir: string) {
   const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   const p = (f: string) => join(dir, f);
   writeFileSync(p('server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
@@ -81,7 +81,12 @@ export function makePki(): Pki {
     );
     return { cert: p(`${name}.pem`), key: p(`${name}.key`) };
   };
+  return { ssl, p, ca, leaf };
+}
 
+export function makePki(): Pki {
+  const dir = mkdtempSync(join(tmpdir(), 'sitegw-pki-'));
+  const { ca, leaf } = opensslIn(dir);
   const pki: Pki = {
     dir,
     ca: ca('ca', 'sitegw test CA'),

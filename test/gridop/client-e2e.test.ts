@@ -1,0 +1,411 @@
+/**
+ * The CSIP-AUS client against an IEEE 2030.5 server the project writes (test/support/sep-server.ts):
+ * HTTPS with client certificates made by openssl as 2030.5 issues them, every body validated
+ * against the schemas on both sides. Discovery, registration, a control in force, a control
+ * replaced, a cancelled one, the default after the server goes away, the responses posted, lists
+ * paged. The limits are read from the hand-off (onLimits) the site-limits loop subscribes to.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { GridOperatorConfig } from '../../src/config/types.js';
+import { ScaledClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/log.js';
+import { GridOperatorClient } from '../../src/gridop/client.js';
+import { CCM8_SUITE } from '../../src/gridop/http.js';
+import { identityOfPem } from '../../src/gridop/identity.js';
+import type { GridOperatorLimits } from '../../src/gridop/limits.js';
+import type { DerReport } from '../../src/gridop/report.js';
+import { RESPONSE_STATUS } from '../../src/gridop/resources.js';
+import { loadSaved } from '../../src/gridop/saved.js';
+import { CSIPAUS_NS, child, textOf } from '../../src/gridop/xml.js';
+import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
+import { waitFor } from '../support/demo.js';
+import { type SepServer, startSepServer } from '../support/sep-server.js';
+import { HAVE_XMLLINT } from '../support/xmllint.js';
+
+const nowS = () => Math.floor(Date.now() / 1000);
+
+describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2030.5 server', () => {
+  let pki: CsipPki;
+  let server: SepServer | undefined;
+  let client: GridOperatorClient | undefined;
+  beforeAll(() => {
+    pki = makeCsipPki();
+  });
+  afterAll(() => pki?.remove());
+  /** servers a test starts besides the one start() made */
+  const servers: SepServer[] = [];
+  afterEach(async () => {
+    await client?.stop();
+    await server?.close();
+    for (const s of servers.splice(0)) await s.close();
+    client = undefined;
+    server = undefined;
+  });
+
+  async function start(
+    opts: {
+      ciphers?: string;
+      device?: { cert: string; key: string };
+      report?: () => DerReport;
+      stateFile?: string;
+    } = {},
+  ) {
+    server = await startSepServer({
+      cert: pki.server.cert,
+      key: pki.server.key,
+      ca: pki.serca,
+      ...(opts.ciphers ? { ciphers: opts.ciphers } : {}),
+    });
+    const device = opts.device ?? pki.device;
+    const config: GridOperatorConfig = {
+      protocol: 'csip-aus',
+      discoveryUrl: server.url,
+      certificate: device.cert,
+      key: device.key,
+      ca: pki.serca,
+      nmi: '4102345678',
+      pollSeconds: 1,
+    };
+    const seen: GridOperatorLimits[] = [];
+    client = new GridOperatorClient({
+      config,
+      clock: new ScaledClock(1),
+      log: process.env.GRIDOP_DEBUG ? (await import('pino')).pino({ level: 'debug' }) : silentLogger(),
+      minPollSeconds: 1,
+      ...(opts.report ? { report: opts.report } : {}),
+      ...(opts.stateFile ? { stateFile: opts.stateFile } : {}),
+    });
+    client.onLimits((l) => seen.push(l));
+    return { server, client, seen, config };
+  }
+
+  it('discovers, registers its EndDevice by LFDI/SFDI with the NMI, and follows a control, its replacement and its cancellation', async () => {
+    const { server, client, seen } = await start();
+    const t = nowS();
+    server.offsetSeconds = 120;
+    server.programs = [
+      {
+        mRID: 'A1',
+        primacy: 1,
+        defaultLimits: { exportW: 5000 },
+        controls: [{ mRID: 'C1', start: t + 118, duration: 600, limits: { exportW: 1500 } }],
+      },
+    ];
+    client.start();
+    const id = identityOfPem(readFileSync(pki.device.cert));
+    await waitFor('the EndDevice registered', () => server.endDevices.get(id.lfdi)?.nmi === '4102345678');
+    expect(server.endDevices.get(id.lfdi)?.sfdi).toBe(id.sfdi);
+    // the server's clock is 120 s ahead: the control, written on that clock, is in force
+    const first = await waitFor('the control in force', () => seen.find((l) => l.kind === 'control'));
+    expect(first).toMatchObject({ source: 'grid-operator', exportW: 1500, controlId: 'C1', until: (t + 718) * 1000 });
+    expect(client.status()).toMatchObject({ reachable: true, endDevice: '/edev/1', lfdi: id.lfdi, sfdi: id.sfdi });
+    expect(Math.abs(client.status().clockOffsetSeconds! - 120)).toBeLessThanOrEqual(2);
+    await waitFor('received and started', () => server.responses.length >= 2);
+    expect(server.responses.slice(0, 2)).toEqual([
+      { href: '/rsp', lfdi: id.lfdi, subject: 'C1', status: RESPONSE_STATUS.received },
+      { href: '/rsp', lfdi: id.lfdi, subject: 'C1', status: RESPONSE_STATUS.started },
+    ]);
+
+    // replaced: the server supersedes C1 with C2
+    server.programs[0]!.controls = [
+      { mRID: 'C1', start: t + 118, duration: 600, limits: { exportW: 1500 }, status: 4 },
+      { mRID: 'C2', start: t + 118, duration: 600, limits: { exportW: 0 }, status: 1 },
+    ];
+    await waitFor('the replacement in force', () => client.current()?.controlId === 'C2');
+    expect(client.current()?.exportW).toBe(0);
+    await waitFor('C1 superseded, C2 received and started', () => server.responses.length >= 5);
+    expect(server.responses.slice(2).map((r) => [r.subject, r.status])).toEqual(
+      expect.arrayContaining([
+        ['C1', RESPONSE_STATUS.superseded],
+        ['C2', RESPONSE_STATUS.received],
+        ['C2', RESPONSE_STATUS.started],
+      ]),
+    );
+
+    // cancelled: the default comes back
+    server.programs[0]!.controls[1]!.status = 2;
+    await waitFor('the default after the cancellation', () => client.current()?.kind === 'default');
+    expect(client.current()).toMatchObject({ exportW: 5000, controlId: 'DEF0', until: null });
+    await waitFor('C2 cancelled', () =>
+      server.responses.some((r) => r.subject === 'C2' && r.status === RESPONSE_STATUS.cancelled),
+    );
+    expect(server.invalid).toEqual([]);
+  });
+
+  // up to 20-30 s per wait on a loaded machine, more than vitest's default 60 s in all
+  it('keeps a control to its end when the server goes away, then the default; posts the completion when it is back', {
+    timeout: 150_000,
+  }, async () => {
+    const { server: first, client, seen } = await start();
+    const server = first;
+    const t = nowS();
+    server.programs = [
+      {
+        mRID: 'B1',
+        primacy: 1,
+        defaultLimits: { exportW: 2000, generationW: 60_000 },
+        controls: [{ mRID: 'D1', start: t - 5, duration: 9, limits: { exportW: 0 } }],
+      },
+    ];
+    const reachableAtChange: [string, boolean][] = [];
+    client.onLimits((l) => reachableAtChange.push([l.kind, client.status().reachable]));
+    client.start();
+    await waitFor('the control in force', () => client.current()?.controlId === 'D1,DEF0');
+    await server.close();
+    await waitFor('the server seen gone', () => client.status().reachable === false, 30_000);
+    expect(client.status().lastError).toMatch(/^GRIDOP_UNREACHABLE/);
+    await waitFor('the default after the control ended', () => client.current()?.kind === 'default', 30_000);
+    expect(client.current()).toMatchObject({ exportW: 2000, generationW: 60_000, controlId: 'DEF0' });
+    // the control held until the server's own end for it, not until the server went
+    const during = seen.filter((l) => l.controlId === 'D1,DEF0');
+    expect(during.at(-1)?.until).toBe((t + 4) * 1000);
+    // the default came while the server was gone: the control ran to its end without it
+    expect(reachableAtChange).toEqual([
+      ['control', true],
+      ['default', false],
+    ]);
+    expect(client.health().problems).toEqual(["the grid operator's server cannot be reached"]);
+    // 'completed' could not be posted; it waits for the server
+    expect(client.status().responsesPending).toBeGreaterThan(0);
+    const back = await startSepServer({
+      cert: pki.server.cert,
+      key: pki.server.key,
+      ca: pki.serca,
+      port: Number(new URL(first.url).port),
+    });
+    servers.push(back);
+    back.programs = first.programs;
+    await waitFor('the completion posted', () =>
+      back.responses.some((r) => r.subject === 'D1' && r.status === RESPONSE_STATUS.completed),
+    );
+    await waitFor('reachable again', () => client.status().reachable);
+    expect(client.status().responsesPending).toBe(0);
+    // the restored server had forgotten the device: it registered again, with its NMI
+    expect([...back.endDevices.values()]).toEqual([{ sfdi: client.identity.sfdi, nmi: '4102345678' }]);
+    expect(back.invalid).toEqual([]);
+  });
+
+  // up to 20-30 s per wait on a loaded machine, more than vitest's default 60 s in all
+  it('after a restart while the server is gone, runs the saved control to its end, then the saved default', {
+    timeout: 150_000,
+  }, async () => {
+    const stateFile = join(pki.dir, 'gridop-state.json');
+    const { server, client, config } = await start({ stateFile });
+    const t = nowS();
+    server.programs = [
+      {
+        mRID: '5A',
+        primacy: 1,
+        defaultLimits: { exportW: 2500 },
+        controls: [{ mRID: '5C', start: t - 1, duration: 10, limits: { exportW: 0 } }],
+      },
+    ];
+    client.start();
+    await waitFor(
+      'the control in force and saved',
+      () => client.current()?.controlId === '5C' && existsSync(stateFile),
+    );
+    await client.stop();
+    await server.close();
+
+    const again = new GridOperatorClient({
+      config,
+      clock: new ScaledClock(1),
+      log: silentLogger(),
+      minPollSeconds: 1,
+      stateFile,
+    });
+    const changes: [string | null, boolean][] = [];
+    again.onLimits((l) => changes.push([l.controlId, again.status().reachable]));
+    again.start();
+    try {
+      // restored before any read of the server
+      expect(again.current()).toMatchObject({ exportW: 0, controlId: '5C', until: (t + 9) * 1000 });
+      await waitFor('the saved default after the control ended', () => again.current()?.kind === 'default', 30_000);
+      expect(again.current()).toMatchObject({ exportW: 2500, controlId: 'DEF0' });
+      expect(changes).toEqual([
+        ['5C', false],
+        ['DEF0', false],
+      ]);
+    } finally {
+      await again.stop();
+    }
+  });
+
+  it('forgets in memory and in its state file the controls the server no longer lists', async () => {
+    const stateFile = join(pki.dir, 'pruned.json');
+    const { server, client } = await start({ stateFile });
+    const t = nowS();
+    server.programs = [
+      { mRID: '6A', primacy: 1, controls: [{ mRID: '6C0FFEE', start: t + 600, duration: 60, limits: { exportW: 0 } }] },
+    ];
+    client.start();
+    await waitFor(
+      'the control saved with its phase',
+      () => existsSync(stateFile) && readFileSync(stateFile, 'utf8').includes('"6C0FFEE","received"'),
+    );
+    server.programs = [{ mRID: '6A', primacy: 1, controls: [] }];
+    await waitFor('the control forgotten', () => !readFileSync(stateFile, 'utf8').includes('6C0FFEE'));
+  });
+
+  it('leaves a damaged state file or one of another server unused, and says so', async () => {
+    const stateFile = join(pki.dir, 'damaged.json');
+    writeFileSync(stateFile, '{"version":1,"programs":"no"}');
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (l: string) => lines.push(l) });
+    const { config } = await start();
+    const c = new GridOperatorClient({ config, clock: new ScaledClock(1), log, minPollSeconds: 1, stateFile });
+    c.start();
+    await c.stop();
+    expect(lines.join('')).toMatch(
+      /"reason":"not a saved state: \/[^"]*".*"msg":"grid operator: saved state not used"/,
+    );
+    const other = { version: 1, savedAt: 0, discoveryUrl: 'https://elsewhere/dcap', lfdi: c.identity.lfdi };
+    writeFileSync(
+      stateFile,
+      JSON.stringify({ ...other, offsetSeconds: null, programs: [], randomization: [], phases: [] }),
+    );
+    expect(loadSaved(stateFile, { discoveryUrl: config.discoveryUrl, lfdi: c.identity.lfdi })).toEqual({
+      ok: false,
+      reason: 'written for another server or certificate',
+    });
+  });
+
+  // up to 20-30 s per wait on a loaded machine, more than vitest's default 60 s in all
+  it('names a server that sends garbage, a refusal or a huge body, and keeps the controls it read', {
+    timeout: 150_000,
+  }, async () => {
+    const { server, client } = await start();
+    const t = nowS();
+    server.programs = [
+      {
+        mRID: 'C0',
+        primacy: 1,
+        controls: [{ mRID: 'C3', start: t - 5, duration: 600, limits: { generationW: 3000 } }],
+      },
+    ];
+    client.start();
+    await waitFor('the control in force', () => client.current()?.generationW === 3000);
+    const faults: [{ status: number; body: string }, RegExp][] = [
+      [
+        { status: 200, body: 'not xml at all' },
+        /^GRIDOP_INVALID_XML: GET \/derp\/0\/derc\?s=0&l=50: expected an element/,
+      ],
+      [
+        {
+          status: 200,
+          body: '<DERControlList xmlns="urn:ieee:std:2030.5:ns" all="1" results="1"><DERControl><mRID>zz</mRID></DERControl></DERControlList>',
+        },
+        /^GRIDOP_INVALID_XML: DERControl has no EventStatus/,
+      ],
+      [
+        { status: 200, body: '<Time xmlns="urn:ieee:std:2030.5:ns"/>' },
+        /^GRIDOP_INVALID_XML: expected a DERControlList, got Time/,
+      ],
+      [{ status: 503, body: '' }, /^GRIDOP_HTTP_STATUS: GET \/derp\/0\/derc\?s=0&l=50: HTTP 503, expected 200/],
+      [
+        { status: 200, body: `<a>${'x'.repeat(1 << 21)}</a>` },
+        /^GRIDOP_INVALID_XML: GET \/derp\/0\/derc: body over 1048576 bytes/,
+      ],
+    ];
+    for (const [fault, message] of faults) {
+      server.faults.set('/derp/0/derc', fault);
+      await waitFor(`the fault named (${message})`, () => message.test(client.status().lastError ?? ''));
+      expect(client.current()).toMatchObject({ generationW: 3000, controlId: 'C3' });
+    }
+    server.faults.clear();
+    await waitFor('reachable again', () => client.status().reachable);
+    expect(client.status().invalidBodies).toBeGreaterThanOrEqual(3);
+  });
+
+  it("reports the DER's capability and settings when they change, its status and availability every postRate", async () => {
+    const site: DerReport = {
+      type: 83,
+      ratedW: 10_000,
+      maxChargeW: 5000,
+      maxDischargeW: 5000,
+      capacityWh: 13_500,
+      connected: true,
+      operating: true,
+      socPercent: 55,
+      availableW: 4200,
+      doeModes: { exportW: true, importW: true, generationW: true, loadW: false },
+    };
+    const { server, client } = await start({ report: () => site });
+    server.programs = [{ mRID: 'AA', primacy: 1, controls: [] }];
+    client.start();
+    await waitFor('status put twice', () => (server.reports.get('DERStatus')?.count ?? 0) >= 2);
+    const get = (kind: string) => server.reports.get(kind)!;
+    expect(get('DERCapability').count).toBe(1);
+    const cap = get('DERCapability').el;
+    expect(textOf(child(cap, 'rtgMaxW'), 'value')).toBe('10000');
+    expect(textOf(child(cap, 'rtgMaxWh'), 'value')).toBe('13500');
+    expect(textOf(cap, 'type')).toBe('83');
+    expect(textOf(cap, 'doeModesSupported', CSIPAUS_NS)).toBe('07');
+    expect(textOf(get('DERSettings').el, 'doeModesEnabled', CSIPAUS_NS)).toBe('07');
+    const status = get('DERStatus').el;
+    expect(textOf(child(status, 'genConnectStatus'), 'value')).toBe('07');
+    expect(textOf(child(status, 'stateOfChargeStatus'), 'value')).toBe('5500');
+    expect(textOf(child(get('DERAvailability').el, 'statWAvail'), 'value')).toBe('4200');
+    site.ratedW = 50_000;
+    await waitFor('the new capability put', () => get('DERCapability').count === 2);
+    expect(child(get('DERCapability').el, 'rtgMaxW')).toMatchObject({
+      children: [
+        { name: 'multiplier', text: '1' },
+        { name: 'value', text: '5000' },
+      ],
+    });
+    expect(server.invalid).toEqual([]);
+  });
+
+  it('reads every page of a list the server pages, and programs by primacy', async () => {
+    const { server, client } = await start();
+    server.pageMax = 2;
+    const t = nowS();
+    const later = (i: number) => ({
+      mRID: `E${i}`,
+      start: t + 3600 * (i + 1),
+      duration: 60,
+      limits: { exportW: 100 * i },
+    });
+    server.programs = [
+      { mRID: 'F9', primacy: 9, controls: [0, 1, 2].map(later) },
+      // the one in force is the fifth control of the second program, on its third page
+      {
+        mRID: 'F2',
+        primacy: 2,
+        controls: [3, 4, 5, 6, { mRID: 'E7', start: t - 10, duration: 600, limits: { importW: 7000 } }].map((c) =>
+          typeof c === 'number' ? later(c) : c,
+        ),
+      },
+      { mRID: 'F5', primacy: 5, controls: [{ mRID: 'E8', start: t - 10, duration: 600, limits: { importW: 100 } }] },
+    ];
+    client.start();
+    await waitFor('the paged control in force', () => client.current()?.importW === 7000);
+    expect(client.current()?.controlId).toBe('E7');
+    expect(server.requests.filter((r) => r === 'GET /derp/1/derc').length).toBeGreaterThanOrEqual(3);
+    await waitFor('E8 superseded', () =>
+      server.responses.some((r) => r.subject === 'E8' && r.status === RESPONSE_STATUS.superseded),
+    );
+    expect(server.invalid).toEqual([]);
+  });
+
+  it(`agrees with a server that accepts only ${CCM8_SUITE}, and a server refuses a certificate of another CA`, async () => {
+    const { server, client } = await start({ ciphers: CCM8_SUITE });
+    server.programs = [{ mRID: '7E1', primacy: 1, controls: [], defaultLimits: { exportW: 1234 } }];
+    client.start();
+    await waitFor('the default over CCM-8', () => client.current()?.exportW === 1234);
+    await client.stop();
+    await server.close();
+
+    const rogue = await start({ device: pki.rogue });
+    rogue.client.start();
+    await waitFor('the refusal seen', () => rogue.client.status().lastError);
+    expect(rogue.client.status()).toMatchObject({ reachable: false, endDevice: null });
+    expect(rogue.client.status().lastError).toMatch(/^GRIDOP_UNREACHABLE/);
+    expect(rogue.server.endDevices.size).toBe(0);
+  });
+});
