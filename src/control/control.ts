@@ -21,7 +21,10 @@ import {
   measuredMeanPower,
   modeOf,
   type OperationMode,
+  type PlanRequestRow,
   planOf,
+  planRequestOf,
+  recordPlanRequest,
   replacePlan,
   reserveOf,
   type SlotMode,
@@ -32,7 +35,7 @@ import {
 } from '../store/control.js';
 import { writeTx } from '../store/db.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
-import { checkPlanSlots, OPTIMISER_SOURCE, SLOT_MODES, type SlotBody } from './plan-body.js';
+import { checkPlanSlots, OPTIMISER_SOURCE, PLAN_HORIZON_MS, SLOT_MODES, type SlotBody } from './plan-body.js';
 import { WaitingRelease } from './waiting-release.js';
 
 export const OPERATION_MODES: readonly OperationMode[] = ['self-consumption', 'plan', 'backup', 'optimise'];
@@ -211,8 +214,25 @@ export class Control implements Feature {
     };
   }
 
-  /** Stores a plan whole (If-Match checked by the caller against plan()); a plan switches self-consumption to `plan`. */
-  putPlan(device: DeviceState, slots: readonly SlotBody[], source: string, ifMatch?: string): PlanView {
+  /**
+   * What a cloud command's requestId did, if the gateway acted on it within the plan horizon (7
+   * days: after that every slot it could have had has ended, and a copy is refused SLOT_IN_PAST).
+   */
+  planRequest(requestId: string): PlanRequestRow | undefined {
+    return planRequestOf(this.d.db, requestId);
+  }
+
+  /**
+   * Stores a plan whole (If-Match checked by the caller against plan()); a plan switches
+   * self-consumption to `plan`. `requestId`: the cloud command's, recorded with the plan.
+   */
+  putPlan(
+    device: DeviceState,
+    slots: readonly SlotBody[],
+    source: string,
+    ifMatch?: string,
+    requestId?: string,
+  ): PlanView {
     this.requireEnabled();
     this.release.requireStored();
     const id = device.config.id;
@@ -230,8 +250,10 @@ export class Control implements Feature {
     this.requireModes(id, checked);
     // one transaction: the plan and the mode it switches to, or neither
     writeTx(this.d.db, () => {
-      replacePlan(this.d.db, { deviceId: id, planId: randomUUID(), source, createdMs: now, slots: checked });
+      const planId = randomUUID();
+      replacePlan(this.d.db, { deviceId: id, planId, source, createdMs: now, slots: checked });
       if (this.modeOf(id) === 'self-consumption') setMode(this.d.db, id, 'plan', source, now);
+      if (requestId !== undefined) this.recordRequest(requestId, id, planId);
     });
     this.d.log.info({ deviceId: id, source, slots: checked.length }, 'plan stored');
     void this.executors.get(id)?.wake();
@@ -239,11 +261,21 @@ export class Control implements Feature {
   }
 
   /** Allowed with control off too: removing a plan can only make the device do less. */
-  deletePlan(device: DeviceState): boolean {
+  deletePlan(device: DeviceState, requestId?: string): boolean {
     this.release.requireStored();
-    const gone = deletePlan(this.d.db, device.config.id);
+    const id = device.config.id;
+    const gone = writeTx(this.d.db, () => {
+      const g = deletePlan(this.d.db, id);
+      if (requestId !== undefined) this.recordRequest(requestId, id, null);
+      return g;
+    });
     void this.executors.get(device.config.id)?.wake();
     return gone;
+  }
+
+  private recordRequest(requestId: string, deviceId: string, planId: string | null): void {
+    const now = this.d.clock.now();
+    recordPlanRequest(this.d.db, requestId, { deviceId, planId, atMs: now }, now - PLAN_HORIZON_MS);
   }
 
   /** Each storage system's mode, current slot and command in force: the status page's section. */

@@ -259,3 +259,27 @@ export function measuredMeanPower(db: Database, streamKey: string, fromMs: numbe
     .get(streamKey, Math.floor(fromMs / 1000), Math.ceil(toMs / 1000));
   return r?.w ?? undefined;
 }
+
+/** A cmd/plan requestId the gateway acted on: the plan it stored, or null for a removal. */
+export interface PlanRequestRow {
+  deviceId: string;
+  planId: string | null;
+  atMs: number;
+}
+
+export function planRequestOf(db: Database, requestId: string): PlanRequestRow | undefined {
+  const r = db
+    .prepare<[string], { device_id: string; plan_id: string | null; at_ms: number }>(
+      'SELECT device_id, plan_id, at_ms FROM control_plan_requests WHERE request_id = ?',
+    )
+    .get(requestId);
+  return r && { deviceId: r.device_id, planId: r.plan_id, atMs: r.at_ms };
+}
+
+/** Records a requestId acted on and forgets those older than `keepFromMs`. */
+export function recordPlanRequest(db: Database, requestId: string, row: PlanRequestRow, keepFromMs: number): void {
+  db.prepare('DELETE FROM control_plan_requests WHERE at_ms < ?').run(keepFromMs);
+  db.prepare(
+    'INSERT OR REPLACE INTO control_plan_requests (request_id, device_id, plan_id, at_ms) VALUES (?, ?, ?, ?)',
+  ).run(requestId, row.deviceId, row.planId, row.atMs);
+}
