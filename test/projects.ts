@@ -20,6 +20,7 @@ export const SLOW: readonly string[] = [
   'test/e2e/clock-steps.test.ts',
   'test/e2e/disk-full.test.ts',
   'test/e2e/control-failsafe.test.ts',
+  'test/e2e/control-crash-restore.test.ts',
   'test/e2e/control-plan.test.ts',
   'test/e2e/optimiser-loop.test.ts',
   'test/e2e/realtime.test.ts',

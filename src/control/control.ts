@@ -56,10 +56,14 @@ export interface ControlDeps {
   tickMs: number;
 }
 
-/** A plan as the API shows it: the stored plan with each past slot's measured mean battery power. */
+/**
+ * A plan as the API shows it: the stored plan with each past slot's measured mean battery power
+ * and the share of the slot the measurement covers (below 1 when the gateway or the battery's
+ * readings were away for part of it: the mean is over the time seen).
+ */
 export interface PlanView extends StoredPlan {
   etag: string;
-  measured: (number | undefined)[];
+  measured: ({ meanW: number; coverage: number } | undefined)[];
 }
 
 export interface ControlStatus {
@@ -208,9 +212,10 @@ export class Control implements Feature {
     return {
       ...p,
       etag: planEtag(p.planId),
-      measured: p.slots.map((s) =>
-        s.endMs <= now ? measuredMeanPower(this.d.db, stream, s.startMs, s.endMs) : undefined,
-      ),
+      measured: p.slots.map((s) => {
+        const m = s.endMs <= now ? measuredMeanPower(this.d.db, stream, s.startMs, s.endMs) : undefined;
+        return m && { meanW: m.meanW, coverage: Math.min(1, m.coveredMs / (s.endMs - s.startMs)) };
+      }),
     };
   }
 
@@ -260,12 +265,17 @@ export class Control implements Feature {
     return this.plan(device)!;
   }
 
-  /** Allowed with control off too: removing a plan can only make the device do less. */
-  deletePlan(device: DeviceState, requestId?: string): boolean {
+  /**
+   * Allowed with control off too: removing a plan can only make the device do less. A storage
+   * system in `plan` goes back to `self-consumption` (the reverse of putPlan): nothing is left
+   * to follow; `backup` and `optimise` stay, the optimiser making its next plan.
+   */
+  deletePlan(device: DeviceState, requestId?: string, by = 'plan removed'): boolean {
     this.release.requireStored();
     const id = device.config.id;
     const gone = writeTx(this.d.db, () => {
       const g = deletePlan(this.d.db, id);
+      if (this.modeOf(id) === 'plan') setMode(this.d.db, id, 'self-consumption', by, this.d.clock.now());
       if (requestId !== undefined) this.recordRequest(requestId, id, null);
       return g;
     });
@@ -326,7 +336,7 @@ export class Control implements Feature {
       registry &&
       new Counter({
         name: 'sitegw_control_register_writes_total',
-        help: 'Register writes control made to a storage device (in dry-run: would have made)',
+        help: 'Registers control wrote to a storage device, a write of several registers counting each (in dry-run: would have written)',
         labelNames: ['device'],
         registers: [registry],
       });

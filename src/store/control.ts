@@ -249,15 +249,20 @@ export function writesOf(db: Database, deviceId: string, limit = 1000): WriteAud
  * Time-weighted mean of `power_W` over the closed buckets of a stream in [fromMs, toMs): what a
  * plan slot measured. Undefined when no bucket of the range is stored.
  */
-export function measuredMeanPower(db: Database, streamKey: string, fromMs: number, toMs: number): number | undefined {
+export function measuredMeanPower(
+  db: Database,
+  streamKey: string,
+  fromMs: number,
+  toMs: number,
+): { meanW: number; coveredMs: number } | undefined {
   const r = db
-    .prepare<[string, number, number], { w: number | null }>(
-      `SELECT SUM(b.power_W * b.covered_ms) / SUM(b.covered_ms) AS w
+    .prepare<[string, number, number], { w: number | null; covered: number | null }>(
+      `SELECT SUM(b.power_W * b.covered_ms) / SUM(b.covered_ms) AS w, SUM(b.covered_ms) AS covered
        FROM buckets b JOIN streams s ON s.id = b.stream
        WHERE s.key = ? AND b.start_s >= ? AND b.start_s < ? AND b.power_W IS NOT NULL`,
     )
     .get(streamKey, Math.floor(fromMs / 1000), Math.ceil(toMs / 1000));
-  return r?.w ?? undefined;
+  return r?.w == null || r.covered == null ? undefined : { meanW: r.w, coveredMs: r.covered };
 }
 
 /** A cmd/plan requestId the gateway acted on: the plan it stored, or null for a removal. */

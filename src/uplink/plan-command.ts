@@ -95,7 +95,7 @@ export function answerPlanCommand(control: Control | undefined, payload: Buffer)
     return refuse(cmd.requestId, 'DEVICE_NOT_FOUND', `no storage system '${cmd.deviceId.slice(0, 100)}' on this site`);
   try {
     if (cmd.delete) {
-      control.deletePlan(device, cmd.requestId);
+      control.deletePlan(device, cmd.requestId, 'cloud');
       return { requestId: cmd.requestId, status: 'accepted', plan: null };
     }
     return {
