@@ -57,6 +57,7 @@ export const E2E: readonly string[] = [
   'test/profiles/control-vendors.test.ts',
   'test/profiles/corpus-scan.test.ts',
   'test/profiles/meter-sign.test.ts',
+  'test/profiles/scan-chain-battery.test.ts',
   'test/profiles/sdm630-e2e.test.ts',
   'test/profiles/status-unknown-e2e.test.ts',
   'test/runtime/',

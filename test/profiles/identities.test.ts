@@ -4,14 +4,9 @@
  * family is claimed by that family's profile. Each case names the source that says so.
  */
 import { describe, expect, it } from 'vitest';
-import type { RegisterReader } from '../../src/core/register-reader.js';
-import { scanBus } from '../../src/discovery/scan.js';
-import { formatScanReport, siteYamlSnippet } from '../../src/discovery/scan-report.js';
-import { ModbusError } from '../../src/modbus/errors.js';
+import { formatScanReport } from '../../src/discovery/scan-report.js';
 import { matchesProfile, readIdentity } from '../../src/profiles/identify.js';
 import { installedProfiles } from '../../src/profiles/registry.js';
-import type { RegisterBank } from '../../src/sim/bank.js';
-import { type DeviceFixture, FIXTURE_DIR, imageRegisters, loadFixture } from '../support/register-image.js';
 import { BankReader } from './bank.js';
 
 const profiles = [...installedProfiles().profiles.values()];
@@ -215,34 +210,6 @@ describe('SMA device types print with the names the SMA documents give', () => {
     [8007, 9332, 'Sunny Island 4.4M (SI 4.4M-12)', SMA_SI],
   ] as const)('class %i, type %i: %s', async (deviceClass, model, name, source) => {
     expect((await readIdentity(profile, sma(deviceClass, model), 1)).model, source).toBe(name);
-  });
-});
-
-/** A fixture's register image as a reader: its unit answers what the image lists, exception 2 elsewhere. */
-function imageReader(f: DeviceFixture): RegisterReader {
-  const regs = imageRegisters(f);
-  const read = (banks: readonly RegisterBank[]) => async (unit: number, address: number, n: number) => {
-    if (unit !== f.image.unitId) throw new ModbusError('timeout', `unit ${unit}: no answer`);
-    const bank = banks.find((b) => b.contains(address, n));
-    if (!bank) throw new ModbusError('exception', `illegal data address ${address}`, 2);
-    return bank.read(address, n);
-  };
-  return { readHolding: read(regs.holding), readInput: read(regs.input) };
-}
-
-describe('a SunSpec inverter whose battery is in its own chain', () => {
-  const scan = async (fixture: string) => {
-    const f = loadFixture(`${FIXTURE_DIR}${fixture}.yaml`);
-    const result = await scanBus(imageReader(f), { units: [f.image.unitId], profiles });
-    return siteYamlSnippet(result, { type: 'tcp', host: '192.0.2.10', port: 502 });
-  };
-  it('a Fronius GEN24 Plus (124, and 160 with StCha / StDisCha modules) is offered its battery as SunSpec storage', async () => {
-    const yaml = await scan('fronius-gen24-plus');
-    expect(yaml).toMatch(/- id: battery-1\n\s+role: battery\n\s+profile: sunspec\n/);
-  });
-  it('an inverter whose 160 holds PV strings only is not (its batteries are units of their own)', async () => {
-    for (const fixture of ['kostal-plenticore-plus', 'solaredge-se10k'])
-      expect(await scan(fixture), fixture).not.toMatch(/role: battery/);
   });
 });
 
