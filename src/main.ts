@@ -153,6 +153,7 @@ export class Daemon {
         now: opts.authNow,
         // a token write the disk refused shows in health (ops is built next)
         storageFault: (err) => ops.health.noteWrite(err),
+        devicesBehind: (id) => site.batteriesOf(id).map((b) => b.config.id),
       }),
     );
     const ops = new OpsFeature({

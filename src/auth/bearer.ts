@@ -6,6 +6,7 @@
 import { clientActive, clientDevices } from '../store/clients.js';
 import { findToken } from '../store/tokens.js';
 import type { AuthContext, Principal } from './context.js';
+import { partnerDevices } from './principal.js';
 import { hasPermission, type Permission, wireScope } from './scopes.js';
 import { sha256 } from './secrets.js';
 
@@ -71,7 +72,7 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
       clientId: row.clientId,
       customer: row.customer,
       scopes: new Set(row.scopes),
-      devices: row.customer ? ('all' as const) : new Set(clientDevices(ctx.db, row.clientId)),
+      devices: row.customer ? ('all' as const) : partnerDevices(clientDevices(ctx.db, row.clientId), ctx.devicesBehind),
     },
     expiresAt: row.expiresAt,
   };

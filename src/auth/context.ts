@@ -27,6 +27,8 @@ export interface AuthContext {
   /** `iss` of id_tokens */
   issuer: string;
   siteId: string;
+  /** the devices behind a device a partner was assigned (an inverter's battery blocks) */
+  devicesBehind: (deviceId: string) => readonly string[];
 }
 
 export type { Principal } from './principal.js';

@@ -7,3 +7,16 @@ export interface Principal {
   /** devices the caller sees: everything for the owner, the installer's assignment for a partner */
   devices: ReadonlySet<string> | 'all';
 }
+
+/**
+ * A partner's devices: those the installer assigned, and with an inverter the devices behind it
+ * (its battery blocks; its PV modules are streams of the inverter itself), so the compact
+ * topology's battery aggregate and the expanded one's blocks are seen together (docs/design.md
+ * "partner vs customer").
+ */
+export function partnerDevices(
+  assigned: readonly string[],
+  behind: (deviceId: string) => readonly string[],
+): Set<string> {
+  return new Set(assigned.flatMap((d) => [d, ...behind(d)]));
+}

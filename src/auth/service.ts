@@ -20,6 +20,7 @@ import type { AuthContext } from './context.js';
 import { type FormParams, type TokenResponse, tokenRequest } from './grants.js';
 import { HashGate, PI_HASHING } from './hash-gate.js';
 import { IdTokenSigner, type PublicJwk } from './id-token.js';
+import { partnerDevices } from './principal.js';
 import { FailureLimiter } from './rate-limit.js';
 import { UnsavedTokens } from './unsaved-tokens.js';
 import { VerifiedTokens } from './verified-tokens.js';
@@ -38,6 +39,8 @@ export interface AuthServiceOptions {
   now?: () => number;
   /** told of a write the storage refused (health) */
   storageFault?: (err: unknown) => void;
+  /** the devices behind a device (an inverter's battery blocks): a partner assigned it sees them too */
+  devicesBehind?: (deviceId: string) => readonly string[];
 }
 
 /** Expired codes and tokens are kept this long so an expired token is told apart from an unknown one. */
@@ -86,6 +89,7 @@ export class AuthService implements Feature {
       signer: IdTokenSigner.loadOrCreate(join(dataDir, 'auth', 'id-token-es256.pem')),
       issuer: `urn:sitegw:${siteId}`,
       siteId,
+      devicesBehind: this.opts.devicesBehind ?? (() => []),
     };
     this.tickets = new ConsentTickets(now);
     this.prune();
@@ -189,9 +193,9 @@ export class AuthService implements Feature {
     return findClient(this.c.db, clientId) !== undefined;
   }
 
-  /** Devices the installer assigned to a partner client. */
+  /** Devices a partner client sees: those the installer assigned, with the devices behind them. */
   partnerDevices(clientId: string): ReadonlySet<string> {
-    return new Set(clientDevices(this.c.db, clientId));
+    return partnerDevices(clientDevices(this.c.db, clientId), this.c.devicesBehind);
   }
 
   /** Devices whose owner named the client with telemetry-realtime in publishTo. */

@@ -21,7 +21,10 @@ import {
   measuredMeanPower,
   modeOf,
   type OperationMode,
+  type PlanRequestRow,
   planOf,
+  planRequestOf,
+  recordPlanRequest,
   replacePlan,
   reserveOf,
   type SlotMode,
@@ -32,7 +35,7 @@ import {
 } from '../store/control.js';
 import { writeTx } from '../store/db.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
-import { checkPlanSlots, OPTIMISER_SOURCE, SLOT_MODES, type SlotBody } from './plan-body.js';
+import { checkPlanSlots, OPTIMISER_SOURCE, PLAN_HORIZON_MS, SLOT_MODES, type SlotBody } from './plan-body.js';
 import { WaitingRelease } from './waiting-release.js';
 
 export const OPERATION_MODES: readonly OperationMode[] = ['self-consumption', 'plan', 'backup', 'optimise'];
@@ -53,10 +56,14 @@ export interface ControlDeps {
   tickMs: number;
 }
 
-/** A plan as the API shows it: the stored plan with each past slot's measured mean battery power. */
+/**
+ * A plan as the API shows it: the stored plan with each past slot's measured mean battery power
+ * and the share of the slot the measurement covers (below 1 when the gateway or the battery's
+ * readings were away for part of it: the mean is over the time seen).
+ */
 export interface PlanView extends StoredPlan {
   etag: string;
-  measured: (number | undefined)[];
+  measured: ({ meanW: number; coverage: number } | undefined)[];
 }
 
 export interface ControlStatus {
@@ -205,14 +212,32 @@ export class Control implements Feature {
     return {
       ...p,
       etag: planEtag(p.planId),
-      measured: p.slots.map((s) =>
-        s.endMs <= now ? measuredMeanPower(this.d.db, stream, s.startMs, s.endMs) : undefined,
-      ),
+      measured: p.slots.map((s) => {
+        const m = s.endMs <= now ? measuredMeanPower(this.d.db, stream, s.startMs, s.endMs) : undefined;
+        return m && { meanW: m.meanW, coverage: Math.min(1, m.coveredMs / (s.endMs - s.startMs)) };
+      }),
     };
   }
 
-  /** Stores a plan whole (If-Match checked by the caller against plan()); a plan switches self-consumption to `plan`. */
-  putPlan(device: DeviceState, slots: readonly SlotBody[], source: string, ifMatch?: string): PlanView {
+  /**
+   * What a cloud command's requestId did, if the gateway acted on it within the plan horizon (7
+   * days: after that every slot it could have had has ended, and a copy is refused SLOT_IN_PAST).
+   */
+  planRequest(requestId: string): PlanRequestRow | undefined {
+    return planRequestOf(this.d.db, requestId);
+  }
+
+  /**
+   * Stores a plan whole (If-Match checked by the caller against plan()); a plan switches
+   * self-consumption to `plan`. `requestId`: the cloud command's, recorded with the plan.
+   */
+  putPlan(
+    device: DeviceState,
+    slots: readonly SlotBody[],
+    source: string,
+    ifMatch?: string,
+    requestId?: string,
+  ): PlanView {
     this.requireEnabled();
     this.release.requireStored();
     const id = device.config.id;
@@ -230,20 +255,37 @@ export class Control implements Feature {
     this.requireModes(id, checked);
     // one transaction: the plan and the mode it switches to, or neither
     writeTx(this.d.db, () => {
-      replacePlan(this.d.db, { deviceId: id, planId: randomUUID(), source, createdMs: now, slots: checked });
+      const planId = randomUUID();
+      replacePlan(this.d.db, { deviceId: id, planId, source, createdMs: now, slots: checked });
       if (this.modeOf(id) === 'self-consumption') setMode(this.d.db, id, 'plan', source, now);
+      if (requestId !== undefined) this.recordRequest(requestId, id, planId);
     });
     this.d.log.info({ deviceId: id, source, slots: checked.length }, 'plan stored');
     void this.executors.get(id)?.wake();
     return this.plan(device)!;
   }
 
-  /** Allowed with control off too: removing a plan can only make the device do less. */
-  deletePlan(device: DeviceState): boolean {
+  /**
+   * Allowed with control off too: removing a plan can only make the device do less. A storage
+   * system in `plan` goes back to `self-consumption` (the reverse of putPlan): nothing is left
+   * to follow; `backup` and `optimise` stay, the optimiser making its next plan.
+   */
+  deletePlan(device: DeviceState, requestId?: string, by = 'plan removed'): boolean {
     this.release.requireStored();
-    const gone = deletePlan(this.d.db, device.config.id);
+    const id = device.config.id;
+    const gone = writeTx(this.d.db, () => {
+      const g = deletePlan(this.d.db, id);
+      if (this.modeOf(id) === 'plan') setMode(this.d.db, id, 'self-consumption', by, this.d.clock.now());
+      if (requestId !== undefined) this.recordRequest(requestId, id, null);
+      return g;
+    });
     void this.executors.get(device.config.id)?.wake();
     return gone;
+  }
+
+  private recordRequest(requestId: string, deviceId: string, planId: string | null): void {
+    const now = this.d.clock.now();
+    recordPlanRequest(this.d.db, requestId, { deviceId, planId, atMs: now }, now - PLAN_HORIZON_MS);
   }
 
   /** Each storage system's mode, current slot and command in force: the status page's section. */
@@ -294,7 +336,7 @@ export class Control implements Feature {
       registry &&
       new Counter({
         name: 'sitegw_control_register_writes_total',
-        help: 'Register writes control made to a storage device (in dry-run: would have made)',
+        help: 'Registers control wrote to a storage device, a write of several registers counting each (in dry-run: would have written)',
         labelNames: ['device'],
         registers: [registry],
       });

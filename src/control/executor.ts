@@ -23,6 +23,7 @@ import {
 import { isStorageFault } from '../store/storage-faults.js';
 import { decide, type Measured } from './decide.js';
 import { dryRunBus } from './dry-run-bus.js';
+import { restoreOriginals } from './originals.js';
 import { originalsBus } from './originals-bus.js';
 import { OPTIMISER_SOURCE } from './plan-body.js';
 import { WriteAuditLog } from './write-audit.js';
@@ -38,8 +39,8 @@ export interface ExecutorDeps {
   bus: ControlBus;
   /** finds the device's storage control (SunSpec 124, a profile's control map); undefined when it has none */
   control: () => Promise<StorageControl | undefined>;
-  /** every write that went out (or would have, in dry-run), for /metrics */
-  counted: (n: number) => void;
+  /** registers written (or that would have been, in dry-run), for /metrics */
+  counted: (registers: number) => void;
   /** site ms between decisions when nothing else wakes the executor */
   tickMs: number;
   /** the reserve state of charge in force, percent (control.ts reserveOf) */
@@ -196,6 +197,8 @@ export class StorageExecutor {
     let writes: RegisterWrite[] = [];
     try {
       writes = await control.apply(this.bus, command);
+      if (command.mode === 'self-consumption' && !this.d.env.dryRun && control.restoredWithSelfConsumption?.length)
+        writes.push(...(await this.restore(control, control.restoredWithSelfConsumption)));
     } finally {
       this.audit(writes, writer, now);
     }
@@ -207,9 +210,21 @@ export class StorageExecutor {
     this.last = { key, at: now, writer };
   }
 
+  /**
+   * Back to self-consumption, the registers the control names (SunSpec 124's ChaGriSet) go back
+   * to the device's own value too, from the originals on disk: a value read after a crash
+   * mid-command would be the command's own. One the device keeps otherwise is logged;
+   * self-consumption is in force either way.
+   */
+  private async restore(control: StorageControl, only: readonly number[]): Promise<RegisterWrite[]> {
+    const r = await restoreOriginals(this.d.db, this.d.deviceId, this.d.bus, control, only);
+    if (r.failed) this.d.log.warn({ deviceId: this.d.deviceId }, `control: restoring a setting failed: ${r.failed}`);
+    return r.writes.map((w) => w.write);
+  }
+
   private audit(writes: readonly RegisterWrite[], writer: string, at: number): void {
     if (writes.length === 0) return;
-    this.d.counted(writes.length);
+    this.d.counted(writes.reduce((n, w) => n + w.values.length, 0));
     this.audits.record(
       writes.map((w) => ({
         atMs: at,

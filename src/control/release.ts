@@ -10,12 +10,12 @@
  */
 import type { Database } from 'better-sqlite3';
 import type { SiteConfig } from '../config/types.js';
-import type { RegisterReader } from '../core/register-reader.js';
-import type { RegisterWrite, RegisterWriter, StorageControl } from '../core/storage-control.js';
+import type { RegisterWrite } from '../core/storage-control.js';
 import { BusRegistry } from '../modbus/buses.js';
 import { storageControlFor } from '../profiles/storage-controls.js';
 import { Site } from '../site/site.js';
-import { forgetOriginal, originalsOf, recordWrites } from '../store/control.js';
+import { recordWrites } from '../store/control.js';
+import { restoreOriginals } from './originals.js';
 
 export interface Released {
   deviceId: string;
@@ -27,42 +27,8 @@ export interface Released {
 /** Who the audit names for release's writes. */
 export const RELEASE_WRITER = 'release';
 
-type Bus = RegisterReader & RegisterWriter;
-
 const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((v, i) => v === b[i]);
 const refusedOf = (writes: readonly RegisterWrite[]) => writes.find((w) => !same(w.readBack, w.values));
-
-/** Puts back the originals of one device, in the order control first wrote them; those it put back are forgotten. */
-async function restoreOriginals(
-  db: Database,
-  deviceId: string,
-  bus: Bus,
-  control: StorageControl,
-): Promise<{ writes: { unitId: number; write: RegisterWrite }[]; failed?: string }> {
-  const own = new Set(control.selfConsumptionRegisters ?? []);
-  const writes: { unitId: number; write: RegisterWrite }[] = [];
-  for (const o of originalsOf(db, deviceId)) {
-    const range = o.words.map((_, i) => o.address + i);
-    // self-consumption just set these: its value is the device's own logic, not the one before
-    if (o.unitId === control.unitId && range.some((a) => own.has(a))) {
-      forgetOriginal(db, o.id);
-      continue;
-    }
-    const now = await bus.readHolding(o.unitId, o.address, o.words.length);
-    if (!same(now, o.words)) {
-      await bus.writeHolding(o.unitId, o.address, o.words);
-      const readBack = await bus.readHolding(o.unitId, o.address, o.words.length);
-      writes.push({ unitId: o.unitId, write: { address: o.address, values: o.words, readBack } });
-      if (!same(readBack, o.words))
-        return {
-          writes,
-          failed: `register ${o.address} read back ${readBack.join(',')} after restoring ${o.words.join(',')}`,
-        };
-    }
-    forgetOriginal(db, o.id);
-  }
-  return { writes };
-}
 
 export async function releaseStorage(
   config: SiteConfig,

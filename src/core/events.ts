@@ -167,4 +167,17 @@ export class EventBus {
   listenerFailures(): ListenerFailures[] {
     return [...this.hub.failures.values()].map(({ event, feature, count }) => ({ event, feature, count }));
   }
+
+  /**
+   * Every event and feature that has a listener now or failed before, with its failures (0 for
+   * none): a counter's series exists from the start, so `rate()` and `increase()` see the first
+   * failure as one instead of a series appearing already at 1.
+   */
+  listenerSeries(): ListenerFailures[] {
+    const out = new Map<string, ListenerFailures>();
+    for (const [event, entries] of this.hub.listeners)
+      for (const { feature } of entries) out.set(`${event}\0${feature}`, { event, feature, count: 0 });
+    for (const [key, { event, feature, count }] of this.hub.failures) out.set(key, { event, feature, count });
+    return [...out.values()];
+  }
 }

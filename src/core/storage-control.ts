@@ -47,6 +47,12 @@ export interface StorageControl {
    * `control release` restores every other register control changed to its value from before.
    */
   readonly selfConsumptionRegisters?: readonly number[];
+  /**
+   * Registers a command changes that going back to self-consumption puts back to the value the
+   * device held before control first wrote them (`control_originals`, on disk: a value read
+   * after a crash mid-command would be the command's own), e.g. SunSpec 124's ChaGriSet.
+   */
+  readonly restoredWithSelfConsumption?: readonly number[];
   /** the commands the device's document gives; absent: all four (SunSpec 124) */
   readonly modes?: readonly StorageCommand['mode'][];
   /**

@@ -96,6 +96,13 @@ function chainEntries(f: ScanFinding, link: ScanLink, gridTaken: boolean): { lin
     if (f.meterSign?.sign === 'export-positive') lines.push('    meterSign: export-positive');
     lines.push(`    connection: ${connection(link, f.unitId)}`);
   }
+  if (f.chainBattery) {
+    lines.push(
+      `  # unit ${f.unitId}, 124 and 160's storage modules in the inverter's chain: its battery (SunSpec storage), a device of its own`,
+    );
+    lines.push(`  - id: battery-${f.unitId}`, '    role: battery', '    profile: sunspec');
+    lines.push(`    connection: ${connection(link, f.unitId)}`);
+  }
   return { lines, tookGrid };
 }
 

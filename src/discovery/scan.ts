@@ -16,6 +16,7 @@ import { discoverSunSpec, readModel } from '../modbus/sunspec/discovery.js';
 import type { DeviceProfile } from '../profiles/compiled.js';
 import { matchesProfile, readIdentity } from '../profiles/identify.js';
 import { rolesOf } from '../profiles/registry.js';
+import { hasStorageModules } from '../profiles/sunspec.js';
 import { type KnownMeterSign, vendorMeterSign } from '../profiles/sunspec-vendors.js';
 
 export interface ScanFinding {
@@ -33,6 +34,8 @@ export interface ScanFinding {
   alsoAt: number[];
   /** other profiles whose identity registers this device matched just as well */
   alternatives?: string[];
+  /** SunSpec inverters whose chain holds their battery (124 and 160's storage modules): offered as a battery on the same unit */
+  chainBattery?: boolean;
   /** SunSpec meters: the sign its power is read with (auto: from the manufacturer) and the source that documents it */
   meterSign?: { sign: KnownMeterSign; source?: string };
   /**
@@ -100,13 +103,25 @@ const BATTERY_MODELS = new Set([124, 802]);
  * The meters an inverter's SunSpec chain holds after the inverter (SolarEdge: up to three from
  * 40121), each a logical device of its own on the same unit, numbered in chain order as
  * site.yaml's `sunspecMeter` counts them. A unit without inverter models has none. (A chain's
- * 124 storage model is not offered as a battery: on most sites the battery blocks are units of
- * their own, and a second battery entry would count them twice.)
+ * 124 storage model alone is not offered as a battery: on most sites the battery blocks are
+ * units of their own, and a second battery entry would count them twice; see chainBattery.)
  */
 export function chainMeters(models: readonly number[]): { sunspecMeter?: number; model: number }[] {
   if (!models.some((m) => INVERTER_MODELS.has(m))) return [];
   const meters = models.filter((m) => METER_MODELS.has(m));
   return meters.map((model, i) => ({ model, ...(meters.length > 1 ? { sunspecMeter: i + 1 } : {}) }));
+}
+
+/**
+ * Whether an inverter's chain may hold its battery: storage 124 (the state of charge) and MPPT
+ * 160 beside the inverter models, as a Fronius GEN24 Plus serves it (SunSpec models 124 and 160;
+ * evcc's fronius-gen24 template reads the battery from 124 ChaState and 160's charge and
+ * discharge modules). probeUnit then reads 160: only modules named for the battery's flows
+ * (StCha / StDisCha) make it one; a PV inverter's 160 with 124 beside battery units of their own
+ * (802) is no battery on the inverter's unit, and offering one would count them twice.
+ */
+function chainMayHoldBattery(models: readonly number[]): boolean {
+  return models.some((m) => INVERTER_MODELS.has(m)) && models.includes(124) && models.includes(160);
 }
 
 /** The roles a SunSpec device's models allow, most likely first. */
@@ -172,6 +187,9 @@ async function probeUnit(
         ),
       );
     }
+    const m160 = map.models.find((m) => m.id === 160);
+    const chainBattery =
+      chainMayHoldBattery(models) && m160 !== undefined && hasStorageModules(await readModel(reader, unitId, m160));
     const meterSign = models.some((m) => METER_MODELS.has(m))
       ? { meterSign: vendorMeterSign(identity.manufacturer) }
       : {};
@@ -183,6 +201,7 @@ async function probeUnit(
         identity,
         models,
         roles: sunspecRoles(models),
+        ...(chainBattery ? { chainBattery: true } : {}),
         ...meterSign,
         ...(beside.length > 0 ? { beside } : {}),
       },

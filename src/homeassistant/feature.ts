@@ -158,8 +158,16 @@ export class HomeAssistant implements Feature {
     this.modesSent.clear();
     this.reservesSent.clear();
     this.deps.log.info({ broker: safeUrl(this.deps.config.url) }, 'homeassistant connected');
-    const subs = [this.topics.ownConfigs, this.topics.birth, this.topics.modeCommands, this.topics.reserveCommands];
-    client.subscribe(subs, { qos: 1 }, (err) => {
+    // the commands with Retain As Published (MQTT 5): one published with the retain flag while the
+    // gateway is connected keeps it on delivery and is refused like a retained copy (mode-command.ts)
+    const command = { qos: 1, rap: true } as const;
+    const subs = {
+      [this.topics.ownConfigs]: { qos: 1 },
+      [this.topics.birth]: { qos: 1 },
+      [this.topics.modeCommands]: command,
+      [this.topics.reserveCommands]: command,
+    } as const;
+    client.subscribe(subs, (err) => {
       if (err)
         this.fail({
           code: 'NOT_AUTHORIZED',

@@ -220,7 +220,7 @@ export class Metrics {
       labelNames: ['event', 'feature'],
       registers: [r],
       collect() {
-        for (const f of bus.listenerFailures()) {
+        for (const f of bus.listenerSeries()) {
           follow(this, failuresSeen, `${f.event}\0${f.feature}`, { event: f.event, feature: f.feature }, f.count);
         }
       },

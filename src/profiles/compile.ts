@@ -445,6 +445,9 @@ export function compileProfile(
   const match = file.identify.match
     .map((m, i) => c.match(m, ['identify', 'match', i]))
     .filter((m): m is CompiledMatch => m !== undefined);
+  const unless = (file.identify.unless ?? [])
+    .map((m, i) => c.match(m, ['identify', 'unless', i]))
+    .filter((m): m is CompiledMatch => m !== undefined);
   const registers: DeviceProfile['identify']['registers'] = {};
   for (const key of ['manufacturer', 'model', 'serial', 'version'] as const) {
     const r = file.identify.registers?.[key];
@@ -468,6 +471,7 @@ export function compileProfile(
         manufacturer: file.identify.manufacturer,
         ...(file.identify.model ? { model: file.identify.model } : {}),
         match,
+        unless,
         registers,
       },
       roles,

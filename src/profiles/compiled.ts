@@ -123,6 +123,8 @@ export interface DeviceProfile {
     manufacturer: string;
     model?: string;
     match: CompiledMatch[];
+    /** rules whose answer proves the unit is another kind of device (a register only that kind has): any satisfied, no match */
+    unless: CompiledMatch[];
     /** manufacturer: the maker the device names (a battery on another maker's inverter), else identify.manufacturer */
     registers: Partial<Record<'manufacturer' | 'model' | 'serial' | 'version', CompiledIdentityRegister>>;
   };

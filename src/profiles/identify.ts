@@ -39,7 +39,8 @@ function satisfies(m: CompiledMatch, cache: RegisterCache): boolean {
 }
 
 /**
- * True when the unit answers every match register of the profile with an expected value. A
+ * True when the unit answers every match register of the profile with an expected value and no
+ * `unless` register with the value another kind of device answers (identify.unless). A
  * Modbus exception means "not this kind of device"; a timeout or broken connection is thrown,
  * because then nothing can be said about the unit.
  */
@@ -48,6 +49,10 @@ export async function matchesProfile(profile: DeviceProfile, reader: RegisterRea
   for (const m of profile.identify.match) {
     if (!(await readOne(reader, unitId, m.ref, profile, cache))) return false;
     if (!satisfies(m, cache)) return false;
+  }
+  // an answer only another kind gives (an SDM630's system type on a unit that looks like an SDM120)
+  for (const m of profile.identify.unless) {
+    if ((await readOne(reader, unitId, m.ref, profile, cache)) && satisfies(m, cache)) return false;
   }
   return true;
 }

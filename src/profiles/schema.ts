@@ -253,6 +253,28 @@ const counters = {
   outWh: source(ENERGY, 'the lifetime energy out of the device (exported, discharged, delivered)'),
 };
 
+/** One identification rule: a register and the values a device of the kind answers with. */
+const MATCH_RULE = register(
+  'a register and the values (in, range or pattern) it must hold',
+  {
+    in: { type: 'array', minItems: 1, items: { type: 'integer' }, hint: 'list the raw values it may hold' },
+    range: narrow<[number, number]>()({
+      type: 'array',
+      minItems: 2,
+      maxItems: 2,
+      items: { type: 'number' },
+      hint: 'give [lowest, highest], e.g. [45, 65] for a grid frequency',
+    }),
+    pattern: {
+      type: 'string',
+      minLength: 1,
+      hint: 'a regular expression the text must match, e.g. ^SUN2000',
+    },
+    scale: { type: 'number', hint: 'factor applied before comparing with range' },
+  },
+  ['type'],
+);
+
 const identityRegister = register(
   'the register holding it: address and type',
   {
@@ -359,26 +381,13 @@ export const profileSchema = {
           type: 'array',
           minItems: 1,
           hint: 'list registers and the values (in, range or pattern) a device of this kind answers with',
-          items: register(
-            'a register and the values (in, range or pattern) it must hold',
-            {
-              in: { type: 'array', minItems: 1, items: { type: 'integer' }, hint: 'list the raw values it may hold' },
-              range: narrow<[number, number]>()({
-                type: 'array',
-                minItems: 2,
-                maxItems: 2,
-                items: { type: 'number' },
-                hint: 'give [lowest, highest], e.g. [45, 65] for a grid frequency',
-              }),
-              pattern: {
-                type: 'string',
-                minLength: 1,
-                hint: 'a regular expression the text must match, e.g. ^SUN2000',
-              },
-              scale: { type: 'number', hint: 'factor applied before comparing with range' },
-            },
-            ['type'],
-          ),
+          items: MATCH_RULE,
+        },
+        unless: {
+          type: 'array',
+          minItems: 1,
+          hint: 'list registers whose answer proves the device is another kind (a register only that kind has, with its values)',
+          items: MATCH_RULE,
         },
         registers: {
           type: 'object',

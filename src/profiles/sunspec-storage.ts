@@ -53,8 +53,6 @@ export class SunSpecStorageControl implements StorageControl {
   readonly life: CommandLife;
   private wChaMax = 0;
   private rateSf = 0;
-  /** ChaGriSet as the installer left it, restored with self-consumption */
-  private ownChaGriSet: number | undefined;
   /** MinRsvPct: the device's own minimum reserve (a percentage, as Fronius reads it) */
   minSocPct: number | undefined;
 
@@ -70,6 +68,15 @@ export class SunSpecStorageControl implements StorageControl {
   /** StorCtl_Mod 0 is self-consumption; everything else release restores (ChaGriSet, the rates, the timers) */
   get selfConsumptionRegisters(): readonly number[] {
     return [this.address + M124.StorCtl_Mod];
+  }
+
+  /**
+   * ChaGriSet as the installer left it, put back with self-consumption by the executor from the
+   * value recorded before the first charge set it (read here after a crash mid-charge, it would
+   * be the charge's 1, and grid charging would stay allowed for good)
+   */
+  get restoredWithSelfConsumption(): readonly number[] {
+    return [this.address + M124.ChaGriSet];
   }
 
   /** Finds model 124 on the unit; undefined when the device has none. */
@@ -90,8 +97,6 @@ export class SunSpecStorageControl implements StorageControl {
     const a = this.address;
     if (command.mode === 'self-consumption') {
       out.push(...(await this.put(bus, a + M124.StorCtl_Mod, [0], true)));
-      if (this.ownChaGriSet !== undefined)
-        out.push(...(await this.put(bus, a + M124.ChaGriSet, [this.ownChaGriSet], false)));
       return out;
     }
     const pct = command.mode === 'hold' ? 0 : Math.min(1, command.powerW / this.wChaMax);
@@ -112,7 +117,6 @@ export class SunSpecStorageControl implements StorageControl {
     const sf = int16(regs[M124.WChaMax_SF]!);
     this.wChaMax = regs[M124.WChaMax]! * 10 ** sf;
     this.rateSf = int16(regs[M124.InOutWRte_SF]!);
-    this.ownChaGriSet = regs[M124.ChaGriSet];
     const rsvSf = int16(regs[M124.MinRsvPct_SF]!);
     const rsv = regs[M124.MinRsvPct]!;
     // 0xFFFF / 0x8000: not implemented (SunSpec's unimplemented values)

@@ -378,6 +378,11 @@ interface DcModule {
 const STORAGE_MODULE = { charge: /^StCha\b/, discharge: /^StDisCha\b/ } as const;
 type StoragePath = keyof typeof STORAGE_MODULE;
 
+/** Whether a 160's modules carry a battery's flows (the GEN24 Plus' StCha / StDisCha): `sitegw scan` offers that battery. */
+export function hasStorageModules(mppt: ModelValues | undefined): boolean {
+  return (mppt?.repeating ?? []).some((m) => storagePath(m) !== undefined);
+}
+
 /** the battery path a 160 module's IDStr names, if it names one */
 function storagePath(m: ModelValues['repeating'][number]): StoragePath | undefined {
   const id = str(m.IDStr)?.trim() ?? '';

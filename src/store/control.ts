@@ -249,13 +249,42 @@ export function writesOf(db: Database, deviceId: string, limit = 1000): WriteAud
  * Time-weighted mean of `power_W` over the closed buckets of a stream in [fromMs, toMs): what a
  * plan slot measured. Undefined when no bucket of the range is stored.
  */
-export function measuredMeanPower(db: Database, streamKey: string, fromMs: number, toMs: number): number | undefined {
+export function measuredMeanPower(
+  db: Database,
+  streamKey: string,
+  fromMs: number,
+  toMs: number,
+): { meanW: number; coveredMs: number } | undefined {
   const r = db
-    .prepare<[string, number, number], { w: number | null }>(
-      `SELECT SUM(b.power_W * b.covered_ms) / SUM(b.covered_ms) AS w
+    .prepare<[string, number, number], { w: number | null; covered: number | null }>(
+      `SELECT SUM(b.power_W * b.covered_ms) / SUM(b.covered_ms) AS w, SUM(b.covered_ms) AS covered
        FROM buckets b JOIN streams s ON s.id = b.stream
        WHERE s.key = ? AND b.start_s >= ? AND b.start_s < ? AND b.power_W IS NOT NULL`,
     )
     .get(streamKey, Math.floor(fromMs / 1000), Math.ceil(toMs / 1000));
-  return r?.w ?? undefined;
+  return r?.w == null || r.covered == null ? undefined : { meanW: r.w, coveredMs: r.covered };
+}
+
+/** A cmd/plan requestId the gateway acted on: the plan it stored, or null for a removal. */
+export interface PlanRequestRow {
+  deviceId: string;
+  planId: string | null;
+  atMs: number;
+}
+
+export function planRequestOf(db: Database, requestId: string): PlanRequestRow | undefined {
+  const r = db
+    .prepare<[string], { device_id: string; plan_id: string | null; at_ms: number }>(
+      'SELECT device_id, plan_id, at_ms FROM control_plan_requests WHERE request_id = ?',
+    )
+    .get(requestId);
+  return r && { deviceId: r.device_id, planId: r.plan_id, atMs: r.at_ms };
+}
+
+/** Records a requestId acted on and forgets those older than `keepFromMs`. */
+export function recordPlanRequest(db: Database, requestId: string, row: PlanRequestRow, keepFromMs: number): void {
+  db.prepare('DELETE FROM control_plan_requests WHERE at_ms < ?').run(keepFromMs);
+  db.prepare(
+    'INSERT OR REPLACE INTO control_plan_requests (request_id, device_id, plan_id, at_ms) VALUES (?, ?, ?, ?)',
+  ).run(requestId, row.deviceId, row.planId, row.atMs);
 }

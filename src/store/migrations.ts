@@ -376,6 +376,22 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      "cloud plans: each cmd/plan requestId the gateway acted on and what it stored, so a command sent again is answered with the same plan instead of making a new one (docs/mqtt-contract.md 'Plans')",
+    up(db) {
+      db.exec(`
+        CREATE TABLE control_plan_requests (
+          request_id TEXT PRIMARY KEY,
+          device_id  TEXT NOT NULL,
+          -- NULL: the command removed the plan
+          plan_id    TEXT,
+          at_ms      INTEGER NOT NULL
+        );
+        CREATE INDEX control_plan_requests_by_age ON control_plan_requests (at_ms);
+      `);
+    },
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

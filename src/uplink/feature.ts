@@ -14,6 +14,7 @@ import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../
 import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
 import { isStorageFault } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
+import { type CommandAnswer, commandReply, retainedRefusal } from './commands.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
 import { publishDelayMs } from './jitter.js';
@@ -398,7 +399,9 @@ export class Uplink implements Feature {
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = setInterval(() => this.publishStatus(), this.deps.config.statusIntervalSeconds * 1000);
     this.statusTimer.unref();
-    client.subscribe([this.topic(TOPIC.resync), this.topic(TOPIC.plan)], { qos: 1 }, (err) => {
+    // Retain As Published (MQTT 5; 3.1.1 has no such option): a command published with the retain
+    // flag while the gateway is connected keeps it on delivery and is refused (commands.ts)
+    client.subscribe([this.topic(TOPIC.resync), this.topic(TOPIC.plan)], { qos: 1, rap: true }, (err) => {
       if (err)
         this.fail({
           code: 'NOT_AUTHORIZED',
@@ -452,76 +455,55 @@ export class Uplink implements Feature {
     }
   }
 
-  /** A cloud plan: the same body and checks as PUT …/plan, answered with the stored plan or the error. */
-  private onPlan(payload: Buffer, packet: IPublishPacket): void {
-    const props = packet.properties;
-    const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(TOPIC.planResponse);
-    let answer: ReturnType<typeof answerPlanCommand>;
-    try {
-      answer = answerPlanCommand(this.deps.control?.(), payload);
-    } catch (err) {
-      this.deps.log.error({ err }, 'uplink plan command failed');
-      answer = {
-        requestId: null,
-        status: 'error',
-        code: 'INTERNAL_ERROR',
-        message: 'the gateway could not store this plan; its log has the details',
-      };
-    }
-    if (answer.status === 'error')
-      this.deps.log.warn({ code: answer.code, requestId: answer.requestId }, `uplink plan refused: ${answer.message}`);
-    else this.deps.log.info({ requestId: answer.requestId }, 'uplink plan stored');
-    this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, ...answer }), {
-      qos: 1,
-      ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
-    });
-  }
-
+  /**
+   * A command on cmd/plan or cmd/resync: answered on its response topic with the stored plan, the
+   * queued resync or a named error (commands.ts for the rules both share).
+   */
   private onCommand(topic: string, payload: Buffer, packet: IPublishPacket): void {
-    if (topic === this.topic(TOPIC.plan)) {
-      this.onPlan(payload, packet);
-      return;
-    }
-    if (topic !== this.topic(TOPIC.resync)) return;
-    const props = packet.properties;
-    const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(TOPIC.resyncResponse);
-    const respond = (body: Record<string, unknown>) => {
-      this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, siteId: this.ctx.siteId, ...body }), {
-        qos: 1,
-        ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
-      });
-    };
-    let answer: ResyncAnswer;
+    const kind = topic === this.topic(TOPIC.plan) ? 'plan' : topic === this.topic(TOPIC.resync) ? 'resync' : null;
+    if (kind === null) return;
+    // an empty retained message is someone clearing a retained command: nothing to answer
+    if (packet.retain && payload.length === 0) return;
+    let answer: CommandAnswer;
     try {
-      answer = answerResync(
-        {
-          db: this.deps.db,
-          site: this.deps.site,
-          ctx: this.ctx,
-          outboxMaxBytes: this.deps.config.outbox.maxMegabytes * 1_000_000,
-          enqueue: (messages) => writeTx(this.deps.db, () => this.write(messages)),
-        },
-        payload,
-      );
+      answer = packet.retain
+        ? retainedRefusal(payload)
+        : kind === 'plan'
+          ? answerPlanCommand(this.deps.control?.(), payload)
+          : answerResync(
+              {
+                db: this.deps.db,
+                site: this.deps.site,
+                ctx: this.ctx,
+                outboxMaxBytes: this.deps.config.outbox.maxMegabytes * 1_000_000,
+                enqueue: (messages) => writeTx(this.deps.db, () => this.write(messages)),
+              },
+              payload,
+            );
     } catch (err) {
-      this.deps.log.error({ err }, 'uplink resync failed');
+      this.deps.log.error({ err }, `uplink ${kind} command failed`);
       answer = {
         requestId: null,
         status: 'error',
         code: 'INTERNAL_ERROR',
-        message: 'the gateway could not answer this request; its log has the details',
+        message: 'the gateway could not answer this command; its log has the details',
       };
     }
     if (answer.status === 'error')
       this.deps.log.warn(
         { code: answer.code, requestId: answer.requestId },
-        `uplink resync refused: ${answer.message}`,
+        `uplink ${kind} refused: ${answer.message}`,
       );
+    else if (kind === 'plan') this.deps.log.info({ requestId: answer.requestId }, 'uplink plan stored');
     else {
-      const { requestId, interval, buckets, gridEvents, messages } = answer;
+      const { requestId, interval, buckets, gridEvents, messages } = answer as ResyncAnswer & { status: 'accepted' };
       this.deps.log.info({ requestId, interval, buckets, gridEvents, messages }, 'uplink resync queued');
     }
-    respond(answer);
+    const reply = commandReply(this.prefix, this.ctx.siteId, kind, packet, answer);
+    this.client?.publish(reply.topic, reply.payload, {
+      qos: 1,
+      ...(reply.correlationData ? { properties: { correlationData: reply.correlationData } } : {}),
+    });
   }
 }
 
@@ -533,10 +515,4 @@ function latestPerTopic(msgs: readonly OutboxMessage[]): OutboxMessage[] {
     last.set(m.topic, m);
   }
   return [...last.values()];
-}
-
-/** An MQTT 5 response topic from a command, if it is one we may publish to (no wildcards). */
-function validResponseTopic(t: string | undefined): string | undefined {
-  if (t === undefined || t.length === 0 || t.length > 512 || /[+#\u0000]/.test(t)) return undefined;
-  return t;
 }

@@ -9,6 +9,7 @@ import { storageRefusal } from '../store/storage-faults.js';
 import { BUCKET_MS } from '../telemetry/align.js';
 import { parseInterval } from '../telemetry/interval.js';
 import { queryTelemetry } from '../telemetry/query.js';
+import { REQUEST_ID_RULE, requestIdOf } from './commands.js';
 import { gridEventBody, type PayloadContext, telemetryBodies, UPLINK_INCLUDE } from './payloads.js';
 
 /**
@@ -37,7 +38,6 @@ export class ResyncError extends Error {
 export const MAX_COMMAND_BYTES = 4096;
 /** One request covers at most this; a longer range is asked for in several requests. */
 export const MAX_RESYNC_DAYS = 31;
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
 export function parseResync(payload: Buffer): ResyncRequest {
   if (payload.length > MAX_COMMAND_BYTES)
@@ -61,9 +61,8 @@ export function parseResync(payload: Buffer): ResyncRequest {
     );
   }
   const b = body as Record<string, unknown>;
-  const rid = typeof b.requestId === 'string' && REQUEST_ID.test(b.requestId) ? b.requestId : null;
-  if (rid === null)
-    throw new ResyncError('INVALID_REQUEST_ID', 'requestId must be a string of 1 to 100 letters, digits or . _ : -');
+  const rid = requestIdOf(b);
+  if (rid === null) throw new ResyncError('INVALID_REQUEST_ID', REQUEST_ID_RULE);
   const unknown = Object.keys(b).filter((k) => k !== 'requestId' && k !== 'interval');
   if (unknown.length > 0)
     throw new ResyncError(

@@ -33,3 +33,28 @@ describe('a control change that writes twice', () => {
     expect(planOf(db, 'inverter')?.source).toBe(OPTIMISER_SOURCE);
   });
 });
+
+describe('removing a plan (issue 44 item 8)', () => {
+  it('switches plan back to self-consumption, named after who removed it; backup stays', () => {
+    const { site, db, control } = demoControl({ start: START });
+    const inverter = site.devices.get('inverter')!;
+    control.putPlan(inverter, SLOTS, 'partner:p');
+    expect(modeOf(db, 'inverter')?.mode).toBe('plan');
+    expect(control.deletePlan(inverter, undefined, 'partner:p')).toBe(true);
+    expect(modeOf(db, 'inverter')).toMatchObject({ mode: 'self-consumption', changedBy: 'partner:p' });
+
+    control.putPlan(inverter, SLOTS, 'customer');
+    control.setMode(inverter, 'backup', 'customer');
+    control.deletePlan(inverter);
+    expect(modeOf(db, 'inverter')?.mode).toBe('backup');
+  });
+
+  it('a mode write the disk refuses keeps the plan too', () => {
+    const { site, db, control } = demoControl({ start: START });
+    const inverter = site.devices.get('inverter')!;
+    control.putPlan(inverter, SLOTS, 'partner:p');
+    db.exec(`CREATE TRIGGER refuse_mode BEFORE UPDATE ON control_mode BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    expect(() => control.deletePlan(inverter)).toThrow(/disk full/);
+    expect(planOf(db, 'inverter')).toBeDefined();
+  });
+});

@@ -97,3 +97,23 @@ describe('in-transaction events', () => {
     expect([inside, after]).toEqual([1, 1]);
   });
 });
+
+describe('listener series', () => {
+  it('name every registered listener at 0 before it fails, and keep a failed one after it unsubscribes', () => {
+    const bus = new EventBus(pino({ level: 'silent' }));
+    bus.as('bucketer').on('reading', () => {});
+    const off = bus.as('faulty').on('gridEvent', () => {
+      throw new Error('broken');
+    });
+    expect(bus.listenerSeries()).toEqual([
+      { event: 'reading', feature: 'bucketer', count: 0 },
+      { event: 'gridEvent', feature: 'faulty', count: 0 },
+    ]);
+    bus.emit('gridEvent', { deviceId: 'm', streamId: 'm', timestamp: 0, state: 'ok' });
+    off();
+    expect(bus.listenerSeries()).toEqual([
+      { event: 'reading', feature: 'bucketer', count: 0 },
+      { event: 'gridEvent', feature: 'faulty', count: 1 },
+    ]);
+  });
+});

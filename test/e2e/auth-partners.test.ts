@@ -29,6 +29,8 @@ describe('partners see their own devices, the owner sees the site', () => {
   const assigned = {
     'battery-app': ['inverter', 'battery-1', 'battery-2'],
     'grid-app': ['grid-meter', 'house-meter'],
+    // granted the inverter alone: sees the battery blocks behind it too (docs/design.md)
+    'inverter-app': ['inverter'],
   } as const;
   const streamsOf = (devices: readonly string[]) =>
     demo.daemon.site
@@ -99,6 +101,39 @@ describe('partners see their own devices, the owner sees the site', () => {
       expect(cp.rightCircuit?.category).toBe('grid');
       expect(battery.id).toBe(demo.siteId);
     }
+  });
+
+  it('a partner granted only the inverter sees the battery blocks behind it: compact and expanded topology agree', async () => {
+    const behind = ['inverter', 'battery-1', 'battery-2'];
+    const topo = async (compact: boolean) =>
+      (await get(`${api()}/api/v1/sites/${demo.siteId}/topology?compact=${compact}`, bearer(tokens['inverter-app']!)))
+        .body.topology as TopoNode;
+    const compact = await topo(true);
+    const expanded = await topo(false);
+    expect(sensors(compact)).toContain('inverter__bb_agg');
+    expect(sensors(expanded)).toEqual(expect.arrayContaining(['battery-1', 'battery-2']));
+    // every BMS of either tree has its sensor
+    for (const t of [compact, expanded])
+      for (const bms of walk(t).filter((n) => n.kind === 'BMS')) expect(sensors(bms)).toHaveLength(1);
+    const ids = (
+      (await get(`${api()}/api/v1/devices`, bearer(tokens['inverter-app']!))).body.devices as {
+        deviceId: string;
+      }[]
+    ).map((d) => d.deviceId);
+    expect(ids.sort()).toEqual([...behind].sort());
+    const q = `interval=${new Date(Date.now() - 86_400_000).toISOString()}/P2D`;
+    for (const id of ['battery-1', 'battery-2', 'inverter__bb_agg']) {
+      const body = (await get(`${api()}/api/v1/devices/${id}/telemetry?${q}`, bearer(tokens['inverter-app']!))).body;
+      expect(body.entries.length, id).toBeGreaterThan(0);
+    }
+    expect(
+      (
+        await get(
+          `${api()}/api/v1/devices/grid-meter__GRID_METER_DERIVED/telemetry?${q}`,
+          bearer(tokens['inverter-app']!),
+        )
+      ).body,
+    ).toEqual({ entries: [] });
   });
 
   it('telemetry of a stream the partner was not given is an empty answer, like an unknown id', async () => {

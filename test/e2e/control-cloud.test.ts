@@ -55,6 +55,9 @@ describe('plans on {prefix}/cmd/plan', () => {
     const token = await partnerToken(demo.credentials);
     const stored = await getJson(`${demo.url}/api/v1/devices/inverter/plan`, token);
     expect(stored.body.planId).toBe(ok.plan.planId);
+    // the same command again (a resend after no answer came): the same plan, no new one
+    const again = await send(JSON.stringify({ requestId: 'fleet-1', deviceId: 'inverter', slots }));
+    expect(again).toMatchObject({ siteId: 'demo-site', status: 'accepted', plan: { planId: ok.plan.planId } });
 
     const bad = await send(
       JSON.stringify({

@@ -105,12 +105,14 @@ describe.skipIf(!HAVE_SOCAT)('a plan written to the inverter over an RS-485 line
     expect(demo.sim.writeRequests - requests).toBeGreaterThanOrEqual(planned.length);
     await waitFor('the battery charging at 2,000 W', () => Math.abs(batteryW() - 2000) < 100 || undefined, 30_000);
 
+    const deletedAt = demo.clock.now();
     const del = await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
     expect(del.status).toBe(204);
     const back = await waitFor(
       'self-consumption written and audited',
       () => {
-        const rows = audit().filter((w) => w.writer === 'mode:plan');
+        // DELETE leaves the mode plan for self-consumption: the writer names it
+        const rows = audit().filter((w) => w.atMs >= deletedAt && w.writer === 'mode:self-consumption');
         return rows.some((w) => w.values.length === 1 && w.values[0] === 0) ? rows : undefined;
       },
       30_000,

@@ -101,20 +101,24 @@ describe('vendor control maps through the daemon: writes stop after DELETE of th
       expect(device.writes.every((w) => w.unitId === f.unitId)).toBe(true);
     }
 
+    const deletedAt = daemon.ctx.clock.now();
     const del = await fetch(url, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
     expect(del.status).toBe(204);
     // no slot any more: the executor writes the device's self-consumption, as the document gives it
     // (a keep-alive of the hold already under way ends first: the executor runs one step at a time)
-    const written = audit().length;
     const released = () => {
-      const rows = audit().slice(written);
-      const i = rows.findIndex((w) => w.writer === 'mode:plan');
+      // the rows since the DELETE, oldest first; DELETE leaves the mode plan for
+      // self-consumption, and the writer names the mode
+      const rows = audit()
+        .filter((w) => w.atMs >= deletedAt)
+        .sort((a, b) => a.atMs - b.atMs);
+      const i = rows.findIndex((w) => w.writer === 'mode:self-consumption');
       return i < 0 ? undefined : rows.slice(i);
     };
     const rows = await waitFor('self-consumption written', released);
     const selfWrites = f.steps.filter((s) => s.command.mode === 'self-consumption').flatMap((s) => s.writes);
     for (const w of rows) {
-      expect(w.writer).toBe('mode:plan');
+      expect(w.writer).toBe('mode:self-consumption');
       expect(selfWrites).toContainEqual({ address: w.address, words: w.values });
     }
     const after = device.writes.length;

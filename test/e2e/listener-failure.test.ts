@@ -30,13 +30,19 @@ describe('a feature whose reading listener throws', () => {
     });
     demo = await demoSite({ speed: 120, log: pino({ level: 'error' }, sink) });
     const { bus, clock, db, site } = demo.daemon.ctx;
+    const token = await clientToken(demo, 'all-app', [...site.devices.keys()]);
+    // before any failure, every registered listener's series is there at 0 (issue 44 item 7)
+    const clean = await (await fetch(`${demo.url}/metrics`, { headers: bearer(token) })).text();
+    for (const feature of ['bucketer feed', 'grid'])
+      expect(clean).toMatch(
+        new RegExp(`^sitegw_event_listener_failures_total\\{event="reading",feature="${feature}"\\} 0$`, 'm'),
+      );
     let thrown = 0;
     bus.as('faulty').on('reading', () => {
       thrown++;
       throw new Error('faulty feature');
     });
     const from = clock.now();
-    const token = await clientToken(demo, 'all-app', [...site.devices.keys()]);
     client = await StreamClient.connect(`${demo.url.replace(/^http/, 'ws')}/ws?streams=telemetry-realtime`, token);
     const ws = client;
 

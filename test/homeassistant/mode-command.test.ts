@@ -4,6 +4,7 @@
  * a command goes through control's own checks (the API's PATCH), and whatever anyone publishes on
  * the command topic is refused with a reason, never thrown.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Control } from '../../src/control/control.js';
 import {
@@ -169,5 +170,35 @@ describe('commands on a data disk that refuses writes', () => {
     db.pragma('query_only = OFF');
     expect(control.modeOf('inverter')).toBe('self-consumption');
     expect(reserveOf(db, 'inverter')).toBeUndefined();
+  });
+});
+
+describe('docs/home-assistant.md "Topics"', () => {
+  it('lists every topic of the select and the number: their configs, states and commands', () => {
+    const doc = readFileSync(new URL('../../docs/home-assistant.md', import.meta.url), 'utf8');
+    const table = doc.slice(doc.indexOf('## Topics'));
+    const listed = new Set([...table.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]));
+    const { site, control } = demo(true);
+    // the demo's own ids back to the placeholders the table writes
+    const template = (t: string) =>
+      t
+        .replace('sitegw-ha/demo-site/', '<stateTopicPrefix>/')
+        .replace(/^homeassistant\//, '<discoveryPrefix>/')
+        .replace('sitegw_demo-site/inverter_', 'sitegw_<siteId>/<deviceId>_')
+        .replace('/devices/inverter/', '/devices/<deviceId>/');
+    const used = [...configsOf('select')(site, control), ...configsOf('number')(site, control)].flatMap(
+      ([topic, body]) => {
+        const c = JSON.parse(body) as Record<string, unknown>;
+        return [topic, c.state_topic as string, c.command_topic as string].map(template);
+      },
+    );
+    expect(used.length).toBe(6);
+    expect(used.filter((t) => !listed.has(t))).toEqual([]);
+    // and the subscriptions: the text under the table names each command filter
+    for (const filter of [
+      '<stateTopicPrefix>/devices/+/operation_mode/set',
+      '<stateTopicPrefix>/devices/+/reserve_soc/set',
+    ])
+      expect(table).toContain(`\`${filter}\``);
   });
 });

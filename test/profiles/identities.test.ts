@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatScanReport } from '../../src/discovery/scan-report.js';
-import { matchesProfile } from '../../src/profiles/identify.js';
+import { matchesProfile, readIdentity } from '../../src/profiles/identify.js';
 import { installedProfiles } from '../../src/profiles/registry.js';
 import { BankReader } from './bank.js';
 
@@ -47,6 +47,46 @@ const deye = (deviceType: number) =>
 
 /** SolaX: holding 0x0000 the 14-character serial number. */
 const solax = (serial: string) => new BankReader().setText('holding', 0x0000, serial, 7);
+
+/** a U32 (SMA) or an IEEE 754 float (Eastron) as two big-endian words */
+const u32 = (v: number) =>
+  v
+    .toString(16)
+    .padStart(8, '0')
+    .replace(/(..)(?=.)/g, '$1 ');
+const f32 = (v: number) => {
+  const b = Buffer.alloc(4);
+  b.writeFloatBE(v);
+  return [...b].map((x) => x.toString(16).padStart(2, '0')).join(' ');
+};
+
+/** SMA Modbus profile nameplate at unit 1: 30051 device class, 30053 device type, 30055 vendor 461 (SMA) */
+const sma = (deviceClass: number, model: number) =>
+  new BankReader()
+    .set('input', 30051, u32(deviceClass))
+    .set('input', 30053, u32(model))
+    .set('input', 30055, u32(461))
+    .set('input', 30057, u32(3012345678));
+
+/** Eastron: input 0x0046 the frequency, holding 0x0014 the Modbus address; `systemType`: holding 0x000A */
+const eastron = (systemType?: number) => {
+  const b = new BankReader().set('input', 0x0046, f32(50)).set('holding', 0x0014, f32(1));
+  return systemType === undefined ? b : b.set('holding', 0x000a, f32(systemType));
+};
+
+/** KOSTAL: holding 768 "Productname", 32 characters */
+const kostal = (name: string) => new BankReader().setText('holding', 768, name, 16);
+
+const SMA_STP =
+  'SMA MODBUS-HTML_STP8.0-10.0-3AV-40_GG10_V10 (michischatz/smarthomeng-smamodbus specs/, 65e2b89): 30051 8001 Solar Inverters (DevClss1), 30053 9347 / 9348';
+const SMA_SI =
+  'SMA MODBUS-HTML_SI44M-80H-13_32009R_V10 (same repository): 30051 8007 Battery Inverter (DevClss7), 30053 9331..9334, 9474..9476, 9486';
+const SMA_SBSE =
+  'burmistrzak/sma-modbus-hacs sma_modbus/sunny_boy_smart_energy.py 8f65e0d4483815a4a8dfa239fa9fe260995d55e9: DeviceClass HYBRID_INVERTER = 8009, models 19128..';
+const SDM =
+  'nmakel/sdm_modbus src/sdm_modbus/sdm.py ab8816f03e8d30c72c18cf5f11210dcc812785ed: SDM120 holding registers have no 0x000A System Type';
+const KOSTAL =
+  'kilianknoll/kostal-modbusquery 0aa1a56 (KOSTAL interface description, PLENTICORE plus / PIKO IQ); the PIKO MP plus is read over HTTP (hombach/ioBroker.kostal-piko-ba)';
 
 const FOXESS_MODBUS =
   'nathanmarlor/foxess_modbus custom_components/foxess_modbus/inverter_profiles.py 3889808ef798c2041ab34538f30f1e5a9c90dcb8';
@@ -120,11 +160,56 @@ const CASES: { what: string; bank: () => BankReader; claimed: string[]; source: 
     claimed: [],
     source: SOLAX_MODBUS,
   },
+  {
+    what: 'SMA Sunny Boy Smart Energy 5.0 (device class 8009, a hybrid: the profile reads its battery wrongly)',
+    bank: () => sma(8009, 19130),
+    claimed: [],
+    source: SMA_SBSE,
+  },
+  {
+    what: 'SMA Sunny Tripower 10.0 (device class 8001)',
+    bank: () => sma(8001, 9348),
+    claimed: ['sma-modbus'],
+    source: SMA_STP,
+  },
+  {
+    what: 'SMA Sunny Island 6.0H-13 (device class 8007)',
+    bank: () => sma(8007, 9475),
+    claimed: ['sma-modbus'],
+    source: SMA_SI,
+  },
+  { what: 'Eastron SDM630 (answers System Type 3)', bank: () => eastron(3), claimed: ['eastron-sdm630'], source: SDM },
+  { what: 'Eastron SDM120 (no System Type)', bank: () => eastron(), claimed: ['eastron-sdm120'], source: SDM },
+  {
+    what: 'KOSTAL PLENTICORE plus',
+    bank: () => kostal('PLENTICORE plus'),
+    claimed: ['kostal-plenticore-modbus'],
+    source: KOSTAL,
+  },
+  { what: 'KOSTAL PIKO IQ', bank: () => kostal('PIKO IQ'), claimed: ['kostal-plenticore-modbus'], source: KOSTAL },
+  {
+    what: 'KOSTAL PIKO MP plus (another product, no such map)',
+    bank: () => kostal('PIKO MP plus'),
+    claimed: [],
+    source: KOSTAL,
+  },
 ];
 
 describe('scan identities, each against its source', () => {
   it.each(CASES.map((c) => [c.what, c] as const))('%s', async (_what, c) => {
     expect(await claimedBy(c.bank()), c.source).toEqual(c.claimed);
+  });
+});
+
+describe('SMA device types print with the names the SMA documents give', () => {
+  const profile = profiles.find((p) => p.name === 'sma-modbus')!;
+  it.each([
+    [8001, 9348, 'SUNNY TRIPOWER 10.0 (STP10.0-3AV-40)', SMA_STP],
+    [8001, 9347, 'SUNNY TRIPOWER 8.0 (STP8.0-3AV-40)', SMA_STP],
+    [8007, 9475, 'SI6.0H-13 (SI6.0H-13)', SMA_SI],
+    [8007, 9332, 'Sunny Island 4.4M (SI 4.4M-12)', SMA_SI],
+  ] as const)('class %i, type %i: %s', async (deviceClass, model, name, source) => {
+    expect((await readIdentity(profile, sma(deviceClass, model), 1)).model, source).toBe(name);
   });
 });
 

@@ -34,6 +34,14 @@ const SlotView = Type.Object({
   measuredPowerW: Type.Optional(
     Type.Number({ description: 'past slots: mean battery power measured over the slot, W, + charging' }),
   ),
+  measuredCoverage: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 1,
+      description:
+        'beside measuredPowerW: the share of the slot its mean covers, 0 to 1; below 1 when the gateway or the battery readings were away for part of the slot, the mean being over the time seen',
+    }),
+  ),
 });
 
 const Plan = Type.Object({
@@ -66,10 +74,18 @@ function view(p: PlanView) {
         ...(s.targetSoc !== null ? { targetSoc: s.targetSoc } : {}),
         status: s.status,
         ...(s.note !== null ? { note: s.note } : {}),
-        ...(m !== undefined ? { measuredPowerW: Math.round(m * 10) / 10 } : {}),
+        ...(m !== undefined
+          ? { measuredPowerW: Math.round(m.meanW * 10) / 10, measuredCoverage: Math.round(m.coverage * 1000) / 1000 }
+          : {}),
       };
     }),
   };
+}
+
+/** Who a plan's change names: the plan's source, the mode's changed_by. */
+function sourceOf(req: Parameters<typeof principalOf>[0]): string {
+  const p = principalOf(req);
+  return p.customer ? 'customer' : `partner:${p.clientId}`;
 }
 
 /** The storage system the caller may plan, or the 404 an unknown or unassigned one answers. */
@@ -111,9 +127,7 @@ export const planRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { cont
     },
     async (req, reply) => {
       const device = storageFor(control, req);
-      const p = principalOf(req);
-      const source = p.customer ? 'customer' : `partner:${p.clientId}`;
-      const stored = control!.putPlan(device, req.body.slots, source, req.headers['if-match']);
+      const stored = control!.putPlan(device, req.body.slots, sourceOf(req), req.headers['if-match']);
       reply.header('ETag', stored.etag);
       return view(stored);
     },
@@ -152,7 +166,7 @@ export const planRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { cont
     },
     async (req, reply) => {
       const device = storageFor(control, req);
-      if (!control!.deletePlan(device))
+      if (!control!.deletePlan(device, undefined, sourceOf(req)))
         throw new ApiError(404, 'PLAN_NOT_FOUND', `storage system '${device.config.id}' has no plan`);
       return reply.code(204).send(null);
     },
