@@ -144,9 +144,9 @@ describe('identification for a scan', () => {
   const huawei = () =>
     new BankReader().setText('holding', 30000, 'SUN2000-10KTL-M1', 15).setText('holding', 30015, 'ES2110012345', 10);
 
-  it('an SDM630 matches the SDM630 profile (and the SDM120 rules), not the Huawei one', async () => {
+  it('an SDM630 matches the SDM630 profile, not the SDM120 one (it answers System Type) nor the Huawei one', async () => {
     expect(await matchesProfile(registry.get('eastron-sdm630')!, sdm630(), 1)).toBe(true);
-    expect(await matchesProfile(registry.get('eastron-sdm120')!, sdm630(), 1)).toBe(true);
+    expect(await matchesProfile(registry.get('eastron-sdm120')!, sdm630(), 1)).toBe(false);
     expect(await matchesProfile(registry.get('huawei-sun2000')!, sdm630(), 1)).toBe(false);
   });
 
