@@ -168,6 +168,7 @@ ${section('devices', 'Devices')}
 <section><h2>Battery control</h2><div id="control">${s.control}</div>
 ${v.control.enabled ? '<form method="post" action="/control/self-consumption"><button type="submit">Back to self-consumption</button> <span class="muted">ends every plan; the batteries run on their own again</span></form>' : ''}</section>
 ${v.modbusProxy.ports.length > 0 ? section('proxy', 'Modbus proxy') : ''}
+<section><h2>History</h2><p class="views"><button type="button" data-history="day" class="on">Last day</button> <button type="button" data-history="week">Last week</button> <button type="button" data-history="month">Last month</button></p><div id="history"><p class="muted">Loading the history…</p></div></section>
 ${v.control.enabled ? '<section><h2>Battery plan</h2><div id="plan-chart"><p class="muted">Loading the plan…</p></div></section>' : ''}
 </main>
 <footer class="muted">Updates every 2 s · <span id="updated">rendered by the gateway</span></footer>
