@@ -57,14 +57,15 @@ function direction(w: number | null, plus: string, minus: string): string {
 export function flowSection(f: PowerFlow): string {
   const soc = f.batterySoc === null ? '' : `<text x="262" y="265" class="soc">${Math.round(f.batterySoc)} %</text>`;
   const grid = f.gridState === 'not_present' ? ' outage' : '';
+  const gridName = f.gridState === 'not_present' ? 'Grid (off)' : f.gridState === null ? 'Grid (no meter)' : 'Grid';
   return `<svg viewBox="0 0 400 310" role="img" aria-label="Power flow" class="flow${grid}">
 ${arm('pv', 'PV', 200, 40, f.pvW, f.pvW === null ? null : true)}
-${arm('grid', f.gridState === 'not_present' ? 'Grid (off)' : 'Grid', 50, 150, f.gridW, f.gridW === null ? null : f.gridW > 0)}
+${arm('grid', gridName, 50, 150, f.gridW, f.gridW === null ? null : f.gridW > 0)}
 ${arm('house', 'House', 350, 150, f.houseW, f.houseW === null ? null : false)}
 ${arm('battery', 'Battery', 200, 260, f.batteryW, f.batteryW === null ? null : f.batteryW < 0, soc)}
 <circle cx="200" cy="150" r="12" class="hub"/>
 </svg>
-<p class="legend">Grid: ${direction(f.gridW, 'importing', 'exporting')} · Battery: ${direction(f.batteryW, 'charging', 'discharging')} · Relay: ${e(f.gridState ?? 'no meter')}</p>`;
+<p class="legend">Grid: ${f.gridState === null ? 'no meter' : direction(f.gridW, 'importing', 'exporting')} · Battery: ${direction(f.batteryW, 'charging', 'discharging')} · Relay: ${e(f.gridState ?? 'no meter')}</p>`;
 }
 
 function values(d: DeviceView): string {
