@@ -30,6 +30,8 @@ ${DOM_HELPERS}  var W = 960, L = 64, R = 16;
     batteryOut: 'battery out', house: 'house', savings: 'savings', soc: 'state of charge' };
   var view = 'day';
   function finite(v) { return typeof v === 'number' && isFinite(v); }
+  // a scale's end as a tick: never '-0.00' for a value that rounds to nothing
+  function tick(v, digits) { return (Math.abs(v) < Math.pow(10, -digits) / 2 ? 0 : v).toFixed(digits); }
   function labeller(body) {
     var tz = body.timezone;
     if (body.view === 'day')
@@ -48,8 +50,8 @@ ${DOM_HELPERS}  var W = 960, L = 64, R = 16;
     var g = el('g', { class: 'panel', 'data-panel': p.id, 'data-lo': lo, 'data-hi': hi, 'data-top': top, 'data-height': p.height });
     g.appendChild(el('rect', { x: L, y: top, width: W - L - R, height: p.height, class: 'frame' }));
     g.appendChild(el('text', { x: L, y: top - 5, class: 'title' }, p.title));
-    g.appendChild(el('text', { x: L - 6, y: top + 10, class: 'tick' }, hi.toFixed(p.digits)));
-    g.appendChild(el('text', { x: L - 6, y: top + p.height, class: 'tick' }, lo.toFixed(p.digits)));
+    g.appendChild(el('text', { x: L - 6, y: top + 10, class: 'tick' }, tick(hi, p.digits)));
+    g.appendChild(el('text', { x: L - 6, y: top + p.height, class: 'tick' }, tick(lo, p.digits)));
     if (lo < 0 && hi > 0) g.appendChild(el('line', { x1: L, x2: W - R, y1: y(0), y2: y(0), class: 'zero' }));
     var bw = (dx * 0.8) / p.series.length;
     p.series.forEach(function (s, j) {
