@@ -58,18 +58,20 @@ function bounds(view: HistoryView, now: number, timezone: string): { resolution:
   return { resolution: 'P1D', b: periodBoundaries('P1D', first, now, timezone) };
 }
 
-/** A stream's channel per period start (ms), from the telemetry query. */
+const READ: ChannelId[] = ['energy_Wh_increment', 'energy_Wh_decrement', 'soc'];
+type Values = Partial<Record<ChannelId, number>>;
+
+/** A stream's counters and SoC per period start (ms), from one telemetry query. */
 function perPeriod(
   db: Database,
   site: Site,
   streamId: string,
-  channel: ChannelId,
   resolution: 'PT1H' | 'P1D',
   range: { start: number; end: number },
-): Map<number, number> {
+): Map<number, Values> {
   const stream = site.stream(streamId);
-  const out = new Map<number, number>();
-  if (!stream?.channels.includes(channel)) return out;
+  const out = new Map<number, Values>();
+  if (!stream) return out;
   const entries = queryTelemetry(db, {
     streamId,
     deviceId: streamId,
@@ -77,14 +79,11 @@ function perPeriod(
     ...range,
     resolution,
     include: new Set(['default', 'energy']),
-    channels: [channel],
+    channels: READ.filter((c) => stream.channels.includes(c)),
     timezone: site.config.site.timezone,
     socScale: 'percent',
   });
-  for (const e of entries) {
-    const v = e[channel];
-    if (typeof v === 'number') out.set(Date.parse(e.interval.slice(0, e.interval.indexOf('/'))), v);
-  }
+  for (const e of entries) out.set(Date.parse(e.interval.slice(0, e.interval.indexOf('/'))), e as Values);
   return out;
 }
 
@@ -96,15 +95,18 @@ export function siteHistory(db: Database, site: Site, view: HistoryView, now: nu
   const range = { start: b[0]!, end: b[b.length - 1]! };
   const starts = b.slice(1, -1);
   const streams = flowStreams(site);
+  // each stream read once: grid and battery serve two series each
+  const read = new Map<string, Map<number, Values>>();
+  const of = (id: string) => read.get(id) ?? read.set(id, perPeriod(db, site, id, resolution, range)).get(id)!;
   const energy = {} as SiteHistory['energy'];
   for (const [name, s] of Object.entries(ENERGY_SERIES) as [EnergySeries, (typeof ENERGY_SERIES)[EnergySeries]][]) {
-    const counters = streams[s.streams].map((id) => perPeriod(db, site, id, s.counter, resolution, range));
+    const counters = streams[s.streams].map(of);
     energy[name] = starts.map((start, i) => {
       if (counters.length === 0) return null;
       let wh = 0;
       for (const c of counters) {
-        const end = c.get(start);
-        const base = c.get(b[i]!);
+        const end = c.get(start)?.[s.counter];
+        const base = c.get(b[i]!)?.[s.counter];
         if (end === undefined || base === undefined) return null;
         // energyOut counts down (<= 0, docs/api.md): what went out is how far it fell
         wh += s.counter === 'energy_Wh_decrement' ? base - end : end - base;
@@ -112,9 +114,9 @@ export function siteHistory(db: Database, site: Site, view: HistoryView, now: nu
       return round3(wh / 1000);
     });
   }
-  const socs = streams.battery.map((id) => perPeriod(db, site, id, 'soc', resolution, range));
+  const socs = streams.battery.map(of);
   const soc = starts.map((start) => {
-    const vs = socs.map((m) => m.get(start)).filter((v): v is number => v !== undefined);
+    const vs = socs.map((m) => m.get(start)?.soc).filter((v): v is number => v !== undefined);
     return vs.length === 0 ? null : Math.round((vs.reduce((a, x) => a + x, 0) / vs.length) * 10) / 10;
   });
   return {
