@@ -218,5 +218,8 @@ describe.skipIf(!HAVE_CHROMIUM)('history charts on the status page', () => {
     const bad = await page.request.get(`${demo.url}/status/history.json?view=year`);
     expect(bad.status()).toBe(400);
     expect((await bad.json()).code).toBe('INVALID_VIEW');
+    const twice = await page.request.get(`${demo.url}/status/history.json?view=day&view=week`);
+    expect(twice.status()).toBe(400);
+    expect((await twice.json()).code).toBe('INVALID_VIEW');
   });
 });

@@ -139,11 +139,19 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
     '/status/history.json',
     { config: OWNER, schema: { hide: true } },
     async (req, reply) => {
-      const view = req.query.view ?? 'day';
-      if (!(HISTORY_VIEWS as readonly string[]).includes(view) || !deps.history)
+      const view = String(req.query.view ?? 'day');
+      if (!(HISTORY_VIEWS as readonly string[]).includes(view))
         return reply
           .code(400)
-          .send(errorBody(400, 'INVALID_VIEW', `view must be one of ${HISTORY_VIEWS.join(', ')}, not '${view}'`));
+          .send(
+            errorBody(
+              400,
+              'INVALID_VIEW',
+              `view must be one of ${HISTORY_VIEWS.join(', ')}, not '${view.slice(0, 40)}'`,
+            ),
+          );
+      if (!deps.history)
+        return reply.code(404).send(errorBody(404, 'ROUTE_NOT_FOUND', 'this gateway serves no history to its page'));
       return reply.header('Cache-Control', 'no-store').send(deps.history(view as HistoryView));
     },
   );
