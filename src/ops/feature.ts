@@ -17,6 +17,7 @@ import type { BucketerStats } from '../telemetry/bucketer.js';
 import { type StreamNow, streamNow } from '../telemetry/now.js';
 import { describeStorageError, StorageWatch } from './data-disk.js';
 import { Health, type HealthSources, TICK_SLACK_MS } from './health.js';
+import { type HistoryView, type SiteHistory, siteHistory } from './history.js';
 import type { DatabaseReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
 import { Metrics } from './metrics.js';
@@ -149,6 +150,12 @@ export class OpsFeature {
   status(): StatusView {
     const { site, db, clock, version } = this.opts;
     return statusView({ site, db, clock, version, health: this.health, live: this.live, features: this.opts.features });
+  }
+
+  /** The stored history the status page charts (history.ts). */
+  history(view: HistoryView): SiteHistory {
+    const { site, db, clock } = this.opts;
+    return siteHistory(db, site, view, clock.now());
   }
 
   /** The optimiser's current plans with their prices and forecasts: the status page's chart. */

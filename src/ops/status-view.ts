@@ -10,10 +10,10 @@ import type { InstantValues } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { ConnectionStatus, FeatureList } from '../core/feature.js';
 import { ownStreamId } from '../core/roles.js';
-import { streamIds } from '../core/streams.js';
 import type { ModbusProxy, ProxyStatus } from '../proxy/proxy.js';
 import type { Site } from '../site/site.js';
 import { recentGridEvents } from '../store/grid-events.js';
+import { flowStreams } from './flow-streams.js';
 import type { Health, HealthReport } from './health.js';
 import type { LiveValues } from './live.js';
 
@@ -44,7 +44,7 @@ export interface PowerFlow {
   houseW: number | null;
   /** grid: + importing, - exporting */
   gridW: number | null;
-  /** grid relay: ok, not_present (outage), unknown */
+  /** grid relay: ok, not_present (outage), unknown; null on a site without a grid meter */
   gridState: string | null;
 }
 
@@ -92,33 +92,21 @@ function sum(values: (InstantValues | undefined)[], pick: (v: InstantValues) => 
 }
 
 export function powerFlow(src: Pick<StatusSources, 'site' | 'live' | 'clock'>): PowerFlow {
-  const { site, live } = src;
   const now = src.clock.now();
-  const cur = (id: string) => live.current(id, now)?.values;
-  const inverters = site.byRole('inverter').map((d) => d.config.id);
-  const pv = sum(
-    inverters.map((i) => cur(streamIds.pvAggregate(i))),
-    (v) => v.power_W,
-  );
-  // one battery figure per inverter: its aggregate of every block
-  const batteries = inverters
-    .filter((i) => site.batteriesOf(i).length > 0)
-    .map((i) => cur(streamIds.batteryAggregate(i)));
-  const batteryW = sum(batteries, (v) => v.power_W);
+  const streams = flowStreams(src.site);
+  const cur = (ids: string[]) => ids.map((id) => src.live.current(id, now)?.values);
+  const pv = sum(cur(streams.pv), (v) => v.power_W);
+  // each inverter's aggregate of its blocks, and blocks on no inverter each alone
+  const batteries = cur(streams.battery);
   const socs = batteries.map((v) => v?.soc).filter((s): s is number => s !== undefined);
-  const grid = site.byRole('grid-meter').map((d) => cur(streamIds.gridMeter(d.config.id)));
-  const gridW = sum(grid, (v) => v.power_W);
-  const consumption = site.byRole('consumption-meter').map((d) => cur(streamIds.consumptionMeter(d.config.id)));
-  let houseW = sum(consumption, (v) => v.power_W);
-  if (site.byRole('consumption-meter').length === 0)
-    houseW = sum([cur(streamIds.consumptionDerived(site.id))], (v) => v.power_W);
+  const grid = cur(streams.grid);
   const gridState = grid.find((v) => v?.state !== undefined)?.state ?? (grid.length > 0 ? 'unknown' : null);
   return {
     pvW: pv === null ? null : Math.max(0, -pv),
-    batteryW,
+    batteryW: sum(batteries, (v) => v.power_W),
     batterySoc: socs.length > 0 ? socs.reduce((a, b) => a + b, 0) / socs.length : null,
-    houseW,
-    gridW,
+    houseW: sum(cur(streams.house), (v) => v.power_W),
+    gridW: sum(grid, (v) => v.power_W),
     gridState,
   };
 }

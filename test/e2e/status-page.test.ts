@@ -32,7 +32,12 @@ describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
       },
     });
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
+    // a browser far from the site (Europe/Berlin) with a 12-hour locale: the page must not follow it
+    page = await browser.newPage({
+      viewport: { width: 1200, height: 1000 },
+      timezoneId: 'America/Los_Angeles',
+      locale: 'en-US',
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -96,6 +101,36 @@ describe.skipIf(!HAVE_CHROMIUM)('status page in headless Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'status-page.png'), fullPage: true });
     demo.sim.setGridOutage(false);
   }, 40_000);
+
+  it('shows every time in the site’s timezone with a 24-hour clock, whatever the browser’s zone', async () => {
+    const berlin = new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Europe/Berlin',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    const local = (iso: string) => {
+      const p = Object.fromEntries(berlin.formatToParts(new Date(iso)).map((x) => [x.type, x.value]));
+      return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+    };
+    const data = (await (await page.request.get(`${demo.url}/status.json`)).json()) as {
+      gridEvents: { timestamp: string }[];
+    };
+    expect(data.gridEvents.length).toBeGreaterThan(0);
+    const events = (await page.textContent('#events')) ?? '';
+    for (const g of data.gridEvents) expect(events).toContain(local(g.timestamp));
+    const updated = page.locator('#updated');
+    await waitFor('the footer after an update', async () => /^updated /.test((await updated.textContent()) ?? ''));
+    expect(await updated.textContent()).toMatch(/^updated \d\d:\d\d:\d\d CES?T$/);
+    const text = (await page.textContent('body')) ?? '';
+    expect(text).not.toMatch(/\d\d:\d\d(:\d\d)?Z/);
+    expect(text).not.toMatch(/\b(AM|PM)\b/);
+    expect(text).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d CES?T/);
+  });
 
   it('logging out ends the session', async () => {
     await Promise.all([page.waitForURL(`${demo.url}/login`), page.click('header button[type=submit]')]);

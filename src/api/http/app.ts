@@ -7,6 +7,7 @@ import { ALL_SCOPES, OPENID } from '../../auth/scopes.js';
 import type { HttpLimits, TariffQuota } from '../../config/types.js';
 import { silentLogger } from '../../core/log.js';
 import type { Health } from '../../ops/health.js';
+import type { HistoryView, SiteHistory } from '../../ops/history.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { StatusView } from '../../ops/status-view.js';
 import type { PlanChart } from '../../optimiser/plan-chart.js';
@@ -39,7 +40,13 @@ export interface BuildOptions extends ApiDeps {
   /** the daemon clock, ms (default real time): the default tariff page and which buckets savings count */
   now?: () => number;
   /** installer operations (src/ops): /healthz, /metrics and the status page at / */
-  ops?: { health: Health; metrics: Metrics; status(): StatusView; planCharts?(): PlanChart[] };
+  ops?: {
+    health: Health;
+    metrics: Metrics;
+    status(): StatusView;
+    planCharts?(): PlanChart[];
+    history?(view: HistoryView): SiteHistory;
+  };
   /** timeouts and connection caps of the listening server (site.yaml limits.http); absent = node's and fastify's own (inject-only tests) */
   limits?: HttpLimits;
   /** the bounded log of refusals, shared with the WebSocket side (a new one when absent) */
@@ -166,6 +173,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       sessions: sessions!,
       status: () => ops.status(),
       planCharts: () => ops.planCharts?.() ?? [],
+      history: ops.history && ((view) => ops.history!(view)),
       https: opts.https !== undefined,
       releaseControl: opts.control && (() => opts.control!.releaseAll('owner (status page)')),
     });

@@ -36,6 +36,9 @@ footer{text-align:center;padding:1rem}
 export const STATUS_JS = `(function () {
   'use strict';
   var updated = document.getElementById('updated');
+  // the gateway's time in the site's zone, 24-hour, whatever the browser's own zone and locale
+  var clock = new Intl.DateTimeFormat('en-GB', { timeZone: document.body.dataset.timezone, hour: '2-digit',
+    minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
   function tick() {
     fetch('/status/live', { headers: { accept: 'application/json' }, credentials: 'same-origin' })
       .then(function (res) {
@@ -49,7 +52,7 @@ export const STATUS_JS = `(function () {
           var el = document.getElementById(id);
           if (el) el.innerHTML = body.sections[id];
         });
-        updated.textContent = 'updated ' + new Date().toLocaleTimeString();
+        updated.textContent = 'updated ' + clock.format(new Date(body.now));
         document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
       })
       .catch(function (err) { updated.textContent = 'cannot reach the gateway (' + err.message + ')'; })

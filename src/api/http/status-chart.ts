@@ -1,3 +1,19 @@
+/** el() for SVG, html() for HTML elements: shared by the page's charts (each its own closure). */
+export const DOM_HELPERS = `  var NS = 'http://www.w3.org/2000/svg';
+  function el(name, attrs, text) {
+    var n = document.createElementNS(NS, name);
+    Object.keys(attrs).forEach(function (k) { n.setAttribute(k, String(attrs[k])); });
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+  function html(name, cls, text) {
+    var n = document.createElement(name);
+    if (cls) n.className = cls;
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+`;
+
 /**
  * The status page's plan chart, served after STATUS_JS in /status.js, with its styles.
  *
@@ -11,7 +27,6 @@ export const PLAN_CHART_JS = `(function () {
   'use strict';
   var host = document.getElementById('plan-chart');
   if (!host) return;
-  var NS = 'http://www.w3.org/2000/svg';
   var W = 960, L = 64, R = 16;
   var PANELS = [
     { id: 'price', title: 'price per kWh', height: 110, series: ['importPrice', 'exportPrice'], digits: 2 },
@@ -20,19 +35,7 @@ export const PLAN_CHART_JS = `(function () {
   ];
   var NAMES = { importPrice: 'import price', exportPrice: 'export price', pvW: 'PV forecast',
     loadW: 'load forecast', batteryW: 'planned battery power (+ charge)', socEnd: 'planned SoC' };
-  function el(name, attrs, text) {
-    var n = document.createElementNS(NS, name);
-    Object.keys(attrs).forEach(function (k) { n.setAttribute(k, String(attrs[k])); });
-    if (text !== undefined) n.textContent = text;
-    return n;
-  }
-  function html(name, cls, text) {
-    var n = document.createElement(name);
-    if (cls) n.className = cls;
-    if (text !== undefined) n.textContent = text;
-    return n;
-  }
-  function chart(plan, timezone) {
+${DOM_HELPERS}  function chart(plan, timezone) {
     var slots = plan.slots, n = slots.length, dx = (W - L - R) / n;
     var hhmm = new Intl.DateTimeFormat('en-GB', { timeZone: timezone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
     var day = new Intl.DateTimeFormat('en-GB', { timeZone: timezone, weekday: 'short' });

@@ -6,6 +6,7 @@
  */
 import { escapeHtml } from '../../auth/consent-page.js';
 import type { DeviceView, PowerFlow, StatusView } from '../../ops/status-view.js';
+import { siteDateTime, siteHourMinute } from './status-time.js';
 
 const e = escapeHtml;
 
@@ -56,14 +57,15 @@ function direction(w: number | null, plus: string, minus: string): string {
 export function flowSection(f: PowerFlow): string {
   const soc = f.batterySoc === null ? '' : `<text x="262" y="265" class="soc">${Math.round(f.batterySoc)} %</text>`;
   const grid = f.gridState === 'not_present' ? ' outage' : '';
+  const gridName = f.gridState === 'not_present' ? 'Grid (off)' : f.gridState === null ? 'Grid (no meter)' : 'Grid';
   return `<svg viewBox="0 0 400 310" role="img" aria-label="Power flow" class="flow${grid}">
 ${arm('pv', 'PV', 200, 40, f.pvW, f.pvW === null ? null : true)}
-${arm('grid', f.gridState === 'not_present' ? 'Grid (off)' : 'Grid', 50, 150, f.gridW, f.gridW === null ? null : f.gridW > 0)}
+${arm('grid', gridName, 50, 150, f.gridW, f.gridW === null ? null : f.gridW > 0)}
 ${arm('house', 'House', 350, 150, f.houseW, f.houseW === null ? null : false)}
 ${arm('battery', 'Battery', 200, 260, f.batteryW, f.batteryW === null ? null : f.batteryW < 0, soc)}
 <circle cx="200" cy="150" r="12" class="hub"/>
 </svg>
-<p class="legend">Grid: ${direction(f.gridW, 'importing', 'exporting')} · Battery: ${direction(f.batteryW, 'charging', 'discharging')} · Relay: ${e(f.gridState ?? 'no meter')}</p>`;
+<p class="legend">Grid: ${f.gridState === null ? 'no meter' : direction(f.gridW, 'importing', 'exporting')} · Battery: ${direction(f.batteryW, 'charging', 'discharging')} · Relay: ${e(f.gridState ?? 'no meter')}</p>`;
 }
 
 function values(d: DeviceView): string {
@@ -82,7 +84,7 @@ function values(d: DeviceView): string {
   return e(parts.join(' · '));
 }
 
-export function devicesSection(devices: DeviceView[]): string {
+export function devicesSection(devices: DeviceView[], timezone: string): string {
   const rows = devices.map((d) => {
     const errs = Object.entries(d.errors).filter(([, n]) => n > 0);
     return `<tr class="${d.online ? 'online' : 'offline'}" data-device="${e(d.id)}">
@@ -90,7 +92,7 @@ export function devicesSection(devices: DeviceView[]): string {
 <td><span class="dot"></span>${d.online ? 'online' : 'offline'}${!d.online && d.lastError ? `<br><span class="muted">${e(d.lastError)}</span>` : ''}</td>
 <td>${values(d)}</td>
 <td>${errs.length === 0 ? '0' : e(errs.map(([k, n]) => `${k} ${n}`).join(', '))}</td>
-<td class="muted">${d.lastSeen ? e(d.lastSeen.replace('T', ' ').replace(/\.\d+Z$/, 'Z')) : 'never'}</td>
+<td class="muted">${d.lastSeen ? e(siteDateTime(d.lastSeen, timezone)) : 'never'}</td>
 </tr>`;
   });
   return `<table><thead><tr><th>Device</th><th>State</th><th>Now</th><th>Errors</th><th>Last answer</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
@@ -99,7 +101,7 @@ export function devicesSection(devices: DeviceView[]): string {
 export function healthSection(v: StatusView): string {
   const h = v.health;
   const items = h.problems.map((p) => `<li>${e(p)}</li>`).join('');
-  return `<p class="badge ${h.status}">${h.status}</p><p class="muted">up ${Math.floor(h.uptimeSeconds / 3600)} h ${Math.floor((h.uptimeSeconds % 3600) / 60)} min · sitegw ${e(v.version)} · ${e(v.now.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))}</p>${items ? `<ul class="problems">${items}</ul>` : ''}`;
+  return `<p class="badge ${h.status}">${h.status}</p><p class="muted">up ${Math.floor(h.uptimeSeconds / 3600)} h ${Math.floor((h.uptimeSeconds % 3600) / 60)} min · sitegw ${e(v.version)} · ${e(siteDateTime(v.now, v.site.timezone))}</p>${items ? `<ul class="problems">${items}</ul>` : ''}`;
 }
 
 export function uplinkSection(v: StatusView): string {
@@ -110,7 +112,7 @@ export function uplinkSection(v: StatusView): string {
 
 export function eventsSection(v: StatusView): string {
   if (v.gridEvents.length === 0) return '<p class="muted">No grid events yet.</p>';
-  return `<ul class="events">${v.gridEvents.map((g) => `<li><span class="badge ${g.state === 'ok' ? 'ok' : 'degraded'}">${e(g.state)}</span> ${e(g.timestamp.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))} <span class="muted">${e(g.deviceId)}</span></li>`).join('')}</ul>`;
+  return `<ul class="events">${v.gridEvents.map((g) => `<li><span class="badge ${g.state === 'ok' ? 'ok' : 'degraded'}">${e(g.state)}</span> ${e(siteDateTime(g.timestamp, v.site.timezone))} <span class="muted">${e(g.deviceId)}</span></li>`).join('')}</ul>`;
 }
 
 export function controlSection(v: StatusView): string {
@@ -120,7 +122,7 @@ export function controlSection(v: StatusView): string {
   if (c.storages.length === 0) return '<p class="muted">No inverter with batteries.</p>';
   const rows = c.storages.map((x) => {
     const slot = x.slot
-      ? `${e(x.slot.mode)}${x.slot.powerW === null ? '' : ` ${x.slot.powerW} W`} until ${e(x.slot.end.slice(11, 16))}Z (${e(x.slot.status)})`
+      ? `${e(x.slot.mode)}${x.slot.powerW === null ? '' : ` ${x.slot.powerW} W`} until ${e(siteHourMinute(x.slot.end, v.site.timezone))} (${e(x.slot.status)})`
       : '<span class="muted">none</span>';
     return `<tr><td>${e(x.deviceId)}</td><td>${e(x.mode)}</td><td>${slot}</td></tr>`;
   });
@@ -147,7 +149,7 @@ export function liveSections(v: StatusView): Record<string, string> {
   return {
     health: healthSection(v),
     flow: flowSection(v.flow),
-    devices: devicesSection(v.devices),
+    devices: devicesSection(v.devices, v.site.timezone),
     uplink: uplinkSection(v),
     events: eventsSection(v),
     control: controlSection(v),
@@ -159,7 +161,7 @@ export function statusPage(v: StatusView): string {
   const s = liveSections(v);
   const section = (id: string, title: string) => `<section><h2>${title}</h2><div id="${id}">${s[id]}</div></section>`;
   return `${head(`${v.site.name} status`)}
-<body><header><h1>${e(v.site.name)}</h1><form method="post" action="/logout"><button type="submit">Log out</button></form></header>
+<body data-timezone="${e(v.site.timezone)}"><header><h1>${e(v.site.name)}</h1><form method="post" action="/logout"><button type="submit">Log out</button></form></header>
 <main>
 <div class="grid2">${section('health', 'Health')}${section('flow', 'Power flow')}</div>
 ${section('devices', 'Devices')}
@@ -167,6 +169,7 @@ ${section('devices', 'Devices')}
 <section><h2>Battery control</h2><div id="control">${s.control}</div>
 ${v.control.enabled ? '<form method="post" action="/control/self-consumption"><button type="submit">Back to self-consumption</button> <span class="muted">ends every plan; the batteries run on their own again</span></form>' : ''}</section>
 ${v.modbusProxy.ports.length > 0 ? section('proxy', 'Modbus proxy') : ''}
+<section><h2>History</h2><p class="views"><button type="button" data-history="day" class="on">Last day</button> <button type="button" data-history="week">Last week</button> <button type="button" data-history="month">Last month</button></p><div id="history"><p class="muted">Loading the history…</p></div></section>
 ${v.control.enabled ? '<section><h2>Battery plan</h2><div id="plan-chart"><p class="muted">Loading the plan…</p></div></section>' : ''}
 </main>
 <footer class="muted">Updates every 2 s · <span id="updated">rendered by the gateway</span></footer>

@@ -6,6 +6,7 @@
  *   GET  /status/live          its sections, re-rendered, for /status.js
  *   GET  /status.json          the same facts as data, for scripts
  *   GET  /status/plan.json     the optimiser's plans with their prices and forecasts, for the chart
+ *   GET  /status/history.json  energy, savings and SoC per hour or day from the buckets (?view=day|week|month)
  *   POST /control/self-consumption  every battery back to self-consumption, plans removed
  *   GET  /status.js, /status.css
  * Forms are checked against cross-site posting (Origin / Sec-Fetch-Site), the cookie is
@@ -15,10 +16,12 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { refusalText } from '../../auth/attempts.js';
 import type { AuthService } from '../../auth/service.js';
 import { errorBody } from '../../core/errors.js';
+import { HISTORY_VIEWS, type HistoryView, type SiteHistory } from '../../ops/history.js';
 import type { StatusView } from '../../ops/status-view.js';
 import type { PlanChart } from '../../optimiser/plan-chart.js';
 import { STATUS_CSS, STATUS_JS } from './status-assets.js';
 import { PLAN_CHART_CSS, PLAN_CHART_JS } from './status-chart.js';
+import { HISTORY_CSS, HISTORY_JS } from './status-history.js';
 import { liveSections, loginPage, statusPage } from './status-page.js';
 import type { OwnerSessions } from './status-session.js';
 
@@ -30,6 +33,8 @@ export interface StatusDeps {
   status: () => StatusView;
   /** the optimiser's current plans (src/optimiser/plan-chart.ts); none without the optimiser */
   planCharts?: () => PlanChart[];
+  /** the stored history for the page's charts (src/ops/history.ts) */
+  history?: (view: HistoryView) => SiteHistory;
   https: boolean;
   /** the owner's button: every storage system back to self-consumption, plans removed */
   releaseControl?: () => void;
@@ -130,17 +135,38 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
       .send({ timezone: deps.status().site.timezone, plans: deps.planCharts?.() ?? [] }),
   );
 
+  app.get<{ Querystring: { view?: string } }>(
+    '/status/history.json',
+    { config: OWNER, schema: { hide: true } },
+    async (req, reply) => {
+      const view = String(req.query.view ?? 'day');
+      if (!(HISTORY_VIEWS as readonly string[]).includes(view))
+        return reply
+          .code(400)
+          .send(
+            errorBody(
+              400,
+              'INVALID_VIEW',
+              `view must be one of ${HISTORY_VIEWS.join(', ')}, not '${view.slice(0, 40)}'`,
+            ),
+          );
+      if (!deps.history)
+        return reply.code(404).send(errorBody(404, 'ROUTE_NOT_FOUND', 'this gateway serves no history to its page'));
+      return reply.header('Cache-Control', 'no-store').send(deps.history(view as HistoryView));
+    },
+  );
+
   app.get('/status.js', { config: OWNER, schema: { hide: true } }, async (_req, reply) =>
     reply
       .header('Content-Type', 'text/javascript; charset=utf-8')
       .header('Cache-Control', 'no-cache')
-      .send(STATUS_JS + PLAN_CHART_JS),
+      .send(STATUS_JS + PLAN_CHART_JS + HISTORY_JS),
   );
   // public: the login page needs it, and it holds nothing but styles
   app.get('/status.css', { config: PUBLIC, schema: { hide: true } }, async (_req, reply) =>
     reply
       .header('Content-Type', 'text/css; charset=utf-8')
       .header('Cache-Control', 'no-cache')
-      .send(STATUS_CSS + PLAN_CHART_CSS),
+      .send(STATUS_CSS + PLAN_CHART_CSS + HISTORY_CSS),
   );
 };
