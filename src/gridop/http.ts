@@ -2,18 +2,34 @@
  * HTTPS to the grid operator's IEEE 2030.5 server: the device certificate as the client
  * certificate, the distributor's CA as the only trust when given, and the cipher suite IEEE 2030.5
  * requires offered first (TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8, §6.11). Node's OpenSSL (3.0 on Node
- * 20, 3.x on 22 and 24) has it for TLS 1.2 but leaves it out of its default list, so it is named;
+ * 20, 3.5 on 22 and 24) has it for TLS 1.2 but leaves it out of its default list, so it is named;
  * the default suites follow for servers that pick a GCM suite instead (test/gridop/client-e2e.test.ts
  * has a server that accepts only CCM-8 agreeing with this client).
+ *
+ * OpenSSL 3.2 and later place the CCM-8 suites at security level 0 (their tag is 64 bits), so on
+ * Node 22 and 24 the suite is offered only with `@SECLEVEL=0` ("no ciphers available" otherwise).
+ * That level would also let a weak server key through, so the server's key is held here to what
+ * IEEE 2030.5 issues (an EC key of 256 bits) or, for a server on a default suite, RSA of 2048 bits.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
-import { DEFAULT_CIPHERS } from 'node:tls';
+import { checkServerIdentity, DEFAULT_CIPHERS, type PeerCertificate } from 'node:tls';
 import { GridOpError } from './errors.js';
 
 export const SEP_CONTENT_TYPE = 'application/sep+xml';
 export const CCM8_SUITE = 'ECDHE-ECDSA-AES128-CCM8';
-export const CLIENT_CIPHERS = `${CCM8_SUITE}:${DEFAULT_CIPHERS}`;
+export const CLIENT_CIPHERS = `${CCM8_SUITE}:${DEFAULT_CIPHERS}:@SECLEVEL=0`;
+
+/** The host check, then the key strength security level 0 no longer checks (see above). */
+export function checkServer(host: string, cert: PeerCertificate): Error | undefined {
+  const wrongHost = checkServerIdentity(host, cert);
+  if (wrongHost) return wrongHost;
+  const ec = Boolean(cert.asn1Curve || cert.nistCurve);
+  const least = ec ? 256 : 2048;
+  const bits = cert.bits ?? 0;
+  if (bits < least) return new Error(`the server's ${ec ? 'EC' : 'RSA'} key has ${bits} bits, fewer than ${least}`);
+  return undefined;
+}
 /** a body larger than this is refused: a page of controls is a few kB */
 export const MAX_BODY_BYTES = 1 << 20;
 
@@ -45,6 +61,7 @@ export class SepHttp {
       key: opts.key,
       ...(opts.ca ? { ca: opts.ca } : {}),
       ciphers: CLIENT_CIPHERS,
+      checkServerIdentity: checkServer,
       minVersion: 'TLSv1.2',
       keepAlive: true,
       maxSockets: 2,
