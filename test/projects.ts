@@ -48,6 +48,7 @@ export const E2E: readonly string[] = [
   'test/modbus/tcp-bus.test.ts',
   'test/optimiser/lp-crosscheck.test.ts',
   'test/ops/backup-restart.test.ts',
+  'test/ops/damage-credentials.test.ts',
   'test/ops/http.test.ts',
   'test/ops/integrity.test.ts',
   'test/ops/watchdog.test.ts',

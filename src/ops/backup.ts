@@ -3,10 +3,15 @@
  * SQLite's online backup API (better-sqlite3 `db.backup()`) copies page by page from a second,
  * read-only connection; in WAL mode the daemon keeps writing meanwhile and the copy is one
  * snapshot. The copy is written beside OUT, checked with quick_check, then renamed into place,
- * so OUT is never half a file. It holds the API clients' and owner's hashed secrets: mode 0600.
+ * so OUT is never half a file. The credentials file (store/credentials.ts) is copied the same way
+ * and put into the same file, so a backup is one file; openDatabase moves the credentials back
+ * into their own file when it is restored. It holds the API clients' and owner's hashed secrets:
+ * mode 0600.
  */
 import { chmodSync, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { embedCredentials } from '../store/backup-file.js';
+import { credentialsFileOf } from '../store/credentials.js';
 import { sqliteDriver } from '../store/driver.js';
 import { quickCheck } from './integrity.js';
 
@@ -21,11 +26,25 @@ export async function backupDatabase(dbFile: string, out: string): Promise<Backu
   if (!existsSync(dbFile)) throw new Error(`no database at ${dbFile} (is dataDir right?)`);
   const partial = `${target}.partial`;
   rmSync(partial, { force: true });
-  const src = new (sqliteDriver())(dbFile, { readonly: true, fileMustExist: true });
+  const partialCred = `${target}.partial-cred`;
   try {
-    await src.backup(partial);
+    await copyOnline(dbFile, partial);
+    const credFile = credentialsFileOf(dbFile);
+    if (existsSync(credFile)) {
+      await copyOnline(credFile, partialCred);
+      const db = new (sqliteDriver())(partial);
+      try {
+        db.prepare('ATTACH DATABASE ? AS cred').run(partialCred);
+        embedCredentials(db);
+      } finally {
+        db.close();
+      }
+    }
+  } catch (err) {
+    rmSync(partial, { force: true });
+    throw err;
   } finally {
-    src.close();
+    for (const s of ['', '-wal', '-shm']) rmSync(partialCred + s, { force: true });
   }
   try {
     chmodSync(partial, 0o600);
@@ -37,4 +56,14 @@ export async function backupDatabase(dbFile: string, out: string): Promise<Backu
     throw err;
   }
   return { file: target, bytes: statSync(target).size };
+}
+
+/** SQLite's online backup of one file, from a read-only connection: one consistent snapshot. */
+async function copyOnline(from: string, to: string): Promise<void> {
+  const src = new (sqliteDriver())(from, { readonly: true, fileMustExist: true });
+  try {
+    await src.backup(to);
+  } finally {
+    src.close();
+  }
 }

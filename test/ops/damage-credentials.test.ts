@@ -1,0 +1,95 @@
+/**
+ * A damaged database (docs/install.md "When the card fails"): the file truncated to half, 8 KiB of
+ * random bytes at 16 KiB, torn pages. The daemon starts in-process on it and every partner still
+ * signs in, the owner is still there, and so are the publishTo grants (issue 41, finding 3): the
+ * credentials live in their own file, which damage to the buckets' file cannot reach.
+ */
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addClient } from '../../src/auth/clients.js';
+import { ownerIsSet, setOwnerPassword } from '../../src/auth/owner.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { demoSiteConfig } from '../../src/demo/default-site.js';
+import { Daemon } from '../../src/main.js';
+import { openDatabase } from '../../src/store/db.js';
+import { allPublishTo, replacePublishTo } from '../../src/store/publish-to.js';
+import { basic } from '../support/auth.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const NOW = Date.UTC(2026, 5, 1, 12);
+
+function config(dataDir: string) {
+  const ep = { host: '127.0.0.1', port: 9 };
+  return demoSiteConfig(
+    { inverter: ep, meter: ep },
+    { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 1 },
+  );
+}
+
+/** A data directory with a partner, the owner, a publishTo grant and a few thousand buckets. */
+async function siteWithCredentials(): Promise<{ dataDir: string; secret: string }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-damage-'));
+  dirs.push(dataDir);
+  const db = openDatabase(join(dataDir, 'sitegw.db'));
+  const { secret } = await addClient(db, { id: 'partner', scopes: ['device.read'] }, NOW);
+  await setOwnerPassword(db, 'owner', 'correct horse battery', NOW);
+  replacePublishTo(db, 'inverter', [{ clientId: 'partner', data: ['telemetry'] }], 'installer', NOW);
+  const stream = db.prepare('INSERT INTO streams (key) VALUES (?)');
+  const bucket = db.prepare('INSERT INTO buckets (stream, start_s, covered_ms, power_W) VALUES (?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let s = 1; s <= 8; s++) {
+      stream.run(`dev${s}__s`);
+      for (let i = 0; i < 600; i++) bucket.run(s, NOW / 1000 - i * 900, 900_000, i);
+    }
+  })();
+  db.close();
+  return { dataDir, secret: secret! };
+}
+
+const damages: Record<string, (file: string) => void> = {
+  'truncated to half': (file) => truncateSync(file, Math.floor(statSync(file).size / 2)),
+  '8 KiB of random bytes at 16 KiB': (file) => {
+    const fd = openSync(file, 'r+');
+    const noise = Buffer.alloc(8192);
+    for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+    writeSync(fd, noise, 0, noise.length, 16384);
+    closeSync(fd);
+  },
+};
+
+describe('a damaged database keeps every credential', () => {
+  for (const [name, damage] of Object.entries(damages)) {
+    it(`${name}: partners sign in, the owner and publishTo are still there`, async () => {
+      const { dataDir, secret } = await siteWithCredentials();
+      damage(join(dataDir, 'sitegw.db'));
+      const daemon = await Daemon.start({
+        config: config(dataDir),
+        clock: new ManualClock(NOW),
+        log: pino({ level: 'silent' }),
+        listen: false,
+      });
+      try {
+        const health = (await daemon.app.inject({ method: 'GET', url: '/healthz' })).json() as { problems: string[] };
+        expect(health.problems.join(' ')).toMatch(/damaged/);
+        const token = await daemon.app.inject({
+          method: 'POST',
+          url: '/oauth2/token',
+          headers: { authorization: basic('partner', secret), 'content-type': 'application/x-www-form-urlencoded' },
+          payload: 'grant_type=client_credentials',
+        });
+        expect(token.statusCode, token.body).toBe(200);
+        expect(ownerIsSet(daemon.ctx.db)).toBe(true);
+        expect(allPublishTo(daemon.ctx.db).get('inverter')).toEqual([{ clientId: 'partner', data: ['telemetry'] }]);
+      } finally {
+        await daemon.stop();
+      }
+    }, 60_000);
+  }
+});
