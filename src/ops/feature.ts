@@ -17,7 +17,7 @@ import type { BucketerStats } from '../telemetry/bucketer.js';
 import { type StreamNow, streamNow } from '../telemetry/now.js';
 import { describeStorageError, StorageWatch } from './data-disk.js';
 import { Health, type HealthSources, TICK_SLACK_MS } from './health.js';
-import type { DatabaseReplaced } from './integrity.js';
+import { type DatabaseReplaced, describeReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
 import { Metrics } from './metrics.js';
 import { SdNotify, watchdogMs } from './sd-notify.js';
@@ -113,9 +113,7 @@ export class OpsFeature {
     }
     const r = this.opts.replaced;
     if (r) {
-      this.health.noteAtStart(
-        `the database was damaged at start (${r.reason}); it was moved to ${r.movedTo} and a fresh one started`,
-      );
+      this.health.noteAtStart(describeReplaced(r));
     }
     this.metrics.start();
     this.live.start();

@@ -1,9 +1,11 @@
 /**
- * Opening the store with an integrity check first. A database that SQLite finds damaged
- * (PRAGMA quick_check, or SQLITE_CORRUPT / SQLITE_NOTADB while opening) is moved aside with a
- * timestamp and a fresh one is started, so a damaged file on an SD card costs its history but
- * never turns the service into a crash loop. Anything else (permissions, a full disk, a file
- * from a newer sitegw) is not corruption and still stops the start with its own error.
+ * Opening the store with an integrity check first. A database file that SQLite finds damaged
+ * (PRAGMA quick_check, or SQLITE_CORRUPT / SQLITE_NOTADB while opening; sitegw.db and
+ * credentials.db each) is moved aside with a timestamp, a fresh one is started, every readable
+ * row of every table is salvaged into it (store/salvage.ts) and what the salvage lacks is filled
+ * from the scheduled backup (ops/backup.ts), before anything else runs. A damaged file on an SD
+ * card costs what was unreadable and not in the backup, and never turns the service into a crash
+ * loop. Anything else (permissions, a full disk, a file from a newer sitegw) is not corruption.
  *
  * quick_check (https://sqlite.org/pragma.html#pragma_quick_check) reads every page but skips the
  * index-content cross-check of integrity_check, which keeps the start fast on a Pi.
@@ -12,8 +14,10 @@ import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
+import { credentialsFileOf } from '../store/credentials.js';
 import { CACHE_KIB, openDatabase } from '../store/db.js';
 import { sqliteDriver } from '../store/driver.js';
+import { type Filled, fillFromBackups, salvageInto, type TableSalvage } from '../store/salvage.js';
 import { isStorageFault, isStorageFull } from '../store/storage-faults.js';
 import { describeStorageError } from './data-disk.js';
 
@@ -25,6 +29,12 @@ export interface DatabaseReplaced {
   /** SQLite's words */
   reason: string;
   at: number;
+  /** every damaged file and where it went (sitegw.db, credentials.db) */
+  files: { file: string; movedTo: string; reason: string }[];
+  /** what each table gave to the fresh file */
+  salvaged: TableSalvage[];
+  /** what the backups added that the salvage lacked */
+  restored: Filled[];
 }
 
 export interface CheckedStore {
@@ -117,26 +127,53 @@ export function openCheckedDatabase(file: string, log: Logger, now: () => number
 }
 
 function openChecked(file: string, log: Logger, now: () => number, exclusive: boolean): CheckedStore {
-  let reason: string | null = null;
-  const open = () => openDatabase(file, (fields, msg) => log.warn(fields, msg), { exclusive });
-  if (existsSync(file)) {
+  const damaged: { file: string; reason: string }[] = [];
+  for (const f of [file, credentialsFileOf(file)]) {
+    if (!existsSync(f)) continue;
     const started = Date.now();
-    reason = quickCheck(file, exclusive);
-    log.info({ ms: Date.now() - started, ok: reason === null }, 'database quick_check');
+    const reason = quickCheck(f, exclusive);
+    log.info({ file: f, ms: Date.now() - started, ok: reason === null }, 'database quick_check');
+    if (reason !== null) damaged.push({ file: f, reason });
   }
-  if (reason === null) {
+  const open = () => openDatabase(file, (fields, msg) => log.warn(fields, msg), { exclusive });
+  if (damaged.length === 0) {
     try {
       return { db: open(), replaced: null, exclusive: null };
     } catch (err) {
       if (!isCorruption(err)) throw err;
-      reason = (err as Error).message;
+      damaged.push({ file, reason: (err as Error).message });
     }
   }
   const at = now();
-  const movedTo = moveAside(file, at);
-  log.error(
-    { file, movedTo, reason },
-    'the database is damaged: moved aside, starting a fresh one (history before now is in the moved file)',
+  const files = damaged.map((d) => ({ ...d, movedTo: moveAside(d.file, at) }));
+  for (const f of files)
+    log.error(
+      { file: f.file, movedTo: f.movedTo, reason: f.reason },
+      'the database is damaged: moved aside, salvaging every readable row into a fresh one',
+    );
+  const db = open();
+  const salvaged = files.flatMap((f) => salvageInto(db, f.movedTo, { conflict: 'replace' }));
+  const restored = fillFromBackups(db, dirname(file));
+  log.warn({ salvaged, restored }, 'the damaged database was salvaged');
+  const first = files[0]!;
+  return {
+    db,
+    replaced: { file: first.file, movedTo: first.movedTo, reason: first.reason, at, files, salvaged, restored },
+    exclusive: null,
+  };
+}
+
+/** One sentence for health: what the salvage kept and what was lost, table by table. */
+export function describeReplaced(r: DatabaseReplaced): string {
+  const where = r.files.map((f) => `${basename(f.file)} (${f.reason}) was moved to ${f.movedTo}`).join('; ');
+  const kept = r.salvaged.filter((t) => t.rows > 0).map((t) => `${t.table}: ${t.rows} rows`);
+  const lost = r.salvaged
+    .filter((t) => t.unreadable)
+    .map((t) => `${t.table}${t.refused > 0 ? ` (${t.refused} rows refused)` : ''}`);
+  const filled = r.restored.filter((f) => f.rows > 0).map((f) => `${f.table}: ${f.rows} rows from ${f.backup}`);
+  return (
+    `the database was damaged at start: ${where}; salvaged into a fresh file: ${kept.join(', ') || 'nothing'}` +
+    (lost.length > 0 ? `; unreadable parts lost in ${lost.join(', ')}` : '; nothing unreadable') +
+    (filled.length > 0 ? `; restored from the backups: ${filled.join(', ')}` : '')
   );
-  return { db: open(), replaced: { file, movedTo, reason, at }, exclusive: null };
 }

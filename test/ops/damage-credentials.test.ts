@@ -2,9 +2,10 @@
  * A damaged database (docs/install.md "When the card fails"): the file truncated to half, 8 KiB of
  * random bytes at 16 KiB, torn pages. The daemon starts in-process on it and every partner still
  * signs in, the owner is still there, and so are the publishTo grants (issue 41, finding 3): the
- * credentials live in their own file, which damage to the buckets' file cannot reach.
+ * credentials live in their own file, which damage to the buckets' file cannot reach. Every
+ * readable bucket is salvaged into the fresh file, and health names what was kept and lost.
  */
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -24,6 +25,7 @@ afterEach(() => {
 });
 
 const NOW = Date.UTC(2026, 5, 1, 12);
+const BUCKETS = 8 * 600;
 
 function config(dataDir: string) {
   const ep = { host: '127.0.0.1', port: 9 };
@@ -46,26 +48,38 @@ async function siteWithCredentials(): Promise<{ dataDir: string; secret: string 
   db.transaction(() => {
     for (let s = 1; s <= 8; s++) {
       stream.run(`dev${s}__s`);
-      for (let i = 0; i < 600; i++) bucket.run(s, NOW / 1000 - i * 900, 900_000, i);
+      for (let i = 0; i < BUCKETS / 8; i++) bucket.run(s, NOW / 1000 - i * 900, 900_000, i);
     }
   })();
   db.close();
   return { dataDir, secret: secret! };
 }
 
-const damages: Record<string, (file: string) => void> = {
-  'truncated to half': (file) => truncateSync(file, Math.floor(statSync(file).size / 2)),
-  '8 KiB of random bytes at 16 KiB': (file) => {
-    const fd = openSync(file, 'r+');
-    const noise = Buffer.alloc(8192);
-    for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
-    writeSync(fd, noise, 0, noise.length, 16384);
-    closeSync(fd);
-  },
+/** each damage, and the share of buckets at least salvaged: half a file's pages are gone with it */
+const damages: Record<string, [(file: string) => void, number]> = {
+  'truncated to half': [(file) => truncateSync(file, Math.floor(statSync(file).size / 2)), 0.25],
+  'torn pages (the second half of three pages zeroed)': [
+    (file) => {
+      const fd = openSync(file, 'r+');
+      for (const page of [20, 40, 60]) writeSync(fd, Buffer.alloc(2048), 0, 2048, page * 4096 + 2048);
+      closeSync(fd);
+    },
+    0.85,
+  ],
+  '8 KiB of random bytes at 16 KiB': [
+    (file) => {
+      const fd = openSync(file, 'r+');
+      const noise = Buffer.alloc(8192);
+      for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+      writeSync(fd, noise, 0, noise.length, 16384);
+      closeSync(fd);
+    },
+    0.85,
+  ],
 };
 
 describe('a damaged database keeps every credential', () => {
-  for (const [name, damage] of Object.entries(damages)) {
+  for (const [name, [damage, share]] of Object.entries(damages)) {
     it(`${name}: partners sign in, the owner and publishTo are still there`, async () => {
       const { dataDir, secret } = await siteWithCredentials();
       damage(join(dataDir, 'sitegw.db'));
@@ -87,6 +101,14 @@ describe('a damaged database keeps every credential', () => {
         expect(token.statusCode, token.body).toBe(200);
         expect(ownerIsSet(daemon.ctx.db)).toBe(true);
         expect(allPublishTo(daemon.ctx.db).get('inverter')).toEqual([{ clientId: 'partner', data: ['telemetry'] }]);
+        // every readable row was salvaged: the buckets before the damage and after it, not none
+        const kept = daemon.ctx.db.prepare('SELECT count(*) FROM buckets').pluck().get() as number;
+        expect(kept).toBeGreaterThan(BUCKETS * share);
+        expect(kept).toBeLessThanOrEqual(BUCKETS);
+        expect(daemon.ctx.db.prepare("SELECT count(*) FROM streams WHERE key LIKE 'dev%'").pluck().get()).toBe(8);
+        // health says what was salvaged and what was lost, table by table
+        expect(health.problems.join(' ')).toMatch(new RegExp(`buckets: ${kept} rows`));
+        expect(readdirSync(dataDir).some((n) => n.startsWith('sitegw.db.damaged-'))).toBe(true);
       } finally {
         await daemon.stop();
       }
