@@ -18,6 +18,7 @@ import type { RegisterReader } from './core/register-reader.js';
 import { TimeLabels } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
 import { BusRegistry } from './modbus/buses.js';
+import { ScheduledBackup } from './ops/backup-schedule.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
 import { OptimiserLoop } from './optimiser/loop.js';
@@ -54,6 +55,8 @@ export interface DaemonOptions {
   wsPingTimeoutMs?: number;
   /** how often open WebSockets' grants are checked again, real ms (default 5 s); tests shorten it */
   wsGrantRecheckMs?: number;
+  /** real ms after the start before the scheduled backups are first looked at (default a minute) */
+  backupFirstLookMs?: number;
 }
 
 export interface DaemonContext {
@@ -174,6 +177,10 @@ export class Daemon {
     });
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
+    // the copies a damaged database is filled from at the next start (ops/backup-schedule.ts)
+    await features.start(
+      new ScheduledBackup({ dbFile, log: log.child({ feature: 'backups' }), firstLookMs: opts.backupFirstLookMs }),
+    );
     const registry = ops.metrics.registry;
     // built here and started below, beside the buses: Home Assistant's discovery offers its select
     // from its first connection (a select missing for a moment would make Home Assistant drop it)

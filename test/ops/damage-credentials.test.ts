@@ -5,7 +5,17 @@
  * credentials live in their own file, which damage to the buckets' file cannot reach. Every
  * readable bucket is salvaged into the fresh file, and health names what was kept and lost.
  */
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -18,6 +28,7 @@ import { Daemon } from '../../src/main.js';
 import { openDatabase } from '../../src/store/db.js';
 import { allPublishTo, replacePublishTo } from '../../src/store/publish-to.js';
 import { basic } from '../support/auth.js';
+import { waitFor } from '../support/demo.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -114,4 +125,36 @@ describe('a damaged database keeps every credential', () => {
       }
     }, 60_000);
   }
+
+  it('a file beyond salvage (only its first page left) is filled from the scheduled backup', async () => {
+    const { dataDir, secret } = await siteWithCredentials();
+    const start = (backupFirstLookMs?: number) =>
+      Daemon.start({
+        config: config(dataDir),
+        clock: new ManualClock(NOW),
+        log: pino({ level: 'silent' }),
+        listen: false,
+        backupFirstLookMs,
+      });
+    const first = await start(0);
+    await waitFor('the scheduled backup', () => existsSync(join(dataDir, 'backups', 'sitegw.db')), 30_000);
+    await first.stop();
+    truncateSync(join(dataDir, 'sitegw.db'), 4096);
+    rmSync(join(dataDir, 'credentials.db'));
+    const daemon = await start();
+    try {
+      expect(daemon.ctx.db.prepare('SELECT count(*) FROM buckets').pluck().get()).toBe(BUCKETS);
+      const token = await daemon.app.inject({
+        method: 'POST',
+        url: '/oauth2/token',
+        headers: { authorization: basic('partner', secret), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'grant_type=client_credentials',
+      });
+      expect(token.statusCode, token.body).toBe(200);
+      const health = (await daemon.app.inject({ method: 'GET', url: '/healthz' })).json() as { problems: string[] };
+      expect(health.problems.join(' ')).toMatch(new RegExp(`restored from the backups: .*buckets: ${BUCKETS} rows`));
+    } finally {
+      await daemon.stop();
+    }
+  }, 60_000);
 });

@@ -3,11 +3,11 @@
  * in sitegw.db) is moved over at its first open, twice-run copies leave one row each, and another
  * process's write to a client moves the change stamp the token cache watches.
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backupDatabase } from '../../src/ops/backup.js';
+import { backupDatabase, restoreDatabase } from '../../src/ops/backup.js';
 import { CRED_MIGRATIONS, copyCredentialsFromMain } from '../../src/store/credentials.js';
 import { changeStamp, migrate, openDatabase, schemaVersion } from '../../src/store/db.js';
 import { sqliteDriver } from '../../src/store/driver.js';
@@ -99,8 +99,14 @@ describe('credentials.db', () => {
     const out = join(dataDir(), 'backup.db');
     await backupDatabase(join(from, 'sitegw.db'), out);
     db.close();
+    // restored over a data directory that has a database of its own: that one is kept aside
     const to = dataDir();
-    copyFileSync(out, join(to, 'sitegw.db'));
+    openDatabase(join(to, 'sitegw.db')).close();
+    const r = restoreDatabase(out, join(to, 'sitegw.db'), Date.UTC(2026, 0, 2));
+    expect(r.movedAside).toEqual([
+      join(to, 'sitegw.db.before-restore-20260102T000000Z'),
+      join(to, 'credentials.db.before-restore-20260102T000000Z'),
+    ]);
     const restored = openDatabase(join(to, 'sitegw.db'));
     expect(tables(restored, 'main')).not.toContain('auth_clients');
     expect(restored.prepare('SELECT id FROM cred.auth_clients').pluck().all()).toEqual(['p2']);
