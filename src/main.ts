@@ -130,8 +130,15 @@ export class Daemon {
     const bus = new EventBus(log);
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
-    const { db, replaced, exclusive } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
-    await features.start({ name: 'store', start: () => undefined, stop: () => db.close() });
+    const { db, replaced, exclusive, readOnly, cleanup } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
+    await features.start({
+      name: 'store',
+      start: () => undefined,
+      stop: () => {
+        db.close();
+        cleanup?.();
+      },
+    });
     const site = new Site(config);
     // PV modules learned by earlier runs: the streams exist before the first poll
     restoreLearned(db, site);
@@ -174,6 +181,7 @@ export class Daemon {
       unsaved: { pending: () => auth.unsavedTokens > 0, save: () => auth.saveUnsavedTokens() },
       replaced,
       exclusive,
+      readOnly,
     });
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });

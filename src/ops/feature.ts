@@ -46,6 +46,8 @@ export interface OpsOptions {
   replaced: DatabaseReplaced | null;
   /** why the database is open for this process alone (a start on a full disk), or null */
   exclusive?: string | null;
+  /** why the database is open for reading only (a read-only data directory), or null */
+  readOnly?: string | null;
   /** how often the data disk is looked at (the poll period), real ms */
   storageCheckMs?: number;
   /** what waits in memory for the disk (the token service's unsaved tokens) */
@@ -111,6 +113,9 @@ export class OpsFeature {
         'the data disk was full at start: the database is open for this process alone, so `sitegw clients` and `sitegw backup` wait until sitegw is restarted with room on the disk',
       );
     }
+    // failing from the start, with the reason: every write will be refused (the probe keeps it so)
+    if (this.opts.readOnly)
+      this.health.noteWrite(Object.assign(new Error('read-only'), { code: 'SQLITE_READONLY' }), this.opts.readOnly);
     const r = this.opts.replaced;
     if (r) {
       this.health.noteAtStart(describeReplaced(r));

@@ -17,9 +17,10 @@ import type { Logger } from 'pino';
 import { credentialsFileOf } from '../store/credentials.js';
 import { CACHE_KIB, openDatabase } from '../store/db.js';
 import { sqliteDriver } from '../store/driver.js';
+import { openReadOnlyStore } from '../store/read-only.js';
 import { type Filled, fillFromBackups, salvageInto, type TableSalvage } from '../store/salvage.js';
 import { isStorageFault, isStorageFull } from '../store/storage-faults.js';
-import { describeStorageError } from './data-disk.js';
+import { describeStorageError, dirWriteErrno } from './data-disk.js';
 
 /** What happened to a damaged database at start. */
 export interface DatabaseReplaced {
@@ -42,6 +43,10 @@ export interface CheckedStore {
   replaced: DatabaseReplaced | null;
   /** why the database is open for this process alone (a start on a full disk), or null */
   exclusive: string | null;
+  /** why the database is open for reading only (a read-only data directory), or null */
+  readOnly?: string | null;
+  /** what the store's stop must do after the database closed (a read-only copy removed) */
+  cleanup?: () => void;
 }
 
 /** The database cannot be opened for a reason that is not damage: the sentence names the file, SQLite's code and the errno. */
@@ -115,6 +120,13 @@ export function openCheckedDatabase(file: string, log: Logger, now: () => number
   try {
     return openChecked(file, log, now, false);
   } catch (err) {
+    if (
+      !isStorageFull(err) &&
+      isStorageFault(err) &&
+      existsSync(file) &&
+      READ_ONLY.has(dirWriteErrno(dirname(file)) ?? '')
+    )
+      return openReadOnlyChecked(file, log, err);
     if (!isStorageFull(err)) throw isStorageFault(err) ? new StorageOpenError(file, err) : err;
     const why = describeStorageError(err, file, 'opening');
     log.error({ file }, `${why}: opening it for this process alone, with its WAL index in memory`);
@@ -123,6 +135,21 @@ export function openCheckedDatabase(file: string, log: Logger, now: () => number
     } catch (again) {
       throw isStorageFault(again) ? new StorageOpenError(file, again) : again;
     }
+  }
+}
+
+/** a directory that refuses every write, as opposed to one that is full */
+const READ_ONLY = new Set(['EROFS', 'EACCES', 'EPERM']);
+
+/** A data directory that takes no writes: the database opened for reading, so the gateway serves (finding 4). */
+function openReadOnlyChecked(file: string, log: Logger, cause: unknown): CheckedStore {
+  const why = `${describeStorageError(cause, file, 'opening')}: serving read-only (sign-in for known clients, the stored data); nothing new is stored until the directory is writable and sitegw restarted`;
+  try {
+    const ro = openReadOnlyStore(file);
+    log.error({ file, copiedTo: ro.copiedTo }, why);
+    return { db: ro.db, replaced: null, exclusive: null, readOnly: why, cleanup: ro.cleanup };
+  } catch (again) {
+    throw isStorageFault(again) ? new StorageOpenError(file, again) : again;
   }
 }
 

@@ -14,6 +14,7 @@ import { type BucketRow, insertBucket } from '../store/buckets.js';
 import { writeTx } from '../store/db.js';
 import { durably, loadEnergyStates, saveEnergyState, syncToDisk } from '../store/energy-state.js';
 import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import { streamKey } from '../store/streams.js';
 import { BUCKET_MS, floorToBucket } from './align.js';
 import { type CounterJudgeStats, EnergyTracker, emptyEnergyState } from './energy.js';
@@ -189,15 +190,22 @@ export class Bucketer implements Feature {
   stop(): void {
     if (!this.started) return;
     const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
-    durably(this.db, () => {
-      const open = new Map<number, SavedRun>();
-      for (const run of this.runs.values()) {
-        if (run.tracker) saveEnergyState(this.db, run.key, { ...run.tracker.state(), closedUntil });
-        if (run.open && !run.retired) open.set(run.key, saveRun(run));
-      }
-      saveOpenBuckets(this.db, open);
-    });
-    this.started = false;
+    try {
+      durably(this.db, () => {
+        const open = new Map<number, SavedRun>();
+        for (const run of this.runs.values()) {
+          if (run.tracker) saveEnergyState(this.db, run.key, { ...run.tracker.state(), closedUntil });
+          if (run.open && !run.retired) open.set(run.key, saveRun(run));
+        }
+        saveOpenBuckets(this.db, open);
+      });
+    } catch (err) {
+      // a disk that takes no writes (full, read-only): the next start continues from the last
+      // save, as after a kill; health has said so since the first refused write
+      if (!isStorageFault(err)) throw err;
+    } finally {
+      this.started = false;
+    }
   }
 
   private setStreamDefs(defs: StreamDef[], first: boolean): void {
