@@ -50,6 +50,7 @@ export const E2E: readonly string[] = [
   'test/optimiser/lp-crosscheck.test.ts',
   'test/ops/backup-restart.test.ts',
   'test/ops/damage-credentials.test.ts',
+  'test/ops/wal-vanished.test.ts',
   'test/ops/http.test.ts',
   'test/ops/integrity.test.ts',
   'test/ops/watchdog.test.ts',

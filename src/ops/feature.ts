@@ -97,6 +97,10 @@ export class OpsFeature {
       pending: () => opts.unsaved?.pending() ?? false,
       onWritable: () => opts.unsaved?.save(),
       everyMs: opts.storageCheckMs ?? 10_000,
+      onWalRemoved: (file) =>
+        this.health.noteAtStart(
+          `${file} was removed while running: its writes were checkpointed into the database and a new WAL started; nothing stored was lost`,
+        ),
     });
     this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
     this.watchdog = new Watchdog({

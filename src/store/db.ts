@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Database } from 'better-sqlite3';
 import {
   CRED_MIGRATIONS,
@@ -94,7 +95,9 @@ export function openReadOnly(file: string): Database {
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma(`cache_size = -${CACHE_KIB}`);
-    db.prepare(`ATTACH DATABASE ? AS ${CRED_SCHEMA}`).run(credentialsFileOf(file));
+    // a file of the layout before the credentials file holds them itself: the schema is there, empty
+    const cred = credentialsFileOf(file);
+    db.prepare(`ATTACH DATABASE ? AS ${CRED_SCHEMA}`).run(existsSync(cred) ? cred : ':memory:');
   } catch (err) {
     db.close();
     throw err;
