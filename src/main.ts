@@ -27,6 +27,7 @@ import { loadProfiles } from './profiles/index.js';
 import { storageControlFor } from './profiles/storage-controls.js';
 import { LearnedTopology, restoreLearned } from './site/learned.js';
 import { Site } from './site/site.js';
+import { energyKeepFile } from './store/energy-keep.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
 import { Retention } from './telemetry/retention.js';
@@ -144,7 +145,14 @@ export class Daemon {
     restoreLearned(db, site);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
     const bucketer = await features.start(
-      new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus: bus.as('bucketer') }),
+      new Bucketer({
+        db,
+        streams: site.streams(),
+        pollPeriodMs,
+        bus: bus.as('bucketer'),
+        // the life's energy counts kept in memory every 10 s of readings: a kill loses no more (finding 5)
+        liveStateFile: energyKeepFile(config.dataDir),
+      }),
     );
 
     const buses = new BusRegistry();

@@ -1,0 +1,40 @@
+/**
+ * The bucketer's side of the kept energy counts (store/energy-keep.ts): every KEEP_MS of readings
+ * the counts of every stream go to a file in memory that outlives a kill, and a start takes, per
+ * stream, whichever of the kept and the durably saved state is newer (issue 41, finding 5).
+ */
+import { asOf, dropEnergyKeep, readEnergyKeep, writeEnergyKeep } from '../store/energy-keep.js';
+import type { StoredEnergyState } from '../store/energy-state.js';
+
+/**
+ * How often the energy counts are kept, on reading time: what a life that ends without a stop
+ * loses at most. A write to a tmpfs: the SD card pays nothing for it.
+ */
+export const KEEP_MS = 10_000;
+
+export class EnergyKeeper {
+  private nextAt = Number.NEGATIVE_INFINITY;
+  private kept: Map<string, StoredEnergyState> | null = null;
+
+  constructor(private readonly file: string | undefined) {}
+
+  /** The state a stream continues from: the kept one where it is newer than the durable one. */
+  pick(streamId: string, durable: StoredEnergyState | undefined): StoredEnergyState | undefined {
+    if (!this.file) return durable;
+    this.kept ??= readEnergyKeep(this.file);
+    const k = this.kept.get(streamId);
+    return k && (!durable || asOf(k) > asOf(durable)) ? k : durable;
+  }
+
+  /** Keeps `states()` when KEEP_MS of readings passed since the last keep. */
+  maybeKeep(newestTs: number, states: () => Map<string, StoredEnergyState>): void {
+    if (!this.file || newestTs < this.nextAt) return;
+    this.nextAt = Math.floor(newestTs / KEEP_MS) * KEEP_MS + KEEP_MS;
+    writeEnergyKeep(this.file, states());
+  }
+
+  /** After a stop saved every count durably. */
+  drop(): void {
+    if (this.file) dropEnergyKeep(this.file);
+  }
+}
