@@ -51,7 +51,7 @@ async function lives(mode: 'before' | 'keep' | 'reference'): Promise<{ alive: nu
   const r = rand(seed);
   const open = () => {
     const db = openDatabase(join(dir, 'sitegw.db'));
-    const b = new Bucketer({ db, streams: [def(1)], pollPeriodMs: 5000, liveStateFile: keepFile });
+    const b = new Bucketer({ db, streams: [def(1)], pollPeriodMs: 5000, liveStateFile: keepFile, keepRealMs: 0 });
     b.start();
     return { db, b };
   };
@@ -90,7 +90,13 @@ function day(keep: boolean): { card: number; memory: number } {
     const b = new Bucketer({ db, streams, pollPeriodMs: 10_000 });
     b.start();
     const bk = keep
-      ? new Bucketer({ db: openDatabase(join(dir, 'k.db')), streams, pollPeriodMs: 10_000, liveStateFile: keepFile })
+      ? new Bucketer({
+          db: openDatabase(join(dir, 'k.db')),
+          streams,
+          pollPeriodMs: 10_000,
+          liveStateFile: keepFile,
+          keepRealMs: 0,
+        })
       : null;
     bk?.start();
     let card = 0;

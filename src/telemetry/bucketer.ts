@@ -33,6 +33,8 @@ export interface BucketerOptions {
    * in memory, outliving a kill); none: only the durable saves carry them across a kill
    */
   liveStateFile?: string;
+  /** real ms between keeps at least (default KEEP_REAL_MS); tests that feed readings at once set 0 */
+  keepRealMs?: number;
 }
 
 export interface BucketerStats {
@@ -169,7 +171,7 @@ export class Bucketer implements Feature {
     this.pollPeriodMs = opts.pollPeriodMs;
     this.bus = opts.bus;
     this.maxHoldMs = HOLD_POLL_PERIODS * opts.pollPeriodMs;
-    this.keeper = new EnergyKeeper(opts.liveStateFile);
+    this.keeper = new EnergyKeeper(opts.liveStateFile, opts.keepRealMs);
   }
 
   /** Registers the streams and loads persisted energy state, so counts continue after a restart. */

@@ -34,7 +34,13 @@ afterEach(() => {
  */
 async function life(dir: string, fromS: number, toS: number, look = false): Promise<number | null> {
   const db = openDatabase(join(dir, 'sitegw.db'));
-  const b = new Bucketer({ db, streams: [battery], pollPeriodMs: 5 * S, liveStateFile: join(dir, 'energy.json') });
+  const b = new Bucketer({
+    db,
+    streams: [battery],
+    pollPeriodMs: 5 * S,
+    liveStateFile: join(dir, 'energy.json'),
+    keepRealMs: 0,
+  });
   b.start();
   for (let t = fromS; t <= toS; t += 5) b.ingest({ streamId: battery.id, ts: T0 + t * S, values: { power_W: 1200 } });
   let shown: number | null = null;
@@ -53,7 +59,13 @@ describe('integrated energy across lives that end without a stop', () => {
     dirs.push(dir);
     // no live view and no close during the first life: only the kept counts carry it
     const db = openDatabase(join(dir, 'sitegw.db'));
-    const b = new Bucketer({ db, streams: [battery], pollPeriodMs: 5 * S, liveStateFile: join(dir, 'energy.json') });
+    const b = new Bucketer({
+      db,
+      streams: [battery],
+      pollPeriodMs: 5 * S,
+      liveStateFile: join(dir, 'energy.json'),
+      keepRealMs: 0,
+    });
     b.start();
     for (let t = 60; t <= 300; t += 5) b.ingest({ streamId: battery.id, ts: T0 + t * S, values: { power_W: 1200 } });
     db.close();
