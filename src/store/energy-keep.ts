@@ -7,7 +7,7 @@
  * a kill mid-write leaves the previous one.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoredEnergyState } from './energy-state.js';
@@ -47,9 +47,4 @@ export function writeEnergyKeep(file: string, streams: Map<string, StoredEnergyS
   } catch {
     return false;
   }
-}
-
-/** After a clean stop saved every count durably, the kept file has nothing more to tell. */
-export function dropEnergyKeep(file: string): void {
-  rmSync(file, { force: true });
 }

@@ -211,7 +211,6 @@ export class Bucketer implements Feature {
         }
         saveOpenBuckets(this.db, open);
       });
-      this.keeper.drop();
     } catch (err) {
       // a disk that takes no writes (full, read-only): the next start continues from the last
       // save, as after a kill; health has said so since the first refused write

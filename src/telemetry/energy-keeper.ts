@@ -1,9 +1,11 @@
 /**
  * The bucketer's side of the kept energy counts (store/energy-keep.ts): every KEEP_MS of readings
  * the counts of every stream go to a file in memory that outlives a kill, and a start takes, per
- * stream, whichever of the kept and the durably saved state is newer (issue 41, finding 5).
+ * stream, whichever of the kept and the durably saved state is newer (issue 41, finding 5). The file
+ * stays after a clean stop: a database damaged before the next start may have lost the durable
+ * state, and the kept one then still carries the counts.
  */
-import { asOf, dropEnergyKeep, readEnergyKeep, writeEnergyKeep } from '../store/energy-keep.js';
+import { asOf, readEnergyKeep, writeEnergyKeep } from '../store/energy-keep.js';
 import type { StoredEnergyState } from '../store/energy-state.js';
 
 /**
@@ -45,10 +47,5 @@ export class EnergyKeeper {
     this.lastReal = real;
     this.nextAt = Math.floor(newestTs / KEEP_MS) * KEEP_MS + KEEP_MS;
     writeEnergyKeep(this.file, states());
-  }
-
-  /** After a stop saved every count durably. */
-  drop(): void {
-    if (this.file) dropEnergyKeep(this.file);
   }
 }
