@@ -1,5 +1,5 @@
 /**
- * A damaged database (docs/install.md "When the card fails"): the file truncated to half, 8 KiB of
+ * A damaged database (docs/install.md "SD card", what happens to the data on each fault): the file truncated to half, 8 KiB of
  * random bytes at 16 KiB, torn pages. The daemon starts in-process on it and every partner still
  * signs in, the owner is still there, and so are the publishTo grants (issue 41, finding 3): the
  * credentials live in their own file, which damage to the buckets' file cannot reach. Every
