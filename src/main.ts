@@ -131,7 +131,10 @@ export class Daemon {
     const bus = new EventBus(log);
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
-    const { db, replaced, exclusive, readOnly, cleanup } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
+    const { db, replaced, exclusive, readOnly, cleanup, credentialsLost } = openCheckedDatabase(
+      dbFile,
+      log.child({ feature: 'store' }),
+    );
     await features.start({
       name: 'store',
       start: () => undefined,
@@ -190,6 +193,7 @@ export class Daemon {
       replaced,
       exclusive,
       readOnly,
+      credentialsLost,
     });
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });

@@ -48,6 +48,8 @@ export interface OpsOptions {
   exclusive?: string | null;
   /** why the database is open for reading only (a read-only data directory), or null */
   readOnly?: string | null;
+  /** credentials.db was missing at start: what the backups gave back, or null */
+  credentialsLost?: string | null;
   /** how often the data disk is looked at (the poll period), real ms */
   storageCheckMs?: number;
   /** what waits in memory for the disk (the token service's unsaved tokens) */
@@ -120,6 +122,7 @@ export class OpsFeature {
     // failing from the start, with the reason: every write will be refused (the probe keeps it so)
     if (this.opts.readOnly)
       this.health.noteWrite(Object.assign(new Error('read-only'), { code: 'SQLITE_READONLY' }), this.opts.readOnly);
+    if (this.opts.credentialsLost) this.health.noteAtStart(this.opts.credentialsLost);
     const r = this.opts.replaced;
     if (r) {
       this.health.noteAtStart(describeReplaced(r));

@@ -14,11 +14,17 @@ import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
-import { credentialsFileOf } from '../store/credentials.js';
+import { clientRows, credentialsFileOf } from '../store/credentials.js';
 import { CACHE_KIB, openDatabase } from '../store/db.js';
 import { sqliteDriver } from '../store/driver.js';
 import { openReadOnlyStore } from '../store/read-only.js';
-import { type Filled, fillFromBackups, salvageInto, type TableSalvage } from '../store/salvage.js';
+import {
+  type Filled,
+  fillFromBackups,
+  RESTORABLE_CREDENTIALS,
+  salvageInto,
+  type TableSalvage,
+} from '../store/salvage.js';
 import { isStorageFault, isStorageFull } from '../store/storage-faults.js';
 import { describeStorageError, dirWriteErrno } from './data-disk.js';
 
@@ -47,6 +53,8 @@ export interface CheckedStore {
   readOnly?: string | null;
   /** what the store's stop must do after the database closed (a read-only copy removed) */
   cleanup?: () => void;
+  /** credentials.db was missing beside an existing database: what the backups gave back (health says it) */
+  credentialsLost?: string | null;
 }
 
 /** The database cannot be opened for a reason that is not damage: the sentence names the file, SQLite's code and the errno. */
@@ -163,9 +171,17 @@ function openChecked(file: string, log: Logger, now: () => number, exclusive: bo
     if (reason !== null) damaged.push({ file: f, reason });
   }
   const open = () => openDatabase(file, (fields, msg) => log.warn(fields, msg), { exclusive });
+  // a credentials file removed or lost beside a database that has been split (or is about to be)
+  const credLost = existsSync(file) && !existsSync(credentialsFileOf(file));
   if (damaged.length === 0) {
     try {
-      return { db: open(), replaced: null, exclusive: null };
+      const db = open();
+      return {
+        db,
+        replaced: null,
+        exclusive: null,
+        credentialsLost: credLost ? refillCredentials(db, file, log) : null,
+      };
     } catch (err) {
       if (!isCorruption(err)) throw err;
       damaged.push({ file, reason: (err as Error).message });
@@ -188,6 +204,23 @@ function openChecked(file: string, log: Logger, now: () => number, exclusive: bo
     replaced: { file: first.file, movedTo: first.movedTo, reason: first.reason, at, files, salvaged, restored },
     exclusive: null,
   };
+}
+
+/**
+ * Fills a fresh credentials file from the backups. Null where nothing was missing: a database of
+ * the layout before the credentials file carried its own, copied over at this open.
+ */
+function refillCredentials(db: Database, file: string, log: Logger): string | null {
+  const filled = fillFromBackups(db, dirname(file), RESTORABLE_CREDENTIALS).filter((f) => f.rows > 0);
+  const clients = clientRows(db);
+  if (filled.length === 0 && clients > 0) return null;
+  const what =
+    filled.length > 0
+      ? `restored from the backups: ${filled.map((f) => `${f.table}: ${f.rows} rows from ${f.backup}`).join(', ')}`
+      : 'no backup held credentials: add the clients again (sitegw clients add) and set the owner password';
+  const sentence = `${credentialsFileOf(file)} was missing at start: ${what}`;
+  log.error({ file: credentialsFileOf(file) }, sentence);
+  return sentence;
 }
 
 /** One sentence for health: what the salvage kept and what was lost, table by table. */

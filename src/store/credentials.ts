@@ -125,3 +125,8 @@ export function copyCredentialsFromMain(db: Database): void {
 export function dropCredentialsFromMain(db: Database): void {
   for (const t of [...CRED_TABLES].reverse()) db.exec(`DROP TABLE main.${t}`);
 }
+
+/** Clients ever registered (removed ones keep their row): zero in a credentials file that was lost. */
+export function clientRows(db: Database): number {
+  return db.prepare<[], number>('SELECT count(*) FROM auth_clients').pluck().get()!;
+}

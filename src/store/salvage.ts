@@ -249,15 +249,20 @@ export interface Filled {
   backup: string;
 }
 
-/** Rows of the scheduled backups that the fresh, salvaged file lacks, for the RESTORABLE tables. */
-export function fillFromBackups(target: Database, dataDir: string): Filled[] {
+/** Rows of the scheduled backups that the fresh, salvaged file lacks, for the RESTORABLE tables (or fewer). */
+export function fillFromBackups(target: Database, dataDir: string, only: ReadonlySet<string> = RESTORABLE): Filled[] {
   const out: Filled[] = [];
   for (const name of BACKUP_FILES) {
     const file = join(dataDir, BACKUP_DIR, name);
     if (!existsSync(file)) continue;
     const when = new Date(statSync(file).mtimeMs).toISOString().slice(0, 16).replace('T', ' ');
-    for (const t of salvageInto(target, file, { only: RESTORABLE, conflict: 'ignore' }))
+    for (const t of salvageInto(target, file, { only, conflict: 'ignore' }))
       out.push({ table: t.table, rows: t.rows, backup: `${name} of ${when} UTC` });
   }
   return out;
 }
+
+/** The credential tables a backup may give back (credentials.ts CRED_TABLES, less codes and tokens). */
+export const RESTORABLE_CREDENTIALS: ReadonlySet<string> = new Set(
+  [...RESTORABLE].filter((t) => t.startsWith('auth_') || t.startsWith('publish_to')),
+);

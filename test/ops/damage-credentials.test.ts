@@ -157,4 +157,34 @@ describe('a damaged database keeps every credential', () => {
       await daemon.stop();
     }
   }, 60_000);
+
+  it('a credentials file lost beside an intact database is filled from the scheduled backup', async () => {
+    const { dataDir, secret } = await siteWithCredentials();
+    const start = (backupFirstLookMs?: number) =>
+      Daemon.start({
+        config: config(dataDir),
+        clock: new ManualClock(NOW),
+        log: pino({ level: 'silent' }),
+        listen: false,
+        backupFirstLookMs,
+      });
+    const first = await start(0);
+    await waitFor('the scheduled backup', () => existsSync(join(dataDir, 'backups', 'credentials.db')), 30_000);
+    await first.stop();
+    for (const s of ['', '-wal', '-shm']) rmSync(join(dataDir, `credentials.db${s}`), { force: true });
+    const daemon = await start();
+    try {
+      const token = await daemon.app.inject({
+        method: 'POST',
+        url: '/oauth2/token',
+        headers: { authorization: basic('partner', secret), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'grant_type=client_credentials',
+      });
+      expect(token.statusCode, token.body).toBe(200);
+      const health = (await daemon.app.inject({ method: 'GET', url: '/healthz' })).json() as { problems: string[] };
+      expect(health.problems.join(' ')).toMatch(/credentials\.db was missing at start: .*auth_clients: 1 rows/);
+    } finally {
+      await daemon.stop();
+    }
+  }, 60_000);
 });
