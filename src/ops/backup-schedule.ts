@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FeatureHealth } from '../core/feature.js';
 import { BACKUP_DIR } from '../store/salvage.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import { backupDatabase } from './backup.js';
 
 /** bytes a day the whole-database copies may write on average */
@@ -90,6 +91,11 @@ export class ScheduledBackup {
       if (this.refused) log.info({ dir: this.dir }, 'scheduled backups written again');
       this.refused = null;
     } catch (err) {
+      // a disk that takes no writes is health's already (ops/data-disk.ts): said once, not twice
+      if (isStorageFault(err)) {
+        log.warn({ err, dir: this.dir }, 'the scheduled backup waits for a disk that takes writes');
+        return;
+      }
       if (!this.refused) log.error({ err, dir: this.dir }, 'the scheduled backup failed; tried again within the hour');
       this.refused = err instanceof Error ? err.message : String(err);
     }

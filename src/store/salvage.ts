@@ -173,7 +173,7 @@ function salvageTable(
     // the rows after the damage, as far as the backward scan did not already read them
     const end = bwd.read > 0 ? bwd.last : null;
     // nothing read from the start: its first page is the damaged one; seeks step from key 0
-    let pos = fwd.last ?? [0];
+    let pos: Key | null = fwd.last ?? [0];
     let probes = 0;
     while (pos && probes < MAX_PROBES) {
       let moved = false;
