@@ -120,9 +120,10 @@ function moveAside(file: string, at: number): string {
 }
 
 /**
- * Opens (and migrates) the database at `file`, replacing it when it is damaged. On a full disk it
- * opens it for this process alone (docs/design.md "Field faults: what the numbers survive": a start on a full disk serves);
- * any other fault of the storage stops the start with the path, SQLite's code and the errno.
+ * Opens (and migrates) the database at `file`, salvaging it when it is damaged. On a full disk it
+ * opens it for this process alone, in a directory that takes no writes for reading only
+ * (docs/design.md "Field faults: what the numbers survive": a start on either serves); any other
+ * fault of the storage stops the start with the path, SQLite's code and the errno.
  */
 export function openCheckedDatabase(file: string, log: Logger, now: () => number = Date.now): CheckedStore {
   try {
