@@ -15,6 +15,8 @@ let problems = 0;
 for (let seed = first; seed < first + seeds; seed++) {
   const r = await runStorageHarness({ seed, lives });
   console.log(summary(r));
+  // what each damage was: a young database keeps its rows in the WAL, which is then the one damaged
+  for (const l of r.log) if (l.includes('damage:')) console.log(`  ${l}`);
   if (r.problems.length > 0) {
     problems += r.problems.length;
     console.log(r.problems.join('\n'));

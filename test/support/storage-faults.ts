@@ -5,8 +5,8 @@
  * a database file between lives, and `sitegw run` as a child whose URL is read from its log.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, existsSync, openSync, readdirSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { ROOT, sitegwCommand } from './cli.js';
 import { waitFor } from './demo.js';
 
@@ -61,19 +61,22 @@ export function prng(seed: number): () => number {
 export type Damage = 'truncate' | 'noise' | 'torn';
 
 /**
- * Damages a database file as a card does: cut at a random page (a lost tail), 8 KiB of noise at a
+ * Damages a database as a card does: cut at a random page (a lost tail), 8 KiB of noise at a
  * random page, or the second half of a few pages zeroed (writes torn at power loss). Returns what
  * was done, for the log of a failing seed.
  */
-export function damageFile(file: string, kind: Damage, rand: () => number): string {
+export function damageFile(db: string, kind: Damage, rand: () => number): string {
+  // after a SIGKILL a young database may be one page with everything in its WAL: the WAL is damaged then
+  const wal = `${db}-wal`;
+  const file = statSync(db).size < 4 * 4096 && existsSync(wal) && statSync(wal).size >= 4 * 4096 ? wal : db;
   const size = statSync(file).size;
   const pages = Math.floor(size / 4096);
-  if (pages < 4) return `${kind}: file too small (${size} bytes)`;
+  if (pages < 4) return `${kind}: ${basename(file)} too small (${size} bytes)`;
   const page = () => 2 + Math.floor(rand() * (pages - 2));
   if (kind === 'truncate') {
     const at = page() * 4096;
     truncateSync(file, at);
-    return `truncated at ${at}`;
+    return `${basename(file)} truncated at ${at}`;
   }
   const fd = openSync(file, 'r+');
   try {
@@ -82,11 +85,11 @@ export function damageFile(file: string, kind: Damage, rand: () => number): stri
       const noise = Buffer.alloc(8192);
       for (let i = 0; i < noise.length; i++) noise[i] = Math.floor(rand() * 256);
       writeSync(fd, noise, 0, noise.length, at);
-      return `8 KiB of noise at ${at}`;
+      return `${basename(file)}: 8 KiB of noise at ${at}`;
     }
     const torn = [page(), page(), page()];
     for (const p of torn) writeSync(fd, Buffer.alloc(2048), 0, 2048, p * 4096 + 2048);
-    return `pages ${torn.join(', ')} torn`;
+    return `${basename(file)}: pages ${torn.join(', ')} torn`;
   } finally {
     closeSync(fd);
   }
