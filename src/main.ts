@@ -18,6 +18,7 @@ import type { RegisterReader } from './core/register-reader.js';
 import { TimeLabels } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
 import { BusRegistry } from './modbus/buses.js';
+import { ScheduledBackup } from './ops/backup-schedule.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
 import { OptimiserLoop } from './optimiser/loop.js';
@@ -26,6 +27,7 @@ import { loadProfiles } from './profiles/index.js';
 import { storageControlFor } from './profiles/storage-controls.js';
 import { LearnedTopology, restoreLearned } from './site/learned.js';
 import { Site } from './site/site.js';
+import { energyKeepFile } from './store/energy-keep.js';
 import { Bucketer } from './telemetry/bucketer.js';
 import { BucketClosing, BucketFeed, BucketFlush } from './telemetry/feature.js';
 import { Retention } from './telemetry/retention.js';
@@ -54,6 +56,8 @@ export interface DaemonOptions {
   wsPingTimeoutMs?: number;
   /** how often open WebSockets' grants are checked again, real ms (default 5 s); tests shorten it */
   wsGrantRecheckMs?: number;
+  /** real ms after the start before the scheduled backups are first looked at (default a minute) */
+  backupFirstLookMs?: number;
 }
 
 export interface DaemonContext {
@@ -127,14 +131,31 @@ export class Daemon {
     const bus = new EventBus(log);
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
-    const { db, replaced, exclusive } = openCheckedDatabase(dbFile, log.child({ feature: 'store' }));
-    await features.start({ name: 'store', start: () => undefined, stop: () => db.close() });
+    const { db, replaced, exclusive, readOnly, cleanup, credentialsLost } = openCheckedDatabase(
+      dbFile,
+      log.child({ feature: 'store' }),
+    );
+    await features.start({
+      name: 'store',
+      start: () => undefined,
+      stop: () => {
+        db.close();
+        cleanup?.();
+      },
+    });
     const site = new Site(config);
     // PV modules learned by earlier runs: the streams exist before the first poll
     restoreLearned(db, site);
     const pollPeriodMs = config.poll.intervalSeconds * 1000;
     const bucketer = await features.start(
-      new Bucketer({ db, streams: site.streams(), pollPeriodMs, bus: bus.as('bucketer') }),
+      new Bucketer({
+        db,
+        streams: site.streams(),
+        pollPeriodMs,
+        bus: bus.as('bucketer'),
+        // the life's energy counts kept in memory every 10 s of readings: a kill loses no more (finding 5)
+        liveStateFile: energyKeepFile(config.dataDir),
+      }),
     );
 
     const buses = new BusRegistry();
@@ -172,9 +193,15 @@ export class Daemon {
       unsaved: { pending: () => auth.unsavedTokens > 0, save: () => auth.saveUnsavedTokens() },
       replaced,
       exclusive,
+      readOnly,
+      credentialsLost,
     });
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
+    // the copies a damaged database is filled from at the next start (ops/backup-schedule.ts)
+    await features.start(
+      new ScheduledBackup({ dbFile, log: log.child({ feature: 'backups' }), firstLookMs: opts.backupFirstLookMs }),
+    );
     const registry = ops.metrics.registry;
     // built here and started below, beside the buses: Home Assistant's discovery offers its select
     // from its first connection (a select missing for a moment would make Home Assistant drop it)

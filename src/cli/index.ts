@@ -45,6 +45,9 @@ Usage:
       Put every battery back in its own self-consumption (the unit runs it after every stop: docs/control.md).
   sitegw backup --config FILE OUT
       Write a consistent copy of the database to OUT while the gateway runs (restore: docs/install.md).
+  sitegw restore --config FILE BACKUP
+      With the gateway stopped: put BACKUP (a 'sitegw backup' file, or dataDir/backups/sitegw.db) in place
+      of the database; the files it replaces are kept beside them.
   sitegw migrate --config FILE
       Bring the database to this version's schema (the gateway also does it at start; the package runs it on upgrade).
   sitegw consume --broker URL [--group G] [--filter sitegw/+] [--db FILE | --postgres URL] [--client-id ID] [--username U]
@@ -75,6 +78,7 @@ const COMMANDS = new Map<string, Command>([
   ['tls', async (argv, io) => (await import('./tls.js')).tlsCommand(argv, io)],
   ['control', async (argv, io) => (await import('./control.js')).controlCommand(argv, io)],
   ['backup', async (argv, io) => (await import('./backup.js')).backupCommand(argv, io)],
+  ['restore', async (argv, io) => (await import('./restore.js')).restoreCommand(argv, io)],
   ['migrate', async (argv, io) => (await import('./migrate.js')).migrateCommand(argv, io)],
   ['consume', async (argv, io) => (await import('./consume.js')).consumeCommand(argv, io)],
   ['optimise', async (argv, io) => (await import('./optimise.js')).optimiseCommand(argv, io)],

@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { isStorageFault, probeWrite } from '../store/storage-faults.js';
+import { repairVanishedWal } from '../store/wal.js';
 
 /** Below this much free space the disk counts as full: health fails without waiting for a write to. */
 export const FULL_BYTES = 256 * 1024;
@@ -76,6 +77,8 @@ export interface StorageWatchOptions {
   onWritable?: () => void;
   /** check period, real ms (the poll period) */
   everyMs: number;
+  /** a WAL removed while running and repaired: health's note */
+  onWalRemoved?: (file: string) => void;
 }
 
 export class StorageWatch {
@@ -94,9 +97,25 @@ export class StorageWatch {
     this.timer = null;
   }
 
-  /** One look: probe when room is short or the last write failed, tell health, flush what waited. */
+  /** One look: a vanished WAL repaired; probe when room is short or the last write failed, tell health, flush what waited. */
   check(): void {
     const { db, dbFile, log, noteWrite, failing } = this.o;
+    for (const w of repairVanishedWal(db)) {
+      if (w.repaired) {
+        log.error(
+          { file: w.file },
+          'the WAL was removed while running: checkpointed into the database and started anew',
+        );
+        this.o.onWalRemoved?.(w.file);
+        continue;
+      }
+      // failing until a later look repairs it: a probe's write would go into the nameless file
+      const why = `${w.file} was removed while running and another process holds the database, so it is not repaired yet: stop that process (sitegw clients, backup) or restart sitegw`;
+      if (!this.wasFailing) log.error({ file: w.file }, why);
+      this.wasFailing = true;
+      noteWrite(Object.assign(new Error('WAL removed'), { code: 'SQLITE_IOERR' }), why);
+      return;
+    }
     const free = freeBytes(dirname(dbFile));
     const pending = this.o.pending?.() ?? false;
     try {

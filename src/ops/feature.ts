@@ -18,7 +18,7 @@ import { type StreamNow, streamNow } from '../telemetry/now.js';
 import { describeStorageError, StorageWatch } from './data-disk.js';
 import { Health, type HealthSources, TICK_SLACK_MS } from './health.js';
 import { type HistoryView, type SiteHistory, siteHistory } from './history.js';
-import type { DatabaseReplaced } from './integrity.js';
+import { type DatabaseReplaced, describeReplaced } from './integrity.js';
 import { LiveValues } from './live.js';
 import { Metrics } from './metrics.js';
 import { SdNotify, watchdogMs } from './sd-notify.js';
@@ -47,6 +47,10 @@ export interface OpsOptions {
   replaced: DatabaseReplaced | null;
   /** why the database is open for this process alone (a start on a full disk), or null */
   exclusive?: string | null;
+  /** why the database is open for reading only (a read-only data directory), or null */
+  readOnly?: string | null;
+  /** credentials.db was missing at start: what the backups gave back, or null */
+  credentialsLost?: string | null;
   /** how often the data disk is looked at (the poll period), real ms */
   storageCheckMs?: number;
   /** what waits in memory for the disk (the token service's unsaved tokens) */
@@ -96,6 +100,10 @@ export class OpsFeature {
       pending: () => opts.unsaved?.pending() ?? false,
       onWritable: () => opts.unsaved?.save(),
       everyMs: opts.storageCheckMs ?? 10_000,
+      onWalRemoved: (file) =>
+        this.health.noteAtStart(
+          `${file} was removed while running: its writes were checkpointed into the database and a new WAL started; nothing stored was lost`,
+        ),
     });
     this.notify = new SdNotify({ env, log: log.child({ feature: 'sd_notify' }) });
     this.watchdog = new Watchdog({
@@ -112,11 +120,13 @@ export class OpsFeature {
         'the data disk was full at start: the database is open for this process alone, so `sitegw clients` and `sitegw backup` wait until sitegw is restarted with room on the disk',
       );
     }
+    // failing from the start, with the reason: every write will be refused (the probe keeps it so)
+    if (this.opts.readOnly)
+      this.health.noteWrite(Object.assign(new Error('read-only'), { code: 'SQLITE_READONLY' }), this.opts.readOnly);
+    if (this.opts.credentialsLost) this.health.noteAtStart(this.opts.credentialsLost);
     const r = this.opts.replaced;
     if (r) {
-      this.health.noteAtStart(
-        `the database was damaged at start (${r.reason}); it was moved to ${r.movedTo} and a fresh one started`,
-      );
+      this.health.noteAtStart(describeReplaced(r));
     }
     this.metrics.start();
     this.live.start();

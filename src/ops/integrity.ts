@@ -1,9 +1,11 @@
 /**
- * Opening the store with an integrity check first. A database that SQLite finds damaged
- * (PRAGMA quick_check, or SQLITE_CORRUPT / SQLITE_NOTADB while opening) is moved aside with a
- * timestamp and a fresh one is started, so a damaged file on an SD card costs its history but
- * never turns the service into a crash loop. Anything else (permissions, a full disk, a file
- * from a newer sitegw) is not corruption and still stops the start with its own error.
+ * Opening the store with an integrity check first. A database file that SQLite finds damaged
+ * (PRAGMA quick_check, or SQLITE_CORRUPT / SQLITE_NOTADB while opening; sitegw.db and
+ * credentials.db each) is moved aside with a timestamp, a fresh one is started, every readable
+ * row of every table is salvaged into it (store/salvage.ts) and what the salvage lacks is filled
+ * from the scheduled backup (ops/backup.ts), before anything else runs. A damaged file on an SD
+ * card costs what was unreadable and not in the backup, and never turns the service into a crash
+ * loop. Anything else (permissions, a full disk, a file from a newer sitegw) is not corruption.
  *
  * quick_check (https://sqlite.org/pragma.html#pragma_quick_check) reads every page but skips the
  * index-content cross-check of integrity_check, which keeps the start fast on a Pi.
@@ -12,10 +14,19 @@ import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
+import { clientRows, credentialsFileOf } from '../store/credentials.js';
 import { CACHE_KIB, openDatabase } from '../store/db.js';
 import { sqliteDriver } from '../store/driver.js';
+import { openReadOnlyStore } from '../store/read-only.js';
+import {
+  type Filled,
+  fillFromBackups,
+  RESTORABLE_CREDENTIALS,
+  salvageInto,
+  type TableSalvage,
+} from '../store/salvage.js';
 import { isStorageFault, isStorageFull } from '../store/storage-faults.js';
-import { describeStorageError } from './data-disk.js';
+import { describeStorageError, dirWriteErrno } from './data-disk.js';
 
 /** What happened to a damaged database at start. */
 export interface DatabaseReplaced {
@@ -25,6 +36,12 @@ export interface DatabaseReplaced {
   /** SQLite's words */
   reason: string;
   at: number;
+  /** every damaged file and where it went (sitegw.db, credentials.db) */
+  files: { file: string; movedTo: string; reason: string }[];
+  /** what each table gave to the fresh file */
+  salvaged: TableSalvage[];
+  /** what the backups added that the salvage lacked */
+  restored: Filled[];
 }
 
 export interface CheckedStore {
@@ -32,6 +49,12 @@ export interface CheckedStore {
   replaced: DatabaseReplaced | null;
   /** why the database is open for this process alone (a start on a full disk), or null */
   exclusive: string | null;
+  /** why the database is open for reading only (a read-only data directory), or null */
+  readOnly?: string | null;
+  /** what the store's stop must do after the database closed (a read-only copy removed) */
+  cleanup?: () => void;
+  /** credentials.db was missing beside an existing database: what the backups gave back (health says it) */
+  credentialsLost?: string | null;
 }
 
 /** The database cannot be opened for a reason that is not damage: the sentence names the file, SQLite's code and the errno. */
@@ -97,14 +120,22 @@ function moveAside(file: string, at: number): string {
 }
 
 /**
- * Opens (and migrates) the database at `file`, replacing it when it is damaged. On a full disk it
- * opens it for this process alone (docs/design.md "Field faults: what the numbers survive": a start on a full disk serves);
- * any other fault of the storage stops the start with the path, SQLite's code and the errno.
+ * Opens (and migrates) the database at `file`, salvaging it when it is damaged. On a full disk it
+ * opens it for this process alone, in a directory that takes no writes for reading only
+ * (docs/design.md "Field faults: what the numbers survive": a start on either serves); any other
+ * fault of the storage stops the start with the path, SQLite's code and the errno.
  */
 export function openCheckedDatabase(file: string, log: Logger, now: () => number = Date.now): CheckedStore {
   try {
     return openChecked(file, log, now, false);
   } catch (err) {
+    if (
+      !isStorageFull(err) &&
+      isStorageFault(err) &&
+      existsSync(file) &&
+      READ_ONLY.has(dirWriteErrno(dirname(file)) ?? '')
+    )
+      return openReadOnlyChecked(file, log, err);
     if (!isStorageFull(err)) throw isStorageFault(err) ? new StorageOpenError(file, err) : err;
     const why = describeStorageError(err, file, 'opening');
     log.error({ file }, `${why}: opening it for this process alone, with its WAL index in memory`);
@@ -116,27 +147,94 @@ export function openCheckedDatabase(file: string, log: Logger, now: () => number
   }
 }
 
-function openChecked(file: string, log: Logger, now: () => number, exclusive: boolean): CheckedStore {
-  let reason: string | null = null;
-  const open = () => openDatabase(file, (fields, msg) => log.warn(fields, msg), { exclusive });
-  if (existsSync(file)) {
-    const started = Date.now();
-    reason = quickCheck(file, exclusive);
-    log.info({ ms: Date.now() - started, ok: reason === null }, 'database quick_check');
+/** a directory that refuses every write, as opposed to one that is full */
+const READ_ONLY = new Set(['EROFS', 'EACCES', 'EPERM']);
+
+/** A data directory that takes no writes: the database opened for reading, so the gateway serves (finding 4). */
+function openReadOnlyChecked(file: string, log: Logger, cause: unknown): CheckedStore {
+  const why = `${describeStorageError(cause, file, 'opening')}: serving read-only (sign-in for known clients, the stored data); nothing new is stored until the directory is writable and sitegw restarted`;
+  try {
+    const ro = openReadOnlyStore(file);
+    log.error({ file, copiedTo: ro.copiedTo }, why);
+    return { db: ro.db, replaced: null, exclusive: null, readOnly: why, cleanup: ro.cleanup };
+  } catch (again) {
+    throw isStorageFault(again) ? new StorageOpenError(file, again) : again;
   }
-  if (reason === null) {
+}
+
+function openChecked(file: string, log: Logger, now: () => number, exclusive: boolean): CheckedStore {
+  const damaged: { file: string; reason: string }[] = [];
+  for (const f of [file, credentialsFileOf(file)]) {
+    if (!existsSync(f)) continue;
+    const started = Date.now();
+    const reason = quickCheck(f, exclusive);
+    log.info({ file: f, ms: Date.now() - started, ok: reason === null }, 'database quick_check');
+    if (reason !== null) damaged.push({ file: f, reason });
+  }
+  const open = () => openDatabase(file, (fields, msg) => log.warn(fields, msg), { exclusive });
+  // a credentials file removed or lost beside a database that has been split (or is about to be)
+  const credLost = existsSync(file) && !existsSync(credentialsFileOf(file));
+  if (damaged.length === 0) {
     try {
-      return { db: open(), replaced: null, exclusive: null };
+      const db = open();
+      return {
+        db,
+        replaced: null,
+        exclusive: null,
+        credentialsLost: credLost ? refillCredentials(db, file, log) : null,
+      };
     } catch (err) {
       if (!isCorruption(err)) throw err;
-      reason = (err as Error).message;
+      damaged.push({ file, reason: (err as Error).message });
     }
   }
   const at = now();
-  const movedTo = moveAside(file, at);
-  log.error(
-    { file, movedTo, reason },
-    'the database is damaged: moved aside, starting a fresh one (history before now is in the moved file)',
+  const files = damaged.map((d) => ({ ...d, movedTo: moveAside(d.file, at) }));
+  for (const f of files)
+    log.error(
+      { file: f.file, movedTo: f.movedTo, reason: f.reason },
+      'the database is damaged: moved aside, salvaging every readable row into a fresh one',
+    );
+  const db = open();
+  const salvaged = files.flatMap((f) => salvageInto(db, f.movedTo, { conflict: 'replace' }));
+  const restored = fillFromBackups(db, dirname(file));
+  log.warn({ salvaged, restored }, 'the damaged database was salvaged');
+  const first = files[0]!;
+  return {
+    db,
+    replaced: { file: first.file, movedTo: first.movedTo, reason: first.reason, at, files, salvaged, restored },
+    exclusive: null,
+  };
+}
+
+/**
+ * Fills a fresh credentials file from the backups. Null where nothing was missing: a database of
+ * the layout before the credentials file carried its own, copied over at this open.
+ */
+function refillCredentials(db: Database, file: string, log: Logger): string | null {
+  const filled = fillFromBackups(db, dirname(file), RESTORABLE_CREDENTIALS).filter((f) => f.rows > 0);
+  const clients = clientRows(db);
+  if (filled.length === 0 && clients > 0) return null;
+  const what =
+    filled.length > 0
+      ? `restored from the backups: ${filled.map((f) => `${f.table}: ${f.rows} rows from ${f.backup}`).join(', ')}`
+      : 'no backup held credentials: add the clients again (sitegw clients add) and set the owner password';
+  const sentence = `${credentialsFileOf(file)} was missing at start: ${what}`;
+  log.error({ file: credentialsFileOf(file) }, sentence);
+  return sentence;
+}
+
+/** One sentence for health: what the salvage kept and what was lost, table by table. */
+export function describeReplaced(r: DatabaseReplaced): string {
+  const where = r.files.map((f) => `${basename(f.file)} (${f.reason}) was moved to ${f.movedTo}`).join('; ');
+  const kept = r.salvaged.filter((t) => t.rows > 0).map((t) => `${t.table}: ${t.rows} rows`);
+  const lost = r.salvaged
+    .filter((t) => t.unreadable)
+    .map((t) => `${t.table}${t.refused > 0 ? ` (${t.refused} rows refused)` : ''}`);
+  const filled = r.restored.filter((f) => f.rows > 0).map((f) => `${f.table}: ${f.rows} rows from ${f.backup}`);
+  return (
+    `the database was damaged at start: ${where}; salvaged into a fresh file: ${kept.join(', ') || 'nothing'}` +
+    (lost.length > 0 ? `; unreadable parts lost in ${lost.join(', ')}` : '; nothing unreadable') +
+    (filled.length > 0 ? `; restored from the backups: ${filled.join(', ')}` : '')
   );
-  return { db: open(), replaced: { file, movedTo, reason, at }, exclusive: null };
 }

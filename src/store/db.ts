@@ -1,7 +1,16 @@
+import { existsSync } from 'node:fs';
 import type { Database } from 'better-sqlite3';
+import {
+  CRED_MIGRATIONS,
+  CRED_SCHEMA,
+  copyCredentialsFromMain,
+  credentialsFileOf,
+  dropCredentialsFromMain,
+  mainHoldsCredentials,
+} from './credentials.js';
 import { sqliteDriver } from './driver.js';
 import { type ModeLog, secureDataFile } from './file-mode.js';
-import { MIGRATIONS, type Migration } from './migrations.js';
+import { CREDENTIALS_MOVED, MIGRATIONS, type Migration } from './migrations.js';
 import { perConnection } from './per-connection.js';
 
 export type { Database } from 'better-sqlite3';
@@ -39,20 +48,56 @@ export const CACHE_KIB = 2048;
  * https://sqlite.org/wal.html#noshm
  */
 export function openDatabase(file: string | ':memory:', warn?: ModeLog, opts: { exclusive?: boolean } = {}): Database {
-  if (file !== ':memory:') secureDataFile(file, warn);
+  const credFile = credentialsFileOf(file);
+  if (file !== ':memory:') {
+    secureDataFile(file, warn);
+    secureDataFile(credFile, warn);
+  }
   const db = new (sqliteDriver())(file);
   try {
-    // before the first read: that is when SQLite opens the WAL and its index
+    // before the first read: that is when SQLite opens the WAL and its index; it holds for the
+    // attached credentials file too
     if (opts.exclusive) db.pragma('locking_mode = EXCLUSIVE');
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     db.pragma(`cache_size = -${CACHE_KIB}`);
-    db.pragma('journal_mode = WAL');
-    // WAL + NORMAL can lose the last commits on power loss but never corrupts; an fsync per
-    // 15-minute close is not worth the SD-card wear. The energy counts live views show are synced
-    // off the event loop before they are shown (store/energy-state.ts syncToDisk).
-    db.pragma('synchronous = NORMAL');
+    db.prepare(`ATTACH DATABASE ? AS ${CRED_SCHEMA}`).run(credFile);
+    for (const schema of ['main', CRED_SCHEMA]) {
+      db.pragma(`${schema}.journal_mode = WAL`);
+      // WAL + NORMAL can lose the last commits on power loss but never corrupts; an fsync per
+      // 15-minute close is not worth the SD-card wear. The energy counts live views show are synced
+      // off the event loop before they are shown (store/energy-state.ts syncToDisk).
+      db.pragma(`${schema}.synchronous = NORMAL`);
+    }
     db.pragma('foreign_keys = ON');
+    migrate(db, CRED_MIGRATIONS, credFile, CRED_SCHEMA);
+    // the layout before the credentials file, or a restored backup: the rows are copied over in a
+    // commit of their own before main's tables are dropped (credentials.ts copyCredentialsFromMain)
+    if (mainHoldsCredentials(db)) {
+      writeTx(db, () => copyCredentialsFromMain(db));
+      // a backup restored by hand carries its credentials in main (ops/backup.ts): moved over the same way
+      if (schemaVersion(db) >= CREDENTIALS_MOVED) writeTx(db, () => dropCredentialsFromMain(db));
+    }
     migrate(db, MIGRATIONS, file);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+/**
+ * Opens the database and its credentials file for reading only (a read-only data directory, a
+ * look from another process): nothing is created or migrated, and a write fails with
+ * SQLITE_READONLY. An attached file takes the main connection's read-only flag.
+ */
+export function openReadOnly(file: string): Database {
+  const db = new (sqliteDriver())(file, { readonly: true, fileMustExist: true });
+  try {
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.pragma(`cache_size = -${CACHE_KIB}`);
+    // a file of the layout before the credentials file holds them itself: the schema is there, empty
+    const cred = credentialsFileOf(file);
+    db.prepare(`ATTACH DATABASE ? AS ${CRED_SCHEMA}`).run(existsSync(cred) ? cred : ':memory:');
   } catch (err) {
     db.close();
     throw err;
@@ -77,6 +122,8 @@ export function writeTx<T>(db: Database, fn: () => T): T {
 const stampStmts = perConnection((db) => ({
   own: db.prepare<[], number>('SELECT total_changes()').pluck(),
   others: db.prepare<[], number>('PRAGMA data_version').pluck(),
+  // `sitegw clients` writes the credentials file, whose commits main's data_version does not count
+  othersCred: db.prepare<[], number>(`PRAGMA ${CRED_SCHEMA}.data_version`).pluck(),
 }));
 
 /**
@@ -88,11 +135,12 @@ const stampStmts = perConnection((db) => ({
  */
 export function changeStamp(db: Database): readonly [number, number] {
   const s = stampStmts(db);
-  return [s.own.get()!, s.others.get()!];
+  // both versions only grow (per connection), so their sum moves whenever either does
+  return [s.own.get()!, s.others.get()! + s.othersCred.get()!];
 }
 
-export function schemaVersion(db: Database): number {
-  return db.pragma('user_version', { simple: true }) as number;
+export function schemaVersion(db: Database, schema = 'main'): number {
+  return db.pragma(`${schema}.user_version`, { simple: true }) as number;
 }
 
 /**
@@ -100,16 +148,21 @@ export function schemaVersion(db: Database): number {
  * file at a known version. IMMEDIATE takes the write lock before the version is re-read, so two
  * processes opening the same file cannot both run a step.
  */
-export function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS, file = db.name): void {
+export function migrate(
+  db: Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+  file = db.name,
+  schema = 'main',
+): void {
   const target = migrations.length;
-  const found = schemaVersion(db);
+  const found = schemaVersion(db, schema);
   if (found > target) throw new DatabaseVersionError(file, found, target);
   for (let v = found; v < target; v++) {
     const step = db.transaction(() => {
-      const now = schemaVersion(db);
+      const now = schemaVersion(db, schema);
       if (now > v) return;
       migrations[v]!.up(db);
-      db.pragma(`user_version = ${v + 1}`);
+      db.pragma(`${schema}.user_version = ${v + 1}`);
     });
     step.immediate();
   }

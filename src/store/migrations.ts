@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { copyCredentialsFromMain, dropCredentialsFromMain } from './credentials.js';
 
 /**
  * Schema history, oldest first. Version N is the state after MIGRATIONS[N-1] ran; the number is
@@ -392,6 +393,18 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'credentials (clients, owner, codes, tokens, publishTo) moved to their own file, credentials.db, where damage to the buckets cannot reach them',
+    up(db) {
+      // again here for a database whose copy ran in openDatabase: INSERT OR IGNORE keeps it one copy
+      copyCredentialsFromMain(db);
+      dropCredentialsFromMain(db);
+    },
+  },
 ];
+
+/** The schema version after which main holds no credentials (store/credentials.ts). */
+export const CREDENTIALS_MOVED = 15;
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -12,18 +12,29 @@ import type { Feature } from '../core/feature.js';
 import type { StreamDef } from '../core/streams.js';
 import { type BucketRow, insertBucket } from '../store/buckets.js';
 import { writeTx } from '../store/db.js';
+import type { StoredEnergyState } from '../store/energy-state.js';
 import { durably, loadEnergyStates, saveEnergyState, syncToDisk } from '../store/energy-state.js';
 import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
+import { isStorageFault } from '../store/storage-faults.js';
 import { streamKey } from '../store/streams.js';
 import { BUCKET_MS, floorToBucket } from './align.js';
 import { type CounterJudgeStats, EnergyTracker, emptyEnergyState } from './energy.js';
+import { EnergyKeeper } from './energy-keeper.js';
 import { round2 } from './round.js';
+import { restoredRun, type SavedRun } from './saved-run.js';
 
 export interface BucketerOptions {
   db: Database;
   streams: StreamDef[];
   pollPeriodMs: number;
   bus?: EventBus;
+  /**
+   * where the life's energy counts are kept every KEEP_MS of readings (store/energy-keep.ts: a file
+   * in memory, outliving a kill); none: only the durable saves carry them across a kill
+   */
+  liveStateFile?: string;
+  /** real ms between keeps at least (default KEEP_REAL_MS); tests that feed readings at once set 0 */
+  keepRealMs?: number;
 }
 
 export interface BucketerStats {
@@ -60,7 +71,7 @@ const HOLD_POLL_PERIODS = 3;
 const NPOWER = POWER_CHANNELS.length;
 
 /** The bucket being filled for one stream. */
-interface OpenBucket extends LastValues {
+export interface OpenBucket extends LastValues {
   start: number;
   end: number;
   samples: number;
@@ -74,7 +85,7 @@ interface OpenBucket extends LastValues {
  * The last value of each 'last' channel, by channel id (soc, soh, state), null before one; on
  * the open bucket itself, so a saved run's JSON keeps them where it always had them (open.soc).
  */
-type LastValues = Record<LastChannel, number | string | null>;
+export type LastValues = Record<LastChannel, number | string | null>;
 const noLastValues = (): LastValues => Object.fromEntries(LAST_CHANNELS.map((c) => [c.id, null])) as LastValues;
 
 /** A bucket that is complete but not yet written (a later reading arrived before closeUntil). */
@@ -142,6 +153,7 @@ export class Bucketer implements Feature {
   private nextSaveAt = -Infinity;
   /** the newest reading's time */
   private newestTs = -Infinity;
+  private readonly keeper: EnergyKeeper;
   private syncing: Promise<void> = Promise.resolve();
   private readonly counts: Omit<BucketerStats, 'counters'> = {
     ingested: 0,
@@ -159,6 +171,7 @@ export class Bucketer implements Feature {
     this.pollPeriodMs = opts.pollPeriodMs;
     this.bus = opts.bus;
     this.maxHoldMs = HOLD_POLL_PERIODS * opts.pollPeriodMs;
+    this.keeper = new EnergyKeeper(opts.liveStateFile, opts.keepRealMs);
   }
 
   /** Registers the streams and loads persisted energy state, so counts continue after a restart. */
@@ -189,15 +202,22 @@ export class Bucketer implements Feature {
   stop(): void {
     if (!this.started) return;
     const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
-    durably(this.db, () => {
-      const open = new Map<number, SavedRun>();
-      for (const run of this.runs.values()) {
-        if (run.tracker) saveEnergyState(this.db, run.key, { ...run.tracker.state(), closedUntil });
-        if (run.open && !run.retired) open.set(run.key, saveRun(run));
-      }
-      saveOpenBuckets(this.db, open);
-    });
-    this.started = false;
+    try {
+      durably(this.db, () => {
+        const open = new Map<number, SavedRun>();
+        for (const run of this.runs.values()) {
+          if (run.tracker) saveEnergyState(this.db, run.key, { ...run.tracker.state(), closedUntil });
+          if (run.open && !run.retired) open.set(run.key, saveRun(run));
+        }
+        saveOpenBuckets(this.db, open);
+      });
+    } catch (err) {
+      // a disk that takes no writes (full, read-only): the next start continues from the last
+      // save, as after a kill; health has said so since the first refused write
+      if (!isStorageFault(err)) throw err;
+    } finally {
+      this.started = false;
+    }
   }
 
   private setStreamDefs(defs: StreamDef[], first: boolean): void {
@@ -209,7 +229,8 @@ export class Bucketer implements Feature {
     for (const run of this.runs.values()) if (!keep.has(run.def.id)) run.retired = true;
     defs.forEach((def, i) => {
       const key = keys[i]!;
-      const saved = stored.get(key);
+      // what the last life kept in memory, where it is newer than the last durable save
+      const saved = this.keeper.pick(def.id, stored.get(key));
       if (first && saved?.closedUntil != null) this.closedUntil = Math.max(this.closedUntil, saved.closedUntil);
       const has = (c: string) => (def.channels as string[]).includes(c);
       const hasIn = has('energy_Wh_increment');
@@ -327,6 +348,13 @@ export class Bucketer implements Feature {
     if (!run.confirmed) run.confirmed = run.fresh = true;
     if (t > this.newestTs) this.newestTs = t;
     this.counts.ingested++;
+    this.keeper.maybeKeep(this.newestTs, () => {
+      const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
+      const states = new Map<string, StoredEnergyState>();
+      for (const x of this.runs.values())
+        if (x.tracker && !x.retired) states.set(x.def.id, { ...x.tracker.state(), closedUntil });
+      return states;
+    });
   }
 
   /**
@@ -526,72 +554,6 @@ function toClosedBucket(streamId: string, r: BucketRow): ClosedBucket {
   return { streamId, start, end: start + BUCKET_MS, values };
 }
 
-/** What a clean stop keeps of a stream's bucket in progress (JSON has no -Infinity: null stands for it). */
-interface SavedRun {
-  open: OpenBucket;
-  heldValue: number[];
-  heldAt: number[];
-  lastTs: number;
-  cursor: number;
-}
-
 function saveRun(run: StreamRun): SavedRun {
   return { open: run.open!, heldValue: run.heldValue, heldAt: run.heldAt, lastTs: run.lastTs, cursor: run.cursor };
-}
-
-const finiteOr = (v: unknown, fallback: number): number | null =>
-  v === null ? fallback : typeof v === 'number' && Number.isFinite(v) ? v : null;
-
-/** A saved run read back, or null when anything in it is not what saveRun() wrote. */
-function restoredRun(x: unknown): SavedRun | null {
-  if (typeof x !== 'object' || x === null) return null;
-  const r = x as Record<string, unknown>;
-  const o = r.open as Record<string, unknown> | undefined;
-  if (!o || typeof o !== 'object') return null;
-  const nums = (a: unknown, fallback: number): number[] | null => {
-    if (!Array.isArray(a) || a.length !== NPOWER) return null;
-    const out = a.map((v) => finiteOr(v, fallback));
-    return out.every((v): v is number => v !== null) ? out : null;
-  };
-  const sum = nums(o.sum, 0);
-  const cov = nums(o.cov, 0);
-  const heldValue = nums(r.heldValue, 0);
-  const heldAt = nums(r.heldAt, -Infinity);
-  const lastTs = finiteOr(r.lastTs, -Infinity);
-  const cursor = finiteOr(r.cursor, -Infinity);
-  const start = finiteOr(o.start, NaN);
-  const end = finiteOr(o.end, NaN);
-  if (
-    !sum ||
-    !cov ||
-    !heldValue ||
-    !heldAt ||
-    lastTs === null ||
-    cursor === null ||
-    start === null ||
-    end === null ||
-    end - start !== BUCKET_MS
-  )
-    return null;
-  const opt = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-  return {
-    open: {
-      start,
-      end,
-      samples: opt(o.samples) ?? 0,
-      coveredMs: opt(o.coveredMs) ?? 0,
-      sum,
-      cov,
-      ...(Object.fromEntries(
-        LAST_CHANNELS.map((c) => {
-          const v = o[c.id];
-          return [c.id, c.value === 'state' ? (typeof v === 'string' ? v : null) : opt(v)];
-        }),
-      ) as LastValues),
-    },
-    heldValue,
-    heldAt,
-    lastTs,
-    cursor,
-  };
 }

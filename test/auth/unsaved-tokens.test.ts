@@ -14,8 +14,7 @@ import { sha256 } from '../../src/auth/secrets.js';
 import { AuthService } from '../../src/auth/service.js';
 import { silentLogger } from '../../src/core/log.js';
 import { demoSiteConfig } from '../../src/demo/default-site.js';
-import { type Database, openDatabase } from '../../src/store/db.js';
-import { sqliteDriver } from '../../src/store/driver.js';
+import { type Database, openDatabase, openReadOnly } from '../../src/store/db.js';
 import { isStorageFault } from '../../src/store/storage-faults.js';
 import { findToken, insertCode } from '../../src/store/tokens.js';
 
@@ -38,7 +37,7 @@ beforeEach(async () => {
   const file = join(dir, 'sitegw.db');
   rw = openDatabase(file);
   secret = (await addClient(rw, { id: 'app', name: 'App', scopes: ['device.read'], devices: ['inverter'] }, 1)).secret!;
-  ro = new (sqliteDriver())(file, { readonly: true });
+  ro = openReadOnly(file);
   faults = [];
   auth = new AuthService({
     db: ro,

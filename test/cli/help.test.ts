@@ -17,7 +17,18 @@ describe('--help on every command', () => {
   it('the top-level usage lists the commands', () => {
     expect(top.status).toBe(0);
     expect(COMMANDS).toEqual(
-      expect.arrayContaining(['demo', 'simulate', 'scan', 'run', 'check-config', 'clients', 'owner', 'tls', 'backup']),
+      expect.arrayContaining([
+        'demo',
+        'simulate',
+        'scan',
+        'run',
+        'check-config',
+        'clients',
+        'owner',
+        'tls',
+        'backup',
+        'restore',
+      ]),
     );
   });
 

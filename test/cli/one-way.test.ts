@@ -14,6 +14,7 @@ import { clientsCommand } from '../../src/cli/clients.js';
 import { main } from '../../src/cli/index.js';
 import type { Output } from '../../src/cli/output.js';
 import { ownerCommand } from '../../src/cli/owner.js';
+import { restoreCommand } from '../../src/cli/restore.js';
 import { runCommand } from '../../src/cli/run.js';
 import { tlsCommand } from '../../src/cli/tls.js';
 import { text, withAppended } from '../config/fixtures.js';
@@ -31,6 +32,7 @@ const READERS: [string, (file: string, io: Output) => Promise<number>][] = [
   ['run', (file, io) => runCommand(['--config', file], io)],
   ['check-config', (file, io) => checkConfigArgs([file], io)],
   ['backup', (file, io) => backupCommand(['--config', file, join(dir, 'copy.db')], io)],
+  ['restore', (file, io) => restoreCommand(['--config', file, join(dir, 'copy.db')], io)],
   ['clients list', (file, io) => clientsCommand(['list', '--config', file], io)],
   ['owner set-password', (file, io) => ownerCommand(['set-password', '--config', file], io)],
   ['tls fingerprint', (file, io) => tlsCommand(['fingerprint', '--config', file], io)],

@@ -14,7 +14,7 @@
  * disk is full. Needs root (mount) and libfaketime; skipped, and says so, without either.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -333,10 +333,16 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
     expect(await d.exit).toBe(0);
   }, 120_000);
 
-  it('a read-only data directory stops the start with one line naming the file, SQLite code and errno', async () => {
+  // a read-only directory with a database serves read-only (test/e2e/storage-readonly.test.ts);
+  // one without a database has nothing to serve
+  it('a read-only data directory without a database stops the start with one line naming the file, SQLite code and errno', async () => {
+    const empty = join(mnt, 'empty');
+    mkdirSync(empty);
+    const emptyConfig = join(dir, 'empty.yaml');
+    writeFileSync(emptyConfig, readFileSync(config, 'utf8').replace(dataDir, empty));
     expect(spawnSync('mount', ['-o', 'remount,ro', mnt]).status).toBe(0);
     try {
-      const child = spawn(...sitegwCommand(['run', '--config', config]), {
+      const child = spawn(...sitegwCommand(['run', '--config', emptyConfig]), {
         cwd: ROOT,
         env: { ...process.env, SITEGW_LOG_LEVEL: 'warn', ...fakeClockEnv(offsetFile) },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -348,7 +354,7 @@ describe.skipIf(SKIP !== null)('a full data disk', () => {
       // before: "unable to open database file", with neither the path nor the reason
       expect(err).toMatch(
         new RegExp(
-          `^sitegw run: opening ${dataDir}/sitegw\\.db failed: \\S+ .*writing to ${dataDir} fails with EROFS \\(read-only filesystem\\)`,
+          `^sitegw run: opening ${empty}/sitegw\\.db failed: \\S+ .*writing to ${empty} fails with EROFS \\(read-only filesystem\\)`,
         ),
       );
       expect(err.trim().split('\n')).toHaveLength(1);

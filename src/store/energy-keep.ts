@@ -1,0 +1,50 @@
+/**
+ * The energy counts of the life in progress, kept in a file in memory every few seconds of
+ * readings (issue 41, finding 5). /dev/shm is a tmpfs: a write there costs the SD card nothing and
+ * outlives the process (a SIGKILL, a crash, the watchdog's abort, systemd's restart), but not the
+ * power, which the durable saves in SQLite cover (store/energy-state.ts, telemetry/bucketer.ts).
+ * A start takes, per stream, whichever of the two is newer. Written to a new file and renamed, so
+ * a kill mid-write leaves the previous one.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { StoredEnergyState } from './energy-state.js';
+
+/** The kept-counts file of a data directory: one per directory, so tests and sites never share one. */
+export function energyKeepFile(dataDir: string): string {
+  const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const id = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
+  return join(base, `sitegw-${id}-energy.json`);
+}
+
+/** What a state stands for up to: the newest of its times (ms). */
+export function asOf(s: StoredEnergyState): number {
+  return Math.max(s.integratedUntil ?? -Infinity, s.counterTs ?? -Infinity, s.heldTs ?? -Infinity);
+}
+
+/** The kept states by stream id; empty when there is none or it cannot be read. */
+export function readEnergyKeep(file: string): Map<string, StoredEnergyState> {
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { v: number; streams: Record<string, StoredEnergyState> };
+    if (parsed.v !== 1 || typeof parsed.streams !== 'object' || parsed.streams === null) return new Map();
+    return new Map(
+      Object.entries(parsed.streams).filter(([, s]) => typeof s?.inWh === 'number' && typeof s.outWh === 'number'),
+    );
+  } catch {
+    return new Map();
+  }
+}
+
+/** Keeps the states; false when the file could not be written (no /dev/shm room): the durable saves still hold. */
+export function writeEnergyKeep(file: string, streams: Map<string, StoredEnergyState>): boolean {
+  try {
+    const tmp = `${file}.${process.pid}`;
+    writeFileSync(tmp, JSON.stringify({ v: 1, streams: Object.fromEntries(streams) }), { mode: 0o600 });
+    renameSync(tmp, file);
+    return true;
+  } catch {
+    return false;
+  }
+}

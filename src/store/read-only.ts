@@ -1,0 +1,66 @@
+/**
+ * The database of a data directory that takes no writes (a card the kernel remounted read-only,
+ * a directory the sitegw user cannot write), opened for reading so the gateway serves what it
+ * has (issue 41, finding 4) instead of exiting. SQLite opens a WAL-mode file read-only only while
+ * its -wal and -shm exist or can be created (https://sqlite.org/wal.html#readonly); after a clean
+ * stop they are gone, and this build cannot open it `immutable` (no URI filenames). Then the files
+ * are copied to a private folder on a writable filesystem (the temporary folder, else /dev/shm)
+ * and the copy is opened read-only: every write still fails as it would on the card
+ * (SQLITE_READONLY), so nothing is accepted that would be lost.
+ */
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statfsSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import { CRED_FILE, credentialsFileOf } from './credentials.js';
+import { openReadOnly } from './db.js';
+
+export interface ReadOnlyStore {
+  db: Database;
+  /** where the copy is, or null when the files were opened where they are */
+  copiedTo: string | null;
+  /** removes the copy; after db.close() */
+  cleanup(): void;
+}
+
+function room(dir: string): number {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return 0;
+  }
+}
+
+export function openReadOnlyStore(file: string): ReadOnlyStore {
+  try {
+    return { db: openReadOnly(file), copiedTo: null, cleanup: () => undefined };
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code !== 'SQLITE_CANTOPEN') throw err;
+  }
+  const files = [file, `${file}-wal`, credentialsFileOf(file), `${credentialsFileOf(file)}-wal`].filter((f) =>
+    existsSync(f),
+  );
+  const bytes = files.reduce((n, f) => n + statSync(f).size, 0);
+  // twice the files' size free: the copy must not fill the folder the rest of the system uses
+  const base = [tmpdir(), '/dev/shm'].find((d) => room(d) > 2 * bytes);
+  if (!base)
+    throw Object.assign(new Error(`no writable folder with ${2 * bytes} bytes free for a read-only copy`), {
+      code: 'SQLITE_CANTOPEN',
+    });
+  const dir = mkdtempSync(join(base, 'sitegw-readonly-'));
+  const cleanup = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    const main = join(dir, 'sitegw.db');
+    copyFileSync(file, main);
+    if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${main}-wal`);
+    const cred = credentialsFileOf(file);
+    if (existsSync(cred)) copyFileSync(cred, join(dir, CRED_FILE));
+    if (existsSync(`${cred}-wal`)) copyFileSync(`${cred}-wal`, join(dir, `${CRED_FILE}-wal`));
+    return { db: openReadOnly(main), copiedTo: dir, cleanup };
+  } catch (err) {
+    cleanup();
+    throw err;
+  }
+}

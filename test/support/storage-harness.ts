@@ -1,0 +1,229 @@
+/**
+ * The storage half of the invariant harness (docs/design.md "How fault-prone code is tested"):
+ * the real daemon (`sitegw run`'s, test/crash/daemon-child.ts, on a clock shared with the
+ * simulator) lives and dies again and again on a data directory of its own tmpfs, and between and
+ * during its lives the card misbehaves, chosen by a seeded PRNG: the database file torn, cut or
+ * overwritten with noise; the disk full; the filesystem read-only; the WAL removed while running.
+ * Each life ends with SIGKILL or, now and then, SIGTERM. Checked throughout:
+ * - the daemon serves after every start (/healthz answers);
+ * - every client that existed signs in;
+ * - no bucket that was stored and not damaged since is lost;
+ * - no lifetime energy /metrics published goes lower in a later life.
+ * A failing run names its seed: SEED=… replays it exactly (the same faults at the same moments
+ * of each life; the daemon's own timing varies as on any machine).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScaledClock } from '../../src/core/clock.js';
+import type { DemoCredentials } from '../../src/demo/credentials.js';
+import { demoSiteYaml } from '../../src/demo/default-site.js';
+import { defaultSimConfig } from '../../src/sim/config.js';
+import { startSimServers } from '../../src/sim/servers.js';
+import { SimSite } from '../../src/sim/site.js';
+import { openReadOnlyStore } from '../../src/store/read-only.js';
+import { partnerToken } from './auth.js';
+import { parsePromText } from './prom-text.js';
+import { exited, spawnDaemonChild } from './run-daemon.js';
+import { type Damage, damageFile, fillDisk, mountTmpfs, prng, remount, removeWal, unmount } from './storage-faults.js';
+
+export type Fault = 'none' | 'damage' | 'readonly' | 'full' | 'wal';
+const FAULTS: readonly Fault[] = ['none', 'damage', 'readonly', 'full', 'wal'];
+const DAMAGES: readonly Damage[] = ['truncate', 'noise', 'torn'];
+const SPEED = 120;
+
+export interface HarnessResult {
+  seed: number;
+  lives: number;
+  faults: Record<Fault, number>;
+  kills: number;
+  checks: { starts: number; signIns: number; bucketsKept: number; lifetimes: number };
+  /** buckets of the lives before a damage that the salvage kept, of those stored */
+  salvage: { stored: number; kept: number };
+  /** what each life was, for a failing seed's replay */
+  log: string[];
+  problems: string[];
+}
+
+/**
+ * `order`: the faults in this order, one a life (the short run covers each); without it each
+ * life's fault is drawn from the seed.
+ */
+export async function runStorageHarness(o: {
+  seed: number;
+  lives: number;
+  order?: readonly Fault[];
+}): Promise<HarnessResult> {
+  const rand = prng(o.seed);
+  const dir = mkdtempSync(join(tmpdir(), 'sitegw-harness-'));
+  const mnt = join(dir, 'mnt');
+  const dataDir = join(mnt, 'data');
+  const dbFile = join(dataDir, 'sitegw.db');
+  const confFile = join(dir, 'site.yaml');
+  mkdirSync(mnt);
+  mountTmpfs(mnt, '48m');
+  const originReal = Date.now();
+  const originSim = Date.UTC(2026, 5, 1, 10, 0, 0);
+  const clock = new ScaledClock(SPEED, originSim);
+  const servers = await startSimServers(new SimSite(defaultSimConfig(), clock.now()), clock);
+  writeFileSync(
+    confFile,
+    demoSiteYaml(servers, {
+      httpHost: '127.0.0.1',
+      httpPort: 0,
+      dataDir,
+      pollSeconds: 10,
+      batteryBlocks: defaultSimConfig().battery.blocks.length,
+    }),
+  );
+  const r: HarnessResult = {
+    seed: o.seed,
+    lives: o.lives,
+    faults: { none: 0, damage: 0, readonly: 0, full: 0, wal: 0 },
+    kills: 0,
+    checks: { starts: 0, signIns: 0, bucketsKept: 0, lifetimes: 0 },
+    salvage: { stored: 0, kept: 0 },
+    log: [],
+    problems: [],
+  };
+  const problem = (life: number, what: string) => r.problems.push(`life ${life}: ${what}`);
+  /** the largest lifetime each stream|direction published in earlier lives */
+  const highest = new Map<string, number>();
+  let stored = new Set<string>();
+  let filler: string | null = null;
+  try {
+    for (let life = 0; life < o.lives; life++) {
+      const fault: Fault =
+        life === 0 ? 'none' : (o.order?.[life % o.order.length] ?? FAULTS[Math.floor(rand() * FAULTS.length)]!);
+      const runMs = 4000 + Math.floor(rand() * 8000);
+      const kill = rand() < 0.8;
+      r.faults[fault]++;
+      let what: string = fault;
+      let damaged = false;
+      if (fault === 'damage' && existsSync(dbFile)) {
+        what = `damage: ${damageFile(dbFile, DAMAGES[Math.floor(rand() * DAMAGES.length)]!, rand)}`;
+        damaged = true;
+      } else if (fault === 'readonly') remount(mnt, 'ro');
+      else if (fault === 'full') filler = fillDisk(mnt);
+      const walAt = fault === 'wal' ? Math.floor(rand() * runMs) : -1;
+      r.log.push(`life ${life}: ${what}; runs ${runMs} ms; ends with ${kill ? 'SIGKILL' : 'SIGTERM'}`);
+
+      const child = spawnDaemonChild({ confFile, clock: { speed: SPEED, originSim, originReal } });
+      let url: string;
+      try {
+        url = await child.started;
+      } catch (err) {
+        problem(life, `did not serve after its start (${what}): ${(err as Error).message}`);
+        break;
+      }
+      r.checks.starts++;
+      const health = await fetch(`${url}/healthz`).catch(() => null);
+      if (!health) problem(life, '/healthz did not answer');
+      // every client that existed signs in (the demo client, written by the first life)
+      const credsFile = join(dataDir, 'demo-credentials.json');
+      const creds = await waitForFile(credsFile);
+      let token: string | null = null;
+      try {
+        token = await partnerToken({ ...creds, tokenUrl: `${url}/oauth2/token` });
+        r.checks.signIns++;
+      } catch (err) {
+        problem(life, `the demo client could not sign in (${what}): ${(err as Error).message}`);
+      }
+      // no lifetime goes lower: /metrics as a partner, through the life
+      const seen = new Map<string, number>();
+      const until = Date.now() + runMs;
+      let walDone = walAt < 0;
+      while (Date.now() < until) {
+        if (!walDone && Date.now() >= until - runMs + walAt) {
+          r.log.push(`life ${life}: WAL removed (${removeWal(dbFile).join(', ') || 'none there'})`);
+          walDone = true;
+        }
+        if (token) {
+          const m = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } }).catch(() => null);
+          if (m?.status === 200)
+            for (const s of parsePromText(await m.text()).get('sitegw_energy_joules_total')?.samples ?? []) {
+              const key = `${s.labels.stream}|${s.labels.direction}`;
+              const wh = s.value / 3600;
+              if (!seen.has(key) || wh < seen.get(key)!) seen.set(key, wh);
+              const before = highest.get(key);
+              if (before !== undefined && wh < before - 1e-6)
+                problem(life, `${key} published ${wh.toFixed(3)} Wh after ${before.toFixed(3)} Wh (${what})`);
+              else r.checks.lifetimes++;
+              highest.set(key, Math.max(before ?? wh, wh));
+            }
+        }
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      child.proc.kill(kill ? 'SIGKILL' : 'SIGTERM');
+      if (kill) r.kills++;
+      await exited(child.proc);
+      // the card back to normal
+      if (fault === 'readonly') remount(mnt, 'rw');
+      if (filler) rmSync(filler, { force: true });
+      filler = null;
+      // no bucket that was stored and not damaged since is lost (read once the daemon is gone: a
+      // start on a full disk holds the file for itself)
+      const now = bucketsNow(dbFile);
+      if (damaged) {
+        r.salvage.stored += stored.size;
+        r.salvage.kept += [...stored].filter((b) => now.has(b)).length;
+      } else {
+        const lost = [...stored].filter((b) => !now.has(b));
+        if (lost.length > 0)
+          problem(life, `${lost.length} stored buckets lost without damage (${lost.slice(0, 3).join(', ')})`);
+        else r.checks.bucketsKept++;
+      }
+      stored = now;
+    }
+  } finally {
+    if (filler) rmSync(filler, { force: true });
+    remount(mnt, 'rw');
+    await servers.close();
+    unmount(mnt);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return r;
+}
+
+async function waitForFile(file: string): Promise<DemoCredentials> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+  throw new Error(`no ${file}`);
+}
+
+/** Every stored bucket as "stream@start", read beside the daemon (a copy where the directory is read-only). */
+function bucketsNow(dbFile: string): Set<string> {
+  if (!existsSync(dbFile)) return new Set();
+  const ro = openReadOnlyStore(dbFile);
+  try {
+    return new Set(
+      ro.db
+        .prepare<[], string>("SELECT s.key || '@' || b.start_s FROM buckets b JOIN streams s ON s.id = b.stream")
+        .pluck()
+        .all(),
+    );
+  } catch {
+    return new Set();
+  } finally {
+    ro.db.close();
+    ro.cleanup();
+  }
+}
+
+/** One line of figures for the log and bench/README.md. */
+export function summary(r: HarnessResult): string {
+  const f = Object.entries(r.faults)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  return (
+    `SEED=${r.seed}: ${r.lives} lives (${f}), ${r.kills} SIGKILLs; checks: ${r.checks.starts} starts served, ` +
+    `${r.checks.signIns} sign-ins, ${r.checks.bucketsKept} lives with every undamaged bucket kept, ` +
+    `${r.checks.lifetimes} lifetimes never lower; after damage ${r.salvage.kept} of ${r.salvage.stored} stored buckets salvaged; ` +
+    `problems: ${r.problems.length}`
+  );
+}
