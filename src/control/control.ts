@@ -31,6 +31,7 @@ import {
   setReserve,
 } from '../store/control.js';
 import { writeTx } from '../store/db.js';
+import type { SiteGridLimits } from './decide.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
 import { checkPlanSlots, OPTIMISER_SOURCE, SLOT_MODES, type SlotBody } from './plan-body.js';
 import { WaitingRelease } from './waiting-release.js';
@@ -51,6 +52,8 @@ export interface ControlDeps {
   registry?: Registry;
   /** site ms between decisions when no slot boundary comes sooner; below the keep-alive period */
   tickMs: number;
+  /** the site's import and export limits in force (src/limits/), which every command is clipped to as well */
+  siteLimits?: () => SiteGridLimits;
 }
 
 /** A plan as the API shows it: the stored plan with each past slot's measured mean battery power. */
@@ -312,6 +315,7 @@ export class Control implements Feature {
         tickMs: this.d.tickMs,
         reserveSoc: () => this.reserveOf(device.config.id),
         released: () => this.release.holds(device.config.id),
+        siteLimits: this.d.siteLimits,
       });
       this.executors.set(device.config.id, exec);
     }
