@@ -293,10 +293,13 @@ export class SiteLimitsFeature implements Feature {
         inverters: limited.map((x) => ({ id: x.device.config.id, ratedW: x.ratedW, acW: 0 })),
       });
     } else {
-      if (this.grid) this.steppedTs = this.grid.ts;
+      // the house is the meter plus every inverter's output: a step without one of them would take
+      // its output for 0 and cut the others to nothing (the fail-safe covers a meter never heard)
+      if (!this.grid || limited.some((x) => x.acW === undefined)) return;
+      this.steppedTs = this.grid.ts;
       decision = decideLimits({
         limits: inForce,
-        gridW: this.grid?.w ?? 0,
+        gridW: this.grid.w,
         inverters: limited.map((x) => ({ id: x.device.config.id, ratedW: x.ratedW, acW: x.acW ?? 0 })),
       });
     }
