@@ -54,6 +54,8 @@ const SLOT_END_STATUS: Partial<Record<SlotStatus, SlotStatus>> = { pending: 'ski
 
 export class StorageExecutor {
   readonly measured: Measured = {};
+  /** the poll time of the grid's and the battery's last readings */
+  readonly readAt: { grid?: number; battery?: number } = {};
   private control: StorageControl | undefined;
   private last: { key: string; at: number; writer: string } | null = null;
   private timer: ClockTimer | null = null;

@@ -258,3 +258,52 @@ describe('a negative export price, with the battery first', () => {
     );
   }, 120_000);
 });
+
+describe('an import limit', () => {
+  it('sheds a planned charge first and says so in the slot', async () => {
+    const r = await rig(
+      simConfig(() => undefined),
+      NIGHT,
+      'limits:\n  importW: 2500\n',
+    );
+    // the quarter hour in progress and the next: the executor puts the charge on the device at once
+    const start = Math.floor(Date.now() / Q) * Q;
+    const res = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${await token(r)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        slots: [
+          {
+            interval: `${new Date(start).toISOString()}/${new Date(start + 2 * Q).toISOString()}`,
+            mode: 'charge',
+            powerW: 3000,
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const battery = () => now(r).battery.reduce((a, b) => a + b.w, 0);
+    // night: no PV, the house on the grid; 3000 W of charge would import well over 2500 W
+    await waitFor('the battery charging', () => battery() > 1000, 30_000);
+    expect(now(r).pvW.reduce((a, b) => a + b, 0)).toBe(0);
+    expect(now(r).houseW + 3000).toBeGreaterThan(2500 + 500);
+    const s = await samples(r, 6000);
+    for (const x of s) {
+      expect(x.gridW).toBeLessThanOrEqual(2500);
+      // shed, not stopped: what fits under the limit still charges
+      expect(x.battery.reduce((a, b) => a + b.w, 0)).toBeGreaterThan(2500 - 125 - x.houseW - 200);
+    }
+    const plan = await waitFor(
+      'the slot limited',
+      async () => {
+        const p = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
+          headers: { authorization: `Bearer ${await token(r)}` },
+        });
+        const body = (await p.json()) as { slots: { status: string; note?: string }[] };
+        return body.slots[0]?.status === 'limited' ? body.slots[0] : undefined;
+      },
+      20_000,
+    );
+    expect(plan.note).toMatch(/grid import kept under limits.importW \(site.yaml\) 2500 W/);
+  }, 120_000);
+});
