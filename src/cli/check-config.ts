@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import type { DeviceConfig, SiteConfig } from '../config/types.js';
 import { describeConnection } from '../modbus/link.js';
+import { limitsSection } from './check-limits.js';
 import { loadSiteConfig } from './config.js';
 import { EXIT, type Output, printUsage, stdio } from './output.js';
 
@@ -30,19 +31,25 @@ function summarize(config: SiteConfig): string[] {
 }
 
 /** Exit 0 when valid, 1 when invalid, 2 when unreadable (EXIT in output.ts). */
-export async function checkConfigCommand(file: string, io: Output = stdio): Promise<number> {
+export async function checkConfigCommand(file: string, io: Output = stdio, offline = false): Promise<number> {
   const loaded = await loadSiteConfig(file, io);
   if (!loaded.ok) return loaded.exit;
   for (const line of summarize(loaded.config)) io.out(`${line}\n`);
+  // with site limits: each inverter's behaviour when the gateway is gone (docs/limits.md)
+  for (const line of await limitsSection(loaded.config, offline)) io.out(`${line}\n`);
   return EXIT.OK;
 }
 
 export async function checkConfigArgs(argv: string[], io: Output = stdio): Promise<number> {
-  const { positionals } = parseArgs({ args: argv, allowPositionals: true });
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { offline: { type: 'boolean', default: false } },
+  });
   const [file, ...more] = positionals;
   if (file === undefined || more.length > 0) {
-    printUsage(io, ['sitegw check-config FILE']);
+    printUsage(io, ['sitegw check-config FILE [--offline]']);
     return EXIT.USAGE;
   }
-  return checkConfigCommand(file, io);
+  return checkConfigCommand(file, io, values.offline);
 }
