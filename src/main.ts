@@ -336,6 +336,7 @@ export class Daemon {
       https: tls.https,
       limits: config.limits.http,
       tariffQuota: config.limits.dynamicTariffs,
+      siteLimits: limitsRef,
       now: () => clock.now(),
       logger: log.child({ feature: 'http' }),
       version: VERSION,
