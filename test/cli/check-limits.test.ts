@@ -39,7 +39,9 @@ describe('check-config with site limits', () => {
   it('names a SunSpec 123 inverter as reverting to unlimited', async () => {
     const out = await check([123], 'limits:\n  exportW: 0\n  revertSeconds: 30\n');
     expect(out).toContain('limits: exportW 0 W; fail-safe 0 W; devices revert after 30 s');
-    expect(out.find((l) => l.startsWith('  WARNING inverter'))).toMatch(/WARNING inverter: reverts to UNLIMITED output 30 s after/);
+    expect(out.find((l) => l.startsWith('  WARNING inverter'))).toMatch(
+      /WARNING inverter: reverts to UNLIMITED output 30 s after/,
+    );
   });
 
   it('says a SunSpec 704 inverter falls to the fail-safe', async () => {
