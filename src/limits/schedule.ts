@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
+import { sortedWithoutOverlap } from '../control/plan-body.js';
 import { ApiError, apiError } from '../core/errors.js';
 import {
   deleteLimitSchedule,
@@ -65,14 +66,7 @@ export function checkLimitSlots(slots: readonly LimitSlotBody[], now: number): S
       generationW: w.generationW ?? null,
     };
   });
-  out.sort((a, b) => a.startMs - b.startMs);
-  for (let i = 1; i < out.length; i++)
-    if (out[i]!.startMs < out[i - 1]!.endMs)
-      throw apiError(
-        'SLOTS_OVERLAP',
-        `two slots overlap at ${new Date(out[i]!.startMs).toISOString()}: slots must not overlap`,
-      );
-  return out;
+  return sortedWithoutOverlap(out);
 }
 
 /** Stores the schedule whole (`ifMatch`: the ETag the writer read; `*` or absent: any). */
