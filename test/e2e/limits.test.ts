@@ -212,10 +212,8 @@ describe('a fixed exportW, a scheduled slot, a silent meter and SIGKILL (SunSpec
 
     await waitFor(
       'the 704 reversion',
-      () =>
-        inverter(r).limit!.revertedAt !== undefined &&
-        inverter(r).limit!.revertedAt! > killedAt - 10_000 &&
-        commanded(r) === 600,
+      // the device's clock is asked first (commanded brings its timers to now): nobody polls it any more
+      () => commanded(r) === 600 && (inverter(r).limit!.revertedAt ?? 0) > killedAt - 10_000,
       30_000,
     );
     // bounded by the timer: at most revertSeconds after the kill (the last write was before it)
@@ -305,5 +303,19 @@ describe('an import limit', () => {
       20_000,
     );
     expect(plan.note).toMatch(/grid import kept under limits.importW \(site.yaml\) 2500 W/);
+  }, 120_000);
+});
+
+describe('a clean stop', () => {
+  it('leaves the inverter at the fail-safe (default exportW), not unlimited', async () => {
+    const r = await rig(simConfig(fullBattery), NOON, 'limits:\n  exportW: 1500\n');
+    await waitFor('the export held', () => Math.abs(exportW(r) - 1500) < 100, 30_000);
+    const exited = new Promise((res) => r.child.on('exit', res));
+    r.child.kill('SIGTERM');
+    await exited;
+    // at once, not after the device's revert timer (60 s): the stop wrote it
+    expect(commanded(r)).toBe(1500);
+    await new Promise((res) => setTimeout(res, 2000));
+    expect(now(r).inverter.acW).toBeLessThanOrEqual(1500 + 1);
   }, 120_000);
 });
