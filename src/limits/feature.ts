@@ -41,6 +41,7 @@ export const FAST_POLL_MS = 1000;
 /** a command that moved less than this fraction of the inverter's rating is not written again (until its keep-alive) */
 export const DEADBAND = 0.0025;
 const LIMIT_METRIC = 'sitegw_site_limit_watts';
+const CAP_METRIC = 'sitegw_site_generation_cap_watts';
 
 export interface SiteLimitsDeps {
   config: SiteConfig;
@@ -140,7 +141,7 @@ export class SiteLimitsFeature implements Feature {
         ? targets.map((x) => ({ id: x.device.config.id, command: { kind: 'none' } as PowerLimitCommand }))
         : failSafeCommands(this.rated(targets), fs);
     await this.write(commands, true).catch((err) => this.d.log.warn({ err }, 'limits: the stop write failed'));
-    if (this.gauge) this.d.registry?.removeSingleMetric(LIMIT_METRIC);
+    if (this.gauge) for (const m of [LIMIT_METRIC, CAP_METRIC]) this.d.registry?.removeSingleMetric(m);
   }
 
   health(): FeatureHealth {
@@ -377,6 +378,18 @@ export class SiteLimitsFeature implements Feature {
           const v = f[n];
           if (v) this.set({ limit: n, source: v.source }, v.watts);
         }
+      },
+    });
+    // what the inverters together may deliver now: the curtailment's bound (the power held back
+    // is not measured: no register gives the PV the inverters could have made)
+    new Gauge({
+      name: CAP_METRIC,
+      help: 'The most AC power the inverters together may deliver now under the site limits, W; absent while unlimited',
+      registers: [registry],
+      collect() {
+        this.reset();
+        const cap = self.last?.capW;
+        if (cap !== null && cap !== undefined) this.set(Math.round(cap));
       },
     });
   }

@@ -170,6 +170,11 @@ describe('a fixed exportW, a scheduled slot, a silent meter and SIGKILL (SunSpec
     expect(await metric(r, 'sitegw_site_limit_watts{')).toContain(
       'sitegw_site_limit_watts{limit="exportW",source="site.yaml"} 1000',
     );
+    // the cap the inverters are held at: the house plus the export, under what the PV could give
+    const cap = Number((await metric(r, 'sitegw_site_generation_cap_watts '))[0]?.split(' ')[1]);
+    const s = now(r);
+    expect(cap).toBeGreaterThan(s.houseW + 1000 - 3 * ONE_PCT);
+    expect(cap).toBeLessThan(s.pvAvailableW.reduce((a, b) => a + b, 0));
 
     // 2. a slot of 0 W for 40 s, starting at an arbitrary whole second, written through the store interface
     const start = Math.ceil((Date.now() + 6500) / 1000) * 1000 + 1000 * (Date.now() % 7);
