@@ -40,6 +40,8 @@ export const SILENT_MS = 5000;
 export const FAST_POLL_MS = 1000;
 /** a command that moved less than this fraction of the inverter's rating is not written again (until its keep-alive) */
 export const DEADBAND = 0.0025;
+/** how long after a failed look for an inverter's limit the next one is made, site ms */
+const LOOK_AGAIN_MS = 30_000;
 const LIMIT_METRIC = 'sitegw_site_limit_watts';
 const CAP_METRIC = 'sitegw_site_generation_cap_watts';
 
@@ -67,6 +69,12 @@ interface Inverter {
   /** the command on the device and when it was written (site ms) */
   last: { command: PowerLimitCommand; at: number } | null;
   failSafeWritten: boolean;
+  /** the write on its way: one at a time per inverter, and a slow one holds up no other */
+  writing: Promise<void> | null;
+  /** when its limit is looked for again after a failed look (monotonic ms) */
+  lookAgainAt: number;
+  /** its last write failed (logged once until one works) */
+  failing: boolean;
 }
 
 export class SiteLimitsFeature implements Feature {
@@ -115,6 +123,9 @@ export class SiteLimitsFeature implements Feature {
         acTs: Number.NaN,
         last: null,
         failSafeWritten: false,
+        writing: null,
+        lookAgainAt: 0,
+        failing: false,
       });
     const meter = site.byRole('grid-meter')[0];
     const meterStream = meter && streamIds.gridMeter(meter.config.id);
@@ -172,7 +183,8 @@ export class SiteLimitsFeature implements Feature {
     const fs = this.failSafeW;
     for (const x of this.inverters) {
       const id = x.device.config.id;
-      if (x.limit !== null) continue;
+      if (x.limit !== null || this.d.clock.mono() < x.lookAgainAt) continue;
+      x.lookAgainAt = this.d.clock.mono() + LOOK_AGAIN_MS;
       try {
         const limit = await this.capability(x);
         if (!limit) {
@@ -209,17 +221,13 @@ export class SiteLimitsFeature implements Feature {
     const ready = this.inverters.filter((x) => x.limit?.setFailSafe && !x.failSafeWritten);
     for (const c of failSafeCommands(this.rated(this.inverters.filter((x) => x.limit)), fs)) {
       const x = ready.find((y) => y.device.config.id === c.id);
-      if (!x || c.command.kind !== 'limit') continue;
-      try {
-        await x.limit!.setFailSafe!(x.bus, c.command.watts);
+      if (!x || c.command.kind !== 'limit' || x.writing) continue;
+      const watts = c.command.watts;
+      await this.lane(x, async () => {
+        await x.limit!.setFailSafe!(x.bus, watts);
         x.failSafeWritten = true;
-        this.d.log.info(
-          { device: c.id, watts: c.command.watts },
-          'limits: fail-safe written to the device’s reversion value',
-        );
-      } catch (err) {
-        this.d.log.warn({ err, device: c.id }, 'limits: the fail-safe could not be written; tried again');
-      }
+        this.d.log.info({ device: c.id, watts }, 'limits: fail-safe written to the device’s reversion value');
+      });
     }
   }
 
@@ -273,9 +281,10 @@ export class SiteLimitsFeature implements Feature {
       this.last = null;
       return;
     }
-    if (this.inverters.some((x) => x.limit === null)) await this.prepare();
+    // an inverter not found yet is looked for in the background: a dead one holds up no step
+    if (this.inverters.some((x) => x.limit === null && mono >= x.lookAgainAt)) void this.prepare();
     const fs = this.failSafeW;
-    if (fs !== undefined) await this.writeFailSafes(fs);
+    if (fs !== undefined) void this.writeFailSafes(fs);
     const limited = this.inverters.filter((x) => x.limit);
     const lastHeard = this.grid?.at ?? this.startedAt;
     const silent = any && mono - lastHeard > SILENT_MS;
@@ -336,11 +345,15 @@ export class SiteLimitsFeature implements Feature {
   /** Writes each command that moved past the deadband or whose keep-alive is due. */
   private async write(commands: readonly { id: string; command: PowerLimitCommand }[], force: boolean): Promise<void> {
     const now = this.d.clock.now();
+    const writes: Promise<void>[] = [];
     for (const { id, command } of commands) {
       const x = this.inverters.find((y) => y.device.config.id === id);
-      if (!x?.limit) continue;
-      const keepAliveMs =
-        x.limit.revert.kind === 'none' ? Number.POSITIVE_INFINITY : (x.limit.revert.seconds * 1000) / 3;
+      const limit = x?.limit;
+      if (!x || !limit) continue;
+      // a clean stop waits for the write on its way, then writes its own
+      if (force) await x.writing;
+      else if (x.writing) continue;
+      const keepAliveMs = limit.revert.kind === 'none' ? Number.POSITIVE_INFINITY : (limit.revert.seconds * 1000) / 3;
       const last = x.last;
       const moved =
         !last ||
@@ -351,15 +364,46 @@ export class SiteLimitsFeature implements Feature {
       // a device that reverts to its fail-safe needs the keep-alive even while unlimited
       const due = last !== null && now - last.at >= keepAliveMs && (command.kind === 'limit' || x.failSafeWritten);
       if (!force && !moved && !due) continue;
-      const writes = await x.limit.apply(x.bus, command);
-      const refused = writes.find((w) => w.values.some((v, i) => w.readBack[i] !== v));
-      if (refused)
-        this.d.log.warn(
-          { device: id, address: refused.address, wrote: refused.values, readBack: refused.readBack },
-          'limits: the inverter did not take the limit',
-        );
-      x.last = { command, at: now };
+      writes.push(
+        this.lane(x, async () => {
+          const done = await limit.apply(x.bus, command);
+          const refused = done.find((w) => w.values.some((v, i) => w.readBack[i] !== v));
+          if (refused)
+            this.d.log.warn(
+              { device: id, address: refused.address, wrote: refused.values, readBack: refused.readBack },
+              'limits: the inverter did not take the limit',
+            );
+          x.last = { command, at: now };
+        }),
+      );
     }
+    // the step does not wait for them (each inverter has its own lane); a clean stop does
+    if (force) await Promise.all(writes);
+  }
+
+  /**
+   * Runs one write to an inverter in its lane. A failure is logged once until a write works, and
+   * the fail-safe is written again after it: a device that stopped answering may have restarted
+   * without its reversion values.
+   */
+  private lane(x: Inverter, write: () => Promise<void>): Promise<void> {
+    const id = x.device.config.id;
+    const run = write()
+      .then(() => {
+        if (x.failing) this.d.log.info({ device: id }, 'limits: the inverter takes its limit again');
+        x.failing = false;
+      })
+      .catch((err: unknown) => {
+        if (!x.failing)
+          this.d.log.warn({ err, device: id }, 'limits: writing the inverter’s limit failed; tried again');
+        x.failing = true;
+        x.failSafeWritten = false;
+      })
+      .finally(() => {
+        x.writing = null;
+      });
+    x.writing = run;
+    return run;
   }
 
   private registerMetrics(): void {
