@@ -17,6 +17,7 @@ import { formatInstant } from '../telemetry/interval.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
 import { publishDelayMs } from './jitter.js';
+import { answerLimitsCommand } from './limits-command.js';
 import { MqttLink } from './link.js';
 import { availabilityBody, gridEventBody, type PayloadContext, telemetryBodies, topologyBody } from './payloads.js';
 import { answerPlanCommand } from './plan-command.js';
@@ -398,13 +399,17 @@ export class Uplink implements Feature {
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = setInterval(() => this.publishStatus(), this.deps.config.statusIntervalSeconds * 1000);
     this.statusTimer.unref();
-    client.subscribe([this.topic(TOPIC.resync), this.topic(TOPIC.plan)], { qos: 1 }, (err) => {
-      if (err)
-        this.fail({
-          code: 'NOT_AUTHORIZED',
-          message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync and plan commands cannot reach the gateway: ${err.message}`,
-        });
-    });
+    client.subscribe(
+      [this.topic(TOPIC.resync), this.topic(TOPIC.plan), this.topic(TOPIC.limits)],
+      { qos: 1 },
+      (err) => {
+        if (err)
+          this.fail({
+            code: 'NOT_AUTHORIZED',
+            message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync, plan and limits commands cannot reach the gateway: ${err.message}`,
+          });
+      },
+    );
     this.drainer?.attach(client, connack.properties?.receiveMaximum);
   }
 
@@ -452,25 +457,36 @@ export class Uplink implements Feature {
     }
   }
 
-  /** A cloud plan: the same body and checks as PUT …/plan, answered with the stored plan or the error. */
-  private onPlan(payload: Buffer, packet: IPublishPacket): void {
+  /**
+   * A cloud command (a plan: the body of PUT …/plan; a limit schedule: the body of PUT …/limits),
+   * answered with what was stored or the error, on the request's Response Topic or `fallback`.
+   */
+  private answerCommand(
+    what: 'plan' | 'limit schedule',
+    packet: IPublishPacket,
+    fallback: string,
+    compute: () => { requestId: string | null; status: 'accepted' | 'error'; code?: string; message?: string },
+  ): void {
     const props = packet.properties;
-    const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(TOPIC.planResponse);
-    let answer: ReturnType<typeof answerPlanCommand>;
+    const responseTopic = validResponseTopic(props?.responseTopic) ?? this.topic(fallback);
+    let answer: ReturnType<typeof compute>;
     try {
-      answer = answerPlanCommand(this.deps.control?.(), payload);
+      answer = compute();
     } catch (err) {
-      this.deps.log.error({ err }, 'uplink plan command failed');
+      this.deps.log.error({ err }, `uplink ${what} command failed`);
       answer = {
         requestId: null,
         status: 'error',
         code: 'INTERNAL_ERROR',
-        message: 'the gateway could not store this plan; its log has the details',
+        message: `the gateway could not store this ${what}; its log has the details`,
       };
     }
     if (answer.status === 'error')
-      this.deps.log.warn({ code: answer.code, requestId: answer.requestId }, `uplink plan refused: ${answer.message}`);
-    else this.deps.log.info({ requestId: answer.requestId }, 'uplink plan stored');
+      this.deps.log.warn(
+        { code: answer.code, requestId: answer.requestId },
+        `uplink ${what} refused: ${answer.message}`,
+      );
+    else this.deps.log.info({ requestId: answer.requestId }, `uplink ${what} stored`);
     this.client?.publish(responseTopic, JSON.stringify({ v: PAYLOAD_VERSION, ...answer }), {
       qos: 1,
       ...(props?.correlationData ? { properties: { correlationData: props.correlationData } } : {}),
@@ -479,7 +495,13 @@ export class Uplink implements Feature {
 
   private onCommand(topic: string, payload: Buffer, packet: IPublishPacket): void {
     if (topic === this.topic(TOPIC.plan)) {
-      this.onPlan(payload, packet);
+      this.answerCommand('plan', packet, TOPIC.planResponse, () => answerPlanCommand(this.deps.control?.(), payload));
+      return;
+    }
+    if (topic === this.topic(TOPIC.limits)) {
+      this.answerCommand('limit schedule', packet, TOPIC.limitsResponse, () =>
+        answerLimitsCommand(this.deps.db, this.deps.clock.now(), payload),
+      );
       return;
     }
     if (topic !== this.topic(TOPIC.resync)) return;
