@@ -6,40 +6,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partnerToken } from '../support/auth.js';
-import { loadContract } from '../support/contract.js';
-import { demoSite, getJson, waitFor } from '../support/demo.js';
-import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
-import { uplinkTo } from '../support/uplink.js';
+import { type CloudCommands, cloudCommands } from '../support/cloud-commands.js';
+import { getJson } from '../support/demo.js';
 
-const PREFIX = 'sitegw/demo-site';
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 describe('limit schedules on {prefix}/cmd/limits', () => {
-  let broker: TestBroker;
-  let demo: Awaited<ReturnType<typeof demoSite>>;
-  let c: Collector;
+  let cloud: CloudCommands;
+  let demo: CloudCommands['demo'];
+  const send = (payload: string) => cloud.send(payload);
   beforeAll(async () => {
-    broker = await aedesBroker();
-    c = await collect(broker.url, `${PREFIX}/cmd/limits/response`);
-    demo = await demoSite({ speed: 1, start: Date.parse('2026-06-21T10:00:00Z'), ...uplinkTo(broker) });
-    await waitFor('the uplink connected', () => demo.daemon.uplink!.health().connection.connected);
+    cloud = await cloudCommands('limits', Date.parse('2026-06-21T10:00:00Z'));
+    demo = cloud.demo;
   });
   afterAll(async () => {
-    await demo?.cleanup();
-    await c?.close();
-    await broker?.close();
+    await cloud?.close();
   });
-
-  let n = 0;
-  async function send(payload: string): Promise<any> {
-    const before = c.messages.length;
-    n++;
-    await c.client.publishAsync(`${PREFIX}/cmd/limits`, payload, { qos: 1 });
-    const m = await waitFor(`limits answer ${n}`, () => c.messages[before]);
-    const body = JSON.parse(m.payload);
-    expect(loadContract(PREFIX).check(m.topic, body)).toEqual([]);
-    return body;
-  }
 
   it('stores a schedule with the HTTP API’s checks, puts it in force, answers with it, and removes it', async () => {
     const t = Math.ceil(demo.clock.now() / 1000) * 1000 - 1000;
