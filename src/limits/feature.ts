@@ -93,6 +93,8 @@ export class SiteLimitsFeature implements Feature {
   /** the last step's decision, for the API, metrics and the status page */
   last: (LoopDecision & { inForce: LimitsInForce; failSafe: boolean }) | null = null;
   private gauge: Gauge | undefined;
+  /** the first look for the inverters' limits, started with the feature */
+  private preparing: Promise<void> | undefined;
   /** inverters whose limit could not be read yet (logged once) */
   private readonly unread = new Set<string>();
 
@@ -133,9 +135,10 @@ export class SiteLimitsFeature implements Feature {
     this.registerMetrics();
     this.stopped = false;
     this.startedAt = clock.mono();
-    // a site with limits in site.yaml: the devices' limits found and the fail-safe written before
-    // anything else; one without: nothing is read or written until a limit comes into force
-    if (this.failSafeW !== undefined || Object.keys(this.inForce()).length > 0) await this.prepare();
+    // a site with limits in site.yaml: the devices' limits looked for and the fail-safe written at
+    // once, in the background (an unreachable inverter's timeouts must not hold up the daemon's
+    // start); one without: nothing is read or written until a limit comes into force
+    if (this.failSafeW !== undefined || Object.keys(this.inForce()).length > 0) this.preparing = this.prepare();
     this.schedule();
   }
 
@@ -144,6 +147,7 @@ export class SiteLimitsFeature implements Feature {
     for (const u of this.unsubscribe.splice(0)) u();
     if (this.timer) this.d.clock.clearTimeout(this.timer);
     await this.running;
+    await this.preparing;
     this.d.poller.pollFast(null);
     const fs = this.failSafeW;
     const targets = this.inverters.filter((x) => x.limit && x.last);

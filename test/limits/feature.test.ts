@@ -56,6 +56,8 @@ describe('the limits feature', () => {
       limitFor: async (d) => limitOf(d.config.id === 'inv', applied[d.config.id]!),
     });
     await f.start();
+    // the inverters' limits are looked for in the background at the start
+    await new Promise((r) => setTimeout(r, 10));
     const poll = (ts: number, gridW: number, acW: number) => {
       for (const id of ['inv', 'inv2'])
         bus.emit('reading', { streamId: streamIds.inverter(id), ts, values: { power_AC_W: -acW } });
