@@ -17,6 +17,7 @@ import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
 import { TimeLabels } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
+import { SiteLimitsFeature } from './limits/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { ScheduledBackup } from './ops/backup-schedule.js';
 import { OpsFeature } from './ops/feature.js';
@@ -24,6 +25,7 @@ import { openCheckedDatabase } from './ops/integrity.js';
 import { OptimiserLoop } from './optimiser/loop.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
+import { activePowerLimitFor } from './profiles/power-limits.js';
 import { storageControlFor } from './profiles/storage-controls.js';
 import { LearnedTopology, restoreLearned } from './site/learned.js';
 import { Site } from './site/site.js';
@@ -80,7 +82,7 @@ export interface DaemonContext {
 /**
  * The composition root: builds the features and starts them in this order, each with its
  * dependencies in its constructor (or the bus): store → bucketer → auth → ops → bucketer feed →
- * grid → uplink → homeassistant → bucket flush → (pre-fill) → modbus → control → optimiser → poller →
+ * grid → uplink → homeassistant → bucket flush → (pre-fill) → modbus → control → optimiser → limits → poller →
  * modbus proxy → bucket closing →
  * HTTP → WebSocket → listen. stop() and a failed start both stop the started ones in reverse, so
  * the store closes last.
@@ -224,7 +226,10 @@ export class Daemon {
       registry,
       // a keep-alive at a third of the command's life needs a decision at least that often
       tickMs: Math.min(pollPeriodMs, config.control.revertSeconds * 250),
+      // the site's limits in force clip every command too: a charge is shed first for an import limit
+      siteLimits: () => limitsRef?.gridLimits() ?? {},
     });
+    let limitsRef: SiteLimitsFeature | undefined;
     // the uplink starts before control (so no bucket misses the outbox) and hands it cloud plans
     let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
@@ -299,6 +304,22 @@ export class Daemon {
         control,
       }),
     );
+    // before the poller, whose fast reads it asks for while a limit is in force; after control,
+    // whose commands it clips (docs/limits.md)
+    limitsRef = await features.start(
+      new SiteLimitsFeature({
+        config,
+        site,
+        db,
+        clock,
+        bus: bus.as('limits'),
+        log: log.child({ feature: 'limits' }),
+        poller,
+        busFor: (d) => buses.readerFor(d.config),
+        limitFor: (d, b) => activePowerLimitFor(d.config, b, config.limits.revertSeconds),
+        registry,
+      }),
+    );
     await features.start(poller);
     // after the poller, so the first client's read finds the polls' queue in place; loaded only when configured
     if (config.modbusProxy.length > 0) {
@@ -343,6 +364,7 @@ export class Daemon {
       https: tls.https,
       limits: config.limits.http,
       tariffQuota: config.limits.dynamicTariffs,
+      siteLimits: limitsRef,
       now: () => clock.now(),
       logger: log.child({ feature: 'http' }),
       version: VERSION,

@@ -10,6 +10,7 @@ import { identityOfPem } from '../gridop/identity.js';
 import { describeConnection } from '../modbus/link.js';
 import { limitRevertNotes } from '../profiles/power-limits.js';
 import { installedProfiles, ProfileRegistry } from '../profiles/registry.js';
+import { limitsSection } from './check-limits.js';
 import { loadSiteConfig } from './config.js';
 import { EXIT, type Output, printUsage, stdio } from './output.js';
 
@@ -58,22 +59,28 @@ function summarize(config: SiteConfig): string[] {
 }
 
 /** Exit 0 when valid, 1 when invalid, 2 when unreadable (EXIT in output.ts). */
-export async function checkConfigCommand(file: string, io: Output = stdio): Promise<number> {
+export async function checkConfigCommand(file: string, io: Output = stdio, offline = false): Promise<number> {
   const loaded = await loadSiteConfig(file, io);
   if (!loaded.ok) return loaded.exit;
   for (const line of summarize(loaded.config)) io.out(`${line}\n`);
   // the config is valid, so every profile it names loaded; broken unnamed ones are no concern here
   const profiles = new ProfileRegistry(installedProfiles().profiles);
   for (const note of limitRevertNotes(loaded.config.devices, profiles)) io.out(`note: ${note}\n`);
+  // with site limits: each inverter's behaviour when the gateway is gone (docs/limits.md)
+  for (const line of await limitsSection(loaded.config, offline)) io.out(`${line}\n`);
   return EXIT.OK;
 }
 
 export async function checkConfigArgs(argv: string[], io: Output = stdio): Promise<number> {
-  const { positionals } = parseArgs({ args: argv, allowPositionals: true });
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { offline: { type: 'boolean', default: false } },
+  });
   const [file, ...more] = positionals;
   if (file === undefined || more.length > 0) {
-    printUsage(io, ['sitegw check-config FILE']);
+    printUsage(io, ['sitegw check-config FILE [--offline]']);
     return EXIT.USAGE;
   }
-  return checkConfigCommand(file, io);
+  return checkConfigCommand(file, io, values.offline);
 }

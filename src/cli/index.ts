@@ -33,8 +33,9 @@ Usage:
       replaced only when you say so (or --force).
   sitegw run --config FILE
       Run the gateway against the devices in site.yaml.
-  sitegw check-config FILE
-      Validate site.yaml; exit 0 when valid, 1 when invalid, 2 when unreadable.
+  sitegw check-config FILE [--offline]
+      Validate site.yaml; with site limits, ask each inverter what it does when the gateway is gone
+      (--offline: not); exit 0 when valid, 1 when invalid, 2 when unreadable.
   sitegw clients add|list|assign|rotate-secret|remove ... --config FILE
       Register API clients (partners and apps); a secret is shown once. 'sitegw clients' for details.
   sitegw owner set-password --config FILE [--username NAME]

@@ -13,6 +13,7 @@ import { GRID_OPERATOR } from './schema-grid-operator.js';
 import { DYNAMIC_TARIFFS, HTTP_LIMITS } from './schema-limits.js';
 import { HOMEASSISTANT, UPLINK } from './schema-mqtt.js';
 import { MODBUS_PROXY } from './schema-proxy.js';
+import { SITE_LIMIT_KEYS } from './schema-site-limits.js';
 import { TARIFF } from './schema-tariff.js';
 import { CONFIG_VERSION } from './version.js';
 
@@ -349,10 +350,11 @@ export const siteSchema = {
     },
     limits: {
       type: 'object',
-      description: 'what one client may tie up or store on the box',
+      description:
+        "the site's grid connection limits (export, import, generation, fail-safe: docs/limits.md) and what one API client may tie up or store on the box",
       default: {},
       additionalProperties: false,
-      properties: { http: HTTP_LIMITS, dynamicTariffs: DYNAMIC_TARIFFS },
+      properties: { ...SITE_LIMIT_KEYS, http: HTTP_LIMITS, dynamicTariffs: DYNAMIC_TARIFFS },
     },
     homeassistant: HOMEASSISTANT,
     control: CONTROL,

@@ -20,6 +20,8 @@ export type AuthConfig = SiteConfig['auth'];
 export type HttpLimits = SiteConfig['limits']['http'];
 /** What one API client may store of dynamic tariffs (docs/security.md "Tariff ownership and quotas"). */
 export type TariffQuota = SiteConfig['limits']['dynamicTariffs'];
+/** The site's grid connection limits, fail-safe and negative-price rule (docs/limits.md). */
+export type SiteLimitsConfig = Omit<SiteConfig['limits'], 'http' | 'dynamicTariffs'>;
 /** The site's tariff: fixed prices, prices by local time of day, or a dynamic tariff stored on the gateway. */
 export type SiteTariff = NonNullable<SiteConfig['tariff']>;
 /** One time-of-use period in the site's local time; `to` before `from` runs past midnight into the next day. */

@@ -34,6 +34,7 @@ import {
   setReserve,
 } from '../store/control.js';
 import { writeTx } from '../store/db.js';
+import type { SiteGridLimits } from './decide.js';
 import { type ControlBus, StorageExecutor } from './executor.js';
 import { checkPlanSlots, OPTIMISER_SOURCE, PLAN_HORIZON_MS, SLOT_MODES, type SlotBody } from './plan-body.js';
 import { WaitingRelease } from './waiting-release.js';
@@ -54,6 +55,8 @@ export interface ControlDeps {
   registry?: Registry;
   /** site ms between decisions when no slot boundary comes sooner; below the keep-alive period */
   tickMs: number;
+  /** the site's import and export limits in force (src/limits/), which every command is clipped to as well */
+  siteLimits?: () => SiteGridLimits;
 }
 
 /**
@@ -354,6 +357,7 @@ export class Control implements Feature {
         tickMs: this.d.tickMs,
         reserveSoc: () => this.reserveOf(device.config.id),
         released: () => this.release.holds(device.config.id),
+        siteLimits: this.d.siteLimits,
       });
       this.executors.set(device.config.id, exec);
     }
@@ -361,18 +365,25 @@ export class Control implements Feature {
     const gridStream = gridMeter && streamIds.gridMeter(gridMeter.config.id);
     this.unsubscribe.push(
       bus.on('reading', (r) => {
+        // a charge watches the import limit at every poll, not only at the tick: once the grid's
+        // and the battery's readings of one poll are both in, so the site without the battery
+        // (grid − battery) is never a new grid reading less an old battery one
         if (r.streamId === gridStream && r.values.power_W !== undefined) {
           for (const e of this.executors.values()) {
             e.measured.gridW = r.values.power_W;
-            // a charge watches the import limit at every grid reading, not only at the tick
-            if (e.current?.includes('"charge"')) void e.wake();
+            e.readAt.grid = r.ts;
+            if (e.current?.includes('"charge"') && e.readAt.battery === r.ts) void e.wake();
           }
           return;
         }
         for (const [id, e] of this.executors) {
           if (r.streamId !== streamIds.batteryAggregate(id)) continue;
           if (r.values.soc !== undefined) e.measured.socPct = r.values.soc;
-          if (r.values.power_W !== undefined) e.measured.batteryW = r.values.power_W;
+          if (r.values.power_W !== undefined) {
+            e.measured.batteryW = r.values.power_W;
+            e.readAt.battery = r.ts;
+            if (e.current?.includes('"charge"') && e.readAt.grid === r.ts) void e.wake();
+          }
         }
       }),
     );

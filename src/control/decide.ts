@@ -47,6 +47,16 @@ export interface Reserve {
   held: boolean;
 }
 
+/**
+ * The site's import and export limits in force (src/limits/, docs/limits.md), each with the words
+ * that name it: a charge is clipped to the import limit (charging is shed first) and a discharge to
+ * the export limit, wherever they are tighter than control's own.
+ */
+export interface SiteGridLimits {
+  importW?: { watts: number; label: string };
+  exportW?: { watts: number; label: string };
+}
+
 /** Let go of the reserve this far above it: the device's own discharge does not bring it back at every reading. */
 export const RESERVE_BAND_PCT = 2;
 
@@ -68,6 +78,7 @@ export function decide(
   reserve: Reserve = { socPct: env.reserveSoc, held: false },
   /** a charge slot takes the real PV surplus where it is more than the slot's power (the optimiser's plans) */
   takeSurplus = false,
+  grid: SiteGridLimits = {},
 ): Decision {
   if (mode === 'self-consumption') return keepReserve(m, env, plate, reserve);
   if (mode === 'backup') {
@@ -75,7 +86,7 @@ export function decide(
     // as a charge slot would, envelope and all); at it and above: self-consumption that never
     // discharges below it
     if (m.socPct !== undefined && m.socPct < reserve.socPct) {
-      const d = charge(env.maxChargeW, reserve.socPct, m, env, plate, false);
+      const d = charge(env.maxChargeW, reserve.socPct, m, env, plate, false, false, grid);
       return { ...d, targetReached: false, reserveHeld: true };
     }
     return keepReserve(m, env, plate, reserve);
@@ -91,9 +102,10 @@ export function decide(
       plate,
       targetReachedBefore,
       takeSurplus,
+      grid,
     );
   const floor = Math.max(slot.targetSoc ?? 0, env.socMin, reserve.socPct);
-  return discharge(slot.powerW ?? 0, floor, m, env, plate, targetReachedBefore);
+  return discharge(slot.powerW ?? 0, floor, m, env, plate, targetReachedBefore, grid);
 }
 
 /**
@@ -158,8 +170,10 @@ function charge(
   plate: Nameplate,
   reachedBefore: boolean,
   takeSurplus = false,
+  grid: SiteGridLimits = {},
 ): Decision {
   const cap = Math.min(env.maxChargeW, plate.maxChargeW ?? Number.POSITIVE_INFINITY);
+  const imp = tighter(env.importLimitW, 'control.importLimitW', grid.importW);
   return move(
     'charge',
     askedW,
@@ -167,10 +181,7 @@ function charge(
     (soc) => reachedBefore || soc >= targetSoc,
     (base) => [
       [cap, `charge power capped at ${cap} W (control.maxChargeW, nameplate)`],
-      [
-        env.importLimitW - margin(env.importLimitW) - base,
-        `grid import kept under control.importLimitW ${env.importLimitW} W`,
-      ],
+      [imp.watts - margin(imp.watts) - base, `grid import kept under ${imp.label} ${imp.watts} W`],
       !env.gridCharge && [-base, 'charging from PV surplus only (control.gridCharge false)'],
     ],
     plate.holds !== false,
@@ -185,8 +196,10 @@ function discharge(
   env: ControlConfig,
   plate: Nameplate,
   reachedBefore: boolean,
+  grid: SiteGridLimits = {},
 ): Decision {
   const cap = Math.min(env.maxDischargeW, plate.maxDischargeW ?? Number.POSITIVE_INFINITY);
+  const exp = tighter(env.exportLimitW, 'control.exportLimitW', grid.exportW);
   return move(
     'discharge',
     askedW,
@@ -194,11 +207,17 @@ function discharge(
     (soc) => reachedBefore || soc <= floorSoc,
     (base) => [
       [cap, `discharge power capped at ${cap} W (control.maxDischargeW, nameplate)`],
-      [
-        env.exportLimitW - margin(env.exportLimitW) + base,
-        `grid export kept under control.exportLimitW ${env.exportLimitW} W`,
-      ],
+      [exp.watts - margin(exp.watts) + base, `grid export kept under ${exp.label} ${exp.watts} W`],
     ],
     plate.holds !== false,
   );
+}
+
+/** control's own limit, or the site's where it is tighter */
+function tighter(
+  own: number,
+  ownLabel: string,
+  site: { watts: number; label: string } | undefined,
+): { watts: number; label: string } {
+  return site && site.watts < own ? site : { watts: own, label: ownLabel };
 }

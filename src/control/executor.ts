@@ -21,7 +21,7 @@ import {
   setSlotStatus,
 } from '../store/control.js';
 import { isStorageFault } from '../store/storage-faults.js';
-import { decide, type Measured } from './decide.js';
+import { decide, type Measured, type SiteGridLimits } from './decide.js';
 import { dryRunBus } from './dry-run-bus.js';
 import { restoreOriginals } from './originals.js';
 import { originalsBus } from './originals-bus.js';
@@ -47,12 +47,16 @@ export interface ExecutorDeps {
   reserveSoc: () => number;
   /** the owner released control while the disk refused storing it: self-consumption, no plan (waiting-release.ts) */
   released?: () => boolean;
+  /** the site's import and export limits in force (src/limits/): charges shed first for the import limit */
+  siteLimits?: () => SiteGridLimits;
 }
 
 const SLOT_END_STATUS: Partial<Record<SlotStatus, SlotStatus>> = { pending: 'skipped', active: 'done' };
 
 export class StorageExecutor {
   readonly measured: Measured = {};
+  /** the poll time of the grid's and the battery's last readings */
+  readonly readAt: { grid?: number; battery?: number } = {};
   private control: StorageControl | undefined;
   private last: { key: string; at: number; writer: string } | null = null;
   private timer: ClockTimer | null = null;
@@ -146,7 +150,17 @@ export class StorageExecutor {
     // the optimiser's charge slots store the real PV surplus beyond the planned power (docs/optimiser.md);
     // a grid setpoint's charge does that by itself, and raised to the surplus would import it
     const takeSurplus = plan?.source === OPTIMISER_SOURCE && this.control?.power !== 'grid-setpoint';
-    const d = decide(following ? 'plan' : mode, slot, this.measured, env, { holds }, reached, reserve, takeSurplus);
+    const d = decide(
+      following ? 'plan' : mode,
+      slot,
+      this.measured,
+      env,
+      { holds },
+      reached,
+      reserve,
+      takeSurplus,
+      this.d.siteLimits?.() ?? {},
+    );
     if (slot && d.targetReached) this.reachedSlot = slot.startMs;
     this.reserveHeld = d.reserveHeld === true;
     const writer = following && slot ? (plan?.source ?? 'plan') : `mode:${mode}`;

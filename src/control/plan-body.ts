@@ -100,12 +100,17 @@ export function checkPlanSlots(slots: readonly SlotBody[], now: number, dropEnde
       note: null,
     });
   });
-  out.sort((a, b) => a.startMs - b.startMs);
-  for (let i = 1; i < out.length; i++)
-    if (out[i]!.startMs < out[i - 1]!.endMs)
+  return sortedWithoutOverlap(out);
+}
+
+/** The slots sorted by start; 400 SLOTS_OVERLAP where one starts before the one before it ends (plans, limit schedules). */
+export function sortedWithoutOverlap<T extends { startMs: number; endMs: number }>(slots: T[]): T[] {
+  slots.sort((a, b) => a.startMs - b.startMs);
+  for (let i = 1; i < slots.length; i++)
+    if (slots[i]!.startMs < slots[i - 1]!.endMs)
       throw apiError(
         'SLOTS_OVERLAP',
-        `two slots overlap at ${new Date(out[i]!.startMs).toISOString()}: slots must not overlap`,
+        `two slots overlap at ${new Date(slots[i]!.startMs).toISOString()}: slots must not overlap`,
       );
-  return out;
+  return slots;
 }

@@ -58,6 +58,12 @@ export const ErrorCodes = {
   SLOT_MODE_UNSUPPORTED: { status: 400, code: 'SLOT_MODE_UNSUPPORTED' },
   RESERVE_INVALID: { status: 400, code: 'RESERVE_INVALID' },
   RESERVE_OUT_OF_RANGE: { status: 400, code: 'RESERVE_OUT_OF_RANGE' },
+  // site limits (docs/limits.md): a schedule slot without any limit; an If-Match on a changed schedule
+  LIMIT_REQUIRED: { status: 400, code: 'LIMIT_REQUIRED' },
+  LIMITS_CHANGED: { status: 412, code: 'LIMITS_CHANGED' },
+  LIMITS_NOT_FOUND: { status: 404, code: 'LIMITS_NOT_FOUND' },
+  // a partner writing the site's limits must be granted every inverter of the site
+  LIMITS_NOT_GRANTED: { status: 403, code: 'LIMITS_NOT_GRANTED' },
   INTERNAL: { status: 500, code: 'INTERNAL_ERROR' },
   // the port full, or too many answers not yet read from one address (limits.http); Retry-After: 1
   SERVER_BUSY: { status: 503, code: 'SERVER_BUSY' },

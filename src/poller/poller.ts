@@ -45,6 +45,8 @@ export class Poller implements Feature {
   lastTickAt: number | null = null;
   /** when a device poll last finished (answered or not; the start counts as one), monotonic ms */
   lastPollDoneAt: number | null = null;
+  /** devices read faster than their own period, and how fast (the limits loop while a limit is in force) */
+  private fast: { ids: ReadonlySet<string>; periodMs: number } | null = null;
 
   constructor(private readonly deps: PollerDeps) {}
 
@@ -72,13 +74,31 @@ export class Poller implements Feature {
 
   /** the tick: the shortest poll period of any device, so each device is polled on its own period */
   get tickMs(): number {
-    return Math.min(...this.deps.site.config.devices.map((d) => this.deps.site.pollPeriodMs(d.id)));
+    return Math.min(...this.deps.site.config.devices.map((d) => this.periodOf(d.id)));
+  }
+
+  /**
+   * Reads `ids` every `periodMs` (site ms) until called with null: the grid meter and the inverters
+   * while a site limit is in force (src/limits/). The next tick already follows it.
+   */
+  pollFast(ids: ReadonlySet<string> | null, periodMs = 1000): void {
+    const before = this.tickMs;
+    this.fast = ids && ids.size > 0 ? { ids, periodMs } : null;
+    if (!this.stopped && this.tickMs < before) {
+      if (this.timer) this.deps.clock.clearTimeout(this.timer);
+      this.schedule();
+    }
+  }
+
+  private periodOf(id: string): number {
+    const own = this.deps.site.pollPeriodMs(id);
+    return this.fast?.ids.has(id) ? Math.min(own, this.fast.periodMs) : own;
   }
 
   private due(cfg: DeviceConfig, at: number): boolean {
     const last = this.lastPolled.get(cfg.id);
     // half a tick of slack: timers fire a little late or early on a busy Pi
-    return last === undefined || at - last >= this.deps.site.pollPeriodMs(cfg.id) - this.tickMs / 2;
+    return last === undefined || at - last >= this.periodOf(cfg.id) - this.tickMs / 2;
   }
 
   private schedule(): void {

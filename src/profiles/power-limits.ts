@@ -4,13 +4,17 @@
  * `profile: sunspec` inverter, those of a vendor profile read beside SunSpec on the same link and
  * unit (SolarEdge's export control registers are the inverter's, at its unit, and live in the
  * `solaredge-storedge` profile with the StorEdge registers, as its control map does:
- * src/profiles/storage-controls.ts). SunSpec models 123 and 704 are not found here.
+ * src/profiles/storage-controls.ts). `activePowerLimitFor` is what the limits loop uses today:
+ * SunSpec 704, else 123 (sunspec-limit.ts); the loop does not drive the vendor maps yet.
  */
 import type { DeviceConfig } from '../config/types.js';
+import type { ActivePowerLimit } from '../core/active-power-limit.js';
+import type { RegisterReader } from '../core/register-reader.js';
 import { linkKey } from '../modbus/link.js';
 import { createProfileLimit, limitModesOf, type ProfileActivePowerLimit, revertWarning } from './limit.js';
 import type { LimitMode } from './limit-compile.js';
 import { loadProfiles, type ProfileRegistry, SUNSPEC } from './registry.js';
+import { discoverSunSpecLimit } from './sunspec-limit.js';
 
 /** Every limit map that applies to `inverter` (one per kind), given the site's other devices. */
 export function profileLimitsFor(
@@ -54,4 +58,14 @@ export function limitRevertNotes(devices: readonly DeviceConfig[], profiles?: Pr
     }
   }
   return out;
+}
+
+/** The active power limit the limits loop drives on `device`: SunSpec 704, else 123; undefined without one. */
+export async function activePowerLimitFor(
+  device: DeviceConfig,
+  bus: RegisterReader,
+  revertSeconds: number,
+): Promise<ActivePowerLimit | undefined> {
+  if (device.profile === SUNSPEC) return discoverSunSpecLimit(bus, device.connection.unitId, revertSeconds);
+  return undefined;
 }

@@ -39,6 +39,10 @@ export interface SimConfig {
     standbyW: number;
     /** [fraction of ratedW on the DC side, conversion efficiency]; linear in between */
     efficiencyCurve: ReadonlyArray<readonly [number, number]>;
+    /** the active power limits the inverter offers (SunSpec 123 with 121, 704 with 702); none by default */
+    limitModels?: readonly (123 | 704)[];
+    /** how long the output takes to follow a new limit, ms (default 1000) */
+    limitLagMs?: number;
   };
   house: {
     baseW: number;
@@ -161,6 +165,10 @@ export function validateSimConfig(c: SimConfig): void {
     num(`inverter.efficiencyCurve[${i}][0]`, x, prev ? prev[0] + 1e-9 : 0, 10);
     num(`inverter.efficiencyCurve[${i}][1]`, eta, 0.5, 1);
   });
+  for (const m of c.inverter.limitModels ?? [])
+    if (m !== 123 && m !== 704)
+      throw new SimConfigError('inverter.limitModels', `must hold 123 and/or 704, got ${String(m)}`);
+  if (c.inverter.limitLagMs !== undefined) num('inverter.limitLagMs', c.inverter.limitLagMs, 0, 60_000);
   if (curve[0]?.[0] !== 0) throw new SimConfigError('inverter.efficiencyCurve', 'must start at load fraction 0');
   num('house.baseW', c.house.baseW, 0, 30_000);
   num('house.morningPeakW', c.house.morningPeakW, 0, 30_000);

@@ -20,10 +20,13 @@
  */
 import { itemAt } from '../core/item-at.js';
 import { METER_EVT, MODEL_1, MODEL_103, MODEL_124, MODEL_160, MODEL_203, MODEL_802 } from '../modbus/sunspec/models.js';
+import { MODEL_121, MODEL_123 } from '../modbus/sunspec/models-controls.js';
+import { MODEL_702, MODEL_704 } from '../modbus/sunspec/models-der.js';
 import type { SimConfig } from './config.js';
 import type { SiteSnapshot, StorageWindow } from './model.js';
 import { hash01 } from './noise.js';
 import { lineVoltages, perPhase, phaseSum } from './phases.js';
+import { type LimitModel, PowerLimitSim } from './power-limit.js';
 import type { SimRegisters } from './registers.js';
 import { Storage124 } from './storage-124.js';
 import { type ModelWriter, type PointWriter, SunSpecImage } from './sunspec-encoder.js';
@@ -53,6 +56,8 @@ export interface SimDevice {
   write?(address: number, values: readonly number[], ts: number): void;
   /** the battery power window the device's control registers ask for at ts; null = its own logic */
   storageWindow?(ts: number): StorageWindow | null;
+  /** the AC output limit the device follows at ts, W; null = none */
+  acLimitW?(ts: number): number | null;
 }
 
 /** a SunSpec device serves its image as holding registers and has no input registers */
@@ -126,17 +131,24 @@ export class InverterDevice implements SimDevice {
   private readonly storage: Record<'ChaState' | 'StorAval' | 'InBatV' | 'ChaSt', PointWriter>;
   /** model 124 as a writable control (storage-124.ts) */
   readonly control: Storage124;
+  /** models 123 and 704 as the active power limit (power-limit.ts), where the configuration gives them */
+  readonly limit: PowerLimitSim | null;
 
   constructor(
     readonly identity: SimDeviceIdentity,
     private readonly cfg: SimConfig,
+    startTs = 0,
   ) {
     const n = cfg.pv.optimisers.length;
+    const limits = cfg.inverter.limitModels ?? [];
+    // after 124, so the addresses of the models before stay where they were
     this.image = new SunSpecImage([
       { def: MODEL_1 },
       { def: MODEL_103 },
       { def: MODEL_160, repeats: n },
       { def: MODEL_124 },
+      ...(limits.includes(123) ? [{ def: MODEL_121 }, { def: MODEL_123 }] : []),
+      ...(limits.includes(704) ? [{ def: MODEL_702 }, { def: MODEL_704 }] : []),
     ]);
     this.registers = sunspecRegisters(this.image);
     writeCommon(this.image.model(1), identity);
@@ -167,20 +179,47 @@ export class InverterDevice implements SimDevice {
       storage,
       blocks.reduce((a, b) => a + b.maxChargeW, 0),
     );
+    this.limit = limits.length > 0 ? this.limitModels(limits, startTs) : null;
     const sp = (name: string) => storage.point(name);
     this.storage = { ChaState: sp('ChaState'), StorAval: sp('StorAval'), InBatV: sp('InBatV'), ChaSt: sp('ChaSt') };
   }
 
   write(address: number, values: readonly number[], ts: number): void {
-    this.control.write(address, values, ts);
+    if (this.limit?.owns(address)) this.limit.write(address, values, ts);
+    else this.control.write(address, values, ts);
   }
 
   storageWindow(ts: number): StorageWindow | null {
     return this.control.window(ts);
   }
 
+  acLimitW(ts: number): number | null {
+    return this.limit?.acLimitW(ts) ?? null;
+  }
+
+  /** 121 WMax and 702 WMax/WMaxRtg (what the limits are percentages of), the limit's registers */
+  private limitModels(models: readonly LimitModel[], startTs: number): PowerLimitSim {
+    const rated = this.cfg.inverter.ratedW;
+    const controls = new Map<LimitModel, ModelWriter>();
+    if (models.includes(123)) {
+      const settings = this.image.model(121);
+      settings.sf('WMax_SF', 0);
+      settings.point('WMax').set(rated);
+      controls.set(123, this.image.model(123));
+    }
+    if (models.includes(704)) {
+      const capacity = this.image.model(702);
+      capacity.sf('W_SF', 0);
+      capacity.point('WMaxRtg').set(rated);
+      capacity.point('WMax').set(rated);
+      controls.set(704, this.image.model(704));
+    }
+    return new PowerLimitSim(controls, rated, this.cfg.inverter.limitLagMs ?? 1000, startTs);
+  }
+
   encode(s: SiteSnapshot): void {
     const { p, cfg } = this;
+    this.limit?.encode(s.ts);
     const ac = s.inverter.acW;
     const v = s.housePhaseV;
     const phaseA = perPhase(v, (x) => (x > 0 ? Math.abs(ac) / 3 / x : 0));

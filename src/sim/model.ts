@@ -11,7 +11,8 @@
  *   inverter: acW = dcW·η − standby (dcW ≥ 0), dcW/η − standby (dcW < 0)
  *   AC bus: gridW + inverter acW = houseW
  * Dispatch is self-consumption: PV serves the house, surplus charges the battery, the battery
- * covers a deficit, the grid takes or gives the rest. With the relay open the grid term is 0:
+ * covers a deficit, the grid takes or gives the rest. An AC output limit (SunSpec 123/704 on the
+ * inverter) curtails PV, then a discharge, so the grid meter reads the house minus the limited output. With the relay open the grid term is 0:
  * PV is curtailed when nothing can take it, and the house is shed to what PV + battery supply.
  */
 import { itemAt } from '../core/item-at.js';
@@ -141,6 +142,8 @@ export class SiteModel {
   private readonly dcAtRated: number;
   /** the storage command in force at a time, if any (the inverter's control registers) */
   storageControl: ((ts: number) => StorageWindow | null) | null = null;
+  /** the inverter's AC output limit at a time, W, if any (its SunSpec 123/704 registers) */
+  acLimit: ((ts: number) => number | null) | null = null;
 
   private readonly c: {
     pv: Float64Array;
@@ -338,6 +341,16 @@ export class SiteModel {
       }
     }
 
+    const limit = closed && on ? this.acLimit?.(this.t) : null;
+    if (limit !== null && limit !== undefined) {
+      // the AC output held at the limit: PV is curtailed first, a discharge after it; the battery
+      // still charges from PV on the DC side
+      const capDc = inv.dcForAc(Math.max(0, limit));
+      if (pvUse - bat > capDc) {
+        pvUse = Math.max(0, Math.min(pvUse, capDc + bat));
+        if (pvUse - bat > capDc) bat = pvUse - capDc;
+      }
+    }
     let pvSum = 0;
     const k = avail > 0 ? pvUse / avail : 0;
     this.pvAvail.forEach((a, i) => {

@@ -2,7 +2,8 @@
  * The simulated site as the gateway sees it: a physical model plus one register image per
  * Modbus unit, on two hosts (the inverter with its battery BMSs behind it, and the meter box).
  *
- *   inverter host  unit 1        inverter: 1 → 103 → 160 (one module per optimiser) → 124
+ *   inverter host  unit 1        inverter: 1 → 103 → 160 (one module per optimiser) → 124, then
+ *                                121 → 123 and 702 → 704 where config.inverter.limitModels names them
  *                  units 2..M+1  battery block j (BMS): 1 → 802
  *                  config.sungrowUnitId (optional)  the same inverter and battery as a Sungrow SH10RT,
  *                                commanded through its EMS registers (sungrow-sh.ts)
@@ -95,6 +96,7 @@ export class SimSite {
       new InverterDevice(
         id('inverter', 1, 'inverter', `HYB-${cfg.inverter.ratedW}`, serialFor(cfg.seed, 'INV', 0)),
         cfg,
+        startTs,
       ),
       ...cfg.battery.blocks.map(
         (b, j) =>
@@ -128,6 +130,15 @@ export class SimSite {
         if (w) return w;
       }
       return null;
+    };
+    // the lowest AC output limit any device's registers hold (SunSpec 123/704: power-limit.ts)
+    this.model.acLimit = (ts) => {
+      let w: number | null = null;
+      for (const d of devices) {
+        const l = d.acLimitW?.(ts) ?? null;
+        if (l !== null) w = w === null ? l : Math.min(w, l);
+      }
+      return w;
     };
     for (const d of devices) this.byHost[d.identity.host].set(d.identity.unitId, d.registers);
     this.encode();

@@ -402,6 +402,27 @@ export const MIGRATIONS: readonly Migration[] = [
       dropCredentialsFromMain(db);
     },
   },
+  {
+    description:
+      'site limits: the schedule of export, import and generation limits a partner or customer wrote (one per site)',
+    up(db) {
+      db.exec(`
+        CREATE TABLE limit_schedule (
+          id          INTEGER PRIMARY KEY CHECK (id = 1),
+          schedule_id TEXT NOT NULL,
+          source      TEXT NOT NULL,
+          created_ms  INTEGER NOT NULL
+        );
+        CREATE TABLE limit_slots (
+          start_ms      INTEGER NOT NULL PRIMARY KEY,
+          end_ms        INTEGER NOT NULL,
+          export_w      INTEGER,
+          import_w      INTEGER,
+          generation_w  INTEGER
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 /** The schema version after which main holds no credentials (store/credentials.ts). */

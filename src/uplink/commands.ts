@@ -1,7 +1,8 @@
 /**
- * The uplink's commands, `{prefix}/cmd/plan` and `{prefix}/cmd/resync` (docs/mqtt-contract.md
- * "Commands"): the rules they share (the requestId, the retain flag, the answer's envelope and
- * topic), each command's own answer coming from plan-command.ts and resync.ts.
+ * The uplink's commands, `{prefix}/cmd/plan`, `{prefix}/cmd/limits` and `{prefix}/cmd/resync`
+ * (docs/mqtt-contract.md "Commands"): the rules they share (the requestId, the retain flag, the
+ * answer's envelope and topic), each command's own answer coming from plan-command.ts,
+ * limits-command.ts and resync.ts.
  */
 import type { IPublishPacket } from 'mqtt';
 import { PAYLOAD_VERSION, TOPIC } from './topics.js';
@@ -17,7 +18,20 @@ export function requestIdOf(body: unknown): string | null {
   return typeof id === 'string' && REQUEST_ID.test(id) ? id : null;
 }
 
-export type CommandKind = 'plan' | 'resync';
+/** Each command and its response topic: one table, so a new command is one row. */
+const COMMANDS = {
+  plan: { topic: TOPIC.plan, response: TOPIC.planResponse },
+  limits: { topic: TOPIC.limits, response: TOPIC.limitsResponse },
+  resync: { topic: TOPIC.resync, response: TOPIC.resyncResponse },
+} as const;
+
+export type CommandKind = keyof typeof COMMANDS;
+
+/** Which command a topic is, given how the site's prefix makes a topic of a TOPIC entry. */
+export function commandKindOf(topic: string, topicOf: (t: string) => string): CommandKind | null {
+  for (const [kind, c] of Object.entries(COMMANDS)) if (topicOf(c.topic) === topic) return kind as CommandKind;
+  return null;
+}
 
 export type CommandAnswer = { requestId: string | null; status: 'accepted' | 'error'; code?: string; message?: string };
 
@@ -61,7 +75,7 @@ export function commandReply(
   answer: CommandAnswer,
 ): CommandReply {
   const props = packet.properties;
-  const own = `${prefix}/${kind === 'plan' ? TOPIC.planResponse : TOPIC.resyncResponse}`;
+  const own = `${prefix}/${COMMANDS[kind].response}`;
   return {
     topic: validResponseTopic(props?.responseTopic) ?? own,
     payload: JSON.stringify({ v: PAYLOAD_VERSION, siteId, ...answer }),

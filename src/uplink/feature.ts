@@ -14,10 +14,11 @@ import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../
 import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
 import { isStorageFault } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
-import { type CommandAnswer, commandReply, retainedRefusal } from './commands.js';
+import { type CommandAnswer, commandKindOf, commandReply, retainedRefusal } from './commands.js';
 import { Drainer } from './drain.js';
 import { safeUrl, type UplinkError } from './errors.js';
 import { publishDelayMs } from './jitter.js';
+import { answerLimitsCommand } from './limits-command.js';
 import { MqttLink } from './link.js';
 import { availabilityBody, gridEventBody, type PayloadContext, telemetryBodies, topologyBody } from './payloads.js';
 import { answerPlanCommand } from './plan-command.js';
@@ -401,13 +402,17 @@ export class Uplink implements Feature {
     this.statusTimer.unref();
     // Retain As Published (MQTT 5; 3.1.1 has no such option): a command published with the retain
     // flag while the gateway is connected keeps it on delivery and is refused (commands.ts)
-    client.subscribe([this.topic(TOPIC.resync), this.topic(TOPIC.plan)], { qos: 1, rap: true }, (err) => {
-      if (err)
-        this.fail({
-          code: 'NOT_AUTHORIZED',
-          message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync and plan commands cannot reach the gateway: ${err.message}`,
-        });
-    });
+    client.subscribe(
+      [this.topic(TOPIC.resync), this.topic(TOPIC.plan), this.topic(TOPIC.limits)],
+      { qos: 1, rap: true },
+      (err) => {
+        if (err)
+          this.fail({
+            code: 'NOT_AUTHORIZED',
+            message: `the broker refused the subscription to ${this.topic(TOPIC.resync)}; resync, plan and limits commands cannot reach the gateway: ${err.message}`,
+          });
+      },
+    );
     this.drainer?.attach(client, connack.properties?.receiveMaximum);
   }
 
@@ -456,11 +461,12 @@ export class Uplink implements Feature {
   }
 
   /**
-   * A command on cmd/plan or cmd/resync: answered on its response topic with the stored plan, the
-   * queued resync or a named error (commands.ts for the rules both share).
+   * A command on cmd/plan, cmd/limits or cmd/resync: answered on its response topic with the
+   * stored plan or limit schedule, the queued resync or a named error (commands.ts for the rules
+   * they share).
    */
   private onCommand(topic: string, payload: Buffer, packet: IPublishPacket): void {
-    const kind = topic === this.topic(TOPIC.plan) ? 'plan' : topic === this.topic(TOPIC.resync) ? 'resync' : null;
+    const kind = commandKindOf(topic, (t) => this.topic(t));
     if (kind === null) return;
     // an empty retained message is someone clearing a retained command: nothing to answer
     if (packet.retain && payload.length === 0) return;
@@ -470,16 +476,18 @@ export class Uplink implements Feature {
         ? retainedRefusal(payload)
         : kind === 'plan'
           ? answerPlanCommand(this.deps.control?.(), payload)
-          : answerResync(
-              {
-                db: this.deps.db,
-                site: this.deps.site,
-                ctx: this.ctx,
-                outboxMaxBytes: this.deps.config.outbox.maxMegabytes * 1_000_000,
-                enqueue: (messages) => writeTx(this.deps.db, () => this.write(messages)),
-              },
-              payload,
-            );
+          : kind === 'limits'
+            ? answerLimitsCommand(this.deps.db, this.deps.clock.now(), payload)
+            : answerResync(
+                {
+                  db: this.deps.db,
+                  site: this.deps.site,
+                  ctx: this.ctx,
+                  outboxMaxBytes: this.deps.config.outbox.maxMegabytes * 1_000_000,
+                  enqueue: (messages) => writeTx(this.deps.db, () => this.write(messages)),
+                },
+                payload,
+              );
     } catch (err) {
       this.deps.log.error({ err }, `uplink ${kind} command failed`);
       answer = {
@@ -494,7 +502,7 @@ export class Uplink implements Feature {
         { code: answer.code, requestId: answer.requestId },
         `uplink ${kind} refused: ${answer.message}`,
       );
-    else if (kind === 'plan') this.deps.log.info({ requestId: answer.requestId }, 'uplink plan stored');
+    else if (kind !== 'resync') this.deps.log.info({ requestId: answer.requestId }, `uplink ${kind} stored`);
     else {
       const { requestId, interval, buckets, gridEvents, messages } = answer as ResyncAnswer & { status: 'accepted' };
       this.deps.log.info({ requestId, interval, buckets, gridEvents, messages }, 'uplink resync queued');

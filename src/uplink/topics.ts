@@ -12,6 +12,8 @@ export const TOPIC = {
   resyncResponse: 'cmd/resync/response',
   plan: 'cmd/plan',
   planResponse: 'cmd/plan/response',
+  limits: 'cmd/limits',
+  limitsResponse: 'cmd/limits/response',
 } as const;
 
 /**

@@ -61,6 +61,8 @@ describe('a minimal site.yaml', () => {
         },
       ],
       limits: {
+        negativeExportPrice: 'curtail',
+        revertSeconds: 60,
         http: {
           headersSeconds: 10,
           requestSeconds: 30,

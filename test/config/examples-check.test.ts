@@ -32,7 +32,9 @@ describe('check-config and run agree', () => {
   it('there are examples', () => expect(examples.length).toBeGreaterThan(0));
 
   it.each(examples)('examples/%s passes check-config where it is', async (name) => {
-    const r = await sitegw(['check-config', join(ROOT, 'examples', name)]);
+    // --offline: with site limits check-config asks the inverters, and the examples' devices are at
+    // LAN addresses (192.168.x) no test may reach
+    const r = await sitegw(['check-config', '--offline', join(ROOT, 'examples', name)]);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^OK: /);

@@ -5,41 +5,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partnerToken } from '../support/auth.js';
-import { loadContract } from '../support/contract.js';
-import { demoSite, getJson, waitFor } from '../support/demo.js';
-import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
-import { uplinkTo } from '../support/uplink.js';
+import { type CloudCommands, cloudCommands } from '../support/cloud-commands.js';
+import { getJson } from '../support/demo.js';
 
-const PREFIX = 'sitegw/demo-site';
 const Q = 15 * 60_000;
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 describe('plans on {prefix}/cmd/plan', () => {
-  let broker: TestBroker;
-  let demo: Awaited<ReturnType<typeof demoSite>>;
-  let c: Collector;
+  let cloud: CloudCommands;
+  let demo: CloudCommands['demo'];
+  const send = (payload: string) => cloud.send(payload);
   beforeAll(async () => {
-    broker = await aedesBroker();
-    c = await collect(broker.url, `${PREFIX}/cmd/plan/response`);
-    demo = await demoSite({ speed: 1, start: Date.parse('2026-01-15T00:00:00Z'), ...uplinkTo(broker) });
-    await waitFor('the uplink connected', () => demo.daemon.uplink!.health().connection.connected);
+    cloud = await cloudCommands('plan', Date.parse('2026-01-15T00:00:00Z'));
+    demo = cloud.demo;
   });
   afterAll(async () => {
-    await demo?.cleanup();
-    await c?.close();
-    await broker?.close();
+    await cloud?.close();
   });
-
-  let n = 0;
-  async function send(payload: string): Promise<any> {
-    const before = c.messages.length;
-    n++;
-    await c.client.publishAsync(`${PREFIX}/cmd/plan`, payload, { qos: 1 });
-    const m = await waitFor(`plan answer ${n}`, () => c.messages[before]);
-    const body = JSON.parse(m.payload);
-    expect(loadContract(PREFIX).check(m.topic, body)).toEqual([]);
-    return body;
-  }
 
   it('stores a plan with the same checks as the HTTP API and answers with it', async () => {
     const t = Math.ceil((demo.clock.now() + 60_000) / Q) * Q;

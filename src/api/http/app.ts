@@ -27,6 +27,7 @@ import { publishToRoute } from './publish-to.js';
 import { gateRequests } from './request-gate.js';
 import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
+import { type SiteLimitsView, siteLimitsRoutes } from './site-limits.js';
 import { sitesRoutes } from './sites.js';
 import { LOGIN_PATH, statusRoutes } from './status.js';
 import { OwnerSessions } from './status-session.js';
@@ -53,6 +54,8 @@ export interface BuildOptions extends ApiDeps {
   refusals?: RefusalLog;
   /** what one client may store of dynamic tariffs (site.yaml limits.dynamicTariffs) */
   tariffQuota: TariffQuota;
+  /** the site's limits in force (src/limits/), for GET /api/v1/sites/{siteId}/limits */
+  siteLimits?: SiteLimitsView;
 }
 
 /** Refused requests worth an installer's eye: credentials or scope refused, limits hit, and any 4xx of the login and token pages. */
@@ -164,6 +167,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const clocked = { ...deps, now: opts.now ?? Date.now };
   await app.register(tariffsRoutes, { ...clocked, quota: opts.tariffQuota });
   await app.register(savingsRoutes, clocked);
+  await app.register(siteLimitsRoutes, { ...clocked, siteLimits: opts.siteLimits });
   if (opts.ops) {
     const ops = opts.ops;
     await app.register(healthRoutes, { health: ops.health });

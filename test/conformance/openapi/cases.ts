@@ -238,6 +238,61 @@ export async function routeCases(demo: Demo): Promise<Table> {
   add('DELETE /api/v1/devices/{synthId}/plan', 401, 'no token', { path: planAt('inverter') });
   add('DELETE /api/v1/devices/{synthId}/plan', 403, 'plan.read only', { path: planAt('inverter'), token: planOnly });
   add('DELETE /api/v1/devices/{synthId}/plan', 404, 'no plan any more', { path: planAt('inverter'), token: partner });
+  // site limits: a 0 W export slot of 40 s, a little ahead of the demo's clock, at a whole second
+  const limitsAt = `/api/v1/sites/${site}/limits`;
+  const ls = Math.ceil((demo.clock.now() + 5 * 60_000) / 1000) * 1000;
+  const limitsBody = {
+    slots: [{ interval: `${new Date(ls).toISOString()}/${new Date(ls + 40_000).toISOString()}`, exportW: 0 }],
+  };
+  add('PUT /api/v1/sites/{siteId}/limits', 200, 'a 0 W export slot', {
+    path: limitsAt,
+    token: partner,
+    body: limitsBody,
+  });
+  add('PUT /api/v1/sites/{siteId}/limits', 400, 'a slot without a limit', {
+    path: limitsAt,
+    token: partner,
+    body: { slots: [{ interval: limitsBody.slots[0]!.interval }] },
+  });
+  add('PUT /api/v1/sites/{siteId}/limits', 401, 'no token', { path: limitsAt, body: limitsBody });
+  add('PUT /api/v1/sites/{siteId}/limits', 403, 'plan.read only', {
+    path: limitsAt,
+    token: planOnly,
+    body: limitsBody,
+  });
+  add('PUT /api/v1/sites/{siteId}/limits', 404, 'another site', {
+    path: '/api/v1/sites/elsewhere/limits',
+    token: partner,
+    body: limitsBody,
+  });
+  add('PUT /api/v1/sites/{siteId}/limits', 412, 'a stale If-Match', {
+    path: limitsAt,
+    token: partner,
+    body: limitsBody,
+    headers: { 'if-match': '"stale"' },
+  });
+  add('GET /api/v1/sites/{siteId}/limits', 200, 'the limits in force and the schedule', {
+    path: limitsAt,
+    token: planOnly,
+  });
+  add('GET /api/v1/sites/{siteId}/limits', 400, 'a site id over 200 characters', {
+    path: `/api/v1/sites/${'x'.repeat(201)}/limits`,
+    token: partner,
+  });
+  add('GET /api/v1/sites/{siteId}/limits', 401, 'no token', { path: limitsAt });
+  add('GET /api/v1/sites/{siteId}/limits', 403, 'read scope only', { path: limitsAt, token: readOnly });
+  add('GET /api/v1/sites/{siteId}/limits', 404, 'another site', {
+    path: '/api/v1/sites/elsewhere/limits',
+    token: partner,
+  });
+  add('DELETE /api/v1/sites/{siteId}/limits', 204, 'removed', { path: limitsAt, token: partner });
+  add('DELETE /api/v1/sites/{siteId}/limits', 400, 'a site id over 200 characters', {
+    path: `/api/v1/sites/${'x'.repeat(201)}/limits`,
+    token: partner,
+  });
+  add('DELETE /api/v1/sites/{siteId}/limits', 401, 'no token', { path: limitsAt });
+  add('DELETE /api/v1/sites/{siteId}/limits', 403, 'plan.read only', { path: limitsAt, token: planOnly });
+  add('DELETE /api/v1/sites/{siteId}/limits', 404, 'no schedule any more', { path: limitsAt, token: partner });
   const tariff = {
     name: 'Spot',
     currency: 'EUR',

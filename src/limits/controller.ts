@@ -1,0 +1,99 @@
+/**
+ * One step of the loop that holds the site's limits (docs/limits.md "How a limit is held"). Pure:
+ * no clock, no I/O, so every rule is a unit test.
+ *
+ * What the meter and the inverters read give the site's own draw: house = grid + Σ inverter output
+ * (grid + importing; the battery of a hybrid is on its DC side). The inverters together may then
+ * deliver at most
+ *   house + exportW − margin      (export at the meter at most exportW)
+ *   generationW                   (the inverters' output at most generationW)
+ * whichever is lower: the cap. The cap is a function of the house, not of the last command, so a
+ * step in a limit or in the house is followed in one step, without the integrator's overshoot, and
+ * the cap never asks for less output than the limit needs (an inverter producing less than its
+ * share is not limited further).
+ *
+ * The battery first: the cap is on the inverters' AC output, so a hybrid's battery, on its DC side,
+ * still charges from PV (its own self-consumption, or a plan's charge), and an AC-coupled battery's
+ * charge is part of the house: PV is curtailed only for the surplus the battery does not take.
+ * Limits never command a discharge or an import: charging is shed first for an import limit (by
+ * control's executor, which clips every charge to it and says so), and an import over `importW`
+ * the house alone draws is reported, not acted on.
+ */
+import type { PowerLimitCommand } from '../core/active-power-limit.js';
+import type { LimitInForce, LimitName, LimitsInForce } from './sources.js';
+
+/** Kept below an export limit, as a fraction of the inverters' rating: the house moves between two readings. */
+export const MARGIN_FRACTION = 0.005;
+
+export interface InverterState {
+  id: string;
+  ratedW: number;
+  /** AC output now, W, + delivering */
+  acW: number;
+}
+
+export interface LoopInput {
+  limits: LimitsInForce;
+  /** at the grid meter, W, + importing */
+  gridW: number;
+  inverters: readonly InverterState[];
+}
+
+export interface LoopDecision {
+  /** what the inverters together may deliver, W; null: unlimited */
+  capW: number | null;
+  commands: { id: string; command: PowerLimitCommand }[];
+  /** the limit that sets the cap, with its source; null when none binds */
+  binding: ({ limit: LimitName } & LimitInForce) | null;
+  /** the site's own draw, W (grid + output) */
+  houseW: number;
+  /** import over importW, W */
+  importOverW: number;
+}
+
+export function decideLimits(i: LoopInput): LoopDecision {
+  const ratedW = i.inverters.reduce((a, x) => a + x.ratedW, 0);
+  const outputW = i.inverters.reduce((a, x) => a + Math.max(0, x.acW), 0);
+  const houseW = i.gridW + outputW;
+  const importOverW = i.limits.importW ? Math.max(0, i.gridW - i.limits.importW.watts) : 0;
+  const caps: { limit: LimitName; capW: number; f: LimitInForce }[] = [];
+  const exp = i.limits.exportW;
+  if (exp) caps.push({ limit: 'exportW', capW: houseW + exp.watts - MARGIN_FRACTION * ratedW, f: exp });
+  const gen = i.limits.generationW;
+  if (gen) caps.push({ limit: 'generationW', capW: gen.watts, f: gen });
+  caps.sort((a, b) => a.capW - b.capW);
+  const lowest = caps[0];
+  const unlimited = (): LoopDecision => ({
+    capW: null,
+    commands: i.inverters.map((x) => ({ id: x.id, command: { kind: 'none' } })),
+    binding: null,
+    houseW,
+    importOverW,
+  });
+  if (!lowest) return unlimited();
+  const invCap = Math.max(0, lowest.capW);
+  if (invCap >= ratedW) return unlimited();
+  return {
+    capW: invCap,
+    // shares of the rating: each inverter's limit is a percentage of its own rating on the device
+    commands: i.inverters.map((x) => ({
+      id: x.id,
+      command: { kind: 'limit', watts: ratedW > 0 ? Math.floor((invCap * x.ratedW) / ratedW) : 0 },
+    })),
+    binding: { limit: lowest.limit, ...lowest.f },
+    houseW,
+    importOverW,
+  };
+}
+
+/** The fail-safe as commands: `watts` shared by rating. */
+export function failSafeCommands(
+  inverters: readonly Pick<InverterState, 'id' | 'ratedW'>[],
+  watts: number,
+): { id: string; command: PowerLimitCommand }[] {
+  const ratedW = inverters.reduce((a, x) => a + x.ratedW, 0);
+  return inverters.map((x) => ({
+    id: x.id,
+    command: { kind: 'limit', watts: ratedW > 0 ? Math.floor((watts * x.ratedW) / ratedW) : 0 },
+  }));
+}
