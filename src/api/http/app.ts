@@ -11,6 +11,7 @@ import type { Metrics } from '../../ops/metrics.js';
 import type { StatusView } from '../../ops/status-view.js';
 import type { PlanChart } from '../../optimiser/plan-chart.js';
 import { RefusalLog } from '../refusals.js';
+import { slotMetrics } from './connection-metrics.js';
 import { Connections } from './connections.js';
 import type { ApiDeps } from './deps.js';
 import { devicesRoutes } from './devices.js';
@@ -47,6 +48,9 @@ export interface BuildOptions extends ApiDeps {
   /** what one client may store of dynamic tariffs (site.yaml limits.dynamicTariffs) */
   tariffQuota: TariffQuota;
 }
+
+/** how long answers still being written and WebSockets told 1001 get at a stop before their sockets are destroyed */
+const STOP_GRACE_MS = 3000;
 
 /** Refused requests worth an installer's eye: credentials or scope refused, limits hit, and any 4xx of the login and token pages. */
 function isRefusal(statusCode: number, path: string): boolean {
@@ -112,6 +116,13 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     const conns = new Connections(opts.limits, refusals, opts.https === undefined);
     conns.attach(app.server);
     gateRequests(app.server, conns, opts.limits, refusals);
+    // a stop never waits for a peer: node's server.close() waits for every socket, upgraded or
+    // refused ones included, and a peer that never hangs up held SIGTERM past systemd's timeout
+    app.addHook('preClose', (done) => {
+      conns.closeAll(STOP_GRACE_MS);
+      done();
+    });
+    if (opts.ops) slotMetrics(opts.ops.metrics.registry, conns, app);
   }
 
   installErrorHandling(app);
