@@ -13,6 +13,8 @@ export const SLOT_MS = 15 * 60_000;
 export const PLAN_HORIZON_MS = 7 * 86_400_000;
 /** 7 days of quarter hours */
 export const MAX_SLOTS = 672;
+/** the largest battery power a slot may ask, W */
+export const MAX_POWER_W = 1_000_000;
 /** the plan source the gateway's optimiser writes as */
 export const OPTIMISER_SOURCE = 'optimiser';
 export const SLOT_MODES: readonly SlotMode[] = ['charge', 'discharge', 'hold', 'self-consumption'];
@@ -32,7 +34,7 @@ const SlotBodySchema = Type.Object(
     powerW: Type.Optional(
       Type.Integer({
         minimum: 1,
-        maximum: 1_000_000,
+        maximum: MAX_POWER_W,
         description: 'battery power, W, always positive; charge and discharge only',
       }),
     ),
@@ -67,6 +69,14 @@ export function checkPlanSlots(slots: readonly SlotBody[], now: number, dropEnde
   const out: StoredSlot[] = [];
   slots.forEach((s, i) => {
     const at = `slots[${i}]`;
+    // every edge validates its body by the schema first; this holds for a caller that did not
+    // (or whose validator coerced): no string, boolean or infinity becomes a stored number
+    if (!SLOT_MODES.includes(s.mode))
+      throw apiError('SLOT_INVALID', `${at}.mode must be one of ${SLOT_MODES.join(', ')}`);
+    if (s.powerW !== undefined && !(Number.isInteger(s.powerW) && s.powerW >= 1 && s.powerW <= MAX_POWER_W))
+      throw apiError('SLOT_INVALID', `${at}.powerW must be a whole number of W, 1..${MAX_POWER_W}`);
+    if (s.targetSoc !== undefined && !(typeof s.targetSoc === 'number' && s.targetSoc >= 0 && s.targetSoc <= 100))
+      throw apiError('SLOT_INVALID', `${at}.targetSoc must be a number of percent, 0..100`);
     let range: { start: number; end: number };
     try {
       range = parseInterval(s.interval);

@@ -1,6 +1,5 @@
 import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
-import type { Ajv } from 'ajv';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { ALL_SCOPES, OPENID } from '../../auth/scopes.js';
@@ -18,7 +17,7 @@ import { devicesRoutes } from './devices.js';
 import { frameworkErrors, installErrorHandling, MAX_PATH_PARAM } from './errors.js';
 import { installGuard } from './guard.js';
 import { healthRoutes } from './health.js';
-import { COMMA_LIST, installLenientQuery } from './lenient-query.js';
+import { installLenientQuery } from './lenient-query.js';
 import { serverTimeouts } from './limits.js';
 import { metricsRoutes } from './metrics.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
@@ -31,6 +30,7 @@ import { sitesRoutes } from './sites.js';
 import { LOGIN_PATH, statusRoutes } from './status.js';
 import { OwnerSessions } from './status-session.js';
 import { tariffsRoutes } from './tariffs.js';
+import { installValidators } from './validators.js';
 
 export interface BuildOptions extends ApiDeps {
   logger?: Logger | false;
@@ -79,15 +79,6 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     bodyLimit: 1 << 20,
     routerOptions: { maxParamLength: MAX_PATH_PARAM },
     frameworkErrors,
-    ajv: {
-      customOptions: { coerceTypes: true, allErrors: false },
-      // marks comma-list query parameters for the lenient query hook (lenient-query.ts)
-      plugins: [
-        (ajv: Ajv) => ajv.addKeyword({ keyword: COMMA_LIST, schemaType: 'boolean' }),
-        // OpenAPI 3.0's example of a value, for the document and the tools that read it
-        (ajv: Ajv) => ajv.addKeyword({ keyword: 'example' }),
-      ],
-    },
   });
   const refusals = opts.refusals ?? new RefusalLog(opts.logger || silentLogger());
   // callback style for the same reason as the guard's hook (guard.ts)
@@ -131,6 +122,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const sessions = opts.ops ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined }) : undefined;
   installGuard(app, opts.auth, sessions && { check: (req) => sessions.check(req), loginPath: LOGIN_PATH });
   app.addSchema(TopologyNode);
+  installValidators(app, [TopologyNode]);
   const scopes = Object.fromEntries(
     ALL_SCOPES.map((s) => [s, s === OPENID ? 'OpenID Connect: an id_token (granted in the code flow anyway)' : s]),
   );

@@ -47,9 +47,35 @@ function readerMessage(param: string, value: unknown, listed?: unknown[]): strin
   return null;
 }
 
+/** `/slots/1/powerW` → `slots[1].powerW`: how a body member is named in a message */
+function memberName(instancePath: string, missing: string): string {
+  const parts = instancePath.split('/').filter((p) => p !== '');
+  if (missing) parts.push(missing);
+  return parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
+
 function validationMessage(err: FastifyError, req: FastifyRequest): { code: string; message: string } {
   const v = err.validation?.[0];
   const where = err.validationContext ?? 'request';
+  if (where === 'body' && v && v.keyword !== 'minProperties' && (v.instancePath || v.keyword === 'required')) {
+    // a member of a JSON body: named by its path, a plan's slot with its index (SLOT_INVALID)
+    const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: unknown }).missingProperty) : '';
+    const name = memberName(v.instancePath, missing);
+    // a union of constants (a slot's mode) fails once per constant: together they are the list
+    const consts = (err.validation ?? [])
+      .filter((e) => e.keyword === 'const' && e.instancePath === v.instancePath)
+      .map((e) => (e.params as { allowedValue?: unknown }).allowedValue);
+    const allowed = consts.length > 0 ? consts : (v.params as { allowedValues?: unknown[] }).allowedValues;
+    const what = missing
+      ? 'is required'
+      : v.keyword === 'additionalProperties'
+        ? `has no member '${String((v.params as { additionalProperty?: unknown }).additionalProperty).slice(0, 40)}'`
+        : allowed
+          ? `must be one of ${allowed.join(', ')}`
+          : (v.message ?? 'is invalid');
+    const code = name.startsWith('slots[') ? ErrorCodes.SLOT_INVALID.code : ErrorCodes.INVALID_PARAMETER.code;
+    return { code, message: `${name} ${what}` };
+  }
   const missing =
     v?.keyword === 'required' ? String((v.params as { missingProperty?: unknown }).missingProperty ?? '') : '';
   if (v?.keyword === 'minProperties') {
