@@ -10,6 +10,7 @@ import type { Metrics } from '../../ops/metrics.js';
 import type { StatusView } from '../../ops/status-view.js';
 import type { PlanChart } from '../../optimiser/plan-chart.js';
 import { RefusalLog } from '../refusals.js';
+import { clientErrorHandler, installJsonBody } from './body.js';
 import { slotMetrics } from './connection-metrics.js';
 import { Connections } from './connections.js';
 import type { ApiDeps } from './deps.js';
@@ -79,6 +80,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     bodyLimit: 1 << 20,
     routerOptions: { maxParamLength: MAX_PATH_PARAM },
     frameworkErrors,
+    clientErrorHandler,
   });
   const refusals = opts.refusals ?? new RefusalLog(opts.logger || silentLogger());
   // callback style for the same reason as the guard's hook (guard.ts)
@@ -117,6 +119,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   }
 
   installErrorHandling(app);
+  installJsonBody(app);
   installLenientQuery(app);
   // before any route: it refuses routes that do not declare who may call them
   const sessions = opts.ops ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined }) : undefined;

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError, apiError, ErrorCodes, errorBody } from '../../core/errors.js';
 import { storageRefusal } from '../../store/storage-faults.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
+import { namedError } from './body.js';
 
 /** The router's limit on a path parameter (app.ts); the route schemas say the same with maxLength. */
 export const MAX_PATH_PARAM = 200;
@@ -147,7 +148,14 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (r.methods.has('GET')) r.methods.add('HEAD');
     routes.set(route.url, r);
   });
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+  // a path with no route for the method is answered before its body is read or its caller
+  // checked: neither changes that the request cannot succeed (issue 44 item 1)
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!req.is404) return done();
+    notFound(req, reply);
+  });
+  app.setErrorHandler((thrown: FastifyError, req, reply) => {
+    const err = thrown.validation ? thrown : namedError(thrown);
     if (err instanceof ApiError) {
       if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
       return reply.status(err.statusCode).send(errorBody(err.statusCode, err.code, err.message));
@@ -175,13 +183,14 @@ export function installErrorHandling(app: FastifyInstance): void {
       .status(500)
       .send(errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'));
   });
-  app.setNotFoundHandler((req, reply) => {
+  app.setNotFoundHandler((req, reply) => notFound(req, reply));
+  function notFound(req: FastifyRequest, reply: FastifyReply): void {
     const path = req.url.split('?')[0]!;
     const allow = new Set<string>();
     for (const r of routes.values()) if (r.pattern.test(path)) for (const m of r.methods) allow.add(m);
     if (allow.size > 0) {
       const methods = [...allow].sort().join(', ');
-      return reply
+      return void reply
         .status(405)
         .header('Allow', methods)
         .send(
@@ -192,10 +201,10 @@ export function installErrorHandling(app: FastifyInstance): void {
           ),
         );
     }
-    reply
+    void reply
       .status(404)
       .send(errorBody(404, ErrorCodes.ROUTE_NOT_FOUND.code, `no route ${req.method} ${path.slice(0, 200)}`));
-  });
+  }
 }
 
 export const ErrorBodySchema = {
