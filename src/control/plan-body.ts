@@ -13,6 +13,8 @@ export const SLOT_MS = 15 * 60_000;
 export const PLAN_HORIZON_MS = 7 * 86_400_000;
 /** 7 days of quarter hours */
 export const MAX_SLOTS = 672;
+/** a plan body's bytes at most: 672 slots of ~110 bytes written out with spaces (the HTTP route's bodyLimit) */
+export const PLAN_BODY_LIMIT = 128 * 1024;
 /** the largest battery power a slot may ask, W */
 export const MAX_POWER_W = 1_000_000;
 /** the plan source the gateway's optimiser writes as */

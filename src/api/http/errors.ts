@@ -157,6 +157,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((thrown: FastifyError, req, reply) => {
     const err = thrown.validation ? thrown : namedError(thrown);
     if (err instanceof ApiError) {
+      // the rest of a refused body is not read: the connection ends with the answer
+      if (err.code.startsWith('BODY_')) reply.header('Connection', 'close');
       if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
       return reply.status(err.statusCode).send(errorBody(err.statusCode, err.code, err.message));
     }
