@@ -1,0 +1,335 @@
+/**
+ * Admission proved by invariants under random faults (docs/design.md "How fault-prone code is
+ * tested"; issue 40): a seeded schedule of hostile and clumsy clients on many loopback addresses
+ * drives a real daemon (`sitegw demo` in its own process), and between rounds the invariants are
+ * checked against what is outside the daemon's own bookkeeping:
+ * - the slots it counts equal the sockets it holds (/metrics, src/api/http/connection-metrics.ts);
+ * - each address's slot count equals that address's real connections: the kernel's TCP table
+ *   joined with the process's descriptors (test/support/admission.ts);
+ * - a partner on another address is served (a token and an API answer);
+ * - the resident memory stays under the bound docs/security.md states.
+ * The caller ends with SIGTERM, which must stop the daemon within 10 s with the faults' sockets
+ * still open. The schedule is a pure function of the seed (the same actions, addresses and
+ * offsets), so a failing seed replays with SEED=<n>.
+ *
+ * Used by test/attack/admission-invariants.test.ts (a few short seeds) and
+ * bench/admission-invariants.ts (the long run).
+ */
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { heldByAddress, PROBE, slotsOf } from './admission.js';
+import { partnerToken, rawRequest } from './auth.js';
+import type { ChildDemo } from './child-daemon.js';
+
+export const RSS_BOUND_MIB = 200;
+export const ADDRESSES = Array.from({ length: 12 }, (_, i) => `127.0.0.${i + 2}`);
+export const PARTNER = '127.0.0.40';
+const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
+
+export const FAULTS = [
+  'idle',
+  'upgrade-good',
+  'upgrade-bad',
+  'upgrade-none',
+  'reset',
+  'half-close',
+  'slowloris',
+  'no-read',
+  'pipeline',
+  'trickle',
+  'burst',
+] as const;
+export type Fault = (typeof FAULTS)[number];
+
+/** mulberry32: small, seeded, the same sequence on every machine */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface Step {
+  atMs: number;
+  addr: string;
+  fault: Fault;
+  /** how long the fault holds its connection, ms */
+  holdMs: number;
+  /** how it lets go: a FIN, or a reset */
+  reset: boolean;
+  /** connections it opens at once (burst) or requests it pipelines */
+  n: number;
+}
+
+/** The schedule of one round: `steps` faults spread over `spanMs`, from the seed alone. */
+export function schedule(seed: number, steps: number, spanMs: number): Step[] {
+  const r = prng(seed);
+  const out: Step[] = [];
+  for (let i = 0; i < steps; i++)
+    out.push({
+      atMs: Math.floor(r() * spanMs),
+      addr: ADDRESSES[Math.floor(r() * ADDRESSES.length)]!,
+      fault: FAULTS[Math.floor(r() * FAULTS.length)]!,
+      holdMs: Math.floor(r() * spanMs),
+      reset: r() < 0.5,
+      n: 1 + Math.floor(r() * 40),
+    });
+  return out.sort((a, b) => a.atMs - b.atMs);
+}
+
+function rssMib(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  return kb / 1024;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface RoundReport {
+  seed: number;
+  faults: Record<Fault, number>;
+  checks: number;
+  peakRssMib: number;
+  violations: string[];
+}
+
+/** Runs the faults of one seed against `d`, then checks the invariants; violations are returned, not thrown. */
+export class Harness {
+  private readonly open = new Set<Socket>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private token = '';
+  peak = 0;
+
+  constructor(
+    private readonly d: ChildDemo,
+    private readonly port: number,
+  ) {}
+
+  async init(): Promise<void> {
+    this.token = await partnerToken(this.d.credentials);
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  private sock(addr: string): Socket {
+    const s = connect({ port: this.port, host: '127.0.0.1', localAddress: addr });
+    this.open.add(s);
+    s.on('error', () => undefined);
+    s.once('close', () => this.open.delete(s));
+    return s;
+  }
+
+  private letGo(s: Socket, step: Step): void {
+    this.later(step.holdMs, () => (step.reset ? s.resetAndDestroy() : s.end()));
+    // whatever the daemon does, the harness lets go of its end within the hold and a second
+    this.later(step.holdMs + 1000, () => s.destroy());
+  }
+
+  private upgradeRequest(token: string | null): string {
+    return (
+      `GET /ws?streams=grid-events HTTP/1.1\r\nHost: g\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Version: 13\r\n` +
+      (token === null ? '' : `Authorization: Bearer ${token}\r\n`) +
+      '\r\n'
+    );
+  }
+
+  private run(step: Step): void {
+    const s = this.sock(step.addr);
+    s.on('data', () => undefined);
+    s.once('connect', () => {
+      switch (step.fault) {
+        case 'idle':
+          break;
+        case 'upgrade-good':
+          s.write(this.upgradeRequest(this.token));
+          break;
+        case 'upgrade-bad':
+          s.write(this.upgradeRequest(`sgw_at_junk${step.atMs}`));
+          break;
+        case 'upgrade-none':
+          s.write(this.upgradeRequest(null));
+          break;
+        case 'reset':
+          s.write('GET /api/v1/sites HTTP/1.1\r\nHost: g\r\n');
+          s.resetAndDestroy();
+          return;
+        case 'half-close':
+          s.end('GET /healthz HTTP/1.1\r\nHost: g\r\n\r\n');
+          break;
+        case 'slowloris': {
+          s.write('GET /api/v1/sites HTTP/1.1\r\nHost: g\r\n');
+          const t = setInterval(() => (s.destroyed ? clearInterval(t) : s.write('X-a: b\r\n')), 300);
+          s.once('close', () => clearInterval(t));
+          break;
+        }
+        case 'no-read':
+          s.removeAllListeners('data');
+          s.pause();
+          s.write('GET /openapi.json HTTP/1.1\r\nHost: g\r\n\r\n'.repeat(step.n));
+          break;
+        case 'pipeline':
+          s.write(
+            `GET /api/v1/sites HTTP/1.1\r\nHost: g\r\nAuthorization: Bearer ${this.token}\r\n\r\n`.repeat(step.n),
+          );
+          break;
+        case 'trickle': {
+          s.write(
+            `PUT /api/v1/devices/inverter/plan HTTP/1.1\r\nHost: g\r\nAuthorization: Bearer ${this.token}\r\n` +
+              'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+          );
+          let sent = 0;
+          const pump = () => {
+            for (let i = 0; i < 64 && !s.destroyed && sent < 4096; i++, sent++) s.write('1\r\n \r\n');
+            if (!s.destroyed && sent < 4096) setImmediate(pump);
+          };
+          pump();
+          break;
+        }
+        case 'burst':
+          for (let i = 1; i < step.n; i++) {
+            const b = this.sock(step.addr);
+            b.on('data', () => undefined);
+            b.once('connect', () => b.write('GET /healthz HTTP/1.1\r\nHost: g\r\nConnection: close\r\n\r\n'));
+            this.letGo(b, step);
+          }
+          s.write('GET /healthz HTTP/1.1\r\nHost: g\r\nConnection: close\r\n\r\n');
+          break;
+      }
+      this.letGo(s, step);
+    });
+  }
+
+  private sample(): void {
+    if (this.d.alive()) this.peak = Math.max(this.peak, rssMib(this.d.child.pid!));
+  }
+
+  /** A partner on its own address: a token, then its sites; the outcome as text. */
+  private async partner(): Promise<string> {
+    const { id, secret } = this.d.credentials.client;
+    const t = await rawRequest({
+      method: 'POST',
+      url: this.d.credentials.tokenUrl,
+      localAddress: PARTNER,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
+        connection: 'close',
+      },
+      body: 'grant_type=client_credentials',
+    }).catch((e: Error) => ({ status: 0, body: { error: e.message } }) as { status: number; body: any });
+    if (t.status !== 200) return `token ${t.status} ${JSON.stringify(t.body).slice(0, 120)}`;
+    const r = await rawRequest({
+      url: `${this.d.url}/api/v1/sites`,
+      localAddress: PARTNER,
+      headers: { authorization: `Bearer ${t.body.access_token}`, connection: 'close' },
+    }).catch((e: Error) => ({ status: 0, text: e.message }) as { status: number; text: string });
+    return r.status === 200 ? 'ok' : `sites ${r.status} ${r.text.slice(0, 120)}`;
+  }
+
+  /**
+   * The slot table against the kernel: per fault address, the daemon's count equals the real
+   * connections it holds. Connections close and open on their own timers, so both sides are
+   * read until they agree, for up to `settleMs`; a difference that outlasts it is a violation.
+   */
+  private async slotsAgree(settleMs: number): Promise<string | null> {
+    const until = Date.now() + settleMs;
+    let last = '';
+    for (;;) {
+      const slots = await slotsOf(this.d.url, this.token);
+      const kernel = heldByAddress(this.d.child.pid!, this.port);
+      const diff: string[] = [];
+      for (const a of ADDRESSES) {
+        const counted = slots.byAddress.get(a) ?? 0;
+        const real = kernel.get(a) ?? 0;
+        if (counted !== real) diff.push(`${a}: ${counted} slots, ${real} connections`);
+      }
+      // the probe's own connection is both a slot and a socket
+      if (slots.slots !== slots.sockets) diff.push(`${slots.slots} slots for ${slots.sockets} open sockets`);
+      if (diff.length === 0) return null;
+      last = diff.join('; ');
+      if (Date.now() > until) return last;
+      await sleep(100);
+    }
+  }
+
+  /** One seed: its faults for `spanMs`, checks every `checkEveryMs` meanwhile, and the full check at the end. */
+  async round(seed: number, steps: number, spanMs: number, checkEveryMs = 1500): Promise<RoundReport> {
+    const faults = Object.fromEntries(FAULTS.map((f) => [f, 0])) as Record<Fault, number>;
+    const violations: string[] = [];
+    let checks = 0;
+    this.peak = 0;
+    const sampler = setInterval(() => this.sample(), 50);
+    const start = Date.now();
+    for (const step of schedule(seed, steps, spanMs)) {
+      faults[step.fault]++;
+      this.later(step.atMs, () => this.run(step));
+    }
+    try {
+      // while the faults run: the partner is served and memory stays bounded
+      while (Date.now() - start < spanMs) {
+        await sleep(checkEveryMs);
+        const p = await this.partner();
+        checks++;
+        if (p !== 'ok') violations.push(`partner during the faults: ${p}`);
+        this.sample();
+        checks++;
+        if (this.peak >= RSS_BOUND_MIB) violations.push(`RSS ${this.peak.toFixed(0)} MiB during the faults`);
+        if (!this.d.alive()) {
+          violations.push('the daemon exited');
+          return { seed, faults, checks, peakRssMib: this.peak, violations };
+        }
+      }
+      // every fault has let go (its hold and a second at most); the slots must follow
+      await sleep(1200);
+      for (const t of this.timers) clearTimeout(t);
+      this.timers.clear();
+      for (const s of this.open) s.destroy();
+      const diff = await this.slotsAgree(5000);
+      checks++;
+      if (diff) violations.push(`after the faults: ${diff}`);
+      const p = await this.partner();
+      checks++;
+      if (p !== 'ok') violations.push(`partner after the faults: ${p}`);
+    } finally {
+      clearInterval(sampler);
+    }
+    return { seed, faults, checks, peakRssMib: this.peak, violations };
+  }
+
+  /** Opens `n` connections of each kind that holds one and leaves them open: what SIGTERM must not wait for. */
+  holdForStop(n: number): void {
+    for (let i = 0; i < n; i++) {
+      const addr = ADDRESSES[i % ADDRESSES.length]!;
+      const step: Step = { atMs: 0, addr, fault: 'idle', holdMs: 60_000, reset: false, n: 1 };
+      for (const fault of ['idle', 'upgrade-good', 'upgrade-bad', 'no-read', 'slowloris'] as const)
+        this.run({ ...step, fault });
+    }
+  }
+
+  /** Ends everything the harness opened. */
+  close(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const s of this.open) s.destroy();
+  }
+}
+
+/** SIGTERM, and how long the daemon took to exit (null: still running after `limitMs`). */
+export async function stopWithin(d: ChildDemo, limitMs: number): Promise<number | null> {
+  const t0 = Date.now();
+  d.child.kill('SIGTERM');
+  const ended = await Promise.race([d.exit.then(() => true), sleep(limitMs).then(() => false)]);
+  return ended ? Date.now() - t0 : null;
+}
+
+export { PROBE };
