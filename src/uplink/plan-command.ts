@@ -8,7 +8,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Control, PlanView } from '../control/control.js';
-import { PlanBody } from '../control/plan-body.js';
+import { parseSlots } from '../control/plan-body.js';
 import { ApiError } from '../core/errors.js';
 import { storageRefusal } from '../store/storage-faults.js';
 import { formatInterval } from '../telemetry/interval.js';
@@ -20,7 +20,8 @@ const PlanCommand = Type.Object(
   {
     requestId: Type.String({ minLength: 1, maxLength: 100 }),
     deviceId: Type.String({ minLength: 1, maxLength: 200 }),
-    slots: Type.Optional(PlanBody.properties.slots),
+    // read by parseSlots, as HTTP's are: each refusal names the slot and its field
+    slots: Type.Optional(Type.Array(Type.Unknown())),
     delete: Type.Optional(Type.Literal(true)),
   },
   { additionalProperties: false },
@@ -89,7 +90,7 @@ export function answerPlanCommand(control: Control | undefined, payload: Buffer)
     return {
       requestId: cmd.requestId,
       status: 'accepted',
-      plan: planBody(control.putPlan(device, cmd.slots!, 'cloud')),
+      plan: planBody(control.putPlan(device, parseSlots(cmd.slots), 'cloud')),
     };
   } catch (err) {
     // a full data disk is answered by name with the request's id, as HTTP's 503 is

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerPlanCommand } from '../../src/uplink/plan-command.js';
 import { customerTokens, partnerToken } from '../support/auth.js';
 import { demoSite, getJson } from '../support/demo.js';
+import { demoControl } from '../support/demo-control.js';
 
 type Demo = Awaited<ReturnType<typeof demoSite>>;
 const Q = 15 * 60_000;
@@ -93,10 +94,11 @@ describe('numbers at the edge', () => {
     });
 
   it('the MQTT plan command refuses the same values by the same check', () => {
+    const { control } = demoControl({ start: Date.now() });
     for (const [, fields, field] of BAD) {
       const payload = `{"requestId":"r","deviceId":"inverter","slots":[{"interval":"${slotAt()}",${fields}}]}`;
-      const r = answerPlanCommand(undefined, Buffer.from(payload));
-      expect(r, fields).toMatchObject({ status: 'error', code: 'INVALID_COMMAND' });
+      const r = answerPlanCommand(control, Buffer.from(payload));
+      expect(r, fields).toMatchObject({ status: 'error', code: 'SLOT_INVALID' });
       if (r.status === 'error') expect(r.message).toContain(field);
     }
   });

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Control, PlanView } from '../../control/control.js';
-import { PLAN_BODY_LIMIT, PlanBody, SlotModeSchema as SlotMode } from '../../control/plan-body.js';
+import { PLAN_BODY_LIMIT, PlanBody, parsePlanBody, SlotModeSchema as SlotMode } from '../../control/plan-body.js';
 import { ApiError, apiError } from '../../core/errors.js';
 import type { DeviceState } from '../../site/site.js';
 import { formatInterval } from '../../telemetry/interval.js';
@@ -114,7 +114,7 @@ export const planRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { cont
       const device = storageFor(control, req);
       const p = principalOf(req);
       const source = p.customer ? 'customer' : `partner:${p.clientId}`;
-      const stored = control!.putPlan(device, req.body.slots, source, req.headers['if-match']);
+      const stored = control!.putPlan(device, parsePlanBody(req.body), source, req.headers['if-match']);
       reply.header('ETag', stored.etag);
       return view(stored);
     },

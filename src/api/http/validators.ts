@@ -7,6 +7,7 @@
  */
 import { Ajv, type Options } from 'ajv';
 import type { FastifyInstance } from 'fastify';
+import { CHECKED_BY_HANDLER } from '../../control/plan-body.js';
 import { COMMA_LIST } from './lenient-query.js';
 
 function ajv(coerceTypes: boolean, shared: object[]): Ajv {
@@ -32,5 +33,10 @@ function ajv(coerceTypes: boolean, shared: object[]): Ajv {
 export function installValidators(app: FastifyInstance, shared: object[]): void {
   const text = ajv(true, shared);
   const json = ajv(false, shared);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? json : text).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    // a body its handler reads member by member (a plan: parsePlanBody) is not validated twice
+    httpPart === 'body' && (schema as Record<string, unknown>)[CHECKED_BY_HANDLER] === true
+      ? () => true
+      : (httpPart === 'body' ? json : text).compile(schema),
+  );
 }
