@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { heldByAddress, PROBE, slotsOf } from './admission.js';
+import { heldByAddress, PROBE, portSockets, slotsOf } from './admission.js';
 import { partnerToken, rawRequest } from './auth.js';
 import type { ChildDemo } from './child-daemon.js';
 
@@ -38,6 +38,7 @@ export const FAULTS = [
   'pipeline',
   'trickle',
   'burst',
+  'upgrade-loop',
 ] as const;
 export type Fault = (typeof FAULTS)[number];
 
@@ -120,8 +121,15 @@ export class Harness {
     this.timers.add(t);
   }
 
-  private sock(addr: string): Socket {
-    const s = connect({ port: this.port, host: '127.0.0.1', localAddress: addr });
+  private stopped = false;
+
+  /** a client socket; `halfOpen` ones keep their side open after the daemon's FIN and keep writing, as a hostile tool may */
+  private sock(addr: string, halfOpen = false): Socket {
+    const s = connect({ port: this.port, host: '127.0.0.1', localAddress: addr, allowHalfOpen: halfOpen });
+    if (halfOpen)
+      s.once('end', () => {
+        const poke = setInterval(() => (s.destroyed ? clearInterval(poke) : s.write('x')), 200);
+      });
     this.open.add(s);
     s.on('error', () => undefined);
     s.once('close', () => this.open.delete(s));
@@ -144,7 +152,8 @@ export class Harness {
   }
 
   private run(step: Step): void {
-    const s = this.sock(step.addr);
+    if (this.stopped) return;
+    const s = this.sock(step.addr, step.reset && step.fault.startsWith('upgrade'));
     s.on('data', () => undefined);
     s.once('connect', () => {
       switch (step.fault) {
@@ -154,6 +163,13 @@ export class Harness {
           s.write(this.upgradeRequest(this.token));
           break;
         case 'upgrade-bad':
+          // refused upgrades race each other only when many come at once (issue 40 finding 1)
+          for (let i = 1; i < step.n; i++) {
+            const b = this.sock(step.addr, i % 2 === 0);
+            b.on('data', () => undefined);
+            b.once('connect', () => b.write(this.upgradeRequest(`sgw_at_junk${step.atMs}x${i}`)));
+            this.letGo(b, step);
+          }
           s.write(this.upgradeRequest(`sgw_at_junk${step.atMs}`));
           break;
         case 'upgrade-none':
@@ -193,6 +209,19 @@ export class Harness {
             if (!s.destroyed && sent < 4096) setImmediate(pump);
           };
           pump();
+          break;
+        }
+        case 'upgrade-loop': {
+          // n clients that hang up on the answer to a junk-token upgrade and ask again at once, for the hold
+          const until = Date.now() + step.holdMs;
+          const again = (k: number) => {
+            if (Date.now() > until || this.stopped) return;
+            const b = this.sock(step.addr);
+            b.once('data', () => (k % 2 === 0 ? b.destroy() : b.resetAndDestroy()));
+            b.once('close', () => setImmediate(() => again(k + 1)));
+            b.once('connect', () => b.write(this.upgradeRequest(`sgw_at_loop${k}`)));
+          };
+          for (let i = 0; i < step.n; i++) again(i);
           break;
         }
         case 'burst':
@@ -255,6 +284,11 @@ export class Harness {
       }
       // the probe's own connection is both a slot and a socket
       if (slots.slots !== slots.sockets) diff.push(`${slots.slots} slots for ${slots.sockets} open sockets`);
+      // descriptors: a socket the daemon keeps after its connection is gone shows here, not in
+      // the TCP table; read once the probe's own connection (Connection: close) has ended
+      await sleep(200);
+      const extra = portSockets(this.d.child.pid!, this.port) - (slots.slots - 1);
+      if (extra !== 0) diff.push(`${extra} socket descriptors beyond the slots`);
       if (diff.length === 0) return null;
       last = diff.join('; ');
       if (Date.now() > until) return last;
@@ -268,6 +302,7 @@ export class Harness {
     const violations: string[] = [];
     let checks = 0;
     this.peak = 0;
+    this.stopped = false;
     const sampler = setInterval(() => this.sample(), 50);
     const start = Date.now();
     for (const step of schedule(seed, steps, spanMs)) {
@@ -291,6 +326,7 @@ export class Harness {
       }
       // every fault has let go (its hold and a second at most); the slots must follow
       await sleep(1200);
+      this.stopped = true;
       for (const t of this.timers) clearTimeout(t);
       this.timers.clear();
       for (const s of this.open) s.destroy();
@@ -308,9 +344,11 @@ export class Harness {
 
   /** Opens `n` connections of each kind that holds one and leaves them open: what SIGTERM must not wait for. */
   holdForStop(n: number): void {
+    this.stopped = false;
     for (let i = 0; i < n; i++) {
       const addr = ADDRESSES[i % ADDRESSES.length]!;
-      const step: Step = { atMs: 0, addr, fault: 'idle', holdMs: 60_000, reset: false, n: 1 };
+      // reset: true makes the refused upgrades half-open ones
+      const step: Step = { atMs: 0, addr, fault: 'idle', holdMs: 60_000, reset: true, n: 2 };
       for (const fault of ['idle', 'upgrade-good', 'upgrade-bad', 'no-read', 'slowloris'] as const)
         this.run({ ...step, fault });
     }
@@ -318,6 +356,7 @@ export class Harness {
 
   /** Ends everything the harness opened. */
   close(): void {
+    this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     for (const s of this.open) s.destroy();

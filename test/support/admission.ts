@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { rawRequest } from './auth.js';
 import { parsePromText } from './prom-text.js';
 
-/** The daemon's TCP connections on `port` (server side), by remote address: /proc/net/tcp joined with the process's descriptors. */
+/** The daemon's live TCP connections on `port` (server side, ESTABLISHED), by remote address: /proc/net/tcp joined with the process's descriptors. */
 export function heldByAddress(pid: number, port: number): Map<string, number> {
   const inodes = new Set<string>();
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
@@ -23,7 +23,9 @@ export function heldByAddress(pid: number, port: number): Map<string, number> {
     const f = line.trim().split(/\s+/);
     if (f.length < 10) continue;
     const [, localPort] = f[1]!.split(':');
-    if (Number.parseInt(localPort!, 16) !== port || f[3] === '0A' || !inodes.has(f[9]!)) continue;
+    // ESTABLISHED only: a socket whose peer has closed (CLOSE_WAIT) is a connection that is gone,
+    // which the daemon may hold only until it reads the close
+    if (Number.parseInt(localPort!, 16) !== port || f[3] !== '01' || !inodes.has(f[9]!)) continue;
     const hex = f[2]!.split(':')[0]!;
     const addr = [3, 2, 1, 0].map((i) => Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16)).join('.');
     out.set(addr, (out.get(addr) ?? 0) + 1);
@@ -73,4 +75,36 @@ export async function slotsOf(url: string, token: string): Promise<Slots> {
     websockets: one('sitegw_http_connection_websockets'),
     byAddress,
   };
+}
+
+/**
+ * The sockets the daemon holds for the API port: descriptors whose connection is on `port` (any
+ * state but listening), plus those whose connection is in no table of the kernel at all (a TCP
+ * socket whose connection is gone: reset or closed, with the descriptor still open). Its other
+ * sockets (listeners, its links to the simulator, logging) are left out.
+ */
+export function portSockets(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  let n = 0;
+  const seen = new Set<string>();
+  for (const table of ['tcp', 'tcp6', 'udp', 'udp6', 'unix']) {
+    const lines = readFileSync(`/proc/net/${table}`, 'utf8').split('\n').slice(1);
+    for (const line of lines) {
+      const f = line.trim().split(/\s+/);
+      const inode = table === 'unix' ? f[6] : f[9];
+      if (!inode || !inodes.has(inode)) continue;
+      seen.add(inode);
+      if (table === 'tcp' && f[3] !== '0A' && Number.parseInt(f[1]!.split(':')[1]!, 16) === port) n++;
+    }
+  }
+  for (const i of inodes) if (!seen.has(i)) n++;
+  return n;
 }
