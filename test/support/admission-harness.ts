@@ -17,6 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { rng as prng } from '../fuzz/gen.js';
 import { heldByAddress, PROBE, portSockets, slotsOf } from './admission.js';
 import { partnerToken, rawRequest } from './auth.js';
 import type { ChildDemo } from './child-daemon.js';
@@ -41,18 +42,6 @@ export const FAULTS = [
   'upgrade-loop',
 ] as const;
 export type Fault = (typeof FAULTS)[number];
-
-/** mulberry32: small, seeded, the same sequence on every machine */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface Step {
   atMs: number;

@@ -7,8 +7,8 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { rawRequest } from './auth.js';
 import { parsePromText } from './prom-text.js';
 
-/** The daemon's live TCP connections on `port` (server side, ESTABLISHED), by remote address: /proc/net/tcp joined with the process's descriptors. */
-export function heldByAddress(pid: number, port: number): Map<string, number> {
+/** The inodes of the process's socket descriptors. */
+function socketInodes(pid: number): Set<string> {
   const inodes = new Set<string>();
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
@@ -18,6 +18,12 @@ export function heldByAddress(pid: number, port: number): Map<string, number> {
       // closed meanwhile
     }
   }
+  return inodes;
+}
+
+/** The daemon's live TCP connections on `port` (server side, ESTABLISHED), by remote address: /proc/net/tcp joined with the process's descriptors. */
+export function heldByAddress(pid: number, port: number): Map<string, number> {
+  const inodes = socketInodes(pid);
   const out = new Map<string, number>();
   for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
     const f = line.trim().split(/\s+/);
@@ -31,19 +37,6 @@ export function heldByAddress(pid: number, port: number): Map<string, number> {
     out.set(addr, (out.get(addr) ?? 0) + 1);
   }
   return out;
-}
-
-/** Descriptors of the process that are sockets. */
-export function socketFds(pid: number): number {
-  let n = 0;
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) n++;
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return n;
 }
 
 export interface Slots {
@@ -84,15 +77,7 @@ export async function slotsOf(url: string, token: string): Promise<Slots> {
  * sockets (listeners, its links to the simulator, logging) are left out.
  */
 export function portSockets(pid: number, port: number): number {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (m) inodes.add(m[1]!);
-    } catch {
-      // closed meanwhile
-    }
-  }
+  const inodes = socketInodes(pid);
   let n = 0;
   const seen = new Set<string>();
   for (const table of ['tcp', 'tcp6', 'udp', 'udp6', 'unix']) {
