@@ -25,6 +25,9 @@ import type { ChildDemo } from './child-daemon.js';
 export const RSS_BOUND_MIB = 200;
 export const ADDRESSES = Array.from({ length: 12 }, (_, i) => `127.0.0.${i + 2}`);
 export const PARTNER = '127.0.0.40';
+/** limits.http's defaults, which the demo runs with (docs/security.md "HTTP limits") */
+const MAX_CONNECTIONS = 128;
+const MAX_PER_ADDRESS = 32;
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ==';
 
 export const FAULTS = [
@@ -254,6 +257,20 @@ export class Harness {
     return r.status === 200 ? 'ok' : `sites ${r.status} ${r.text.slice(0, 120)}`;
   }
 
+  /** The slots within limits.http's caps (the demo's defaults: 128, 32 per address); a breach in words, or null. */
+  private async withinCaps(): Promise<string | null> {
+    const slots = await slotsOf(this.d.url, this.token).catch(() => null);
+    if (!slots) return null; // a refused probe (SERVER_BUSY) is admission working; the partner check covers service
+    const over: string[] = [];
+    if (slots.slots > MAX_CONNECTIONS) over.push(`${slots.slots} slots of ${MAX_CONNECTIONS}`);
+    if (slots.sockets > slots.slots) over.push(`${slots.sockets} sockets for ${slots.slots} slots`);
+    for (const [a, n] of slots.byAddress) if (n > MAX_PER_ADDRESS) over.push(`${a} holds ${n} of ${MAX_PER_ADDRESS}`);
+    let sum = 0;
+    for (const n of slots.byAddress.values()) sum += n;
+    if (slots.byAddress.size < 32 && sum !== slots.slots) over.push(`addresses sum to ${sum}, slots ${slots.slots}`);
+    return over.length > 0 ? over.join('; ') : null;
+  }
+
   /**
    * The slot table against the kernel: per fault address, the daemon's count equals the real
    * connections it holds. Connections close and open on their own timers, so both sides are
@@ -308,6 +325,11 @@ export class Harness {
         this.sample();
         checks++;
         if (this.peak >= RSS_BOUND_MIB) violations.push(`RSS ${this.peak.toFixed(0)} MiB during the faults`);
+        // while the faults run: the slot table within its caps, and no slot's address counted
+        // past what the kernel shows it holding by more than the sockets closing meanwhile
+        const caps = await this.withinCaps();
+        checks++;
+        if (caps) violations.push(`during the faults: ${caps}`);
         if (!this.d.alive()) {
           violations.push('the daemon exited');
           return { seed, faults, checks, peakRssMib: this.peak, violations };
