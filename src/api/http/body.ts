@@ -50,12 +50,13 @@ export class BoundedBody extends Transform {
     this.receivedEncodedLength += chunk.length;
     if (this.chunks > MAX_SMALL_CHUNKS && this.receivedEncodedLength / this.chunks < MIN_CHUNK_BYTES) {
       this.refused();
-      return cb(
+      cb(
         apiError(
           'BODY_TOO_FRAGMENTED',
           `the body came in more than ${MAX_SMALL_CHUNKS} chunks of under ${MIN_CHUNK_BYTES} bytes on average; send it in larger pieces`,
         ),
       );
+      return;
     }
     let at = 0;
     while (at < chunk.length) {
