@@ -4,6 +4,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody } from '../core/errors.js';
+import { finish } from './raw-answer.js';
 
 /**
  * A request offering an upgrade the gateway does not speak (`Upgrade: h2c`, …) answered as the
@@ -23,7 +24,7 @@ export function answerAsHttp1(
   res.assignSocket(socket as never);
   res.once('finish', () => {
     res.detachSocket(socket as never);
-    socket.end();
+    finish(socket);
   });
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody) {

@@ -31,6 +31,10 @@ export const ErrorCodes = {
   METHOD_NOT_ALLOWED: { status: 405, code: 'METHOD_NOT_ALLOWED' },
   // dynamic tariffs and savings
   INVALID_BODY: { status: 400, code: 'INVALID_BODY' },
+  // a request body sent in a trickle of tiny chunks (docs/security.md "HTTP limits")
+  BODY_TOO_FRAGMENTED: { status: 400, code: 'BODY_TOO_FRAGMENTED' },
+  // a request body over its endpoint's limit; the connection is closed after the answer
+  BODY_TOO_LARGE: { status: 413, code: 'BODY_TOO_LARGE' },
   OVERLAPPING_VALUES: { status: 400, code: 'OVERLAPPING_VALUES' },
   INVALID_NEXT_TOKEN: { status: 400, code: 'INVALID_NEXT_TOKEN' },
   TARIFF_NOT_FOUND: { status: 404, code: 'TARIFF_NOT_FOUND' },

@@ -17,7 +17,7 @@ import {
 } from './frames.js';
 
 /** how a client's connection ended, as /metrics counts it */
-export type CutOff = 'garbage' | 'flood' | 'unread' | 'idle' | 'closed' | 'stopped';
+export type CutOff = 'garbage' | 'flood' | 'unread' | 'idle' | 'gave-way' | 'closed' | 'stopped';
 
 export type Outcome = 'forwarded' | 'cached' | 'refused' | 'write_denied' | 'exception' | 'failed';
 
@@ -45,6 +45,8 @@ export interface ClientHooks {
 export class ProxyClient {
   readonly since = Date.now();
   requests = 0;
+  /** when it last sent a request or was last written an answer, ms */
+  lastActive = Date.now();
   private buffered: Buffer = Buffer.alloc(0);
   /** answers in request order; the first is written as soon as it is ready */
   private readonly pending: Promise<Answer>[] = [];
@@ -63,6 +65,11 @@ export class ProxyClient {
     socket.on('close', () => this.cut('closed'));
   }
 
+  /** no request waiting for its answer: it may give way to a newcomer (proxy.ts) */
+  get idle(): boolean {
+    return this.pending.length === 0 && !this.writing;
+  }
+
   get address(): string {
     return this.socket.remoteAddress ?? 'unknown';
   }
@@ -76,6 +83,7 @@ export class ProxyClient {
 
   private onData(chunk: Buffer): void {
     if (this.ended) return;
+    this.lastActive = Date.now();
     this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
     let frames: Frame[];
     try {

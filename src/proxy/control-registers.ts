@@ -57,3 +57,14 @@ export async function controlRegistersAt(
 export function overlaps(ranges: readonly RegisterRange[], address: number, count: number): RegisterRange | undefined {
   return ranges.find((r) => address < r.address + r.count && r.address < address + count);
 }
+
+/** The first register of a write to [address, address + count) that battery control holds, or undefined: what a refusal names. */
+export function firstProtected(ranges: readonly RegisterRange[], address: number, count: number): number | undefined {
+  let first: number | undefined;
+  for (const r of ranges)
+    if (address < r.address + r.count && r.address < address + count) {
+      const at = Math.max(address, r.address);
+      if (first === undefined || at < first) first = at;
+    }
+  return first;
+}

@@ -20,7 +20,7 @@ import type { QueuedBus } from '../modbus/queued-bus.js';
 import type { ProfileRegistry } from '../profiles/registry.js';
 import type { Site } from '../site/site.js';
 import { type Answer, type ClientLimits, type CutOff, type Outcome, ProxyClient } from './client.js';
-import { controlRegistersAt, type ManagedStorage, overlaps, type RegisterRange } from './control-registers.js';
+import { controlRegistersAt, firstProtected, type ManagedStorage, type RegisterRange } from './control-registers.js';
 import { EXCEPTION, exceptionAnswer, type Frame, type ProxyRequest, readAnswer, writeAnswer } from './frames.js';
 
 export interface ProxyDeps {
@@ -55,6 +55,8 @@ export interface ProxyStatus {
 export interface ProxyLimits extends ClientLimits {
   /** clients of one port at a time */
   maxClients: number;
+  /** clients of one port from one address at a time: its share (the API port's rule, docs/security.md) */
+  maxClientsPerAddress: number;
   /**
    * least time between the starts of one client's requests, ms: a client reading back to back
    * against a fast device would otherwise keep the daemon's one event loop busy (bench/README.md
@@ -68,6 +70,7 @@ const DEFAULT_LIMITS: ProxyLimits = {
   maxUnreadBytes: 64 * 1024,
   idleMs: 300_000,
   maxClients: 8,
+  maxClientsPerAddress: 4,
   minGapMs: 10,
 };
 /** distinct client addresses per port in /metrics; later ones are counted as 'other' */
@@ -76,7 +79,16 @@ const MAX_CLIENT_LABELS = 32;
 const LOG_EVERY_MS = 60_000;
 
 const OUTCOMES: readonly Outcome[] = ['forwarded', 'cached', 'refused', 'write_denied', 'exception', 'failed'];
-const ENDS: readonly (CutOff | 'full')[] = ['garbage', 'flood', 'unread', 'idle', 'closed', 'stopped', 'full'];
+const ENDS: readonly (CutOff | 'full')[] = [
+  'garbage',
+  'flood',
+  'unread',
+  'idle',
+  'gave-way',
+  'closed',
+  'stopped',
+  'full',
+];
 
 class ProxyPort {
   readonly clients = new Set<ProxyClient>();
@@ -190,12 +202,19 @@ export class ModbusProxy implements Feature {
 
   private accept(p: ProxyPort, socket: net.Socket): void {
     const port = String(p.entry.port);
-    const client = p.clientLabel(socket.remoteAddress ?? 'unknown');
-    if (p.clients.size >= this.limits.maxClients) {
-      // refused before a byte is read: a connection flood never reaches the bus
-      socket.on('error', () => undefined);
-      socket.destroy();
-      this.ended(p, client, 'full', `the port has its ${this.limits.maxClients} clients`);
+    const addr = socket.remoteAddress ?? 'unknown';
+    const client = p.clientLabel(addr);
+    // the API port's admission (src/api/http/connections.ts): an address past its share, or a
+    // full port, makes room with an idle client (no request waiting) of the address holding the
+    // most, the newcomer's counted with it; only when none is idle is the newcomer refused
+    const own = [...p.clients].filter((c) => c.address === addr);
+    const { maxClients, maxClientsPerAddress } = this.limits;
+    if (own.length >= maxClientsPerAddress && !this.giveWay(p, own, addr)) {
+      this.refuse(p, socket, client, `${addr} has its ${maxClientsPerAddress} clients (its share of the port)`);
+      return;
+    }
+    if (p.clients.size >= maxClients && !this.giveWay(p, [...p.clients], addr)) {
+      this.refuse(p, socket, client, `the port has its ${maxClients} clients, none of them idle`);
       return;
     }
     const lane = p.bus.guest(this.limits.maxPending);
@@ -219,6 +238,31 @@ export class ModbusProxy implements Feature {
       },
     });
     p.clients.add(c);
+  }
+
+  /** refused before a byte is read: a connection flood never reaches the bus */
+  private refuse(p: ProxyPort, socket: net.Socket, client: string, detail: string): void {
+    socket.on('error', () => undefined);
+    socket.destroy();
+    this.ended(p, client, 'full', detail);
+  }
+
+  /** Cuts the idle client of `among` from the address holding the most (newcomer counted), idle longest; false when none is idle. */
+  private giveWay(p: ProxyPort, among: ProxyClient[], newcomer: string): boolean {
+    const held = new Map<string, number>();
+    for (const c of p.clients) held.set(c.address, (held.get(c.address) ?? 0) + 1);
+    let best: ProxyClient | null = null;
+    let rank: [number, number] = [-1, 0];
+    for (const c of among) {
+      if (!c.idle) continue;
+      const r: [number, number] = [(held.get(c.address) ?? 0) + (c.address === newcomer ? 1 : 0), -c.lastActive];
+      if (r[0] > rank[0] || (r[0] === rank[0] && r[1] > rank[1])) {
+        best = c;
+        rank = r;
+      }
+    }
+    best?.cut('gave-way', `an idle client of ${best.address} gives way to a newcomer`);
+    return best !== null;
   }
 
   private ended(p: ProxyPort, client: string, reason: CutOff | 'full', detail?: string): void {
@@ -291,8 +335,9 @@ export class ModbusProxy implements Feature {
       p.protectedRegisters = null;
       return 'battery control is on and its registers on this device could not be found';
     }
-    const hit = overlaps(ranges, address, count);
-    return hit ? `register ${hit.address} is written by battery control, which is on` : null;
+    // the register written that control holds, not the start of control's range (model 124's header)
+    const hit = firstProtected(ranges, address, count);
+    return hit !== undefined ? `register ${hit} is written by battery control, which is on` : null;
   }
 
   private metrics(): void {
@@ -305,7 +350,7 @@ export class ModbusProxy implements Feature {
     });
     this.ends = new Counter({
       name: 'sitegw_modbus_proxy_disconnects_total',
-      help: 'Modbus proxy connections ended, by reason: garbage, flood, unread (answers not read), idle, closed (by the client), stopped, full (refused: the port had its most clients)',
+      help: 'Modbus proxy connections ended, by reason: garbage, flood, unread (answers not read), idle, gave-way (idle, cut for a newcomer), closed (by the client), stopped, full (refused: the port or the address had its most clients)',
       labelNames: ['device', 'port', 'client', 'reason'],
       registers,
     });

@@ -11,7 +11,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Control, PlanView } from '../control/control.js';
-import { PlanBody } from '../control/plan-body.js';
+import { parseSlots } from '../control/plan-body.js';
 import { ApiError } from '../core/errors.js';
 import type { PlanRequestRow } from '../store/control.js';
 import { storageRefusal } from '../store/storage-faults.js';
@@ -25,7 +25,8 @@ const PlanCommand = Type.Object(
   {
     requestId: Type.String({ pattern: REQUEST_ID.source }),
     deviceId: Type.String({ minLength: 1, maxLength: 200 }),
-    slots: Type.Optional(PlanBody.properties.slots),
+    // read by parseSlots, as HTTP's are: each refusal names the slot and its field
+    slots: Type.Optional(Type.Array(Type.Unknown())),
     delete: Type.Optional(Type.Literal(true)),
   },
   { additionalProperties: false },
@@ -101,7 +102,7 @@ export function answerPlanCommand(control: Control | undefined, payload: Buffer)
     return {
       requestId: cmd.requestId,
       status: 'accepted',
-      plan: planBody(control.putPlan(device, cmd.slots!, 'cloud', undefined, cmd.requestId)),
+      plan: planBody(control.putPlan(device, parseSlots(cmd.slots), 'cloud', undefined, cmd.requestId)),
     };
   } catch (err) {
     // a full data disk is answered by name with the request's id, as HTTP's 503 is

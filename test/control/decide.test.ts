@@ -216,4 +216,19 @@ describe('checkPlanSlots', () => {
       ]),
     ).toBe('SLOTS_OVERLAP');
   });
+  it('stores no string, boolean or infinity as a power or state of charge, whoever checked the body before', () => {
+    const refused = (slot: Record<string, unknown>) => {
+      try {
+        checkPlanSlots([{ interval: iv(11, 12), ...slot } as never], now);
+      } catch (e) {
+        return `${(e as { code: string }).code} ${(e as Error).message}`;
+      }
+      return 'stored';
+    };
+    for (const powerW of ['Infinity', true, '2000', Number.POSITIVE_INFINITY, 1.5, 0])
+      expect(refused({ mode: 'charge', powerW })).toMatch(/^SLOT_INVALID slots\[0\]\.powerW/);
+    for (const targetSoc of ['Infinity', false, '50', Number.NaN, 101])
+      expect(refused({ mode: 'charge', powerW: 1000, targetSoc })).toMatch(/^SLOT_INVALID slots\[0\]\.targetSoc/);
+    expect(refused({ mode: 1 })).toMatch(/^SLOT_INVALID slots\[0\]\.mode/);
+  });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { DeviceConfig } from '../../src/config/types.js';
 import type { RegisterReader } from '../../src/core/register-reader.js';
 import { loadProfiles } from '../../src/profiles/index.js';
-import { controlRegistersAt, overlaps } from '../../src/proxy/control-registers.js';
+import { controlRegistersAt, firstProtected, overlaps } from '../../src/proxy/control-registers.js';
 import { loadControlFixture } from '../support/control-device.js';
 
 const profiles = loadProfiles();
@@ -46,5 +46,18 @@ describe('control registers the proxy protects', () => {
   it('a SunSpec storage whose model 124 cannot be read protects the whole unit (null)', async () => {
     const inv = device('sunspec', 1);
     expect(await controlRegistersAt(inv, [{ config: inv }], profiles, noBus)).toBeNull();
+  });
+});
+
+describe('what a refused write names (issue 44 item 10)', () => {
+  // SunSpec model 124 as the proxy protects it: its header and body, 40348..40375 on the demo's map
+  const model124 = [{ address: 40348, count: 28 }];
+  it('the first register of the write that control holds, not the first of the model', () => {
+    expect(firstProtected(model124, 40360, 2)).toBe(40360);
+    expect(firstProtected(model124, 40340, 10)).toBe(40348);
+    expect(firstProtected(model124, 40300, 10)).toBeUndefined();
+    expect(firstProtected([{ address: 13051, count: 1 }, ...model124, { address: 13049, count: 1 }], 13049, 3)).toBe(
+      13049,
+    );
   });
 });

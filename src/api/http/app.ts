@@ -1,6 +1,5 @@
 import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
-import type { Ajv } from 'ajv';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { ALL_SCOPES, OPENID } from '../../auth/scopes.js';
@@ -12,13 +11,15 @@ import type { Metrics } from '../../ops/metrics.js';
 import type { StatusView } from '../../ops/status-view.js';
 import type { PlanChart } from '../../optimiser/plan-chart.js';
 import { RefusalLog } from '../refusals.js';
+import { clientErrorHandler, installJsonBody } from './body.js';
+import { slotMetrics } from './connection-metrics.js';
 import { Connections } from './connections.js';
 import type { ApiDeps } from './deps.js';
 import { devicesRoutes } from './devices.js';
 import { frameworkErrors, installErrorHandling, MAX_PATH_PARAM } from './errors.js';
 import { installGuard } from './guard.js';
 import { healthRoutes } from './health.js';
-import { COMMA_LIST, installLenientQuery } from './lenient-query.js';
+import { installLenientQuery } from './lenient-query.js';
 import { serverTimeouts } from './limits.js';
 import { metricsRoutes } from './metrics.js';
 import { AUTHORIZE_PATH, oauthRoutes, TOKEN_PATH } from './oauth.js';
@@ -32,6 +33,7 @@ import { sitesRoutes } from './sites.js';
 import { LOGIN_PATH, statusRoutes } from './status.js';
 import { OwnerSessions } from './status-session.js';
 import { tariffsRoutes } from './tariffs.js';
+import { installValidators } from './validators.js';
 
 export interface BuildOptions extends ApiDeps {
   logger?: Logger | false;
@@ -57,6 +59,9 @@ export interface BuildOptions extends ApiDeps {
   /** the site's limits in force (src/limits/), for GET /api/v1/sites/{siteId}/limits */
   siteLimits?: SiteLimitsView;
 }
+
+/** how long answers still being written and WebSockets told 1001 get at a stop before their sockets are destroyed */
+const STOP_GRACE_MS = 3000;
 
 /** Refused requests worth an installer's eye: credentials or scope refused, limits hit, and any 4xx of the login and token pages. */
 function isRefusal(statusCode: number, path: string): boolean {
@@ -85,15 +90,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     bodyLimit: 1 << 20,
     routerOptions: { maxParamLength: MAX_PATH_PARAM },
     frameworkErrors,
-    ajv: {
-      customOptions: { coerceTypes: true, allErrors: false },
-      // marks comma-list query parameters for the lenient query hook (lenient-query.ts)
-      plugins: [
-        (ajv: Ajv) => ajv.addKeyword({ keyword: COMMA_LIST, schemaType: 'boolean' }),
-        // OpenAPI 3.0's example of a value, for the document and the tools that read it
-        (ajv: Ajv) => ajv.addKeyword({ keyword: 'example' }),
-      ],
-    },
+    clientErrorHandler,
   });
   const refusals = opts.refusals ?? new RefusalLog(opts.logger || silentLogger());
   // callback style for the same reason as the guard's hook (guard.ts)
@@ -122,14 +119,23 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     const conns = new Connections(opts.limits, refusals, opts.https === undefined);
     conns.attach(app.server);
     gateRequests(app.server, conns, opts.limits, refusals);
+    // a stop never waits for a peer: node's server.close() waits for every socket, upgraded or
+    // refused ones included, and a peer that never hangs up held SIGTERM past systemd's timeout
+    app.addHook('preClose', (done) => {
+      conns.closeAll(STOP_GRACE_MS);
+      done();
+    });
+    if (opts.ops) slotMetrics(opts.ops.metrics.registry, conns, app);
   }
 
   installErrorHandling(app);
+  installJsonBody(app);
   installLenientQuery(app);
   // before any route: it refuses routes that do not declare who may call them
   const sessions = opts.ops ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined }) : undefined;
   installGuard(app, opts.auth, sessions && { check: (req) => sessions.check(req), loginPath: LOGIN_PATH });
   app.addSchema(TopologyNode);
+  installValidators(app, [TopologyNode]);
   const scopes = Object.fromEntries(
     ALL_SCOPES.map((s) => [s, s === OPENID ? 'OpenID Connect: an id_token (granted in the code flow anyway)' : s]),
   );

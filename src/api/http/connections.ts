@@ -19,7 +19,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { errorBody } from '../../core/errors.js';
-import { STATUS_CODES } from '../../core/node-http.js';
+import { answerRaw } from '../raw-answer.js';
 import type { RefusalLog } from '../refusals.js';
 
 export interface AdmissionLimits {
@@ -45,6 +45,11 @@ export class Conn {
     readonly addr: string,
     readonly key: string,
   ) {}
+
+  /** gone: its socket is destroyed, whatever event told (or did not tell) the table */
+  get gone(): boolean {
+    return this.socket.destroyed;
+  }
 
   /** fair game when the port is full: nothing complete is being answered, no WebSocket */
   get yields(): boolean {
@@ -76,19 +81,29 @@ function busy(socket: Socket, plainHttp: boolean, message: string): void {
     socket.destroy();
     return;
   }
-  const json = JSON.stringify(errorBody(503, 'SERVER_BUSY', message));
-  socket.end(
-    `HTTP/1.1 503 ${STATUS_CODES[503]}\r\nContent-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n` +
-      `Connection: close\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
-    () => socket.destroy(),
-  );
-  // a peer that does not take even that is not waited for
-  setTimeout(() => socket.destroy(), 2000).unref();
+  answerRaw(socket, 503, errorBody(503, 'SERVER_BUSY', message), { 'Retry-After': '1' });
+}
+
+/** How often the table is checked against the sockets (reconcile): a slot never outlives its socket by more. */
+const RECONCILE_MS = 1000;
+
+/** What the table holds, for /metrics and the invariant harness (test/attack/admission-invariants). */
+export interface SlotStats {
+  /** slots counted */
+  slots: number;
+  /** of those, the ones whose socket node still has open */
+  sockets: number;
+  /** upgraded connections (WebSockets) among the slots */
+  upgraded: number;
+  /** slots by address, as admission counts them */
+  perAddress: ReadonlyMap<string, number>;
 }
 
 export class Connections {
   private readonly conns = new Map<string, Conn>();
   private readonly perAddress = new Map<string, number>();
+  private reconciler: NodeJS.Timeout | null = null;
+  private closing = false;
 
   constructor(
     private readonly limits: AdmissionLimits,
@@ -101,10 +116,61 @@ export class Connections {
   attach(server: Server): void {
     server.on('connection', (socket: Socket) => this.admit(socket));
     // before the WebSocket server takes the socket: from now on it is a stream, not a request
-    server.prependListener('upgrade', (req: IncomingMessage) => {
+    server.prependListener('upgrade', (req: IncomingMessage, socket: Duplex) => {
       const c = this.of(req);
       if (c) c.upgraded = true;
+      // this listener alone counts for node as the upgrade being taken: with no WebSocket server
+      // listening (stopping, or an inject-only app) nobody would ever end the socket
+      if (server.listenerCount('upgrade') <= 1 || this.closing) socket.destroy();
     });
+    server.once('close', () => this.stopReconciling());
+    this.reconciler = setInterval(() => this.reconcile(), RECONCILE_MS);
+    this.reconciler.unref();
+  }
+
+  /**
+   * Forgets every slot whose socket is gone. A socket's 'close' forgets its slot already; this
+   * catches whatever path destroyed a socket without that event reaching the table, so the slot
+   * count can never stay above the sockets the server has.
+   */
+  reconcile(): number {
+    let n = 0;
+    for (const c of this.conns.values())
+      if (c.gone) {
+        this.forget(c);
+        n++;
+      }
+    return n;
+  }
+
+  stats(): SlotStats {
+    let sockets = 0;
+    let upgraded = 0;
+    for (const c of this.conns.values()) {
+      if (!c.gone) sockets++;
+      if (c.upgraded) upgraded++;
+    }
+    return { slots: this.conns.size, sockets, upgraded, perAddress: new Map(this.perAddress) };
+  }
+
+  /**
+   * The server is stopping: no new connection is admitted, connections with nothing in flight and
+   * no WebSocket are closed at once, and whatever is left (answers being written, WebSockets
+   * told 1001) is destroyed after `graceMs`, so a stop never waits for a peer.
+   */
+  closeAll(graceMs: number): void {
+    this.closing = true;
+    for (const c of this.conns.values()) if (c.yields || c.gone) c.socket.destroy();
+    const t = setTimeout(() => {
+      for (const c of this.conns.values()) c.socket.destroy();
+      this.stopReconciling();
+    }, graceMs);
+    t.unref();
+  }
+
+  private stopReconciling(): void {
+    if (this.reconciler) clearInterval(this.reconciler);
+    this.reconciler = null;
   }
 
   /** The connection a request came on (undefined for fastify's inject, which has none). */
@@ -122,9 +188,16 @@ export class Connections {
   private admit(socket: Socket): void {
     const addr = socket.remoteAddress ?? '';
     const key = keyOf(socket);
-    if (key === null) {
+    if (key === null || this.closing) {
       socket.destroy();
       return;
+    }
+    // the same address and port again: the kernel has let go of the old connection, whatever
+    // node last heard of it, so its slot (and its address's count) is given back first
+    const stale = this.conns.get(key);
+    if (stale) {
+      this.forget(stale);
+      stale.socket.destroy();
     }
     const { maxConnections, maxConnectionsPerAddress } = this.limits;
     if ((this.perAddress.get(addr) ?? 0) >= maxConnectionsPerAddress) {
@@ -148,7 +221,8 @@ export class Connections {
     const c = new Conn(socket, addr, key);
     this.conns.set(key, c);
     this.perAddress.set(addr, (this.perAddress.get(addr) ?? 0) + 1);
-    // unless it was forgotten already when it gave way
+    // the raw socket's close, not a higher-level event (an upgrade's, a response's): every way a
+    // socket ends passes through it; unless it was forgotten already when it gave way
     socket.once('close', () => this.conns.get(key) === c && this.forget(c));
   }
 

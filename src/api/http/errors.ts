@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError, apiError, ErrorCodes, errorBody } from '../../core/errors.js';
 import { storageRefusal } from '../../store/storage-faults.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
+import { namedError } from './body.js';
 
 /** The router's limit on a path parameter (app.ts); the route schemas say the same with maxLength. */
 export const MAX_PATH_PARAM = 200;
@@ -47,9 +48,35 @@ function readerMessage(param: string, value: unknown, listed?: unknown[]): strin
   return null;
 }
 
+/** `/slots/1/powerW` → `slots[1].powerW`: how a body member is named in a message */
+function memberName(instancePath: string, missing: string): string {
+  const parts = instancePath.split('/').filter((p) => p !== '');
+  if (missing) parts.push(missing);
+  return parts.map((p, i) => (/^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
+
 function validationMessage(err: FastifyError, req: FastifyRequest): { code: string; message: string } {
   const v = err.validation?.[0];
   const where = err.validationContext ?? 'request';
+  if (where === 'body' && v && v.keyword !== 'minProperties' && (v.instancePath || v.keyword === 'required')) {
+    // a member of a JSON body: named by its path, a plan's slot with its index (SLOT_INVALID)
+    const missing = v.keyword === 'required' ? String((v.params as { missingProperty?: unknown }).missingProperty) : '';
+    const name = memberName(v.instancePath, missing);
+    // a union of constants (a slot's mode) fails once per constant: together they are the list
+    const consts = (err.validation ?? [])
+      .filter((e) => e.keyword === 'const' && e.instancePath === v.instancePath)
+      .map((e) => (e.params as { allowedValue?: unknown }).allowedValue);
+    const allowed = consts.length > 0 ? consts : (v.params as { allowedValues?: unknown[] }).allowedValues;
+    const what = missing
+      ? 'is required'
+      : v.keyword === 'additionalProperties'
+        ? `has no member '${String((v.params as { additionalProperty?: unknown }).additionalProperty).slice(0, 40)}'`
+        : allowed
+          ? `must be one of ${allowed.join(', ')}`
+          : (v.message ?? 'is invalid');
+    const code = name.startsWith('slots[') ? ErrorCodes.SLOT_INVALID.code : ErrorCodes.INVALID_PARAMETER.code;
+    return { code, message: `${name} ${what}` };
+  }
   const missing =
     v?.keyword === 'required' ? String((v.params as { missingProperty?: unknown }).missingProperty ?? '') : '';
   if (v?.keyword === 'minProperties') {
@@ -121,8 +148,17 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (r.methods.has('GET')) r.methods.add('HEAD');
     routes.set(route.url, r);
   });
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+  // a path with no route for the method is answered before its body is read or its caller
+  // checked: neither changes that the request cannot succeed (issue 44 item 1)
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!req.is404) return done();
+    notFound(req, reply);
+  });
+  app.setErrorHandler((thrown: FastifyError, req, reply) => {
+    const err = thrown.validation ? thrown : namedError(thrown);
     if (err instanceof ApiError) {
+      // the rest of a refused body is not read: the connection ends with the answer
+      if (err.code.startsWith('BODY_')) reply.header('Connection', 'close');
       if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
       return reply.status(err.statusCode).send(errorBody(err.statusCode, err.code, err.message));
     }
@@ -149,13 +185,14 @@ export function installErrorHandling(app: FastifyInstance): void {
       .status(500)
       .send(errorBody(500, ErrorCodes.INTERNAL.code, 'internal error; the gateway log has the details'));
   });
-  app.setNotFoundHandler((req, reply) => {
+  app.setNotFoundHandler((req, reply) => notFound(req, reply));
+  function notFound(req: FastifyRequest, reply: FastifyReply): void {
     const path = req.url.split('?')[0]!;
     const allow = new Set<string>();
     for (const r of routes.values()) if (r.pattern.test(path)) for (const m of r.methods) allow.add(m);
     if (allow.size > 0) {
       const methods = [...allow].sort().join(', ');
-      return reply
+      return void reply
         .status(405)
         .header('Allow', methods)
         .send(
@@ -166,10 +203,10 @@ export function installErrorHandling(app: FastifyInstance): void {
           ),
         );
     }
-    reply
+    void reply
       .status(404)
       .send(errorBody(404, ErrorCodes.ROUTE_NOT_FOUND.code, `no route ${req.method} ${path.slice(0, 200)}`));
-  });
+  }
 }
 
 export const ErrorBodySchema = {

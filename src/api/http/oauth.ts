@@ -17,6 +17,7 @@ import {
 import { consentPage, errorPage, SIGN_IN, signInPage, TICKET_FIELD } from '../../auth/consent-page.js';
 import { ClientAuthError } from '../../auth/grants.js';
 import { OAuthError } from '../../auth/oauth-error.js';
+import { namedError } from './body.js';
 import type { ApiDeps } from './deps.js';
 import {
   AuthorizeForm,
@@ -104,7 +105,8 @@ export const oauthRoutes: FastifyPluginAsync<ApiDeps> = async (app, { site, auth
 
   // anything that escapes a handler (an oversized body, a bad content type) still answers in the
   // endpoint's own language: RFC 6749 JSON at the token endpoint, a page at the authorize endpoint
-  app.setErrorHandler((err: FastifyError, req, reply) => {
+  app.setErrorHandler((thrown: FastifyError, req, reply) => {
+    const err = namedError(thrown);
     const status =
       typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
     if (status === 500) req.log.error({ err }, 'token service request failed');

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Control, PlanView } from '../../control/control.js';
-import { PlanBody, SlotModeSchema as SlotMode } from '../../control/plan-body.js';
+import { PLAN_BODY_LIMIT, PlanBody, parsePlanBody, SlotModeSchema as SlotMode } from '../../control/plan-body.js';
 import { ApiError, apiError } from '../../core/errors.js';
 import type { DeviceState } from '../../site/site.js';
 import { formatInterval } from '../../telemetry/interval.js';
@@ -108,6 +108,7 @@ export const planRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { cont
     path,
     {
       config: { auth: { permission: 'plan.write' } },
+      bodyLimit: PLAN_BODY_LIMIT,
       schema: {
         tags: ['devices'],
         summary: "Replace a storage system's plan",
@@ -127,7 +128,7 @@ export const planRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { cont
     },
     async (req, reply) => {
       const device = storageFor(control, req);
-      const stored = control!.putPlan(device, req.body.slots, sourceOf(req), req.headers['if-match']);
+      const stored = control!.putPlan(device, parsePlanBody(req.body), sourceOf(req), req.headers['if-match']);
       reply.header('ETag', stored.etag);
       return view(stored);
     },

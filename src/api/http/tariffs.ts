@@ -79,7 +79,21 @@ const Meta = {
   kind: Type.String({ enum: [...TARIFF_KINDS], description: 'which prices the values carry: import, export or both' }),
 };
 
-const { kind: _kind, ...Named } = Meta;
+/**
+ * What a request may name, as src/tariffs/body.ts checks it: the currencies and zones this node
+ * knows (ISO 4217 through Intl; the IANA zones in their canonical spelling, which the server
+ * also accepts in other cases and aliases and answers canonical).
+ */
+const Named = {
+  name: Meta.name,
+  currency: Type.String({ enum: Intl.supportedValuesOf('currency'), description: 'ISO 4217 code', example: 'EUR' }),
+  timezone: Type.String({
+    enum: ['UTC', ...Intl.supportedValuesOf('timeZone')],
+    description:
+      'IANA time zone of the tariff’s market (another spelling of a zone is accepted and answered canonical)',
+    example: 'Europe/Berlin',
+  }),
+};
 const CreateBody = Type.Union(
   TARIFF_KINDS.map((kind) =>
     Type.Object(

@@ -6,13 +6,14 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { ApiError, errorBody } from '../../core/errors.js';
 import type { ClosedBucket, EventBus, GridEvent } from '../../core/events.js';
 import type { Feature } from '../../core/feature.js';
-import { ServerResponse, STATUS_CODES } from '../../core/node-http.js';
+import { ServerResponse } from '../../core/node-http.js';
 import type { StreamDef } from '../../core/streams.js';
 import { gridEventMessage } from '../../grid/message.js';
 import { follow } from '../../ops/metrics.js';
 import { formatInterval } from '../../telemetry/interval.js';
 import { BucketFragments, type DeviceClass, telemetryMessages } from '../../telemetry/messages.js';
 import { answerAsHttp1 } from '../plain-upgrade.js';
+import { answerRaw } from '../raw-answer.js';
 import { RefusalLog, remoteOf } from '../refusals.js';
 import { parseWsQuery, type WsSubscription } from './query.js';
 
@@ -302,13 +303,7 @@ export class WsServer implements Feature {
       path: pathOf(req),
       upgrade: true,
     });
-    const json = JSON.stringify(body);
-    const extra = Object.entries(headers)
-      .map(([k, v]) => `${k}: ${v}\r\n`)
-      .join('');
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n${extra}\r\n${json}`,
-    );
+    answerRaw(socket, status, body, headers);
   }
 
   private accept(ws: WebSocket, principal: WsPrincipal, sub: WsSubscription, remote: string): void {
