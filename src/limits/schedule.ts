@@ -86,12 +86,25 @@ export function putLimitSchedule(
     );
   const s = { scheduleId: randomUUID(), source, createdMs: now, slots: checked };
   replaceLimitSchedule(db, s);
+  changed(db);
   return s;
 }
 
+/**
+ * Each database's count of schedule writes through this module, so the source reads a new schedule
+ * at once instead of serving its cached copy for up to a second (an answer that said "stored" then
+ * a GET that did not show it in force).
+ */
+const writes = new WeakMap<Database, number>();
+const changed = (db: Database) => writes.set(db, (writes.get(db) ?? 0) + 1);
+
 export const getLimitSchedule = (db: Database): StoredLimitSchedule | undefined => limitScheduleOf(db);
 /** Removes the schedule; false when there was none. */
-export const removeLimitSchedule = (db: Database): boolean => deleteLimitSchedule(db);
+export function removeLimitSchedule(db: Database): boolean {
+  const removed = deleteLimitSchedule(db);
+  changed(db);
+  return removed;
+}
 
 /** The limits of the slot running at `now`. */
 export function scheduleAt(slots: readonly StoredLimitSlot[], now: number): LimitValues {
@@ -103,22 +116,23 @@ export function scheduleAt(slots: readonly StoredLimitSlot[], now: number): Limi
 }
 
 /**
- * The schedule as a source. Read from the store at most once a second: a write through the
- * functions above is in force by the next step, and the store is not asked at every reading.
+ * The schedule as a source. Read from the store at most once a second, and at once after a write
+ * through the functions above: the store is not asked at every reading.
  */
 export function scheduleSource(db: Database): LimitSource {
-  let cache: { at: number; slots: readonly StoredLimitSlot[] } | null = null;
+  let cache: { at: number; writes: number; slots: readonly StoredLimitSlot[] } | null = null;
   return {
     name: 'schedule',
     at(now) {
-      if (!cache || Math.abs(now - cache.at) >= 1000) {
+      const w = writes.get(db) ?? 0;
+      if (!cache || cache.writes !== w || Math.abs(now - cache.at) >= 1000) {
         let slots: readonly StoredLimitSlot[] = cache?.slots ?? [];
         try {
           slots = limitScheduleOf(db)?.slots ?? [];
         } catch {
           // a disk that refuses the read keeps the schedule last read: limits never loosen on a fault
         }
-        cache = { at: now, slots };
+        cache = { at: now, writes: w, slots };
       }
       return scheduleAt(cache.slots, now);
     },
