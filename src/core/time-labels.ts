@@ -5,9 +5,11 @@
  * - not before `notBefore` (the build date, src/version.ts): a Pi without a real-time clock boots
  *   in 1970 or at fake-hwclock's last save, and data labelled then would be stored, published
  *   and never corrected;
- * - not at or before the newest label given or the newest stored bucket: a step back would put
- *   readings into buckets already written and sent. Until the wall clock passes them again,
- *   devices are polled (their health stays true) and their readings are not recorded.
+ * - not before the newest label given or the end of the newest stored bucket: a step back would
+ *   put readings into buckets already written and sent. Until the wall clock reaches them again,
+ *   devices are polled (their health stays true) and their readings are not recorded. An equal
+ *   time is not behind: a reading at a stored bucket's end opens the next bucket, and a scaled
+ *   clock reads in steps of `speed` ms, so two ticks within one step read the same time.
  * It also notices steps: the wall clock moved more or less than the monotonic clock since the
  * last look. A step is logged once and shown in health for an hour.
  */
@@ -73,7 +75,7 @@ export class TimeLabels {
     return wall >= this.o.notBefore;
   }
 
-  /** The earliest label that may be given next (exclusive). */
+  /** The earliest label that may be given next (inclusive). */
   floor(): number {
     return Math.max(this.lastLabel, this.o.newestStored());
   }
@@ -82,7 +84,7 @@ export class TimeLabels {
   label(at: number): Label {
     this.observe();
     const floor = this.floor();
-    const why = !this.plausible(at) ? 'implausible' : at <= floor ? 'behind' : null;
+    const why = !this.plausible(at) ? 'implausible' : at < floor ? 'behind' : null;
     if (why !== this.refusing) this.o.onRefusal?.(why, at, floor);
     this.refusing = why;
     if (why) {
