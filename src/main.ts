@@ -15,11 +15,12 @@ import { EventBus } from './core/events.js';
 import { FeatureList } from './core/feature.js';
 import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
-import { TimeLabels } from './core/time-labels.js';
+import { TimeLabels, type TimeLabelsOptions } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
+import { KernelTimeSync, TIMESYNCD_FLAG } from './ops/time-sync.js';
 import { OptimiserLoop } from './optimiser/loop.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
@@ -141,7 +142,19 @@ export class Daemon {
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
     // a clock handed in (the demo, tests, benches) may run a simulated calendar: any date of it is right
     const notBefore = opts.clockNotBefore ?? (opts.clock ? Number.NEGATIVE_INFINITY : BUILT_AT);
-    const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }), notBefore);
+    // the kernel's NTP state (a first synchronisation is trusted at once); the flag file is the
+    // test hooks' to move (src/ops/test-hooks.ts)
+    const timeSync = await features.start(
+      new KernelTimeSync(
+        process.env.SITEGW_TEST_HOOKS === '1' ? (process.env.SITEGW_TIMESYNC_FLAG ?? TIMESYNCD_FLAG) : TIMESYNCD_FLAG,
+      ),
+    );
+    let feed: BucketFeed | undefined;
+    const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }), notBefore, {
+      // a clock handed in (demo, tests) is its own truth: the host's NTP says nothing about it
+      synchronised: opts.clock ? undefined : () => timeSync.synchronised(),
+      onHeld: (o) => feed?.settle(o),
+    });
     const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles, labels });
     const auth = await features.start(
       new AuthService({
@@ -201,7 +214,7 @@ export class Daemon {
     let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
-    await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site, log }));
+    feed = await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site, log, labels }));
     await features.start(new LearnedTopology({ db, site, bus: bus.as('learned topology'), log }));
     const { debounce } = config.grid;
     await features.start(
@@ -251,7 +264,7 @@ export class Daemon {
         }),
       );
     }
-    await features.start(new BucketFlush({ bucketer, clock }));
+    await features.start(new BucketFlush({ bucketer, clock, labels }));
     if (opts.beforePolling) await opts.beforePolling(ctx);
 
     await features.start({ name: 'modbus', start: () => undefined, stop: () => buses.close() });
@@ -288,7 +301,7 @@ export class Daemon {
         }),
       );
     }
-    await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
+    await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health, labels }));
     const keepYears = config.retention.fifteenMinuteYears;
     if (keepYears !== undefined) {
       await features.start(
@@ -362,11 +375,28 @@ export class Daemon {
 }
 
 /** The wall clock labels readings only when it can be right (docs/design.md "Field faults: what the numbers survive"); steps are logged. */
-function timeLabels(clock: Clock, bucketer: Bucketer, log: Logger, notBefore: number): TimeLabels {
+function timeLabels(
+  clock: Clock,
+  bucketer: Bucketer,
+  log: Logger,
+  notBefore: number,
+  more: Pick<TimeLabelsOptions, 'synchronised' | 'onHeld'>,
+): TimeLabels {
   const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);
   return new TimeLabels({
     clock,
     notBefore,
+    synchronised: more.synchronised,
+    onHeld: (o) => {
+      if (o.kind === 'confirmed')
+        log.info({ from: iso(o.from) }, 'wall clock step confirmed: the readings held since are recorded');
+      else
+        log.warn(
+          { from: iso(o.from), to: iso(o.to), now: iso(o.returnedTo) },
+          'wall clock step undone: the readings labelled in the stepped-to time are withdrawn, recording goes on',
+        );
+      more.onHeld?.(o);
+    },
     newestStored: () => bucketer.newestClosed,
     onStep: (s) =>
       log.warn(

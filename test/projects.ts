@@ -18,6 +18,7 @@ export const SLOW: readonly string[] = [
   'test/fuzz/',
   'test/soak/',
   'test/e2e/clock-steps.test.ts',
+  'test/e2e/clock-glitch.test.ts',
   'test/e2e/disk-full.test.ts',
   'test/e2e/control-failsafe.test.ts',
   'test/e2e/control-plan.test.ts',

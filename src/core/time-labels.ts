@@ -12,6 +12,19 @@
  *   clock reads in steps of `speed` ms, so two ticks within one step read the same time.
  * It also notices steps: the wall clock moved more or less than the monotonic clock since the
  * last look. A step is logged once and shown in health for an hour.
+ *
+ * A forward step is provisional (docs/design.md "Field faults", glitches): a bad NTP or GPS answer
+ * steps the clock a day ahead and back two minutes later, and whatever was labelled in between
+ * would stand in the future and put every reading of the next day "behind" it. So the readings
+ * labelled after a forward step are held (not bucketed: not stored, served or sent) until
+ * - the step is undone (the wall clock comes back to the line the monotonic clock kept from the
+ *   last trusted time): the held readings are withdrawn, the labels go back to that line and
+ *   recording goes on at once; or
+ * - the new time has held for CONFIRM_MS, or the kernel's NTP state turns synchronised: the held
+ *   readings are bucketed in the new time.
+ * A forward step that is NTP's first synchronisation (the kernel said unsynchronised at the look
+ * before and synchronised now: a stale boot clock set right) and one from an implausible clock
+ * are trusted at once.
  */
 import type { Clock } from './clock.js';
 
@@ -24,7 +37,21 @@ export interface ClockStep {
   monoAt: number;
 }
 
-export type Label = { ok: true; at: number } | { ok: false; why: 'implausible' | 'behind' };
+export type Label =
+  | {
+      ok: true;
+      at: number;
+      /** labelled in a provisional time (after a forward step not yet confirmed): held, not bucketed */
+      held: boolean;
+      /** which run of held labels this is: a label of a withdrawn run must not be published */
+      epoch: number;
+    }
+  | { ok: false; why: 'implausible' | 'behind' };
+
+/** What became of the held labels. */
+export type HeldOutcome =
+  | { kind: 'confirmed'; from: number }
+  | { kind: 'withdrawn'; from: number; to: number; returnedTo: number };
 
 export interface TimeLabelsOptions {
   clock: Clock;
@@ -32,24 +59,57 @@ export interface TimeLabelsOptions {
   notBefore: number;
   /** end of the newest bucket already stored (ms epoch), -Infinity before one */
   newestStored: () => number;
+  /**
+   * whether the kernel says the clock is NTP-synchronised (adjtimex, timesyncd, chrony); null
+   * when it cannot be read. Read at every look, so it must be cheap (a cached value)
+   */
+  synchronised?: () => boolean | null;
+  /** real ms a forward step must hold before its time is trusted (default CONFIRM_MS) */
+  confirmMs?: number;
   /** told once per step */
   onStep?: (step: ClockStep) => void;
   /** told when labelling stops or starts again (why null: labelling again) */
   onRefusal?: (why: 'implausible' | 'behind' | null, wall: number, floor: number) => void;
+  /** told when held labels are confirmed or withdrawn */
+  onHeld?: (outcome: HeldOutcome) => void;
 }
 
 /** A difference between the two clocks this large (real ms) is a step; NTP slews far less (0.5 ms/s). */
 export const STEP_THRESHOLD_MS = 2_000;
 /** how long health shows a step, real ms */
 export const STEP_SHOWN_MS = 3_600_000;
+/**
+ * How long (real ms) a forward step's time must hold before it is trusted without NTP's word: a
+ * glitch seen in the field lasted two minutes; what is held meanwhile waits in memory.
+ */
+export const CONFIRM_MS = 600_000;
+
+interface Held {
+  /** the first wall time after the step */
+  from: number;
+  /** the newest label given in it */
+  newest: number;
+  monoAt: number;
+  byMs: number;
+}
 
 export class TimeLabels {
+  /** the newest label given in trusted time */
   private lastLabel = -Infinity;
   private seen: { wall: number; mono: number } | null = null;
+  /** the last look at which the wall clock was trusted: the line a glitch is measured against */
+  private trusted: { wall: number; mono: number } | null = null;
+  private held: Held | null = null;
+  private withdrawn: { from: number; to: number; returnedTo: number; monoAt: number } | null = null;
+  private epochNo = 0;
+  private synced: boolean | null = null;
   private refusing: 'implausible' | 'behind' | null = null;
   private readonly steps: ClockStep[] = [];
   /** polls whose readings were not recorded because the clock could not label them */
   unlabelled = 0;
+  /** held runs withdrawn (forward steps undone) and confirmed */
+  withdrawals = 0;
+  confirmations = 0;
 
   constructor(private readonly o: TimeLabelsOptions) {}
 
@@ -59,15 +119,65 @@ export class TimeLabels {
     const wall = clock.now();
     const mono = clock.mono();
     const before = this.seen;
+    const wasSynced = this.synced;
+    this.synced = this.o.synchronised?.() ?? null;
     this.seen = { wall, mono };
-    if (!before) return null;
+    if (!before) {
+      if (this.plausible(wall)) this.trusted = { wall, mono };
+      return null;
+    }
     const byMs = wall - before.wall - (mono - before.mono);
-    if (Math.abs(byMs) < STEP_THRESHOLD_MS * clock.speed) return null;
-    const step = { at: wall, byMs, monoAt: mono };
-    this.steps.push(step);
-    if (this.steps.length > 8) this.steps.shift();
-    this.o.onStep?.(step);
+    const threshold = STEP_THRESHOLD_MS * clock.speed;
+    const step = Math.abs(byMs) < threshold ? null : { at: wall, byMs, monoAt: mono };
+    if (step) {
+      this.steps.push(step);
+      if (this.steps.length > 8) this.steps.shift();
+      this.o.onStep?.(step);
+    }
+    const firstSync = wasSynced === false && this.synced === true;
+    if (this.held) {
+      // where the wall clock would be had the step been a glitch
+      const line = this.expected(mono);
+      if (step && step.byMs < 0 && wall <= line + threshold) {
+        this.withdraw(wall);
+        this.trusted = { wall, mono };
+      } else if (step && step.byMs < 0) {
+        // back, but still ahead of the line: what was labelled after this time is in its future
+        this.withdraw(wall);
+        this.hold(wall, mono, wall - line);
+      } else if (firstSync || (mono - this.held.monoAt) / clock.speed >= (this.o.confirmMs ?? CONFIRM_MS))
+        this.confirm(wall, mono);
+    } else if (step && step.byMs > 0 && this.trusted && this.plausible(before.wall) && !firstSync) {
+      this.hold(wall, mono, byMs);
+    } else if (this.plausible(wall)) this.trusted = { wall, mono };
     return step;
+  }
+
+  private expected(mono: number): number {
+    const t = this.trusted!;
+    return t.wall + (mono - t.mono);
+  }
+
+  private hold(wall: number, mono: number, byMs: number): void {
+    this.held = { from: wall, newest: -Infinity, monoAt: mono, byMs };
+  }
+
+  private withdraw(wall: number): void {
+    const h = this.held!;
+    this.held = null;
+    this.epochNo++;
+    this.withdrawals++;
+    this.withdrawn = { from: h.from, to: Math.max(h.from, h.newest), returnedTo: wall, monoAt: this.o.clock.mono() };
+    this.o.onHeld?.({ kind: 'withdrawn', from: h.from, to: this.withdrawn.to, returnedTo: wall });
+  }
+
+  private confirm(wall: number, mono: number): void {
+    const h = this.held!;
+    this.held = null;
+    this.confirmations++;
+    this.trusted = { wall, mono };
+    this.lastLabel = Math.max(this.lastLabel, h.newest);
+    this.o.onHeld?.({ kind: 'confirmed', from: h.from });
   }
 
   /** Whether the wall clock can be right at all (not before the build). */
@@ -77,7 +187,29 @@ export class TimeLabels {
 
   /** The earliest label that may be given next (inclusive). */
   floor(): number {
-    return Math.max(this.lastLabel, this.o.newestStored());
+    return Math.max(this.lastLabel, this.held?.newest ?? -Infinity, this.o.newestStored());
+  }
+
+  /** Labels from this time on are held (a forward step not yet confirmed); null when none are. */
+  heldFrom(): number | null {
+    return this.held?.from ?? null;
+  }
+
+  /** Whether readings with this label may still be published: a held run not withdrawn since. */
+  current(label: Label): boolean {
+    return label.ok && (!label.held || label.epoch === this.epochNo);
+  }
+
+  /**
+   * The wall time buckets may be closed up to: while a forward step is held, the line the
+   * monotonic clock kept from the last trusted time, so nothing labelled in the stepped-to time
+   * is closed (stored, served, sent) before it is confirmed.
+   */
+  closingNow(): number {
+    this.observe();
+    return this.held && this.trusted
+      ? Math.min(this.o.clock.now(), this.expected(this.o.clock.mono()))
+      : this.o.clock.now();
   }
 
   /** The label for readings taken now, stamped `at` (wall ms); a refusal says why. */
@@ -91,11 +223,22 @@ export class TimeLabels {
       this.unlabelled++;
       return { ok: false, why };
     }
-    this.lastLabel = at;
-    return { ok: true, at };
+    const held = this.held !== null && at >= this.held.from;
+    if (held) this.held!.newest = Math.max(this.held!.newest, at);
+    else this.lastLabel = at;
+    return { ok: true, at, held, epoch: this.epochNo };
   }
 
-  /** Sentences for health: a recent step, and why readings are not recorded now. */
+  /** What the daemon trusts for time now, one sentence for health. */
+  trust(): string {
+    const ntp =
+      this.synced === true ? 'NTP-synchronised' : this.synced === false ? 'not NTP-synchronised' : 'NTP state unknown';
+    if (this.refusing === 'implausible') return `nothing: the wall clock is before this build (${ntp})`;
+    if (this.held) return `the monotonic clock from the last trusted time: a forward step awaits confirmation (${ntp})`;
+    return `the wall clock, checked against the monotonic clock (${ntp})`;
+  }
+
+  /** Sentences for health: a recent step, held or withdrawn labels, and why readings are not recorded now. */
   problems(): string[] {
     const { clock } = this.o;
     const mono = clock.mono();
@@ -107,6 +250,17 @@ export class TimeLabels {
         `the wall clock stepped ${dir} by ${Math.round(Math.abs(s.byMs) / 1000)} s (to ${iso(s.at)}); polling went on, on the monotonic clock`,
       );
     }
+    if (this.held) {
+      const mins = Math.round((this.o.confirmMs ?? CONFIRM_MS) / 60_000);
+      out.push(
+        `the wall clock stepped forward by ${Math.round(this.held.byMs / 1000)} s to ${iso(this.held.from)}: readings since are held (not stored, served or sent) until that time has held for ${mins} min or NTP confirms it; a step back withdraws them`,
+      );
+    }
+    const w = this.withdrawn;
+    if (w && (mono - w.monoAt) / clock.speed <= STEP_SHOWN_MS)
+      out.push(
+        `a forward clock step was undone: readings labelled ${iso(w.from)} to ${iso(w.to)} were withdrawn (never stored or sent); recording went on from ${iso(w.returnedTo)}`,
+      );
     if (this.refusing === 'implausible')
       out.push(
         `the wall clock reads ${iso(clock.now())}, before this build (${iso(this.o.notBefore)}): readings are not recorded until it is set (NTP)`,

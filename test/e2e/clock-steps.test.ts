@@ -9,7 +9,7 @@ import { SimSite } from '../../src/sim/site.js';
 import { BUCKET_MS } from '../../src/telemetry/align.js';
 import { BUILT_AT } from '../../src/version.js';
 import { getJson, waitFor } from '../support/demo.js';
-import { type FakeClockRun, LIBFAKETIME, runUnderFakeClock, setFakeClock } from '../support/faketime.js';
+import { type FakeClockRun, LIBFAKETIME, runUnderFakeClock, setFakeClock, timesyncFlag } from '../support/faketime.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
 
 if (!LIBFAKETIME)
@@ -42,8 +42,11 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
   const allSeqs = () => sub.json<{ seq?: number }>().flatMap((m) => (typeof m.seq === 'number' ? [m.seq] : []));
   const nextBoundary = (from: number) => Math.floor(from / BUCKET_MS) * BUCKET_MS + BUCKET_MS;
 
+  // the kernel's NTP state as timesyncd shows it: not synchronised until a test says so
+  const ntp = timesyncFlag(dir);
+
   async function start(): Promise<FakeClockRun> {
-    const d = await runUnderFakeClock(config, offsetFile);
+    const d = await runUnderFakeClock(config, offsetFile, ntp.env);
     daemons.push(d);
     return d;
   }
@@ -87,6 +90,16 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
     // once it polls (a start takes seconds under tsx): 3 s before a quarter hour
     const b1 = nextBoundary(daemonNow() + 10_000);
     setClock(b1 - 3_000);
+    // a forward step is held until confirmed: here by NTP's first synchronisation, as a Pi's boot
+    // clock is set (the glitch without it: test/e2e/clock-glitch.test.ts)
+    await waitFor(
+      'the step to b1 confirmed',
+      async () => {
+        if (d.out().includes('wall clock stepped forward')) ntp.sync();
+        return d.out().includes('wall clock step confirmed');
+      },
+      10_000,
+    );
     // the first bucket closes at its boundary (poll 1 s: grace 1.5 s)
     await waitFor('the first bucket sent', () => telemetry().length > 0, 30_000).catch((e) => {
       console.log(d.out().slice(-6000), JSON.stringify(sub.messages.slice(0, 5)));
@@ -106,9 +119,17 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
     expect(h.body.uptimeSeconds).toBeGreaterThanOrEqual(0);
 
     const b2 = nextBoundary(b1 + 86_400_000);
+    // NTP lost (timesyncd's flag gone), then a day forward that it sets once it is back
+    ntp.unsync();
+    await pollsAfter('NTP lost');
     mark = d.out().length;
+    // NTP's first synchronisation (a stale boot clock set right) confirms the step at once; any
+    // other forward step waits (test/e2e/clock-glitch.test.ts)
     setClock(b2 - 3_000);
     await waitFor('the step forward logged', () => d.out().includes('wall clock stepped forward', mark), 10_000);
+    // timesyncd writes its flag once it has set the clock
+    ntp.sync();
+    await waitFor('the step confirmed', () => d.out().includes('wall clock step confirmed', mark), 10_000);
     await pollsAfter('the step forward');
     expect((await getJson(`${d.url}/healthz`)).body.problems.join('\n')).toMatch(/stepped forward by 8\d{4} s/);
     // the bucket of the new present closes at its own boundary, not a wait planned on the old time later
@@ -125,6 +146,7 @@ describe.skipIf(!LIBFAKETIME)('wall-clock steps under libfaketime', () => {
     // uptime on the monotonic clock: seconds, not a day
     expect((await getJson(`${d.url}/healthz`)).body.uptimeSeconds).toBeLessThan(600);
     await stop(d);
+    ntp.unsync();
   }, 120_000);
 
   it('a fresh database made at a boot in 2020 continues the seq, labels nothing until the clock is set', async () => {
