@@ -244,6 +244,8 @@ export class Daemon {
             // beside the database, so a damaged one replaced at boot still continues the seqs
             seqFile: join(config.dataDir, 'uplink-seq'),
             clockPlausible: () => labels.plausible(),
+            // state messages are labelled as readings are: nothing before the build, never a held step's time
+            labelTime: () => (labels.plausible() ? labels.closingNow() : null),
             control: () => controlRef,
           }),
         )
