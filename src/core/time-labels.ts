@@ -13,7 +13,7 @@
  * It also notices steps: the wall clock moved more or less than the monotonic clock since the
  * last look. A step is logged once and shown in health for an hour.
  *
- * A forward step is provisional (docs/design.md "Field faults", glitches): a bad NTP or GPS answer
+ * A forward step is provisional (docs/design.md "Field faults: what the numbers survive", a forward step undone): a bad NTP or GPS answer
  * steps the clock a day ahead and back two minutes later, and whatever was labelled in between
  * would stand in the future and put every reading of the next day "behind" it. So the readings
  * labelled after a forward step are held (not bucketed: not stored, served or sent) until

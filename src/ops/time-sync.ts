@@ -1,6 +1,6 @@
 /**
  * Whether the kernel's clock is NTP-synchronised, as the clock rules ask it
- * (core/time-labels.ts, docs/design.md "Field faults"): a forward step that is NTP's first
+ * (core/time-labels.ts, docs/design.md "Field faults: what the numbers survive"): a forward step that is NTP's first
  * synchronisation after boot is trusted at once; any other waits to be confirmed.
  *
  * Read without a native dependency, from what a Pi has: systemd-timesyncd's flag file
