@@ -312,6 +312,7 @@ export class Control implements Feature {
         tickMs: this.d.tickMs,
         reserveSoc: () => this.reserveOf(device.config.id),
         released: () => this.release.holds(device.config.id),
+        gridMeter: site.byRole('grid-meter').length > 0,
       });
       this.executors.set(device.config.id, exec);
     }
