@@ -311,7 +311,7 @@ async function setup(v: Values, io: Output): Promise<number> {
       printError(
         io,
         'setup',
-        `${which} answered, then stopped answering before it was identified, so no site.yaml was written: check the wiring and the device, then run setup again (docs/install.md "Finding devices: \`sitegw scan\`")`,
+        `${which} answered, then stopped answering before it was identified, so no site.yaml was written: check the wiring and the device, then run setup again (sitegw scan asks one bus on its own; docs/install.md)`,
       );
       return EXIT.FAILURE;
     }
