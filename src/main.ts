@@ -145,12 +145,13 @@ export class Daemon {
     // the kernel's NTP state (a first synchronisation is trusted at once); the flag file is the
     // test hooks' to move (src/ops/test-hooks.ts)
     const timeSync = await features.start(
-      new KernelTimeSync(
-        process.env.SITEGW_TEST_HOOKS === '1' ? (process.env.SITEGW_TIMESYNC_FLAG ?? TIMESYNCD_FLAG) : TIMESYNCD_FLAG,
-      ),
+      new KernelTimeSync(hooksOn() ? (process.env.SITEGW_TIMESYNC_FLAG ?? TIMESYNCD_FLAG) : TIMESYNCD_FLAG),
     );
     let feed: BucketFeed | undefined;
+    const hooks = hooksOn();
     const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }), notBefore, {
+      // the fault harness shortens the wait for a forward step (test/e2e/clock-invariants.test.ts)
+      confirmMs: hooks && process.env.SITEGW_CLOCK_CONFIRM_MS ? Number(process.env.SITEGW_CLOCK_CONFIRM_MS) : undefined,
       // a clock handed in (demo, tests) is its own truth: the host's NTP says nothing about it
       synchronised: opts.clock ? undefined : () => timeSync.synchronised(),
       onHeld: (o) => feed?.settle(o),
@@ -376,19 +377,22 @@ export class Daemon {
   }
 }
 
+const hooksOn = () => process.env.SITEGW_TEST_HOOKS === '1';
+
 /** The wall clock labels readings only when it can be right (docs/design.md "Field faults: what the numbers survive"); steps are logged. */
 function timeLabels(
   clock: Clock,
   bucketer: Bucketer,
   log: Logger,
   notBefore: number,
-  more: Pick<TimeLabelsOptions, 'synchronised' | 'onHeld'>,
+  more: Pick<TimeLabelsOptions, 'synchronised' | 'onHeld' | 'confirmMs'>,
 ): TimeLabels {
   const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);
   return new TimeLabels({
     clock,
     notBefore,
     synchronised: more.synchronised,
+    confirmMs: more.confirmMs,
     onHeld: (o) => {
       if (o.kind === 'confirmed')
         log.info({ from: iso(o.from) }, 'wall clock step confirmed: the readings held since are recorded');

@@ -19,6 +19,7 @@ export const SLOW: readonly string[] = [
   'test/soak/',
   'test/e2e/clock-steps.test.ts',
   'test/e2e/clock-glitch.test.ts',
+  'test/e2e/clock-invariants.test.ts',
   'test/e2e/disk-full.test.ts',
   'test/e2e/control-failsafe.test.ts',
   'test/e2e/control-plan.test.ts',
