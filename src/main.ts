@@ -18,6 +18,7 @@ import type { RegisterReader } from './core/register-reader.js';
 import { TimeLabels, type TimeLabelsOptions } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
 import { BusRegistry } from './modbus/buses.js';
+import { ClockAnchor } from './ops/clock-anchor.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
 import { KernelTimeSync, TIMESYNCD_FLAG } from './ops/time-sync.js';
@@ -150,6 +151,9 @@ export class Daemon {
     let feed: BucketFeed | undefined;
     const hooks = hooksOn();
     const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }), notBefore, {
+      // a restart inside a forward glitch holds it too (the last run's line, same boot); a clock
+      // handed in (demo, tests) runs its own calendar
+      ...(opts.clock ? {} : anchored(new ClockAnchor(join(config.dataDir, 'clock-anchor')))),
       // the fault harness shortens the wait for a forward step (test/e2e/clock-invariants.test.ts)
       confirmMs: hooks && process.env.SITEGW_CLOCK_CONFIRM_MS ? Number(process.env.SITEGW_CLOCK_CONFIRM_MS) : undefined,
       // a clock handed in (demo, tests) is its own truth: the host's NTP says nothing about it
@@ -379,13 +383,18 @@ export class Daemon {
 
 const hooksOn = () => process.env.SITEGW_TEST_HOOKS === '1';
 
+/** The clock rules' line from the last run of this boot, and where it is kept. */
+function anchored(a: ClockAnchor): Pick<TimeLabelsOptions, 'startLine' | 'onTrusted'> {
+  return { startLine: a.expectedNow(), onTrusted: (wall) => a.save(wall) };
+}
+
 /** The wall clock labels readings only when it can be right (docs/design.md "Field faults: what the numbers survive"); steps are logged. */
 function timeLabels(
   clock: Clock,
   bucketer: Bucketer,
   log: Logger,
   notBefore: number,
-  more: Pick<TimeLabelsOptions, 'synchronised' | 'onHeld' | 'confirmMs'>,
+  more: Pick<TimeLabelsOptions, 'synchronised' | 'onHeld' | 'confirmMs' | 'startLine' | 'onTrusted'>,
 ): TimeLabels {
   const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);
   return new TimeLabels({
@@ -393,6 +402,8 @@ function timeLabels(
     notBefore,
     synchronised: more.synchronised,
     confirmMs: more.confirmMs,
+    startLine: more.startLine,
+    onTrusted: more.onTrusted,
     onHeld: (o) => {
       if (o.kind === 'confirmed')
         log.info({ from: iso(o.from) }, 'wall clock step confirmed: the readings held since are recorded');

@@ -72,6 +72,14 @@ export interface TimeLabelsOptions {
   onRefusal?: (why: 'implausible' | 'behind' | null, wall: number, floor: number) => void;
   /** told when held labels are confirmed or withdrawn */
   onHeld?: (outcome: HeldOutcome) => void;
+  /**
+   * where the wall clock should read at the first look by the last run's trusted line (the
+   * same boot's monotonic clock: ops/clock-anchor.ts); a clock far ahead of it is held as a
+   * forward step (a restart inside a glitch). Null: no such line
+   */
+  startLine?: number | null;
+  /** told when the trusted line moves (the first look, a step taken, confirmed or undone), to keep it */
+  onTrusted?: (wall: number) => void;
 }
 
 /** A difference between the two clocks this large (real ms) is a step; NTP slews far less (0.5 ms/s). */
@@ -122,12 +130,17 @@ export class TimeLabels {
     const wasSynced = this.synced;
     this.synced = this.o.synchronised?.() ?? null;
     this.seen = { wall, mono };
+    const threshold = STEP_THRESHOLD_MS * clock.speed;
     if (!before) {
-      if (this.plausible(wall)) this.trusted = { wall, mono };
+      const line = this.o.startLine;
+      if (line != null && this.plausible(line) && this.plausible(wall) && wall > line + threshold) {
+        // started ahead of where the last run's line is now: a forward step made while it was down
+        this.trusted = { wall: line, mono };
+        this.hold(wall, mono, wall - line);
+      } else if (this.plausible(wall)) this.trustLine(wall, mono);
       return null;
     }
     const byMs = wall - before.wall - (mono - before.mono);
-    const threshold = STEP_THRESHOLD_MS * clock.speed;
     const step = Math.abs(byMs) < threshold ? null : { at: wall, byMs, monoAt: mono };
     if (step) {
       this.steps.push(step);
@@ -140,7 +153,7 @@ export class TimeLabels {
       const line = this.expected(mono);
       if (step && step.byMs < 0 && wall <= line + threshold) {
         this.withdraw(wall);
-        this.trusted = { wall, mono };
+        this.trustLine(wall, mono);
       } else if (step && step.byMs < 0) {
         // back, but still ahead of the line: what was labelled after this time is in its future
         this.withdraw(wall);
@@ -149,8 +162,17 @@ export class TimeLabels {
         this.confirm(wall, mono);
     } else if (step && step.byMs > 0 && this.trusted && this.plausible(before.wall) && !firstSync) {
       this.hold(wall, mono, byMs);
-    } else if (this.plausible(wall)) this.trusted = { wall, mono };
+    } else if (this.plausible(wall)) {
+      // a step taken as it is (back, NTP's first synchronisation, from an implausible clock) moves the line
+      if (step || !this.trusted) this.trustLine(wall, mono);
+      else this.trusted = { wall, mono };
+    }
     return step;
+  }
+
+  private trustLine(wall: number, mono: number): void {
+    this.trusted = { wall, mono };
+    this.o.onTrusted?.(wall);
   }
 
   private expected(mono: number): number {
@@ -175,7 +197,7 @@ export class TimeLabels {
     const h = this.held!;
     this.held = null;
     this.confirmations++;
-    this.trusted = { wall, mono };
+    this.trustLine(wall, mono);
     this.lastLabel = Math.max(this.lastLabel, h.newest);
     this.o.onHeld?.({ kind: 'confirmed', from: h.from });
   }

@@ -219,3 +219,45 @@ describe('TimeLabels: a forward step is provisional', () => {
     expect(l.label(clock.now())).toMatchObject({ ok: true, held: false });
   });
 });
+
+describe('TimeLabels across a restart (the last run’s line, ops/clock-anchor.ts)', () => {
+  it('a start far ahead of the last run’s line is held, and withdrawn when the clock comes back', () => {
+    const clock = new ManualClock(T0 + DAY);
+    const trusted: number[] = [];
+    const outcomes: HeldOutcome[] = [];
+    const l = new TimeLabels({
+      clock,
+      notBefore: BUILD,
+      newestStored: () => T0 - 60_000,
+      startLine: T0,
+      onTrusted: (w) => trusted.push(w),
+      onHeld: (o) => outcomes.push(o),
+    });
+    expect(l.label(clock.now())).toMatchObject({ ok: true, held: true });
+    expect(l.closingNow()).toBe(T0);
+    expect(trusted).toEqual([]);
+    clock.advance(10_000);
+    clock.step(-DAY);
+    expect(l.label(clock.now())).toMatchObject({ ok: true, held: false, at: T0 + 10_000 });
+    expect(outcomes.map((o) => o.kind)).toEqual(['withdrawn']);
+    expect(trusted).toEqual([T0 + 10_000]);
+  });
+
+  it('a start at or behind the line is trusted at once, and the line is kept', () => {
+    const clock = new ManualClock(T0);
+    const trusted: number[] = [];
+    const l = new TimeLabels({
+      clock,
+      notBefore: BUILD,
+      newestStored: () => -Infinity,
+      startLine: T0 + 1_000,
+      onTrusted: (w) => trusted.push(w),
+    });
+    expect(l.label(clock.now())).toMatchObject({ ok: true, held: false });
+    expect(trusted).toEqual([T0]);
+    // an ordinary look moves the line without keeping it: only steps and starts are written
+    clock.advance(10_000);
+    l.label(clock.now());
+    expect(trusted).toEqual([T0]);
+  });
+});

@@ -34,6 +34,8 @@ describe.skipIf(!LIBFAKETIME)('a forward clock glitch under libfaketime', () => 
   let config: string;
   let d: FakeClockRun | undefined;
   const setClock = (at: number) => setFakeClock(offsetFile, at);
+  /** the true time the data directory's labels follow (the first test runs its own) */
+  let truth = () => Date.now();
   const nextBoundary = (from: number) => Math.floor(from / BUCKET_MS) * BUCKET_MS + BUCKET_MS;
   const telemetryTimes = () => sub.json<{ time: string }>('telemetry').map((m) => Date.parse(m.time));
 
@@ -74,6 +76,7 @@ describe.skipIf(!LIBFAKETIME)('a forward clock glitch under libfaketime', () => 
     setClock(b1 - 40_000);
     const realAtStart = Date.now();
     const trueNow = () => b1 - 40_000 + (Date.now() - realAtStart);
+    truth = trueNow;
     const ntp = timesyncFlag(dir);
     d = await runUnderFakeClock(config, offsetFile, ntp.env);
     const run = d;
@@ -140,4 +143,37 @@ describe.skipIf(!LIBFAKETIME)('a forward clock glitch under libfaketime', () => 
     run.child.kill('SIGTERM');
     expect(await run.exit).toBe(0);
   }, 150_000);
+  // found by the fault harness (test/e2e/clock-invariants.test.ts, SEED=1): a SIGKILL inside a
+  // glitch, and the new process took the stepped-to time as the truth: every reading after the
+  // undo was "behind" it. The last run's line (ops/clock-anchor.ts) holds it as a forward step
+  it('a restart inside a glitch holds the stepped-to time too, and withdraws it when the clock comes back', async () => {
+    setClock(truth());
+    const ntp = timesyncFlag(dir);
+    const first = await runUnderFakeClock(config, offsetFile, ntp.env);
+    d = first;
+    const polled = servers.faults.requests('inverter', 1);
+    await waitFor('a poll', () => servers.faults.requests('inverter', 1) > polled, 15_000);
+    const mark = first.out().length;
+    const tomorrow = nextBoundary(truth() + DAY);
+    setClock(tomorrow - 2_000);
+    await waitFor('the step seen', () => first.out().includes('wall clock stepped forward', mark), 10_000);
+    first.child.kill('SIGKILL');
+    await first.exit;
+    const again = await runUnderFakeClock(config, offsetFile, ntp.env);
+    d = again;
+    const held = await waitFor('health of the restarted daemon', async () => {
+      const h = await getJson(`${again.url}/healthz`);
+      return /readings since are held/.test(h.body.problems.join('\n')) ? h : undefined;
+    });
+    expect(held.body.clock).toMatch(/monotonic clock from the last trusted time/);
+    setClock(truth());
+    await waitFor('the step undone', () => again.out().includes('wall clock step undone'), 15_000);
+    const before = servers.faults.requests('inverter', 1);
+    await waitFor('two polls after', () => servers.faults.requests('inverter', 1) > before + 2, 15_000);
+    const h = await getJson(`${again.url}/healthz`);
+    expect(h.body.problems.join('\n')).not.toMatch(/not recorded/);
+    expect(telemetryTimes().filter((t) => t >= tomorrow - BUCKET_MS)).toEqual([]);
+    again.child.kill('SIGTERM');
+    expect(await again.exit).toBe(0);
+  }, 120_000);
 });

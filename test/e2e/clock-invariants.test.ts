@@ -13,7 +13,7 @@
  * message, at its arrival) or is served (the API, as a partner); once the clock is true again,
  * recording goes on within a poll (/healthz never says readings are not recorded); no lifetime
  * energy /metrics published goes lower. A failure prints SEED=…, which replays it.
- * The short run here: FAULT_SEEDS (default 1) × FAULT_STEPS (default 6); the long one: bench/README.md.
+ * The short run here: FAULT_SEEDS (default 1) × FAULT_STEPS (default 4); the long one: bench/README.md.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,7 +37,7 @@ import { aedesBroker, MOSQUITTO, mosquittoBroker, type TestBroker } from '../sup
 import { parsePromText } from '../support/prom-text.js';
 
 const SEEDS = faultSeeds(1);
-const STEPS = Number(process.env.FAULT_STEPS ?? 6);
+const STEPS = Number(process.env.FAULT_STEPS ?? 4);
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** a forward step waits this long (real ms) to be confirmed without NTP (SITEGW_CLOCK_CONFIRM_MS) */
