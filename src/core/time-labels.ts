@@ -93,8 +93,14 @@ export const STEP_SHOWN_MS = 3_600_000;
 export const CONFIRM_MS = 600_000;
 
 interface Held {
-  /** the first wall time after the step */
+  /**
+   * labels from here on are held: the kept line plus the step threshold when the step was seen.
+   * Not the wall time then: a tick reads the clock before it asks for its label, so its stamp
+   * can be a moment before the look that sees the step, and it must be held all the same
+   */
   from: number;
+  /** the wall time after the step, for words */
+  at: number;
   /** the newest label given in it */
   newest: number;
   monoAt: number;
@@ -158,6 +164,11 @@ export class TimeLabels {
         // back, but still ahead of the line: what was labelled after this time is in its future
         this.withdraw(wall);
         this.hold(wall, mono, wall - line);
+      } else if (step) {
+        // further forward: a time less likely still; it waits afresh
+        this.held.monoAt = mono;
+        this.held.byMs = wall - line;
+        this.held.at = wall;
       } else if (firstSync || (mono - this.held.monoAt) / clock.speed >= (this.o.confirmMs ?? CONFIRM_MS))
         this.confirm(wall, mono);
     } else if (step && step.byMs > 0 && this.trusted && this.plausible(before.wall) && !firstSync) {
@@ -181,7 +192,8 @@ export class TimeLabels {
   }
 
   private hold(wall: number, mono: number, byMs: number): void {
-    this.held = { from: wall, newest: -Infinity, monoAt: mono, byMs };
+    const threshold = STEP_THRESHOLD_MS * this.o.clock.speed;
+    this.held = { from: this.expected(mono) + threshold, at: wall, newest: -Infinity, monoAt: mono, byMs };
   }
 
   private withdraw(wall: number): void {
@@ -189,8 +201,9 @@ export class TimeLabels {
     this.held = null;
     this.epochNo++;
     this.withdrawals++;
-    this.withdrawn = { from: h.from, to: Math.max(h.from, h.newest), returnedTo: wall, monoAt: this.o.clock.mono() };
-    this.o.onHeld?.({ kind: 'withdrawn', from: h.from, to: this.withdrawn.to, returnedTo: wall });
+    const from = Math.min(h.at, h.newest);
+    this.withdrawn = { from, to: Math.max(h.at, h.newest), returnedTo: wall, monoAt: this.o.clock.mono() };
+    this.o.onHeld?.({ kind: 'withdrawn', from, to: this.withdrawn.to, returnedTo: wall });
   }
 
   private confirm(wall: number, mono: number): void {
@@ -199,7 +212,7 @@ export class TimeLabels {
     this.confirmations++;
     this.trustLine(wall, mono);
     this.lastLabel = Math.max(this.lastLabel, h.newest);
-    this.o.onHeld?.({ kind: 'confirmed', from: h.from });
+    this.o.onHeld?.({ kind: 'confirmed', from: h.at });
   }
 
   /** Whether the wall clock can be right at all (not before the build). */
@@ -275,7 +288,7 @@ export class TimeLabels {
     if (this.held) {
       const mins = Math.round((this.o.confirmMs ?? CONFIRM_MS) / 60_000);
       out.push(
-        `the wall clock stepped forward by ${Math.round(this.held.byMs / 1000)} s to ${iso(this.held.from)}: readings since are held (not stored, served or sent) until that time has held for ${mins} min or NTP confirms it; a step back withdraws them`,
+        `the wall clock stepped forward by ${Math.round(this.held.byMs / 1000)} s to ${iso(this.held.at)}: readings since are held (not stored, served or sent) until that time has held for ${mins} min or NTP confirms it; a step back withdraws them`,
       );
     }
     const w = this.withdrawn;

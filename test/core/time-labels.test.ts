@@ -127,7 +127,8 @@ describe('TimeLabels: a forward step is provisional', () => {
     clock.step(DAY);
     const inGlitch = l.label(clock.now());
     expect(inGlitch).toMatchObject({ ok: true, at: T0 + DAY + 10_000, held: true });
-    expect(l.heldFrom()).toBe(T0 + DAY + 10_000);
+    // labels above the kept line (by more than a step) are held
+    expect(l.heldFrom()).toBe(T0 + 10_000 + 2_000);
     // buckets close on the line the monotonic clock kept, not in the stepped-to time
     expect(l.closingNow()).toBe(T0 + 10_000);
     expect(l.problems().join('\n')).toMatch(/readings since are held \(not stored, served or sent\)/);
@@ -145,6 +146,37 @@ describe('TimeLabels: a forward step is provisional', () => {
     ]);
     expect(l.problems().join('\n')).toMatch(/forward clock step was undone: readings labelled .* were withdrawn/);
     expect(l.unlabelled).toBe(0);
+  });
+
+  // found by the fault harness (SEED=1052641193): a tick reads the clock, then asks for its label;
+  // the look inside saw the step a moment later, and the tick's stamp, before it, was not held
+  it('a stamp read a moment before the look that sees the step is held too', () => {
+    const { clock, l } = heldLabels();
+    l.label(clock.now());
+    clock.advance(10_000);
+    clock.step(DAY);
+    const stamp = clock.now();
+    clock.advance(3);
+    expect(l.label(stamp)).toMatchObject({ ok: true, held: true });
+    clock.advance(10_000);
+    clock.step(-DAY);
+    expect(l.label(clock.now())).toMatchObject({ ok: true, held: false });
+  });
+
+  it('a further step forward while held waits afresh; it does not confirm the first', () => {
+    const { clock, l, outcomes } = heldLabels();
+    l.label(clock.now());
+    clock.advance(10_000);
+    clock.step(3_600_000);
+    l.label(clock.now());
+    clock.advance(CONFIRM_MS);
+    clock.step(DAY);
+    expect(l.label(clock.now())).toMatchObject({ held: true });
+    expect(outcomes).toEqual([]);
+    clock.advance(10_000);
+    clock.step(-DAY - 3_600_000);
+    expect(l.label(clock.now())).toMatchObject({ held: false });
+    expect(outcomes.map((o) => o.kind)).toEqual(['withdrawn']);
   });
 
   it('a step that holds for CONFIRM_MS is the time: the held labels are confirmed', () => {
@@ -206,7 +238,7 @@ describe('TimeLabels: a forward step is provisional', () => {
     const again = l.label(clock.now());
     expect(again).toMatchObject({ ok: true, held: true, at: T0 + DAY - 3_600_000 + 20_000 });
     expect(outcomes.map((o) => o.kind)).toEqual(['withdrawn']);
-    expect(l.heldFrom()).toBe(T0 + DAY - 3_600_000 + 20_000);
+    expect(l.heldFrom()).toBe(T0 + 20_000 + 2_000);
     expect(l.closingNow()).toBe(T0 + 20_000);
   });
 
