@@ -7,7 +7,7 @@
  * it. Written only when the trusted line moves (a start, a step taken, a step confirmed or
  * undone): a few small writes a day at most.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 
 /** ms on CLOCK_MONOTONIC (process.hrtime: libfaketime leaves it alone, so does NTP) */
 export const kernelMonoMs = (): number => Number(process.hrtime.bigint() / 1_000_000n);
@@ -46,7 +46,15 @@ export class ClockAnchor {
       writeFileSync(tmp, JSON.stringify({ boot: this.boot, wall, mono: kernelMonoMs() }));
       renameSync(tmp, this.file);
     } catch {
-      // full or read-only: health says so through the other writes
+      // full or read-only (health says so through the other writes): a line left from before
+      // would hold a right clock at the next start, so it goes; none is as good as a start without one
+      for (const f of [this.file, `${this.file}.tmp`]) {
+        try {
+          rmSync(f, { force: true });
+        } catch {
+          // a read-only directory keeps it: the next start may hold a right clock for its wait
+        }
+      }
     }
   }
 }
