@@ -230,6 +230,7 @@ export class Daemon {
         log: log.child({ feature: 'grid' }),
         debounce,
         writes: ops.health,
+        labels,
       }),
     );
     // before the pre-fill and the poller, so every bucket they close goes into the outbox

@@ -230,6 +230,11 @@ export class TimeLabels {
     return this.held?.from ?? null;
   }
 
+  /** Whether `at` lies after what the trusted clock reads now by more than a step: labelled in a time since undone. */
+  future(at: number): boolean {
+    return this.held === null && at > this.closingNow() + STEP_THRESHOLD_MS * this.o.clock.speed;
+  }
+
   /** Whether readings with this label may still be published: a held run not withdrawn since. */
   current(label: Label): boolean {
     return label.ok && (!label.held || label.epoch === this.epochNo);
