@@ -15,13 +15,15 @@ import { EventBus } from './core/events.js';
 import { FeatureList } from './core/feature.js';
 import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
-import { TimeLabels } from './core/time-labels.js';
+import { TimeLabels, type TimeLabelsOptions } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
 import { SiteLimitsFeature } from './limits/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { ScheduledBackup } from './ops/backup-schedule.js';
+import { ClockAnchor } from './ops/clock-anchor.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
+import { KernelTimeSync, TIMESYNCD_FLAG } from './ops/time-sync.js';
 import { OptimiserLoop } from './optimiser/loop.js';
 import { Poller } from './poller/poller.js';
 import { loadProfiles } from './profiles/index.js';
@@ -164,7 +166,23 @@ export class Daemon {
     const readerFor = opts.readerFor ?? ((d: DeviceConfig): RegisterReader => buses.readerFor(d));
     // a clock handed in (the demo, tests, benches) may run a simulated calendar: any date of it is right
     const notBefore = opts.clockNotBefore ?? (opts.clock ? Number.NEGATIVE_INFINITY : BUILT_AT);
-    const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }), notBefore);
+    // the kernel's NTP state (a first synchronisation is trusted at once); the flag file is the
+    // test hooks' to move (src/ops/test-hooks.ts)
+    const timeSync = await features.start(
+      new KernelTimeSync(hooksOn() ? (process.env.SITEGW_TIMESYNC_FLAG ?? TIMESYNCD_FLAG) : TIMESYNCD_FLAG),
+    );
+    let feed: BucketFeed | undefined;
+    const hooks = hooksOn();
+    const labels = timeLabels(clock, bucketer, log.child({ feature: 'clock' }), notBefore, {
+      // a restart inside a forward glitch holds it too (the last run's line, same boot); a clock
+      // handed in (demo, tests) runs its own calendar
+      ...(opts.clock ? {} : anchored(new ClockAnchor(join(config.dataDir, 'clock-anchor')))),
+      // the fault harness shortens the wait for a forward step (test/e2e/clock-invariants.test.ts)
+      confirmMs: hooks && process.env.SITEGW_CLOCK_CONFIRM_MS ? Number(process.env.SITEGW_CLOCK_CONFIRM_MS) : undefined,
+      // a clock handed in (demo, tests) is its own truth: the host's NTP says nothing about it
+      synchronised: opts.clock ? undefined : () => timeSync.synchronised(),
+      onHeld: (o) => feed?.settle(o),
+    });
     const poller = new Poller({ site, bus: bus.as('poller'), clock, readerFor, log, profiles, labels });
     const auth = await features.start(
       new AuthService({
@@ -234,7 +252,7 @@ export class Daemon {
     let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
 
-    await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site, log }));
+    feed = await features.start(new BucketFeed({ bus: bus.as('bucketer feed'), bucketer, site, log, labels }));
     await features.start(new LearnedTopology({ db, site, bus: bus.as('learned topology'), log }));
     const { debounce } = config.grid;
     await features.start(
@@ -245,6 +263,7 @@ export class Daemon {
         log: log.child({ feature: 'grid' }),
         debounce,
         writes: ops.health,
+        labels,
       }),
     );
     // before the pre-fill and the poller, so every bucket they close goes into the outbox
@@ -264,6 +283,8 @@ export class Daemon {
             // beside the database, so a damaged one replaced at boot still continues the seqs
             seqFile: join(config.dataDir, 'uplink-seq'),
             clockPlausible: () => labels.plausible(),
+            // state messages are labelled as readings are: nothing before the build, never a held step's time
+            labelTime: () => (labels.plausible() ? labels.closingNow() : null),
             control: () => controlRef,
           }),
         )
@@ -284,7 +305,7 @@ export class Daemon {
         }),
       );
     }
-    await features.start(new BucketFlush({ bucketer, clock }));
+    await features.start(new BucketFlush({ bucketer, clock, labels }));
     if (opts.beforePolling) await opts.beforePolling(ctx);
 
     await features.start({ name: 'modbus', start: () => undefined, stop: () => buses.close() });
@@ -337,7 +358,7 @@ export class Daemon {
         }),
       );
     }
-    await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health }));
+    await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health, labels }));
     const keepYears = config.retention.fifteenMinuteYears;
     if (keepYears !== undefined) {
       await features.start(
@@ -411,12 +432,39 @@ export class Daemon {
   }
 }
 
+const hooksOn = () => process.env.SITEGW_TEST_HOOKS === '1';
+
+/** The clock rules' line from the last run of this boot, and where it is kept. */
+function anchored(a: ClockAnchor): Pick<TimeLabelsOptions, 'startLine' | 'onTrusted'> {
+  return { startLine: a.expectedNow(), onTrusted: (wall) => a.save(wall) };
+}
+
 /** The wall clock labels readings only when it can be right (docs/design.md "Field faults: what the numbers survive"); steps are logged. */
-function timeLabels(clock: Clock, bucketer: Bucketer, log: Logger, notBefore: number): TimeLabels {
+function timeLabels(
+  clock: Clock,
+  bucketer: Bucketer,
+  log: Logger,
+  notBefore: number,
+  more: Pick<TimeLabelsOptions, 'synchronised' | 'onHeld' | 'confirmMs' | 'startLine' | 'onTrusted'>,
+): TimeLabels {
   const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : null);
   return new TimeLabels({
     clock,
     notBefore,
+    synchronised: more.synchronised,
+    confirmMs: more.confirmMs,
+    startLine: more.startLine,
+    onTrusted: more.onTrusted,
+    onHeld: (o) => {
+      if (o.kind === 'confirmed')
+        log.info({ from: iso(o.from) }, 'wall clock step confirmed: the readings held since are recorded');
+      else
+        log.warn(
+          { from: iso(o.from), to: iso(o.to), now: iso(o.returnedTo) },
+          'wall clock step undone: the readings labelled in the stepped-to time are withdrawn, recording goes on',
+        );
+      more.onHeld?.(o);
+    },
     newestStored: () => bucketer.newestClosed,
     onStep: (s) =>
       log.warn(

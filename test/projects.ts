@@ -18,6 +18,8 @@ export const SLOW: readonly string[] = [
   'test/fuzz/',
   'test/soak/',
   'test/e2e/clock-steps.test.ts',
+  'test/e2e/clock-glitch.test.ts',
+  'test/e2e/clock-invariants.test.ts',
   'test/e2e/disk-full.test.ts',
   'test/e2e/storage-readonly.test.ts',
   'test/faults/storage-invariants.test.ts',

@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { ClientError } from '../auth/clients.js';
 import { OWNER_NAME, PASSWORD_MIN, setOwnerPassword } from '../auth/owner.js';
 import { DEVICE_ROLES, type DeviceRole } from '../core/device-role.js';
-import { scanBus } from '../discovery/scan.js';
+import { lostUnits, scanBusAgain } from '../discovery/scan.js';
 import { formatScanReport } from '../discovery/scan-report.js';
 import { ModbusError } from '../modbus/errors.js';
 import { installedProfiles } from '../profiles/registry.js';
@@ -184,20 +184,27 @@ async function busArgs(ask: Asker, v: Values, interactive: boolean): Promise<str
 }
 
 /** Scans one bus; what it found as proposed site.yaml entries. A bus that cannot be opened finds nothing. */
-async function scanOne(argv: string[], io: Output): Promise<{ name: string; devices: ProposedDevice[] }> {
+async function scanOne(
+  argv: string[],
+  io: Output,
+): Promise<{ name: string; devices: ProposedDevice[]; lost: number[] }> {
   const plan = planScan(argv);
   const { link, bus } = plan;
   const name = link.type === 'tcp' ? `${link.host}:${link.port}` : link.device;
   io.out(`\nScanning ${name}, at most about ${Math.ceil(plan.boundMs / 1000)} s...\n`);
   try {
-    const result = await scanBus(bus, { units: plan.units, profiles: [...installedProfiles().profiles.values()] });
+    // units that gave no answer are asked again: one missed request must not leave a device out
+    const result = await scanBusAgain(bus, {
+      units: plan.units,
+      profiles: [...installedProfiles().profiles.values()],
+    });
     // the report's lines without its snippet: setup writes the devices itself
     io.out(`${formatScanReport(result, link).split('\n\nsite.yaml snippet')[0]!.trimEnd()}\n`);
-    return { name, devices: proposedDevices(result, link) };
+    return { name, devices: proposedDevices(result, link), lost: lostUnits(result) };
   } catch (err) {
     if (!(err instanceof ModbusError && err.kind === 'connection')) throw err;
     printError(io, 'setup', `${name}: ${err.message}`);
-    return { name, devices: [] };
+    return { name, devices: [], lost: [] };
   } finally {
     await bus.close();
   }
@@ -297,6 +304,17 @@ async function setup(v: Values, io: Output): Promise<number> {
     const site = await siteAnswers(ask, v, file);
     const scans = [];
     for (const argv of await busArgs(ask, v, !v.yes)) scans.push(await scanOne(argv, io));
+    const lost = scans.filter((s) => s.lost.length > 0);
+    if (lost.length > 0) {
+      // a site without a device that is there would say OK and never poll it
+      const which = lost.map((s) => `unit ${s.lost.join(', ')} on ${s.name}`).join('; ');
+      printError(
+        io,
+        'setup',
+        `${which} answered, then stopped answering before it was identified, so no site.yaml was written: check the wiring and the device, then run setup again (sitegw scan asks one bus on its own; docs/install.md)`,
+      );
+      return EXIT.FAILURE;
+    }
     const proposed = mergeBuses(scans.map((s) => s.devices));
     if (proposed.length === 0) {
       printError(

@@ -358,6 +358,7 @@ export class Control implements Feature {
         reserveSoc: () => this.reserveOf(device.config.id),
         released: () => this.release.holds(device.config.id),
         siteLimits: this.d.siteLimits,
+        gridMeter: site.byRole('grid-meter').length > 0,
       });
       this.executors.set(device.config.id, exec);
     }

@@ -36,6 +36,11 @@ export interface Decision {
   targetReached: boolean;
   /** the reserve keeps the battery from discharging now (the next decision's `reserve.held`) */
   reserveHeld?: boolean;
+  /**
+   * the measurement a charge or discharge waits for: without it the battery is left in
+   * self-consumption, and the slot's status says so (executor.ts)
+   */
+  waitingFor?: 'soc' | 'battery power' | 'grid power';
 }
 
 /**
@@ -139,7 +144,9 @@ function move(
   holds = true,
   takeSurplus = false,
 ): Decision {
-  if (m.socPct === undefined || m.gridW === undefined || m.batteryW === undefined) return SELF;
+  if (m.socPct === undefined) return { ...SELF, waitingFor: 'soc' };
+  if (m.batteryW === undefined) return { ...SELF, waitingFor: 'battery power' };
+  if (m.gridW === undefined) return { ...SELF, waitingFor: 'grid power' };
   if (reached(m.socPct))
     return { command: holds ? { mode: 'hold' } : { mode: 'self-consumption' }, limited: null, targetReached: true };
   // the site without the battery: what the grid would carry if the battery stood still

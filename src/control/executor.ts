@@ -21,7 +21,7 @@ import {
   setSlotStatus,
 } from '../store/control.js';
 import { isStorageFault } from '../store/storage-faults.js';
-import { decide, type Measured, type SiteGridLimits } from './decide.js';
+import { type Decision, decide, type Measured, type SiteGridLimits } from './decide.js';
 import { dryRunBus } from './dry-run-bus.js';
 import { restoreOriginals } from './originals.js';
 import { originalsBus } from './originals-bus.js';
@@ -49,7 +49,12 @@ export interface ExecutorDeps {
   released?: () => boolean;
   /** the site's import and export limits in force (src/limits/): charges shed first for the import limit */
   siteLimits?: () => SiteGridLimits;
+  /** the site has a grid meter: charge and discharge slots keep the grid limits by its power */
+  gridMeter: boolean;
 }
+
+/** how a slot's note begins while it waits for a measurement (cleared once it runs) */
+const WAITING = 'waiting for ';
 
 const SLOT_END_STATUS: Partial<Record<SlotStatus, SlotStatus>> = { pending: 'skipped', active: 'done' };
 
@@ -174,10 +179,31 @@ export class StorageExecutor {
       return;
     }
     if (slot) {
-      const status: SlotStatus = d.limited ? 'limited' : slot.status === 'limited' ? 'limited' : 'active';
-      const note = d.limited ?? (d.targetReached ? 'targetSoc reached: holding' : slot.note);
+      const [status, note]: [SlotStatus, string | null] = d.waitingFor
+        ? this.cannotRun(slot, d.waitingFor)
+        : [
+            d.limited ? 'limited' : slot.status === 'limited' ? 'limited' : 'active',
+            d.limited ??
+              (d.targetReached ? 'targetSoc reached: holding' : slot.note?.startsWith(WAITING) ? null : slot.note),
+          ];
       if (status !== slot.status || note !== slot.note) this.markSlot(slot.startMs, status, note);
     }
+  }
+
+  /**
+   * A slot that cannot move the battery now says why, rather than showing `active` while nothing
+   * is written (issue 41): without a grid meter it never can (the grid limits are kept by its
+   * power): failed; a measurement not read yet (start-up, a silent device) leaves it waiting.
+   */
+  private cannotRun(slot: StoredSlot, what: NonNullable<Decision['waitingFor']>): [SlotStatus, string] {
+    if (what === 'grid power' && !this.d.gridMeter)
+      return [
+        'failed',
+        'cannot run: the site has no grid meter, and a charge or discharge is kept within control.importLimitW and exportLimitW by its power; the battery stays in self-consumption',
+      ];
+    const source = what === 'grid power' ? "the grid meter's power" : `the battery's ${what}`;
+    const why = `${WAITING}${source} (not read yet or the device does not answer); the battery stays in self-consumption`;
+    return [slot.status === 'pending' ? 'pending' : slot.status, why];
   }
 
   /**

@@ -56,6 +56,8 @@ export interface ScanResult {
   failed: { unitId: number; error: ModbusError }[];
   /** requests put on the wire */
   requests: number;
+  /** unit ids that gave at least one answer (an exception included; a gateway's "no device here" not) */
+  answered: number[];
 }
 
 export interface ScanOptions {
@@ -75,17 +77,20 @@ class NoDevice extends ModbusError {
   }
 }
 
-/** Counts requests and turns a gateway's "no device here" into NoDevice. */
-function probeReader(reader: RegisterReader, count: () => void): RegisterReader {
+/** Counts requests, notes the units that answered, and turns a gateway's "no device here" into NoDevice. */
+function probeReader(reader: RegisterReader, count: () => void, answered: Set<number>): RegisterReader {
   const wrap =
     (fn: (u: number, a: number, n: number) => Promise<number[]>) =>
     async (u: number, a: number, n: number): Promise<number[]> => {
       count();
       try {
-        return await fn(u, a, n);
+        const values = await fn(u, a, n);
+        answered.add(u);
+        return values;
       } catch (err) {
         const e = toModbusError(err);
         if (e.kind === 'exception' && NO_DEVICE_EXCEPTIONS.has(e.exceptionCode ?? -1)) throw new NoDevice(e);
+        if (e.kind === 'exception') answered.add(u);
         throw e;
       }
     };
@@ -254,8 +259,9 @@ const LINK_DOWN_AFTER = 3;
 
 /** Sweeps the units; throws the connection error when the link cannot be opened or keeps breaking. */
 export async function scanBus(reader: RegisterReader, opts: ScanOptions): Promise<ScanResult> {
-  const result: ScanResult = { found: [], silent: [], unknown: [], failed: [], requests: 0 };
-  const probe = probeReader(reader, () => result.requests++);
+  const result: ScanResult = { found: [], silent: [], unknown: [], failed: [], requests: 0, answered: [] };
+  const answered = new Set<number>();
+  const probe = probeReader(reader, () => result.requests++, answered);
   let linkFailures: ModbusError[] = [];
   for (const unitId of opts.units) {
     const outcome = await probeUnit(probe, unitId, opts.profiles);
@@ -284,7 +290,46 @@ export async function scanBus(reader: RegisterReader, opts: ScanOptions): Promis
       opts.onUnit?.(unitId, 'failed');
     }
   }
+  result.answered = [...answered].sort((a, b) => a - b);
   return result;
+}
+
+/**
+ * A sweep, then the units that gave no answer or broke off asked again, up to `retries` times: on
+ * a loaded bus a unit misses one request now and then (issue 41: `setup` once missed the
+ * inverter that `scan` found 5 of 5 times). A unit found in any pass counts as found.
+ */
+export async function scanBusAgain(reader: RegisterReader, opts: ScanOptions, retries = 2): Promise<ScanResult> {
+  const result = await scanBus(reader, opts);
+  for (let i = 0; i < retries; i++) {
+    const again = [...result.silent, ...result.failed.map((f) => f.unitId)].sort((a, b) => a - b);
+    if (again.length === 0) break;
+    const r = await scanBus(reader, { ...opts, units: again });
+    result.requests += r.requests;
+    result.answered = [...new Set([...result.answered, ...r.answered])].sort((a, b) => a - b);
+    for (const f of r.found) {
+      const twin = result.found.find((x) => x.profile === f.profile && sameDevice(x.identity, f.identity));
+      if (twin) twin.alsoAt.push(f.unitId, ...f.alsoAt);
+      else result.found.push(f);
+    }
+    result.found.sort((a, b) => a.unitId - b.unitId);
+    result.unknown.push(...r.unknown);
+    result.silent = r.silent;
+    result.failed = r.failed;
+  }
+  return result;
+}
+
+/**
+ * Units that answered at some point of the scan but were not identified: a device that went
+ * silent or broke off part-way. A site written without them would miss a device that is there.
+ */
+export function lostUnits(result: ScanResult): number[] {
+  const known = new Set([
+    ...result.found.flatMap((f) => [f.unitId, ...f.alsoAt]),
+    ...result.unknown.map((u) => u.unitId),
+  ]);
+  return result.answered.filter((u) => !known.has(u));
 }
 
 /** '1-247', '1,2,10-12' → unit ids (sorted, unique); throws a plain message on anything else. */

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { EventBus, GridEvent } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import { streamIds } from '../core/streams.js';
+import type { TimeLabels } from '../core/time-labels.js';
 import type { Site } from '../site/site.js';
 import { writeTx } from '../store/db.js';
 import { insertGridEvent, lastGridState, type StoredGridEvent } from '../store/grid-events.js';
@@ -42,6 +43,12 @@ export class GridFeature implements Feature {
       debounce: number;
       /** the outcome of each store (ops' Health: a failed write makes the main loop unhealthy) */
       writes?: { noteWrite(err?: unknown): void };
+      /**
+       * the clock rules (core/time-labels.ts): an event labelled after a forward step waits until
+       * the step is confirmed, and is dropped once it was undone, so none is stored or sent upstream
+       * labelled in a time that was not
+       */
+      labels?: Pick<TimeLabels, 'heldFrom' | 'future'>;
     },
   ) {
     this.stores = new RetriedWrite({
@@ -108,8 +115,19 @@ export class GridFeature implements Feature {
 
   private storeWaiting(): void {
     const { db, bus } = this.deps;
+    const { labels } = this.deps;
     while (this.waiting.length > 0) {
       const w = this.waiting[0] as Waiting;
+      const held = labels?.heldFrom() ?? null;
+      if (held !== null && w.event.timestamp >= held) return;
+      if (labels?.future(w.event.timestamp)) {
+        this.waiting.shift();
+        this.deps.log.warn(
+          { state: w.event.state, at: new Date(w.event.timestamp).toISOString() },
+          'grid event labelled in a clock step since undone: not stored or sent',
+        );
+        continue;
+      }
       let stored: boolean;
       try {
         stored = this.stores.attempt(() => {

@@ -26,6 +26,8 @@ export interface HealthReport {
   uptimeSeconds: number;
   /** what is wrong, one sentence each, no site data (device ids and values stay out) */
   problems: string[];
+  /** what the daemon trusts for time now (core/time-labels.ts), one sentence */
+  clock?: string;
 }
 
 export interface HealthSources {
@@ -42,7 +44,7 @@ export interface HealthSources {
     readonly longestPeriodMs?: number;
   };
   /** the wall clock's steps and why readings are not labelled now (core/time-labels.ts) */
-  timeLabels?: { problems(): string[] };
+  timeLabels?: { problems(): string[]; trust?(): string };
   /** the running features: what each reports as a problem (an uplink not connected) */
   features?: Pick<FeatureList, 'problems'>;
   /** real monotonic ms, for the uptime (tests move it) */
@@ -154,6 +156,7 @@ export class Health {
       status: failing ? 'failing' : problems.length > 0 ? 'degraded' : 'ok',
       uptimeSeconds: Math.round((this.now() - this.startedAt) / 1000),
       problems,
+      ...(this.src.timeLabels?.trust ? { clock: this.src.timeLabels.trust() } : {}),
     };
   }
 

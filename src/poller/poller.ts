@@ -6,7 +6,7 @@ import type { EventBus } from '../core/events.js';
 import type { Feature } from '../core/feature.js';
 import type { RegisterReader } from '../core/register-reader.js';
 import { streamIds } from '../core/streams.js';
-import type { TimeLabels } from '../core/time-labels.js';
+import type { Label, TimeLabels } from '../core/time-labels.js';
 import { toModbusError } from '../modbus/errors.js';
 import { createDriver, type DeviceDriver, type DevicePoll, type ProfileRegistry } from '../profiles/index.js';
 import { identityChanged, liveChannelsOf, type Site } from '../site/site.js';
@@ -120,10 +120,12 @@ export class Poller implements Feature {
     // stamped within one period of the switch however late the answer came. After a wall-clock
     // step the tick planned before it is no time at all: the clock's own reading is taken
     const at = wall >= scheduled && wall - scheduled < this.tickMs ? scheduled : wall;
-    const label = labels ? labels.label(at) : { ok: true as const, at };
+    const label: Label = labels ? labels.label(at) : { ok: true, at, held: false, epoch: 0 };
     // a cycle does not wait for the last one: a device still busy on a slow bus is skipped this
     // time, and devices on other buses are polled on time
-    const run = this.cycle(() => at, { dueAt: mono, record: label.ok }).catch((err: unknown) =>
+    // a held label's readings wait for the devices' answers: a step undone meanwhile withdraws them
+    const current = labels && label.ok && label.held ? () => labels.current(label) : undefined;
+    const run = this.cycle(() => at, { dueAt: mono, record: label.ok, current }).catch((err: unknown) =>
       this.deps.log.error({ err }, 'poll cycle failed'),
     );
     this.cycles.add(run);
@@ -136,11 +138,12 @@ export class Poller implements Feature {
    * history). Each device's readings go out as soon as it has answered; an inverter's battery
    * aggregate once every block of this cycle has. `dueAt` is the time what is due is measured on
    * (the live schedule gives monotonic ms; by default the stamp); without `record` the devices
-   * are polled and their readings are not published (the wall clock cannot label them).
+   * are polled and their readings are not published (the wall clock cannot label them); once
+   * `current` says no (a held label withdrawn: core/time-labels.ts), answers still to come are not.
    */
   async cycle(
     now: () => number = () => this.deps.clock.now(),
-    opts: { dueAt?: number; record?: boolean } = {},
+    opts: { dueAt?: number; record?: boolean; current?: () => boolean } = {},
   ): Promise<Reading[]> {
     const { site } = this.deps;
     const at = now();
@@ -151,7 +154,7 @@ export class Poller implements Feature {
     this.overruns += due.length - ready.length;
     const readings: Reading[] = [];
     const emit = (rs: readonly Reading[]) => {
-      if (!record) return;
+      if (!record || (opts.current && !opts.current())) return;
       for (const r of rs) this.deps.bus.emit('reading', r);
       readings.push(...rs);
     };

@@ -40,6 +40,12 @@ export interface UplinkDeps {
   seqFile?: string;
   /** whether the wall clock can be right (not before the build): seqs are never seeded from one that cannot */
   clockPlausible?: () => boolean;
+  /**
+   * the time to stamp state messages with (core/time-labels.ts): null while the clock can label
+   * nothing (before the build), when they wait; after a forward step not yet confirmed, the time
+   * the monotonic clock kept, never the stepped-to one. Without it, the wall clock
+   */
+  labelTime?: () => number | null;
   /** battery control, for plans on cmd/plan (started after the uplink, hence a getter) */
   control?: () => Control | undefined;
 }
@@ -93,7 +99,10 @@ export class Uplink implements Feature {
   /** no ceiling and no plausible clock yet: no seq is known to be above what the site sent before */
   private seqUnknown = false;
   /** state messages (topology, availability) that waited for a safe seq or for the disk, oldest first */
-  private waiting: OutboxMessage[] = [];
+  /** state messages not yet in the outbox, built once there is a time to stamp them with */
+  private waiting: StateMessage[] = [];
+  /** the status was not published: the clock could not stamp it */
+  private statusWaiting = false;
   /** the data disk refused the last state messages: said once, not at every device health change */
   private appendRefused = false;
   /** the same for the outbox bounds, tried every minute */
@@ -128,8 +137,13 @@ export class Uplink implements Feature {
       }),
       bus.inTransaction('gridEventRecording', (e) => void this.write([gridEventBody(this.ctx, e)])),
       bus.on('deviceHealth', (h) => {
-        this.append([availabilityBody(this.ctx, this.deps.clock.now(), h)]);
+        this.append([(time) => availabilityBody(this.ctx, time, h)]);
         this.checkTopology();
+      }),
+      // state messages held while the clock was implausible go with the first poll it labels
+      bus.on('reading', () => {
+        if (this.waiting.length > 0 && this.stampTime() !== null) this.append([]);
+        if (this.statusWaiting && this.stampTime() !== null) this.publishStatus();
       }),
       bus.on('streamsChanged', () => this.checkTopology()),
     ];
@@ -178,7 +192,10 @@ export class Uplink implements Feature {
     if (this.releaseTimer) this.deps.clock.clearTimeout(this.releaseTimer);
     this.releaseTimer = null;
     // a clean stop says so itself; the will only covers a crash or a lost connection
-    await this.link?.stop({ topic: this.topic(TOPIC.status), payload: this.statusPayload('offline') });
+    const time = this.stampTime();
+    await this.link?.stop(
+      time === null ? undefined : { topic: this.topic(TOPIC.status), payload: this.statusPayload('offline', time) },
+    );
     try {
       this.drainer?.flush();
     } catch (err) {
@@ -305,16 +322,22 @@ export class Uplink implements Feature {
     }, this.closeDelayMs);
   }
 
+  /** The time state messages are stamped with now; null while nothing may be labelled. */
+  private stampTime(): number | null {
+    return this.deps.labelTime ? this.deps.labelTime() : this.deps.clock.now();
+  }
+
   /** Outside any transaction (state changes the uplink itself notices). */
-  private append(msgs: OutboxMessage[]): void {
+  private append(msgs: StateMessage[]): void {
     const all = this.waiting.length > 0 ? [...this.waiting.splice(0), ...msgs] : msgs;
+    const time = this.stampTime();
     try {
-      if (!this.seqKnown()) {
+      if (time === null || !this.seqKnown()) {
         // bounded: state messages, the latest matter (the broker retains them)
-        this.waiting = all.slice(-100);
+        this.waiting = latestPerTopic(all);
         return;
       }
-      writeTx(this.deps.db, () => this.write(all));
+      writeTx(this.deps.db, () => this.write(all.map((m) => m(time))));
     } catch (err) {
       if (!isStorageFault(err)) {
         this.deps.log.error({ err }, 'uplink: writing to the outbox failed');
@@ -351,7 +374,7 @@ export class Uplink implements Feature {
     const key = JSON.stringify([compact, expanded]);
     if (key === this.lastTopology) return;
     this.lastTopology = key;
-    this.append([topologyBody(this.ctx, this.deps.clock.now(), compact, expanded)]);
+    this.append([(time) => topologyBody(this.ctx, time, compact, expanded)]);
   }
 
   private applyBounds(): void {
@@ -424,7 +447,7 @@ export class Uplink implements Feature {
     this.deps.log.info('uplink disconnected; messages wait in the outbox');
   }
 
-  private statusPayload(state: 'online' | 'offline'): string {
+  private statusPayload(state: 'online' | 'offline', time: number): string {
     const { site, clock, db, version } = this.deps;
     const s = outboxStats(db);
     const d = outboxDrops(db);
@@ -432,7 +455,7 @@ export class Uplink implements Feature {
     return JSON.stringify({
       v: PAYLOAD_VERSION,
       state,
-      time: formatInstant(clock.now()),
+      time: formatInstant(time),
       siteId: site.id,
       version,
       uptimeSeconds: Math.round((performance.now() - this.startedAt) / 1000),
@@ -453,8 +476,16 @@ export class Uplink implements Feature {
   /** Retained, QoS 1, straight to the broker (not through the outbox: it is the present state only). */
   private publishStatus(): void {
     // also run by a timer, where a store fault would otherwise reach the process uncaught
+    // stamped like every state message: none while the clock is before the build (the first
+    // poll it labels publishes it, with the state messages that waited)
+    const time = this.stampTime();
+    if (time === null) {
+      this.statusWaiting = true;
+      return;
+    }
+    this.statusWaiting = false;
     try {
-      this.client?.publish(this.topic(TOPIC.status), this.statusPayload('online'), { qos: 1, retain: true });
+      this.client?.publish(this.topic(TOPIC.status), this.statusPayload('online', time), { qos: 1, retain: true });
     } catch (err) {
       this.deps.log.error({ err }, 'uplink: publishing the status failed; retried at the next interval');
     }
@@ -516,11 +547,16 @@ export class Uplink implements Feature {
 }
 
 /** The last message of each topic, in the order of those last ones. */
-function latestPerTopic(msgs: readonly OutboxMessage[]): OutboxMessage[] {
-  const last = new Map<string, OutboxMessage>();
+/** A state message, built with the time it is stamped with once there is one. */
+type StateMessage = (time: number) => OutboxMessage;
+
+/** The latest per topic (each is retained: a consumer keeps only the latest). */
+function latestPerTopic(msgs: readonly StateMessage[]): StateMessage[] {
+  const last = new Map<string, StateMessage>();
   for (const m of msgs) {
-    last.delete(m.topic);
-    last.set(m.topic, m);
+    const { topic } = m(0);
+    last.delete(topic);
+    last.set(topic, m);
   }
   return [...last.values()];
 }

@@ -14,7 +14,14 @@ const finding = (unitId: number, models: number[], roles: ScanFinding['roles'], 
   roles,
   alsoAt: [],
 });
-const result = (found: ScanFinding[]): ScanResult => ({ found, silent: [], unknown: [], failed: [], requests: 9 });
+const result = (found: ScanFinding[]): ScanResult => ({
+  found,
+  silent: [],
+  unknown: [],
+  failed: [],
+  requests: 9,
+  answered: [],
+});
 const tcp = (port: number): ScanLink => ({ type: 'tcp', host: '192.168.1.50', port });
 const bus = () =>
   result([finding(1, [1, 103], ['inverter'], 'INV'), finding(2, [1, 203], ['grid-meter', 'consumption-meter'], 'M')]);

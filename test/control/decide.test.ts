@@ -28,6 +28,15 @@ describe('decide: the safety envelope', () => {
       targetReached: false,
     });
   });
+  it('without a measurement a charge or discharge leaves the battery to itself and names what it waits for', () => {
+    const { gridW: _, ...noGrid } = night;
+    expect(decide('plan', slot({}), noGrid, env, {})).toMatchObject({
+      command: { mode: 'self-consumption' },
+      waitingFor: 'grid power',
+    });
+    expect(decide('plan', slot({ mode: 'discharge' }), { gridW: 800 }, env, {}).waitingFor).toBe('soc');
+    expect(decide('plan', slot({}), { socPct: 50, gridW: 800 }, env, {}).waitingFor).toBe('battery power');
+  });
   it('caps at control.maxChargeW and the nameplate, and says so', () => {
     const d = decide('plan', slot({ powerW: 9000 }), night, env, { maxChargeW: 2500 });
     expect(d.command).toEqual({ mode: 'charge', powerW: 2500 });

@@ -348,3 +348,41 @@ describe('control.enabled false', () => {
     expect(d.sim.writeRequests).toBe(0);
   });
 });
+
+// issue 41, finding 9: a charge slot on a site without a grid meter was accepted and shown
+// `active`, but nothing was written and nothing said why
+describe('a site without a grid meter', () => {
+  let d: Demo;
+  let token: string;
+  beforeAll(async () => {
+    d = await demoSite({
+      speed: 60,
+      start: START,
+      pollSeconds: 10,
+      configure: (c) => {
+        c.devices = c.devices.filter((x) => x.role !== 'grid-meter');
+      },
+    });
+    token = await partnerToken(d.credentials);
+  });
+  afterAll(async () => d?.cleanup());
+
+  it('a charge slot says it cannot run and why, instead of active', async () => {
+    const t = nextSlot(d);
+    const r = await put(d, token, {
+      slots: [{ interval: `${iso(t)}/${iso(t + Q)}`, mode: 'charge', powerW: 2000 }],
+    });
+    expect(r.status).toBe(200);
+    const slot = await waitFor(
+      'the slot decided on',
+      async () => {
+        const g = await getJson(`${d.url}/api/v1/devices/inverter/plan`, token);
+        const s = g.body.slots[0] as { status: string; note?: string };
+        return s.status !== 'pending' ? s : undefined;
+      },
+      60_000,
+    );
+    expect(slot.status).toBe('failed');
+    expect(slot.note).toMatch(/^cannot run: the site has no grid meter/);
+  }, 90_000);
+});

@@ -6,7 +6,9 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { GridState } from '../../src/core/channels.js';
+import { ManualClock } from '../../src/core/clock.js';
 import { EventBus, type GridEvent } from '../../src/core/events.js';
+import { TimeLabels } from '../../src/core/time-labels.js';
 import { GridFeature, MAX_WAITING_GRID_EVENTS } from '../../src/grid/feature.js';
 import { Site } from '../../src/site/site.js';
 import { openDatabase } from '../../src/store/db.js';
@@ -88,5 +90,55 @@ describe('grid events on a disk that refuses writes', () => {
     expect(stored).toHaveLength(MAX_WAITING_GRID_EVENTS);
     // the first five changes (readings 2..6, at 20 s..60 s) were dropped
     expect(Math.min(...stored.map((e) => e.timestamp))).toBe(70_000);
+  });
+});
+
+// issue 41, finding 1: a relay change during a forward clock glitch was stored and sent labelled in the future
+describe('grid events and a forward clock step', () => {
+  const T0 = Date.parse('2026-12-01T10:00:00Z');
+  const DAY = 86_400_000;
+  function held() {
+    const db = openDatabase(':memory:');
+    const bus = new EventBus(pino({ level: 'silent' }));
+    const clock = new ManualClock(T0);
+    const labels = new TimeLabels({ clock, notBefore: 0, newestStored: () => -Infinity });
+    const feature = new GridFeature({
+      site: new Site(siteConfig()),
+      db,
+      bus: bus.as('grid'),
+      log: pino({ level: 'silent' }),
+      debounce: 1,
+      labels,
+    });
+    feature.start();
+    const outbox: number[] = [];
+    bus.as('uplink').inTransaction('gridEventRecording', (e) => void outbox.push(e.timestamp));
+    const read = (state: GridState) => {
+      clock.advance(10_000);
+      const l = labels.label(clock.now());
+      if (l.ok) bus.emit('reading', { streamId: GRID, ts: l.at, values: { state } });
+    };
+    return { db, clock, outbox, read };
+  }
+
+  it('undone: the change labelled in the stepped-to day is neither stored nor sent; the next is', () => {
+    const { db, clock, outbox, read } = held();
+    read('ok');
+    clock.step(DAY);
+    read('not_present');
+    expect(outbox).toEqual([]);
+    clock.step(-DAY);
+    read('ok');
+    expect(recentGridEvents(db, 10).every((e) => e.timestamp <= clock.now())).toBe(true);
+    expect(outbox).toEqual([clock.now()]);
+  });
+
+  it('confirmed: the change is stored and sent in the new time', () => {
+    const { clock, outbox, read } = held();
+    read('ok');
+    clock.step(DAY);
+    read('not_present');
+    for (let i = 0; i < 61; i++) read('not_present');
+    expect(outbox).toEqual([T0 + DAY + 20_000]);
   });
 });

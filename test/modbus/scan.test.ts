@@ -140,6 +140,7 @@ describe('scan over Modbus TCP', () => {
       unknown: [],
       failed: [],
       requests: 0,
+      answered: [],
     };
     const link = { type: 'tcp' as const, host: '192.168.1.80', port: 1502 };
     expect(formatScanReport(r, link)).toMatch(

@@ -32,8 +32,9 @@ describe('health, metrics and the owner login', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const text = await res.text();
-    const body = JSON.parse(text) as { status: string; uptimeSeconds: number; problems: string[] };
-    expect(Object.keys(body).sort()).toEqual(['problems', 'status', 'uptimeSeconds']);
+    const body = JSON.parse(text) as { status: string; uptimeSeconds: number; problems: string[]; clock: string };
+    expect(Object.keys(body).sort()).toEqual(['clock', 'problems', 'status', 'uptimeSeconds']);
+    expect(body.clock).toMatch(/^the wall clock, checked against the monotonic clock/);
     expect(body.status).toBe('degraded');
     expect(body.problems).toEqual(['1 of 5 devices not answering (connection: 1)']);
     for (const id of demo.daemon.site.devices.keys()) expect(text).not.toContain(id);

@@ -222,6 +222,7 @@ describe('a device that matches no profile', () => {
         unknown: [{ unitId: 247, reason: 'no SunSpec marker at 40000; no device profile matched' }],
         failed: [],
         requests: 30,
+        answered: [],
       },
       { type: 'tcp', host: '127.0.0.1', port: 502 },
     );

@@ -5,7 +5,7 @@
  * libuv's timers run on real time, as on a Pi whose wall clock NTP steps.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, sitegwCommand } from './cli.js';
 import { waitFor } from './demo.js';
@@ -47,10 +47,14 @@ export interface FakeClockRun {
 }
 
 /** `sitegw run --config FILE` with its wall clock under `offsetFile`, once it serves. */
-export async function runUnderFakeClock(config: string, offsetFile: string): Promise<FakeClockRun> {
+export async function runUnderFakeClock(
+  config: string,
+  offsetFile: string,
+  env: Record<string, string> = {},
+): Promise<FakeClockRun> {
   const child = spawn(...sitegwCommand(['run', '--config', config]), {
     cwd: ROOT,
-    env: { ...process.env, SITEGW_LOG_LEVEL: 'info', ...fakeClockEnv(offsetFile) },
+    env: { ...process.env, SITEGW_LOG_LEVEL: 'info', ...env, ...fakeClockEnv(offsetFile) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -62,4 +66,20 @@ export async function runUnderFakeClock(config: string, offsetFile: string): Pro
     exit.then((c) => Promise.reject(new Error(`sitegw run exited (${c}): ${out}`))),
   ]);
   return { child, out: () => out, url, exit };
+}
+
+/**
+ * systemd-timesyncd's flag file for a daemon under test (SITEGW_TIMESYNC_FLAG, read with
+ * SITEGW_TEST_HOOKS=1: src/ops/time-sync.ts): its directory without the file is "not
+ * synchronised yet", as on a Pi just booted; sync() makes it NTP's first synchronisation.
+ */
+export function timesyncFlag(dir: string): { env: Record<string, string>; sync: () => void; unsync: () => void } {
+  const flagDir = join(dir, 'timesync');
+  const flag = join(flagDir, 'synchronized');
+  mkdirSync(flagDir, { recursive: true });
+  return {
+    env: { SITEGW_TEST_HOOKS: '1', SITEGW_TIMESYNC_FLAG: flag },
+    sync: () => writeFileSync(flag, ''),
+    unsync: () => rmSync(flag, { force: true }),
+  };
 }

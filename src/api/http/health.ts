@@ -14,6 +14,7 @@ const Report = {
     status: { type: 'string', enum: ['ok', 'degraded', 'failing'] },
     uptimeSeconds: { type: 'integer' },
     problems: { type: 'array', items: { type: 'string' } },
+    clock: { type: 'string', description: 'what the gateway trusts for time now (docs/install.md "The clock")' },
   },
   required: ['status', 'uptimeSeconds', 'problems'],
 } as const;

@@ -30,7 +30,9 @@ const SlotView = Type.Object({
     Type.Literal('failed'),
     Type.Literal('skipped'),
   ]),
-  note: Type.Optional(Type.String({ description: 'why the slot was limited, failed or skipped' })),
+  note: Type.Optional(
+    Type.String({ description: 'why the slot was limited, failed or skipped, or what it waits for while pending' }),
+  ),
   measuredPowerW: Type.Optional(
     Type.Number({ description: 'past slots: mean battery power measured over the slot, W, + charging' }),
   ),
