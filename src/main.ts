@@ -84,7 +84,7 @@ export interface DaemonContext {
 /**
  * The composition root: builds the features and starts them in this order, each with its
  * dependencies in its constructor (or the bus): store → bucketer → auth → ops → bucketer feed →
- * grid → uplink → homeassistant → bucket flush → (pre-fill) → modbus → control → optimiser → limits → poller →
+ * grid → uplink → homeassistant → bucket flush → (pre-fill) → modbus → control → optimiser → limits → gridop → poller →
  * modbus proxy → bucket closing →
  * HTTP → WebSocket → listen. stop() and a failed start both stop the started ones in reverse, so
  * the store closes last.
@@ -341,6 +341,21 @@ export class Daemon {
         registry,
       }),
     );
+    // after limits, which takes its limits as the source `grid-operator`, so a stop ends the
+    // client before the loop; loaded only when configured (docs/grid-operator.md)
+    if (config.gridOperator) {
+      const { GridOperatorClient } = await import('./gridop/client.js');
+      const { siteLimitValues } = await import('./gridop/limits.js');
+      const gridop = new GridOperatorClient({
+        config: config.gridOperator,
+        clock,
+        log: log.child({ feature: 'gridop' }),
+        stateFile: join(config.dataDir, 'gridop-state.json'),
+        registry,
+      });
+      limitsRef.sources.add({ name: 'grid-operator', at: () => siteLimitValues(gridop.current()) });
+      await features.start(gridop);
+    }
     await features.start(poller);
     // after the poller, so the first client's read finds the polls' queue in place; loaded only when configured
     if (config.modbusProxy.length > 0) {

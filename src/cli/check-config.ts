@@ -37,8 +37,6 @@ function describeGridOperator(g: GridOperatorConfig): string[] {
     `  grid operator: ${g.protocol} at ${g.discoveryUrl}, NMI ${g.nmi}`,
     `  LFDI ${id.lfdi}`,
     `  SFDI ${id.sfdi}`,
-    // until src/main.ts starts the client (docs/grid-operator.md "Not wired yet")
-    "  note: 'sitegw run' does not start the grid-operator client in this release (docs/grid-operator.md)",
   ];
   const key = createPrivateKey(readFileSync(g.key)).asymmetricKeyDetails;
   if (key?.namedCurve !== 'prime256v1') {

@@ -14,6 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { GridOperatorConfig } from '../config/types.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { Feature, FeatureHealth } from '../core/feature.js';
@@ -21,6 +22,7 @@ import { GridOpError } from './errors.js';
 import { SepHttp } from './http.js';
 import { type DeviceIdentity, identityOfPem } from './identity.js';
 import { type GridOperatorLimits, limitsOf, sameLimits } from './limits.js';
+import { registerGridOpMetrics } from './metrics.js';
 import { ResourceReader } from './reader.js';
 import { type DerReport, derAvailabilityBody, derCapabilityBody, derSettingsBody, derStatusBody } from './report.js';
 import {
@@ -82,6 +84,8 @@ export interface GridOperatorClientOptions {
   report?: () => DerReport | undefined;
   /** where the programs and controls last read are kept across restarts (saved.ts); absent: memory only */
   stateFile?: string;
+  /** where sitegw_gridop_reachable and sitegw_gridop_control_until_seconds go (metrics.ts); absent: none */
+  registry?: Registry;
 }
 
 /** how often status and availability are put when the EndDevice names no postRate */
@@ -119,6 +123,7 @@ export class GridOperatorClient implements Feature {
   private statusDue = 0;
   /** what the state file holds (snapshot()), so it is written only on a change */
   private saved: string | null = null;
+  private unregisterMetrics: (() => void) | null = null;
 
   constructor(private readonly opts: GridOperatorClientOptions) {
     const { config } = opts;
@@ -154,6 +159,7 @@ export class GridOperatorClient implements Feature {
 
   start(): void {
     this.running = true;
+    if (this.opts.registry) this.unregisterMetrics = registerGridOpMetrics(this.opts.registry, () => this.status());
     this.restore();
     this.schedule(0);
   }
@@ -215,6 +221,8 @@ export class GridOperatorClient implements Feature {
     // closing first ends a request in flight at once instead of after its timeout
     this.http.close();
     await this.busy;
+    this.unregisterMetrics?.();
+    this.unregisterMetrics = null;
   }
 
   status(): GridOperatorStatus {
@@ -234,8 +242,21 @@ export class GridOperatorClient implements Feature {
 
   health(): FeatureHealth {
     const problems: string[] = [];
-    if (!this.reachable && this.lastError !== null) problems.push("the grid operator's server cannot be reached");
-    return { problems };
+    if (!this.reachable && this.lastError !== null) {
+      // what holds meanwhile: the control to its end, then the default (docs/grid-operator.md)
+      const l = this.limits;
+      const holds =
+        l?.kind === 'control' && l.until !== null
+          ? `: its control holds until ${new Date(l.until).toISOString()}, then its default`
+          : l?.kind === 'default'
+            ? ': its default control holds'
+            : '';
+      problems.push(`the grid operator's server cannot be reached${holds}`);
+    }
+    return {
+      problems,
+      connection: { connected: this.reachable, outboxDepth: this.pending.length, lastError: this.lastError },
+    };
   }
 
   /** Seconds since the epoch on the server's clock. */

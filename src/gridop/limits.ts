@@ -47,3 +47,30 @@ export function sameLimits(a: GridOperatorLimits | undefined, b: GridOperatorLim
   for (const k of keys) if (a[k] !== b[k]) return false;
   return true;
 }
+
+/** The limits the site-limits loop holds (exportW, importW, generationW), W, as plain values. */
+export interface SiteLimitValues {
+  exportW?: number;
+  importW?: number;
+  generationW?: number;
+}
+
+/**
+ * What the site-limits loop is to hold for the operator's limits (docs/grid-operator.md "At the
+ * meter"): export, import and generation as they are. `connect: false` or `energize: false` asks
+ * the site to leave the grid; sitegw has no switch it can open, so it does what is safe with what
+ * it can write: no generation and no export (the inverters at 0 W, the battery's discharge clipped
+ * to no export). `loadW` has no capability to act on and is left out.
+ */
+export function siteLimitValues(l: GridOperatorLimits | undefined): SiteLimitValues {
+  if (!l) return {};
+  const out: SiteLimitValues = {};
+  if (l.exportW !== undefined) out.exportW = l.exportW;
+  if (l.importW !== undefined) out.importW = l.importW;
+  if (l.generationW !== undefined) out.generationW = l.generationW;
+  if (l.connect === false || l.energize === false) {
+    out.generationW = 0;
+    out.exportW = 0;
+  }
+  return out;
+}

@@ -167,7 +167,9 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       ['control', true],
       ['default', false],
     ]);
-    expect(client.health().problems).toEqual(["the grid operator's server cannot be reached"]);
+    expect(client.health().problems).toEqual([
+      "the grid operator's server cannot be reached: its default control holds",
+    ]);
     // 'completed' could not be posted; it waits for the server
     expect(client.status().responsesPending).toBeGreaterThan(0);
     const back = await startSepServer({

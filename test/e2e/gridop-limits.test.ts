@@ -1,0 +1,128 @@
+/**
+ * The grid operator's limits at the meter, end to end (docs/grid-operator.md "At the meter"): the
+ * gateway as its own process (`sitegw run`) with `gridOperator:` pointing at the project's IEEE
+ * 2030.5 test server (HTTPS with client certificates, bodies validated against the schemas), on the
+ * simulator's SunSpec 704 inverter over real Modbus TCP. The operator's DefaultDERControl, then a
+ * DERControl of 0 W export, are held at the simulated grid meter through the site-limits loop as
+ * the source `grid-operator`; when the server goes away the control runs to its end, then the
+ * default applies. A clear June noon with a full battery: the surplus can only be exported.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
+import { getJson, waitFor } from '../support/demo.js';
+import {
+  cleanRigs,
+  exportW,
+  fullBattery,
+  metric,
+  NOON,
+  now,
+  ONE_PCT,
+  type Rig,
+  rig,
+  simConfig,
+  token,
+} from '../support/limits-rig.js';
+import { type SepServer, startSepServer } from '../support/sep-server.js';
+import { HAVE_XMLLINT } from '../support/xmllint.js';
+
+const nowS = () => Math.floor(Date.now() / 1000);
+/** how long the operator's control of 0 W runs, s: long enough to see it outlast its server */
+const CONTROL_SECONDS = 45;
+
+async function limitsView(r: Rig) {
+  const res = await fetch(`${r.url}/api/v1/sites/demo-site/limits`, {
+    headers: { authorization: `Bearer ${await token(r)}` },
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { inForce: { exportW: number | null; sources: Record<string, string> } };
+}
+
+describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held at the meter", () => {
+  let pki: CsipPki;
+  let server: SepServer | undefined;
+  beforeAll(() => {
+    pki = makeCsipPki();
+  });
+  afterAll(() => pki?.remove());
+  afterEach(async () => {
+    await cleanRigs();
+    await server?.close();
+    server = undefined;
+  });
+
+  it('holds the default, then a control of 0 W export; when the server goes away the control runs to its end, then the default', {
+    timeout: 300_000,
+  }, async () => {
+    const s = await startSepServer({ cert: pki.server.cert, key: pki.server.key, ca: pki.serca });
+    server = s;
+    s.pollRate = 5;
+    s.programs = [{ mRID: 'A1', primacy: 1, defaultLimits: { exportW: 1500 }, controls: [] }];
+    const r = await rig(
+      simConfig(fullBattery),
+      NOON,
+      [
+        'gridOperator:',
+        '  protocol: csip-aus',
+        `  discoveryUrl: ${s.url}`,
+        `  certificate: ${pki.device.cert}`,
+        `  key: ${pki.device.key}`,
+        `  ca: ${pki.serca}`,
+        "  nmi: '4102345678'",
+        '  pollSeconds: 5',
+        '',
+      ].join('\n'),
+    );
+    // without a limit the site would export well over 3 kW now
+    expect(now(r).pvAvailableW.reduce((a, b) => a + b, 0) - now(r).houseW).toBeGreaterThan(3000);
+    await waitFor(
+      'the EndDevice registered with its NMI',
+      () => [...s.endDevices.values()][0]?.nmi === '4102345678',
+      60_000,
+    );
+
+    // 1. the operator's default: 1500 W export, held at the meter
+    await waitFor('the default held at the meter', () => Math.abs(exportW(r) - 1500) < 100, 60_000);
+    expect((await limitsView(r)).inForce).toMatchObject({ exportW: 1500, sources: { exportW: 'grid-operator' } });
+    expect(await metric(r, 'sitegw_gridop_reachable ')).toEqual(['sitegw_gridop_reachable 1']);
+
+    // 2. a DERControl of 0 W export for CONTROL_SECONDS from now
+    const start = nowS();
+    const end = start + CONTROL_SECONDS;
+    s.programs[0]!.controls = [{ mRID: 'C1', start, duration: CONTROL_SECONDS, limits: { exportW: 0 } }];
+    await waitFor('zero export', () => exportW(r) < ONE_PCT && now(r).pvCurtailed, 30_000);
+    expect((await limitsView(r)).inForce).toMatchObject({ exportW: 0, sources: { exportW: 'grid-operator' } });
+    expect(await metric(r, 'sitegw_gridop_control_until_seconds')).toContain(
+      `sitegw_gridop_control_until_seconds{kind="control"} ${end}`,
+    );
+
+    // 3. the server goes away: the control holds to its end, unreachable is said
+    await s.close();
+    server = undefined;
+    await waitFor(
+      'the server seen gone',
+      async () => {
+        const m = await metric(r, 'sitegw_gridop_reachable ');
+        return m[0] === 'sitegw_gridop_reachable 0';
+      },
+      30_000,
+    );
+    const health = await getJson(`${r.url}/healthz`);
+    expect(health.body.problems).toContain(
+      `the grid operator's server cannot be reached: its control holds until ${new Date(end * 1000).toISOString()}, then its default`,
+    );
+    // seen before its end (the wait above is far shorter than the control): still 0 W
+    expect(Date.now()).toBeLessThan(end * 1000);
+    expect((await limitsView(r)).inForce).toMatchObject({ exportW: 0, sources: { exportW: 'grid-operator' } });
+    expect(exportW(r)).toBeLessThan(ONE_PCT);
+
+    // 4. after its end the operator's default, not an unlimited export, with the server still gone
+    await waitFor(
+      'the default at the meter after the control',
+      () => Date.now() > end * 1000 && Math.abs(exportW(r) - 1500) < 100,
+      CONTROL_SECONDS * 1000 + 30_000,
+    );
+    expect((await limitsView(r)).inForce).toMatchObject({ exportW: 1500, sources: { exportW: 'grid-operator' } });
+    expect(await metric(r, 'sitegw_gridop_reachable ')).toEqual(['sitegw_gridop_reachable 0']);
+  });
+});
