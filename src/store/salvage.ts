@@ -113,6 +113,8 @@ function salvageTable(
     return { table, rows: 0, unreadable: true, refused: 0 };
   }
   const cols = info.map((c) => c.name).filter((c) => targetCols.has(c));
+  // a schema page the damage took: the damaged file no longer says what the table holds
+  if (cols.length === 0) return { table, rows: 0, unreadable: true, refused: 0 };
   const keys = withoutRowid
     ? info
         .filter((c) => c.pk > 0)

@@ -104,8 +104,14 @@ describe('sitegw CLI', () => {
     } as DemoCredentials);
     await waitFor('devices online', async () => {
       const { body } = await getJson(`${url}/api/v1/devices`, token);
-      // the partner sees the two devices the installer assigned to it, and no other
-      expect(body.devices.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual(['grid-meter', 'inverter']);
+      // the partner sees the two devices the installer assigned to it and the battery blocks behind
+      // its inverter (docs/design.md "partner vs customer"), and no other
+      expect(body.devices.map((d: { deviceId: string }) => d.deviceId).sort()).toEqual([
+        'battery-1',
+        'battery-2',
+        'grid-meter',
+        'inverter',
+      ]);
       return body.devices?.every((d: { online: boolean }) => d.online) ? true : undefined;
     });
     p.child.kill('SIGTERM');

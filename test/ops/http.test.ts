@@ -102,8 +102,10 @@ describe('health, metrics and the owner login', () => {
     try {
       const text = await metrics(await partnerToken(demo.credentials));
       expect(text).toContain('device="inverter"');
+      // the blocks behind its inverter are its own too (docs/design.md "partner vs customer")
+      expect(text).toContain('device="battery-1"');
       expect(text).not.toContain('device="house-meter"');
-      expect(text).not.toContain('device="battery-1"');
+      expect(text).not.toContain('device="grid-meter"');
       expect(text).toMatch(/^sitegw_database_size_bytes \d+$/m);
     } finally {
       setClientDevices(demo.daemon.ctx.db, demo.credentials.client.id, [...demo.daemon.site.devices.keys()]);
