@@ -306,7 +306,8 @@ export class Daemon {
       );
     }
     await features.start(new BucketFlush({ bucketer, clock, labels }));
-    if (opts.beforePolling) await opts.beforePolling(ctx);
+    const { beforePolling } = opts;
+    if (beforePolling) await (uplink ? uplink.whileFilling(() => beforePolling(ctx)) : beforePolling(ctx));
 
     await features.start({ name: 'modbus', start: () => undefined, stop: () => buses.close() });
     // before the poller: a start restores the current slot or self-consumption first, and a stop

@@ -57,6 +57,7 @@ export class Drainer {
   private pumping = false;
   /** rows from this seq on wait for release() (publish jitter) */
   private holdFrom = Infinity;
+  private paused = false;
   delivered = 0;
 
   constructor(
@@ -111,6 +112,16 @@ export class Drainer {
     this.kick();
   }
 
+  /** Nothing is published until resume(), whatever holds and releases happen meanwhile. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.kick();
+  }
+
   /** Deletes the acknowledged rows now (also done once per I/O turn by itself). */
   flush(): void {
     this.flushQueued = false;
@@ -158,7 +169,7 @@ export class Drainer {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.client && this.inflight.size < this.window) {
+      while (this.client && !this.paused && this.inflight.size < this.window) {
         const row = this.next();
         if (!row || row.seq >= this.holdFrom || !this.takeToken()) break;
         this.buffer.shift();

@@ -310,6 +310,20 @@ export class Uplink implements Feature {
   }
 
   /**
+   * Runs `fill` with the outbox's drain paused, then lets it go: the history pre-fill yields to the
+   * event loop (so a Ctrl-C is heard), and a drain running beside it would split the CPU and send
+   * the day out while it is still being written, as a trickle instead of the replay it is.
+   */
+  async whileFilling<T>(fill: () => Promise<T>): Promise<T> {
+    this.drainer?.pause();
+    try {
+      return await fill();
+    } finally {
+      this.drainer?.resume();
+    }
+  }
+
+  /**
    * Publish jitter: a bucket close's messages wait this site's delay, so the fleet's gateways do
    * not all publish at the same second. Later messages wait behind them (seq order is kept).
    */

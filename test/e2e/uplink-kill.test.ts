@@ -85,7 +85,7 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
 
   it('loses nothing, and the broker tells the world the gateway went offline', async () => {
     child = startGateway(dataDir, broker.url, 'P1D');
-    // the pre-filled day (96 buckets) goes out at 50 messages/s: kill it a third of the way in
+    // the pre-filled day (96 buckets) goes out at 50 messages/s once the fill ends: kill it a third of the way in
     await waitFor('a third of the day delivered', () => telemetryKeys(dedupe(c)).length >= 32 * 7 || undefined, 60_000);
     child.kill('SIGKILL');
     await exited(child);
