@@ -68,7 +68,9 @@ async function siteWithCredentials(): Promise<{ dataDir: string; secret: string 
 
 /** each damage, and the share of buckets at least salvaged: half a file's pages are gone with it */
 const damages: Record<string, [(file: string) => void, number]> = {
-  'truncated to half': [(file) => truncateSync(file, Math.floor(statSync(file).size / 2)), 0.25],
+  // a fifth, not a quarter: with the tables of migrations 14-16, Node 24's SQLite (better-sqlite3 13)
+  // lays the file out so that its first half holds 1,048 of the 4,800 buckets (Node 20's: over 1,200)
+  'truncated to half': [(file) => truncateSync(file, Math.floor(statSync(file).size / 2)), 0.2],
   'torn pages (the second half of three pages zeroed)': [
     (file) => {
       const fd = openSync(file, 'r+');
