@@ -202,6 +202,7 @@ export class Bucketer implements Feature {
   stop(): void {
     if (!this.started) return;
     const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
+    this.keeper.keepNow(this.newestTs, this.keptStates);
     try {
       durably(this.db, () => {
         const open = new Map<number, SavedRun>();
@@ -348,14 +349,17 @@ export class Bucketer implements Feature {
     if (!run.confirmed) run.confirmed = run.fresh = true;
     if (t > this.newestTs) this.newestTs = t;
     this.counts.ingested++;
-    this.keeper.maybeKeep(this.newestTs, () => {
-      const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
-      const states = new Map<string, StoredEnergyState>();
-      for (const x of this.runs.values())
-        if (x.tracker && !x.retired) states.set(x.def.id, { ...x.tracker.state(), closedUntil });
-      return states;
-    });
+    this.keeper.maybeKeep(this.newestTs, this.keptStates);
   }
+
+  /** Every live stream's energy state, as the keep in memory holds it. */
+  private readonly keptStates = (): Map<string, StoredEnergyState> => {
+    const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
+    const states = new Map<string, StoredEnergyState>();
+    for (const x of this.runs.values())
+      if (x.tracker && !x.retired) states.set(x.def.id, { ...x.tracker.state(), closedUntil });
+    return states;
+  };
 
   /**
    * Saves the energy counts that changed since their last save, durably (a power cut keeps them),
@@ -384,6 +388,8 @@ export class Bucketer implements Feature {
         // the disk refuses (full, read-only): the close's own write reports it to health
         this.counts.energySaveFailures++;
       };
+      // kept in memory first: what is shown must outlive a save the card takes back
+      this.keeper.keepNow(this.newestTs, this.keptStates);
       try {
         writeTx(this.db, () => {
           for (const run of changed) saveEnergyState(this.db, run.key, { ...run.tracker!.state(), closedUntil });
@@ -440,6 +446,8 @@ export class Bucketer implements Feature {
       throw err;
     }
     this.closedUntil = limit;
+    // kept in memory before the close's counts are shown, as a save's are
+    this.keeper.keepNow(this.newestTs, this.keptStates);
     for (const run of this.runs.values()) {
       if (run.tracker) run.saved = energyColumns(run);
       run.fresh = false;

@@ -42,9 +42,20 @@ export class EnergyKeeper {
   /** Keeps `states()` when KEEP_MS of readings passed since the last keep. */
   maybeKeep(newestTs: number, states: () => Map<string, StoredEnergyState>): void {
     if (!this.file || newestTs < this.nextAt) return;
-    const real = performance.now();
-    if (real - this.lastReal < this.realMs) return;
-    this.lastReal = real;
+    if (performance.now() - this.lastReal < this.realMs) return;
+    this.keepNow(newestTs, states);
+  }
+
+  /**
+   * Keeps `states()` whatever the time since the last keep: called before counts are shown (a
+   * durable save, a close), so whatever a live view published is also in memory. A damaged card can
+   * take the durable save back after a kill; the kept counts then still hold what was shown, and
+   * a lifetime never goes lower (test/faults/storage-invariants: WAL noise after a kill published
+   * 775 Wh after 795 Wh while the keep was a real second older than the save).
+   */
+  keepNow(newestTs: number, states: () => Map<string, StoredEnergyState>): void {
+    if (!this.file) return;
+    this.lastReal = performance.now();
     this.nextAt = Math.floor(newestTs / KEEP_MS) * KEEP_MS + KEEP_MS;
     writeEnergyKeep(this.file, states());
   }

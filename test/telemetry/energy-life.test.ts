@@ -94,4 +94,29 @@ describe('integrated energy across lives that end without a stop', () => {
     expect(integrated - shown).toBeLessThanOrEqual(30 * ((10 * 1200) / 3600));
     expect(existsSync(join(dir, 'energy.json'))).toBe(true);
   });
+
+  it('a count a live view showed is kept in memory too: a card that takes the save back cannot lower it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitegw-shown-'));
+    dirs.push(dir);
+    const db = openDatabase(join(dir, 'sitegw.db'));
+    // a keep at the first reading and none after on its own (a fast clock, or a life shorter than KEEP_MS)
+    const b = new Bucketer({
+      db,
+      streams: [battery],
+      pollPeriodMs: 5 * S,
+      liveStateFile: join(dir, 'energy.json'),
+      keepRealMs: 1e12,
+    });
+    b.start();
+    for (let t = 60; t <= 240; t += 5) b.ingest({ streamId: battery.id, ts: T0 + t * S, values: { power_W: 1200 } });
+    b.lifetime(battery.id);
+    await b.energySynced();
+    const shown = b.lifetime(battery.id)!.energyIn!;
+    expect(shown).toBeGreaterThan(50);
+    db.close();
+    // the card loses the database after the kill (test/faults/storage-invariants: WAL noise)
+    for (const f of ['sitegw.db', 'sitegw.db-wal', 'sitegw.db-shm']) rmSync(join(dir, f), { force: true });
+    const next = (await life(dir, 250, 250, true))!;
+    expect(next).toBeGreaterThanOrEqual(shown);
+  });
 });
