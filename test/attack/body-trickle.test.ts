@@ -120,4 +120,36 @@ describe('attack: authenticated bodies trickled a byte at a time', () => {
       `body trickle: ${CONNECTIONS} connections, peak RSS ${peak.toFixed(0)} MiB, statuses ${[...new Set(results.map((r) => r.status))].join(',')}`,
     );
   });
+  it('a client still sending when its body is refused reads the answer: the close lingers instead of resetting', {
+    timeout: 30_000,
+  }, async () => {
+    // Refused after MAX_SMALL_CHUNKS tiny chunks, the client reads nothing for 500 ms and sends 64 KiB
+    // more three times meanwhile, as a client busy sending does. A socket closed at once answers
+    // those bytes with a reset, the client's next write fails with EPIPE, and the client is torn
+    // down with the 400 unread ('write EPIPE' and no status on the old code, as in CI).
+    const s = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.30' });
+    await new Promise<void>((res, rej) => s.once('connect', res).once('error', rej));
+    let text = '';
+    let why = '';
+    s.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    const closed = new Promise<void>((res) => s.once('close', () => res()));
+    s.on('error', (e) => (why = e.message));
+    s.write(
+      `PUT /api/v1/devices/inverter/plan HTTP/1.1\r\nHost: g\r\nAuthorization: Bearer ${token}\r\n` +
+        'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n' +
+        '1\r\n \r\n'.repeat(1100),
+    );
+    s.pause();
+    const more = '1\r\n \r\n'.repeat(65_536 / 6);
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 150));
+      if (!s.destroyed) s.write(more);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    s.resume();
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000))]);
+    s.destroy();
+    expect(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1], `${why}: ${text.slice(0, 300)}`).toBe('400');
+    expect(text).toContain('BODY_TOO_FRAGMENTED');
+  });
 });

@@ -12,7 +12,8 @@
  *   403 MiB, issue 40 finding 4), and a body sent in more than `MAX_SMALL_CHUNKS` chunks
  *   averaging under `MIN_CHUNK_BYTES` is refused 400 BODY_TOO_FRAGMENTED: each chunk costs the
  *   parser a callback, and a trickle of them from a few connections starved polling for a
- *   minute. A refused body's connection is closed after its answer, so the rest is not read.
+ *   minute. A refused body's connection is closed after its answer, so the rest is not read
+ *   (with a lingering close, linger.ts, so the client reads the answer).
  */
 
 import type { Socket } from 'node:net';

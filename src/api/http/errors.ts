@@ -3,6 +3,7 @@ import { ApiError, apiError, ErrorCodes, errorBody } from '../../core/errors.js'
 import { storageRefusal } from '../../store/storage-faults.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
 import { namedError } from './body.js';
+import { lingerOnClose } from './linger.js';
 
 /** The router's limit on a path parameter (app.ts); the route schemas say the same with maxLength. */
 export const MAX_PATH_PARAM = 200;
@@ -157,8 +158,11 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((thrown: FastifyError, req, reply) => {
     const err = thrown.validation ? thrown : namedError(thrown);
     if (err instanceof ApiError) {
-      // the rest of a refused body is not read: the connection ends with the answer
-      if (err.code.startsWith('BODY_')) reply.header('Connection', 'close');
+      // the rest of a refused body is not read: the connection ends with the answer, lingering
+      if (err.code.startsWith('BODY_')) {
+        reply.header('Connection', 'close');
+        lingerOnClose(req.raw);
+      }
       if (err.retryAfter !== undefined) reply.header('Retry-After', String(err.retryAfter));
       return reply.status(err.statusCode).send(errorBody(err.statusCode, err.code, err.message));
     }
