@@ -15,6 +15,7 @@ import {
   parseRequest,
   splitFrames,
 } from './frames.js';
+import { endpointKey } from './send-queue.js';
 
 /** how a client's connection ended, as /metrics counts it */
 export type CutOff = 'garbage' | 'flood' | 'unread' | 'idle' | 'gave-way' | 'closed' | 'stopped';
@@ -30,7 +31,10 @@ export interface Answer {
 export interface ClientLimits {
   /** requests waiting for their answer, the one on the wire included */
   maxPending: number;
-  /** answer bytes the client has not read before it is cut off */
+  /**
+   * answer bytes the client has not read, in the process or the kernel's send queue of its
+   * connection (send-queue.ts), before it is cut off
+   */
   maxUnreadBytes: number;
   idleMs: number;
 }
@@ -52,6 +56,10 @@ export class ProxyClient {
   private readonly pending: Promise<Answer>[] = [];
   private writing = false;
   private ended = false;
+  /** bytes written that the client's side is known to have acknowledged: a lower bound */
+  private acked = 0;
+  /** `local>remote` as /proc/net/tcp names the connection (send-queue.ts) */
+  readonly connection: string | null;
 
   constructor(
     readonly socket: net.Socket,
@@ -59,6 +67,9 @@ export class ProxyClient {
     private readonly hooks: ClientHooks,
   ) {
     socket.setNoDelay(true);
+    const local = endpointKey(socket.localAddress ?? '', socket.localPort ?? 0);
+    const remote = endpointKey(socket.remoteAddress ?? '', socket.remotePort ?? 0);
+    this.connection = local && remote ? `${local}>${remote}` : null;
     socket.setTimeout(limits.idleMs, () => this.cut('idle', `no request for ${limits.idleMs / 1000} s`));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => undefined);
@@ -74,10 +85,30 @@ export class ProxyClient {
     return this.socket.remoteAddress ?? 'unknown';
   }
 
+  /** more answer bytes than the limit may be waiting unread: worth asking the kernel (unreadInKernel) */
+  get mayHoldUnread(): boolean {
+    return !this.ended && this.socket.bytesWritten - this.acked > this.limits.maxUnreadBytes;
+  }
+
+  /**
+   * The kernel's unacknowledged bytes of this connection (send-queue.ts): with what waits in the
+   * process, the answers the client has not taken; past the limit it is cut off. Answers of a
+   * client that stopped reading wait in the kernel first (a few MiB on Linux) and only then in
+   * the process, so `writableLength` alone would let it hold its slot for minutes.
+   */
+  unreadInKernel(queued: number): void {
+    const unread = queued + this.socket.writableLength;
+    this.acked = this.socket.bytesWritten - unread;
+    if (unread > this.limits.maxUnreadBytes) this.cut('unread', `${unread} answer bytes not read`);
+  }
+
   cut(reason: CutOff, detail?: string): void {
     if (this.ended) return;
     this.ended = true;
-    this.socket.destroy();
+    // a reset drops what the kernel still holds for a client that does not read (up to a few
+    // MiB); a close would keep it, and the connection, until the client reads or TCP gives up
+    if (reason === 'unread' && !this.socket.destroyed) this.socket.resetAndDestroy();
+    else this.socket.destroy();
     this.hooks.ended(reason, detail);
   }
 

@@ -22,6 +22,7 @@ import type { Site } from '../site/site.js';
 import { type Answer, type ClientLimits, type CutOff, type Outcome, ProxyClient } from './client.js';
 import { controlRegistersAt, firstProtected, type ManagedStorage, type RegisterRange } from './control-registers.js';
 import { EXCEPTION, exceptionAnswer, type Frame, type ProxyRequest, readAnswer, writeAnswer } from './frames.js';
+import { sendQueues } from './send-queue.js';
 
 export interface ProxyDeps {
   entries: readonly ModbusProxyConfig[];
@@ -73,6 +74,11 @@ const DEFAULT_LIMITS: ProxyLimits = {
   maxClientsPerAddress: 4,
   minGapMs: 10,
 };
+/**
+ * how often the kernel is asked what clients that may hold more than maxUnreadBytes have not
+ * taken (send-queue.ts): a client that stops reading is cut off within this of passing the limit
+ */
+const UNREAD_CHECK_MS = 1000;
 /** distinct client addresses per port in /metrics; later ones are counted as 'other' */
 const MAX_CLIENT_LABELS = 32;
 /** one log line per port and kind of event in this many ms, with the count of those left out */
@@ -133,6 +139,8 @@ export class ModbusProxy implements Feature {
   private readonly limits: ProxyLimits;
   private requests: Counter<string> | undefined;
   private ends: Counter<string> | undefined;
+  private unreadTimer: NodeJS.Timeout | undefined;
+  private checkingUnread = false;
 
   constructor(private readonly d: ProxyDeps) {
     this.limits = { ...DEFAULT_LIMITS, ...d.limits };
@@ -149,6 +157,8 @@ export class ModbusProxy implements Feature {
         this.ports.push(port);
         await this.listen(port);
       }
+      this.unreadTimer = setInterval(() => void this.checkUnread(), UNREAD_CHECK_MS);
+      this.unreadTimer.unref();
     } catch (err) {
       await this.stop();
       throw err;
@@ -156,6 +166,7 @@ export class ModbusProxy implements Feature {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.unreadTimer);
     const ports = this.ports.splice(0);
     for (const p of ports) for (const c of p.clients) c.cut('stopped');
     await Promise.all(
@@ -179,6 +190,25 @@ export class ModbusProxy implements Feature {
         ended: { ...p.ended },
       })),
     };
+  }
+
+  /** Cuts off each client that has more than maxUnreadBytes of its answers not taken, the kernel's send queue counted. */
+  private async checkUnread(): Promise<void> {
+    if (this.checkingUnread) return;
+    const suspects = this.ports.flatMap((p) => [...p.clients].filter((c) => c.mayHoldUnread));
+
+    if (suspects.length === 0) return;
+    this.checkingUnread = true;
+    try {
+      const queues = await sendQueues();
+      if (!queues) return;
+      for (const c of suspects) {
+        const queued = c.connection ? queues.get(c.connection) : undefined;
+        if (queued !== undefined) c.unreadInKernel(queued);
+      }
+    } finally {
+      this.checkingUnread = false;
+    }
   }
 
   private listen(p: ProxyPort): Promise<void> {

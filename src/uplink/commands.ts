@@ -7,7 +7,7 @@
 import type { IPublishPacket } from 'mqtt';
 import { PAYLOAD_VERSION, TOPIC } from './topics.js';
 
-/** One rule for both commands: what a requestId may be, and an answer echoes only such a one. */
+/** One rule for every command: what a requestId may be, and an answer echoes only such a one. */
 export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 export const REQUEST_ID_RULE = 'requestId must be a string of 1 to 100 letters, digits or . _ : -';
 
@@ -16,6 +16,11 @@ export function requestIdOf(body: unknown): string | null {
   if (body === null || typeof body !== 'object') return null;
   const id = (body as { requestId?: unknown }).requestId;
   return typeof id === 'string' && REQUEST_ID.test(id) ? id : null;
+}
+
+/** A JSON object without a valid requestId, answered INVALID_REQUEST_ID; another body is left to the command's shape check. */
+export function lacksRequestId(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && requestIdOf(body) === null;
 }
 
 /** Each command and its response topic: one table, so a new command is one row. */

@@ -13,6 +13,7 @@ import { ApiError } from '../core/errors.js';
 import { MAX_LIMIT_SLOTS, putLimitSchedule, removeLimitSchedule } from '../limits/schedule.js';
 import { storageRefusal } from '../store/storage-faults.js';
 import { formatInterval } from '../telemetry/interval.js';
+import { lacksRequestId, REQUEST_ID, REQUEST_ID_RULE, requestIdOf } from './commands.js';
 
 /** 2016 slots of about 120 bytes at most */
 export const MAX_LIMITS_COMMAND_BYTES = 300_000;
@@ -20,7 +21,7 @@ export const MAX_LIMITS_COMMAND_BYTES = 300_000;
 const watts = Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000 }));
 const LimitsCommand = Type.Object(
   {
-    requestId: Type.String({ minLength: 1, maxLength: 100 }),
+    requestId: Type.String({ pattern: REQUEST_ID.source }),
     slots: Type.Optional(
       Type.Array(
         Type.Object(
@@ -66,8 +67,8 @@ export function answerLimitsCommand(db: Database, now: number, payload: Buffer):
   } catch {
     return refuse(null, 'INVALID_COMMAND', 'the command is not JSON; send {"requestId","slots":[…]}');
   }
-  const rid = (body as { requestId?: unknown } | null)?.requestId;
-  const requestId = typeof rid === 'string' ? rid.slice(0, 100) : null;
+  const requestId = requestIdOf(body);
+  if (lacksRequestId(body)) return refuse(null, 'INVALID_REQUEST_ID', REQUEST_ID_RULE);
   if (!Value.Check(LimitsCommand, body)) {
     const first = Value.Errors(LimitsCommand, body).First();
     return refuse(

@@ -16,7 +16,7 @@ import { ApiError } from '../core/errors.js';
 import type { PlanRequestRow } from '../store/control.js';
 import { storageRefusal } from '../store/storage-faults.js';
 import { formatInterval } from '../telemetry/interval.js';
-import { REQUEST_ID, REQUEST_ID_RULE, requestIdOf } from './commands.js';
+import { lacksRequestId, REQUEST_ID, REQUEST_ID_RULE, requestIdOf } from './commands.js';
 
 /** A command is small: 672 slots of about 100 bytes each at most. */
 export const MAX_PLAN_COMMAND_BYTES = 100_000;
@@ -70,8 +70,7 @@ export function answerPlanCommand(control: Control | undefined, payload: Buffer)
     return refuse(null, 'INVALID_COMMAND', 'the command is not JSON; send {"requestId","deviceId","slots":[…]}');
   }
   const requestId = requestIdOf(body);
-  if (typeof body === 'object' && body !== null && !Array.isArray(body) && requestId === null)
-    return refuse(null, 'INVALID_REQUEST_ID', REQUEST_ID_RULE);
+  if (lacksRequestId(body)) return refuse(null, 'INVALID_REQUEST_ID', REQUEST_ID_RULE);
   if (!Value.Check(PlanCommand, body)) {
     const first = Value.Errors(PlanCommand, body).First();
     return refuse(

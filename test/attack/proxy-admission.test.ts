@@ -6,33 +6,16 @@
  * an honest client on another address reads the device on 10 of 10 fresh connections while
  * eight addresses keep reopening idle connections.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/core/log.js';
-import { Daemon } from '../../src/main.js';
-import { waitFor } from '../support/demo.js';
-import { fixtureSiteConfig } from '../support/fixture-site.js';
-import { freePort } from '../support/free-port.js';
-import { type OneConnectionDevice, startOneConnectionDevice } from '../support/one-master-device.js';
+import type { Daemon } from '../../src/main.js';
+import { fc4Request, type ProxySite, startProxySite } from '../support/proxy-site.js';
 
 const HOLDERS = Array.from({ length: 8 }, (_, i) => `127.0.0.${i + 2}`);
 const HONEST = '127.0.0.20';
 
 /** an FC4 read of 5000 (Sungrow's device type code), one register */
-function readRequest(tid: number): Buffer {
-  const b = Buffer.alloc(12);
-  b.writeUInt16BE(tid, 0);
-  b.writeUInt16BE(0, 2);
-  b.writeUInt16BE(6, 4);
-  b[6] = 1;
-  b[7] = 4;
-  b.writeUInt16BE(4999, 8);
-  b.writeUInt16BE(1, 10);
-  return b;
-}
+const readRequest = (tid: number) => fc4Request(tid, 4999, 1);
 
 /** One read on a fresh connection from `addr`: true when its answer comes within 5 s. */
 function honestRead(port: number, addr: string, tid: number): Promise<boolean> {
@@ -52,29 +35,16 @@ function honestRead(port: number, addr: string, tid: number): Promise<boolean> {
 }
 
 describe('attack: idle holders on the Modbus proxy port', () => {
-  let device: OneConnectionDevice;
+  let site: ProxySite;
   let daemon: Daemon;
   let port: number;
-  let dataDir: string;
   beforeAll(async () => {
-    device = await startOneConnectionDevice();
-    dataDir = mkdtempSync(join(tmpdir(), 'sitegw-proxy-admit-'));
-    port = await freePort();
-    const connection = { type: 'tcp', host: '127.0.0.1', port: device.port, unitId: 1 };
-    const config = fixtureSiteConfig({
-      id: 'proxy',
-      name: 'Proxy site',
-      dataDir,
-      more: { poll: { intervalSeconds: 1 }, modbusProxy: [{ port, target: 'inv' }] },
-      devices: [{ id: 'inv', role: 'inverter', profile: 'sungrow-sh-rt', connection }],
-    });
-    daemon = await Daemon.start({ config, log: silentLogger() });
-    await waitFor('inv online', () => daemon.site.devices.get('inv')?.online);
+    site = await startProxySite();
+    daemon = site.daemon;
+    port = site.ports[0]!;
   }, 60_000);
   afterAll(async () => {
-    await daemon?.stop();
-    await device?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await site?.stop();
   });
 
   it('one address holding 8 idle connections: an honest client on another address still reads', {

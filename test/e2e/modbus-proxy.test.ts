@@ -22,6 +22,7 @@ import { fixtureSiteConfig } from '../support/fixture-site.js';
 import { freePort } from '../support/free-port.js';
 import { HAVE_MBPOLL, HAVE_PYMODBUS, mbpollReads, mbpollWrite, pymodbus } from '../support/modbus-clients.js';
 import { MAX_SOC, type OneConnectionDevice, startOneConnectionDevice } from '../support/one-master-device.js';
+import { fc4Request } from '../support/proxy-site.js';
 
 const HAVE_CLIENTS = HAVE_MBPOLL && HAVE_PYMODBUS;
 
@@ -198,17 +199,7 @@ function connect(port: number): Promise<net.Socket> {
 const closed = (s: net.Socket) => new Promise<void>((r) => (s.destroyed ? r() : s.once('close', () => r())));
 
 /** an FC4 request of 125 registers at 13000 */
-function readRequest(tid: number): Buffer {
-  const b = Buffer.alloc(12);
-  b.writeUInt16BE(tid & 0xffff, 0);
-  b.writeUInt16BE(0, 2);
-  b.writeUInt16BE(6, 4);
-  b[6] = 1;
-  b[7] = 4;
-  b.writeUInt16BE(13000, 8);
-  b.writeUInt16BE(125, 10);
-  return b;
-}
+const readRequest = (tid: number) => fc4Request(tid, 13000, 125);
 
 describe.skipIf(!HAVE_CLIENTS)('hostile clients on the proxy port', () => {
   let site: Site;
