@@ -1,0 +1,221 @@
+/**
+ * A change to site.yaml proposed as data (the browser's setup page, docs/install.md "Setup in
+ * the browser"): each change sets or removes the value at a path. The edited text is written
+ * beside the file and checked by loadConfig, the very load `sitegw check-config` and `sitegw run`
+ * do, so no rule is repeated here; a refused change leaves site.yaml as it was. An accepted one
+ * keeps the file's comments (the yaml package's Document API), keeps the old file as a
+ * timestamped backup beside it (the newest BACKUPS_KEPT), and replaces the file by a rename, so
+ * a power cut leaves the old file or the new one.
+ */
+import {
+  closeSync,
+  copyFileSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { isMap, isScalar, isSeq } from 'yaml';
+import type { ConfigError } from '../config/load.js';
+import type { SiteConfig } from '../config/types.js';
+import { loadConfig } from '../profiles/site-config.js';
+import { formatPath } from '../yaml/errors.js';
+import { parseYaml } from '../yaml/parse.js';
+
+/**
+ * The sections an owner may change from the page. Left out on purpose: `http` (a wrong port or
+ * certificate would lock the page out of its own gateway), `dataDir`, `auth` and `gridOperator`
+ * (the enrolment's certificate files), which stay a matter for the terminal.
+ */
+export const EDITABLE_SECTIONS = [
+  'site',
+  'tariff',
+  'uplink',
+  'homeassistant',
+  'control',
+  'limits',
+  'devices',
+  'poll',
+] as const;
+
+export const BACKUPS_KEPT = 5;
+const MAX_CHANGES = 50;
+const MAX_DEPTH = 8;
+const KEY = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface ConfigChange {
+  path: (string | number)[];
+  /** the new value (plain JSON data); left out or null removes the key */
+  value?: unknown;
+}
+
+export type EditRefusal =
+  /** the edited file fails a check of check-config; `errors` has each with its line and hint */
+  | 'CONFIG_REFUSED'
+  /** a change names a path outside EDITABLE_SECTIONS or malformed */
+  | 'CONFIG_PATH_REFUSED'
+  /** site.yaml as it is now cannot be read or parsed, so no change can be placed in it */
+  | 'CONFIG_UNREADABLE'
+  /** the folder of site.yaml cannot be written by the gateway's user */
+  | 'CONFIG_NOT_WRITABLE';
+
+export type EditResult =
+  | { ok: true; config: SiteConfig; backup: string; text: string }
+  | { ok: false; code: EditRefusal; message: string; errors: ConfigError[] };
+
+function refuse(code: EditRefusal, message: string, errors: ConfigError[] = []): EditResult {
+  return { ok: false, code, message, errors };
+}
+
+/** The first thing wrong with the changes' shape, or undefined. */
+function pathProblem(changes: readonly ConfigChange[]): string | undefined {
+  if (changes.length === 0) return 'no change was given';
+  if (changes.length > MAX_CHANGES) return `at most ${MAX_CHANGES} changes at once, not ${changes.length}`;
+  for (const c of changes) {
+    const p = c.path;
+    if (!Array.isArray(p) || p.length === 0 || p.length > MAX_DEPTH)
+      return `a path is a list of 1 to ${MAX_DEPTH} keys and list positions`;
+    if (!(EDITABLE_SECTIONS as readonly unknown[]).includes(p[0]))
+      return `'${String(p[0]).slice(0, 40)}' cannot be changed here: the page changes ${EDITABLE_SECTIONS.join(', ')}`;
+    for (const s of p.slice(1)) {
+      const ok =
+        typeof s === 'number' ? Number.isInteger(s) && s >= 0 && s < 1000 : typeof s === 'string' && KEY.test(s);
+      if (!ok) return `'${String(s).slice(0, 40)}' is not a key or a list position`;
+    }
+  }
+  return undefined;
+}
+
+/** The file's text with the changes made, comments and layout kept; or why they cannot be placed. */
+export function editedText(text: string, changes: readonly ConfigChange[]): { text: string } | { error: string } {
+  const { doc } = parseYaml(text);
+  if (doc.errors.length > 0 || !isMap(doc.contents)) return { error: 'site.yaml does not parse now' };
+  for (const c of changes) {
+    // a list position past the end is not filled with nulls: it is where an item is appended
+    const parent = c.path.length > 1 ? doc.getIn(c.path.slice(0, -1), true) : doc.contents;
+    const last = c.path[c.path.length - 1];
+    if (typeof last === 'number' && !(isSeq(parent) && last <= parent.items.length))
+      return { error: `${formatPath(c.path)} is past the end of its list or not in a list` };
+    const node = doc.getIn(c.path, true);
+    if (c.value === undefined || c.value === null) doc.deleteIn(c.path);
+    // a scalar changed in place keeps its comment and quoting
+    else if (isScalar(node) && (c.value === null || typeof c.value !== 'object')) node.value = c.value;
+    else doc.setIn(c.path, doc.createNode(c.value));
+  }
+  // as written: no folding of long values, flow lists without inner padding ([mon, tue])
+  return { text: doc.toString({ lineWidth: 0, flowCollectionPadding: false }) };
+}
+
+function writeSynced(file: string, text: string, mode: number): void {
+  const fd = openSync(file, 'wx', mode);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `site.yaml.bak.20261201T234500Z`: sorts by age, and the package's purge removes `site.yaml.bak*`. */
+function backupName(file: string, now: Date): string {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${file}.bak.${stamp}`;
+}
+
+/** Removes all but the newest `keep` timestamped backups of `file`. */
+function pruneBackups(file: string, keep: number): void {
+  const prefix = `${basename(file)}.bak.`;
+  const dir = dirname(file);
+  const backups = readdirSync(dir)
+    .filter((n) => n.startsWith(prefix) && /^\d{8}T\d{6}Z(-\d+)?$/.test(n.slice(prefix.length)))
+    .sort();
+  for (const n of backups.slice(0, Math.max(0, backups.length - keep))) rmSync(join(dir, n), { force: true });
+}
+
+/**
+ * Makes `changes` to the site.yaml at `file` if the result passes every check of check-config;
+ * otherwise changes nothing. Not for two writers at once: the daemon's HTTP route serialises.
+ */
+export async function editSiteYaml(
+  file: string,
+  changes: readonly ConfigChange[],
+  opts: { now?: () => Date; keep?: number } = {},
+): Promise<EditResult> {
+  const problem = pathProblem(changes);
+  if (problem) return refuse('CONFIG_PATH_REFUSED', problem);
+  const path = resolve(file);
+  let text: string;
+  let mode: number;
+  try {
+    text = await readFile(path, 'utf8');
+    mode = statSync(path).mode & 0o777;
+  } catch (e) {
+    return refuse('CONFIG_UNREADABLE', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  const edited = editedText(text, changes);
+  if ('error' in edited)
+    return edited.error.includes('does not parse')
+      ? refuse('CONFIG_UNREADABLE', `${path} does not parse now: run sitegw check-config ${path}`)
+      : refuse('CONFIG_PATH_REFUSED', edited.error);
+  // beside the file, so the rename below stays on one file system and relative paths read the same
+  const tmp = join(dirname(path), `.${basename(path)}.edit-${process.pid}`);
+  try {
+    rmSync(tmp, { force: true });
+    writeSynced(tmp, edited.text, mode);
+  } catch (e) {
+    return refuse(
+      'CONFIG_NOT_WRITABLE',
+      `cannot write beside ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the folder must be writable by the user sitegw runs as`,
+    );
+  }
+  try {
+    const checked = await loadConfig(tmp);
+    if (!checked.ok) {
+      const errors = checked.errors.map((e) => ({ ...e, message: e.message.replaceAll(tmp, path) }));
+      const n = errors.length;
+      return refuse(
+        'CONFIG_REFUSED',
+        `the change fails ${n} check${n === 1 ? '' : 's'} of sitegw check-config`,
+        errors,
+      );
+    }
+    const now = (opts.now ?? (() => new Date()))();
+    let backup = backupName(path, now);
+    // two changes within one second keep both old files
+    for (let i = 1; existsQuiet(backup); i++) backup = `${backupName(path, now)}-${i}`;
+    copyFileSync(path, backup);
+    renameSync(tmp, path);
+    syncFolder(dirname(path));
+    pruneBackups(path, opts.keep ?? BACKUPS_KEPT);
+    return { ok: true, config: checked.config, backup, text: edited.text };
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+function existsQuiet(file: string): boolean {
+  try {
+    statSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The rename is durable once the folder's entry is on disk. */
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
