@@ -174,9 +174,15 @@ export class OpsFeature {
     return loop instanceof OptimiserLoop ? loop.planCharts() : [];
   }
 
-  stopping(): void {
+  /**
+   * `restarting`: a restart in the same process for a changed site.yaml (src/cli/run.ts). systemd
+   * hears RELOADING=1, not STOPPING=1: after STOPPING it would wait for the process to end and
+   * kill it at TimeoutStopSec; the next start's READY=1 ends the reload.
+   */
+  stopping(restarting = false): void {
     this.watchdog.stop();
-    this.notify.notify({ STOPPING: '1', STATUS: 'stopping' });
+    if (restarting) this.notify.notify({ RELOADING: '1', STATUS: 'restarting with the changed site.yaml' });
+    else this.notify.notify({ STOPPING: '1', STATUS: 'stopping' });
   }
 
   async stop(): Promise<void> {

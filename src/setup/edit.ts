@@ -20,7 +20,7 @@ import {
 } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { isMap, isScalar, isSeq } from 'yaml';
+import { type Document, isMap, isScalar, isSeq, stringify } from 'yaml';
 import type { ConfigError } from '../config/load.js';
 import type { SiteConfig } from '../config/types.js';
 import { loadConfig } from '../profiles/site-config.js';
@@ -91,10 +91,38 @@ function pathProblem(changes: readonly ConfigChange[]): string | undefined {
   return undefined;
 }
 
+/** The scalar's text as YAML writes it, when it fits on one line. */
+function scalarText(value: unknown): string | undefined {
+  const t = stringify(value, { lineWidth: 0 }).replace(/\n$/, '');
+  return t.includes('\n') ? undefined : t;
+}
+
+/**
+ * Changes that only replace existing scalars, made on the text itself: every other byte of the
+ * file stays (the yaml package would re-space flow collections and re-indent comments).
+ */
+function inPlace(text: string, doc: Document, changes: readonly ConfigChange[]): string | undefined {
+  const edits: { from: number; to: number; text: string }[] = [];
+  for (const c of changes) {
+    if (c.value === undefined || c.value === null || typeof c.value === 'object') return undefined;
+    const node = doc.getIn(c.path, true);
+    if (!isScalar(node) || !node.range) return undefined;
+    const written = scalarText(c.value);
+    if (written === undefined) return undefined;
+    edits.push({ from: node.range[0], to: node.range[1], text: written });
+  }
+  edits.sort((a, b) => b.from - a.from);
+  let out = text;
+  for (const e of edits) out = out.slice(0, e.from) + e.text + out.slice(e.to);
+  return out;
+}
+
 /** The file's text with the changes made, comments and layout kept; or why they cannot be placed. */
 export function editedText(text: string, changes: readonly ConfigChange[]): { text: string } | { error: string } {
   const { doc } = parseYaml(text);
   if (doc.errors.length > 0 || !isMap(doc.contents)) return { error: 'site.yaml does not parse now' };
+  const direct = inPlace(text, doc, changes);
+  if (direct !== undefined) return { text: direct };
   for (const c of changes) {
     // a list position past the end is not filled with nulls: it is where an item is appended
     const parent = c.path.length > 1 ? doc.getIn(c.path.slice(0, -1), true) : doc.contents;
@@ -104,11 +132,13 @@ export function editedText(text: string, changes: readonly ConfigChange[]): { te
     const node = doc.getIn(c.path, true);
     if (c.value === undefined || c.value === null) doc.deleteIn(c.path);
     // a scalar changed in place keeps its comment and quoting
-    else if (isScalar(node) && (c.value === null || typeof c.value !== 'object')) node.value = c.value;
+    else if (isScalar(node) && typeof c.value !== 'object') node.value = c.value;
     else doc.setIn(c.path, doc.createNode(c.value));
   }
-  // as written: no folding of long values, flow lists without inner padding ([mon, tue])
-  return { text: doc.toString({ lineWidth: 0, flowCollectionPadding: false }) };
+  // as written: no folding of long values; flow collections spaced as most of the file's are
+  const padded = (text.match(/:[ \t]+[[{] /g) ?? []).length;
+  const tight = (text.match(/:[ \t]+[[{][^\s\]}]/g) ?? []).length;
+  return { text: doc.toString({ lineWidth: 0, flowCollectionPadding: padded > tight }) };
 }
 
 function writeSynced(file: string, text: string, mode: number): void {

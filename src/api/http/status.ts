@@ -46,7 +46,7 @@ const PUBLIC = { auth: 'public' } as const;
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-function pageHeaders(reply: FastifyReply): FastifyReply {
+export function pageHeaders(reply: FastifyReply): FastifyReply {
   return (
     reply
       .header('Content-Type', 'text/html; charset=utf-8')

@@ -1,0 +1,219 @@
+/**
+ * The owner's setup page (src/api/http/setup.ts): one form per section of site.yaml, each sent
+ * on its own as changes to the paths its fields name (data-path), so a section not touched is
+ * not rewritten. No inline script or style (the status page's Content-Security-Policy): styles
+ * come from /status.css, behaviour from /setup.js.
+ */
+import { escapeHtml as e } from '../../auth/consent-page.js';
+import { head } from './status-page.js';
+
+interface Field {
+  path: string;
+  label: string;
+  type?: 'text' | 'number' | 'checkbox' | 'password';
+  /** what the field means, shown under it */
+  note?: string;
+}
+
+interface Form {
+  id: string;
+  title: string;
+  fields: Field[];
+  /** the section may be left out of site.yaml: the form offers to remove it */
+  optional?: string;
+  note?: string;
+}
+
+const FORMS: Form[] = [
+  {
+    id: 'site',
+    title: 'Site',
+    fields: [
+      { path: 'site.name', label: 'Name' },
+      { path: 'site.timezone', label: 'Time zone', note: 'IANA name, e.g. Europe/Berlin' },
+      { path: 'site.currency', label: 'Currency', note: 'ISO 4217, e.g. EUR' },
+      { path: 'site.location.latitude', label: 'Latitude', type: 'number' },
+      { path: 'site.location.longitude', label: 'Longitude', type: 'number' },
+    ],
+  },
+  {
+    id: 'tariff',
+    title: 'Tariff',
+    note: 'A flat price per kWh. Saving it replaces a time-of-use or dynamic tariff; those are set in site.yaml (docs/tariffs.md).',
+    optional: 'tariff',
+    fields: [
+      { path: 'tariff.importPrice', label: 'Import price per kWh', type: 'number' },
+      { path: 'tariff.exportPrice', label: 'Export price per kWh', type: 'number' },
+    ],
+  },
+  {
+    id: 'uplink',
+    title: 'Uplink (MQTT to the cloud)',
+    optional: 'uplink',
+    fields: [
+      { path: 'uplink.url', label: 'Broker URL', note: 'mqtt://, mqtts://, ws:// or wss://' },
+      { path: 'uplink.username', label: 'User name' },
+      { path: 'uplink.password', label: 'Password', type: 'password', note: 'left empty: unchanged' },
+    ],
+  },
+  {
+    id: 'homeassistant',
+    title: 'Home Assistant',
+    optional: 'homeassistant',
+    fields: [
+      { path: 'homeassistant.url', label: 'Broker URL', note: 'the broker of Home Assistant’s MQTT integration' },
+      { path: 'homeassistant.username', label: 'User name' },
+      { path: 'homeassistant.password', label: 'Password', type: 'password', note: 'left empty: unchanged' },
+    ],
+  },
+  {
+    id: 'control',
+    title: 'Battery control',
+    fields: [
+      { path: 'control.enabled', label: 'Allow writes to the storage system', type: 'checkbox' },
+      { path: 'control.reserveSoc', label: 'Reserve state of charge, %', type: 'number' },
+    ],
+  },
+  {
+    id: 'limits',
+    title: 'Grid limits',
+    note: 'Whole watts; an empty field removes the limit (docs/limits.md).',
+    fields: [
+      { path: 'limits.exportW', label: 'Most export, W', type: 'number' },
+      { path: 'limits.importW', label: 'Most import, W', type: 'number' },
+      { path: 'limits.generationW', label: 'Most generation, W', type: 'number' },
+    ],
+  },
+];
+
+function field(f: Field): string {
+  const id = `f-${f.path.replaceAll('.', '-')}`;
+  const type = f.type ?? 'text';
+  const input = `<input id="${id}" name="${e(f.path)}" data-path="${e(f.path)}" data-type="${type}" type="${type}"${type === 'number' ? ' step="any"' : ''}${type === 'password' ? ' autocomplete="new-password"' : ''}>`;
+  const note = f.note ? ` <span class="muted">${e(f.note)}</span>` : '';
+  return type === 'checkbox'
+    ? `<label for="${id}">${input} ${e(f.label)}</label>`
+    : `<label for="${id}">${e(f.label)}${note}</label>${input}`;
+}
+
+function form(f: Form): string {
+  const remove = f.optional ? ` <button type="button" data-remove="${e(f.optional)}">Remove this section</button>` : '';
+  return `<section><h2>${e(f.title)}</h2>${f.note ? `<p class="muted">${e(f.note)}</p>` : ''}
+<form data-section="${e(f.id)}" class="setup">${f.fields.map(field).join('\n')}
+<p><button type="submit">Save and restart</button>${remove}</p><div class="result" role="status"></div></form></section>`;
+}
+
+export function setupPage(o: { site: string; available: boolean }): string {
+  return `${head(`${o.site} setup`)}
+<body><header><h1>${e(o.site)}: setup</h1><p><a href="/">Status</a></p></header>
+<main>
+${o.available ? '' : '<p class="error" role="alert">This gateway was not started from a site.yaml (the demo builds its site in memory): nothing here can be saved.</p>'}
+<p id="in-force" class="muted">Loading the configuration in force…</p>
+${FORMS.map(form).join('\n')}
+</main>
+<script src="/setup.js"></script>
+</body></html>
+`;
+}
+
+/** The page's behaviour: fill the forms from config.json, send one section's changes, wait for the restart. */
+export const SETUP_JS = `(function () {
+  'use strict';
+  var current = null;
+  function get(obj, path) {
+    return path.split('.').reduce(function (o, k) { return o == null ? undefined : o[k]; }, obj);
+  }
+  function load() {
+    return fetch('/setup/config.json', { headers: { accept: 'application/json' }, credentials: 'same-origin' })
+      .then(function (r) { if (!r.ok) throw new Error('HTTP ' + r.status); return r.json(); });
+  }
+  function fill(data) {
+    current = data;
+    document.querySelectorAll('[data-path]').forEach(function (input) {
+      var v = get(data.config, input.dataset.path);
+      if (input.dataset.type === 'checkbox') input.checked = v === true;
+      else if (input.dataset.type === 'password') input.value = '';
+      else input.value = v == null ? '' : String(v);
+    });
+    var s = data.config.site || {};
+    document.getElementById('in-force').textContent = 'In force since ' + data.start.at + ': ' + s.name + ', ' + s.timezone +
+      (data.config.tariff ? ', tariff ' + data.config.tariff.type : ', no tariff') + (data.file ? ' (from ' + data.file + ')' : '');
+    document.body.dataset.start = data.start.id;
+  }
+  function changesOf(form) {
+    var section = form.dataset.section;
+    var changes = [];
+    var inputs = form.querySelectorAll('[data-path]');
+    // a tariff that is not flat is replaced as a whole by the flat one
+    if (section === 'tariff' && !(current.config.tariff && current.config.tariff.type === 'flat')) {
+      var t = { type: 'flat' };
+      inputs.forEach(function (i) { if (i.value !== '') t[i.dataset.path.split('.')[1]] = Number(i.value); });
+      return [{ path: ['tariff'], value: t }];
+    }
+    inputs.forEach(function (i) {
+      var path = i.dataset.path.split('.');
+      var type = i.dataset.type;
+      if (type === 'checkbox') changes.push({ path: path, value: i.checked });
+      else if (type === 'password') { if (i.value !== '') changes.push({ path: path, value: i.value }); }
+      else if (i.value === '') changes.push({ path: path, value: null });
+      else changes.push({ path: path, value: type === 'number' ? Number(i.value) : i.value });
+    });
+    // a field left as it is in force is not written again (its comment and layout stay)
+    return changes.filter(function (c) {
+      return c.value === null ? get(current.config, c.path.join('.')) !== undefined : get(current.config, c.path.join('.')) !== c.value;
+    });
+  }
+  function say(form, text, cls) {
+    var out = form.querySelector('.result');
+    out.className = 'result ' + (cls || '');
+    out.textContent = '';
+    text.split('\\n').forEach(function (line) { var p = document.createElement('p'); p.textContent = line; out.appendChild(p); });
+  }
+  function waitForRestart(form, before, tries) {
+    setTimeout(function () {
+      load().then(function (data) {
+        if (data.start.id === before) return waitForRestart(form, before, tries + 1);
+        fill(data);
+        say(form, 'Saved and in force.', 'ok');
+      }, function () {
+        if (tries > 120) say(form, 'The gateway has not come back: look at its log (journalctl -u sitegw).', 'error');
+        else waitForRestart(form, before, tries + 1);
+      });
+    }, 1000);
+  }
+  function send(form, changes) {
+    if (changes.length === 0) return say(form, 'Nothing changed.');
+    say(form, 'Checking…');
+    fetch('/setup/config', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ changes: changes })
+    }).then(function (r) {
+      return r.json().then(function (body) {
+        if (r.status === 202) {
+          say(form, 'Saved (the old file is kept as ' + body.backup + '). Restarting…');
+          document.body.dataset.restarting = '1';
+          return waitForRestart(form, body.start.id, 0);
+        }
+        var lines = [body.code + ': ' + body.message];
+        (body.errors || []).forEach(function (e) {
+          lines.push((e.line ? 'line ' + e.line + ': ' : '') + (e.path ? e.path + ': ' : '') + e.message + (e.hint ? ' (' + e.hint + ')' : ''));
+        });
+        say(form, lines.join('\\n'), 'error');
+      });
+    }, function (err) { say(form, 'Not sent: ' + err.message, 'error'); });
+  }
+  document.querySelectorAll('form.setup').forEach(function (form) {
+    form.addEventListener('submit', function (ev) { ev.preventDefault(); send(form, changesOf(form)); });
+  });
+  document.querySelectorAll('[data-remove]').forEach(function (b) {
+    b.addEventListener('click', function () {
+      var form = b.closest('form');
+      if (current && current.config[b.dataset.remove] === undefined) return say(form, 'Not configured.');
+      send(form, [{ path: [b.dataset.remove], value: null }]);
+    });
+  });
+  load().then(fill, function (err) { document.getElementById('in-force').textContent = 'Cannot read the configuration: ' + err.message; });
+})();
+`;

@@ -1,0 +1,184 @@
+/**
+ * Setup in the browser, through its HTTP endpoints, against `sitegw run` as its own process over
+ * the simulator's Modbus TCP servers: the owner signs in, changes the site's name and the tariff;
+ * site.yaml keeps its comments, the old file is kept beside it, the daemon restarts in its
+ * process and serves the new values to the same session. A bad value is refused 400 with
+ * check-config's line and hint, and leaves the file as it was.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setOwnerPassword } from '../../src/auth/owner.js';
+import { withDb } from '../../src/cli/data-dir.js';
+import { ScaledClock } from '../../src/core/clock.js';
+import { type SimServers, startSimServers } from '../../src/sim/servers.js';
+import { SimSite } from '../../src/sim/site.js';
+import { ROOT, sitegwCommand } from '../support/cli.js';
+import { waitFor } from '../support/demo.js';
+import { freePort } from '../support/free-port.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+function siteYaml(s: SimServers, port: number): string {
+  return `# the Millers' gateway, written by hand: keep these notes
+version: 1
+site:
+  id: miller-home
+  # shown to partners
+  name: Home
+  timezone: Europe/Berlin # where the daily buckets start
+  currency: EUR
+  location:
+    latitude: 52.52
+    longitude: 13.405
+http:
+  host: 127.0.0.1
+  port: ${port}
+dataDir: ./data
+tariff:
+  type: flat
+  # the supplier's 2026 price
+  importPrice: 0.30
+  exportPrice: 0.08
+devices:
+  - id: inverter
+    role: inverter
+    profile: sunspec
+    connection: { type: tcp, host: ${s.inverter.host}, port: ${s.inverter.port}, unitId: 1 }
+  - id: grid-meter
+    role: grid-meter
+    profile: sunspec
+    connection: { type: tcp, host: ${s.meter.host}, port: ${s.meter.port}, unitId: 1 }
+`;
+}
+
+describe('setup through the owner’s endpoints on sitegw run', () => {
+  let servers: SimServers;
+  let dir: string;
+  let file: string;
+  let original: string;
+  let url: string;
+  let cookie: string;
+  let child: ChildProcess;
+  let out = '';
+  let exit: Promise<number | null>;
+
+  const call = (path: string, init: RequestInit = {}, withCookie = true) =>
+    fetch(`${url}${path}`, {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(withCookie ? { cookie } : {}), ...(init.headers as Record<string, string>) },
+    });
+  const post = (changes: unknown, withCookie = true) =>
+    call(
+      '/setup/config',
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ changes }) },
+      withCookie,
+    );
+  const inForce = async () => (await (await call('/setup/config.json')).json()) as any;
+  const backups = () => readdirSync(dir).filter((n) => n.startsWith('site.yaml.bak.'));
+
+  beforeAll(async () => {
+    const clock = new ScaledClock(1);
+    servers = await startSimServers(new SimSite(undefined, clock.now()), clock, {});
+    dir = mkdtempSync(join(tmpdir(), 'sitegw-setup-config-'));
+    file = join(dir, 'site.yaml');
+    original = siteYaml(servers, await freePort());
+    writeFileSync(file, original);
+    await withDb(join(dir, 'data'), (db) => setOwnerPassword(db, 'owner', PASSWORD, Date.now()));
+    child = spawn(...sitegwCommand(['run', '--config', file]), {
+      cwd: ROOT,
+      env: { ...process.env, SITEGW_LOG_LEVEL: 'info' },
+    });
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    exit = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+    url = await waitFor('the started log line', () => /"url":"(http:[^"]+)"/.exec(out)?.[1], 60_000);
+    const login = await fetch(`${url}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'owner', password: PASSWORD }).toString(),
+    });
+    expect(login.status).toBe(303);
+    cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  }, 90_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exit;
+    }
+    await servers?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a change without the owner’s session, and one from another site', async () => {
+    const anon = await post([{ path: ['site', 'name'], value: 'Intruder' }], false);
+    expect([302, 303, 401]).toContain(anon.status);
+    const cross = await call('/setup/config', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+      body: JSON.stringify({ changes: [{ path: ['site', 'name'], value: 'Intruder' }] }),
+    });
+    expect(cross.status).toBe(403);
+    expect(readFileSync(file, 'utf8')).toBe(original);
+  });
+
+  it('refuses a bad time zone 400 CONFIG_REFUSED with check-config’s line and hint; the file and the daemon stay', async () => {
+    const before = await inForce();
+    const r = await post([{ path: ['site', 'timezone'], value: 'Mars/Olympus_Mons' }]);
+    expect(r.status).toBe(400);
+    const body = (await r.json()) as any;
+    expect(body.code).toBe('CONFIG_REFUSED');
+    expect(body.errors[0]).toMatchObject({ path: 'site.timezone', line: 7 });
+    expect(body.errors[0].hint).toMatch(/IANA/);
+    const http = await post([{ path: ['http', 'port'], value: 1 }]);
+    expect(http.status).toBe(400);
+    expect(((await http.json()) as any).code).toBe('CONFIG_PATH_REFUSED');
+    expect(readFileSync(file, 'utf8')).toBe(original);
+    expect(backups()).toEqual([]);
+    expect((await inForce()).start.id).toBe(before.start.id);
+  });
+
+  it('changes the name and the tariff: comments kept, backup beside, restarted in its process, new values served to the same session', async () => {
+    const before = await inForce();
+    expect(before.config.site.name).toBe('Home');
+    const r = await post([
+      { path: ['site', 'name'], value: 'Miller family home' },
+      { path: ['tariff', 'importPrice'], value: 0.34 },
+    ]);
+    expect(r.status).toBe(202);
+    const body = (await r.json()) as any;
+    expect(body.restarting).toBe(true);
+    const now = readFileSync(file, 'utf8');
+    expect(now).toBe(
+      original.replace('name: Home', 'name: Miller family home').replace('importPrice: 0.30', 'importPrice: 0.34'),
+    );
+    expect(backups()).toHaveLength(1);
+    expect(readFileSync(body.backup, 'utf8')).toBe(original);
+
+    const after = await waitFor(
+      'the restarted daemon',
+      async () => {
+        const c = await inForce();
+        return c.start.id !== before.start.id ? c : undefined;
+      },
+      60_000,
+    );
+    expect(after.config.site.name).toBe('Miller family home');
+    expect(after.config.tariff).toMatchObject({ type: 'flat', importPrice: 0.34, exportPrice: 0.08 });
+    // the status page of the new start names the site anew
+    const status = (await (await call('/status.json')).json()) as any;
+    expect(status.site.name).toBe('Miller family home');
+    expect(child.exitCode).toBe(null);
+    expect(out).toContain('site.yaml changed on the setup page: restarting');
+  }, 90_000);
+
+  it('stops cleanly at SIGTERM after the restart', async () => {
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+  }, 30_000);
+});
