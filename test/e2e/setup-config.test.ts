@@ -6,7 +6,7 @@
  * check-config's line and hint, and leaves the file as it was.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,11 +15,14 @@ import { withDb } from '../../src/cli/data-dir.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import { HAVE_CHROMIUM, launchChromium, warnWithoutChromium } from '../support/chromium.js';
 import { ROOT, sitegwCommand } from '../support/cli.js';
-import { waitFor } from '../support/demo.js';
+import { demoSite, waitFor } from '../support/demo.js';
 import { freePort } from '../support/free-port.js';
 
 const PASSWORD = 'correct horse battery staple';
+const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
+warnWithoutChromium('setup page browser test');
 
 function siteYaml(s: SimServers, port: number): string {
   return `# the Millers' gateway, written by hand: keep these notes
@@ -177,8 +180,77 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
     expect(out).toContain('site.yaml changed on the setup page: restarting');
   }, 90_000);
 
+  it.skipIf(!HAVE_CHROMIUM)(
+    'in Chromium: the page shows the config in force, a refused value with its line, and waits for a saved one',
+    async () => {
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${url}/setup`);
+        expect(new URL(page.url()).pathname).toBe('/login');
+        await page.fill('#username', 'owner');
+        await page.fill('#password', PASSWORD);
+        await Promise.all([page.waitForURL(`${url}/`), page.click('button[type=submit]')]);
+        await page.click('a[href="/setup"]');
+        await expect.poll(() => page.textContent('#in-force')).toContain('Miller family home');
+        expect(await page.inputValue('#f-site-timezone')).toBe('Europe/Berlin');
+        const site = page.locator('form[data-section=site]');
+
+        await page.fill('#f-site-timezone', 'Europe/Berlln');
+        await site.locator('button[type=submit]').click();
+        await expect.poll(() => site.locator('.result').textContent()).toContain('CONFIG_REFUSED');
+        expect(await site.locator('.result').textContent()).toMatch(/line 7: site\.timezone: .*IANA/);
+        const refused = readFileSync(file, 'utf8');
+        expect(refused).toContain('timezone: Europe/Berlin #');
+
+        await page.fill('#f-site-timezone', 'Europe/Berlin');
+        await page.fill('#f-site-name', 'The Millers');
+        await site.locator('button[type=submit]').click();
+        await expect
+          .poll(() => site.locator('.result').textContent(), { timeout: 60_000 })
+          .toContain('Saved and in force.');
+        expect(await page.textContent('#in-force')).toContain('The Millers');
+        expect(readFileSync(file, 'utf8')).toBe(refused.replace('name: Miller family home', 'name: The Millers'));
+        mkdirSync(ARTIFACTS, { recursive: true });
+        await page.screenshot({ path: join(ARTIFACTS, 'setup-page.png'), fullPage: true });
+      } finally {
+        await browser.close();
+      }
+    },
+    90_000,
+  );
+
   it('stops cleanly at SIGTERM after the restart', async () => {
     child.kill('SIGTERM');
     expect(await exit).toBe(0);
   }, 30_000);
+});
+
+describe('setup in the demo', () => {
+  it('says it has no site.yaml to change: 409 SETUP_UNAVAILABLE', async () => {
+    const demo = await demoSite();
+    try {
+      const login = await fetch(`${demo.url}/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          username: demo.credentials.owner.username,
+          password: demo.credentials.owner.password,
+        }).toString(),
+      });
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      const r = await fetch(`${demo.url}/setup/config`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json' },
+        body: JSON.stringify({ changes: [{ path: ['site', 'name'], value: 'X' }] }),
+      });
+      expect(r.status).toBe(409);
+      expect(((await r.json()) as { code: string }).code).toBe('SETUP_UNAVAILABLE');
+      const page = await (await fetch(`${demo.url}/setup`, { headers: { cookie } })).text();
+      expect(page).toContain('nothing here can be saved');
+    } finally {
+      await demo.cleanup();
+    }
+  }, 60_000);
 });

@@ -116,6 +116,14 @@ ${FORMS.map(form).join('\n')}
 `;
 }
 
+/** Labels above their fields, the outcome of a save under its button. */
+export const SETUP_CSS = `
+form.setup label { display: block; margin-top: .6em; }
+form.setup input:not([type=checkbox]) { display: block; width: 100%; max-width: 28em; }
+form.setup .result.ok { color: #1a7f37; }
+form.setup .result.error { color: #b42318; }
+`;
+
 /** The page's behaviour: fill the forms from config.json, send one section's changes, wait for the restart. */
 export const SETUP_JS = `(function () {
   'use strict';
@@ -136,7 +144,10 @@ export const SETUP_JS = `(function () {
       else input.value = v == null ? '' : String(v);
     });
     var s = data.config.site || {};
-    document.getElementById('in-force').textContent = 'In force since ' + data.start.at + ': ' + s.name + ', ' + s.timezone +
+    // the site's own clock, 24-hour, whatever the browser's zone (as the status page)
+    var since = new Date(data.start.at).toLocaleString('en-GB', { timeZone: s.timezone, hourCycle: 'h23' });
+    document.querySelector('h1').textContent = s.name + ': setup';
+    document.getElementById('in-force').textContent = 'In force since ' + since + ': ' + s.name + ', ' + s.timezone +
       (data.config.tariff ? ', tariff ' + data.config.tariff.type : ', no tariff') + (data.file ? ' (from ' + data.file + ')' : '');
     document.body.dataset.start = data.start.id;
   }
