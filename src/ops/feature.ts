@@ -181,7 +181,13 @@ export class OpsFeature {
    */
   stopping(restarting = false): void {
     this.watchdog.stop();
-    if (restarting) this.notify.notify({ RELOADING: '1', STATUS: 'restarting with the changed site.yaml' });
+    // MONOTONIC_USEC: CLOCK_MONOTONIC, which node's hrtime reads on Linux; newer systemd asks for it with RELOADING
+    if (restarting)
+      this.notify.notify({
+        RELOADING: '1',
+        MONOTONIC_USEC: String(process.hrtime.bigint() / 1000n),
+        STATUS: 'restarting with the changed site.yaml',
+      });
     else this.notify.notify({ STOPPING: '1', STATUS: 'stopping' });
   }
 

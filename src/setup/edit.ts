@@ -10,6 +10,7 @@
 import {
   closeSync,
   copyFileSync,
+  fchmodSync,
   fsyncSync,
   openSync,
   readdirSync,
@@ -144,6 +145,8 @@ export function editedText(text: string, changes: readonly ConfigChange[]): { te
 function writeSynced(file: string, text: string, mode: number): void {
   const fd = openSync(file, 'wx', mode);
   try {
+    // the old file's mode exactly, whatever the process's umask (the unit's is 0077)
+    fchmodSync(fd, mode);
     writeSync(fd, text);
     fsyncSync(fd);
   } finally {
@@ -203,7 +206,7 @@ export async function editSiteYaml(
   } catch (e) {
     return refuse(
       'CONFIG_NOT_WRITABLE',
-      `cannot write beside ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the folder must be writable by the user sitegw runs as`,
+      `cannot write beside ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the folder must be writable by the user sitegw runs as (the Debian package keeps /etc/sitegw root's: change the file with sitegw setup or an editor, docs/install.md "Setup in the browser")`,
     );
   }
   try {

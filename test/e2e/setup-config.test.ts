@@ -5,7 +5,7 @@
  * process and serves the new values to the same session. A bad value is refused 400 with
  * check-config's line and hint, and leaves the file as it was.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +67,9 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
   let child: ChildProcess;
   let out = '';
   let exit: Promise<number | null>;
+  // what systemd would hear: a socat-bound datagram socket as NOTIFY_SOCKET (test/ops/watchdog.test.ts)
+  let listener: ChildProcess | undefined;
+  let notified = '';
 
   const call = (path: string, init: RequestInit = {}, withCookie = true) =>
     fetch(`${url}${path}`, {
@@ -91,9 +94,13 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
     original = siteYaml(servers, await freePort());
     writeFileSync(file, original);
     await withDb(join(dir, 'data'), (db) => setOwnerPassword(db, 'owner', PASSWORD, Date.now()));
+    const sock = join(dir, 'notify.sock');
+    listener = spawn('socat', ['-u', `UNIX-RECV:${sock}`, '-']);
+    listener.stdout!.setEncoding('utf8').on('data', (d: string) => (notified += d));
+    await waitFor('the notify socket', () => spawnSync('test', ['-S', sock]).status === 0);
     child = spawn(...sitegwCommand(['run', '--config', file]), {
       cwd: ROOT,
-      env: { ...process.env, SITEGW_LOG_LEVEL: 'info' },
+      env: { ...process.env, SITEGW_LOG_LEVEL: 'info', NOTIFY_SOCKET: sock },
     });
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -114,6 +121,7 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
       child.kill('SIGKILL');
       await exit;
     }
+    listener?.kill();
     await servers?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -178,6 +186,11 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
     expect(status.site.name).toBe('Miller family home');
     expect(child.exitCode).toBe(null);
     expect(out).toContain('site.yaml changed on the setup page: restarting');
+    // systemd hears a reload, not a stop (after STOPPING=1 it would kill the process at TimeoutStopSec)
+    await waitFor('READY=1 from the new start', () => (notified.match(/^READY=1$/gm) ?? []).length >= 2);
+    expect(notified).toMatch(/^RELOADING=1$/m);
+    expect(notified).toMatch(/^MONOTONIC_USEC=\d+$/m);
+    expect(notified).not.toMatch(/^STOPPING=1$/m);
   }, 90_000);
 
   it.skipIf(!HAVE_CHROMIUM)(
@@ -223,6 +236,7 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
   it('stops cleanly at SIGTERM after the restart', async () => {
     child.kill('SIGTERM');
     expect(await exit).toBe(0);
+    await waitFor('STOPPING=1', () => /^STOPPING=1$/m.test(notified));
   }, 30_000);
 });
 
