@@ -13,12 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setOwnerPassword } from '../../src/auth/owner.js';
 import { withDb } from '../../src/cli/data-dir.js';
 import { ScaledClock } from '../../src/core/clock.js';
+import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import { partnerToken } from '../support/auth.js';
 import { HAVE_CHROMIUM, launchChromium, warnWithoutChromium } from '../support/chromium.js';
 import { ROOT, sitegwCommand } from '../support/cli.js';
-import { demoSite, waitFor } from '../support/demo.js';
+import { demoSite, getJson, waitFor } from '../support/demo.js';
 import { freePort } from '../support/free-port.js';
+import { allNodes } from '../support/topology.js';
 
 const PASSWORD = 'correct horse battery staple';
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
@@ -193,6 +196,36 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
     expect(notified).not.toMatch(/^STOPPING=1$/m);
   }, 90_000);
 
+  it('creates a partner client with its devices: the secret once, a token with it, the topology of those devices; an unknown device refused', async () => {
+    const add = (body: unknown) =>
+      call('/setup/clients', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const bad = await add({ id: 'app', devices: ['inverter', 'battery-9'] });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 'CLIENT_REFUSED', message: expect.stringContaining("'battery-9'") });
+    const r = await add({ id: 'app', name: 'Energy app', devices: ['inverter'] });
+    expect(r.status).toBe(201);
+    const body = (await r.json()) as any;
+    expect(body.client).toMatchObject({ id: 'app', name: 'Energy app', devices: ['inverter'] });
+    expect(body.secret).toMatch(/^sgw_cs_/);
+    const listed = (await (await call('/setup/clients.json')).json()) as any;
+    expect(listed.clients).toEqual([expect.objectContaining({ id: 'app', devices: ['inverter'] })]);
+    expect(JSON.stringify(listed)).not.toContain(body.secret);
+    const token = await partnerToken({
+      tokenUrl: `${url}/oauth2/token`,
+      client: { id: 'app', secret: body.secret },
+    } as DemoCredentials);
+    const topo = await getJson(`${url}/api/v1/sites/miller-home/topology?compact=false`, token);
+    expect(topo.status).toBe(200);
+    const ids = allNodes(topo.body.topology).map((n) => n.id);
+    expect(ids).toContain('inverter');
+    expect(ids).not.toContain('grid-meter');
+    expect((await add({ id: 'app', devices: [] })).status).toBe(400);
+  });
+
   it.skipIf(!HAVE_CHROMIUM)(
     'in Chromium: the page shows the config in force, a refused value with its line, and waits for a saved one',
     async () => {
@@ -224,6 +257,11 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
           .toContain('Saved and in force.');
         expect(await page.textContent('#in-force')).toContain('The Millers');
         expect(readFileSync(file, 'utf8')).toBe(refused.replace('name: Miller family home', 'name: The Millers'));
+        await page.fill('#client-id', 'wallbox');
+        await page.uncheck('#client-devices input[value=grid-meter]');
+        await page.click('#client-form button[type=submit]');
+        await expect.poll(() => page.textContent('#client-form .result')).toMatch(/shown only this once:\s*sgw_cs_/);
+        await expect.poll(() => page.textContent('#clients [data-client=wallbox]')).toBe('wallbox (wallbox): inverter');
         mkdirSync(ARTIFACTS, { recursive: true });
         await page.screenshot({ path: join(ARTIFACTS, 'setup-page.png'), fullPage: true });
       } finally {

@@ -29,6 +29,7 @@ import { gateRequests } from './request-gate.js';
 import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
 import { type SetupHandle, setupRoutes } from './setup.js';
+import { setupClientsRoutes } from './setup-clients.js';
 import { type SiteLimitsView, siteLimitsRoutes } from './site-limits.js';
 import { sitesRoutes } from './sites.js';
 import { LOGIN_PATH, statusRoutes } from './status.js';
@@ -197,6 +198,11 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
     await app.register(setupRoutes, {
       setup: opts.setup,
       config: opts.site.config,
+      https: opts.https !== undefined,
+    });
+    await app.register(setupClientsRoutes, {
+      db: opts.db,
+      devices: () => opts.site.config.devices.map((d) => d.id),
       https: opts.https !== undefined,
     });
   }

@@ -110,6 +110,12 @@ export function setupPage(o: { site: string; available: boolean }): string {
 ${o.available ? '' : '<p class="error" role="alert">This gateway was not started from a site.yaml (the demo builds its site in memory): nothing here can be saved.</p>'}
 <p id="in-force" class="muted">Loading the configuration in force…</p>
 ${FORMS.map(form).join('\n')}
+<section><h2>Partner clients</h2><p class="muted">An app or service that reads the Energy Site API (OAuth2 client credentials); it sees the devices ticked here. Its secret is shown once.</p>
+<div id="clients"></div>
+<form id="client-form"><label for="client-id">Client id</label><input id="client-id" autocomplete="off">
+<label for="client-name">Name</label><input id="client-name" autocomplete="off">
+<fieldset id="client-devices"><legend>Devices</legend></fieldset>
+<p><button type="submit">Create client</button></p><div class="result" role="status"></div></form></section>
 </main>
 <script src="/setup.js"></script>
 </body></html>
@@ -120,8 +126,10 @@ ${FORMS.map(form).join('\n')}
 export const SETUP_CSS = `
 form.setup label { display: block; margin-top: .6em; }
 form.setup input:not([type=checkbox]) { display: block; width: 100%; max-width: 28em; }
-form.setup .result.ok { color: #1a7f37; }
-form.setup .result.error { color: #b42318; }
+form.setup .result.ok, #client-form .result.ok { color: #1a7f37; }
+form.setup .result.error, #client-form .result.error { color: #b42318; }
+#client-form label { display: block; margin-top: .6em; }
+#client-form fieldset label { display: inline; margin-right: 1em; }
 `;
 
 /** The page's behaviour: fill the forms from config.json, send one section's changes, wait for the restart. */
@@ -225,6 +233,49 @@ export const SETUP_JS = `(function () {
       send(form, [{ path: [b.dataset.remove], value: null }]);
     });
   });
+  function clients() {
+    return fetch('/setup/clients.json', { headers: { accept: 'application/json' }, credentials: 'same-origin' })
+      .then(function (r) { return r.json(); })
+      .then(function (data) {
+        var list = document.getElementById('clients');
+        list.textContent = '';
+        data.clients.forEach(function (c) {
+          var p = document.createElement('p');
+          p.dataset.client = c.id;
+          p.textContent = c.id + ' (' + c.name + '): ' + (c.devices.length ? c.devices.join(', ') : 'no device');
+          list.appendChild(p);
+        });
+        var box = document.getElementById('client-devices');
+        if (box.querySelector('input')) return;
+        data.devices.forEach(function (d) {
+          var label = document.createElement('label');
+          var input = document.createElement('input');
+          input.type = 'checkbox'; input.value = d; input.checked = true;
+          label.appendChild(input); label.appendChild(document.createTextNode(' ' + d));
+          box.appendChild(label);
+        });
+      });
+  }
+  var clientForm = document.getElementById('client-form');
+  clientForm.addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    var devices = [];
+    clientForm.querySelectorAll('#client-devices input:checked').forEach(function (i) { devices.push(i.value); });
+    var name = document.getElementById('client-name').value;
+    fetch('/setup/clients', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ id: document.getElementById('client-id').value, name: name || undefined, devices: devices })
+    }).then(function (r) {
+      return r.json().then(function (body) {
+        if (r.status !== 201) return say(clientForm, body.code + ': ' + body.message, 'error');
+        say(clientForm, 'Client ' + body.client.id + ' created. Its secret, shown only this once:\\n' + body.secret, 'ok');
+        clients();
+      });
+    });
+  });
+  clients();
   load().then(fill, function (err) { document.getElementById('in-force').textContent = 'Cannot read the configuration: ' + err.message; });
 })();
 `;
