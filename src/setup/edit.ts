@@ -66,6 +66,7 @@ export type EditRefusal =
   | 'CONFIG_NOT_WRITABLE';
 
 export type EditResult =
+  /** `backup`: the old file's copy ('' when none was asked for) */
   | { ok: true; config: SiteConfig; backup: string; text: string }
   | { ok: false; code: EditRefusal; message: string; errors: ConfigError[] };
 
@@ -180,7 +181,7 @@ function pruneBackups(file: string, keep: number): void {
 export async function editSiteYaml(
   file: string,
   changes: readonly ConfigChange[],
-  opts: { now?: () => Date; keep?: number } = {},
+  opts: { now?: () => Date; keep?: number; backup?: boolean } = {},
 ): Promise<EditResult> {
   const problem = pathProblem(changes);
   if (problem) return refuse('CONFIG_PATH_REFUSED', problem);
@@ -220,11 +221,14 @@ export async function editSiteYaml(
         errors,
       );
     }
-    const now = (opts.now ?? (() => new Date()))();
-    let backup = backupName(path, now);
-    // two changes within one second keep both old files
-    for (let i = 1; existsQuiet(backup); i++) backup = `${backupName(path, now)}-${i}`;
-    copyFileSync(path, backup);
+    let backup = '';
+    if (opts.backup !== false) {
+      const now = (opts.now ?? (() => new Date()))();
+      backup = backupName(path, now);
+      // two changes within one second keep both old files
+      for (let i = 1; existsQuiet(backup); i++) backup = `${backupName(path, now)}-${i}`;
+      copyFileSync(path, backup);
+    }
     renameSync(tmp, path);
     syncFolder(dirname(path));
     pruneBackups(path, opts.keep ?? BACKUPS_KEPT);
