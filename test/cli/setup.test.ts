@@ -299,6 +299,17 @@ describe('sitegw setup never replaces a site.yaml unasked', () => {
     expect(migrate.out()).toMatch(/sitegw\.db: schema version \d+\n$/);
   });
 
+  it('ends --yes with exit 2 on a flag check-config refuses, the site.yaml written before it kept valid', async () => {
+    const dir = tmp();
+    const file = join(dir, 'site.yaml');
+    const p = sitegw(['setup', '--config', file, '--yes', ...flags(), '--uplink-url', 'ftp://broker.example']);
+    expect(await p.exit).toBe(2);
+    expect(p.err()).toMatch(/site\.yaml:\d+:\d+ uplink\.url: is not in the expected form/);
+    expect(p.err()).toMatch(/^sitegw setup: .*'ftp:\/\/broker\.example' is refused/m);
+    expect(readFileSync(file, 'utf8')).not.toContain('uplink:');
+    expect(await checkConfigCommand(file, captureLines())).toBe(0);
+  });
+
   it('refuses a wrong flag value with one line, before touching anything', async () => {
     const dir = tmp();
     const p = sitegw(['setup', '--config', join(dir, 'site.yaml'), '--yes', ...flags(), '--site-id', 'Not An Id']);
