@@ -226,6 +226,43 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
     expect((await add({ id: 'app', devices: [] })).status).toBe(400);
   });
 
+  it('scans the inverter’s bus and adds a battery it found; a found device under a taken id is refused by check-config', async () => {
+    const scan = async (body: unknown) =>
+      call('/setup/scan', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect(((await (await scan({ tcp: 'not a host' })).json()) as any).code).toBe('SCAN_REFUSED');
+    const r = await scan({ tcp: `${servers.inverter.host}:${servers.inverter.port}`, units: '1-3' });
+    expect(r.status).toBe(200);
+    const found = ((await r.json()) as any).found as { device: any; note: string }[];
+    const battery = found.find((f) => f.device.role === 'battery');
+    expect(battery, JSON.stringify(found)).toBeDefined();
+    expect(battery!.device.connection).toMatchObject({ type: 'tcp', port: servers.inverter.port });
+    expect(battery!.note).toMatch(/^unit \d+: /);
+    const before = await inForce();
+    const at = before.config.devices.length;
+    const taken = await post([{ path: ['devices', at], value: { ...battery!.device, id: 'inverter' } }]);
+    expect(taken.status).toBe(400);
+    const refusal = (await taken.json()) as any;
+    expect(refusal.code).toBe('CONFIG_REFUSED');
+    expect(refusal.errors[0].path).toMatch(new RegExp(`^devices\\[${at}\\]`));
+    const added = await post([{ path: ['devices', at], value: battery!.device }]);
+    expect(added.status).toBe(202);
+    const after = await waitFor(
+      'the restart with the battery',
+      async () => {
+        const c = await inForce();
+        return c.start.id !== before.start.id ? c : undefined;
+      },
+      60_000,
+    );
+    expect(after.config.devices.map((d: any) => d.id)).toEqual(['inverter', 'grid-meter', battery!.device.id]);
+    // the comments above the devices the owner wrote are still there
+    expect(readFileSync(file, 'utf8')).toContain("# the Millers' gateway, written by hand: keep these notes");
+  }, 90_000);
+
   it.skipIf(!HAVE_CHROMIUM)(
     'in Chromium: the page shows the config in force, a refused value with its line, and waits for a saved one',
     async () => {
@@ -257,11 +294,28 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
           .toContain('Saved and in force.');
         expect(await page.textContent('#in-force')).toContain('The Millers');
         expect(readFileSync(file, 'utf8')).toBe(refused.replace('name: Miller family home', 'name: The Millers'));
+        await page.fill('#scan-tcp', `${servers.meter.host}:${servers.meter.port}`);
+        await page.fill('#scan-units', '1-2');
+        await page.click('#scan-form button[type=submit]');
+        await expect.poll(() => page.textContent('#scan-form .result'), { timeout: 30_000 }).toMatch(/Found 2 devices/);
+        const second = page.locator('#found [data-found="1"]');
+        await second.locator('.pick').check();
+        await second.locator('.pick-id').fill('house');
+        await second.locator('.pick-role').selectOption('consumption-meter');
+        await page.click('#pick-form button[type=submit]');
+        await expect
+          .poll(() => page.textContent('#pick-form .result'), { timeout: 60_000 })
+          .toContain('Saved and in force.');
+        expect(await page.textContent('#devices [data-device=house]')).toBe(
+          'house: consumption-meter, profile sunspec',
+        );
         await page.fill('#client-id', 'wallbox');
         await page.uncheck('#client-devices input[value=grid-meter]');
         await page.click('#client-form button[type=submit]');
         await expect.poll(() => page.textContent('#client-form .result')).toMatch(/shown only this once:\s*sgw_cs_/);
-        await expect.poll(() => page.textContent('#clients [data-client=wallbox]')).toBe('wallbox (wallbox): inverter');
+        await expect
+          .poll(() => page.textContent('#clients [data-client=wallbox]'))
+          .toMatch(/^wallbox \(wallbox\): (?!.*grid-meter).*\bhouse\b/);
         mkdirSync(ARTIFACTS, { recursive: true });
         await page.screenshot({ path: join(ARTIFACTS, 'setup-page.png'), fullPage: true });
       } finally {

@@ -110,6 +110,12 @@ export function setupPage(o: { site: string; available: boolean }): string {
 ${o.available ? '' : '<p class="error" role="alert">This gateway was not started from a site.yaml (the demo builds its site in memory): nothing here can be saved.</p>'}
 <p id="in-force" class="muted">Loading the configuration in force…</p>
 ${FORMS.map(form).join('\n')}
+<section><h2>Devices</h2><div id="devices"></div>
+<form id="scan-form"><p class="muted">Scan a Modbus TCP bus (an inverter's port, a Modbus gateway) for devices to add; a serial line is scanned with <code>sitegw scan</code> while the service is stopped.</p>
+<label for="scan-tcp">Host[:port]</label><input id="scan-tcp" autocomplete="off" placeholder="192.168.1.50:502">
+<label for="scan-units">Unit ids</label><input id="scan-units" value="1-10">
+<p><button type="submit">Scan</button></p><div class="result" role="status"></div></form>
+<form id="pick-form" hidden><div id="found"></div><p><button type="submit">Add the ticked devices and restart</button></p><div class="result" role="status"></div></form></section>
 <section><h2>Partner clients</h2><p class="muted">An app or service that reads the Energy Site API (OAuth2 client credentials); it sees the devices ticked here. Its secret is shown once.</p>
 <div id="clients"></div>
 <form id="client-form"><label for="client-id">Client id</label><input id="client-id" autocomplete="off">
@@ -128,7 +134,9 @@ form.setup label { display: block; margin-top: .6em; }
 form.setup input:not([type=checkbox]) { display: block; width: 100%; max-width: 28em; }
 form.setup .result.ok, #client-form .result.ok { color: #1a7f37; }
 form.setup .result.error, #client-form .result.error { color: #b42318; }
-#client-form label { display: block; margin-top: .6em; }
+#client-form label, #scan-form label { display: block; margin-top: .6em; }
+#pick-form .result.ok, #scan-form .result.ok { color: #1a7f37; }
+#pick-form .result.error, #scan-form .result.error { color: #b42318; }
 #client-form fieldset label { display: inline; margin-right: 1em; }
 `;
 
@@ -158,7 +166,67 @@ export const SETUP_JS = `(function () {
     document.getElementById('in-force').textContent = 'In force since ' + since + ': ' + s.name + ', ' + s.timezone +
       (data.config.tariff ? ', tariff ' + data.config.tariff.type : ', no tariff') + (data.file ? ' (from ' + data.file + ')' : '');
     document.body.dataset.start = data.start.id;
+    clients();
+    var list = document.getElementById('devices');
+    list.textContent = '';
+    (data.config.devices || []).forEach(function (d) {
+      var p = document.createElement('p');
+      p.dataset.device = d.id;
+      p.textContent = d.id + ': ' + d.role + ', profile ' + d.profile;
+      list.appendChild(p);
+    });
   }
+  var ROLES = ['inverter', 'battery', 'grid-meter', 'consumption-meter'];
+  var found = [];
+  var scanForm = document.getElementById('scan-form');
+  var pickForm = document.getElementById('pick-form');
+  scanForm.addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    say(scanForm, 'Scanning…');
+    fetch('/setup/scan', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ tcp: document.getElementById('scan-tcp').value, units: document.getElementById('scan-units').value })
+    }).then(function (r) {
+      return r.json().then(function (body) {
+        if (r.status !== 200) return say(scanForm, body.code + ': ' + body.message, 'error');
+        found = body.found;
+        say(scanForm, 'Found ' + found.length + ' device' + (found.length === 1 ? '' : 's') + '.', 'ok');
+        var box = document.getElementById('found');
+        box.textContent = '';
+        found.forEach(function (f, i) {
+          var row = document.createElement('p');
+          row.dataset.found = String(i);
+          var tick = document.createElement('input');
+          tick.type = 'checkbox'; tick.className = 'pick'; tick.setAttribute('aria-label', 'add ' + f.device.id);
+          var id = document.createElement('input');
+          id.className = 'pick-id'; id.value = f.device.id; id.setAttribute('aria-label', 'device id');
+          var role = document.createElement('select');
+          role.className = 'pick-role'; role.setAttribute('aria-label', 'role');
+          ROLES.forEach(function (r) { var o = document.createElement('option'); o.value = r; o.textContent = r; o.selected = r === f.device.role; role.appendChild(o); });
+          var note = document.createElement('span');
+          note.className = 'muted'; note.textContent = ' ' + f.note;
+          row.appendChild(tick); row.appendChild(id); row.appendChild(role); row.appendChild(note);
+          box.appendChild(row);
+        });
+        pickForm.hidden = found.length === 0;
+      });
+    }, function (err) { say(scanForm, 'Not sent: ' + err.message, 'error'); });
+  });
+  pickForm.addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    var at = (current.config.devices || []).length;
+    var changes = [];
+    pickForm.querySelectorAll('[data-found]').forEach(function (row) {
+      if (!row.querySelector('.pick').checked) return;
+      var d = Object.assign({}, found[Number(row.dataset.found)].device);
+      d.id = row.querySelector('.pick-id').value;
+      d.role = row.querySelector('.pick-role').value;
+      changes.push({ path: ['devices', at + changes.length], value: d });
+    });
+    send(pickForm, changes);
+  });
   function changesOf(form) {
     var section = form.dataset.section;
     var changes = [];
@@ -246,8 +314,9 @@ export const SETUP_JS = `(function () {
           list.appendChild(p);
         });
         var box = document.getElementById('client-devices');
-        if (box.querySelector('input')) return;
+        // a device added since (a scan, a restart) gets its box too
         data.devices.forEach(function (d) {
+          if (box.querySelector('input[value="' + d + '"]')) return;
           var label = document.createElement('label');
           var input = document.createElement('input');
           input.type = 'checkbox'; input.value = d; input.checked = true;
@@ -275,7 +344,6 @@ export const SETUP_JS = `(function () {
       });
     });
   });
-  clients();
   load().then(fill, function (err) { document.getElementById('in-force').textContent = 'Cannot read the configuration: ' + err.message; });
 })();
 `;
