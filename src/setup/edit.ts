@@ -63,7 +63,9 @@ export type EditRefusal =
   /** site.yaml as it is now cannot be read or parsed, so no change can be placed in it */
   | 'CONFIG_UNREADABLE'
   /** the folder of site.yaml cannot be written by the gateway's user */
-  | 'CONFIG_NOT_WRITABLE';
+  | 'CONFIG_NOT_WRITABLE'
+  /** the changes leave the file as it is (a value removed that it does not have): nothing to apply */
+  | 'CONFIG_UNCHANGED';
 
 export type EditResult =
   /** `backup`: the old file's copy ('' when none was asked for) */
@@ -132,10 +134,15 @@ export function editedText(text: string, changes: readonly ConfigChange[]): { te
     if (typeof last === 'number' && !(isSeq(parent) && last <= parent.items.length))
       return { error: `${formatPath(c.path)} is past the end of its list or not in a list` };
     const node = doc.getIn(c.path, true);
-    if (c.value === undefined || c.value === null) doc.deleteIn(c.path);
-    // a scalar changed in place keeps its comment and quoting
-    else if (isScalar(node) && typeof c.value !== 'object') node.value = c.value;
-    else doc.setIn(c.path, doc.createNode(c.value));
+    try {
+      if (c.value === undefined || c.value === null) doc.deleteIn(c.path);
+      // a scalar changed in place keeps its comment and quoting
+      else if (isScalar(node) && typeof c.value !== 'object') node.value = c.value;
+      else doc.setIn(c.path, doc.createNode(c.value));
+    } catch {
+      // the yaml package throws for a path through a plain value or a list named by a key
+      return { error: `${formatPath(c.path)} runs through a value that is not a mapping or a list of that kind` };
+    }
   }
   // as written: no folding of long values; flow collections spaced as most of the file's are
   const padded = (text.match(/:[ \t]+[[{] /g) ?? []).length;
@@ -199,6 +206,7 @@ export async function editSiteYaml(
     return edited.error.includes('does not parse')
       ? refuse('CONFIG_UNREADABLE', `${path} does not parse now: run sitegw check-config ${path}`)
       : refuse('CONFIG_PATH_REFUSED', edited.error);
+  if (edited.text === text) return refuse('CONFIG_UNCHANGED', 'the changes leave site.yaml as it is: nothing to apply');
   // beside the file, so the rename below stays on one file system and relative paths read the same
   const tmp = join(dirname(path), `.${basename(path)}.edit-${process.pid}`);
   try {

@@ -152,6 +152,10 @@ describe('setup through the owner’s endpoints on sitegw run', () => {
     const http = await post([{ path: ['http', 'port'], value: 1 }]);
     expect(http.status).toBe(400);
     expect(((await http.json()) as any).code).toBe('CONFIG_PATH_REFUSED');
+    // a path through a plain value: a named 400, not the yaml package's exception as a 500
+    const through = await post([{ path: ['site', 'name', 'first'], value: 'x' }]);
+    expect(through.status).toBe(400);
+    expect(((await through.json()) as any).code).toBe('CONFIG_PATH_REFUSED');
     expect(readFileSync(file, 'utf8')).toBe(original);
     expect(backups()).toEqual([]);
     expect((await inForce()).start.id).toBe(before.start.id);

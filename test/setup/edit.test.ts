@@ -116,6 +116,25 @@ describe('editSiteYaml', () => {
     expect(readFileSync(file, 'utf8')).toBe(COMMENTED);
   });
 
+  it('refuses a path that runs through a value or names a list by key, instead of throwing', async () => {
+    const file = siteFile();
+    for (const path of [
+      ['site', 'name', 'first'],
+      ['tariff', 'periods', 'first'],
+      ['devices', 0, 'id', 'x'],
+    ])
+      for (const value of [1, null, { a: 1 }]) {
+        const r = await editSiteYaml(file, [{ path, value }]);
+        expect(r.ok).toBe(false);
+        // removing what is not there may change nothing: told so rather than written and restarted for
+        expect(value === null ? ['CONFIG_PATH_REFUSED', 'CONFIG_UNCHANGED'] : ['CONFIG_PATH_REFUSED']).toContain(
+          !r.ok && r.code,
+        );
+      }
+    expect(readFileSync(file, 'utf8')).toBe(COMMENTED);
+    expect(backupsOf(file)).toEqual([]);
+  });
+
   it('refuses a file that no longer parses, naming it, and changes nothing', async () => {
     const broken = `${COMMENTED}  - id: [\n`;
     const file = siteFile(broken);
