@@ -45,7 +45,7 @@ async function askApplied(
     if (changes.length === 0) return answer;
     // setup has just written the file: a backup per answer would only repeat it
     const r = await editSiteYaml(file, changes, { backup: false });
-    if (r.ok) return answer;
+    if (r.ok || r.code === 'CONFIG_UNCHANGED') return answer;
     io.err(`  ${r.code}: ${r.message}\n`);
     for (const line of formatConfigErrors(r.errors, file)) io.err(`  ${line}\n`);
     // a refused flag would be refused again: asked on a terminal, the --yes run ends with it
