@@ -3,6 +3,8 @@ import type { Database } from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './api/http/app.js';
+import type { SetupHandle } from './api/http/setup.js';
+import type { SessionStore } from './api/http/status-session.js';
 import { resolveTls, type TlsSetup } from './api/http/tls.js';
 import { wsAccess } from './api/http/ws-access.js';
 import { RefusalLog } from './api/refusals.js';
@@ -62,6 +64,13 @@ export interface DaemonOptions {
   wsGrantRecheckMs?: number;
   /** real ms after the start before the scheduled backups are first looked at (default a minute) */
   backupFirstLookMs?: number;
+  /**
+   * the site.yaml this config was read from and how to restart with it changed: the owner's
+   * setup page (src/api/http/setup.ts) edits it; without it (the demo, tests) the page says it cannot
+   */
+  setup?: SetupHandle;
+  /** the owner's sessions, kept by `sitegw run` across its restarts so the setup page stays signed in */
+  ownerSessions?: SessionStore;
 }
 
 export interface DaemonContext {
@@ -406,6 +415,8 @@ export class Daemon {
       logger: log.child({ feature: 'http' }),
       version: VERSION,
       ops,
+      setup: opts.setup,
+      ownerSessions: opts.ownerSessions,
     });
     await features.start({ name: 'http', start: () => undefined, stop: () => app.close() });
     // WebSocket clients hear 1001 (going away) before the HTTP server closes under them
@@ -439,9 +450,10 @@ export class Daemon {
   }
 
   /** Stops what start() started, last-first; every feature gets its stop even when one fails. */
-  async stop(): Promise<void> {
+  /** `restarting`: `sitegw run` starts again at once with a changed site.yaml (systemd hears RELOADING). */
+  async stop(opts: { restarting?: boolean } = {}): Promise<void> {
     if (this.features.size === 0) return; // stopped already
-    this.ctx.ops.stopping();
+    this.ctx.ops.stopping(opts.restarting);
     const failures = await this.features.stop();
     if (failures.length > 0) throw failures[0];
     this.ctx.log.info('sitegw stopped');

@@ -26,9 +26,12 @@ Usage:
       Find the Modbus devices on a bus (SunSpec, or a device profile's identity) and print a site.yaml snippet.
   sitegw setup [--config FILE] [--tcp HOST[:PORT]]... [--rtu DEVICE [--baud N] [--parity P]]... [--units 1-247]
                [--site-id ID] [--site-name T] [--timezone TZ] [--currency C] [--latitude N] [--longitude N]
-               [--http-host ADDR] [--http-port N] [--data-dir DIR] [--owner NAME] [--yes [--password-stdin]] [--force]
+               [--http-host ADDR] [--http-port N] [--data-dir DIR] [--import-price N [--export-price N]]
+               [--uplink-url URL] [--homeassistant-url URL] [--control yes|no] [--export-limit W] [--client ID]
+               [--owner NAME] [--yes [--password-stdin]] [--force]
       First run on a terminal: asks for the site and the Modbus buses, scans them, lets you confirm each
-      device's role and id, writes site.yaml (default /etc/sitegw/site.yaml), checks it and sets the owner
+      device's role and id, writes site.yaml (default /etc/sitegw/site.yaml), checks it, asks for a tariff,
+      the uplink, Home Assistant, control, an export limit and a partner client, and sets the owner
       password. Flags answer questions; --yes takes the defaults for the rest. An existing site.yaml is
       replaced only when you say so (or --force).
   sitegw run --config FILE

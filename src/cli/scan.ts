@@ -4,7 +4,6 @@
  * Exit 0 when a device was found, 1 when none was, 2 for a usage mistake or a link that cannot be
  * opened at all.
  */
-import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { parseUnits, scanBus } from '../discovery/scan.js';
 import { formatScanReport, ranges, type ScanLink } from '../discovery/scan-report.js';
@@ -15,6 +14,7 @@ import { RtuBus } from '../modbus/rtu-bus.js';
 import { interFrameDelayMs } from '../modbus/rtu-timing.js';
 import { TcpBus } from '../modbus/tcp-bus.js';
 import { installedProfiles } from '../profiles/registry.js';
+import { ScanRequestError, tcpTarget } from '../setup/scan.js';
 import { choiceOption, intOption, lineSettings, PARITIES } from './options.js';
 import { EXIT, isUsageMistake, type Output, printError, printFailure, stdio, UsageError } from './output.js';
 
@@ -31,13 +31,12 @@ const TIMEOUT = { min: 20, max: 10_000, what: 'milliseconds from 20 to 10000' };
 
 /** 'HOST', 'HOST:PORT', '[v6]:PORT' → host and port (502 by default) */
 export function parseTcpTarget(spec: string): { host: string; port: number } {
-  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(spec);
-  const plain = /^([^:]+)(?::(\d+))?$/.exec(spec);
-  const m = v6 ?? (isIP(spec) === 6 ? [spec, spec, undefined] : plain);
-  if (!m?.[1]) throw new UsageError(`--tcp: '${spec}' is not HOST or HOST:PORT`);
-  const port = m[2] === undefined ? 502 : Number(m[2]);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`--tcp: port ${m[2]} is not 1..65535`);
-  return { host: m[1], port };
+  try {
+    return tcpTarget(spec);
+  } catch (e) {
+    if (e instanceof ScanRequestError) throw new UsageError(`--tcp: ${e.message}`);
+    throw e;
+  }
 }
 
 export interface ScanPlan {

@@ -2,7 +2,9 @@
  * `sitegw setup`: the installer's first run on a terminal. It asks for the site and the Modbus
  * buses, scans each bus (src/discovery, as `sitegw scan`), lets the installer confirm or change
  * each device's role and id, writes site.yaml with comments (setup-site-yaml.ts), checks it as
- * `sitegw check-config` does, sets the owner password, and says how to start the service and
+ * `sitegw check-config` does, asks what the setup page asks (a tariff, the uplink, Home
+ * Assistant, control, an export limit, a partner client: setup-extras.ts, through the page's
+ * core src/setup/edit.ts), sets the owner password, and says how to start the service and
  * where the status page is. Every question has a default; flags answer them and `--yes` takes
  * the rest unasked, so a script can run it. An existing site.yaml is replaced only when the
  * installer says so (or `--force`); the package's placeholder counts as none.
@@ -34,6 +36,7 @@ import { EXIT, isUsageMistake, type Output, printError, printFailure, stdio, Usa
 import { firstLineOfStdin } from './owner.js';
 import { type Asker, type Check, defaultsAsker, Interrupted, terminalAsker } from './prompt.js';
 import { planScan, RTU_DEFAULT_UNITS, TCP_DEFAULT_UNITS } from './scan.js';
+import { extraAnswers } from './setup-extras.js';
 import {
   mergeBuses,
   type ProposedDevice,
@@ -70,6 +73,14 @@ const OPTIONS = {
   'password-stdin': { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
   force: { type: 'boolean' },
+  // the questions the setup page asks too (setup-extras.ts)
+  'import-price': { type: 'string' },
+  'export-price': { type: 'string' },
+  'uplink-url': { type: 'string' },
+  'homeassistant-url': { type: 'string' },
+  control: { type: 'string' },
+  'export-limit': { type: 'string' },
+  client: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
@@ -347,6 +358,16 @@ async function setup(v: Values, io: Output): Promise<number> {
       return checked;
     }
     const dataDir = resolve(dirname(file), site.dataDir);
+    await extraAnswers(
+      ask,
+      v,
+      file,
+      dataDir,
+      devices.map((d) => d.id),
+      io,
+    );
+    // a partner client made the database as root
+    if (existsSync(dataDir)) keepOwner(dataDir);
     const owner = await ownerPassword(ask, v, file, dataDir, io);
     io.out(
       [

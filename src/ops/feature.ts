@@ -174,9 +174,21 @@ export class OpsFeature {
     return loop instanceof OptimiserLoop ? loop.planCharts() : [];
   }
 
-  stopping(): void {
+  /**
+   * `restarting`: a restart in the same process for a changed site.yaml (src/cli/run.ts). systemd
+   * hears RELOADING=1, not STOPPING=1: after STOPPING it would wait for the process to end and
+   * kill it at TimeoutStopSec; the next start's READY=1 ends the reload.
+   */
+  stopping(restarting = false): void {
     this.watchdog.stop();
-    this.notify.notify({ STOPPING: '1', STATUS: 'stopping' });
+    // MONOTONIC_USEC: CLOCK_MONOTONIC, which node's hrtime reads on Linux; newer systemd asks for it with RELOADING
+    if (restarting)
+      this.notify.notify({
+        RELOADING: '1',
+        MONOTONIC_USEC: String(process.hrtime.bigint() / 1000n),
+        STATUS: 'restarting with the changed site.yaml',
+      });
+    else this.notify.notify({ STOPPING: '1', STATUS: 'stopping' });
   }
 
   async stop(): Promise<void> {

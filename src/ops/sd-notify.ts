@@ -12,6 +12,9 @@
  *   Essential on Debian and Raspberry Pi OS (always installed); its core Socket module speaks
  *   SOCK_DGRAM. It reads messages from stdin (lines, a blank line ends one message) and sends each
  *   as one datagram. It lives in the service's cgroup, so the unit needs NotifyAccess=all.
+ *   Line by line, not perl's paragraph mode ($/ = ""): that reads past a blank line to see
+ *   whether more follow, so each message waited for the next one (a READY=1 reached systemd only
+ *   with the next watchdog ping, and not at all without a watchdog).
  *
  * With NOTIFY_SOCKET unset nothing is spawned and every call does nothing.
  */
@@ -24,12 +27,13 @@ my $path = $ENV{NOTIFY_SOCKET} // exit 2;
 $path =~ s/^@/\0/;
 socket(my $s, AF_UNIX, SOCK_DGRAM, 0) or die "socket: $!\n";
 my $to = pack_sockaddr_un($path);
-$/ = "";
 binmode STDIN;
-while (my $msg = <STDIN>) {
-  $msg =~ s/\n+\z/\n/;
-  send($s, $msg, 0, $to) or print STDERR "sd_notify: send to $ENV{NOTIFY_SOCKET} failed: $!\n";
+my $msg = "";
+sub out { return unless length $msg; send($s, $msg, 0, $to) or print STDERR "sd_notify: send to $ENV{NOTIFY_SOCKET} failed: $!\n"; $msg = ""; }
+while (my $line = <STDIN>) {
+  if ($line eq "\n") { out(); } else { $msg .= $line; }
 }
+out();
 `;
 
 /** KEY=VALUE fields of one notification; values are kept to one line. */

@@ -161,6 +161,17 @@ describe('sitegw setup in a terminal', () => {
     await t.answer('role (', '');
     await t.answer('device id', 'battery-2'); // taken: asked again
     await t.answer('device id', 'house');
+    // what the setup page asks too, through its core (src/setup/edit.ts)
+    await t.answer('flat tariff: import price', '0.31');
+    await t.answer('export price per kWh', '');
+    await t.answer('MQTT uplink to the cloud', 'ftp://broker.example'); // refused by check-config's rule
+    await t.answer('user name at the broker', '');
+    await t.answer('MQTT uplink to the cloud', '');
+    await t.answer("Home Assistant's MQTT broker URL", '');
+    await t.answer('allow battery control', '');
+    await t.answer('most export at the grid meter', '4000');
+    await t.answer('partner client for the API', 'app');
+    await t.answer('the devices it sees', 'inverter,battery-2,grid,house');
     await t.answer('owner user name', '');
     await t.answer('owner password', 'correct horse battery');
     await t.answer('again', 'correct horse battery');
@@ -172,10 +183,16 @@ describe('sitegw setup in a terminal', () => {
     expect(screen).toContain('battery-2 is taken');
     expect(screen).toContain(`status page: http://127.0.0.1:${port}/`);
     expect(screen).not.toContain('correct horse'); // no echo
+    expect(screen).toMatch(
+      /site\.yaml:\d+:\d+ uplink\.url: is not in the expected form, got 'ftp:\/\/broker\.example'/,
+    );
     expect(statSync(file).mode & 0o777).toBe(0o640);
 
     const text = readFileSync(file, 'utf8');
     expect(text).toContain('# unit 1: sitegw-sim HYB-6000'); // the scan's comments are kept
+    expect(text).toMatch(/\ntariff:\n {2}type: flat\n {2}importPrice: 0\.31\n {2}exportPrice: 0\n/);
+    expect(text).toMatch(/\nlimits:\n(.*\n)*? {2}exportW: 4000\n/);
+    expect(text).not.toContain('uplink:');
     const io = captureLines();
     expect(await checkConfigCommand(file, io)).toBe(0);
     const checked = io.stdout.join('\n');
@@ -184,9 +201,7 @@ describe('sitegw setup in a terminal', () => {
     expect(checked).toMatch(/house, consumption-meter/);
     expect(checked).not.toContain('battery-3');
 
-    const add = sitegw(['clients', 'add', 'app', '--config', file, '--device', 'inverter,battery-2,grid,house']);
-    expect(await add.exit).toBe(0);
-    const secret = /client secret: (\S+)/.exec(add.out())![1]!;
+    const secret = /client app: secret (\S+)/.exec(screen)![1]!;
     const run = sitegw(['run', '--config', file]);
     const url = await waitFor('the started log line', () => /"url":"(http:[^"]+)"/.exec(run.out())?.[1], 60_000);
     const token = await partnerToken({
@@ -264,7 +279,7 @@ describe('sitegw setup never replaces a site.yaml unasked', () => {
     const no = sitegw(['setup', '--config', file, ...flags()], '\n');
     expect(await no.exit).toBe(1);
     expect(readFileSync(file, 'utf8')).toBe('mine\n');
-    const replace = sitegw(['setup', '--config', file, ...flags()], `yes\n${'\n'.repeat(30)}`);
+    const replace = sitegw(['setup', '--config', file, ...flags()], `yes\n${'\n'.repeat(45)}`);
     expect(await replace.exit).toBe(0);
     expect(readFileSync(`${file}.bak`, 'utf8')).toBe('mine\n');
     expect(readFileSync(file, 'utf8')).toContain('- id: inverter-1');
@@ -275,13 +290,24 @@ describe('sitegw setup never replaces a site.yaml unasked', () => {
     const file = join(dir, 'site.yaml');
     writeFileSync(file, `${UNCONFIGURED_MARK}\n`);
     const p = sitegw(['setup', '--config', file, '--yes', '--password-stdin', ...flags()], 'a-long-password\n');
-    expect(await p.exit).toBe(0);
+    expect(await p.exit, p.err()).toBe(0);
     expect(p.out()).toContain("Owner 'owner' can log in");
     expect(statSync(join(dir, 'data', 'sitegw.db')).mode & 0o077).toBe(0);
     // what the package's postinst runs on upgrade
     const migrate = sitegw(['migrate', '--config', file]);
     expect(await migrate.exit).toBe(0);
     expect(migrate.out()).toMatch(/sitegw\.db: schema version \d+\n$/);
+  });
+
+  it('ends --yes with exit 2 on a flag check-config refuses, the site.yaml written before it kept valid', async () => {
+    const dir = tmp();
+    const file = join(dir, 'site.yaml');
+    const p = sitegw(['setup', '--config', file, '--yes', ...flags(), '--uplink-url', 'ftp://broker.example']);
+    expect(await p.exit).toBe(2);
+    expect(p.err()).toMatch(/site\.yaml:\d+:\d+ uplink\.url: is not in the expected form/);
+    expect(p.err()).toMatch(/^sitegw setup: .*'ftp:\/\/broker\.example' is refused/m);
+    expect(readFileSync(file, 'utf8')).not.toContain('uplink:');
+    expect(await checkConfigCommand(file, captureLines())).toBe(0);
   });
 
   it('refuses a wrong flag value with one line, before touching anything', async () => {

@@ -10,6 +10,7 @@ import type { HistoryView, SiteHistory } from '../../ops/history.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { StatusView } from '../../ops/status-view.js';
 import type { PlanChart } from '../../optimiser/plan-chart.js';
+import { scanTcp } from '../../setup/scan.js';
 import { RefusalLog } from '../refusals.js';
 import { clientErrorHandler, installJsonBody } from './body.js';
 import { slotMetrics } from './connection-metrics.js';
@@ -28,10 +29,12 @@ import { publishToRoute } from './publish-to.js';
 import { gateRequests } from './request-gate.js';
 import { savingsRoutes } from './savings.js';
 import { TopologyNode } from './schemas.js';
+import { type SetupHandle, setupRoutes } from './setup.js';
+import { setupClientsRoutes } from './setup-clients.js';
 import { type SiteLimitsView, siteLimitsRoutes } from './site-limits.js';
 import { sitesRoutes } from './sites.js';
 import { LOGIN_PATH, statusRoutes } from './status.js';
-import { OwnerSessions } from './status-session.js';
+import { OwnerSessions, type SessionStore } from './status-session.js';
 import { tariffsRoutes } from './tariffs.js';
 import { installValidators } from './validators.js';
 
@@ -58,6 +61,10 @@ export interface BuildOptions extends ApiDeps {
   tariffQuota: TariffQuota;
   /** the site's limits in force (src/limits/), for GET /api/v1/sites/{siteId}/limits */
   siteLimits?: SiteLimitsView;
+  /** the site.yaml the daemon was started from and its restart: the setup page (setup.ts) */
+  setup?: SetupHandle;
+  /** owner sessions that outlive this app (sitegw run's restarts) */
+  ownerSessions?: SessionStore;
 }
 
 /** how long answers still being written and WebSockets told 1001 get at a stop before their sockets are destroyed */
@@ -132,7 +139,9 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   installJsonBody(app);
   installLenientQuery(app);
   // before any route: it refuses routes that do not declare who may call them
-  const sessions = opts.ops ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined }) : undefined;
+  const sessions = opts.ops
+    ? new OwnerSessions({ db: opts.db, https: opts.https !== undefined, store: opts.ownerSessions })
+    : undefined;
   installGuard(app, opts.auth, sessions && { check: (req) => sessions.check(req), loginPath: LOGIN_PATH });
   app.addSchema(TopologyNode);
   installValidators(app, [TopologyNode]);
@@ -186,6 +195,17 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       history: ops.history && ((view) => ops.history!(view)),
       https: opts.https !== undefined,
       releaseControl: opts.control && (() => opts.control!.releaseAll('owner (status page)')),
+    });
+    await app.register(setupRoutes, {
+      setup: opts.setup,
+      config: opts.site.config,
+      https: opts.https !== undefined,
+    });
+    await app.register(setupClientsRoutes, {
+      db: opts.db,
+      devices: () => opts.site.config.devices.map((d) => d.id),
+      https: opts.https !== undefined,
+      scan: opts.setup && scanTcp,
     });
   }
   // public and the same for every request: serialised once, so a flood of it costs no rebuilding,

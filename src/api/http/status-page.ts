@@ -23,7 +23,7 @@ const ROLE: Record<string, string> = {
   'consumption-meter': 'House meter',
 };
 
-function head(title: string): string {
+export function head(title: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${e(title)} · sitegw</title><link rel="stylesheet" href="/status.css"></head>`;
@@ -161,7 +161,7 @@ export function statusPage(v: StatusView): string {
   const s = liveSections(v);
   const section = (id: string, title: string) => `<section><h2>${title}</h2><div id="${id}">${s[id]}</div></section>`;
   return `${head(`${v.site.name} status`)}
-<body data-timezone="${e(v.site.timezone)}"><header><h1>${e(v.site.name)}</h1><form method="post" action="/logout"><button type="submit">Log out</button></form></header>
+<body data-timezone="${e(v.site.timezone)}"><header><h1>${e(v.site.name)}</h1><p><a href="/setup">Setup</a></p><form method="post" action="/logout"><button type="submit">Log out</button></form></header>
 <main>
 <div class="grid2">${section('health', 'Health')}${section('flow', 'Power flow')}</div>
 ${section('devices', 'Devices')}

@@ -19,14 +19,19 @@ const LIFETIME_MS = 12 * 3_600_000;
 /** a handful of browsers per installer; the oldest session goes first */
 const MAX_SESSIONS = 16;
 
-interface Session {
+export interface Session {
   expiresAt: number;
   /** the owner's password hash when the session began: a new password ends the session */
   ownerStamp: string;
 }
 
+/** Sessions by the SHA-256 of their id; `sitegw run` keeps one across its restarts (setup.ts). */
+export type SessionStore = Map<string, Session>;
+
 export interface SessionOptions {
   db: Database;
+  /** where sessions live; default a new one (a restart then signs the owner out) */
+  store?: SessionStore;
   https: boolean;
   now?: () => number;
 }
@@ -41,9 +46,11 @@ export function cookieValue(header: string | undefined, name: string): string | 
 }
 
 export class OwnerSessions {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions: SessionStore;
 
-  constructor(private readonly opts: SessionOptions) {}
+  constructor(private readonly opts: SessionOptions) {
+    this.sessions = opts.store ?? new Map();
+  }
 
   private now(): number {
     return (this.opts.now ?? Date.now)();

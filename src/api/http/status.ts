@@ -19,6 +19,7 @@ import { errorBody } from '../../core/errors.js';
 import { HISTORY_VIEWS, type HistoryView, type SiteHistory } from '../../ops/history.js';
 import type { StatusView } from '../../ops/status-view.js';
 import type { PlanChart } from '../../optimiser/plan-chart.js';
+import { SETUP_CSS } from './setup-page.js';
 import { STATUS_CSS, STATUS_JS } from './status-assets.js';
 import { PLAN_CHART_CSS, PLAN_CHART_JS } from './status-chart.js';
 import { HISTORY_CSS, HISTORY_JS } from './status-history.js';
@@ -46,7 +47,7 @@ const PUBLIC = { auth: 'public' } as const;
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-function pageHeaders(reply: FastifyReply): FastifyReply {
+export function pageHeaders(reply: FastifyReply): FastifyReply {
   return (
     reply
       .header('Content-Type', 'text/html; charset=utf-8')
@@ -167,6 +168,6 @@ export const statusRoutes: FastifyPluginAsync<StatusDeps> = async (app, deps) =>
     reply
       .header('Content-Type', 'text/css; charset=utf-8')
       .header('Cache-Control', 'no-cache')
-      .send(STATUS_CSS + PLAN_CHART_CSS + HISTORY_CSS),
+      .send(STATUS_CSS + PLAN_CHART_CSS + HISTORY_CSS + SETUP_CSS),
   );
 };
