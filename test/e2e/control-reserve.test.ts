@@ -216,7 +216,8 @@ describe.skipIf(!MOSQUITTO)('the reserve state of charge from Home Assistant', (
     expect(charging.pvW.reduce((a, b) => a + b, 0)).toBe(0);
     // audited once the command's last write is read back
     await waitFor('the backup charge audited', () => audit().some((w) => w.writer === 'mode:backup'));
-    await waitFor('the reserve reached', () => soc() >= reserve || undefined, 60_000);
+    // as the device reports it: its register's 0.1 % (the simulator's own count stopped at 50.99 of 51)
+    await waitFor('the reserve reached', () => soc() >= reserve - 0.1 || undefined, 60_000);
     await waitFor('the battery standing at the reserve', () => Math.abs(batteryW()) < 50 || undefined);
     // held there, poll after poll: the house draws from the grid, not from the reserve
     let polls = 0;
