@@ -90,8 +90,8 @@ grep -q 'sitegw setup' "$out/install.log" || fail 'postinst did not print the ne
 [ "$(id -u sitegw)" -lt 1000 ] || fail 'sitegw is not a system user'
 id -nG sitegw | grep -qw dialout || fail 'sitegw is not in dialout'
 [ "$(stat -c '%a %U %G' /var/lib/sitegw)" = '700 sitegw sitegw' ] || fail "/var/lib/sitegw: $(stat -c '%a %U %G' /var/lib/sitegw)"
-[ "$(stat -c '%a %U %G' /etc/sitegw)" = '750 root sitegw' ] || fail "/etc/sitegw: $(stat -c '%a %U %G' /etc/sitegw)"
-[ "$(stat -c '%a %U %G' /etc/sitegw/site.yaml)" = '640 root sitegw' ] || fail 'site.yaml mode'
+[ "$(stat -c '%a %U %G' /etc/sitegw)" = '770 root sitegw' ] || fail "/etc/sitegw: $(stat -c '%a %U %G' /etc/sitegw)"
+[ "$(stat -c '%a %U %G' /etc/sitegw/site.yaml)" = '660 root sitegw' ] || fail 'site.yaml mode'
 dpkg-query -W -f='${Conffiles}\n' sitegw | grep -q '^ /etc/sitegw/site.yaml ' || fail 'site.yaml is not a conffile'
 unit=/lib/systemd/system/sitegw.service
 [ -L /etc/systemd/system/multi-user.target.wants/sitegw.service ] || fail 'the unit is not enabled'

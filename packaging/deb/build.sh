@@ -123,7 +123,7 @@ sed -e 's#^Documentation=.*#Documentation=file:/usr/share/doc/sitegw/docs/instal
   systemd/sitegw.service | awk '/^ExecStart=/ { while ((getline l < "packaging/deb/exec-condition") > 0) print l } { print }' >"$unit"
 grep -q '^ExecCondition=' "$unit" && grep -q '^ExecStart=/usr/bin/node .* /usr/lib/sitegw/dist/cli.js run' "$unit"
 install -D -m 0640 packaging/deb/site.yaml "$root/etc/sitegw/site.yaml"
-chmod 0750 "$root/etc/sitegw"
+chmod 0770 "$root/etc/sitegw"
 doc=$root/usr/share/doc/sitegw
 install -D -m 0644 packaging/deb/copyright "$doc/copyright"
 install -D -m 0644 packaging/deb/lintian-overrides "$root/usr/share/lintian/overrides/sitegw"
