@@ -338,7 +338,7 @@ export class Daemon {
         log: log.child({ feature: 'limits' }),
         poller,
         busFor: (d) => buses.readerFor(d.config),
-        limitFor: (d, b) => activePowerLimitFor(d.config, b, config.limits.revertSeconds),
+        limitFor: (d, b) => activePowerLimitFor(d.config, b, config.limits.revertSeconds, config.devices, profiles),
         registry,
       }),
     );

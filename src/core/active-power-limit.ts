@@ -31,6 +31,8 @@ export interface ActivePowerLimit {
   /** the unit the writes go to */
   readonly unitId?: number;
   readonly revert: LimitRevert;
+  /** false when no source says what the device does once the gateway is gone (`revert` is then the gateway's keep-alive); absent: known */
+  readonly revertKnown?: boolean;
   /** the device's rated AC output in W (SunSpec `WMax`, the document's nameplate), which percent limits are of */
   ratedW(bus: RegisterReader): Promise<number>;
   /** Puts the limit on the device: only the registers whose value changes, plus what the revert needs. */

@@ -195,10 +195,11 @@ export class SiteLimitsFeature implements Feature {
           this.d.log.warn({ device: id }, 'limits: the inverter offers no active power limit: it cannot be curtailed');
           continue;
         }
-        if (limit.revert.kind === 'revert-unlimited' && fs !== undefined)
+        const r = limit.revert;
+        if ((r.kind === 'revert-unlimited' || r.kind === 'keep-alive') && fs !== undefined)
           this.d.log.warn(
-            { device: id, seconds: limit.revert.seconds },
-            'limits: this inverter reverts to unlimited when the gateway is gone (SunSpec 123): set its own export limiter (docs/limits.md)',
+            { device: id, revert: r.kind, seconds: r.seconds },
+            'limits: this inverter does not stay at the fail-safe when the gateway is gone: set its own export limiter (docs/limits.md)',
           );
       } catch (err) {
         // once per device until it answers: the next step asks again
