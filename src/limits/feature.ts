@@ -31,6 +31,7 @@ import { decideLimits, failSafeCommands, type LoopDecision } from './controller.
 import { priceSource } from './price.js';
 import { scheduleSource } from './schedule.js';
 import { LIMIT_NAMES, type LimitName, type LimitsInForce, SiteLimits } from './sources.js';
+import { curtailedW, type SiteLimitsStatus } from './status.js';
 
 export type LimitBus = RegisterReader & RegisterWriter;
 
@@ -44,6 +45,7 @@ export const DEADBAND = 0.0025;
 const LOOK_AGAIN_MS = 30_000;
 const LIMIT_METRIC = 'sitegw_site_limit_watts';
 const CAP_METRIC = 'sitegw_site_generation_cap_watts';
+const CURTAILED_METRIC = 'sitegw_site_curtailed_watts';
 
 export interface SiteLimitsDeps {
   config: SiteConfig;
@@ -156,7 +158,8 @@ export class SiteLimitsFeature implements Feature {
         ? targets.map((x) => ({ id: x.device.config.id, command: { kind: 'none' } as PowerLimitCommand }))
         : failSafeCommands(this.rated(targets), fs);
     await this.write(commands, true).catch((err) => this.d.log.warn({ err }, 'limits: the stop write failed'));
-    if (this.gauge) for (const m of [LIMIT_METRIC, CAP_METRIC]) this.d.registry?.removeSingleMetric(m);
+    if (this.gauge)
+      for (const m of [LIMIT_METRIC, CAP_METRIC, CURTAILED_METRIC]) this.d.registry?.removeSingleMetric(m);
   }
 
   health(): FeatureHealth {
@@ -171,6 +174,24 @@ export class SiteLimitsFeature implements Feature {
   /** Which limit is in force now, each with its source. */
   inForce(): LimitsInForce {
     return this.sources.inForce(this.d.clock.now());
+  }
+
+  /** What a user is shown (status.ts): the limits in force, the cap and the curtailed power now. */
+  status(): SiteLimitsStatus {
+    const last = this.last;
+    const limited = this.inverters.filter((x) => x.limit);
+    const capW = last?.capW ?? null;
+    return {
+      inForce: last?.inForce ?? this.inForce(),
+      capW: capW === null ? null : Math.round(capW),
+      binding: last?.binding?.limit ?? null,
+      curtailedW: curtailedW(
+        capW,
+        limited.reduce((a, x) => a + x.ratedW, 0),
+        limited.reduce((a, x) => a + Math.max(0, x.acW ?? 0), 0),
+      ),
+      failSafe: last?.failSafe ?? false,
+    };
   }
 
   /** The import and export limits in force as control clips its commands to them (charging shed first). */
@@ -429,8 +450,7 @@ export class SiteLimitsFeature implements Feature {
         }
       },
     });
-    // what the inverters together may deliver now: the curtailment's bound (the power held back
-    // is not measured: no register gives the PV the inverters could have made)
+    // what the inverters together may deliver now; the power held back is bounded by status.ts
     new Gauge({
       name: CAP_METRIC,
       help: 'The most AC power the inverters together may deliver now under the site limits, W; absent while unlimited',
@@ -439,6 +459,14 @@ export class SiteLimitsFeature implements Feature {
         this.reset();
         const cap = self.last?.capW;
         if (cap !== null && cap !== undefined) this.set(Math.round(cap));
+      },
+    });
+    new Gauge({
+      name: CURTAILED_METRIC,
+      help: 'The inverters’ AC output the site limits hold back now, W, at most: their rating less the cap while they deliver the cap, 0 while they deliver less (docs/limits.md)',
+      registers: [registry],
+      collect() {
+        this.set(self.status().curtailedW);
       },
     });
   }

@@ -22,6 +22,7 @@ import {
   rig,
   samples,
   simConfig,
+  statusPage,
 } from '../support/limits-rig.js';
 
 afterEach(cleanRigs);
@@ -73,6 +74,24 @@ describe('an export limit held through a Huawei SUN2000 limit map', () => {
     expect(await metric(r, 'sitegw_site_limit_watts{')).toContain(
       'sitegw_site_limit_watts{limit="exportW",source="site.yaml"} 1000',
     );
+    // everywhere a user looks: the limit in force, the cap and the curtailed power (an upper
+    // bound: the rating less the cap, at least what the simulated PV really lost)
+    const lost = s.pvAvailableW.reduce((a, b) => a + b, 0) - s.pvW.reduce((a, b) => a + b, 0);
+    expect(lost).toBeGreaterThan(500);
+    const curtailed = Number((await metric(r, 'sitegw_site_curtailed_watts '))[0]?.split(' ')[1]);
+    expect(curtailed).toBeGreaterThanOrEqual(lost - 3 * ONE_PCT);
+    expect(curtailed).toBeLessThanOrEqual(RATED - s.houseW - 1000 + 3 * ONE_PCT);
+    const page = await statusPage(r);
+    expect(page.json.limits).toMatchObject({
+      inForce: { exportW: { watts: 1000, source: 'site.yaml' } },
+      binding: 'exportW',
+      failSafe: false,
+    });
+    expect(page.json.limits.curtailedW).toBeGreaterThanOrEqual(lost - 3 * ONE_PCT);
+    expect(page.html).toContain('<h2>Site limits</h2>');
+    expect(page.html).toMatch(/<td>Export<\/td><td>1\.00 kW<\/td><td>site\.yaml<\/td>/);
+    expect(page.html).toMatch(/Inverters held at [\d.]+ kW · curtailed: up to [\d.]+ (k)?W/);
+
     // no source says what a SUN2000 does with 40125 once the gateway is gone: the log says so
     expect(r.out()).toMatch(/does not stay at the fail-safe when the gateway is gone/);
 
