@@ -286,6 +286,7 @@ export class Daemon {
             // state messages are labelled as readings are: nothing before the build, never a held step's time
             labelTime: () => (labels.plausible() ? labels.closingNow() : null),
             control: () => controlRef,
+            limits: () => limitsRef,
           }),
         )
       : null;

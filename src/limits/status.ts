@@ -8,7 +8,7 @@
  * deliver their cap it is their rating less the cap (the PV may give less than the rating), and
  * while they deliver less than the cap it is 0: the PV is below the cap and nothing is held back.
  */
-import type { LimitName, LimitsInForce } from './sources.js';
+import { LIMIT_NAMES, type LimitName, type LimitsInForce } from './sources.js';
 
 /** the inverters deliver their cap when within this fraction of their rating of it (their output lags a limit) */
 export const AT_CAP_FRACTION = 0.01;
@@ -31,4 +31,21 @@ export function curtailedW(capW: number | null, ratedW: number, outputW: number)
   if (capW === null || ratedW <= 0 || capW >= ratedW) return 0;
   if (outputW < capW - AT_CAP_FRACTION * ratedW) return 0;
   return Math.round(ratedW - Math.max(0, capW));
+}
+
+/** The limits in force as the API answers them (GET …/limits `inForce`, the uplink's status): W or null, and each one's source. */
+export function inForceBody(f: LimitsInForce) {
+  const sources: Record<string, string> = {};
+  for (const n of LIMIT_NAMES) if (f[n]) sources[n] = f[n].source;
+  return {
+    exportW: f.exportW?.watts ?? null,
+    importW: f.importW?.watts ?? null,
+    generationW: f.generationW?.watts ?? null,
+    sources,
+  };
+}
+
+/** The limits as the uplink's status message carries them (docs/mqtt-contract.md "The status"). */
+export function limitsStatusBody(s: SiteLimitsStatus) {
+  return { inForce: inForceBody(s.inForce), capW: s.capW, curtailedW: s.curtailedW, failSafe: s.failSafe };
 }
