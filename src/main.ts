@@ -303,6 +303,7 @@ export class Daemon {
           version: VERSION,
           registry,
           control,
+          limits: { status: () => limitsRef?.status(), db, now: () => clock.now() },
         }),
       );
     }

@@ -182,7 +182,8 @@ export class SiteLimitsFeature implements Feature {
     const limited = this.inverters.filter((x) => x.limit);
     const capW = last?.capW ?? null;
     return {
-      inForce: last?.inForce ?? this.inForce(),
+      // the sources now (a schedule just written shows at once), the fail-safe's while it holds
+      inForce: last?.failSafe ? last.inForce : this.inForce(),
       capW: capW === null ? null : Math.round(capW),
       binding: last?.binding?.limit ?? null,
       curtailedW: curtailedW(
