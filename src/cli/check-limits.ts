@@ -9,7 +9,7 @@ import type { SiteConfig } from '../config/types.js';
 import type { ActivePowerLimit } from '../core/active-power-limit.js';
 import { BusRegistry } from '../modbus/buses.js';
 import { toModbusError } from '../modbus/errors.js';
-import { activePowerLimitFor, profileLimitsFor } from '../profiles/power-limits.js';
+import { activePowerLimitFor } from '../profiles/power-limits.js';
 import type { ProfileRegistry } from '../profiles/registry.js';
 
 const LIMIT_KEYS = ['exportW', 'importW', 'generationW', 'failSafeW'] as const;
@@ -34,14 +34,13 @@ export async function limitsSection(
       try {
         const limit = await activePowerLimitFor(d, buses.readerFor(d), l.revertSeconds, config.devices, profiles);
         if (!limit) {
-          const own = profileLimitsFor(d, config.devices, profiles).some((x) => x.mode === 'device-export-limit');
-          lines.push(
-            own
-              ? `  WARNING ${d.id}: has only its own export limiter (device-export-limit), which the limits loop does not drive: it cannot be curtailed`
-              : `  WARNING ${d.id}: offers no active power limit sitegw can write: it cannot be curtailed`,
-          );
+          lines.push(`  WARNING ${d.id}: offers no active power limit sitegw can write: it cannot be curtailed`);
           continue;
         }
+        if (limit.holds === 'export')
+          lines.push(
+            `  ${d.id}: limited through its own export limiter (device-export-limit): it holds the export limit at its own meter; a generation limit it cannot hold`,
+          );
         lines.push(describeRevert(d.id, limit.revert, limit.revertKnown ?? true));
       } catch (err) {
         lines.push(`  WARNING ${d.id}: not asked: ${toModbusError(err).message}`);

@@ -28,6 +28,11 @@ export type LimitRevert =
 
 /** One inverter's active power limit, bound to its unit. Every call writes, then reads back. */
 export interface ActivePowerLimit {
+  /**
+   * what `watts` bounds: `output`, the inverter's AC output (the default); `export`, the export
+   * its own meter reads (the device's own export limiter, which holds it itself)
+   */
+  readonly holds?: 'output' | 'export';
   /** the unit the writes go to */
   readonly unitId?: number;
   readonly revert: LimitRevert;

@@ -157,7 +157,9 @@ export class SiteLimitsFeature implements Feature {
       fs === undefined
         ? targets.map((x) => ({ id: x.device.config.id, command: { kind: 'none' } as PowerLimitCommand }))
         : failSafeCommands(this.rated(targets), fs);
-    await this.write(commands, true).catch((err) => this.d.log.warn({ err }, 'limits: the stop write failed'));
+    // an inverter's own export limiter is left at the fail-safe whole, not a share of it
+    const own = this.ownExportLimits(commands, fs).filter((c) => targets.some((x) => x.device.config.id === c.id));
+    await this.write(own, true).catch((err) => this.d.log.warn({ err }, 'limits: the stop write failed'));
     if (this.gauge)
       for (const m of [LIMIT_METRIC, CAP_METRIC, CURTAILED_METRIC]) this.d.registry?.removeSingleMetric(m);
   }
@@ -238,7 +240,10 @@ export class SiteLimitsFeature implements Feature {
 
   private async capability(x: Inverter): Promise<ActivePowerLimit | undefined> {
     const found = await this.d.limitFor(x.device, x.bus);
-    if (found) x.ratedW = await found.ratedW(x.bus);
+    // an own export limiter takes watts, not a share of the cap: its rating (none in some
+    // sources: SolarEdge, Victron) only weighs the other inverters' shares
+    if (found?.holds === 'export') x.ratedW = await found.ratedW(x.bus).catch(() => 0);
+    else if (found) x.ratedW = await found.ratedW(x.bus);
     x.limit = found;
     this.unread.delete(x.device.config.id);
     return found;
@@ -353,12 +358,36 @@ export class SiteLimitsFeature implements Feature {
         'limits: import over importW with no battery charge left to shed',
       );
     // no limit ever written and none in force: nothing to write (a site without limits gets no writes)
+    const commands = decision.commands.filter(
+      (c) => decision.capW !== null || this.inverters.find((x) => x.device.config.id === c.id)?.last,
+    );
+    // silent meter: the fail-safe is the export limit an inverter's own limiter holds
     await this.write(
-      decision.commands.filter(
-        (c) => decision.capW !== null || this.inverters.find((x) => x.device.config.id === c.id)?.last,
-      ),
+      this.ownExportLimits(commands, silent ? effective.generationW?.watts : effective.exportW?.watts),
       false,
     );
+  }
+
+  /**
+   * An inverter whose limit is its own export limiter (`holds: 'export'`, a profile's
+   * device-export-limit map) is given the export limit in force, which it holds at its own meter,
+   * instead of a share of the cap; none without one (a generation limit alone it cannot hold).
+   */
+  private ownExportLimits(
+    commands: readonly { id: string; command: PowerLimitCommand }[],
+    exportW: number | undefined,
+  ): { id: string; command: PowerLimitCommand }[] {
+    const holders = this.inverters.filter((x) => x.limit?.holds === 'export');
+    if (holders.length === 0) return [...commands];
+    const exp = exportW;
+    const own = (x: Inverter) => ({
+      id: x.device.config.id,
+      command: exp !== undefined ? ({ kind: 'limit', watts: exp } as const) : ({ kind: 'none' } as const),
+    });
+    return [
+      ...commands.filter((c) => !holders.some((x) => x.device.config.id === c.id)),
+      ...holders.filter((x) => exp !== undefined || x.last).map(own),
+    ];
   }
 
   private setFast(on: boolean): void {

@@ -5,9 +5,9 @@
  * unit (SolarEdge's export control registers are the inverter's, at its unit, and live in the
  * `solaredge-storedge` profile with the StorEdge registers, as its control map does:
  * src/profiles/storage-controls.ts). `activePowerLimitFor` is what the limits loop drives: SunSpec
- * 704, else 123 (sunspec-limit.ts), else a profile's `output` map. A `device-export-limit` map (the
- * device's own export limiter at its own meter) is not a cap on the output, which is what the loop
- * asks for, so the loop does not drive it (docs/limits.md "Which inverters the loop limits").
+ * 704, else 123 (sunspec-limit.ts), else a profile's `output` map, else its `device-export-limit`
+ * map (the device's own export limiter at its own meter, `holds: 'export'`: the loop writes the
+ * export limit in force there instead of a cap; docs/limits.md "Which inverters the loop limits").
  */
 import type { DeviceConfig } from '../config/types.js';
 import type { ActivePowerLimit } from '../core/active-power-limit.js';
@@ -65,7 +65,7 @@ export function limitRevertNotes(devices: readonly DeviceConfig[], profiles?: Pr
 /**
  * The active power limit the limits loop drives on `device`: SunSpec 704, else 123 (with
  * `revertSeconds`), else the `output` map of its profile or of a vendor profile read beside SunSpec
- * (with the revert the map's source gives); undefined without one.
+ * (with the revert the map's source gives), else its `device-export-limit` map; undefined without one.
  */
 export async function activePowerLimitFor(
   device: DeviceConfig,
@@ -78,14 +78,6 @@ export async function activePowerLimitFor(
     const sunspec = await discoverSunSpecLimit(bus, device.connection.unitId, revertSeconds);
     if (sunspec) return sunspec;
   }
-  return outputLimitOf(device, devices, profiles);
-}
-
-/** the `output` map that applies to `device` (its profile's, or one read beside SunSpec); undefined without one */
-export function outputLimitOf(
-  device: DeviceConfig,
-  devices: readonly DeviceConfig[],
-  profiles?: ProfileRegistry,
-): ProfileActivePowerLimit | undefined {
-  return profileLimitsFor(device, devices, profiles).find((l) => l.mode === 'output');
+  const maps = profileLimitsFor(device, devices, profiles);
+  return maps.find((l) => l.mode === 'output') ?? maps.find((l) => l.mode === 'device-export-limit');
 }

@@ -123,6 +123,7 @@ export class SimSite {
             manufacturer: 'Sungrow',
           },
           cfg,
+          startTs,
         ),
       );
     if (cfg.huaweiUnitId !== undefined)

@@ -2,8 +2,8 @@
  * `sitegw check-config` with site limits names what each inverter does when the gateway is gone
  * (docs/limits.md): asked over real Modbus TCP, the simulator's SunSpec 123 inverter is named as
  * reverting to unlimited, its 704 inverter as falling to the fail-safe; a vendor profile's output
- * map of which no source says what the device does (Huawei SUN2000) and one with only the device's
- * own export limiter (Sungrow SH), which the loop does not drive, are named too.
+ * map of which no source says what the device does (Huawei SUN2000), and one limited through the
+ * device's own export limiter (Sungrow SH), are named too.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,7 +51,7 @@ describe('check-config with site limits', () => {
     expect(out).toContain('  inverter: falls to the fail-safe 60 s after the gateway stops writing');
   });
 
-  it('names a vendor map whose revert no source gives, and a device with only its own export limiter', async () => {
+  it('names a vendor map whose revert no source gives, and a device limited through its own export limiter', async () => {
     const as = (profile: string) => (y: string) => {
       const out = y.replace(/(- id: inverter\n(?: {4}.*\n)*? {4})profile: sunspec/, `$1profile: ${profile}`);
       expect(out).toContain(profile);
@@ -62,8 +62,11 @@ describe('check-config with site limits', () => {
       /WARNING inverter: no source says what it does with the limit when the gateway is gone/,
     );
     const sungrow = await check([], 'limits:\n  exportW: 0\n', false, as('sungrow-sh-rt'));
+    expect(sungrow).toContain(
+      '  inverter: limited through its own export limiter (device-export-limit): it holds the export limit at its own meter; a generation limit it cannot hold',
+    );
     expect(sungrow.find((l) => l.startsWith('  WARNING inverter'))).toMatch(
-      /WARNING inverter: has only its own export limiter \(device-export-limit\)/,
+      /WARNING inverter: no source says what it does with the limit when the gateway is gone/,
     );
   });
 

@@ -28,16 +28,19 @@ import {
 afterEach(cleanRigs);
 
 const UNIT = 9;
+const SUNGROW_UNIT = 10;
 
-/** the demo site with its inverter read as a Huawei SUN2000 at UNIT and no battery devices */
-function asHuawei(yaml: string): string {
-  return yaml
-    .replace(
-      /(- id: inverter\n(?: {4}.*\n)*? {4})profile: sunspec\n( {4}connection: \{[^}]*unitId: )1 \}/,
-      `$1profile: huawei-sun2000\n$2${UNIT} }`,
-    )
-    .replace(/ {2}- id: battery-\d+\n(?: {4}.*\n?)+/g, '');
+/** the demo site with its inverter read through `profile` at `unit` and no battery devices */
+function asVendor(profile: string, unit: number) {
+  return (yaml: string): string =>
+    yaml
+      .replace(
+        /(- id: inverter\n(?: {4}.*\n)*? {4})profile: sunspec\n( {4}connection: \{[^}]*unitId: )1 \}/,
+        `$1profile: ${profile}\n$2${unit} }`,
+      )
+      .replace(/ {2}- id: battery-\d+\n(?: {4}.*\n?)+/g, '');
 }
+const asHuawei = asVendor('huawei-sun2000', UNIT);
 
 const huawei = (r: Rig) => r.sim.devices.find((d) => d.identity.unitId === UNIT) as HuaweiSun2000Device;
 
@@ -100,5 +103,42 @@ describe('an export limit held through a Huawei SUN2000 limit map', () => {
     r.child.kill('SIGTERM');
     await exited;
     expect(huawei(r).derating).toBe(Math.floor((1000 / RATED) * 1000));
+  }, 120_000);
+});
+
+describe('an export limit held through a Sungrow SH device export limit map', () => {
+  it('writes the export limit in force to the feed-in limitation, which holds it at the meter', async () => {
+    const r = await rig(
+      simConfig((c) => {
+        fullBattery(c);
+        c.inverter.limitModels = [];
+        c.sungrowUnitId = SUNGROW_UNIT;
+      }),
+      NOON,
+      'limits:\n  exportW: 1000\n',
+      (y) => {
+        const out = asVendor('sungrow-sh-rt', SUNGROW_UNIT)(y);
+        expect(out).toContain('profile: sungrow-sh-rt');
+        return out;
+      },
+    );
+    expect(now(r).pvAvailableW.reduce((a, b) => a + b, 0) - now(r).houseW).toBeGreaterThan(3000);
+    const feedIn = () => r.sim.unit('inverter', SUNGROW_UNIT)!.holding[1]!;
+    // 13074 (wire 13073) the limit in W, 13087 (wire 13086) 0xAA: the document's numbers minus one
+    await waitFor('the feed-in limitation on', () => feedIn().read(13086, 1)[0] === 0xaa, 30_000);
+    expect(feedIn().read(13073, 1)[0]).toBe(1000);
+    await waitFor('the export held', () => Math.abs(exportW(r) - 1000) < 100, 30_000);
+    const held = await samples(r, 8000);
+    for (const s of held) expect(-s.gridW).toBeLessThanOrEqual(1000 + ONE_PCT);
+    for (const s of held) expect(-s.gridW).toBeGreaterThan(1000 - 3 * ONE_PCT);
+    expect(held.every((s) => s.pvCurtailed)).toBe(true);
+
+    // a clean stop leaves the fail-safe (exportW) whole as the feed-in limit, switched on
+    feedIn().write(13073, [0]);
+    const exited = new Promise((res) => r.child.on('exit', res));
+    r.child.kill('SIGTERM');
+    await exited;
+    expect(feedIn().read(13073, 1)[0]).toBe(1000);
+    expect(feedIn().read(13086, 1)[0]).toBe(0xaa);
   }, 120_000);
 });
