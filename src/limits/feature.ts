@@ -170,6 +170,12 @@ export class SiteLimitsFeature implements Feature {
     const missing = this.inverters.filter((x) => x.limit === undefined).map((x) => x.device.config.id);
     if (missing.length > 0 && this.last?.capW !== null && this.last?.capW !== undefined)
       problems.push(`a limit is in force and ${missing.join(', ')} offer no active power limit`);
+    const f = this.last?.inForce;
+    const own = this.inverters.filter((x) => x.limit?.holds === 'export').map((x) => x.device.config.id);
+    if (f?.generationW && !f.exportW && own.length > 0)
+      problems.push(
+        `a generation limit is in force and ${own.join(', ')} can limit only the export (their own limiter): their output is not held`,
+      );
     return problems.length ? { problems } : {};
   }
 

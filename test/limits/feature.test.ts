@@ -105,4 +105,24 @@ describe('the limits feature', () => {
     expect(applied.inv!.at(-1)).toEqual({ kind: 'limit', watts: 300 });
     expect(applied.inv2!.at(-1)).toEqual({ kind: 'limit', watts: 300 });
   });
+
+  it('says so when a generation limit is in force and an inverter limits only its export', async () => {
+    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+    const { f, bus } = twoInverters(['  generationW: 1000'], (id) =>
+      id === 'inv' ? { ...limitOf(false, applied.inv!), holds: 'export' } : limitOf(false, applied.inv2!),
+    );
+    await f.start();
+    await new Promise((r) => setTimeout(r, 10));
+    for (const id of ['inv', 'inv2'])
+      bus.emit('reading', { streamId: streamIds.inverter(id), ts: T0 + 1000, values: { power_AC_W: -2000 } });
+    bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts: T0 + 1000, values: { power_W: -3000 } });
+    await new Promise((r) => setTimeout(r, 10));
+    // its own limiter gets no limit (there is no export limit to hold); the other takes its share
+    expect(applied.inv).toEqual([]);
+    expect(applied.inv2).toEqual([{ kind: 'limit', watts: 500 }]);
+    expect(f.health().problems).toEqual([
+      'a generation limit is in force and inv can limit only the export (their own limiter): their output is not held',
+    ]);
+    await f.stop();
+  });
 });
