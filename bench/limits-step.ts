@@ -13,7 +13,12 @@
  * in force after settling; under: the most it went below the limit less the margin (curtailment
  * beyond what the limit needs).
  *
- *   node --import tsx bench/limits-step.ts [steps=3]
+ * With `huawei` or `sungrow` the gateway sees the inverter only through that vendor's limit map
+ * (src/sim/huawei-sun2000.ts: 40125, an output limit; src/sim/sungrow-sh.ts: the feed-in
+ * limitation 13074/13087, the device's own export limiter), and the baseline writes the same
+ * registers.
+ *
+ *   node --import tsx bench/limits-step.ts [steps=3] [sunspec|huawei|sungrow]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,12 +31,17 @@ import { putLimitSchedule } from '../src/limits/schedule.js';
 import { Daemon } from '../src/main.js';
 import { M704 } from '../src/profiles/sunspec-limit.js';
 import type { InverterDevice } from '../src/sim/device-images.js';
+import { HUAWEI } from '../src/sim/huawei-sun2000.js';
 import { defaultSimConfig } from '../src/sim/model.js';
 import { startSimServers } from '../src/sim/servers.js';
 import { SimSite } from '../src/sim/site.js';
+import { SUNGROW } from '../src/sim/sungrow-sh.js';
 import { openDatabase } from '../src/store/db.js';
 
 const STEPS = Number(process.argv[2] ?? 3);
+const VIA = (process.argv[3] ?? 'sunspec') as 'sunspec' | 'huawei' | 'sungrow';
+if (!['sunspec', 'huawei', 'sungrow'].includes(VIA)) throw new Error(`via ${VIA}: sunspec, huawei or sungrow`);
+const VENDOR_UNIT = { sunspec: 1, huawei: 9, sungrow: 10 }[VIA];
 const RATED = 6000;
 const BAND = 0.01 * RATED;
 const HIGH = 3000;
@@ -42,13 +52,15 @@ const NOON = Date.parse('2026-06-21T10:30:00Z');
 const cfg = defaultSimConfig();
 cfg.weather.cloudiness = 0;
 cfg.house.applianceRate = 0;
-cfg.inverter.limitModels = [704];
+cfg.inverter.limitModels = VIA === 'sunspec' ? [704] : [];
+if (VIA === 'huawei') cfg.huaweiUnitId = VENDOR_UNIT;
+if (VIA === 'sungrow') cfg.sungrowUnitId = VENDOR_UNIT;
 for (const b of cfg.battery.blocks) b.initialSocPct = b.socMaxPct;
 const clock = new ScaledClock(1, NOON);
 const sim = new SimSite(cfg, clock.now());
 const servers = await startSimServers(sim, clock, { host: '127.0.0.1' });
 const inverter = sim.devices[0] as InverterDevice;
-const m704 = inverter.image.model(704).address;
+const m704 = VIA === 'sunspec' ? inverter.image.model(704).address : 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const exportNow = () => {
   sim.update(clock.now());
@@ -83,14 +95,28 @@ async function baseline(to: number): Promise<Step> {
   sim.update(clock.now());
   const s = sim.snapshot();
   const house = s.gridW + s.inverter.acW;
-  const pct = Math.floor((100 * Math.min(RATED, house + to - MARGIN_FRACTION * RATED)) / RATED / 0.01);
+  const share = Math.min(RATED, house + to - MARGIN_FRACTION * RATED) / RATED;
   const at = Math.ceil(Date.now() / 1000) * 1000 + 1000;
   await sleep(at - Date.now());
   // the write is dated at the model's time: brought to now first, as the Modbus server does
   sim.update(clock.now());
-  sim.write('inverter', 1, m704 + M704.WMaxLimPct, [pct]);
-  sim.write('inverter', 1, m704 + M704.WMaxLimPctEna, [1]);
+  if (VIA === 'sunspec') {
+    sim.write('inverter', 1, m704 + M704.WMaxLimPct, [Math.floor((100 * share) / 0.01)]);
+    sim.write('inverter', 1, m704 + M704.WMaxLimPctEna, [1]);
+  } else if (VIA === 'huawei') sim.write('inverter', VENDOR_UNIT, HUAWEI.derating, [Math.floor(1000 * share)]);
+  else {
+    // the device's own limiter takes the export limit itself
+    sim.write('inverter', VENDOR_UNIT, SUNGROW.feedIn.limitW, [to]);
+    sim.write('inverter', VENDOR_UNIT, SUNGROW.feedIn.switch, [SUNGROW.feedIn.ON]);
+  }
   return watch(at, to, 8000);
+}
+
+/** the inverter unlimited again, before the gateway takes over */
+function unlimited(): void {
+  if (VIA === 'sunspec') sim.write('inverter', 1, m704 + M704.WMaxLimPctEna, [0]);
+  else if (VIA === 'huawei') sim.write('inverter', VENDOR_UNIT, HUAWEI.derating, [HUAWEI.full]);
+  else sim.write('inverter', VENDOR_UNIT, SUNGROW.feedIn.switch, [SUNGROW.feedIn.OFF]);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -100,8 +126,7 @@ for (let i = 0; i < STEPS; i++) {
   rows['baseline down']!.push(await baseline(LOW));
   rows['baseline up']!.push(await baseline(HIGH));
 }
-// the inverter unlimited again before the gateway takes over
-sim.write('inverter', 1, m704 + M704.WMaxLimPctEna, [0]);
+unlimited();
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-bench-limits-'));
 const config = demoSiteConfig(servers, {
@@ -112,6 +137,13 @@ const config = demoSiteConfig(servers, {
   batteryBlocks: 2,
 });
 config.limits.exportW = HIGH;
+if (VIA !== 'sunspec') {
+  // the inverter seen only through the vendor's profile, without the SunSpec battery units
+  const inv = config.devices.find((d) => d.id === 'inverter')!;
+  inv.profile = VIA === 'huawei' ? 'huawei-sun2000' : 'sungrow-sh-rt';
+  inv.connection.unitId = VENDOR_UNIT;
+  config.devices = config.devices.filter((d) => d.role !== 'battery');
+}
 const daemon = await Daemon.start({ config, log: silentLogger(), listen: false });
 const db = openDatabase(join(dataDir, 'sitegw.db'));
 try {
@@ -142,7 +174,7 @@ const base = {
   up: median(rows['baseline up']!.map((s) => s.settleMs)),
 };
 console.log(
-  `\nsite-limits loop, export step ${HIGH} → ${LOW} W and back, ${RATED} W inverter (SunSpec 704, 1 s lag), median of ${STEPS}\n`,
+  `\nsite-limits loop, export step ${HIGH} → ${LOW} W and back, ${RATED} W inverter (${{ sunspec: 'SunSpec 704', huawei: 'Huawei 40125', sungrow: 'Sungrow feed-in limitation' }[VIA]}, 1 s lag), median of ${STEPS}\n`,
 );
 console.log(
   '| step | settled within 1 % of the rating, s | ratio to the inverter alone | most over the limit after settling, W | most under the limit less the margin, W |',

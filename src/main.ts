@@ -295,6 +295,7 @@ export class Daemon {
             // state messages are labelled as readings are: nothing before the build, never a held step's time
             labelTime: () => (labels.plausible() ? labels.closingNow() : null),
             control: () => controlRef,
+            limits: () => limitsRef,
           }),
         )
       : null;
@@ -311,6 +312,7 @@ export class Daemon {
           version: VERSION,
           registry,
           control,
+          limits: { status: () => limitsRef?.status(), db, now: () => clock.now() },
         }),
       );
     }
@@ -347,7 +349,7 @@ export class Daemon {
         log: log.child({ feature: 'limits' }),
         poller,
         busFor: (d) => buses.readerFor(d.config),
-        limitFor: (d, b) => activePowerLimitFor(d.config, b, config.limits.revertSeconds),
+        limitFor: (d, b) => activePowerLimitFor(d.config, b, config.limits.revertSeconds, config.devices, profiles),
         registry,
       }),
     );

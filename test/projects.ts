@@ -25,6 +25,8 @@ export const SLOW: readonly string[] = [
   'test/faults/storage-invariants.test.ts',
   'test/e2e/limits.test.ts',
   'test/e2e/gridop-limits.test.ts',
+  'test/e2e/limits-vendors.test.ts',
+  'test/e2e/homeassistant-limits.test.ts',
   'test/e2e/control-failsafe.test.ts',
   'test/e2e/control-crash-restore.test.ts',
   'test/e2e/control-plan.test.ts',

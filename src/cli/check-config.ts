@@ -65,7 +65,7 @@ export async function checkConfigCommand(file: string, io: Output = stdio, offli
   const profiles = new ProfileRegistry(installedProfiles().profiles);
   for (const note of limitRevertNotes(loaded.config.devices, profiles)) io.out(`note: ${note}\n`);
   // with site limits: each inverter's behaviour when the gateway is gone (docs/limits.md)
-  for (const line of await limitsSection(loaded.config, offline)) io.out(`${line}\n`);
+  for (const line of await limitsSection(loaded.config, offline, profiles)) io.out(`${line}\n`);
   return EXIT.OK;
 }
 

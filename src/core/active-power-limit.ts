@@ -28,9 +28,16 @@ export type LimitRevert =
 
 /** One inverter's active power limit, bound to its unit. Every call writes, then reads back. */
 export interface ActivePowerLimit {
+  /**
+   * what `watts` bounds: `output`, the inverter's AC output (the default); `export`, the export
+   * its own meter reads (the device's own export limiter, which holds it itself)
+   */
+  readonly holds?: 'output' | 'export';
   /** the unit the writes go to */
   readonly unitId?: number;
   readonly revert: LimitRevert;
+  /** false when no source says what the device does once the gateway is gone (`revert` is then the gateway's keep-alive); absent: known */
+  readonly revertKnown?: boolean;
   /** the device's rated AC output in W (SunSpec `WMax`, the document's nameplate), which percent limits are of */
   ratedW(bus: RegisterReader): Promise<number>;
   /** Puts the limit on the device: only the registers whose value changes, plus what the revert needs. */

@@ -290,6 +290,28 @@ export interface HaStorage {
   reserve: { min: number; max: number };
 }
 
+/** One entity's discovery topic and retained config payload, with its object and default entity ids. */
+export function configEntry(
+  ctx: DiscoveryContext,
+  component: string,
+  objectId: string,
+  entityId: string,
+  config: Record<string, unknown>,
+): [string, string] {
+  return [
+    `${ctx.discoveryPrefix}/${component}/${gatewayIdentifier(ctx.siteId)}/${haId(objectId)}/config`,
+    JSON.stringify({
+      ...config,
+      // the site id first: the same device names on two sites stay apart, and ids do not depend on HA's order
+      object_id: slug(`${ctx.siteId}_${entityId}`),
+      default_entity_id: `${component}.${slug(`${ctx.siteId}_${entityId}`)}`,
+    }),
+  ];
+}
+
+/** The gateway as the Home Assistant device its own entities (the site limits') belong to. */
+export const gatewayDeviceOf = (ctx: DiscoveryContext) => ({ device: gatewayDevice(ctx), origin: origin(ctx) });
+
 /**
  * topic → retained config payload, for every entity of the site as it is now. `storages`: the
  * storage systems whose operation mode and reserve Home Assistant may set (none while control is off).
@@ -303,15 +325,7 @@ export function discoveryConfigs(
   const nodeId = gatewayIdentifier(ctx.siteId);
   const out = new Map<string, string>();
   const put = (component: string, objectId: string, entityId: string, config: Record<string, unknown>) =>
-    out.set(
-      `${ctx.discoveryPrefix}/${component}/${nodeId}/${haId(objectId)}/config`,
-      JSON.stringify({
-        ...config,
-        // the site id first: the same device names on two sites stay apart, and ids do not depend on HA's order
-        object_id: slug(`${ctx.siteId}_${entityId}`),
-        default_entity_id: `${component}.${slug(`${ctx.siteId}_${entityId}`)}`,
-      }),
-    );
+    out.set(...configEntry(ctx, component, objectId, entityId, config));
   // the gateway itself: the via_device of every device, and its connection as an entity
   put('binary_sensor', 'gateway', 'gateway connection', {
     name: 'Connection',

@@ -20,6 +20,14 @@ import {
   type Topics,
   topicsOf,
 } from './discovery.js';
+import {
+  answerExportLimitCommand,
+  type HaLimits,
+  type LimitTopics,
+  limitStates,
+  limitsDiscovery,
+  limitTopicsOf,
+} from './limits.js';
 import { answerModeCommand, answerReserveCommand, haStorages } from './mode-command.js';
 
 export interface HomeAssistantDeps {
@@ -34,6 +42,8 @@ export interface HomeAssistantDeps {
   registry?: Registry;
   /** battery control, for the operation mode select (built before this feature, started after it) */
   control?: Control;
+  /** the site limits, for the export limit number and the curtailed power sensor (limits.ts) */
+  limits?: HaLimits;
 }
 
 export interface HomeAssistantHealth {
@@ -60,6 +70,7 @@ export class HomeAssistant implements Feature {
   readonly name = 'homeassistant';
   private readonly ctx: DiscoveryContext;
   private readonly topics: Topics;
+  private readonly limitTopics: LimitTopics;
   private link: MqttLink | null = null;
   private client: MqttClient | null = null;
   private stateTimer: NodeJS.Timeout | null = null;
@@ -77,6 +88,7 @@ export class HomeAssistant implements Feature {
   constructor(private readonly deps: HomeAssistantDeps) {
     const { config, site, version } = deps;
     this.topics = topicsOf(config.discoveryPrefix, config.stateTopicPrefix, gatewayIdentifier(site.id));
+    this.limitTopics = limitTopicsOf(config.stateTopicPrefix);
     this.ctx = {
       siteId: site.id,
       siteName: site.config.site.name ?? site.id,
@@ -166,6 +178,7 @@ export class HomeAssistant implements Feature {
       [this.topics.birth]: { qos: 1 },
       [this.topics.modeCommands]: command,
       [this.topics.reserveCommands]: command,
+      ...(this.deps.limits ? { [this.limitTopics.exportLimitCommand]: command } : {}),
     } as const;
     client.subscribe(subs, (err) => {
       if (err)
@@ -219,7 +232,9 @@ export class HomeAssistant implements Feature {
 
   private wanted(): Map<string, string> {
     const { site } = this.deps;
-    return discoveryConfigs(this.ctx, site.devices.values(), site.streams(), haStorages(this.deps.control));
+    const out = discoveryConfigs(this.ctx, site.devices.values(), site.streams(), haStorages(this.deps.control));
+    if (this.deps.limits) for (const [t, body] of limitsDiscovery(this.ctx, this.limitTopics)) out.set(t, body);
+    return out;
   }
 
   /**
@@ -272,6 +287,7 @@ export class HomeAssistant implements Feature {
         this.publishMode(device.config.id, false);
         this.publishReserve(device.config.id, false);
       }
+      this.publishLimits();
     } catch (err) {
       // runs on a timer: a fault here must not reach the process
       this.deps.log.error({ err }, 'homeassistant: publishing the states failed; retried at the next interval');
@@ -308,6 +324,14 @@ export class HomeAssistant implements Feature {
       if (a.device) this.publishReserve(a.device.config.id, true);
       return;
     }
+    if (topic === this.limitTopics.exportLimitCommand && this.deps.limits) {
+      const a = answerExportLimitCommand(this.deps.limits, payload, packet.retain);
+      if (!a.ok) this.deps.log.warn({ topic, code: a.code }, `homeassistant: export limit refused: ${a.message}`);
+      else this.deps.log.info({ exportW: a.exportW }, 'homeassistant: export limit written to the limit schedule');
+      // after a refusal too: the number shows the limit in force, not the one refused
+      this.publishLimits();
+      return;
+    }
     // a retained config of ours from an earlier run: removed when the site no longer has it
     if (packet.retain && payload.length > 0 && !this.published.has(topic) && !this.wanted().has(topic)) {
       this.deps.log.info(
@@ -334,6 +358,13 @@ export class HomeAssistant implements Feature {
     if (!always && this.reservesSent.get(deviceId) === body) return;
     this.reservesSent.set(deviceId, body);
     this.publish(this.topics.reserve(deviceId), body);
+  }
+
+  /** The export limit in force and the curtailed power (retained, as every state). */
+  private publishLimits(): void {
+    const s = this.deps.limits?.status();
+    if (!s) return;
+    for (const [topic, body] of limitStates(s, this.limitTopics)) this.publish(topic, body);
   }
 
   private publish(topic: string, body: string): void {

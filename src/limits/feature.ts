@@ -31,6 +31,7 @@ import { decideLimits, failSafeCommands, type LoopDecision } from './controller.
 import { priceSource } from './price.js';
 import { scheduleSource } from './schedule.js';
 import { LIMIT_NAMES, type LimitName, type LimitsInForce, SiteLimits } from './sources.js';
+import { curtailedW, type SiteLimitsStatus } from './status.js';
 
 export type LimitBus = RegisterReader & RegisterWriter;
 
@@ -44,6 +45,7 @@ export const DEADBAND = 0.0025;
 const LOOK_AGAIN_MS = 30_000;
 const LIMIT_METRIC = 'sitegw_site_limit_watts';
 const CAP_METRIC = 'sitegw_site_generation_cap_watts';
+const CURTAILED_METRIC = 'sitegw_site_curtailed_watts';
 
 export interface SiteLimitsDeps {
   config: SiteConfig;
@@ -155,8 +157,11 @@ export class SiteLimitsFeature implements Feature {
       fs === undefined
         ? targets.map((x) => ({ id: x.device.config.id, command: { kind: 'none' } as PowerLimitCommand }))
         : failSafeCommands(this.rated(targets), fs);
-    await this.write(commands, true).catch((err) => this.d.log.warn({ err }, 'limits: the stop write failed'));
-    if (this.gauge) for (const m of [LIMIT_METRIC, CAP_METRIC]) this.d.registry?.removeSingleMetric(m);
+    // an inverter's own export limiter is left at the fail-safe whole, not a share of it
+    const own = this.ownExportLimits(commands, fs).filter((c) => targets.some((x) => x.device.config.id === c.id));
+    await this.write(own, true).catch((err) => this.d.log.warn({ err }, 'limits: the stop write failed'));
+    if (this.gauge)
+      for (const m of [LIMIT_METRIC, CAP_METRIC, CURTAILED_METRIC]) this.d.registry?.removeSingleMetric(m);
   }
 
   health(): FeatureHealth {
@@ -165,12 +170,37 @@ export class SiteLimitsFeature implements Feature {
     const missing = this.inverters.filter((x) => x.limit === undefined).map((x) => x.device.config.id);
     if (missing.length > 0 && this.last?.capW !== null && this.last?.capW !== undefined)
       problems.push(`a limit is in force and ${missing.join(', ')} offer no active power limit`);
+    const f = this.last?.inForce;
+    const own = this.inverters.filter((x) => x.limit?.holds === 'export').map((x) => x.device.config.id);
+    if (f?.generationW && !f.exportW && own.length > 0)
+      problems.push(
+        `a generation limit is in force and ${own.join(', ')} can limit only the export (their own limiter): their output is not held`,
+      );
     return problems.length ? { problems } : {};
   }
 
   /** Which limit is in force now, each with its source. */
   inForce(): LimitsInForce {
     return this.sources.inForce(this.d.clock.now());
+  }
+
+  /** What a user is shown (status.ts): the limits in force, the cap and the curtailed power now. */
+  status(): SiteLimitsStatus {
+    const last = this.last;
+    const limited = this.inverters.filter((x) => x.limit);
+    const capW = last?.capW ?? null;
+    return {
+      // the sources now (a schedule just written shows at once), the fail-safe's while it holds
+      inForce: last?.failSafe ? last.inForce : this.inForce(),
+      capW: capW === null ? null : Math.round(capW),
+      binding: last?.binding?.limit ?? null,
+      curtailedW: curtailedW(
+        capW,
+        limited.reduce((a, x) => a + x.ratedW, 0),
+        limited.reduce((a, x) => a + Math.max(0, x.acW ?? 0), 0),
+      ),
+      failSafe: last?.failSafe ?? false,
+    };
   }
 
   /** The import and export limits in force as control clips its commands to them (charging shed first). */
@@ -195,10 +225,11 @@ export class SiteLimitsFeature implements Feature {
           this.d.log.warn({ device: id }, 'limits: the inverter offers no active power limit: it cannot be curtailed');
           continue;
         }
-        if (limit.revert.kind === 'revert-unlimited' && fs !== undefined)
+        const r = limit.revert;
+        if ((r.kind === 'revert-unlimited' || r.kind === 'keep-alive') && fs !== undefined)
           this.d.log.warn(
-            { device: id, seconds: limit.revert.seconds },
-            'limits: this inverter reverts to unlimited when the gateway is gone (SunSpec 123): set its own export limiter (docs/limits.md)',
+            { device: id, revert: r.kind, seconds: r.seconds },
+            'limits: this inverter does not stay at the fail-safe when the gateway is gone: set its own export limiter (docs/limits.md)',
           );
       } catch (err) {
         // once per device until it answers: the next step asks again
@@ -215,7 +246,10 @@ export class SiteLimitsFeature implements Feature {
 
   private async capability(x: Inverter): Promise<ActivePowerLimit | undefined> {
     const found = await this.d.limitFor(x.device, x.bus);
-    if (found) x.ratedW = await found.ratedW(x.bus);
+    // an own export limiter takes watts, not a share of the cap: its rating (none in some
+    // sources: SolarEdge, Victron) only weighs the other inverters' shares
+    if (found?.holds === 'export') x.ratedW = await found.ratedW(x.bus).catch(() => 0);
+    else if (found) x.ratedW = await found.ratedW(x.bus);
     x.limit = found;
     this.unread.delete(x.device.config.id);
     return found;
@@ -330,12 +364,36 @@ export class SiteLimitsFeature implements Feature {
         'limits: import over importW with no battery charge left to shed',
       );
     // no limit ever written and none in force: nothing to write (a site without limits gets no writes)
+    const commands = decision.commands.filter(
+      (c) => decision.capW !== null || this.inverters.find((x) => x.device.config.id === c.id)?.last,
+    );
+    // silent meter: the fail-safe is the export limit an inverter's own limiter holds
     await this.write(
-      decision.commands.filter(
-        (c) => decision.capW !== null || this.inverters.find((x) => x.device.config.id === c.id)?.last,
-      ),
+      this.ownExportLimits(commands, silent ? effective.generationW?.watts : effective.exportW?.watts),
       false,
     );
+  }
+
+  /**
+   * An inverter whose limit is its own export limiter (`holds: 'export'`, a profile's
+   * device-export-limit map) is given the export limit in force, which it holds at its own meter,
+   * instead of a share of the cap; none without one (a generation limit alone it cannot hold).
+   */
+  private ownExportLimits(
+    commands: readonly { id: string; command: PowerLimitCommand }[],
+    exportW: number | undefined,
+  ): { id: string; command: PowerLimitCommand }[] {
+    const holders = this.inverters.filter((x) => x.limit?.holds === 'export');
+    if (holders.length === 0) return [...commands];
+    const exp = exportW;
+    const own = (x: Inverter) => ({
+      id: x.device.config.id,
+      command: exp !== undefined ? ({ kind: 'limit', watts: exp } as const) : ({ kind: 'none' } as const),
+    });
+    return [
+      ...commands.filter((c) => !holders.some((x) => x.device.config.id === c.id)),
+      ...holders.filter((x) => exp !== undefined || x.last).map(own),
+    ];
   }
 
   private setFast(on: boolean): void {
@@ -428,8 +486,7 @@ export class SiteLimitsFeature implements Feature {
         }
       },
     });
-    // what the inverters together may deliver now: the curtailment's bound (the power held back
-    // is not measured: no register gives the PV the inverters could have made)
+    // what the inverters together may deliver now; the power held back is bounded by status.ts
     new Gauge({
       name: CAP_METRIC,
       help: 'The most AC power the inverters together may deliver now under the site limits, W; absent while unlimited',
@@ -438,6 +495,14 @@ export class SiteLimitsFeature implements Feature {
         this.reset();
         const cap = self.last?.capW;
         if (cap !== null && cap !== undefined) this.set(Math.round(cap));
+      },
+    });
+    new Gauge({
+      name: CURTAILED_METRIC,
+      help: 'The inverters’ AC output the site limits hold back now, W, at most: their rating less the cap while they deliver the cap, 0 while they deliver less (docs/limits.md)',
+      registers: [registry],
+      collect() {
+        this.set(self.status().curtailedW);
       },
     });
   }

@@ -21,7 +21,8 @@ import { LIMIT_NAMES, type LimitSource, type LimitValues } from './sources.js';
 export const LIMIT_HORIZON_MS = 7 * 86_400_000;
 /** a slot a second long for 7 days */
 export const MAX_LIMIT_SLOTS = 2016;
-const MAX_W = 10_000_000;
+/** the largest limit a slot takes, W */
+export const MAX_LIMIT_W = 10_000_000;
 
 export interface LimitSlotBody {
   interval: string;
@@ -52,8 +53,8 @@ export function checkLimitSlots(slots: readonly LimitSlotBody[], now: number): S
     const w: Record<string, number | null> = {};
     for (const name of LIMIT_NAMES) {
       const v = s[name];
-      if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_W))
-        throw apiError('SLOT_INVALID', `${at}.${name} must be whole watts between 0 and ${MAX_W}`);
+      if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_LIMIT_W))
+        throw apiError('SLOT_INVALID', `${at}.${name} must be whole watts between 0 and ${MAX_LIMIT_W}`);
       w[name] = v ?? null;
     }
     if (LIMIT_NAMES.every((n) => w[n] === null))

@@ -10,6 +10,8 @@ import type { InstantValues } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { ConnectionStatus, FeatureList } from '../core/feature.js';
 import { ownStreamId } from '../core/roles.js';
+import { SiteLimitsFeature } from '../limits/feature.js';
+import type { SiteLimitsStatus } from '../limits/status.js';
 import type { ModbusProxy, ProxyStatus } from '../proxy/proxy.js';
 import type { Site } from '../site/site.js';
 import { recentGridEvents } from '../store/grid-events.js';
@@ -61,6 +63,8 @@ export interface StatusView {
   control: ControlStatus;
   /** the Modbus proxy's ports (src/proxy) and their clients; no ports without `modbusProxy:` */
   modbusProxy: ProxyStatus;
+  /** the site limits in force and the curtailed power (src/limits/status.ts); null without the limits feature */
+  limits: SiteLimitsStatus | null;
 }
 
 export interface StatusSources {
@@ -130,6 +134,7 @@ export function statusView(src: StatusSources): StatusView {
   const control = src.features?.get('control');
   // by name: the proxy's module is loaded only on a site that configures it
   const proxy = src.features?.get('modbus-proxy') as ModbusProxy | undefined;
+  const limits = src.features?.get('limits');
   return {
     site: { id: site.id, name: site.config.site.name, timezone: site.config.site.timezone },
     version: src.version,
@@ -140,6 +145,7 @@ export function statusView(src: StatusSources): StatusView {
     uplink: up ? { configured: true, ...up } : { configured: false },
     control: control instanceof Control ? control.status() : { enabled: false, storages: [] },
     modbusProxy: proxy ? proxy.status() : { ports: [] },
+    limits: limits instanceof SiteLimitsFeature ? limits.status() : null,
     gridEvents: recentGridEvents(src.db, 10).map((e) => ({
       deviceId: e.deviceId,
       timestamp: iso(e.timestamp),

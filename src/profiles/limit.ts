@@ -150,6 +150,7 @@ export function createProfileLimit(
   return {
     unitId: unit,
     mode,
+    holds: mode === 'device-export-limit' ? 'export' : 'output',
     revert: map.revert,
     revertKnown: map.revertKnown,
     ...(map.says ? { says: map.says } : {}),

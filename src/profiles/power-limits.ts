@@ -4,8 +4,10 @@
  * `profile: sunspec` inverter, those of a vendor profile read beside SunSpec on the same link and
  * unit (SolarEdge's export control registers are the inverter's, at its unit, and live in the
  * `solaredge-storedge` profile with the StorEdge registers, as its control map does:
- * src/profiles/storage-controls.ts). `activePowerLimitFor` is what the limits loop uses today:
- * SunSpec 704, else 123 (sunspec-limit.ts); the loop does not drive the vendor maps yet.
+ * src/profiles/storage-controls.ts). `activePowerLimitFor` is what the limits loop drives: SunSpec
+ * 704, else 123 (sunspec-limit.ts), else a profile's `output` map, else its `device-export-limit`
+ * map (the device's own export limiter at its own meter, `holds: 'export'`: the loop writes the
+ * export limit in force there instead of a cap; docs/limits.md "Which inverters the loop limits").
  */
 import type { DeviceConfig } from '../config/types.js';
 import type { ActivePowerLimit } from '../core/active-power-limit.js';
@@ -60,12 +62,22 @@ export function limitRevertNotes(devices: readonly DeviceConfig[], profiles?: Pr
   return out;
 }
 
-/** The active power limit the limits loop drives on `device`: SunSpec 704, else 123; undefined without one. */
+/**
+ * The active power limit the limits loop drives on `device`: SunSpec 704, else 123 (with
+ * `revertSeconds`), else the `output` map of its profile or of a vendor profile read beside SunSpec
+ * (with the revert the map's source gives), else its `device-export-limit` map; undefined without one.
+ */
 export async function activePowerLimitFor(
   device: DeviceConfig,
   bus: RegisterReader,
   revertSeconds: number,
+  devices: readonly DeviceConfig[] = [device],
+  profiles?: ProfileRegistry,
 ): Promise<ActivePowerLimit | undefined> {
-  if (device.profile === SUNSPEC) return discoverSunSpecLimit(bus, device.connection.unitId, revertSeconds);
-  return undefined;
+  if (device.profile === SUNSPEC) {
+    const sunspec = await discoverSunSpecLimit(bus, device.connection.unitId, revertSeconds);
+    if (sunspec) return sunspec;
+  }
+  const maps = profileLimitsFor(device, devices, profiles);
+  return maps.find((l) => l.mode === 'output') ?? maps.find((l) => l.mode === 'device-export-limit');
 }

@@ -66,6 +66,11 @@ export interface SimConfig {
    * the same inverter, battery and grid in Sungrow's registers, commanded through its EMS registers
    */
   sungrowUnitId?: number;
+  /**
+   * when set, the inverter host also answers at this unit as a Huawei SUN2000 (huawei-sun2000.ts):
+   * the same inverter in Huawei's registers, limited through its 40125 derating
+   */
+  huaweiUnitId?: number;
 }
 
 export const GRID_METER_KINDS = ['sunspec', 'sdm630', 'em340'] as const;
@@ -179,6 +184,12 @@ export function validateSimConfig(c: SimConfig): void {
   if (c.sungrowUnitId !== undefined) {
     num('sungrowUnitId', c.sungrowUnitId, 2 + c.battery.blocks.length, 247);
     if (!Number.isInteger(c.sungrowUnitId)) throw new SimConfigError('sungrowUnitId', 'must be a whole unit id');
+  }
+  if (c.huaweiUnitId !== undefined) {
+    num('huaweiUnitId', c.huaweiUnitId, 2 + c.battery.blocks.length, 247);
+    if (!Number.isInteger(c.huaweiUnitId)) throw new SimConfigError('huaweiUnitId', 'must be a whole unit id');
+    if (c.huaweiUnitId === c.sungrowUnitId)
+      throw new SimConfigError('huaweiUnitId', 'must differ from sungrowUnitId: one device per unit');
   }
   if (!GRID_METER_KINDS.includes(c.gridMeter))
     throw new SimConfigError('gridMeter', `must be one of ${GRID_METER_KINDS.join(', ')}, got ${String(c.gridMeter)}`);

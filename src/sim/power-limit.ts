@@ -57,11 +57,46 @@ class LimitRegisters {
   }
 }
 
+/**
+ * An output limit a device follows `lagMs` after it was asked (a real inverter's ramp and control
+ * delay): the changes of the last `lagMs` and the one in force before them. Shared by the SunSpec
+ * limit below and the vendor images (huawei-sun2000.ts).
+ */
+export class LaggedLimit {
+  /** the limit asked from each time on, W (null: none), oldest first */
+  private readonly changes: { at: number; w: number | null }[] = [];
+
+  constructor(
+    readonly lagMs: number,
+    startTs: number,
+  ) {
+    this.changes.push({ at: startTs, w: null });
+  }
+
+  /** the limit asked from `at` on */
+  note(at: number, w: number | null): void {
+    const last = this.changes[this.changes.length - 1]!;
+    if (last.w === w) return;
+    // times only move forward: a revert found late is dated when it ran out, never before the last change
+    this.changes.push({ at: Math.max(at, last.at), w });
+    while (this.changes.length > 2 && this.changes[1]!.at + this.lagMs <= at) this.changes.shift();
+  }
+
+  /** the limit the output follows at ts: what was asked `lagMs` before */
+  at(ts: number): number | null {
+    let w: number | null = null;
+    for (const c of this.changes) {
+      if (c.at + this.lagMs > ts) break;
+      w = c.w;
+    }
+    return w;
+  }
+}
+
 export class PowerLimitSim {
   private readonly models = new Map<LimitModel, LimitRegisters>();
   private readonly words = new Map<number, Word>();
-  /** the limit in force from each time on, W (null: none), oldest first */
-  private readonly changes: { at: number; w: number | null }[] = [];
+  private readonly lagged: LaggedLimit;
   /** writes that reached the limit's registers (tests count them) */
   writes = 0;
   /** site time the 704 revert timer last put the reversion values in force */
@@ -70,9 +105,10 @@ export class PowerLimitSim {
   constructor(
     controls: ReadonlyMap<LimitModel, ModelWriter>,
     private readonly wMax: number,
-    readonly lagMs: number,
+    lagMs: number,
     startTs: number,
   ) {
+    this.lagged = new LaggedLimit(lagMs, startTs);
     for (const [id, m] of controls) {
       const regs = new LimitRegisters(id, m);
       this.models.set(id, regs);
@@ -85,7 +121,10 @@ export class PowerLimitSim {
       regs.set('WMaxLimPct', 100 / 10 ** LIMIT_PCT_SF[id]);
       if (id === 704) regs.set('WMaxLimPctRvrt', 100 / 10 ** LIMIT_PCT_SF[id]);
     }
-    this.changes.push({ at: startTs, w: null });
+  }
+
+  get lagMs(): number {
+    return this.lagged.lagMs;
   }
 
   /** whether `address` is one of the limit's registers */
@@ -121,12 +160,7 @@ export class PowerLimitSim {
   /** The output limit the inverter follows at ts, W (null: none): what was asked `lagMs` before. */
   acLimitW(ts: number): number | null {
     this.settle(ts);
-    let w: number | null = null;
-    for (const c of this.changes) {
-      if (c.at + this.lagMs > ts) break;
-      w = c.w;
-    }
-    return w;
+    return this.lagged.at(ts);
   }
 
   /** The limit the registers ask for now (no lag), W. */
@@ -185,12 +219,6 @@ export class PowerLimitSim {
   }
 
   private note(at: number): void {
-    const w = this.asked();
-    const last = this.changes[this.changes.length - 1]!;
-    if (last.w === w) return;
-    // times only move forward: a revert found late is dated when it ran out, never before the last change
-    this.changes.push({ at: Math.max(at, last.at), w });
-    // the lag needs only the changes of the last lagMs and the one in force before them
-    while (this.changes.length > 2 && this.changes[1]!.at + this.lagMs <= at) this.changes.shift();
+    this.lagged.note(at, this.asked());
   }
 }

@@ -7,6 +7,8 @@
  *                  units 2..M+1  battery block j (BMS): 1 → 802
  *                  config.sungrowUnitId (optional)  the same inverter and battery as a Sungrow SH10RT,
  *                                commanded through its EMS registers (sungrow-sh.ts)
+ *                  config.huaweiUnitId (optional)  the same inverter as a Huawei SUN2000, limited
+ *                                through its 40125 derating (huawei-sun2000.ts)
  *   meter host     unit 1        grid meter at the connection point: 1 → 203, or an Eastron SDM630
  *                                (float32 input registers) with config.gridMeter 'sdm630', or a
  *                                Carlo Gavazzi EM340 (INT32 low word first) with 'em340'
@@ -30,6 +32,7 @@ import {
   serialFor,
 } from './device-images.js';
 import { Em340Meter } from './em340.js';
+import { HuaweiSun2000Device } from './huawei-sun2000.js';
 import { SiteModel, type SiteSnapshot } from './model.js';
 import type { SimRegisters } from './registers.js';
 import { Sdm630Meter } from './sdm630.js';
@@ -120,6 +123,24 @@ export class SimSite {
             manufacturer: 'Sungrow',
           },
           cfg,
+          startTs,
+        ),
+      );
+    if (cfg.huaweiUnitId !== undefined)
+      devices.push(
+        new HuaweiSun2000Device(
+          {
+            ...id(
+              'inverter',
+              cfg.huaweiUnitId,
+              'inverter',
+              `SUN2000-${Math.round(cfg.inverter.ratedW / 1000)}KTL-M1`,
+              serialFor(cfg.seed, 'HV', 0),
+            ),
+            manufacturer: 'Huawei',
+          },
+          cfg,
+          startTs,
         ),
       );
     this.devices = devices;
@@ -131,7 +152,7 @@ export class SimSite {
       }
       return null;
     };
-    // the lowest AC output limit any device's registers hold (SunSpec 123/704: power-limit.ts)
+    // the lowest AC output limit any device's registers hold (SunSpec 123/704: power-limit.ts; Huawei 40125)
     this.model.acLimit = (ts) => {
       let w: number | null = null;
       for (const d of devices) {

@@ -15,12 +15,20 @@
  * command (0xAA charge, 0xBB discharge, 0xCC stop), 13051 charge/discharge power (W): in forced
  * mode the battery power is the command's, within what the blocks can take or give (the model
  * clips it to their limits and SoC); the inverter has no command timer.
+ *
+ * The feed-in limitation (device-profiles/sungrow-sh-rt.yaml cites modbus_sungrow.yaml, ec0d9fb):
+ * holding 13073 "Feed-in power limit" (W) and 13086 "Feed-in limitation" (0xAA on, 0x55 off); on,
+ * the inverter holds the export its meter reads at most the limit, by holding its AC output at
+ * most the house's draw plus the limit (the house as last seen: the inverter's own regulation
+ * lags a reading, and a new limit takes the configuration's limit lag). Input 5000 "Nominal output
+ * power" (0.1 kW) is its rating.
  */
 import { MODBUS_EXCEPTION, ModbusException, RegisterBank } from './bank.js';
 import type { SimConfig } from './config.js';
 import type { SimDevice, SimDeviceIdentity } from './device-images.js';
 import { int32LowFirst } from './em340.js';
 import type { SiteSnapshot, StorageWindow } from './model.js';
+import { LaggedLimit } from './power-limit.js';
 import type { SimRegisters } from './registers.js';
 
 export const SUNGROW = {
@@ -40,11 +48,13 @@ export const SUNGROW = {
     sohPermille: 13023,
     dischargedKWh: 13026,
     acW: 13033,
+    nominalTenthKW: 5000,
     importKWh: 13036,
     chargedKWh: 13040,
     exportKWh: 13045,
   },
   ems: { mode: 13049, command: 13050, powerW: 13051 },
+  feedIn: { limitW: 13073, switch: 13086, ON: 0xaa, OFF: 0x55 },
   emsMode: { SELF_CONSUMPTION: 0, FORCED: 2, EXTERNAL: 3, VPP: 4 },
   command: { CHARGE: 0xaa, DISCHARGE: 0xbb, STOP: 0xcc },
   systemState: { RUN: 0x0040, OFF_GRID_RUN: 0x1000 },
@@ -60,12 +70,20 @@ export class SungrowShDevice implements SimDevice {
   private readonly low = new RegisterBank(4989, 32);
   private readonly high = new RegisterBank(12999, 50);
   private readonly ems = new RegisterBank(SUNGROW.ems.mode, 3);
+  private readonly feedIn = new RegisterBank(SUNGROW.feedIn.limitW, SUNGROW.feedIn.switch - SUNGROW.feedIn.limitW + 1);
+  private readonly exportLimit: LaggedLimit;
+  /** the house's draw at the last reading, W */
+  private houseW = 0;
 
   constructor(
     readonly identity: SimDeviceIdentity,
-    _cfg: SimConfig,
+    cfg: SimConfig,
+    startTs = 0,
   ) {
-    this.registers = { holding: [this.ems], input: [this.low, this.high] };
+    this.registers = { holding: [this.ems, this.feedIn], input: [this.low, this.high] };
+    this.low.write(SUNGROW.at.nominalTenthKW, [Math.round(cfg.inverter.ratedW / 100)]);
+    this.feedIn.write(SUNGROW.feedIn.switch, [SUNGROW.feedIn.OFF]);
+    this.exportLimit = new LaggedLimit(cfg.inverter.limitLagMs ?? 1000, startTs);
     const sn = Buffer.alloc(20);
     sn.write(identity.serial.slice(0, 20), 'latin1');
     this.low.write(
@@ -76,7 +94,11 @@ export class SungrowShDevice implements SimDevice {
     this.ems.write(SUNGROW.ems.mode, [SUNGROW.emsMode.SELF_CONSUMPTION, SUNGROW.command.STOP, 0]);
   }
 
-  write(address: number, values: readonly number[], _ts: number): void {
+  write(address: number, values: readonly number[], ts: number): void {
+    if (this.feedIn.contains(address, values.length)) {
+      this.writeFeedIn(address, values, ts);
+      return;
+    }
     if (!this.ems.contains(address, values.length))
       throw new ModbusException(
         MODBUS_EXCEPTION.ILLEGAL_DATA_ADDRESS,
@@ -97,6 +119,31 @@ export class SungrowShDevice implements SimDevice {
     this.ems.write(SUNGROW.ems.mode, next);
   }
 
+  /** 13073 any W, 13086 0xAA or 0x55 only; registers between them are not writable */
+  private writeFeedIn(address: number, values: readonly number[], ts: number): void {
+    const f = SUNGROW.feedIn;
+    values.forEach((v, i) => {
+      const at = address + i;
+      if (at !== f.limitW && at !== f.switch)
+        throw new ModbusException(MODBUS_EXCEPTION.ILLEGAL_DATA_ADDRESS, `register ${at} is not a feed-in setting`);
+      if (at === f.switch && v !== f.ON && v !== f.OFF)
+        throw new ModbusException(
+          MODBUS_EXCEPTION.ILLEGAL_DATA_VALUE,
+          `feed-in limitation 0x${v.toString(16)} is not 0xAA or 0x55`,
+        );
+    });
+    this.feedIn.write(address, values);
+    const [limitW] = this.feedIn.read(f.limitW, 1);
+    const [on] = this.feedIn.read(f.switch, 1);
+    this.exportLimit.note(ts, on === f.ON ? limitW! : null);
+  }
+
+  /** the output the feed-in limitation allows at ts: the house as last read plus the limit */
+  acLimitW(ts: number): number | null {
+    const limit = this.exportLimit.at(ts);
+    return limit === null ? null : Math.max(0, this.houseW + limit);
+  }
+
   storageWindow(_ts: number): StorageWindow | null {
     const [mode, command, powerW] = this.ems.read(SUNGROW.ems.mode, 3) as [number, number, number];
     if (mode !== SUNGROW.emsMode.FORCED) return null;
@@ -107,6 +154,7 @@ export class SungrowShDevice implements SimDevice {
   encode(s: SiteSnapshot): void {
     const at = SUNGROW.at;
     const c = s.counters;
+    this.houseW = s.houseW;
     const batW = sum(s.battery.map((b) => b.w));
     const usable = sum(s.battery.map((b) => b.usableCapacityWh));
     const soc = usable > 0 ? (sum(s.battery.map((b) => b.storedWh)) / usable) * 100 : 0;

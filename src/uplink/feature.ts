@@ -7,6 +7,7 @@ import type { Control } from '../control/control.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { ConnectionStatus, Feature, FeatureHealth } from '../core/feature.js';
+import { limitsStatusBody, type SiteLimitsStatus } from '../limits/status.js';
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
 import { writeTx } from '../store/db.js';
@@ -48,6 +49,8 @@ export interface UplinkDeps {
   labelTime?: () => number | null;
   /** battery control, for plans on cmd/plan (started after the uplink, hence a getter) */
   control?: () => Control | undefined;
+  /** the site limits (started after this feature), for the status message; absent: no limits in it */
+  limits?: () => { status(): SiteLimitsStatus } | undefined;
 }
 
 /** What the installer-facing health probe and status page show; plain data. */
@@ -466,6 +469,7 @@ export class Uplink implements Feature {
     const s = outboxStats(db);
     const d = outboxDrops(db);
     const devices = [...site.devices.values()];
+    const limits = this.deps.limits?.();
     return JSON.stringify({
       v: PAYLOAD_VERSION,
       state,
@@ -484,6 +488,8 @@ export class Uplink implements Feature {
       // every seq up to here was written: one a consumer lacks is on its way or lost (a hole)
       // the highest seq ever written (0 before the first): the outbox counter
       lastSeq: outboxSeq(db) || null,
+      // the site limits in force, the cap and the curtailed power (docs/limits.md "Where it shows")
+      ...(limits ? { limits: limitsStatusBody(limits.status()) } : {}),
     });
   }
 

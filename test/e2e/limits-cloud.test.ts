@@ -1,7 +1,8 @@
 /**
  * Cloud limit schedules on the uplink's command topic (docs/mqtt-contract.md "Site limits"): the
  * same body and checks as PUT …/limits, answered with the stored schedule or the error, every
- * answer conforming to docs/asyncapi.yaml; the schedule is then in force (GET …/limits). The demo
+ * answer conforming to docs/asyncapi.yaml; the schedule is then in force (GET …/limits) and in the
+ * uplink's status message. The demo
  * gateway uplinks to an in-process broker.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,8 @@ describe('limit schedules on {prefix}/cmd/limits', () => {
   let demo: CloudCommands['demo'];
   const send = (payload: string) => cloud.send(payload);
   beforeAll(async () => {
-    cloud = await cloudCommands('limits', Date.parse('2026-06-21T10:00:00Z'));
+    // the status refreshed every 5 s: the limits in it are seen without waiting a minute
+    cloud = await cloudCommands('limits', Date.parse('2026-06-21T10:00:00Z'), { statusIntervalSeconds: 5 });
     demo = cloud.demo;
   });
   afterAll(async () => {
@@ -31,6 +33,14 @@ describe('limit schedules on {prefix}/cmd/limits', () => {
     const token = await partnerToken(demo.credentials, 'svc/plan.read');
     const limits = await getJson(`${demo.url}/api/v1/sites/demo-site/limits`, token);
     expect(limits.body.inForce).toMatchObject({ exportW: 0, sources: { exportW: 'schedule' } });
+
+    // the uplink's status carries the limit in force with its source (docs/mqtt-contract.md "The status")
+    const status = await cloud.status((b) => b.state === 'online' && b.limits?.inForce.exportW === 0);
+    expect(status.limits).toMatchObject({
+      inForce: { exportW: 0, importW: null, generationW: null, sources: { exportW: 'schedule' } },
+      failSafe: false,
+    });
+    expect(status.limits.curtailedW).toBeGreaterThanOrEqual(0);
 
     const bad = await send(JSON.stringify({ requestId: 'fleet-2', slots: [{ interval: slots[0]!.interval }] }));
     expect(bad).toMatchObject({ requestId: 'fleet-2', status: 'error', code: 'LIMIT_REQUIRED' });

@@ -202,6 +202,45 @@ describe('an import limit', () => {
   }, 120_000);
 });
 
+describe('an export limit and a planned discharge', () => {
+  it('clips the discharge to the export limit in force and says so in the slot', async () => {
+    const r = await rig(simConfig(fullBattery), NOON, 'limits:\n  exportW: 1000\n');
+    await waitFor('the export held', () => Math.abs(exportW(r) - 1000) < 100, 30_000);
+    const start = Math.floor(Date.now() / Q) * Q;
+    const res = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${await token(r)}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        slots: [
+          {
+            interval: `${new Date(start).toISOString()}/${new Date(start + 2 * Q).toISOString()}`,
+            mode: 'discharge',
+            powerW: 3000,
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const slot = await waitFor(
+      'the slot limited',
+      async () => {
+        const p = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
+          headers: { authorization: `Bearer ${await token(r)}` },
+        });
+        const body = (await p.json()) as { slots: { status: string; note?: string }[] };
+        return body.slots[0]?.status === 'limited' ? body.slots[0] : undefined;
+      },
+      20_000,
+    );
+    expect(slot.note).toMatch(/grid export kept under limits.exportW \(site.yaml\) 1000 W/);
+    // the site already exports its 1000 W from PV: the battery gives nothing to the grid
+    for (const x of await samples(r, 5000)) {
+      expect(-x.gridW).toBeLessThanOrEqual(1000 + ONE_PCT);
+      expect(x.battery.reduce((a, b) => a + b.w, 0)).toBeGreaterThan(-200);
+    }
+  }, 120_000);
+});
+
 describe('a clean stop', () => {
   it('leaves the inverter at the fail-safe (default exportW), not unlimited', async () => {
     const r = await rig(simConfig(fullBattery), NOON, 'limits:\n  exportW: 1500\n');

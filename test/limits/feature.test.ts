@@ -28,33 +28,33 @@ function limitOf(hangs: boolean, applied: PowerLimitCommand[]): ActivePowerLimit
   };
 }
 
+/** the feature on a site of two inverters (inv, inv2) with `limits` lines, each inverter's limit from `limitOf` */
+function twoInverters(limits: string[], limitOf: (id: string) => ActivePowerLimit) {
+  const config = siteConfig([
+    '  - { id: inv2, role: inverter, profile: sunspec, connection: { type: tcp, host: 127.0.0.2, unitId: 1 } }',
+    'limits:',
+    ...limits,
+  ]);
+  const bus = new EventBus(pino({ level: 'silent' }));
+  const f = new SiteLimitsFeature({
+    config,
+    site: new Site(config),
+    db: openDatabase(':memory:'),
+    clock: new ManualClock(T0),
+    bus: bus.as('limits'),
+    log: pino({ level: 'silent' }),
+    poller: { pollFast: () => undefined },
+    busFor: () => ({ readHolding: async () => [], readInput: async () => [], writeHolding: async () => undefined }),
+    limitFor: async (d) => limitOf(d.config.id),
+  });
+  return { f, bus };
+}
+
 describe('the limits feature', () => {
   it('a hung inverter holds up neither the other inverter nor the next steps', async () => {
-    const config = siteConfig([
-      '  - { id: inv2, role: inverter, profile: sunspec, connection: { type: tcp, host: 127.0.0.2, unitId: 1 } }',
-      'limits:',
-      '  exportW: 0',
-    ]);
-    const site = new Site(config);
-    const clock = new ManualClock(T0);
-    const bus = new EventBus(pino({ level: 'silent' }));
     const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
-    const f = new SiteLimitsFeature({
-      config,
-      site,
-      db: openDatabase(':memory:'),
-      clock,
-      bus: bus.as('limits'),
-      log: pino({ level: 'silent' }),
-      poller: { pollFast: () => undefined },
-      busFor: () => ({
-        readHolding: async () => [],
-        readInput: async () => [],
-        writeHolding: async () => undefined,
-      }),
-      // the first inverter in the list is the one that hangs
-      limitFor: async (d) => limitOf(d.config.id === 'inv', applied[d.config.id]!),
-    });
+    // the first inverter in the list is the one that hangs
+    const { f, bus } = twoInverters(['  exportW: 0'], (id) => limitOf(id === 'inv', applied[id]!));
     await f.start();
     // the inverters' limits are looked for in the background at the start
     await new Promise((r) => setTimeout(r, 10));
@@ -74,5 +74,55 @@ describe('the limits feature', () => {
     expect(applied.inv2!.length).toBe(2);
     expect(applied.inv).toHaveLength(1);
     await Promise.race([f.stop(), new Promise((r) => setTimeout(r, 50))]);
+  });
+
+  it('an own export limiter without a rating is written the export limit in force whole, and the fail-safe at a stop', async () => {
+    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+    // inv: its own export limiter (SolarEdge, Victron: no rating register); inv2: an output limit
+    const { f, bus } = twoInverters(['  exportW: 700', '  failSafeW: 300'], (id) =>
+      id === 'inv'
+        ? {
+            holds: 'export',
+            revert: { kind: 'none' },
+            ratedW: () => Promise.reject(new Error('LIMIT_RATING_UNKNOWN')),
+            apply: async (_b, c) => {
+              applied.inv!.push(c);
+              return [];
+            },
+          }
+        : limitOf(false, applied.inv2!),
+    );
+    await f.start();
+    await new Promise((r) => setTimeout(r, 10));
+    for (const id of ['inv', 'inv2'])
+      bus.emit('reading', { streamId: streamIds.inverter(id), ts: T0 + 1000, values: { power_AC_W: -2000 } });
+    bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts: T0 + 1000, values: { power_W: -3000 } });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(applied.inv).toEqual([{ kind: 'limit', watts: 700 }]);
+    // the output-limited inverter takes the whole cap: the other has no rating to share it by
+    expect(applied.inv2).toEqual([{ kind: 'limit', watts: Math.floor(1000 + 700 - 0.005 * 5000) }]);
+    await f.stop();
+    expect(applied.inv!.at(-1)).toEqual({ kind: 'limit', watts: 300 });
+    expect(applied.inv2!.at(-1)).toEqual({ kind: 'limit', watts: 300 });
+  });
+
+  it('says so when a generation limit is in force and an inverter limits only its export', async () => {
+    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+    const { f, bus } = twoInverters(['  generationW: 1000'], (id) =>
+      id === 'inv' ? { ...limitOf(false, applied.inv!), holds: 'export' } : limitOf(false, applied.inv2!),
+    );
+    await f.start();
+    await new Promise((r) => setTimeout(r, 10));
+    for (const id of ['inv', 'inv2'])
+      bus.emit('reading', { streamId: streamIds.inverter(id), ts: T0 + 1000, values: { power_AC_W: -2000 } });
+    bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts: T0 + 1000, values: { power_W: -3000 } });
+    await new Promise((r) => setTimeout(r, 10));
+    // its own limiter gets no limit (there is no export limit to hold); the other takes its share
+    expect(applied.inv).toEqual([]);
+    expect(applied.inv2).toEqual([{ kind: 'limit', watts: 500 }]);
+    expect(f.health().problems).toEqual([
+      'a generation limit is in force and inv can limit only the export (their own limiter): their output is not held',
+    ]);
+    await f.stop();
   });
 });

@@ -4,6 +4,7 @@
  * answer, after checking it against docs/asyncapi.yaml.
  */
 import { expect } from 'vitest';
+import type { UplinkConfig } from '../../src/config/types.js';
 import { loadContract } from './contract.js';
 import { demoSite, waitFor } from './demo.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from './mqtt-brokers.js';
@@ -15,13 +16,20 @@ export interface CloudCommands {
   demo: Awaited<ReturnType<typeof demoSite>>;
   /** the answer, its shape what the test asserts on */
   send(payload: string): Promise<any>;
+  /** the next status message (`{prefix}/status`) `pick` accepts, checked against docs/asyncapi.yaml */
+  status(pick: (body: any) => boolean): Promise<any>;
   close(): Promise<void>;
 }
 
-export async function cloudCommands(command: 'plan' | 'limits', start: number): Promise<CloudCommands> {
+export async function cloudCommands(
+  command: 'plan' | 'limits',
+  start: number,
+  uplink: Partial<UplinkConfig> = {},
+): Promise<CloudCommands> {
   const broker: TestBroker = await aedesBroker();
   const c: Collector = await collect(broker.url, `${CLOUD_PREFIX}/cmd/${command}/response`);
-  const demo = await demoSite({ speed: 1, start, ...uplinkTo(broker) });
+  const statuses: Collector = await collect(broker.url, `${CLOUD_PREFIX}/status`);
+  const demo = await demoSite({ speed: 1, start, ...uplinkTo(broker, uplink) });
   await waitFor('the uplink connected', () => demo.daemon.uplink!.health().connection.connected);
   let n = 0;
   return {
@@ -35,8 +43,19 @@ export async function cloudCommands(command: 'plan' | 'limits', start: number): 
       expect(loadContract(CLOUD_PREFIX).check(m.topic, body)).toEqual([]);
       return body;
     },
+    async status(pick) {
+      const m = await waitFor(
+        'a status message',
+        () => statuses.messages.find((x) => pick(JSON.parse(x.payload))),
+        30_000,
+      );
+      const body = JSON.parse(m.payload);
+      expect(loadContract(CLOUD_PREFIX).check(m.topic, body)).toEqual([]);
+      return body;
+    },
     async close() {
       await demo.cleanup();
+      await statuses.close();
       await c.close();
       await broker.close();
     },

@@ -172,9 +172,12 @@ export function discoveryProblems(topic: string, payload: string, discoveryPrefi
       if (c[k] !== undefined && !Number.isFinite(c[k])) out.push(`${k} not a number`);
     if ((c.min ?? 1) > (c.max ?? 100)) out.push('min above max');
     if (c.mode !== undefined && !['auto', 'box', 'slider'].includes(c.mode)) out.push(`mode ${c.mode}`);
-    if (c.device_class !== undefined && c.device_class !== 'battery')
+    // number.markdown "Device class": battery in %, power in mW, W, kW, MW, GW, TW (and BTU/h)
+    if (c.device_class !== undefined && !['battery', 'power'].includes(c.device_class))
       out.push(`number device_class ${c.device_class} not among the checked ones`);
     if (c.device_class === 'battery' && c.unit_of_measurement !== '%') out.push('a battery number is in %');
+    if (c.device_class === 'power' && ![...SENSOR_UNITS.power!, 'BTU/h'].includes(c.unit_of_measurement))
+      out.push(`unit ${c.unit_of_measurement} is not one of a power number's`);
   }
   if (typeof c.unique_id !== 'string' || c.unique_id === '') out.push('unique_id missing (required with a device)');
   const d = c.device;

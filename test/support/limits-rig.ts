@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addClient } from '../../src/auth/clients.js';
+import { setOwnerPassword } from '../../src/auth/owner.js';
 import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import type { InverterDevice } from '../../src/sim/device-images.js';
@@ -25,6 +26,9 @@ export const ONE_PCT = 0.01 * RATED;
 export const NOON = Date.parse('2026-06-21T10:30:00Z');
 export const NIGHT = Date.parse('2026-06-21T23:00:00Z');
 export const Q = 15 * 60_000;
+
+/** the site owner, for the status page */
+export const OWNER = { username: 'owner', password: 'limits-owner-password' };
 
 export interface Rig {
   sim: SimSite;
@@ -67,6 +71,7 @@ export async function rig(cfg: SimConfig, start: number, yamlTail: string, edit:
   const db = openDatabase(join(dir, 'sitegw.db'));
   const scopes = ['svc/device.read', 'svc/plan.read', 'svc/plan.write'];
   const secret = (await addClient(db, { id: 'limits', scopes, devices: ['inverter'] }, Date.now())).secret!;
+  await setOwnerPassword(db, OWNER.username, OWNER.password, Date.now());
   db.close();
   const child = spawn(
     process.execPath,
@@ -137,3 +142,17 @@ export async function metric(r: Rig, name: string): Promise<string[]> {
 export const fullBattery = (c: SimConfig) => {
   for (const b of c.battery.blocks) b.initialSocPct = b.socMaxPct;
 };
+
+/** the status page's facts (/status.json) and the page itself, as the site owner */
+export async function statusPage(r: Rig): Promise<{ json: any; html: string }> {
+  const login = await fetch(`${r.url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(OWNER),
+    redirect: 'manual',
+  });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const json = await (await fetch(`${r.url}/status.json`, { headers: { cookie } })).json();
+  const html = await (await fetch(`${r.url}/`, { headers: { cookie } })).text();
+  return { json, html };
+}

@@ -15,7 +15,8 @@ import {
   removeLimitSchedule,
   scheduleEtag,
 } from '../../limits/schedule.js';
-import { LIMIT_NAMES, LIMIT_SOURCES, type LimitsInForce } from '../../limits/sources.js';
+import { LIMIT_SOURCES, type LimitsInForce } from '../../limits/sources.js';
+import { inForceBody } from '../../limits/status.js';
 import type { StoredLimitSchedule } from '../../store/limits.js';
 import { formatInterval } from '../../telemetry/interval.js';
 import type { ApiDeps } from './deps.js';
@@ -78,17 +79,9 @@ export const siteLimitsRoutes: FastifyPluginAsyncTypebox<
       );
   };
   const view = (s: StoredLimitSchedule | undefined) => {
-    const f = siteLimits?.inForce() ?? {};
-    const sources: Record<string, string> = {};
-    for (const n of LIMIT_NAMES) if (f[n]) sources[n] = f[n].source;
     return {
       siteId: site.id,
-      inForce: {
-        exportW: f.exportW?.watts ?? null,
-        importW: f.importW?.watts ?? null,
-        generationW: f.generationW?.watts ?? null,
-        sources,
-      },
+      inForce: inForceBody(siteLimits?.inForce() ?? {}),
       ...(s ? { source: s.source } : {}),
       slots: (s?.slots ?? []).map((x) => ({
         interval: formatInterval(x.startMs, x.endMs),

@@ -129,6 +129,28 @@ export function controlSection(v: StatusView): string {
   return `<table><thead><tr><th>Storage</th><th>Mode</th><th>Current slot</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
+const LIMIT_LABEL: Record<string, string> = { exportW: 'Export', importW: 'Import', generationW: 'Generation' };
+
+/** The site limits in force with their sources, and what the inverters are held at (docs/limits.md). */
+export function limitsSection(v: StatusView): string {
+  const l = v.limits;
+  if (!l) return '<p class="muted">No site limits.</p>';
+  const rows = (['exportW', 'importW', 'generationW'] as const).flatMap((n) => {
+    const f = l.inForce[n];
+    return f
+      ? [
+          `<tr><td>${LIMIT_LABEL[n]}</td><td>${watts(f.watts)}</td><td>${e(f.source)}</td><td>${l.binding === n ? '<span class="badge degraded">holding</span>' : ''}</td></tr>`,
+        ]
+      : [];
+  });
+  if (rows.length === 0 && !l.failSafe) return '<p class="muted">No limit in force: the inverters run unlimited.</p>';
+  const cap =
+    l.capW === null
+      ? '<p class="muted">The inverters run unlimited.</p>'
+      : `<p>Inverters held at ${watts(l.capW)}${l.failSafe ? ' (fail-safe: the grid meter is silent)' : ''} · curtailed: ${l.curtailedW > 0 ? `up to ${watts(l.curtailedW)}` : 'nothing'}</p>`;
+  return `${rows.length ? `<table><thead><tr><th>Limit</th><th>In force</th><th>Source</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>` : ''}${cap}`;
+}
+
 /** Each Modbus proxy port (docs/modbus-proxy.md): its target, clients and what it answered. */
 export function proxySection(v: StatusView): string {
   const ports = v.modbusProxy.ports;
@@ -154,6 +176,7 @@ export function liveSections(v: StatusView): Record<string, string> {
     events: eventsSection(v),
     control: controlSection(v),
     proxy: proxySection(v),
+    limits: limitsSection(v),
   };
 }
 
@@ -168,6 +191,7 @@ ${section('devices', 'Devices')}
 <div class="grid2">${section('uplink', 'Uplink')}${section('events', 'Recent grid events')}</div>
 <section><h2>Battery control</h2><div id="control">${s.control}</div>
 ${v.control.enabled ? '<form method="post" action="/control/self-consumption"><button type="submit">Back to self-consumption</button> <span class="muted">ends every plan; the batteries run on their own again</span></form>' : ''}</section>
+${v.limits ? section('limits', 'Site limits') : ''}
 ${v.modbusProxy.ports.length > 0 ? section('proxy', 'Modbus proxy') : ''}
 <section><h2>History</h2><p class="views"><button type="button" data-history="day" class="on">Last day</button> <button type="button" data-history="week">Last week</button> <button type="button" data-history="month">Last month</button></p><div id="history"><p class="muted">Loading the history…</p></div></section>
 ${v.control.enabled ? '<section><h2>Battery plan</h2><div id="plan-chart"><p class="muted">Loading the plan…</p></div></section>' : ''}
