@@ -11,6 +11,7 @@ import {
   closeSync,
   copyFileSync,
   fchmodSync,
+  fchownSync,
   fsyncSync,
   openSync,
   readdirSync,
@@ -150,11 +151,16 @@ export function editedText(text: string, changes: readonly ConfigChange[]): { te
   return { text: doc.toString({ lineWidth: 0, flowCollectionPadding: padded > tight }) };
 }
 
-function writeSynced(file: string, text: string, mode: number): void {
-  const fd = openSync(file, 'wx', mode);
+function writeSynced(file: string, text: string, was: { mode: number; uid: number; gid: number }): void {
+  const fd = openSync(file, 'wx', was.mode);
   try {
     // the old file's mode exactly, whatever the process's umask (the unit's is 0077)
-    fchmodSync(fd, mode);
+    fchmodSync(fd, was.mode);
+    // and its group (root's `sitegw setup` made a root:root file the service could not read);
+    // its owner too where the process may give it (root), else the group alone (the service is
+    // a member of the package's group)
+    if (process.getuid?.() === 0) fchownSync(fd, was.uid, was.gid);
+    else if (process.getgroups?.().includes(was.gid)) fchownSync(fd, -1, was.gid);
     writeSync(fd, text);
     fsyncSync(fd);
   } finally {
@@ -194,10 +200,11 @@ export async function editSiteYaml(
   if (problem) return refuse('CONFIG_PATH_REFUSED', problem);
   const path = resolve(file);
   let text: string;
-  let mode: number;
+  let was: { mode: number; uid: number; gid: number };
   try {
     text = await readFile(path, 'utf8');
-    mode = statSync(path).mode & 0o777;
+    const st = statSync(path);
+    was = { mode: st.mode & 0o777, uid: st.uid, gid: st.gid };
   } catch (e) {
     return refuse('CONFIG_UNREADABLE', `cannot read ${path}: ${(e as Error).message}`);
   }
@@ -211,11 +218,11 @@ export async function editSiteYaml(
   const tmp = join(dirname(path), `.${basename(path)}.edit-${process.pid}`);
   try {
     rmSync(tmp, { force: true });
-    writeSynced(tmp, edited.text, mode);
+    writeSynced(tmp, edited.text, was);
   } catch (e) {
     return refuse(
       'CONFIG_NOT_WRITABLE',
-      `cannot write beside ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the folder must be writable by the user sitegw runs as (the Debian package keeps /etc/sitegw root's: change the file with sitegw setup or an editor, docs/install.md "Setup in the browser")`,
+      `cannot write beside ${path} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): the folder must be writable by the user sitegw runs as (the Debian package makes /etc/sitegw writable by its group; where an administrator took that back, change the file with sitegw setup or an editor, docs/install.md "Setup in the browser")`,
     );
   }
   try {

@@ -2,7 +2,7 @@
  * site.yaml changed as data (src/setup/edit.ts): accepted changes keep every comment and leave a
  * backup; refused ones carry check-config's own line and hint and leave the file byte for byte.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -71,6 +71,19 @@ describe('editSiteYaml', () => {
     // and check-config itself agrees with what was written
     expect(await checkConfigCommand(file, captureLines(), true)).toBe(0);
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "keeps the file's owner and group when root edits it (sudo sitegw setup)",
+    async () => {
+      // the package's site.yaml is root:sitegw 0660; a root:root file is one the service cannot read
+      const file = siteFile();
+      chownSync(file, 1234, 4321);
+      const r = await editSiteYaml(file, [{ path: ['site', 'name'], value: 'Owner kept' }]);
+      expect(r.ok, JSON.stringify(r)).toBe(true);
+      const st = statSync(file);
+      expect([st.uid, st.gid, st.mode & 0o777]).toEqual([1234, 4321, 0o640]);
+    },
+  );
 
   it('adds a section and removes one', async () => {
     const file = siteFile();
