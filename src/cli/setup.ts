@@ -15,6 +15,7 @@ import {
   constants,
   copyFileSync,
   existsSync,
+  lstatSync,
   readdirSync,
   readFileSync,
   statSync,
@@ -239,14 +240,24 @@ async function confirmDevices(ask: Asker, devices: ProposedDevice[], io: Output)
   return kept;
 }
 
-/** Files the command creates as root in a data folder someone else owns are given to that owner. */
+/**
+ * Files the command creates as root in a data folder someone else owns are given to that owner:
+ * every root-owned entry below it, not a list of names (credentials.db, its WAL and the backups
+ * came after the list was written, and the service could not open the credentials root left).
+ */
 function keepOwner(dataDir: string): void {
   if (process.getuid?.() !== 0) return;
   const { uid, gid } = statSync(dataDir);
   if (uid === 0) return;
-  for (const f of ['sitegw.db', 'sitegw.db-wal', 'sitegw.db-shm']) {
-    if (existsSync(join(dataDir, f))) chownSync(join(dataDir, f), uid, gid);
-  }
+  const walk = (dir: string, depth: number) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name);
+      if (e.isSymbolicLink()) continue;
+      if (lstatSync(path).uid === 0) chownSync(path, uid, gid);
+      if (e.isDirectory() && depth < 4) walk(path, depth + 1);
+    }
+  };
+  walk(dataDir, 0);
 }
 
 async function ownerPassword(ask: Asker, v: Values, file: string, dataDir: string, io: Output): Promise<boolean> {

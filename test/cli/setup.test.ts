@@ -5,7 +5,17 @@
  * CI installs tmux (.ci/run); without it the terminal test fails rather than skip.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -298,6 +308,26 @@ describe('sitegw setup never replaces a site.yaml unasked', () => {
     expect(await migrate.exit).toBe(0);
     expect(migrate.out()).toMatch(/sitegw\.db: schema version \d+\n$/);
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'run as root, leaves every file in a data folder the service owns to the service',
+    async () => {
+      // the package's /var/lib/sitegw is the service user's and `sudo sitegw setup` runs as root:
+      // credentials.db left root's and the service (and the demo) failed SQLITE_CANTOPEN (.ci/deb-check)
+      const dir = tmp();
+      const file = join(dir, 'site.yaml');
+      writeFileSync(file, `${UNCONFIGURED_MARK}\n`);
+      mkdirSync(join(dir, 'data'));
+      chownSync(join(dir, 'data'), 1234, 4321);
+      const p = sitegw(['setup', '--config', file, '--yes', '--password-stdin', ...flags()], 'a-long-password\n');
+      expect(await p.exit, p.err()).toBe(0);
+      const rootOwned = readdirSync(join(dir, 'data'), { recursive: true })
+        .map((f) => String(f))
+        .filter((f) => lstatSync(join(dir, 'data', f)).uid !== 1234);
+      expect(readdirSync(join(dir, 'data'))).toContain('credentials.db');
+      expect(rootOwned).toEqual([]);
+    },
+  );
 
   it('ends --yes with exit 2 on a flag check-config refuses, the site.yaml written before it kept valid', async () => {
     const dir = tmp();
