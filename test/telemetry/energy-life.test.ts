@@ -28,21 +28,27 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/**
- * One life: polls every 5 s at 1200 W from `fromS` to `toS` seconds after T0, then ends without a
- * stop; with `look`, a live view reads the counts at its end (what it continued from).
- */
-async function life(dir: string, fromS: number, toS: number, look = false): Promise<number | null> {
+/** A bucketer on `dir` that polled every 5 s at 1200 W from `fromS` to `toS` seconds after T0. */
+function polled(dir: string, fromS: number, toS: number, keepRealMs = 0) {
   const db = openDatabase(join(dir, 'sitegw.db'));
   const b = new Bucketer({
     db,
     streams: [battery],
     pollPeriodMs: 5 * S,
     liveStateFile: join(dir, 'energy.json'),
-    keepRealMs: 0,
+    keepRealMs,
   });
   b.start();
   for (let t = fromS; t <= toS; t += 5) b.ingest({ streamId: battery.id, ts: T0 + t * S, values: { power_W: 1200 } });
+  return { db, b };
+}
+
+/**
+ * One life: polls every 5 s at 1200 W from `fromS` to `toS` seconds after T0, then ends without a
+ * stop; with `look`, a live view reads the counts at its end (what it continued from).
+ */
+async function life(dir: string, fromS: number, toS: number, look = false): Promise<number | null> {
+  const { db, b } = polled(dir, fromS, toS);
   let shown: number | null = null;
   if (look) {
     b.lifetime(battery.id);
@@ -58,17 +64,7 @@ describe('integrated energy across lives that end without a stop', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sitegw-life-'));
     dirs.push(dir);
     // no live view and no close during the first life: only the kept counts carry it
-    const db = openDatabase(join(dir, 'sitegw.db'));
-    const b = new Bucketer({
-      db,
-      streams: [battery],
-      pollPeriodMs: 5 * S,
-      liveStateFile: join(dir, 'energy.json'),
-      keepRealMs: 0,
-    });
-    b.start();
-    for (let t = 60; t <= 300; t += 5) b.ingest({ streamId: battery.id, ts: T0 + t * S, values: { power_W: 1200 } });
-    db.close();
+    polled(dir, 60, 300).db.close();
     // the next life starts 10 s later and shows what it continues from
     const shown = await life(dir, 310, 310, true);
     const whPerMinute = 1200 / 60;
@@ -98,17 +94,8 @@ describe('integrated energy across lives that end without a stop', () => {
   it('a count a live view showed is kept in memory too: a card that takes the save back cannot lower it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sitegw-shown-'));
     dirs.push(dir);
-    const db = openDatabase(join(dir, 'sitegw.db'));
     // a keep at the first reading and none after on its own (a fast clock, or a life shorter than KEEP_MS)
-    const b = new Bucketer({
-      db,
-      streams: [battery],
-      pollPeriodMs: 5 * S,
-      liveStateFile: join(dir, 'energy.json'),
-      keepRealMs: 1e12,
-    });
-    b.start();
-    for (let t = 60; t <= 240; t += 5) b.ingest({ streamId: battery.id, ts: T0 + t * S, values: { power_W: 1200 } });
+    const { db, b } = polled(dir, 60, 240, 1e12);
     b.lifetime(battery.id);
     await b.energySynced();
     const shown = b.lifetime(battery.id)!.energyIn!;
