@@ -9,13 +9,11 @@
  * publishes on the command topic is refused with a reason, never thrown.
  */
 import type { Database } from 'better-sqlite3';
-import { ApiError } from '../core/errors.js';
 import { LIMIT_HORIZON_MS, MAX_LIMIT_W, putLimitSchedule } from '../limits/schedule.js';
 import type { SiteLimitsStatus } from '../limits/status.js';
-import { storageRefusal } from '../store/storage-faults.js';
 import { formatInterval } from '../telemetry/interval.js';
 import { configEntry, type DiscoveryContext, gatewayDeviceOf, gatewayIdentifier, HA_UNKNOWN } from './discovery.js';
-import { HA_WRITER } from './mode-command.js';
+import { HA_WRITER, RETAINED_REFUSAL, storeRefusal } from './mode-command.js';
 
 /** What the feature needs of the site limits: their status now, and where the schedule is written. */
 export interface HaLimits {
@@ -87,8 +85,7 @@ const DECIMAL = /^\d{1,9}(\.\d{1,6})?$/;
 
 /** A value from the number: written as the schedule, with the schedule's checks. */
 export function answerExportLimitCommand(limits: HaLimits, payload: Buffer, retained: boolean): ExportLimitAnswer {
-  // a retained command would be acted on again at every connection, long after it was meant
-  if (retained) return { ok: false, code: 'RETAINED_COMMAND', message: 'a retained command is not acted on' };
+  if (retained) return RETAINED_REFUSAL;
   const text = payload.toString('utf8').trim();
   // Number('') is 0 and Number('0x10') 16: only a decimal is a limit
   if (!DECIMAL.test(text))
@@ -103,9 +100,7 @@ export function answerExportLimitCommand(limits: HaLimits, payload: Buffer, reta
       now,
     );
   } catch (e) {
-    const named = e instanceof ApiError ? e : storageRefusal(e);
-    if (named) return { ok: false, code: named.code, message: named.message };
-    return { ok: false, code: 'FAILED', message: `storing the limit failed: ${(e as Error).message}` };
+    return storeRefusal(e, 'limit');
   }
   return { ok: true, exportW: Number(text) };
 }

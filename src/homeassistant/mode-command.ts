@@ -33,6 +33,20 @@ export function haStorages(control: Control | undefined): HaStorage[] {
     : [];
 }
 
+/** a retained command would be acted on again at every connection, long after it was meant */
+export const RETAINED_REFUSAL = {
+  ok: false,
+  code: 'RETAINED_COMMAND',
+  message: 'a retained command is not acted on',
+} as const satisfies Refusal;
+
+/** A store that refused a command's value: its named code (a check, a full or read-only disk), else FAILED. */
+export function storeRefusal(e: unknown, what: string): Refusal {
+  const named = e instanceof ApiError ? e : storageRefusal(e);
+  if (named) return { ok: false, code: named.code, message: named.message };
+  return { ok: false, code: 'FAILED', message: `storing the ${what} failed: ${(e as Error).message}` };
+}
+
 /** The storage system a command topic names, or why there is none. */
 function target(
   control: Control | undefined,
@@ -40,8 +54,7 @@ function target(
   topic: string,
   retained: boolean,
 ): { control: Control; device: DeviceState } | Refusal {
-  // a retained command would be acted on again at every connection, long after it was meant
-  if (retained) return { ok: false, code: 'RETAINED_COMMAND', message: 'a retained command is not acted on' };
+  if (retained) return RETAINED_REFUSAL;
   const device = haStorages(control).find((s) => topicOf(s.device.config.id) === topic)?.device;
   if (!control || !device)
     return {
@@ -55,9 +68,7 @@ function target(
 }
 
 function refusal(device: DeviceState, e: unknown, what: string): Refusal {
-  const named = e instanceof ApiError ? e : storageRefusal(e);
-  if (named) return { ok: false, device, code: named.code, message: named.message };
-  return { ok: false, device, code: 'FAILED', message: `storing the ${what} failed: ${(e as Error).message}` };
+  return { ...storeRefusal(e, what), device };
 }
 
 export function answerModeCommand(
