@@ -120,6 +120,32 @@ describe('a fixed exportW, a scheduled slot, a silent meter and SIGKILL (SunSpec
 });
 
 /** holding registers of the inverter's unit 1 as a master reads them */
+/** A plan of one slot over the quarter hour in progress and the next (the executor acts at once). */
+async function putSlot(r: Rig, mode: 'charge' | 'discharge', powerW: number): Promise<Response> {
+  const start = Math.floor(Date.now() / Q) * Q;
+  const interval = `${new Date(start).toISOString()}/${new Date(start + 2 * Q).toISOString()}`;
+  return fetch(`${r.url}/api/v1/devices/inverter/plan`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${await token(r)}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ slots: [{ interval, mode, powerW }] }),
+  });
+}
+
+/** The plan's first slot once its status is `limited`. */
+function limitedSlot(r: Rig): Promise<{ status: string; note?: string }> {
+  return waitFor(
+    'the slot limited',
+    async () => {
+      const p = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
+        headers: { authorization: `Bearer ${await token(r)}` },
+      });
+      const body = (await p.json()) as { slots: { status: string; note?: string }[] };
+      return body.slots[0]?.status === 'limited' ? body.slots[0] : undefined;
+    },
+    20_000,
+  );
+}
+
 function regs(r: Rig, address: number, n: number): number[] {
   return r.sim.unit('inverter', 1)!.holding[0]!.read(address, n);
 }
@@ -161,21 +187,7 @@ describe('an import limit', () => {
       'limits:\n  importW: 2500\n',
     );
     // the quarter hour in progress and the next: the executor puts the charge on the device at once
-    const start = Math.floor(Date.now() / Q) * Q;
-    const res = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${await token(r)}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        slots: [
-          {
-            interval: `${new Date(start).toISOString()}/${new Date(start + 2 * Q).toISOString()}`,
-            mode: 'charge',
-            powerW: 3000,
-          },
-        ],
-      }),
-    });
-    expect(res.status).toBe(200);
+    expect((await putSlot(r, 'charge', 3000)).status).toBe(200);
     const battery = () => now(r).battery.reduce((a, b) => a + b.w, 0);
     // night: no PV, the house on the grid; 3000 W of charge would import well over 2500 W
     await waitFor('the battery charging', () => battery() > 1000, 30_000);
@@ -187,17 +199,7 @@ describe('an import limit', () => {
       // shed, not stopped: what fits under the limit still charges
       expect(x.battery.reduce((a, b) => a + b.w, 0)).toBeGreaterThan(2500 - 125 - x.houseW - 200);
     }
-    const plan = await waitFor(
-      'the slot limited',
-      async () => {
-        const p = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
-          headers: { authorization: `Bearer ${await token(r)}` },
-        });
-        const body = (await p.json()) as { slots: { status: string; note?: string }[] };
-        return body.slots[0]?.status === 'limited' ? body.slots[0] : undefined;
-      },
-      20_000,
-    );
+    const plan = await limitedSlot(r);
     expect(plan.note).toMatch(/grid import kept under limits.importW \(site.yaml\) 2500 W/);
   }, 120_000);
 });
@@ -206,32 +208,8 @@ describe('an export limit and a planned discharge', () => {
   it('clips the discharge to the export limit in force and says so in the slot', async () => {
     const r = await rig(simConfig(fullBattery), NOON, 'limits:\n  exportW: 1000\n');
     await waitFor('the export held', () => Math.abs(exportW(r) - 1000) < 100, 30_000);
-    const start = Math.floor(Date.now() / Q) * Q;
-    const res = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${await token(r)}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        slots: [
-          {
-            interval: `${new Date(start).toISOString()}/${new Date(start + 2 * Q).toISOString()}`,
-            mode: 'discharge',
-            powerW: 3000,
-          },
-        ],
-      }),
-    });
-    expect(res.status).toBe(200);
-    const slot = await waitFor(
-      'the slot limited',
-      async () => {
-        const p = await fetch(`${r.url}/api/v1/devices/inverter/plan`, {
-          headers: { authorization: `Bearer ${await token(r)}` },
-        });
-        const body = (await p.json()) as { slots: { status: string; note?: string }[] };
-        return body.slots[0]?.status === 'limited' ? body.slots[0] : undefined;
-      },
-      20_000,
-    );
+    expect((await putSlot(r, 'discharge', 3000)).status).toBe(200);
+    const slot = await limitedSlot(r);
     expect(slot.note).toMatch(/grid export kept under limits.exportW \(site.yaml\) 1000 W/);
     // the site already exports its 1000 W from PV: the battery gives nothing to the grid
     for (const x of await samples(r, 5000)) {
