@@ -24,6 +24,20 @@ interface Form {
   note?: string;
 }
 
+/** A broker's form: the uplink and Home Assistant ask the same three things. */
+function broker(id: 'uplink' | 'homeassistant', title: string, urlNote: string): Form {
+  return {
+    id,
+    title,
+    optional: id,
+    fields: [
+      { path: `${id}.url`, label: 'Broker URL', note: urlNote },
+      { path: `${id}.username`, label: 'User name' },
+      { path: `${id}.password`, label: 'Password', type: 'password', note: 'left empty: unchanged' },
+    ],
+  };
+}
+
 const FORMS: Form[] = [
   {
     id: 'site',
@@ -46,26 +60,8 @@ const FORMS: Form[] = [
       { path: 'tariff.exportPrice', label: 'Export price per kWh', type: 'number' },
     ],
   },
-  {
-    id: 'uplink',
-    title: 'Uplink (MQTT to the cloud)',
-    optional: 'uplink',
-    fields: [
-      { path: 'uplink.url', label: 'Broker URL', note: 'mqtt://, mqtts://, ws:// or wss://' },
-      { path: 'uplink.username', label: 'User name' },
-      { path: 'uplink.password', label: 'Password', type: 'password', note: 'left empty: unchanged' },
-    ],
-  },
-  {
-    id: 'homeassistant',
-    title: 'Home Assistant',
-    optional: 'homeassistant',
-    fields: [
-      { path: 'homeassistant.url', label: 'Broker URL', note: 'the broker of Home Assistant’s MQTT integration' },
-      { path: 'homeassistant.username', label: 'User name' },
-      { path: 'homeassistant.password', label: 'Password', type: 'password', note: 'left empty: unchanged' },
-    ],
-  },
+  broker('uplink', 'Uplink (MQTT to the cloud)', 'mqtt://, mqtts://, ws:// or wss://'),
+  broker('homeassistant', 'Home Assistant', 'the broker of Home Assistant’s MQTT integration'),
   {
     id: 'control',
     title: 'Battery control',
