@@ -8,8 +8,9 @@
 #     registry's node-linux-<arch> 20 headers (cross-compiled for arm64, as .ci/arm64-smoke.sh
 #     does), cached in .runtimes/ by version and architecture;
 #   - serialport: its package's prebuilt linux-<arch> glibc binary, no other.
-# Version: package.json's, plus +git<commit time>.<hash> (SITEGW_DEB_VERSION overrides), so each
-# commit's package upgrades the previous commit's.
+# Version: package.json's, plus +git<commit time>.<commit count>.<hash> (SITEGW_DEB_VERSION
+# overrides), so each commit's package upgrades the previous commit's; the count breaks the tie
+# when two commits share a second, which the hash alone (not ordered) did not.
 # Needs: dpkg-deb, and for arm64 g++-aarch64-linux-gnu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,7 +23,7 @@ case "$arch" in
 esac
 source .ci/node-versions.sh
 base=$(node -p 'require("./package.json").version')
-version=${SITEGW_DEB_VERSION:-$base+git$(git log -1 --format=%cd --date=format:%Y%m%d%H%M%S).$(git rev-parse --short HEAD)}
+version=${SITEGW_DEB_VERSION:-$base+git$(git log -1 --format=%cd --date=format:%Y%m%d%H%M%S).$(git rev-list --count HEAD).$(git rev-parse --short HEAD)}
 # who answers for the package (Debian policy 3.3: a name and a working address)
 maintainer=${SITEGW_DEB_MAINTAINER:-sitegw maintainers <sitegw@example.org>}
 started=$SECONDS
