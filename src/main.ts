@@ -19,6 +19,7 @@ import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
 import { TimeLabels, type TimeLabelsOptions } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
+import type { GridOperatorStatus } from './gridop/client.js';
 import { SiteLimitsFeature } from './limits/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { ScheduledBackup } from './ops/backup-schedule.js';
@@ -257,6 +258,7 @@ export class Daemon {
       siteLimits: () => limitsRef?.gridLimits() ?? {},
     });
     let limitsRef: SiteLimitsFeature | undefined;
+    let gridopRef: { status(): GridOperatorStatus } | undefined;
     // the uplink starts before control (so no bucket misses the outbox) and hands it cloud plans
     let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
@@ -296,6 +298,7 @@ export class Daemon {
             labelTime: () => (labels.plausible() ? labels.closingNow() : null),
             control: () => controlRef,
             limits: () => limitsRef,
+            gridOperator: () => gridopRef,
           }),
         )
       : null;
@@ -367,6 +370,7 @@ export class Daemon {
       });
       limitsRef.sources.add({ name: 'grid-operator', at: () => siteLimitValues(gridop.current()) });
       await features.start(gridop);
+      gridopRef = gridop;
     }
     await features.start(poller);
     // after the poller, so the first client's read finds the polls' queue in place; loaded only when configured

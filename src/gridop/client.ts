@@ -50,6 +50,7 @@ import {
   type ResponseDue,
   responsesDue,
 } from './schedule.js';
+import { clockOffsetProblem } from './status-body.js';
 import { type Validation, validateXml } from './validate.js';
 import { CSIPAUS_NS, textOf } from './xml.js';
 
@@ -253,6 +254,8 @@ export class GridOperatorClient implements Feature {
             : '';
       problems.push(`the grid operator's server cannot be reached${holds}`);
     }
+    const clock = clockOffsetProblem(this.offsetSeconds);
+    if (clock) problems.push(clock);
     return {
       problems,
       connection: { connected: this.reachable, outboxDepth: this.pending.length, lastError: this.lastError },

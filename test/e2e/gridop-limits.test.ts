@@ -5,9 +5,12 @@
  * simulator's SunSpec 704 inverter over real Modbus TCP. The operator's DefaultDERControl, then a
  * DERControl of 0 W export, are held at the simulated grid meter through the site-limits loop as
  * the source `grid-operator`; when the server goes away the control runs to its end, then the
- * default applies. A clear June noon with a full battery: the surplus can only be exported.
+ * default applies. A clear June noon with a full battery: the surplus can only be exported. The
+ * status page, /status.json and the uplink's status message say all along whether the server
+ * answers, which control is in force and until when.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadContract } from '../support/contract.js';
 import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
 import { getJson, waitFor } from '../support/demo.js';
 import {
@@ -21,12 +24,23 @@ import {
   type Rig,
   rig,
   simConfig,
+  statusPage,
   token,
 } from '../support/limits-rig.js';
+import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
 import { type SepServer, startSepServer } from '../support/sep-server.js';
 import { HAVE_XMLLINT } from '../support/xmllint.js';
 
 const nowS = () => Math.floor(Date.now() / 1000);
+const PREFIX = 'sitegw/demo-site';
+
+/** the next uplink status message `pick` accepts, checked against docs/asyncapi.yaml */
+async function uplinkStatus(c: Collector, pick: (body: any) => boolean) {
+  const m = await waitFor('an uplink status', () => c.messages.find((x) => pick(JSON.parse(x.payload))), 30_000);
+  const body = JSON.parse(m.payload);
+  expect(loadContract(PREFIX).check(m.topic, body)).toEqual([]);
+  return body;
+}
 /** how long the operator's control of 0 W runs, s: long enough to see it outlast its server */
 const CONTROL_SECONDS = 45;
 
@@ -41,10 +55,18 @@ async function limitsView(r: Rig) {
 describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held at the meter", () => {
   let pki: CsipPki;
   let server: SepServer | undefined;
-  beforeAll(() => {
+  let broker: TestBroker;
+  let statuses: Collector;
+  beforeAll(async () => {
     pki = makeCsipPki();
+    broker = await aedesBroker();
+    statuses = await collect(broker.url, `${PREFIX}/status`);
   });
-  afterAll(() => pki?.remove());
+  afterAll(async () => {
+    pki?.remove();
+    await statuses?.close();
+    await broker?.close();
+  });
   afterEach(async () => {
     await cleanRigs();
     await server?.close();
@@ -70,6 +92,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
         `  ca: ${pki.serca}`,
         "  nmi: '4102345678'",
         '  pollSeconds: 5',
+        'uplink:',
+        `  url: ${broker.url}`,
+        '  statusIntervalSeconds: 5',
+        `  protocolVersion: ${broker.protocolVersion}`,
         '',
       ].join('\n'),
     );
@@ -95,6 +121,15 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     expect(await metric(r, 'sitegw_gridop_control_until_seconds')).toContain(
       `sitegw_gridop_control_until_seconds{kind="control"} ${end}`,
     );
+    const until = new Date(end * 1000).toISOString().replace('.000Z', 'Z');
+    const inForce = { kind: 'control', id: 'C1', until };
+    const page = await statusPage(r);
+    expect(page.json.gridOperator).toMatchObject({ reachable: true, control: inForce, values: { exportW: 0 } });
+    expect(page.html).toContain('<h2>Grid operator</h2>');
+    expect(page.html).toMatch(/reachable<\/span>/);
+    expect(page.html).toContain('<code>C1</code>: export ≤ 0 W');
+    const up = await uplinkStatus(statuses, (b) => b.gridOperator?.control?.id === 'C1');
+    expect(up.gridOperator).toMatchObject({ reachable: true, control: inForce, values: { exportW: 0 } });
 
     // 3. the server goes away: the control holds to its end, unreachable is said
     await s.close();
@@ -111,6 +146,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     expect(health.body.problems).toContain(
       `the grid operator's server cannot be reached: its control holds until ${new Date(end * 1000).toISOString()}, then its default`,
     );
+    const gone = (await uplinkStatus(statuses, (b) => b.gridOperator?.reachable === false)).gridOperator;
+    expect(gone).toMatchObject({ control: inForce, values: { exportW: 0 } });
+    expect(gone.lastError).toEqual(expect.any(String));
+    expect((await statusPage(r)).html).toMatch(/unreachable<\/span> last read/);
     // seen before its end (the wait above is far shorter than the control): still 0 W
     expect(Date.now()).toBeLessThan(end * 1000);
     expect((await limitsView(r)).inForce).toMatchObject({ exportW: 0, sources: { exportW: 'grid-operator' } });

@@ -103,6 +103,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     expect(first).toMatchObject({ source: 'grid-operator', exportW: 1500, controlId: 'C1', until: (t + 718) * 1000 });
     expect(client.status()).toMatchObject({ reachable: true, endDevice: '/edev/1', lfdi: id.lfdi, sfdi: id.sfdi });
     expect(Math.abs(client.status().clockOffsetSeconds! - 120)).toBeLessThanOrEqual(2);
+    // and sitegw's own clock health hears of it: its records are labelled on its own clock
+    expect(client.health().problems).toEqual([
+      expect.stringMatching(/^the wall clock is 1(19|20|21) s behind the grid operator's server/),
+    ]);
     await waitFor('received and started', () => server.responses.length >= 2);
     expect(server.responses.slice(0, 2)).toEqual([
       { href: '/rsp', lfdi: id.lfdi, subject: 'C1', status: RESPONSE_STATUS.received },
