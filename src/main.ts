@@ -24,6 +24,7 @@ import { SiteLimitsFeature } from './limits/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { ScheduledBackup } from './ops/backup-schedule.js';
 import { ClockAnchor } from './ops/clock-anchor.js';
+import { siteDerReport } from './ops/der-report.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
 import { KernelTimeSync, TIMESYNCD_FLAG } from './ops/time-sync.js';
@@ -359,6 +360,7 @@ export class Daemon {
     // after limits, which takes its limits as the source `grid-operator`, so a stop ends the
     // client before the loop; loaded only when configured (docs/grid-operator.md)
     if (config.gridOperator) {
+      const limits = limitsRef;
       const { GridOperatorClient } = await import('./gridop/client.js');
       const { siteLimitValues } = await import('./gridop/limits.js');
       const gridop = new GridOperatorClient({
@@ -367,8 +369,10 @@ export class Daemon {
         log: log.child({ feature: 'gridop' }),
         stateFile: join(config.dataDir, 'gridop-state.json'),
         registry,
+        // what the server is told of the site's DER (docs/grid-operator.md "Reporting")
+        report: () => siteDerReport({ site, live: ops.live, clock, limits, control: config.control }),
       });
-      limitsRef.sources.add({ name: 'grid-operator', at: () => siteLimitValues(gridop.current()) });
+      limits.sources.add({ name: 'grid-operator', at: () => siteLimitValues(gridop.current()) });
       await features.start(gridop);
       gridopRef = gridop;
     }

@@ -10,6 +10,7 @@
  * answers, which control is in force and until when.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CSIPAUS_NS, child, textOf } from '../../src/gridop/xml.js';
 import { loadContract } from '../support/contract.js';
 import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
 import { getJson, waitFor } from '../support/demo.js';
@@ -80,8 +81,9 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     server = s;
     s.pollRate = 5;
     s.programs = [{ mRID: 'A1', primacy: 1, defaultLimits: { exportW: 1500 }, controls: [] }];
+    const cfg = simConfig(fullBattery);
     const r = await rig(
-      simConfig(fullBattery),
+      cfg,
       NOON,
       [
         'gridOperator:',
@@ -130,6 +132,27 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     expect(page.html).toContain('<code>C1</code>: export ≤ 0 W');
     const up = await uplinkStatus(statuses, (b) => b.gridOperator?.control?.id === 'C1');
     expect(up.gridOperator).toMatchObject({ reachable: true, control: inForce, values: { exportW: 0 } });
+
+    // the server is told of the site's DER from what the gateway reads: the inverter's rating
+    // (read from its 704 model), the batteries' capacity and state of charge, and while the
+    // control curtails, the power the site could still give
+    const report = (kind: string) => s.reports.get(kind)?.el;
+    const avail = () => Number(textOf(child(report('DERAvailability')!, 'statWAvail'), 'value') ?? 0);
+    await waitFor(
+      'the curtailed power reported as available',
+      () => report('DERAvailability') && avail() > 1000,
+      30_000,
+    );
+    const cap = report('DERCapability')!;
+    expect(textOf(child(cap, 'rtgMaxW'), 'value')).toBe(String(cfg.inverter.ratedW));
+    expect(textOf(child(cap, 'rtgMaxWh'), 'value')).toBe(
+      String(cfg.battery.blocks.reduce((a, b) => a + b.capacityWh, 0)),
+    );
+    expect(textOf(cap, 'type')).toBe('83');
+    expect(textOf(cap, 'doeModesSupported', CSIPAUS_NS)).toBe('07');
+    const soc = Number(textOf(child(report('DERStatus')!, 'stateOfChargeStatus'), 'value')) / 100;
+    expect(Math.abs(soc - cfg.battery.blocks[0]!.socMaxPct)).toBeLessThan(1);
+    expect(s.invalid).toEqual([]);
 
     // 3. the server goes away: the control holds to its end, unreachable is said
     await s.close();
