@@ -24,7 +24,7 @@ import { SiteLimitsFeature } from './limits/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { ScheduledBackup } from './ops/backup-schedule.js';
 import { ClockAnchor } from './ops/clock-anchor.js';
-import { siteDerReport } from './ops/der-report.js';
+import { siteDerReport, siteMirrorValues } from './ops/operator-report.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
 import { KernelTimeSync, TIMESYNCD_FLAG } from './ops/time-sync.js';
@@ -369,8 +369,9 @@ export class Daemon {
         log: log.child({ feature: 'gridop' }),
         stateFile: join(config.dataDir, 'gridop-state.json'),
         registry,
-        // what the server is told of the site's DER (docs/grid-operator.md "Reporting")
+        // what the server is told of the site's DER and its readings (docs/grid-operator.md "What the client does")
         report: () => siteDerReport({ site, live: ops.live, clock, limits, control: config.control }),
+        mirror: () => siteMirrorValues({ site, live: ops.live, clock }),
       });
       limits.sources.add({ name: 'grid-operator', at: () => siteLimitValues(gridop.current()) });
       await features.start(gridop);

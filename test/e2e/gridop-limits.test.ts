@@ -9,7 +9,11 @@
  * status page, /status.json and the uplink's status message say all along whether the server
  * answers, which control is in force and until when.
  */
+
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { identityOfPem } from '../../src/gridop/identity.js';
+import { clientMrid } from '../../src/gridop/mirror.js';
 import { CSIPAUS_NS, child, textOf } from '../../src/gridop/xml.js';
 import { loadContract } from '../support/contract.js';
 import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
@@ -29,7 +33,7 @@ import {
   token,
 } from '../support/limits-rig.js';
 import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
-import { type SepServer, startSepServer } from '../support/sep-server.js';
+import { type MirrorState, type SepServer, startSepServer } from '../support/sep-server.js';
 import { HAVE_XMLLINT } from '../support/xmllint.js';
 
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -152,6 +156,19 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     expect(textOf(cap, 'doeModesSupported', CSIPAUS_NS)).toBe('07');
     const soc = Number(textOf(child(report('DERStatus')!, 'stateOfChargeStatus'), 'value')) / 100;
     expect(Math.abs(soc - cfg.battery.blocks[0]!.socMaxPct)).toBeLessThan(1);
+
+    // and the readings, as MirrorUsagePoints: while the operator's default held the export at
+    // 1500 W, the connection point's average power was −1500 W (forward flow, + import), the DER's
+    // output (reverse flow, + delivering) the house's load above that
+    const id = identityOfPem(readFileSync(pki.device.cert));
+    const [site, der] = [s.mirrors.get('/mup/1')!, s.mirrors.get('/mup/2')!];
+    expect(site).toMatchObject({ roleFlags: '0003', lfdi: id.lfdi });
+    expect(der).toMatchObject({ roleFlags: '0049' });
+    const avg = (m: MirrorState, key: string) =>
+      m.readings.filter((x) => x.mRID === clientMrid(id.lfdi, `mup/${m === site ? 'site' : 'der'}/${key}/Avg`, 0));
+    expect(avg(site, 'powerW').some((x) => Math.abs(x.value + 1500) < 150)).toBe(true);
+    expect(avg(der, 'powerW').some((x) => x.value > 1500 && x.value <= cfg.inverter.ratedW)).toBe(true);
+    expect(avg(site, 'frequencyHz').at(-1)?.value).toBeGreaterThan(4900);
     expect(s.invalid).toEqual([]);
 
     // 3. the server goes away: the control holds to its end, unreachable is said

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DerFacts, derReportOf } from '../../src/ops/der-report.js';
+import { type DerFacts, derReportOf } from '../../src/ops/operator-report.js';
 
 const facts = (over: Partial<DerFacts> = {}): DerFacts => ({
   ratedW: 6000,
