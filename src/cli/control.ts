@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { releaseStorage } from '../control/release.js';
 import { type Database, openDatabase } from '../store/db.js';
 import { loadSiteConfig } from './config.js';
+import { unconfigured } from './first-run.js';
 import { EXIT, type Output, printUsage, stdio } from './output.js';
 
 const FORMS = ['sitegw control release --config FILE'];
@@ -20,6 +21,11 @@ export async function controlCommand(argv: string[], io: Output = stdio): Promis
   if (positionals.length !== 1 || positionals[0] !== 'release' || !values.config) {
     printUsage(io, FORMS);
     return EXIT.USAGE;
+  }
+  // the package's placeholder (the unit's ExecStopPost runs this after the first-run page too)
+  if (unconfigured(values.config)) {
+    io.out('site.yaml is the placeholder: sitegw is not set up, nothing was written, nothing to release\n');
+    return EXIT.OK;
   }
   const loaded = await loadSiteConfig(values.config, io);
   if (!loaded.ok) return loaded.exit;

@@ -7,7 +7,8 @@
  * terminal and the tests alike, and the owner's session survives it (the page waits for the
  * new start). Under systemd the stop says RELOADING=1 and the start READY=1 (src/ops/feature.ts).
  * A file that fails at the restart (changed by hand meanwhile) ends the process with its exit
- * code, which systemd's Restart=always then retries.
+ * code, which systemd's Restart=always then retries. On the package's placeholder it first serves
+ * the first-run page (first-run.ts), then starts the gateway on the site written there.
  */
 import { parseArgs } from 'node:util';
 import type { Logger } from 'pino';
@@ -17,6 +18,7 @@ import { createLogger } from '../core/log.js';
 import { Daemon } from '../main.js';
 import { StorageOpenError } from '../ops/integrity.js';
 import { loadSiteConfig } from './config.js';
+import { firstRun, unconfigured } from './first-run.js';
 import { EXIT, type Output, printError, stdio } from './output.js';
 import { watchSignals } from './until-signal.js';
 
@@ -48,10 +50,18 @@ export async function runCommand(argv: string[], io: Output = stdio): Promise<nu
     return EXIT.USAGE;
   }
   const file = values.config;
-  const loaded = await loadSiteConfig(file, io);
-  if (!loaded.ok) return loaded.exit;
   const signals = watchSignals(io);
   const log = createLogger();
+  let first: SiteConfig | undefined;
+  // the package's placeholder: the first-run page until the owner sends a site (first-run.ts)
+  const placeholder = unconfigured(file);
+  if (placeholder !== null) {
+    const r = await firstRun(file, placeholder, log, signals);
+    if (typeof r === 'number') return r;
+    first = r;
+  }
+  const loaded = first ? { ok: true as const, config: first } : await loadSiteConfig(file, io);
+  if (!loaded.ok) return loaded.exit;
   const ownerSessions: SessionStore = new Map();
   let daemon: Daemon | null = null;
   // a restart in progress; a stop signal waits for it, then stops what it started

@@ -30,6 +30,15 @@ import { lostUnits, scanBusAgain } from '../discovery/scan.js';
 import { formatScanReport } from '../discovery/scan-report.js';
 import { ModbusError } from '../modbus/errors.js';
 import { installedProfiles } from '../profiles/registry.js';
+import {
+  mergeBuses,
+  type ProposedDevice,
+  proposedDevices,
+  type SiteAnswers,
+  siteYamlText,
+  UNCONFIGURED_MARK,
+  withChoice,
+} from '../setup/site-yaml.js';
 import { ID_PATTERN } from '../yaml/schema.js';
 import { checkConfigCommand } from './check-config.js';
 import { withDb } from './data-dir.js';
@@ -38,17 +47,6 @@ import { firstLineOfStdin } from './owner.js';
 import { type Asker, type Check, defaultsAsker, Interrupted, terminalAsker } from './prompt.js';
 import { planScan, RTU_DEFAULT_UNITS, TCP_DEFAULT_UNITS } from './scan.js';
 import { extraAnswers } from './setup-extras.js';
-import {
-  mergeBuses,
-  type ProposedDevice,
-  proposedDevices,
-  type SiteAnswers,
-  siteYamlText,
-  withChoice,
-} from './setup-site-yaml.js';
-
-/** The first line of the site.yaml the Debian package installs: setup replaces it without asking. */
-export const UNCONFIGURED_MARK = '# sitegw: not configured yet';
 
 const PACKAGE_CONFIG = '/etc/sitegw/site.yaml';
 const PACKAGE_DATA_DIR = '/var/lib/sitegw';

@@ -214,11 +214,42 @@ export async function editSiteYaml(
       ? refuse('CONFIG_UNREADABLE', `${path} does not parse now: run sitegw check-config ${path}`)
       : refuse('CONFIG_PATH_REFUSED', edited.error);
   if (edited.text === text) return refuse('CONFIG_UNCHANGED', 'the changes leave site.yaml as it is: nothing to apply');
+  return writeChecked(path, edited.text, was, opts);
+}
+
+/**
+ * Replaces the site.yaml at `file` by `text` (the first-run page's new site, src/setup/site-yaml.ts)
+ * if it passes every check of check-config; the old file (the package's placeholder) is kept as a
+ * backup like any edit's.
+ */
+export async function replaceSiteYaml(
+  file: string,
+  text: string,
+  opts: { now?: () => Date; keep?: number; backup?: boolean } = {},
+): Promise<EditResult> {
+  const path = resolve(file);
+  let was: { mode: number; uid: number; gid: number };
+  try {
+    const st = statSync(path);
+    was = { mode: st.mode & 0o777, uid: st.uid, gid: st.gid };
+  } catch (e) {
+    return refuse('CONFIG_UNREADABLE', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  return writeChecked(path, text, was, opts);
+}
+
+/** `text` written beside `path`, checked as check-config checks, then put in its place by a rename. */
+async function writeChecked(
+  path: string,
+  text: string,
+  was: { mode: number; uid: number; gid: number },
+  opts: { now?: () => Date; keep?: number; backup?: boolean },
+): Promise<EditResult> {
   // beside the file, so the rename below stays on one file system and relative paths read the same
   const tmp = join(dirname(path), `.${basename(path)}.edit-${process.pid}`);
   try {
     rmSync(tmp, { force: true });
-    writeSynced(tmp, edited.text, was);
+    writeSynced(tmp, text, was);
   } catch (e) {
     return refuse(
       'CONFIG_NOT_WRITABLE',
@@ -247,7 +278,7 @@ export async function editSiteYaml(
     renameSync(tmp, path);
     syncFolder(dirname(path));
     pruneBackups(path, opts.keep ?? BACKUPS_KEPT);
-    return { ok: true, config: checked.config, backup, text: edited.text };
+    return { ok: true, config: checked.config, backup, text };
   } finally {
     rmSync(tmp, { force: true });
   }

@@ -1,5 +1,5 @@
 /**
- * The site.yaml `sitegw setup` writes: the installer's answers with a comment per section, and
+ * The site.yaml `sitegw setup` and the first-run page (src/api/http/onboarding.ts) write: the installer's answers with a comment per section, and
  * the devices the scan proposed (src/discovery/scan-report.ts writes them, comments included), each
  * with the role and id the installer confirmed or changed.
  */
@@ -83,6 +83,9 @@ export function withChoice(d: ProposedDevice, role: DeviceRole, id: string): Pro
   return { ...d, id, role, lines };
 }
 
+/** The first line of the package's placeholder site.yaml: the site is not configured yet. */
+export const UNCONFIGURED_MARK = '# sitegw: not configured yet';
+
 export interface SiteAnswers {
   siteId: string;
   siteName: string;
@@ -98,10 +101,16 @@ export interface SiteAnswers {
 /** A YAML double-quoted scalar: JSON's string syntax is YAML's. */
 const quoted = (s: string): string => JSON.stringify(s);
 
-export function siteYamlText(a: SiteAnswers, devices: ProposedDevice[], buses: string[], when: string): string {
+export function siteYamlText(
+  a: SiteAnswers,
+  devices: ProposedDevice[],
+  buses: string[],
+  when: string,
+  by = "'sitegw setup'",
+): string {
   const lan = a.httpHost !== '127.0.0.1' && a.httpHost !== 'localhost' && a.httpHost !== '::1';
   return [
-    `# site.yaml written by 'sitegw setup' on ${when}.`,
+    `# site.yaml written by ${by} on ${when}.`,
     '# Every key is explained in docs/configuration.md. After a change: sitegw check-config <this file>',
     '# and restart the service (systemctl restart sitegw).',
     'version: 1',

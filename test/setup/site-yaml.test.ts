@@ -1,9 +1,9 @@
 /** The site.yaml `sitegw setup` writes from scans of several buses and the installer's choices. */
 import { describe, expect, it } from 'vitest';
-import { mergeBuses, proposedDevices, siteYamlText, withChoice } from '../../src/cli/setup-site-yaml.js';
 import type { ScanFinding, ScanResult } from '../../src/discovery/scan.js';
 import type { ScanLink } from '../../src/discovery/scan-report.js';
 import { parseConfig } from '../../src/profiles/site-config.js';
+import { mergeBuses, proposedDevices, siteYamlText, withChoice } from '../../src/setup/site-yaml.js';
 
 const finding = (unitId: number, models: number[], roles: ScanFinding['roles'], model: string): ScanFinding => ({
   unitId,
