@@ -4,12 +4,12 @@
 #   1. this commit's package and the previous commit's built (before there was one: this one
 #      repacked with a lower version); lintian on this one: no errors;
 #   2. the previous package put in a signed apt repository (packaging/repo/build.sh) and installed
-#      from it with apt-get (timed): user, groups, folders, modes, conffile, the unit enabled but not
-#      startable while site.yaml is the placeholder;
+#      from it with apt-get (timed): user, groups, folders, modes, conffile, the unit enabled;
 #   3. `sitegw setup --yes` of the installed package against the simulator writes site.yaml, and
 #      the demo fills the data folder's database with two hours of buckets;
 #   4. this commit's package added to the repository and installed over it with apt-get's upgrade:
-#      config, data and buckets kept, schema migrated; the README's linked docs installed;
+#      config, data and buckets kept, schema migrated; the README's linked docs installed; its
+#      unit on its placeholder serves the first-run page over HTTPS;
 #   5. `sitegw --version`, check-config, then the daemon started from the unit's own ExecStart=
 #      line as the sitegw user (its groups, UMask=, Environment=) for 20 s against the simulator:
 #      /healthz answers ok with every device online at the end; the machine's node is Node 20
@@ -93,8 +93,10 @@ id -nG sitegw | grep -qw dialout || fail 'sitegw is not in dialout'
 dpkg-query -W -f='${Conffiles}\n' sitegw | grep -q '^ /etc/sitegw/site.yaml ' || fail 'site.yaml is not a conffile'
 unit=/lib/systemd/system/sitegw.service
 [ -L /etc/systemd/system/multi-user.target.wants/sitegw.service ] || fail 'the unit is not enabled'
-condition=$(sed -n 's/^ExecCondition=//p' "$unit")
-if eval "$condition"; then fail 'the unit would start on the placeholder site.yaml'; fi
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+environment=$(sed -n 's/^Environment=//p' "$unit")
+umask_=$(sed -n 's/^UMask=//p' "$unit")
+as_unit() { (umask "$umask_" && exec env "$environment" setpriv --reuid sitegw --regid sitegw --init-groups -- "$@"); }
 
 # 3. configured by setup against the simulator; the demo writes buckets into the data folder
 sitegw simulate --inverter-port 0 --meter-port 0 >"$out/sim.log" 2>&1 &
@@ -108,7 +110,6 @@ echo 'correct-horse-battery' | sitegw setup --yes --password-stdin --tcp "$inver
   --http-host 127.0.0.1 --http-port "$port" >"$out/setup.log" 2>&1 || { cat "$out/setup.log"; fail 'sitegw setup'; }
 grep -q "OK: site 'home' with 5 devices" "$out/setup.log" || { cat "$out/setup.log"; fail 'setup did not find 5 devices'; }
 [ "$(stat -c '%U' /var/lib/sitegw/sitegw.db)" = sitegw ] || fail 'setup left the database to root'
-eval "$condition" || fail 'the unit would not start on the configured site.yaml'
 as_sitegw() { setpriv --reuid sitegw --regid sitegw --init-groups -- "$@"; }
 buckets() {
   as_sitegw node -e '
@@ -144,6 +145,26 @@ step "the upgrade kept site.yaml and the database: $after buckets, schema versio
 # this commit's modes (its postinst ran last): the service's group writes the config (setup page)
 [ "$(stat -c '%a %U %G' /etc/sitegw)" = '770 root sitegw' ] || fail "/etc/sitegw: $(stat -c '%a %U %G' /etc/sitegw)"
 [ "$(stat -c '%a %U %G' /etc/sitegw/site.yaml)" = '660 root sitegw' ] || fail "site.yaml: $(stat -c '%a %U %G' /etc/sitegw/site.yaml)"
+! grep -q '^ExecCondition=' "$unit" || fail 'the unit keeps an ExecCondition: it would not serve the first-run page'
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+
+# this package's unit on its own placeholder (a fresh install): the first-run page over HTTPS on
+# 8443, its setup code readable by the service alone (docs/install.md "Setup in the browser"); a
+# stop ends it cleanly and takes the code with it. The configured site.yaml is put back after.
+cp -p /etc/sitegw/site.yaml "$out/site.yaml.configured"
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./etc/sitegw/site.yaml >/etc/sitegw/site.yaml
+as_unit $exec_start >"$out/first-run.log" 2>&1 &
+first=$!
+pids+=($first)
+for _ in $(seq 300); do grep -q 'not set up yet' "$out/first-run.log" && break; sleep 0.1; done
+grep -q 'not set up yet' "$out/first-run.log" || { cat "$out/first-run.log"; fail 'the unit did not serve the first-run page on the placeholder'; }
+[ "$(stat -c '%a %U' /var/lib/sitegw/setup-code)" = '600 sitegw' ] || fail "setup-code: $(stat -c '%a %U' /var/lib/sitegw/setup-code)"
+page=$(node -e 'require("https").get("https://127.0.0.1:8443/", { rejectUnauthorized: false }, (r) => { let b = ""; r.on("data", (d) => (b += d)); r.on("end", () => console.log(r.statusCode, b.includes("setup code"))); }).on("error", (e) => console.log(String(e)))')
+[ "$page" = '200 true' ] || fail "the first-run page over HTTPS: $page"
+kill -TERM "$first" && wait "$first" || { cat "$out/first-run.log"; fail 'the first-run page did not stop cleanly'; }
+[ ! -e /var/lib/sitegw/setup-code ] || fail 'the setup code outlived the first-run page'
+cp -p "$out/site.yaml.configured" /etc/sitegw/site.yaml
+step 'the unit on the placeholder serves the first-run page over HTTPS, its code readable by sitegw alone'
 
 # the README's links open in the installed documentation (test/docs/package-docs.test.ts checks the list)
 for target in $(grep -o '](\(docs\|bench\)/[^)#]*\|](CONTRIBUTING.md' README.md | sed 's/^](//' | sort -u); do
@@ -154,11 +175,7 @@ done
 version=$(sitegw --version)
 [ "$version" = "$(node -p 'require("./package.json").version')" ] || fail "sitegw --version says $version"
 as_sitegw sitegw check-config /etc/sitegw/site.yaml >"$out/check.log" || { cat "$out/check.log"; fail 'check-config'; }
-exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
-environment=$(sed -n 's/^Environment=//p' "$unit")
-umask_=$(sed -n 's/^UMask=//p' "$unit")
-(umask "$umask_" && exec env "$environment" setpriv --reuid sitegw --regid sitegw --init-groups -- $exec_start) \
-  >"$out/daemon.log" 2>&1 &
+as_unit $exec_start >"$out/daemon.log" 2>&1 &
 daemon=$!
 pids+=($daemon)
 end=$((SECONDS + 20))

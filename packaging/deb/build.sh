@@ -119,10 +119,11 @@ exec /usr/bin/node /usr/lib/sitegw/dist/cli.js "$@"
 SH
 unit=$root/lib/systemd/system/sitegw.service
 mkdir -p "$(dirname "$unit")"
-# the repository's unit with the package's paths, and not started while site.yaml is the placeholder
+# the repository's unit with the package's paths; on the placeholder site.yaml it serves the
+# first-run page (src/cli/first-run.ts)
 sed -e 's#^Documentation=.*#Documentation=file:/usr/share/doc/sitegw/docs/install.md#' -e 's#/opt/sitegw/#/usr/lib/sitegw/#g' \
-  systemd/sitegw.service | awk '/^ExecStart=/ { while ((getline l < "packaging/deb/exec-condition") > 0) print l } { print }' >"$unit"
-grep -q '^ExecCondition=' "$unit" && grep -q '^ExecStart=/usr/bin/node .* /usr/lib/sitegw/dist/cli.js run' "$unit"
+  systemd/sitegw.service >"$unit"
+grep -q '^ExecStart=/usr/bin/node .* /usr/lib/sitegw/dist/cli.js run' "$unit"
 install -D -m 0640 packaging/deb/site.yaml "$root/etc/sitegw/site.yaml"
 chmod 0770 "$root/etc/sitegw"
 doc=$root/usr/share/doc/sitegw

@@ -73,8 +73,8 @@ export async function firstRun(
   const config = await Promise.race([chosen, stopped]);
   if (ping) clearInterval(ping);
   await app.close();
-  // used: the page is gone with it, and the owner signs in with the password from now on
-  if (config) rmSync(codeFile, { force: true });
+  // gone with the page: a new start makes a new one, and once set up the owner signs in with the password
+  rmSync(codeFile, { force: true });
   if (config) notify.notify({ RELOADING: '1', STATUS: 'site.yaml written on the first-run page: starting' });
   await notify.stop();
   return config ?? EXIT.OK;
