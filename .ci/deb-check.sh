@@ -96,7 +96,11 @@ unit=/lib/systemd/system/sitegw.service
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 environment=$(sed -n 's/^Environment=//p' "$unit")
 umask_=$(sed -n 's/^UMask=//p' "$unit")
-as_unit() { (umask "$umask_" && exec env "$environment" setpriv --reuid sitegw --regid sitegw --init-groups -- "$@"); }
+# run in a subshell of its own, `(as_unit …) &`, so $! is the daemon's pid (every step execs)
+as_unit() {
+  umask "$umask_"
+  exec env "$environment" setpriv --reuid sitegw --regid sitegw --init-groups -- "$@"
+}
 
 # 3. configured by setup against the simulator; the demo writes buckets into the data folder
 sitegw simulate --inverter-port 0 --meter-port 0 >"$out/sim.log" 2>&1 &
@@ -153,7 +157,7 @@ exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
 # stop ends it cleanly and takes the code with it. The configured site.yaml is put back after.
 cp -p /etc/sitegw/site.yaml "$out/site.yaml.configured"
 dpkg-deb --fsys-tarfile "$deb" | tar -xO ./etc/sitegw/site.yaml >/etc/sitegw/site.yaml
-as_unit $exec_start >"$out/first-run.log" 2>&1 &
+(as_unit $exec_start) >"$out/first-run.log" 2>&1 &
 first=$!
 pids+=($first)
 for _ in $(seq 300); do grep -q 'not set up yet' "$out/first-run.log" && break; sleep 0.1; done
@@ -175,7 +179,7 @@ done
 version=$(sitegw --version)
 [ "$version" = "$(node -p 'require("./package.json").version')" ] || fail "sitegw --version says $version"
 as_sitegw sitegw check-config /etc/sitegw/site.yaml >"$out/check.log" || { cat "$out/check.log"; fail 'check-config'; }
-as_unit $exec_start >"$out/daemon.log" 2>&1 &
+(as_unit $exec_start) >"$out/daemon.log" 2>&1 &
 daemon=$!
 pids+=($daemon)
 end=$((SECONDS + 20))
