@@ -130,7 +130,7 @@ pids+=($demo)
 for _ in $(seq 1800); do grep -q 'Ctrl-C stops it' "$out/demo.log" && break; sleep 0.1; done
 kill -TERM "$demo" && wait "$demo" || { cat "$out/demo.log"; fail 'the demo did not fill the database'; }
 read -r before _ <<<"$(buckets)"
-[ "$before" -gt 0 ] || fail 'no buckets before the upgrade'
+[ "$before" -gt 0 ] || { tail -30 "$out/demo.log"; fail 'no buckets before the upgrade'; }
 
 # 4. this commit's package over it
 echo '# the installer was here' >>/etc/sitegw/site.yaml
