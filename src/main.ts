@@ -28,7 +28,7 @@ import { openCheckedDatabase } from './ops/integrity.js';
 import { KernelTimeSync, TIMESYNCD_FLAG } from './ops/time-sync.js';
 import { OptimiserLoop } from './optimiser/loop.js';
 import { Poller } from './poller/poller.js';
-import { loadProfiles } from './profiles/index.js';
+import { profilesFor } from './profiles/index.js';
 import { activePowerLimitFor } from './profiles/power-limits.js';
 import { storageControlFor } from './profiles/storage-controls.js';
 import { LearnedTopology, restoreLearned } from './site/learned.js';
@@ -137,7 +137,7 @@ export class Daemon {
   private static async compose(opts: DaemonOptions, log: Logger, features: FeatureList): Promise<Daemon> {
     const { config } = opts;
     // before anything is opened: a broken device profile stops the start with its file and line
-    const profiles = loadProfiles();
+    const profiles = profilesFor(config.devices);
     const clock = opts.clock ?? new ScaledClock(1);
     // HTTPS off loopback (a certificate problem stops the start before anything is opened)
     const tls = resolveTls(config, log.child({ feature: 'tls' }));
