@@ -127,7 +127,8 @@ buckets() {
 setpriv --reuid sitegw --regid sitegw --init-groups -- sitegw demo --data-dir /var/lib/sitegw --history PT2H --port 0 >"$out/demo.log" 2>&1 &
 demo=$!
 pids+=($demo)
-for _ in $(seq 1800); do grep -q 'Ctrl-C stops it' "$out/demo.log" && break; sleep 0.1; done
+# the history fills behind the banner: its end is the log line, not the banner ('Ctrl-C stops it')
+for _ in $(seq 1800); do grep -q '"msg":"history pre-filled"' "$out/demo.log" && break; sleep 0.1; done
 kill -TERM "$demo" && wait "$demo" || { cat "$out/demo.log"; fail 'the demo did not fill the database'; }
 read -r before _ <<<"$(buckets)"
 [ "$before" -gt 0 ] || { tail -30 "$out/demo.log"; fail 'no buckets before the upgrade'; }

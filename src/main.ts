@@ -14,9 +14,10 @@ import type { DeviceConfig, SiteConfig } from './config/types.js';
 import { Control } from './control/control.js';
 import { type Clock, ScaledClock } from './core/clock.js';
 import { EventBus } from './core/events.js';
-import { FeatureList } from './core/feature.js';
+import { type Feature, FeatureList } from './core/feature.js';
 import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
+import { StartAfter } from './core/start-after.js';
 import { TimeLabels, type TimeLabelsOptions } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
 import type { GridOperatorStatus } from './gridop/client.js';
@@ -30,7 +31,7 @@ import { siteDerReport, siteMirrorValues } from './ops/operator-report.js';
 import { KernelTimeSync, TIMESYNCD_FLAG } from './ops/time-sync.js';
 import { OptimiserLoop } from './optimiser/loop.js';
 import { Poller } from './poller/poller.js';
-import { loadProfiles } from './profiles/index.js';
+import { profilesFor } from './profiles/index.js';
 import { activePowerLimitFor } from './profiles/power-limits.js';
 import { storageControlFor } from './profiles/storage-controls.js';
 import { LearnedTopology, restoreLearned } from './site/learned.js';
@@ -49,8 +50,18 @@ export interface DaemonOptions {
   log?: Logger;
   /** how devices are reached; defaults to one Modbus TCP bus per host:port */
   readerFor?: (device: DeviceConfig) => RegisterReader;
-  /** runs after the store and bucketer are up and before live polling starts (history pre-fill) */
-  beforePolling?: (ctx: DaemonContext) => Promise<void>;
+  /**
+   * runs after the store and bucketer are up and before live polling starts (history pre-fill);
+   * `stop` is aborted when the daemon stops during it (then it ends where it is)
+   */
+  beforePolling?: (ctx: DaemonContext, stop: AbortSignal) => Promise<void>;
+  /**
+   * beforePolling runs in the background (src/core/start-after.ts): start() returns with the API
+   * answering what it has filled so far; the features that hear readings or close buckets
+   * (control, the optimiser, limits, the poller, bucket closing, retention) start when it ends.
+   * It begins when this settles (the demo: once its banner is out)
+   */
+  fillInBackground?: Promise<void>;
   /** listen on config.http (default true); tests may use app.inject() instead */
   listen?: boolean;
   /** real time for token lifetimes (ms epoch); tests move it to expire codes and tokens */
@@ -139,7 +150,7 @@ export class Daemon {
   private static async compose(opts: DaemonOptions, log: Logger, features: FeatureList): Promise<Daemon> {
     const { config } = opts;
     // before anything is opened: a broken device profile stops the start with its file and line
-    const profiles = loadProfiles();
+    const profiles = profilesFor(config.devices);
     const clock = opts.clock ?? new ScaledClock(1);
     // HTTPS off loopback (a certificate problem stops the start before anything is opened)
     const tls = resolveTls(config, log.child({ feature: 'tls' }));
@@ -322,41 +333,50 @@ export class Daemon {
     }
     await features.start(new BucketFlush({ bucketer, clock, labels }));
     const { beforePolling } = opts;
-    if (beforePolling) await (uplink ? uplink.whileFilling(() => beforePolling(ctx)) : beforePolling(ctx));
+    const fill = beforePolling
+      ? (stop: AbortSignal) => (uplink ? uplink.whileFilling(() => beforePolling(ctx, stop)) : beforePolling(ctx, stop))
+      : undefined;
+    const background =
+      fill && opts.fillInBackground ? new StartAfter('history fill', fill, log, opts.fillInBackground) : undefined;
+    if (background) await features.start(background);
+    else if (fill) await fill(new AbortController().signal);
+    // what hears readings or closes buckets waits for a fill in the background (src/core/start-after.ts)
+    const later = (f: Feature): Feature => background?.defer(f) ?? f;
 
     await features.start({ name: 'modbus', start: () => undefined, stop: () => buses.close() });
     // before the poller: a start restores the current slot or self-consumption first, and a stop
     // writes self-consumption while the buses are still open
-    await features.start(control);
+    await features.start(later(control));
     controlRef = control;
     // after control (it writes plans through it), before the poller: the first SoC reading is heard
     await features.start(
-      new OptimiserLoop({
-        config,
-        site,
-        db,
-        clock,
-        bus: bus.as('optimiser'),
-        log: log.child({ feature: 'optimiser' }),
-        control,
-      }),
+      later(
+        new OptimiserLoop({
+          config,
+          site,
+          db,
+          clock,
+          bus: bus.as('optimiser'),
+          log: log.child({ feature: 'optimiser' }),
+          control,
+        }),
+      ),
     );
     // before the poller, whose fast reads it asks for while a limit is in force; after control,
     // whose commands it clips (docs/limits.md)
-    limitsRef = await features.start(
-      new SiteLimitsFeature({
-        config,
-        site,
-        db,
-        clock,
-        bus: bus.as('limits'),
-        log: log.child({ feature: 'limits' }),
-        poller,
-        busFor: (d) => buses.readerFor(d.config),
-        limitFor: (d, b) => activePowerLimitFor(d.config, b, config.limits.revertSeconds, config.devices, profiles),
-        registry,
-      }),
-    );
+    limitsRef = new SiteLimitsFeature({
+      config,
+      site,
+      db,
+      clock,
+      bus: bus.as('limits'),
+      log: log.child({ feature: 'limits' }),
+      poller,
+      busFor: (d) => buses.readerFor(d.config),
+      limitFor: (d, b) => activePowerLimitFor(d.config, b, config.limits.revertSeconds, config.devices, profiles),
+      registry,
+    });
+    await features.start(later(limitsRef));
     // after limits, which takes its limits as the source `grid-operator`, so a stop ends the
     // client before the loop; loaded only when configured (docs/grid-operator.md)
     if (config.gridOperator) {
@@ -374,39 +394,43 @@ export class Daemon {
         mirror: () => siteMirrorValues({ site, live: ops.live, clock }),
       });
       limits.sources.add({ name: 'grid-operator', at: () => siteLimitValues(gridop.current()) });
-      await features.start(gridop);
+      await features.start(later(gridop));
       gridopRef = gridop;
     }
-    await features.start(poller);
+    await features.start(later(poller));
     // after the poller, so the first client's read finds the polls' queue in place; loaded only when configured
     if (config.modbusProxy.length > 0) {
       const { ModbusProxy } = await import('./proxy/proxy.js');
       await features.start(
-        new ModbusProxy({
-          entries: config.modbusProxy,
-          site,
-          busFor: (d) => buses.busFor(d),
-          clock,
-          log: log.child({ feature: 'modbus-proxy' }),
-          profiles,
-          managed: () => (control.enabled ? control.storages() : []),
-          registry,
-        }),
+        later(
+          new ModbusProxy({
+            entries: config.modbusProxy,
+            site,
+            busFor: (d) => buses.busFor(d),
+            clock,
+            log: log.child({ feature: 'modbus-proxy' }),
+            profiles,
+            managed: () => (control.enabled ? control.storages() : []),
+            registry,
+          }),
+        ),
       );
     }
-    await features.start(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health, labels }));
+    await features.start(later(new BucketClosing({ bucketer, clock, pollPeriodMs, log, writes: ops.health, labels })));
     const keepYears = config.retention.fifteenMinuteYears;
     if (keepYears !== undefined) {
       await features.start(
-        new Retention({
-          db,
-          clock,
-          keepYears,
-          closedUntil: () => bucketer.newestClosed,
-          // also without an uplink now: messages left from one configured before are still unsent
-          uplinkTopic: TOPIC.telemetry,
-          log: log.child({ feature: 'retention' }),
-        }),
+        later(
+          new Retention({
+            db,
+            clock,
+            keepYears,
+            closedUntil: () => bucketer.newestClosed,
+            // also without an uplink now: messages left from one configured before are still unsent
+            uplinkTopic: TOPIC.telemetry,
+            log: log.child({ feature: 'retention' }),
+          }),
+        ),
       );
     }
 

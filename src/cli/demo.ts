@@ -7,7 +7,7 @@ import { intOption, positiveOption, valuesOrMistake } from './options.js';
 import { EXIT, type Output, stdio } from './output.js';
 import { watchSignals } from './until-signal.js';
 
-function banner(demo: Demo): string {
+function banner(demo: Demo, history: string | undefined): string {
   const now = new Date(demo.clock.now());
   const from = `${new Date(now.getTime() - 6 * 3_600_000).toISOString().slice(0, 16)}:00Z`;
   const grid = demo.daemon.site.streams().find((s) => s.id.endsWith('__GRID_METER_DERIVED'))?.id ?? '';
@@ -37,9 +37,16 @@ sitegw demo is running: a simulated home (PV, two battery blocks, hybrid inverte
 ${uplink}${ha}  Simulator control:     curl -X POST ${demo.simControl.url}/grid-outage -d '{"on":true}'   \
 (opens the grid relay; false closes it)
 
-${accessHelp(demo.credentials, credentialsFile(config.dataDir), requests)}
+${accessHelp(demo.credentials, credentialsFile(config.dataDir), requests)}${filling(demo, history)}
 Ctrl-C stops it; data stays in the data directory.
 `;
+}
+
+/** What the banner says of a history pre-fill still running: the API answers what is filled so far. */
+function filling(demo: Demo, history: string | undefined): string {
+  if (!history || demo.prefilledUntil >= demo.clock.now() - 3_600_000) return '';
+  const from = new Date(demo.prefilledUntil).toISOString().slice(0, 16);
+  return `History (${history}) is being filled in the background from ${from}Z: the API answers what is filled so far; the log says when it is done.\n`;
 }
 
 export async function demoCommand(argv: string[], io: Output = stdio): Promise<number> {
@@ -83,8 +90,11 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
     homeassistant: values.homeassistant,
     siteId: values['site-id'],
     stopping: signals.stopping,
+    // the banner and the API come first; the history fills behind them (docs/install.md "The demo")
+    fillInBackground: true,
   });
-  // a Ctrl-C during the start cut the pre-fill short: no banner for a demo that is about to stop
-  if (!signals.stopping.aborted) io.out(banner(demo));
+  // a Ctrl-C during the start: no banner for a demo that is about to stop
+  if (!signals.stopping.aborted) io.out(banner(demo, values.history));
+  demo.beginFill();
   return signals.until(() => demo.stop(), demo.daemon.ctx.log);
 }

@@ -53,6 +53,12 @@ export interface DemoOptions {
   homeassistant?: string;
   /** aborted by a stop signal: the history pre-fill ends where it is, so the start returns at once */
   stopping?: AbortSignal;
+  /**
+   * the history pre-fill runs in the background, from `beginFill()` on: startDemo returns with the
+   * API answering what is filled so far (`filled` settles at its end; polling starts then).
+   * Default: startDemo waits for it
+   */
+  fillInBackground?: boolean;
 }
 
 export interface Demo {
@@ -62,8 +68,12 @@ export interface Demo {
   clock: Clock;
   url: string;
   siteId: string;
-  /** simulated time the history pre-fill reached (the start time when there was none) */
+  /** simulated time the history pre-fill reached so far (the start time when there was none) */
   prefilledUntil: number;
+  /** settles when the history pre-fill has ended (at once without one or without fillInBackground) */
+  filled: Promise<void>;
+  /** with fillInBackground: the fill begins (the CLI calls it once its banner is out) */
+  beginFill(): void;
   /** the demo client and owner, as written to <dataDir>/demo-credentials.json */
   credentials: DemoCredentials;
   /** the simulator's own control endpoint (open/close the grid relay), not the gateway's API */
@@ -125,6 +135,10 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
   opts.configure?.(config);
 
   let prefilledUntil = clock.now() - historyMs;
+  let beginFill: () => void = () => undefined;
+  const fillGate = new Promise<void>((resolve) => (beginFill = resolve));
+  let filledNow: () => void = () => undefined;
+  const filled = new Promise<void>((resolve) => (filledNow = resolve));
   const startDaemon = (withHistory: boolean) =>
     Daemon.start({
       config,
@@ -133,10 +147,16 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       authNow: opts.authNow,
       wsPingTimeoutMs: opts.wsPingTimeoutMs,
       wsGrantRecheckMs: opts.wsGrantRecheckMs,
+      fillInBackground: withHistory && opts.fillInBackground ? fillGate : undefined,
       beforePolling:
         withHistory && historyMs > 0
-          ? async (ctx) => {
-              prefilledUntil = await prefillHistory(ctx, sim, clock.now() - historyMs, opts.stopping);
+          ? async (ctx, stop) => {
+              const stops = opts.stopping ? AbortSignal.any([stop, opts.stopping]) : stop;
+              try {
+                await prefillHistory(ctx, sim, clock.now() - historyMs, stops, (t) => (prefilledUntil = t));
+              } finally {
+                filledNow();
+              }
             }
           : undefined,
     });
@@ -145,6 +165,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
   let credentials: DemoCredentials;
   try {
     daemon = await startDaemon(true);
+    if (!(historyMs > 0)) filledNow();
   } catch (err) {
     await servers.close();
     throw err;
@@ -170,6 +191,8 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     get prefilledUntil() {
       return prefilledUntil;
     },
+    filled,
+    beginFill,
     credentials,
     async restartDaemon(whileStopped) {
       await demo.daemon.stop();
@@ -178,6 +201,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
       demo.credentials = await ensureDemoCredentials(demo.daemon);
     },
     async stop() {
+      filledNow(); // a fill stopped before it began settles too
       await simControl.close();
       await demo.daemon.stop();
       await servers.close();

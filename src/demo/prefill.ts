@@ -23,6 +23,8 @@ export async function prefillHistory(
   sim: SimSite,
   from: number,
   stop?: AbortSignal,
+  /** told the time reached at every bucket close (the demo's API says how far the fill is) */
+  reached?: (t: number) => void,
 ): Promise<number> {
   const readers = {
     inverter: new SimMemoryReader(sim, 'inverter'),
@@ -44,6 +46,7 @@ export async function prefillHistory(
       await new Promise((r) => setImmediate(r));
       if (stop?.aborted) {
         ctx.log.info({ until: new Date(t).toISOString() }, 'history pre-fill stopped early: the demo is stopping');
+        reached?.(t);
         return t;
       }
     }
@@ -54,6 +57,7 @@ export async function prefillHistory(
     if (boundary > closed) {
       ctx.bucketer.closeUntil(boundary);
       closed = boundary;
+      reached?.(boundary);
     }
     t += period;
   }
@@ -61,5 +65,6 @@ export async function prefillHistory(
     { from: new Date(from).toISOString(), until: new Date(t).toISOString(), ms: Date.now() - started },
     'history pre-filled',
   );
+  reached?.(t);
   return t;
 }

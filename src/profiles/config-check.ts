@@ -12,8 +12,14 @@ import { closest } from '../yaml/suggest.js';
 import type { ProfileDir } from './load.js';
 import { installedProfiles, rolesOf, SUNSPEC } from './registry.js';
 
-/** Findings for `devices[i].profile` of every device of the raw config (against the shipped profiles by default). */
-export function profileFindings(devices: readonly unknown[], installed: ProfileDir = installedProfiles()): Finding[] {
+/**
+ * Findings for `devices[i].profile` of every device of the raw config (against the shipped profiles
+ * by default). A site of SunSpec devices alone names no file, so none is read: reading them
+ * compiles the profile schema, over a second of CPU at every start (bench/demo-start.ts).
+ */
+export function profileFindings(devices: readonly unknown[], shipped?: ProfileDir): Finding[] {
+  if (!devices.some((raw) => isRec(raw) && typeof raw.profile === 'string' && raw.profile !== SUNSPEC)) return [];
+  const installed = shipped ?? installedProfiles();
   const known = [SUNSPEC, ...[...installed.profiles.keys(), ...installed.broken.keys()].sort()];
   const out: Finding[] = [];
   devices.forEach((raw, index) => {
@@ -65,11 +71,7 @@ export function profileFindings(devices: readonly unknown[], installed: ProfileD
  * to its SunSpec map (`besideSunSpec: true`: a SolarEdge inverter's StorEdge battery block,
  * KOSTAL's own map). Any other pair is two devices configured at one unit id by mistake.
  */
-export function mayShareAddress(
-  a: Readonly<Rec>,
-  b: Readonly<Rec>,
-  installed: ProfileDir = installedProfiles(),
-): boolean {
+export function mayShareAddress(a: Readonly<Rec>, b: Readonly<Rec>, installed?: ProfileDir): boolean {
   if (
     typeof a.profile !== 'string' ||
     typeof b.profile !== 'string' ||
@@ -80,5 +82,5 @@ export function mayShareAddress(
     return false;
   if (a.profile === b.profile) return true;
   const other = a.profile === SUNSPEC ? b.profile : b.profile === SUNSPEC ? a.profile : undefined;
-  return other !== undefined && installed.profiles.get(other)?.besideSunSpec === true;
+  return other !== undefined && (installed ?? installedProfiles()).profiles.get(other)?.besideSunSpec === true;
 }

@@ -8,7 +8,7 @@ export { ControlMapError, createProfileControl, type ProfileStorageControl } fro
 export type { DeviceDriver, DevicePoll } from './driver.js';
 export { createProfileLimit, LimitMapError, type ProfileActivePowerLimit } from './limit.js';
 export { limitRevertNotes, profileLimitsFor } from './power-limits.js';
-export { loadProfiles, ProfileLoadError, ProfileRegistry } from './registry.js';
+export { loadProfiles, ProfileLoadError, ProfileRegistry, profilesFor } from './registry.js';
 
 let shipped: ProfileRegistry | undefined;
 

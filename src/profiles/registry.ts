@@ -44,6 +44,18 @@ export function loadProfiles(dir: string = DEFAULT_PROFILE_DIR): ProfileRegistry
   return new ProfileRegistry(d.profiles);
 }
 
+/**
+ * The profiles a site's devices can name: none read for a site of SunSpec devices alone (reading
+ * the folder compiles the profile schema, over a second of CPU: bench/demo-start.ts), otherwise
+ * every file of `dir`, so a broken one stops the start as `loadProfiles` says.
+ */
+export function profilesFor(
+  devices: readonly { profile: string }[],
+  dir: string = DEFAULT_PROFILE_DIR,
+): ProfileRegistry {
+  return devices.some((d) => d.profile !== SUNSPEC) ? loadProfiles(dir) : new ProfileRegistry(new Map());
+}
+
 let installed: ProfileDir | undefined;
 
 /** The shipped profiles, read once per process, broken ones included (config checks report them). */

@@ -13,7 +13,10 @@ export function yamlValidator<N extends SchemaNode>(
   options: Options = {},
 ): () => ValidateFunction<Infer<N>> {
   return weakValidator(() => {
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, ...options });
+    // code.optimize off: ajv's passes over the generated code cost more than they save for a
+    // validator run once at start (the profile schema: 1.16 s to compile with them, 0.73 s without;
+    // site.yaml's 175 ms and 110 ms; bench/demo-start.ts)
+    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, code: { optimize: false }, ...options });
     // `hint` carries the advice for installers next to each rule; it does not validate anything
     ajv.addKeyword({ keyword: 'hint', schemaType: 'string' });
     return ajv.compile<Infer<N>>(schema);

@@ -57,6 +57,8 @@ describe('sitegw CLI', () => {
     const p = track(sitegw(['demo', '--port', '0', '--data-dir', dir, '--speed', '60', '--history', 'PT2H']));
     const url = await waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(p.out())?.[1], 60_000);
     await waitFor('the access help', () => p.out().includes('Ctrl-C'));
+    // the history fills behind the banner (issue 46): its log line says when it is done
+    await waitFor('the history fill', () => p.out().includes('"msg":"history pre-filled"'), 60_000);
     // into a pipe the log stays JSON, one object per line, for whatever reads it
     const logLines = p.out().slice(0, p.out().indexOf('sitegw demo is running')).split('\n').filter(Boolean);
     expect(logLines.length).toBeGreaterThan(0);

@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseProfile } from '../../src/profiles/load.js';
-import { DEFAULT_PROFILE_DIR, loadProfiles, ProfileLoadError, rolesOf } from '../../src/profiles/registry.js';
+import {
+  DEFAULT_PROFILE_DIR,
+  loadProfiles,
+  ProfileLoadError,
+  profilesFor,
+  rolesOf,
+} from '../../src/profiles/registry.js';
 import type { ConfigError } from '../../src/yaml/errors.js';
 
 describe('every shipped profile', () => {
@@ -215,6 +221,14 @@ describe('loadProfiles', () => {
     expect((err as ProfileLoadError).lines).toEqual([
       `${join(dir, 'test-meter.yaml')}:14:40 roles.grid-meter.power_W.unit: must be one of: W, kW, got 'kWh' — did you mean 'kW'?`,
     ]);
+  });
+
+  it('reads no profile for a site of SunSpec devices alone, and every one when a device names a file', () => {
+    dir = mkdtempSync(join(tmpdir(), 'profiles-'));
+    writeFileSync(join(dir, 'test-meter.yaml'), withLine(14, '    power_W: { address: 10, type: s16, unit: kWh }'));
+    // not read at all: the broken file does not stop a SunSpec site (and its schema is not compiled)
+    expect(profilesFor([{ profile: 'sunspec' }, { profile: 'sunspec' }], dir).names()).toEqual([]);
+    expect(() => profilesFor([{ profile: 'sunspec' }, { profile: 'test-meter' }], dir)).toThrow(ProfileLoadError);
   });
 
   it('loads a folder of good profiles by name', () => {

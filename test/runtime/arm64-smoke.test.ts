@@ -58,6 +58,7 @@ it.skipIf(!NODE || !APP)(
       800_000,
     );
     const url = await demo.url;
+    await demo.filled; // the pre-filled hour, behind the banner
     const token = await partnerToken(
       JSON.parse(readFileSync(join(dir, 'data', 'demo-credentials.json'), 'utf8')) as DemoCredentials,
     );

@@ -72,9 +72,14 @@ it(`Node ${process.versions.node}: statement churn, young-generation GCs after e
     90_000,
   );
   // Node's assertion first: the rest of stderr is its native stack
-  const url = await demo.url.catch((e: Error) => {
-    throw new Error(`${abortLine(demo!.err()) ?? ''} ${e.message}`.trim());
-  });
+  const url = await demo.url
+    .then(async (u) => {
+      await demo!.filled; // the pre-filled history, behind the banner
+      return u;
+    })
+    .catch((e: Error) => {
+      throw new Error(`${abortLine(demo!.err()) ?? ''} ${e.message}`.trim());
+    });
   const creds = JSON.parse(readFileSync(join(dir, 'data', 'demo-credentials.json'), 'utf8')) as DemoCredentials;
   const from = new Date(Date.now() - 86_400_000).toISOString();
   // a request the abort cut off fails with a socket error; the exit and Node's assertion say why

@@ -8,6 +8,8 @@ export interface SpawnedDemo {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** the API address from the banner; rejects at once, with the end of stderr, if the process ends first */
   url: Promise<string>;
+  /** settles at the log line of the history fill's end (it runs behind the banner); rejects like `url` */
+  filled: Promise<void>;
 }
 
 /** `sitegw demo` as its own process (cmd and args up to and including the demo's options). */
@@ -28,7 +30,12 @@ export function spawnDemo(cmd: string, args: string[], cwd: string, startMs: num
     waitFor('the API address', () => /Energy Site API:\s+(http:\/\/\S+)/.exec(out)?.[1], startMs),
     died,
   ]);
-  return { child, out: () => out, err: () => err, exit, url };
+  const filled = Promise.race([
+    waitFor('the history fill', () => out.includes('"msg":"history pre-filled"'), startMs).then(() => undefined),
+    died,
+  ]);
+  filled.catch(() => undefined); // awaited only by callers that asked for history
+  return { child, out: () => out, err: () => err, exit, url, filled };
 }
 
 /** Stops a demo a failed or timed-out test left running. */
