@@ -335,6 +335,8 @@ export class Daemon {
         bus: bus.as('optimiser'),
         log: log.child({ feature: 'optimiser' }),
         control,
+        // started after the optimiser; a plan made before it has no limits to keep to
+        limits: () => limitsRef?.sources,
       }),
     );
     // before the poller, whose fast reads it asks for while a limit is in force; after control,
@@ -365,7 +367,15 @@ export class Daemon {
         stateFile: join(config.dataDir, 'gridop-state.json'),
         registry,
       });
-      limitsRef.sources.add({ name: 'grid-operator', at: () => siteLimitValues(gridop.current()) });
+      limitsRef.sources.add({
+        name: 'grid-operator',
+        at: () => siteLimitValues(gridop.current()),
+        // the client knows the controls in force, not the ones to come: a plan keeps to them in the running slot only
+        over: (start, end) => {
+          const now = clock.now();
+          return start <= now && now < end ? siteLimitValues(gridop.current()) : {};
+        },
+      });
       await features.start(gridop);
     }
     await features.start(poller);

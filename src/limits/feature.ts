@@ -113,7 +113,7 @@ export class SiteLimitsFeature implements Feature {
     const l = config.limits;
     const fixed: Partial<Record<LimitName, number>> = {};
     for (const n of LIMIT_NAMES) if (l[n] !== undefined) fixed[n] = l[n];
-    this.sources.add({ name: 'site.yaml', at: () => fixed });
+    this.sources.add({ name: 'site.yaml', at: () => fixed, over: () => fixed });
     this.sources.add(scheduleSource(db));
     const price = priceSource(db, config);
     if (price) this.sources.add(price);

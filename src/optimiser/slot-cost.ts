@@ -56,12 +56,25 @@ export interface SlotHull {
   flows: Float64Array;
 }
 
+export type SlotLimits = Pick<SlotInput, 'maxExportW' | 'importLimitW' | 'maxPvW' | 'curtailPrice'>;
+
+/** Slot t's limits: the envelope's and the site's export limit, the site's import and generation limits. */
+export function slotLimits(c: OptimiserCase, t: number): SlotLimits {
+  const l = c.limits;
+  return {
+    maxExportW: Math.min(c.grid.maxExportW, l?.exportW?.[t] ?? Number.POSITIVE_INFINITY),
+    importLimitW: l?.importW?.[t] ?? Number.POSITIVE_INFINITY,
+    maxPvW: l?.generationW?.[t] ?? Number.POSITIVE_INFINITY,
+    // where the site exports at a negative price anyway, a curtailed kWh is that export: no saving,
+    // and a hair more, so the plan does not show a curtailment the site will not make
+    curtailPrice: l?.negativeExportPrice === 'ignore' ? Math.max(0, -c.exportPrice[t]!) + IGNORED_CURTAIL_PRICE : 0,
+  };
+}
+
 /** The case's slots as the hull takes them. */
 export function slotInputs(c: OptimiserCase): SlotInput[] {
   const hours = c.slotMinutes / 60;
   const b = c.battery;
-  const l = c.limits;
-  const ignore = l?.negativeExportPrice === 'ignore';
   return c.importPrice.map((importPrice, t) => ({
     loadW: c.loadW[t]!,
     pvW: c.pvW[t]!,
@@ -71,12 +84,7 @@ export function slotInputs(c: OptimiserCase): SlotInput[] {
     maxChargeW: b.maxChargeW,
     maxDischargeW: b.maxDischargeW,
     maxImportW: c.grid.maxImportW,
-    maxExportW: Math.min(c.grid.maxExportW, l?.exportW?.[t] ?? Infinity),
-    importLimitW: l?.importW?.[t] ?? Infinity,
-    maxPvW: l?.generationW?.[t] ?? Infinity,
-    // where the site exports at a negative price anyway, a curtailed kWh is that export: no saving,
-    // and a hair more, so the plan does not show a curtailment the site will not make
-    curtailPrice: ignore ? Math.max(0, -c.exportPrice[t]!) + IGNORED_CURTAIL_PRICE : 0,
+    ...slotLimits(c, t),
     chargeEfficiency: b.chargeEfficiency,
     dischargeEfficiency: b.dischargeEfficiency,
     cycleCostPerKWh: b.cycleCostPerKWh,
