@@ -199,6 +199,21 @@ export function dailyCase(day: number, year = 2024, days = 1): OptimiserCase {
   };
 }
 
+/**
+ * dailyCase with a connection's limits, as the daemon hands them on: a 3 kW export cap in every
+ * slot, 0 W scheduled from 11:00 to 15:00 UTC each day, a 4 kW import limit
+ */
+export function limitedDailyCase(day: number, year = 2024, days = 1): OptimiserCase {
+  const c = dailyCase(day, year, days);
+  const n = c.importPrice.length;
+  const hourOf = (t: number) => new Date(Date.parse(c.start) + t * 900_000).getUTCHours();
+  c.limits = {
+    exportW: Array.from({ length: n }, (_, t) => (hourOf(t) >= 11 && hourOf(t) < 15 ? 0 : 3000)),
+    importW: new Array(n).fill(4000),
+  };
+  return c;
+}
+
 /** Every rule of the problem, slot by slot; the first broken one as text, or undefined. */
 export function violation(c: OptimiserCase, sol: Solution): string | undefined {
   const h = c.slotMinutes / 60;
