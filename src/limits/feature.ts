@@ -348,7 +348,12 @@ export class SiteLimitsFeature implements Feature {
       decision = decideLimits({
         limits: inForce,
         gridW: this.grid.w,
-        inverters: limited.map((x) => ({ id: x.device.config.id, ratedW: x.ratedW, acW: x.acW ?? 0 })),
+        inverters: limited.map((x) => ({
+          id: x.device.config.id,
+          ratedW: x.ratedW,
+          acW: x.acW ?? 0,
+          ownLimiter: x.limit?.holds === 'export',
+        })),
       });
     }
     if (silent !== (this.last?.failSafe ?? false))
