@@ -2,8 +2,8 @@
  * The optimiser plans PV curtailment where the export price is negative, and the site does it
  * (docs/optimiser.md "Limits and curtailment"): the demo gateway on a June noon with a day of
  * history, a tariff paying −0.05 per exported kWh from 12:00 to 14:00 local, operationMode
- * optimise. The plan's slots in that window say PV curtailed (plan.json curtailW), the sunny
- * slots after it do not, and the simulated site, its inverter honouring SunSpec 704 (output a
+ * optimise, and a partner's zero-export slot from 15:00 to 15:30. The plan's slots in those windows
+ * say PV curtailed (plan.json curtailW), the other sunny slots do not, and the simulated site, its inverter honouring SunSpec 704 (output a
  * second behind its limit, the meter reading house minus output), exports nothing then: the
  * battery charges at its most and the limits loop holds the rest of the PV back. Real speed: the
  * limits loop reads the meter each second.
@@ -24,6 +24,9 @@ const START = Date.parse('2026-06-21T10:30:00Z');
 const Q = 15 * 60_000;
 const RATED = 6000;
 const ONE_PCT = 0.01 * RATED;
+/** 15:00 local: a scheduled zero-export half hour */
+const ZERO_EXPORT = Date.parse('2026-06-21T13:00:00Z');
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 interface ChartSlot {
   start: string;
@@ -79,6 +82,13 @@ describe('the optimiser at a negative export price', () => {
 
   it('plans PV curtailed in the negative slots only, and the site exports nothing then, the battery first', async () => {
     await waitFor('a state of charge', () => d.sim.snapshot().battery[0]?.socPct, 30_000);
+    // a partner's zero-export slot from 15:00 to 15:30 local, where the export pays 0.08
+    const scheduled = await fetch(`${d.url}/api/v1/sites/${d.siteId}/limits`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${partner}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ slots: [{ interval: `${iso(ZERO_EXPORT)}/${iso(ZERO_EXPORT + 2 * Q)}`, exportW: 0 }] }),
+    });
+    expect(scheduled.status, await scheduled.clone().text()).toBe(200);
     const r = await fetch(`${d.url}/api/v1/devices/inverter`, {
       method: 'PATCH',
       headers: { authorization: `Bearer ${owner}`, 'content-type': 'application/json' },
@@ -105,13 +115,21 @@ describe('the optimiser at a negative export price', () => {
     expect(slots[0]!.exportPrice).toBe(-0.05);
     expect(slots[0]!.pvW).toBeGreaterThan(slots[0]!.loadW + 2500);
     expect(slots[0]!.curtailW).toBeGreaterThan(500);
+    // the schedule's zero export: curtailed though the export pays (the surplus over the battery's 2 kW)
+    const limited = (s: ChartSlot) => at(s) >= ZERO_EXPORT && at(s) < ZERO_EXPORT + 2 * Q;
+    const zero = slots.filter(limited);
+    expect(zero).toHaveLength(2);
+    for (const s of zero) {
+      expect(s.exportPrice).toBe(0.08);
+      expect(s.curtailW, s.start).toBeGreaterThan(500);
+    }
     for (const s of slots) {
-      // curtailed only where exporting would cost (no limit is configured), never more than the surplus
-      if (s.curtailW > 0) expect(s.exportPrice, s.start).toBeLessThan(0);
+      // curtailed only where exporting would cost or the schedule forbids it, never more than the surplus
+      if (s.curtailW > 0 && !limited(s)) expect(s.exportPrice, s.start).toBeLessThan(0);
       expect(s.curtailW, s.start).toBeLessThanOrEqual(Math.max(0, s.pvW - s.loadW - Math.max(0, s.batteryW)) + 100);
     }
     // the sunny afternoon at 0.08 per kWh exports what the battery leaves: nothing curtailed there
-    const afternoon = slots.filter((s) => s.exportPrice > 0 && s.pvW > s.loadW + 3000);
+    const afternoon = slots.filter((s) => s.exportPrice > 0 && s.pvW > s.loadW + 3000 && !limited(s));
     expect(afternoon.length).toBeGreaterThan(4);
     expect(afternoon.every((s) => s.curtailW === 0)).toBe(true);
 
