@@ -19,12 +19,14 @@ import { createLogger } from './core/log.js';
 import type { RegisterReader } from './core/register-reader.js';
 import { TimeLabels, type TimeLabelsOptions } from './core/time-labels.js';
 import { GridFeature } from './grid/feature.js';
+import type { GridOperatorStatus } from './gridop/client.js';
 import { SiteLimitsFeature } from './limits/feature.js';
 import { BusRegistry } from './modbus/buses.js';
 import { ScheduledBackup } from './ops/backup-schedule.js';
 import { ClockAnchor } from './ops/clock-anchor.js';
 import { OpsFeature } from './ops/feature.js';
 import { openCheckedDatabase } from './ops/integrity.js';
+import { siteDerReport, siteMirrorValues } from './ops/operator-report.js';
 import { KernelTimeSync, TIMESYNCD_FLAG } from './ops/time-sync.js';
 import { OptimiserLoop } from './optimiser/loop.js';
 import { Poller } from './poller/poller.js';
@@ -257,6 +259,7 @@ export class Daemon {
       siteLimits: () => limitsRef?.gridLimits() ?? {},
     });
     let limitsRef: SiteLimitsFeature | undefined;
+    let gridopRef: { status(): GridOperatorStatus } | undefined;
     // the uplink starts before control (so no bucket misses the outbox) and hands it cloud plans
     let controlRef: Control | undefined;
     const ctx: DaemonContext = { config, clock, log, bus, site, db, bucketer, poller, auth, tls, ops };
@@ -296,6 +299,7 @@ export class Daemon {
             labelTime: () => (labels.plausible() ? labels.closingNow() : null),
             control: () => controlRef,
             limits: () => limitsRef,
+            gridOperator: () => gridopRef,
           }),
         )
       : null;
@@ -358,6 +362,7 @@ export class Daemon {
     // after limits, which takes its limits as the source `grid-operator`, so a stop ends the
     // client before the loop; loaded only when configured (docs/grid-operator.md)
     if (config.gridOperator) {
+      const limits = limitsRef;
       const { GridOperatorClient } = await import('./gridop/client.js');
       const { siteLimitValues } = await import('./gridop/limits.js');
       const gridop = new GridOperatorClient({
@@ -366,8 +371,11 @@ export class Daemon {
         log: log.child({ feature: 'gridop' }),
         stateFile: join(config.dataDir, 'gridop-state.json'),
         registry,
+        // what the server is told of the site's DER and its readings (docs/grid-operator.md "What the client does")
+        report: () => siteDerReport({ site, live: ops.live, clock, limits, control: config.control }),
+        mirror: () => siteMirrorValues({ site, live: ops.live, clock }),
       });
-      limitsRef.sources.add({
+      limits.sources.add({
         name: 'grid-operator',
         at: () => siteLimitValues(gridop.current()),
         // the client knows the controls in force, not the ones to come: a plan keeps to them in the running slot only
@@ -377,6 +385,7 @@ export class Daemon {
         },
       });
       await features.start(gridop);
+      gridopRef = gridop;
     }
     await features.start(poller);
     // after the poller, so the first client's read finds the polls' queue in place; loaded only when configured

@@ -56,5 +56,14 @@ export const GRID_OPERATOR = {
       maximum: 3600,
       hint: 'use whole seconds between 5 and 3600, usually 60',
     },
+    pen: {
+      type: 'integer',
+      description:
+        "an IANA Private Enterprise Number for the low 32 bits of the mRIDs sitegw makes (its MirrorUsagePoints and readings), as IEEE 2030.5's mRIDType asks; 0 unless the distributor names one",
+      default: 0,
+      minimum: 0,
+      maximum: 4294967295,
+      hint: "write the number the distributor or the installer's company registered with IANA, e.g. 62345, or leave it out",
+    },
   },
 } as const satisfies SchemaNode;

@@ -23,6 +23,7 @@ import { SepHttp } from './http.js';
 import { type DeviceIdentity, identityOfPem } from './identity.js';
 import { type GridOperatorLimits, limitsOf, sameLimits } from './limits.js';
 import { registerGridOpMetrics } from './metrics.js';
+import { type MirrorPoint, MirrorPoster, type MirrorTransport, type MirrorValues, SAMPLE_SECONDS } from './mirror.js';
 import { ResourceReader } from './reader.js';
 import { type DerReport, derAvailabilityBody, derCapabilityBody, derSettingsBody, derStatusBody } from './report.js';
 import {
@@ -50,6 +51,7 @@ import {
   type ResponseDue,
   responsesDue,
 } from './schedule.js';
+import { clockOffsetProblem } from './status-body.js';
 import { type Validation, validateXml } from './validate.js';
 import { CSIPAUS_NS, textOf } from './xml.js';
 
@@ -82,6 +84,10 @@ export interface GridOperatorClientOptions {
   validate?: (body: string) => Promise<Validation>;
   /** the site's DER as the server is to be told of it (report.ts); absent: nothing is reported */
   report?: () => DerReport | undefined;
+  /** the site's and the DER's readings now, sampled for the MirrorUsagePoints (mirror.ts); absent: none are posted */
+  mirror?: () => Partial<Record<MirrorPoint, MirrorValues>>;
+  /** how often the readings are sampled, s; SAMPLE_SECONDS unless a test says less */
+  sampleSeconds?: number;
   /** where the programs and controls last read are kept across restarts (saved.ts); absent: memory only */
   stateFile?: string;
   /** where sitegw_gridop_reachable and sitegw_gridop_control_until_seconds go (metrics.ts); absent: none */
@@ -124,6 +130,8 @@ export class GridOperatorClient implements Feature {
   /** what the state file holds (snapshot()), so it is written only on a change */
   private saved: string | null = null;
   private unregisterMetrics: (() => void) | null = null;
+  private readonly mirrors: MirrorPoster | undefined;
+  private sampler: ClockTimer | null = null;
 
   constructor(private readonly opts: GridOperatorClientOptions) {
     const { config } = opts;
@@ -144,6 +152,14 @@ export class GridOperatorClient implements Feature {
       minPollSeconds: this.minPoll,
       mono: () => opts.clock.mono(),
     });
+    if (opts.mirror)
+      this.mirrors = new MirrorPoster({
+        lfdi: this.identity.lfdi,
+        pen: config.pen,
+        minPollSeconds: this.minPoll,
+        serverNow: () => this.serverNow(),
+        mono: () => opts.clock.mono(),
+      });
   }
 
   /** Calls `listener` with every change of the limits in force; returns the unsubscribe. */
@@ -162,6 +178,18 @@ export class GridOperatorClient implements Feature {
     if (this.opts.registry) this.unregisterMetrics = registerGridOpMetrics(this.opts.registry, () => this.status());
     this.restore();
     this.schedule(0);
+    this.sample();
+  }
+
+  /** The readings sampled for the MirrorUsagePoints, every SAMPLE_SECONDS while running. */
+  private sample(): void {
+    if (!this.running || !this.mirrors || !this.opts.mirror) return;
+    try {
+      this.mirrors.sample(this.opts.mirror());
+    } catch (e) {
+      this.opts.log.error({ err: e }, 'grid operator: sampling the readings failed');
+    }
+    this.sampler = this.opts.clock.setTimeout(() => this.sample(), (this.opts.sampleSeconds ?? SAMPLE_SECONDS) * 1000);
   }
 
   /** Takes up the controls saved before a restart, so they hold before the server answers. */
@@ -218,6 +246,8 @@ export class GridOperatorClient implements Feature {
     this.running = false;
     if (this.timer) this.opts.clock.clearTimeout(this.timer);
     this.timer = null;
+    if (this.sampler) this.opts.clock.clearTimeout(this.sampler);
+    this.sampler = null;
     // closing first ends a request in flight at once instead of after its timeout
     this.http.close();
     await this.busy;
@@ -253,6 +283,8 @@ export class GridOperatorClient implements Feature {
             : '';
       problems.push(`the grid operator's server cannot be reached${holds}`);
     }
+    const clock = clockOffsetProblem(this.offsetSeconds);
+    if (clock) problems.push(clock);
     return {
       problems,
       connection: { connected: this.reachable, outboxDepth: this.pending.length, lastError: this.lastError },
@@ -312,7 +344,9 @@ export class GridOperatorClient implements Feature {
     // after a failure the overdue resources wait for the retry, not for their due time
     const read = retryMs ?? (due === undefined ? undefined : due - this.opts.clock.mono());
     const report = this.opts.report && this.statusDue > 0 ? this.statusDue - this.opts.clock.mono() : undefined;
-    const waits = [read, this.untilNextChange(), report].filter((w): w is number => w !== undefined);
+    const waits = [read, this.untilNextChange(), report, this.mirrors?.untilDue()].filter(
+      (w): w is number => w !== undefined,
+    );
     this.schedule(Math.max(100, Math.min(...waits, this.opts.config.pollSeconds * 1000)));
   }
 
@@ -344,6 +378,8 @@ export class GridOperatorClient implements Feature {
     if (edev.connectionPointLink && !this.connectionPointDone)
       await this.putConnectionPoint(edev.connectionPointLink.href);
     if (this.opts.report && edev.derListLink) await this.reportDer(edev.derListLink.href, edev.postRate, dcap.rate);
+    if (this.mirrors && cap.mirrorUsagePointListLink)
+      await this.mirrors.post(cap.mirrorUsagePointListLink.href, this.mirrorTransport, edev.postRate);
     if (!edev.fsaListLink)
       throw new GridOpError('GRIDOP_MISSING_LINK', `EndDevice ${edev.href} has no FunctionSetAssignmentsListLink`);
 
@@ -497,6 +533,16 @@ export class GridOperatorClient implements Feature {
       this.pending.shift();
     }
   }
+
+  private readonly mirrorTransport: MirrorTransport = {
+    send: (method, href, body) => this.send(method, href, body),
+    postRateOf: async (href) => {
+      const res = await this.http.request('GET', href);
+      if (res.status !== 200) return undefined;
+      const rate = textOf(await this.reader.parse(`GET ${href}`, res.body), 'postRate');
+      return rate === undefined || !/^\d+$/.test(rate) ? undefined : Number(rate);
+    },
+  };
 
   /** Sends a body the client wrote, validated first: one that fails is a fault in sitegw, not sent. */
   private async send(method: 'POST' | 'PUT', href: string, body: string) {

@@ -179,6 +179,11 @@ export class SiteLimitsFeature implements Feature {
     return problems.length ? { problems } : {};
   }
 
+  /** The inverters' rated output together, W, as read from them; 0 before any was read. */
+  ratedW(): number {
+    return this.inverters.reduce((a, x) => a + x.ratedW, 0);
+  }
+
   /** Which limit is in force now, each with its source. */
   inForce(): LimitsInForce {
     return this.sources.inForce(this.d.clock.now());

@@ -10,6 +10,8 @@ import type { InstantValues } from '../core/channels.js';
 import type { Clock } from '../core/clock.js';
 import type { ConnectionStatus, FeatureList } from '../core/feature.js';
 import { ownStreamId } from '../core/roles.js';
+import type { GridOperatorClient } from '../gridop/client.js';
+import { type GridOperatorBody, gridOperatorBody } from '../gridop/status-body.js';
 import { SiteLimitsFeature } from '../limits/feature.js';
 import type { SiteLimitsStatus } from '../limits/status.js';
 import type { ModbusProxy, ProxyStatus } from '../proxy/proxy.js';
@@ -65,6 +67,8 @@ export interface StatusView {
   modbusProxy: ProxyStatus;
   /** the site limits in force and the curtailed power (src/limits/status.ts); null without the limits feature */
   limits: SiteLimitsStatus | null;
+  /** the grid operator's server and the control in force (src/gridop/status-body.ts); null without `gridOperator:` */
+  gridOperator: GridOperatorBody | null;
 }
 
 export interface StatusSources {
@@ -135,6 +139,8 @@ export function statusView(src: StatusSources): StatusView {
   // by name: the proxy's module is loaded only on a site that configures it
   const proxy = src.features?.get('modbus-proxy') as ModbusProxy | undefined;
   const limits = src.features?.get('limits');
+  // by name too: the client's module is loaded only on a site with a grid operator
+  const gridop = src.features?.get('gridop') as GridOperatorClient | undefined;
   return {
     site: { id: site.id, name: site.config.site.name, timezone: site.config.site.timezone },
     version: src.version,
@@ -146,6 +152,7 @@ export function statusView(src: StatusSources): StatusView {
     control: control instanceof Control ? control.status() : { enabled: false, storages: [] },
     modbusProxy: proxy ? proxy.status() : { ports: [] },
     limits: limits instanceof SiteLimitsFeature ? limits.status() : null,
+    gridOperator: gridop ? gridOperatorBody(gridop.status()) : null,
     gridEvents: recentGridEvents(src.db, 10).map((e) => ({
       deviceId: e.deviceId,
       timestamp: iso(e.timestamp),

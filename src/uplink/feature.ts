@@ -7,6 +7,8 @@ import type { Control } from '../control/control.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { ClosedBucket, EventBus } from '../core/events.js';
 import type { ConnectionStatus, Feature, FeatureHealth } from '../core/feature.js';
+import type { GridOperatorStatus } from '../gridop/client.js';
+import { gridOperatorBody } from '../gridop/status-body.js';
 import { limitsStatusBody, type SiteLimitsStatus } from '../limits/status.js';
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
@@ -51,6 +53,8 @@ export interface UplinkDeps {
   control?: () => Control | undefined;
   /** the site limits (started after this feature), for the status message; absent: no limits in it */
   limits?: () => { status(): SiteLimitsStatus } | undefined;
+  /** the grid operator's client (started after this feature), for the status message; absent: not in it */
+  gridOperator?: () => { status(): GridOperatorStatus } | undefined;
 }
 
 /** What the installer-facing health probe and status page show; plain data. */
@@ -470,6 +474,7 @@ export class Uplink implements Feature {
     const d = outboxDrops(db);
     const devices = [...site.devices.values()];
     const limits = this.deps.limits?.();
+    const gridop = this.deps.gridOperator?.();
     return JSON.stringify({
       v: PAYLOAD_VERSION,
       state,
@@ -490,6 +495,8 @@ export class Uplink implements Feature {
       lastSeq: outboxSeq(db) || null,
       // the site limits in force, the cap and the curtailed power (docs/limits.md "Where it shows")
       ...(limits ? { limits: limitsStatusBody(limits.status()) } : {}),
+      // whether the operator's server answers, the control in force and until when (docs/grid-operator.md)
+      ...(gridop ? { gridOperator: gridOperatorBody(gridop.status()) } : {}),
     });
   }
 

@@ -5,9 +5,17 @@
  * simulator's SunSpec 704 inverter over real Modbus TCP. The operator's DefaultDERControl, then a
  * DERControl of 0 W export, are held at the simulated grid meter through the site-limits loop as
  * the source `grid-operator`; when the server goes away the control runs to its end, then the
- * default applies. A clear June noon with a full battery: the surplus can only be exported.
+ * default applies. A clear June noon with a full battery: the surplus can only be exported. The
+ * status page, /status.json and the uplink's status message say all along whether the server
+ * answers, which control is in force and until when.
  */
+
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { identityOfPem } from '../../src/gridop/identity.js';
+import { clientMrid } from '../../src/gridop/mirror.js';
+import { CSIPAUS_NS, child, textOf } from '../../src/gridop/xml.js';
+import { loadContract } from '../support/contract.js';
 import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
 import { getJson, waitFor } from '../support/demo.js';
 import {
@@ -21,12 +29,23 @@ import {
   type Rig,
   rig,
   simConfig,
+  statusPage,
   token,
 } from '../support/limits-rig.js';
-import { type SepServer, startSepServer } from '../support/sep-server.js';
+import { aedesBroker, type Collector, collect, type TestBroker } from '../support/mqtt-brokers.js';
+import { type MirrorState, type SepServer, startSepServer } from '../support/sep-server.js';
 import { HAVE_XMLLINT } from '../support/xmllint.js';
 
 const nowS = () => Math.floor(Date.now() / 1000);
+const PREFIX = 'sitegw/demo-site';
+
+/** the next uplink status message `pick` accepts, checked against docs/asyncapi.yaml */
+async function uplinkStatus(c: Collector, pick: (body: any) => boolean) {
+  const m = await waitFor('an uplink status', () => c.messages.find((x) => pick(JSON.parse(x.payload))), 30_000);
+  const body = JSON.parse(m.payload);
+  expect(loadContract(PREFIX).check(m.topic, body)).toEqual([]);
+  return body;
+}
 /** how long the operator's control of 0 W runs, s: long enough to see it outlast its server */
 const CONTROL_SECONDS = 45;
 
@@ -41,10 +60,18 @@ async function limitsView(r: Rig) {
 describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held at the meter", () => {
   let pki: CsipPki;
   let server: SepServer | undefined;
-  beforeAll(() => {
+  let broker: TestBroker;
+  let statuses: Collector;
+  beforeAll(async () => {
     pki = makeCsipPki();
+    broker = await aedesBroker();
+    statuses = await collect(broker.url, `${PREFIX}/status`);
   });
-  afterAll(() => pki?.remove());
+  afterAll(async () => {
+    pki?.remove();
+    await statuses?.close();
+    await broker?.close();
+  });
   afterEach(async () => {
     await cleanRigs();
     await server?.close();
@@ -58,8 +85,9 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     server = s;
     s.pollRate = 5;
     s.programs = [{ mRID: 'A1', primacy: 1, defaultLimits: { exportW: 1500 }, controls: [] }];
+    const cfg = simConfig(fullBattery);
     const r = await rig(
-      simConfig(fullBattery),
+      cfg,
       NOON,
       [
         'gridOperator:',
@@ -70,6 +98,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
         `  ca: ${pki.serca}`,
         "  nmi: '4102345678'",
         '  pollSeconds: 5',
+        'uplink:',
+        `  url: ${broker.url}`,
+        '  statusIntervalSeconds: 5',
+        `  protocolVersion: ${broker.protocolVersion}`,
         '',
       ].join('\n'),
     );
@@ -95,6 +127,49 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     expect(await metric(r, 'sitegw_gridop_control_until_seconds')).toContain(
       `sitegw_gridop_control_until_seconds{kind="control"} ${end}`,
     );
+    const until = new Date(end * 1000).toISOString().replace('.000Z', 'Z');
+    const inForce = { kind: 'control', id: 'C1', until };
+    const page = await statusPage(r);
+    expect(page.json.gridOperator).toMatchObject({ reachable: true, control: inForce, values: { exportW: 0 } });
+    expect(page.html).toContain('<h2>Grid operator</h2>');
+    expect(page.html).toMatch(/reachable<\/span>/);
+    expect(page.html).toContain('<code>C1</code>: export ≤ 0 W');
+    const up = await uplinkStatus(statuses, (b) => b.gridOperator?.control?.id === 'C1');
+    expect(up.gridOperator).toMatchObject({ reachable: true, control: inForce, values: { exportW: 0 } });
+
+    // the server is told of the site's DER from what the gateway reads: the inverter's rating
+    // (read from its 704 model), the batteries' capacity and state of charge, and while the
+    // control curtails, the power the site could still give
+    const report = (kind: string) => s.reports.get(kind)?.el;
+    const avail = () => Number(textOf(child(report('DERAvailability')!, 'statWAvail'), 'value') ?? 0);
+    await waitFor(
+      'the curtailed power reported as available',
+      () => report('DERAvailability') && avail() > 1000,
+      30_000,
+    );
+    const cap = report('DERCapability')!;
+    expect(textOf(child(cap, 'rtgMaxW'), 'value')).toBe(String(cfg.inverter.ratedW));
+    expect(textOf(child(cap, 'rtgMaxWh'), 'value')).toBe(
+      String(cfg.battery.blocks.reduce((a, b) => a + b.capacityWh, 0)),
+    );
+    expect(textOf(cap, 'type')).toBe('83');
+    expect(textOf(cap, 'doeModesSupported', CSIPAUS_NS)).toBe('07');
+    const soc = Number(textOf(child(report('DERStatus')!, 'stateOfChargeStatus'), 'value')) / 100;
+    expect(Math.abs(soc - cfg.battery.blocks[0]!.socMaxPct)).toBeLessThan(1);
+
+    // and the readings, as MirrorUsagePoints: while the operator's default held the export at
+    // 1500 W, the connection point's average power was −1500 W (forward flow, + import), the DER's
+    // output (reverse flow, + delivering) the house's load above that
+    const id = identityOfPem(readFileSync(pki.device.cert));
+    const [site, der] = [s.mirrors.get('/mup/1')!, s.mirrors.get('/mup/2')!];
+    expect(site).toMatchObject({ roleFlags: '0003', lfdi: id.lfdi });
+    expect(der).toMatchObject({ roleFlags: '0049' });
+    const avg = (m: MirrorState, key: string) =>
+      m.readings.filter((x) => x.mRID === clientMrid(id.lfdi, `mup/${m === site ? 'site' : 'der'}/${key}/Avg`, 0));
+    expect(avg(site, 'powerW').some((x) => Math.abs(x.value + 1500) < 150)).toBe(true);
+    expect(avg(der, 'powerW').some((x) => x.value > 1500 && x.value <= cfg.inverter.ratedW)).toBe(true);
+    expect(avg(site, 'frequencyHz').at(-1)?.value).toBeGreaterThan(4900);
+    expect(s.invalid).toEqual([]);
 
     // 3. the server goes away: the control holds to its end, unreachable is said
     await s.close();
@@ -111,6 +186,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     expect(health.body.problems).toContain(
       `the grid operator's server cannot be reached: its control holds until ${new Date(end * 1000).toISOString()}, then its default`,
     );
+    const gone = (await uplinkStatus(statuses, (b) => b.gridOperator?.reachable === false)).gridOperator;
+    expect(gone).toMatchObject({ control: inForce, values: { exportW: 0 } });
+    expect(gone.lastError).toEqual(expect.any(String));
+    expect((await statusPage(r)).html).toMatch(/unreachable<\/span> last read/);
     // seen before its end (the wait above is far shorter than the control): still 0 W
     expect(Date.now()).toBeLessThan(end * 1000);
     expect((await limitsView(r)).inForce).toMatchObject({ exportW: 0, sources: { exportW: 'grid-operator' } });

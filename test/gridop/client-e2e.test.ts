@@ -16,6 +16,7 @@ import { GridOperatorClient } from '../../src/gridop/client.js';
 import { CCM8_SUITE } from '../../src/gridop/http.js';
 import { identityOfPem } from '../../src/gridop/identity.js';
 import type { GridOperatorLimits } from '../../src/gridop/limits.js';
+import { clientMrid, type MirrorPoint, type MirrorValues } from '../../src/gridop/mirror.js';
 import type { DerReport } from '../../src/gridop/report.js';
 import { RESPONSE_STATUS } from '../../src/gridop/resources.js';
 import { loadSaved } from '../../src/gridop/saved.js';
@@ -50,6 +51,7 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       ciphers?: string;
       device?: { cert: string; key: string };
       report?: () => DerReport;
+      mirror?: () => Partial<Record<MirrorPoint, MirrorValues>>;
       stateFile?: string;
     } = {},
   ) {
@@ -68,6 +70,7 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       ca: pki.serca,
       nmi: '4102345678',
       pollSeconds: 1,
+      pen: 62345,
     };
     const seen: GridOperatorLimits[] = [];
     client = new GridOperatorClient({
@@ -76,6 +79,7 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       log: process.env.GRIDOP_DEBUG ? (await import('pino')).pino({ level: 'debug' }) : silentLogger(),
       minPollSeconds: 1,
       ...(opts.report ? { report: opts.report } : {}),
+      ...(opts.mirror ? { mirror: opts.mirror, sampleSeconds: 0.1 } : {}),
       ...(opts.stateFile ? { stateFile: opts.stateFile } : {}),
     });
     client.onLimits((l) => seen.push(l));
@@ -103,6 +107,10 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     expect(first).toMatchObject({ source: 'grid-operator', exportW: 1500, controlId: 'C1', until: (t + 718) * 1000 });
     expect(client.status()).toMatchObject({ reachable: true, endDevice: '/edev/1', lfdi: id.lfdi, sfdi: id.sfdi });
     expect(Math.abs(client.status().clockOffsetSeconds! - 120)).toBeLessThanOrEqual(2);
+    // and sitegw's own clock health hears of it: its records are labelled on its own clock
+    expect(client.health().problems).toEqual([
+      expect.stringMatching(/^the wall clock is 1(19|20|21) s behind the grid operator's server/),
+    ]);
     await waitFor('received and started', () => server.responses.length >= 2);
     expect(server.responses.slice(0, 2)).toEqual([
       { href: '/rsp', lfdi: id.lfdi, subject: 'C1', status: RESPONSE_STATUS.received },
@@ -360,6 +368,59 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
         { name: 'value', text: '5000' },
       ],
     });
+    expect(server.invalid).toEqual([]);
+  });
+
+  it("posts the site's and the DER's readings as MirrorUsagePoints: average, maximum and minimum over each postRate", async () => {
+    let n = 0;
+    // the site imports 1000 W then 3000 W in turns, the DER delivers 2500 W at 230.4 V and 50.02 Hz
+    const mirror = () => {
+      n++;
+      return {
+        site: { powerW: n % 2 ? 1000 : 3000, voltageL1V: 230.4, frequencyHz: 50.02 },
+        der: { powerW: 2500, powerL1W: 2500, voltageL1V: Number.NaN },
+      };
+    };
+    const { server, client } = await start({ mirror });
+    server.programs = [{ mRID: 'AA', primacy: 1, controls: [] }];
+    server.mirrorPostRate = 2;
+    client.start();
+    const id = identityOfPem(readFileSync(pki.device.cert));
+    await waitFor('two posts of readings to each point', () => {
+      const m = [...server.mirrors.values()];
+      return m.length === 2 && m.every((x) => x.posts >= 2);
+    });
+    const site = server.mirrors.get('/mup/1')!;
+    const der = server.mirrors.get('/mup/2')!;
+    // the points: the connection point and the DER, mRIDs ending in the configured PEN (62345 = F389)
+    expect(site).toMatchObject({ lfdi: id.lfdi, roleFlags: '0003', mRID: clientMrid(id.lfdi, 'mup/site', 62345) });
+    expect(der).toMatchObject({ roleFlags: '0049' });
+    expect(site.mRID).toMatch(/^[0-9A-F]{24}0000F389$/);
+    // every quantity told with its ReadingType once: 8 quantities × average, maximum, minimum
+    expect(site.readingTypes.size).toBe(24);
+    const typeOf = (m: typeof site, mRID: string) => {
+      const t = m.readingTypes.get(mRID)!;
+      return Object.fromEntries(t.children.map((c) => [c.name, Number(c.text)]));
+    };
+    const readingOf = (m: typeof site, key: string, stat: string) => {
+      const mRID = clientMrid(id.lfdi, `mup/${m === site ? 'site' : 'der'}/${key}/${stat}`, 62345);
+      return { type: typeOf(m, mRID), values: m.readings.filter((r) => r.mRID === mRID) };
+    };
+    const avg = readingOf(site, 'powerW', 'Avg');
+    expect(avg.type).toMatchObject({ kind: 37, uom: 38, dataQualifier: 2, flowDirection: 1, phase: 0 });
+    expect(readingOf(site, 'powerW', 'Max').values[0]!.value).toBe(3000);
+    expect(readingOf(site, 'powerW', 'Min').values[0]!.value).toBe(1000);
+    for (const r of avg.values) expect(r.value > 1000 && r.value < 3000, `average ${r.value}`).toBe(true);
+    // each interval follows the one before, on the server's clock
+    expect(avg.values[1]!.start).toBeGreaterThanOrEqual(avg.values[0]!.start + avg.values[0]!.duration - 1);
+    const volts = readingOf(site, 'voltageL1V', 'Avg');
+    expect(volts.type).toMatchObject({ uom: 29, phase: 129, powerOfTenMultiplier: -1 });
+    expect(volts.values[0]!.value).toBe(2304);
+    expect(readingOf(site, 'frequencyHz', 'Max').values[0]!.value).toBe(5002);
+    // the DER's power flows the other way (19, reverse); a quantity never sampled is not posted
+    expect(readingOf(der, 'powerL1W', 'Avg')).toMatchObject({ type: { flowDirection: 19, phase: 128 } });
+    expect(readingOf(der, 'powerW', 'Avg').values[0]!.value).toBe(2500);
+    expect(readingOf(der, 'voltageL1V', 'Avg').values).toEqual([]);
     expect(server.invalid).toEqual([]);
   });
 

@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Mirror } from '../../src/gridop/mirror.js';
 import {
   type DerReport,
   derAvailabilityBody,
@@ -33,6 +34,14 @@ const SITE: DerReport = {
   availableW: 0,
   doeModes: { exportW: true, importW: false, generationW: true, loadW: false },
 };
+const LFDI = '3E4F45AB31EDFE5B67E343E5E4562E31984E23E5';
+/** a point with one interval of samples: its definition and its readings */
+function mirror(point: 'site' | 'der'): [string, string] {
+  const m = new Mirror(point, LFDI, 62345);
+  m.sample({ powerW: -1500, powerL1W: -1500, voltageL1V: 231.2, frequencyHz: 49.98 }, 1700000000);
+  m.sample({ powerW: 200, powerL1W: 200, voltageL1V: 229.9, frequencyHz: 50.01 }, 1700000005);
+  return [m.definitionBody(), m.takeReadings(1700000300, 1700000600)!];
+}
 const official = DIR ? join(DIR, 'csipaus-core.xsd') : '';
 const HAVE = HAVE_XMLLINT && DIR !== undefined && existsSync(official);
 
@@ -47,6 +56,13 @@ describe.skipIf(!HAVE)("sitegw's schemas give IEEE's verdicts", () => {
       endDeviceBody({ lfdi: '3E4F45AB31EDFE5B67E343E5E4562E31984E23E5', sfdi: '167261211391' }, 1700000000),
     ],
     ['ConnectionPoint', connectionPointBody('4102345678')],
+    ...(['site', 'der'] as const).flatMap((p): [string, string][] => {
+      const [definition, readings] = mirror(p);
+      return [
+        [`MirrorUsagePoint (${p})`, definition],
+        [`MirrorMeterReadingList (${p})`, readings],
+      ];
+    }),
     ['DERCapability', derCapabilityBody(SITE)],
     ['DERSettings', derSettingsBody(SITE, 1)],
     ['DERStatus', derStatusBody(SITE, 1)],

@@ -18,7 +18,16 @@ import { certificateFingerprint, lfdiOf } from '../../src/gridop/identity.js';
 import { scaled } from '../../src/gridop/report.js';
 import type { ControlValues } from '../../src/gridop/resources.js';
 import { validateXml } from '../../src/gridop/validate.js';
-import { CSIPAUS_NS, parseXml, SEP_NS, textOf, writeXml, type XmlElement, type XmlNode } from '../../src/gridop/xml.js';
+import {
+  CSIPAUS_NS,
+  child,
+  parseXml,
+  SEP_NS,
+  textOf,
+  writeXml,
+  type XmlElement,
+  type XmlNode,
+} from '../../src/gridop/xml.js';
 
 export type Limits = ControlValues;
 
@@ -68,9 +77,25 @@ export interface SepServer {
   postRate: number;
   /** the last DERCapability, DERSettings, DERStatus and DERAvailability put, by resource name, and how many of each */
   reports: Map<string, { el: XmlElement; count: number }>;
+  /** the MirrorUsagePoints clients created, by href, with the readings posted to each */
+  mirrors: Map<string, MirrorState>;
+  /** the postRate the server sets on the MirrorUsagePoints it creates; undefined: none (the EndDevice's holds) */
+  mirrorPostRate: number | undefined;
   /** answers a GET of this path with this status and raw body instead of the resource (a faulty server) */
   faults: Map<string, { status: number; body: string }>;
   close(): Promise<void>;
+}
+
+export interface MirrorState {
+  lfdi: string;
+  mRID: string;
+  roleFlags: string;
+  /** each MirrorMeterReading's ReadingType, by the reading's mRID */
+  readingTypes: Map<string, XmlElement>;
+  /** every reading posted, in order */
+  readings: { mRID: string; value: number; start: number; duration: number }[];
+  /** POSTs of readings, each a list or one reading */
+  posts: number;
 }
 
 export interface SepServerOptions {
@@ -115,6 +140,8 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
     faults: new Map(),
     postRate: 1,
     reports: new Map(),
+    mirrors: new Map(),
+    mirrorPostRate: undefined,
   };
   const edevId = (lfdi: string) => [...state.endDevices.keys()].indexOf(lfdi) + 1;
   const lfdiOfId = (id: number) => [...state.endDevices.keys()][id - 1];
@@ -166,6 +193,20 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
         { ...NS, href: '/dcap', pollRate: 60 },
         ['TimeLink', { href: '/tm' }],
         ['EndDeviceListLink', { href: '/edev', all: state.endDevices.size }],
+        ['MirrorUsagePointListLink', { href: '/mup', all: state.mirrors.size }],
+      ];
+    }
+    const mup = state.mirrors.get(path);
+    if (mup && mup.lfdi === lfdi) {
+      return [
+        'MirrorUsagePoint',
+        { xmlns: SEP_NS, href: path },
+        ['mRID', {}, mup.mRID],
+        ['roleFlags', {}, mup.roleFlags],
+        ['serviceCategoryKind', {}, 0],
+        ['status', {}, 1],
+        ['deviceLFDI', {}, mup.lfdi],
+        state.mirrorPostRate === undefined ? undefined : ['postRate', {}, state.mirrorPostRate],
       ];
     }
     if (path === '/tm') {
@@ -320,6 +361,47 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
           if (req.method === 'PUT' && report && Number(report[1]) === edevId(lfdi)) {
             state.reports.set(el.name, { el, count: (state.reports.get(el.name)?.count ?? 0) + 1 });
             return reply(204);
+          }
+          if (req.method === 'POST' && url.pathname === '/mup') {
+            // IEEE 2030.5 §10.10: a MirrorUsagePoint of an mRID the server holds is that one, not a new one
+            if (el.name !== 'MirrorUsagePoint' || textOf(el, 'deviceLFDI') !== lfdi) return reply(400);
+            const mRID = textOf(el, 'mRID')!;
+            let href = [...state.mirrors].find(([, m]) => m.mRID === mRID)?.[0];
+            if (!href) {
+              href = `/mup/${state.mirrors.size + 1}`;
+              state.mirrors.set(href, {
+                lfdi,
+                mRID,
+                roleFlags: textOf(el, 'roleFlags')!,
+                readingTypes: new Map(),
+                readings: [],
+                posts: 0,
+              });
+            }
+            const m = state.mirrors.get(href)!;
+            for (const r of el.children.filter((c) => c.name === 'MirrorMeterReading'))
+              m.readingTypes.set(textOf(r, 'mRID')!, child(r, 'ReadingType')!);
+            return reply(201, undefined, { Location: href });
+          }
+          const mirror = req.method === 'POST' ? state.mirrors.get(url.pathname) : undefined;
+          if (mirror) {
+            if (mirror.lfdi !== lfdi) return reply(403);
+            const readings =
+              el.name === 'MirrorMeterReading' ? [el] : el.children.filter((c) => c.name === 'MirrorMeterReading');
+            // a reading the point was not told of cannot be read by anyone
+            if (readings.some((r) => !mirror.readingTypes.has(textOf(r, 'mRID')!))) return reply(400);
+            for (const r of readings) {
+              const reading = child(r, 'Reading')!;
+              const period = child(reading, 'timePeriod')!;
+              mirror.readings.push({
+                mRID: textOf(r, 'mRID')!,
+                value: Number(textOf(reading, 'value')),
+                start: Number(textOf(period, 'start')),
+                duration: Number(textOf(period, 'duration')),
+              });
+            }
+            mirror.posts++;
+            return reply(201);
           }
           if (req.method === 'POST' && url.pathname === '/rsp') {
             state.responses.push({

@@ -151,6 +151,38 @@ export function limitsSection(v: StatusView): string {
   return `${rows.length ? `<table><thead><tr><th>Limit</th><th>In force</th><th>Source</th><th></th></tr></thead><tbody>${rows.join('')}</tbody></table>` : ''}${cap}`;
 }
 
+const OPERATOR_VALUE: Record<string, (v: number | boolean) => string> = {
+  exportW: (v) => `export ≤ ${watts(v as number)}`,
+  importW: (v) => `import ≤ ${watts(v as number)}`,
+  generationW: (v) => `generation ≤ ${watts(v as number)}`,
+  loadW: (v) => `load ≤ ${watts(v as number)} (not acted on)`,
+  connect: (v) => (v ? 'connected' : 'disconnect'),
+  energize: (v) => (v ? 'energize' : 'cease to energize'),
+};
+
+/** The grid operator's server and what it has in force (docs/grid-operator.md "Health and metrics"). */
+export function gridOperatorSection(v: StatusView): string {
+  const g = v.gridOperator;
+  if (!g) return '<p class="muted">No grid operator (no <code>gridOperator:</code> in site.yaml).</p>';
+  const tz = v.site.timezone;
+  const server = g.reachable
+    ? `<p><span class="badge ok">reachable</span> last read ${g.lastContact ? e(siteDateTime(g.lastContact, tz)) : ''}</p>`
+    : `<p><span class="badge degraded">unreachable</span> ${g.lastContact ? `last read ${e(siteDateTime(g.lastContact, tz))}` : 'never read'}${g.lastError ? ` · ${e(g.lastError)}` : ''}</p>`;
+  const values = Object.entries(g.values)
+    .map(([k, x]) => OPERATOR_VALUE[k]?.(x) ?? `${k} ${x}`)
+    .join(', ');
+  const c = g.control;
+  const inForce =
+    c.kind === 'none'
+      ? '<p class="muted">No control in force: the operator sets no limit.</p>'
+      : `<p>${c.kind === 'control' ? 'Control' : 'Default control'} <code>${e(c.id ?? '')}</code>: ${e(values)}${c.until ? ` · until ${e(siteDateTime(c.until, tz))} (the server's clock)` : ''}</p>`;
+  const offset =
+    g.clockOffsetSeconds === null
+      ? ''
+      : `<p class="muted">The server's clock is ${g.clockOffsetSeconds} s from ours.</p>`;
+  return `${server}${inForce}${offset}`;
+}
+
 /** Each Modbus proxy port (docs/modbus-proxy.md): its target, clients and what it answered. */
 export function proxySection(v: StatusView): string {
   const ports = v.modbusProxy.ports;
@@ -177,6 +209,7 @@ export function liveSections(v: StatusView): Record<string, string> {
     control: controlSection(v),
     proxy: proxySection(v),
     limits: limitsSection(v),
+    gridop: gridOperatorSection(v),
   };
 }
 
@@ -192,6 +225,7 @@ ${section('devices', 'Devices')}
 <section><h2>Battery control</h2><div id="control">${s.control}</div>
 ${v.control.enabled ? '<form method="post" action="/control/self-consumption"><button type="submit">Back to self-consumption</button> <span class="muted">ends every plan; the batteries run on their own again</span></form>' : ''}</section>
 ${v.limits ? section('limits', 'Site limits') : ''}
+${v.gridOperator ? section('gridop', 'Grid operator') : ''}
 ${v.modbusProxy.ports.length > 0 ? section('proxy', 'Modbus proxy') : ''}
 <section><h2>History</h2><p class="views"><button type="button" data-history="day" class="on">Last day</button> <button type="button" data-history="week">Last week</button> <button type="button" data-history="month">Last month</button></p><div id="history"><p class="muted">Loading the history…</p></div></section>
 ${v.control.enabled ? '<section><h2>Battery plan</h2><div id="plan-chart"><p class="muted">Loading the plan…</p></div></section>' : ''}
