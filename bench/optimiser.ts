@@ -8,6 +8,9 @@
  * same run: GLPK's glpsol (Debian glpk-utils) on the same case written as an LP file, wall time
  * of the process, median of the same number of runs.
  *
+ * The same case with a connection's limits (a 3 kW export cap, 0 W from 11:00 to 15:00 UTC, a 4 kW
+ * import limit: test/optimiser/cases.ts limitedDailyCase) is timed against glpsol on its LP file too.
+ *
  * The daemon's plan on the load's spread (policy-plan.ts) is timed the same way: it is not the
  * fixed problem's solver, and runs in chunks between which the daemon serves requests.
  *
@@ -22,7 +25,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseCase } from '../src/optimiser/case.js';
-import { dailyCase } from '../test/optimiser/cases.js';
+import { dailyCase, limitedDailyCase } from '../test/optimiser/cases.js';
 import { lpFile } from '../test/optimiser/lp-file.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
 import { simulateYear } from './lib/optimiser-year.js';
@@ -36,27 +39,33 @@ const replanSlots = Number(process.argv[5] ?? 16);
 const child = fileURLToPath(new URL('./lib/optimiser-solve.ts', import.meta.url));
 const { args } = unitRuntime();
 
-async function solveChild(mode: 'solve' | 'none' | 'policy' | 'samples') {
+async function solveChild(mode: 'solve' | 'solve-limits' | 'none' | 'policy' | 'samples') {
   const { stdout } = await run(process.execPath, [...args, '--import', 'tsx', child, mode, String(runs)]);
   return JSON.parse(stdout) as { slots: number; ms: number; firstMs: number; maxRssKb: number; cost: number };
 }
 
 const solved = await solveChild('solve');
+const solvedLimits = await solveChild('solve-limits');
 const idle = await solveChild('none');
 const policy = await solveChild('policy');
 const policyIdle = await solveChild('samples');
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-lp-'));
-const lp = join(dir, 'case.lp');
-writeFileSync(lp, lpFile(parseCase(dailyCase(172, 2024, 2))));
-const glpTimes: number[] = [];
-for (let r = 0; r < runs; r++) {
-  const t0 = performance.now();
-  execFileSync('glpsol', ['--lp', lp, '-w', join(dir, 'case.sol')], { stdio: 'ignore' });
-  glpTimes.push(performance.now() - t0);
+/** glpsol's median wall time on the case's LP file, ms */
+function glpsolMs(c: Parameters<typeof parseCase>[0]): number {
+  const lp = join(dir, 'case.lp');
+  writeFileSync(lp, lpFile(parseCase(c)));
+  const times: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    execFileSync('glpsol', ['--lp', lp, '-w', join(dir, 'case.sol')], { stdio: 'ignore' });
+    times.push(performance.now() - t0);
+  }
+  return median(times);
 }
+const glp = glpsolMs(dailyCase(172, 2024, 2));
+const glpLimits = glpsolMs(limitedDailyCase(172, 2024, 2));
 rmSync(dir, { recursive: true, force: true });
-const glp = median(glpTimes);
 
 console.log(`node flags: ${args.join(' ') || "(node's defaults)"}\n`);
 console.log(`| optimiser, one 48-hour case (${solved.slots} slots) | ms | ratio to glpsol | extra memory (peak RSS) |`);
@@ -64,6 +73,12 @@ console.log('|---|---:|---:|---:|');
 console.log(`| baseline: glpsol (process start, LP read, simplex) | ${glp.toFixed(1)} | 1.00× | |`);
 console.log(
   `| sitegw optimiser, unit's flags (median of ${runs}; first ${solved.firstMs.toFixed(1)}) | ${solved.ms.toFixed(1)} | ${(solved.ms / glp).toFixed(2)}× | ${((solved.maxRssKb - idle.maxRssKb) / 1024).toFixed(1)} MB |`,
+);
+console.log(
+  `| baseline: glpsol, the same case with limits (export cap, a zero-export block, import limit) | ${glpLimits.toFixed(1)} | 1.00× | |`,
+);
+console.log(
+  `| sitegw optimiser, the same case with limits (median of ${runs}) | ${solvedLimits.ms.toFixed(1)} | ${(solvedLimits.ms / glpLimits).toFixed(2)}× | ${((solvedLimits.maxRssKb - idle.maxRssKb) / 1024).toFixed(1)} MB |`,
 );
 console.log(
   `| the daemon's plan on the load's spread (20 samples a slot), unit's flags (median of ${runs}; first ${policy.firstMs.toFixed(1)}) | ${policy.ms.toFixed(1)} | ${(policy.ms / glp).toFixed(2)}× | ${((policy.maxRssKb - policyIdle.maxRssKb) / 1024).toFixed(1)} MB |`,

@@ -359,6 +359,8 @@ export class Daemon {
           bus: bus.as('optimiser'),
           log: log.child({ feature: 'optimiser' }),
           control,
+          // started after the optimiser; a plan made before it has no limits to keep to
+          limits: () => limitsRef?.sources,
         }),
       ),
     );
@@ -393,7 +395,15 @@ export class Daemon {
         report: () => siteDerReport({ site, live: ops.live, clock, limits, control: config.control }),
         mirror: () => siteMirrorValues({ site, live: ops.live, clock }),
       });
-      limits.sources.add({ name: 'grid-operator', at: () => siteLimitValues(gridop.current()) });
+      limits.sources.add({
+        name: 'grid-operator',
+        at: () => siteLimitValues(gridop.current()),
+        // the client knows the controls in force, not the ones to come: a plan keeps to them in the running slot only
+        over: (start, end) => {
+          const now = clock.now();
+          return start <= now && now < end ? siteLimitValues(gridop.current()) : {};
+        },
+      });
       await features.start(later(gridop));
       gridopRef = gridop;
     }

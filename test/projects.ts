@@ -31,6 +31,7 @@ export const SLOW: readonly string[] = [
   'test/e2e/control-crash-restore.test.ts',
   'test/e2e/control-plan.test.ts',
   'test/e2e/optimiser-loop.test.ts',
+  'test/e2e/optimiser-curtail.test.ts',
   'test/e2e/realtime.test.ts',
   'test/e2e/uplink.test.ts',
   'test/profiles/corpus.test.ts',

@@ -4,18 +4,19 @@
  * the load's spread (policy-plan.ts) from 20 simulated days' loads per slot `runs` times. Prints
  * the median time and the process's peak RSS as JSON. The peak RSS of a run with `none` (or, for
  * `policy`, `samples`: the samples built, no plan) is the baseline the extra memory is measured
- * against (same modules, same case).
+ * against (same modules, same case). `solve-limits` solves the same case with a connection's limits
+ * (test/optimiser/cases.ts limitedDailyCase).
  */
 import { parseCase } from '../../src/optimiser/case.js';
 import { optimise } from '../../src/optimiser/plan.js';
 import { policyPlan } from '../../src/optimiser/policy-plan.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { HouseLoad } from '../../src/sim/house-load.js';
-import { dailyCase } from '../../test/optimiser/cases.js';
+import { dailyCase, limitedDailyCase } from '../../test/optimiser/cases.js';
 import { median } from './stats.js';
 
 const [mode = 'solve', runsArg = '15'] = process.argv.slice(2);
-const c = parseCase(dailyCase(172, 2024, 2));
+const c = parseCase(mode === 'solve-limits' ? limitedDailyCase(172, 2024, 2) : dailyCase(172, 2024, 2));
 const times: number[] = [];
 let cost = 0;
 /** the simulated house's load in each slot on each of the 20 days before: the samples the daemon reads */
@@ -39,7 +40,7 @@ if (mode === 'policy') {
     times.push(performance.now() - t0);
   }
 }
-if (mode === 'solve') {
+if (mode === 'solve' || mode === 'solve-limits') {
   for (let r = 0; r < Number(runsArg); r++) {
     const t0 = performance.now();
     cost = optimise(c).cost;

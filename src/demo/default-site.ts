@@ -3,6 +3,13 @@ import { CONFIG_VERSION } from '../config/version.js';
 import { parseConfig } from '../profiles/site-config.js';
 import { formatConfigErrors } from '../yaml/format.js';
 
+/**
+ * The demo's export limit, W: a connection agreement's cap (docs/limits.md), held at the grid meter
+ * by curtailing the simulated inverter through SunSpec 704 once the battery is full, about noon on a
+ * sunny day. The demo's 6 kW array exports up to about 5 kW then.
+ */
+export const DEMO_EXPORT_LIMIT_W = 3000;
+
 export interface DemoEndpoints {
   inverter: { host: string; port: number };
   meter: { host: string; port: number };
@@ -25,6 +32,8 @@ export function demoSiteYaml(
     homeassistantUrl?: string;
     /** default `demo-site`; validated as any site.id */
     siteId?: string;
+    /** `limits.exportW`; absent: no limits section */
+    exportLimitW?: number;
   },
 ): string {
   const batteries = Array.from(
@@ -54,7 +63,7 @@ poll:
 ${opts.uplinkUrl === undefined ? '' : `uplink:\n  url: ${JSON.stringify(opts.uplinkUrl)}\n`}${opts.homeassistantUrl === undefined ? '' : `homeassistant:\n  url: ${JSON.stringify(opts.homeassistantUrl)}\n`}# the demo's battery may be commanded (a real site starts with control off: docs/control.md)
 control:
   enabled: true
-# a typical German time-of-use tariff, so /api/v2/sites/<site id>/savings answers out of the box
+${opts.exportLimitW === undefined ? '' : `# the connection's export limit, held at the grid meter by curtailing the inverter (docs/limits.md)\nlimits:\n  exportW: ${opts.exportLimitW}\n`}# a typical German time-of-use tariff, so /api/v2/sites/<site id>/savings answers out of the box
 tariff:
   type: time-of-use
   periods:

@@ -10,7 +10,7 @@ import { type SimServers, startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
 import { newestBucketEnd } from '../store/buckets.js';
 import { type DemoCredentials, ensureDemoCredentials } from './credentials.js';
-import { demoSiteConfig } from './default-site.js';
+import { DEMO_EXPORT_LIMIT_W, demoSiteConfig } from './default-site.js';
 import { prefillHistory } from './prefill.js';
 import { type SimControl, startSimControl } from './sim-control.js';
 
@@ -59,6 +59,12 @@ export interface DemoOptions {
    * Default: startDemo waits for it
    */
   fillInBackground?: boolean;
+  /**
+   * the site's export limit, W (limits.exportW), with the simulated inverter honouring SunSpec 704
+   * where `sim` names no limit model; null: none. Default DEMO_EXPORT_LIMIT_W at speed 1, none faster: the
+   * limits loop reads the meter every simulated second, which a fast clock would make a busy loop
+   */
+  exportLimitW?: number | null;
 }
 
 export interface Demo {
@@ -112,7 +118,12 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
   const historyMs = parseHistory(opts.history);
   const log = opts.log ?? (opts.quiet ? silentLogger() : createLogger());
   const clock = new ScaledClock(opts.speed, opts.start ?? demoOrigin(opts));
-  const simConfig = opts.sim ?? defaultSimConfig();
+  const exportLimitW =
+    opts.exportLimitW === undefined ? (opts.speed === 1 ? DEMO_EXPORT_LIMIT_W : null) : opts.exportLimitW;
+  let simConfig = opts.sim ?? defaultSimConfig();
+  // where the demo holds a limit its inverter can be limited (docs/limits.md "Which inverters the loop limits")
+  if (exportLimitW !== null && !simConfig.inverter.limitModels?.length)
+    simConfig = { ...simConfig, inverter: { ...simConfig.inverter, limitModels: [704] } };
   const sim = new SimSite(simConfig, clock.now() - historyMs);
   const ports = opts.modbusPorts === 'auto' ? { inverter: 0, meter: 0 } : opts.modbusPorts;
   const servers = await startSimServers(sim, clock, {
@@ -131,6 +142,7 @@ export async function startDemo(opts: DemoOptions): Promise<Demo> {
     uplinkUrl: opts.mqtt,
     homeassistantUrl: opts.homeassistant,
     siteId: opts.siteId,
+    ...(exportLimitW === null ? {} : { exportLimitW }),
   });
   opts.configure?.(config);
 

@@ -15,6 +15,13 @@
  * The battery first: the cap is on the inverters' AC output, so a hybrid's battery, on its DC side,
  * still charges from PV (its own self-consumption, or a plan's charge), and an AC-coupled battery's
  * charge is part of the house: PV is curtailed only for the surplus the battery does not take.
+ * An inverter with its own export limiter is not given a share of the cap (the feature writes it the
+ * export limit, which it holds at its own meter). The others get their rating's share of the cap,
+ * or, where the own limiters deliver less than theirs (a smaller or shaded array), the cap less what
+ * those deliver now, shared by rating: held to their shares alone they left the cap unused and the
+ * site curtailed more than the limit needed. Never less than the share, so the own limiter is not
+ * chased: while it can raise its output (the export under its limit) it does, and the others fall
+ * back to their shares.
  * Limits never command a discharge or an import: charging is shed first for an import limit (by
  * control's executor, which clips every charge to it and says so), and an import over `importW`
  * the house alone draws is reported, not acted on.
@@ -30,6 +37,11 @@ export interface InverterState {
   ratedW: number;
   /** AC output now, W, + delivering */
   acW: number;
+  /**
+   * its limit is its own export limiter (a device-export-limit map): the feature writes it the
+   * export limit in force, not a share of the cap, so its output is what it is
+   */
+  ownLimiter?: boolean;
 }
 
 export interface LoopInput {
@@ -73,13 +85,19 @@ export function decideLimits(i: LoopInput): LoopDecision {
   if (!lowest) return unlimited();
   const invCap = Math.max(0, lowest.capW);
   if (invCap >= ratedW) return unlimited();
+  // what the own limiters deliver is theirs; the others share the rest of the cap
+  const ownW = i.inverters.reduce((a, x) => a + (x.ownLimiter ? Math.max(0, x.acW) : 0), 0);
+  const sharedCap = Math.max(0, invCap - ownW);
+  const sharedRatedW = i.inverters.reduce((a, x) => a + (x.ownLimiter ? 0 : x.ratedW), 0);
+  const share = (x: InverterState) => {
+    const rated = Math.floor((invCap * x.ratedW) / ratedW);
+    if (x.ownLimiter || sharedRatedW <= 0) return rated;
+    return Math.max(rated, Math.min(x.ratedW, Math.floor((sharedCap * x.ratedW) / sharedRatedW)));
+  };
   return {
     capW: invCap,
     // shares of the rating: each inverter's limit is a percentage of its own rating on the device
-    commands: i.inverters.map((x) => ({
-      id: x.id,
-      command: { kind: 'limit', watts: ratedW > 0 ? Math.floor((invCap * x.ratedW) / ratedW) : 0 },
-    })),
+    commands: i.inverters.map((x) => ({ id: x.id, command: { kind: 'limit', watts: share(x) } })),
     binding: { limit: lowest.limit, ...lowest.f },
     houseW,
     importOverW,

@@ -113,7 +113,7 @@ export class SiteLimitsFeature implements Feature {
     const l = config.limits;
     const fixed: Partial<Record<LimitName, number>> = {};
     for (const n of LIMIT_NAMES) if (l[n] !== undefined) fixed[n] = l[n];
-    this.sources.add({ name: 'site.yaml', at: () => fixed });
+    this.sources.add({ name: 'site.yaml', at: () => fixed, over: () => fixed });
     this.sources.add(scheduleSource(db));
     const price = priceSource(db, config);
     if (price) this.sources.add(price);
@@ -353,7 +353,12 @@ export class SiteLimitsFeature implements Feature {
       decision = decideLimits({
         limits: inForce,
         gridW: this.grid.w,
-        inverters: limited.map((x) => ({ id: x.device.config.id, ratedW: x.ratedW, acW: x.acW ?? 0 })),
+        inverters: limited.map((x) => ({
+          id: x.device.config.id,
+          ratedW: x.ratedW,
+          acW: x.acW ?? 0,
+          ownLimiter: x.limit?.holds === 'export',
+        })),
       });
     }
     if (silent !== (this.last?.failSafe ?? false))

@@ -116,26 +116,42 @@ export function scheduleAt(slots: readonly StoredLimitSlot[], now: number): Limi
   return out;
 }
 
+/** The most restrictive limits of the slots that overlap [start, end). */
+export function scheduleOver(slots: readonly StoredLimitSlot[], start: number, end: number): LimitValues {
+  const out: LimitValues = {};
+  for (const s of slots) {
+    if (s.endMs <= start || s.startMs >= end) continue;
+    for (const n of LIMIT_NAMES) {
+      const w = s[n];
+      if (w !== null && !(w >= (out[n] ?? Number.POSITIVE_INFINITY))) out[n] = w;
+    }
+  }
+  return out;
+}
+
 /**
  * The schedule as a source. Read from the store at most once a second, and at once after a write
  * through the functions above: the store is not asked at every reading.
  */
 export function scheduleSource(db: Database): LimitSource {
   let cache: { at: number; writes: number; slots: readonly StoredLimitSlot[] } | null = null;
+  const slotsAt = (now: number): readonly StoredLimitSlot[] => {
+    const w = writes.get(db) ?? 0;
+    if (!cache || cache.writes !== w || Math.abs(now - cache.at) >= 1000) {
+      let slots: readonly StoredLimitSlot[] = cache?.slots ?? [];
+      try {
+        slots = limitScheduleOf(db)?.slots ?? [];
+      } catch {
+        // a disk that refuses the read keeps the schedule last read: limits never loosen on a fault
+      }
+      cache = { at: now, writes: w, slots };
+    }
+    return cache.slots;
+  };
   return {
     name: 'schedule',
-    at(now) {
-      const w = writes.get(db) ?? 0;
-      if (!cache || cache.writes !== w || Math.abs(now - cache.at) >= 1000) {
-        let slots: readonly StoredLimitSlot[] = cache?.slots ?? [];
-        try {
-          slots = limitScheduleOf(db)?.slots ?? [];
-        } catch {
-          // a disk that refuses the read keeps the schedule last read: limits never loosen on a fault
-        }
-        cache = { at: now, writes: w, slots };
-      }
-      return scheduleAt(cache.slots, now);
-    },
+    at: (now) => scheduleAt(slotsAt(now), now),
+    // a plan asks once per slot: the schedule read at the span's start (or the last read within a second)
+    over: (start, end) => scheduleOver(slotsAt(cache?.at ?? start), start, end),
   };
 }

@@ -20,6 +20,12 @@ export interface LimitSource {
   readonly name: LimitSourceName;
   /** the limits this source asks for at `now` (ms) */
   at(now: number): LimitValues;
+  /**
+   * the most restrictive it asks for anywhere in [start, end): what a plan over that span must keep
+   * to. A source without it (the price: the optimiser prices exports itself; the fail-safe: only
+   * ever now) plans nothing
+   */
+  over?(start: number, end: number): LimitValues;
 }
 
 export interface LimitInForce {
@@ -42,6 +48,19 @@ export class SiteLimits {
 
   has(name: LimitSourceName): boolean {
     return this.sources.has(name);
+  }
+
+  /**
+   * The most restrictive value of each limit the sources that plan ahead (`over`) ask for anywhere
+   * in [start, end): the optimiser's limits for a slot (docs/optimiser.md "Limits and curtailment").
+   */
+  over(start: number, end: number): LimitsInForce {
+    return mostRestrictive(
+      LIMIT_SOURCES.flatMap((name) => {
+        const s = this.sources.get(name);
+        return s?.over ? [{ name, values: s.over(start, end) }] : [];
+      }),
+    );
   }
 
   /** The most restrictive value of each limit at `now`, with its source (ties: the first in LIMIT_SOURCES). */

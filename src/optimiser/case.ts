@@ -14,6 +14,7 @@ const Watts = Num({ minimum: 0, maximum: 1e7 });
 const Price = Num({ minimum: -1000, maximum: 1000 });
 /** 7 days of 15-minute slots: the plan API's horizon (docs/design.md "Control: operation mode and plans") */
 export const MAX_SLOTS = 672;
+const SlotLimits = Type.Array(Type.Union([Watts, Type.Null()]), { minItems: 1, maxItems: MAX_SLOTS });
 
 export const OptimiserCase = Type.Object(
   {
@@ -46,6 +47,19 @@ export const OptimiserCase = Type.Object(
       },
       { additionalProperties: false },
     ),
+    /** the site's limits per slot (docs/optimiser.md "Limits and curtailment"); null: none in that slot */
+    limits: Type.Optional(
+      Type.Object(
+        {
+          exportW: Type.Optional(SlotLimits),
+          importW: Type.Optional(SlotLimits),
+          generationW: Type.Optional(SlotLimits),
+          /** site.yaml limits.negativeExportPrice: `ignore` exports at a negative price, so curtailing saves nothing */
+          negativeExportPrice: Type.Optional(Type.Union([Type.Literal('curtail'), Type.Literal('ignore')])),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -73,6 +87,12 @@ export function parseCase(data: unknown): OptimiserCase {
   for (const key of ['exportPrice', 'pvW', 'loadW'] as const) {
     if (data[key].length !== n) {
       throw new InvalidCaseError(`/${key}: ${data[key].length} values, but importPrice has ${n} (one per slot)`);
+    }
+  }
+  for (const key of ['exportW', 'importW', 'generationW'] as const) {
+    const v = data.limits?.[key];
+    if (v && v.length !== n) {
+      throw new InvalidCaseError(`/limits/${key}: ${v.length} values, but importPrice has ${n} (one per slot)`);
     }
   }
   const b = data.battery;

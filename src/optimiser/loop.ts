@@ -13,6 +13,7 @@ import type { Clock, ClockTimer } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
 import type { Feature, FeatureHealth } from '../core/feature.js';
 import { streamIds } from '../core/streams.js';
+import type { SiteLimits } from '../limits/sources.js';
 import type { DeviceState, Site } from '../site/site.js';
 import { bucketColumns } from '../store/buckets.js';
 import { deletePlan, planOf } from '../store/control.js';
@@ -44,6 +45,8 @@ export interface OptimiserLoopDeps {
   bus: EventBus;
   log: Logger;
   control: Control;
+  /** the site's limits (limits/feature.ts), which the plan keeps to and curtails for */
+  limits?: () => SiteLimits | undefined;
 }
 
 /** What the last run did for one storage system: the status page's and health's view. */
@@ -268,6 +271,7 @@ export class OptimiserLoop implements Feature {
     const houseStream = house ? streamIds.consumptionMeter(house.config.id) : streamIds.consumptionDerived(site.id);
     const { latitude, longitude } = config.site.location;
     const pvSite: PvSite = { latDeg: latitude, lonDeg: longitude, ...REFERENCE_PLANE, timezone: config.site.timezone };
+    const siteLimits = this.d.limits?.();
     return siteCase({
       now,
       // the reserve in force: Home Assistant or the owner may have moved it from site.yaml's
@@ -280,6 +284,8 @@ export class OptimiserLoop implements Feature {
       // device's), the forecast wants production as a positive number
       pvHistory: this.history(streamIds.pvAggregate(id), start, -1),
       loadHistory: this.history(houseStream, start),
+      limits: siteLimits ? (a, b) => siteLimits.over(a, b) : undefined,
+      negativeExportPrice: config.limits.negativeExportPrice,
     });
   }
 

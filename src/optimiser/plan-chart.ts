@@ -17,6 +17,8 @@ export interface PlanChartSlot {
   loadW: number;
   /** the plan's battery power, W, + charging (AC side): policy-plan.ts PolicyPlan.batteryW */
   batteryW: number;
+  /** PV the plan expects curtailed, W: the site's limits, or a negative export price (PlanSlot.curtailW) */
+  curtailW: number;
   /** the SoC the plan expects at the slot's end, percent */
   socEnd: number;
   mode: OptimisedPlan['slots'][number]['mode'];
@@ -50,6 +52,7 @@ export function planChart(deviceId: string, madeAtMs: number, c: OptimiserCase, 
       pvW: c.pvW[t]!,
       loadW: c.loadW[t]!,
       batteryW: plan.batteryW[t]!,
+      curtailW: s.curtailW ?? 0,
       socEnd: s.socEnd,
       mode: s.mode,
     })),

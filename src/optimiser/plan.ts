@@ -21,6 +21,11 @@ export interface PlanSlot {
   powerW: number;
   /** SoC expected at the slot's end, percent */
   socEnd: number;
+  /**
+   * PV the plan expects curtailed in the slot, W, where it is 1 W or more (a limit in force, or an
+   * export that would cost): the site's limits loop does it (docs/limits.md), not the battery
+   */
+  curtailW?: number;
 }
 
 export interface OptimisedPlan {
@@ -37,6 +42,8 @@ const IDLE_W = 1;
 export const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 /** rounded for printing, and -0 printed as 0 */
 export const money = (x: number) => Number(x.toFixed(6)) + 0;
+/** a slot's `curtailW`, where there is one to say */
+export const curtailed = (w: number): { curtailW?: number } => (w >= IDLE_W ? { curtailW: Math.round(w) } : {});
 
 export function toPlan(c: OptimiserCase, sol: Solution, baselineCost: number): OptimisedPlan {
   const start = Date.parse(c.start);
@@ -62,6 +69,7 @@ export function toPlan(c: OptimiserCase, sol: Solution, baselineCost: number): O
       mode,
       powerW: mode === 'charge' || mode === 'discharge' ? Math.round(Math.abs(net)) : 0,
       socEnd: Number(((100 * s.energyEndWh) / c.battery.capacityWh).toFixed(2)) + 0,
+      ...curtailed(s.curtailedW),
     };
   });
   return { slots, cost: money(sol.cost), baselineCost: money(baselineCost) };

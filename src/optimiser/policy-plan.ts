@@ -5,14 +5,16 @@
  * of the energy it leaves (V_{t+1}) is least. The candidates are self-consumption, hold, and a
  * charge or discharge at POWER_STEPS equal steps up to the limit; a mode the device lacks is no
  * candidate. Each slot's cost is what the executor would do on that load, as the meter would see
- * it: nothing curtailed.
+ * it, with the site's limits loop (docs/limits.md) curtailing PV the export limit or a negative
+ * export price does not let out.
  */
 
 import { SLOT_MODES } from '../control/plan-body.js';
 import { baseline } from './baseline.js';
 import type { OptimiserCase } from './case.js';
-import { iso, money, type OptimisedPlan, type PlanSlot, type SlotMode } from './plan.js';
+import { curtailed, iso, money, type OptimisedPlan, type PlanSlot, type SlotMode } from './plan.js';
 import { type Policy, policyValue, type Scenario, type Spread, scenariosAt, solvePolicy } from './policy.js';
+import { slotLimits } from './slot-cost.js';
 
 /** charge and discharge are tried at this many equal steps up to their limit: 250 W for a 5 kW battery */
 const POWER_STEPS = 20;
@@ -25,6 +27,8 @@ export interface ModeChoice {
   x: number;
   /** expected cost of the slot, currency */
   cost: number;
+  /** expected PV curtailed in the slot, W */
+  curtailW: number;
 }
 
 /** the battery's AC power (W, + charging) that changes the stored energy by x Wh over a slot, and back */
@@ -41,6 +45,7 @@ const storedWh = (c: OptimiserCase, w: number): number => {
 /** the stored energy change the executor makes in `mode` at `powerW` from e (Wh) */
 export function executorX(
   c: OptimiserCase,
+  t: number,
   bounds: { min: number; max: number },
   e: number,
   mode: SlotMode,
@@ -52,24 +57,49 @@ export function executorX(
   const h = c.slotMinutes / 60;
   const room = Math.max(0, (bounds.max - e) / (b.chargeEfficiency * h));
   const left = Math.max(0, ((e - bounds.min) * b.dischargeEfficiency) / h);
-  const surplus = pvW - loadW;
+  const lim = slotLimits(c, t);
+  const pv = Math.min(pvW, lim.maxPvW);
+  const surplus = pv - loadW;
   const sc = surplus > 0 ? Math.min(surplus, b.maxChargeW, room) : -Math.min(-surplus, b.maxDischargeW, left);
   let w = 0;
-  // an optimiser's charge also stores the real surplus beyond its power (control's takeSurplus)
-  if (mode === 'charge') w = Math.max(Math.min(powerW, room), sc);
+  // an optimiser's charge also stores the real surplus beyond its power (control's takeSurplus);
+  // control sheds a charge to keep the import under the site's import limit
+  const importRoom = lim.importLimitW + surplus;
+  if (mode === 'charge') w = Math.max(Math.min(powerW, room, Math.max(0, importRoom)), sc);
   else if (mode === 'discharge') w = -Math.min(powerW, left);
   else if (mode === 'self-consumption') w = sc;
   return storedWh(c, w);
 }
 
-/** slot t's cost at the meter when the battery stores x Wh on this load and PV: nothing curtailed */
-export function meterCost(c: OptimiserCase, t: number, x: number, loadW: number, pvW: number): number {
+/**
+ * Slot t's cost at the meter when the battery stores x Wh on this load and PV, and the PV the
+ * limits loop curtails: the generation limit's share, and the surplus over the export limit, or all
+ * of it at a negative export price (the limits' price source; not with negativeExportPrice `ignore`)
+ */
+export function meterCost(
+  c: OptimiserCase,
+  t: number,
+  x: number,
+  loadW: number,
+  pvW: number,
+): { cost: number; curtailW: number } {
   const h = c.slotMinutes / 60;
+  const lim = slotLimits(c, t);
   const w = batteryPowerW(c, x);
-  const net = loadW - pvW + w;
+  const pv = Math.min(pvW, lim.maxPvW);
+  const net = loadW - pv + w;
   const imp = Math.max(0, net);
-  const exp = Math.min(c.grid.maxExportW, Math.max(0, -net));
-  return ((c.importPrice[t]! * imp - c.exportPrice[t]! * exp + c.battery.cycleCostPerKWh * Math.max(0, -w)) * h) / 1000;
+  const out = Math.max(0, -net);
+  const priceHolds = c.exportPrice[t]! < 0 && c.limits?.negativeExportPrice !== 'ignore';
+  const exp = priceHolds ? 0 : Math.min(lim.maxExportW, out);
+  const curtailW = pvW - pv + Math.min(pv, out - exp);
+  const cost =
+    (c.importPrice[t]! * imp -
+      c.exportPrice[t]! * exp +
+      c.battery.cycleCostPerKWh * Math.max(0, -w) +
+      lim.curtailPrice * curtailW) *
+    h;
+  return { cost: cost / 1000, curtailW };
 }
 
 /** The mode for slot t at stored energy e, of those the device has. */
@@ -94,23 +124,25 @@ export function chooseMode(
     for (let k = 1; k <= POWER_STEPS; k++)
       cands.push({ mode: 'discharge', powerW: Math.round((k * b.maxDischargeW) / POWER_STEPS) });
   // self-consumption is always a mode (Control.slotModesOf), and the choice where nothing is cheaper
-  let best: ModeChoice = { mode: 'self-consumption', powerW: 0, x: 0, cost: 0 };
+  let best: ModeChoice = { mode: 'self-consumption', powerW: 0, x: 0, cost: 0, curtailW: 0 };
   let bestTotal = Infinity;
   for (const k of cands) {
     let x = 0;
     let cost = 0;
+    let curtailW = 0;
     let total = 0;
     for (const s of scenarios) {
-      const xs = executorX(c, bounds, e, k.mode, k.powerW, s.loadW, s.pvW);
-      const cs = meterCost(c, t, xs, s.loadW, s.pvW);
+      const xs = executorX(c, t, bounds, e, k.mode, k.powerW, s.loadW, s.pvW);
+      const m = meterCost(c, t, xs, s.loadW, s.pvW);
       x += xs;
-      cost += cs;
-      total += cs + policyValue(p, t + 1, e + xs);
+      cost += m.cost;
+      curtailW += m.curtailW;
+      total += m.cost + policyValue(p, t + 1, e + xs);
     }
     const n = scenarios.length;
     // on a tie the earlier candidate: self-consumption, then hold, then the others
     if (total / n < bestTotal - 1e-12) {
-      best = { mode: k.mode, powerW: k.powerW, x: x / n, cost: cost / n };
+      best = { mode: k.mode, powerW: k.powerW, x: x / n, cost: cost / n, curtailW: curtailW / n };
       bestTotal = total / n;
     }
   }
@@ -162,6 +194,7 @@ export function planFromPolicy(
       mode: m.mode,
       powerW: m.powerW,
       socEnd: Number(((100 * e) / b.capacityWh).toFixed(2)) + 0,
+      ...curtailed(m.curtailW),
     };
   });
   return { slots, cost: money(cost), baselineCost: money(baseline(c).cost), batteryW };

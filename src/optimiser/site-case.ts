@@ -5,6 +5,7 @@
  * is handed, so a unit test builds the same case the loop does.
  */
 import type { ControlConfig } from '../config/types.js';
+import type { LimitsInForce } from '../limits/sources.js';
 import type { PriceLookup } from '../tariffs/site-prices.js';
 import type { OptimiserCase } from './case.js';
 import { forecastPv, type History, loadSamples, type PvSite, planLoad } from './forecast.js';
@@ -26,6 +27,31 @@ export interface SiteCaseInput {
   pvSite: PvSite;
   pvHistory: History;
   loadHistory: History;
+  /**
+   * the site's limits a plan keeps to in [start, end) (limits' SiteLimits.over: site.yaml, the
+   * schedule, the grid operator's in the running slot); absent: none
+   */
+  limits?: (start: number, end: number) => LimitsInForce;
+  /** site.yaml limits.negativeExportPrice */
+  negativeExportPrice?: 'curtail' | 'ignore';
+}
+
+/** The limits per slot as the case takes them, or nothing where no slot has any. */
+export function caseLimits(i: SiteCaseInput, start: number, n: number): OptimiserCase['limits'] {
+  const per = {
+    exportW: [] as (number | null)[],
+    importW: [] as (number | null)[],
+    generationW: [] as (number | null)[],
+  };
+  for (let k = 0; k < n; k++) {
+    const l = i.limits?.(start + k * SLOT_MS, start + (k + 1) * SLOT_MS) ?? {};
+    for (const name of ['exportW', 'importW', 'generationW'] as const) per[name].push(l[name]?.watts ?? null);
+  }
+  const out: NonNullable<OptimiserCase['limits']> = {};
+  for (const name of ['exportW', 'importW', 'generationW'] as const)
+    if (per[name].some((w) => w !== null)) out[name] = per[name];
+  if (i.negativeExportPrice === 'ignore') out.negativeExportPrice = 'ignore';
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /**
@@ -55,6 +81,7 @@ export function siteCase(i: SiteCaseInput): { case: OptimiserCase; spread: Sprea
   const socMax = Math.max(e.socMax, soc);
   const pvW = forecastPv(i.pvSite, i.pvHistory, start, n);
   const tz = i.pvSite.timezone;
+  const limits = caseLimits(i, start, n);
   return {
     // what each slot may see: the plan is made on its spread (policy.ts)
     spread: { loadW: loadSamples(tz, i.loadHistory, start, n) },
@@ -80,6 +107,7 @@ export function siteCase(i: SiteCaseInput): { case: OptimiserCase; spread: Sprea
         cycleCostPerKWh: e.cycleCostPerKWh,
       },
       grid: { maxImportW: e.importLimitW, maxExportW: e.exportLimitW, gridCharge: e.gridCharge },
+      ...(limits ? { limits } : {}),
     },
   };
 }

@@ -2,7 +2,9 @@
  * One slot's cost as an exact function of the energy it stores (docs/optimiser.md "The solver").
  *
  * For a slot, the flows (charge c, discharge d, PV used u, import i, export e) form a polytope: box
- * bounds, the power balance u + i + d = load + e + c, and c ≤ u without grid charging. The slot's
+ * bounds, the power balance u + i + d = load + e + c, and c ≤ u without grid charging. The site's
+ * limits in the slot are bounds too (flowBounds): the export limit on e, the generation limit on u,
+ * the import limit on i above the house's own deficit; PV not used is curtailed, at curtailPrice. The slot's
  * least cost for a given stored-energy change x = (ηc·c − d/ηd)·h is the lower boundary of that
  * polytope's shadow on the (x, cost) plane: a convex piecewise-linear function whose corners are
  * shadows of the polytope's vertices. So the function is exactly the lower convex hull of the
@@ -28,7 +30,18 @@ export interface SlotInput {
   maxChargeW: number;
   maxDischargeW: number;
   maxImportW: number;
+  /** the envelope's maxExportW and the site's export limit in the slot, whichever is lower */
   maxExportW: number;
+  /**
+   * the site's import limit in the slot (Infinity: none). It caps what the battery's charge adds:
+   * the house's own deficit (load less the PV it may use) is never counted against it, since limits
+   * never shed the house (docs/limits.md "How a limit is held")
+   */
+  importLimitW: number;
+  /** the site's generation limit in the slot (Infinity: none): PV used at most this */
+  maxPvW: number;
+  /** what a curtailed kWh of PV costs (≥ 0): 0, or with negativeExportPrice `ignore` the export it would have been */
+  curtailPrice: number;
   chargeEfficiency: number;
   dischargeEfficiency: number;
   cycleCostPerKWh: number;
@@ -41,6 +54,21 @@ export interface SlotHull {
   cost: Float64Array;
   /** 5 flows per corner (C, D, U, I, E) */
   flows: Float64Array;
+}
+
+export type SlotLimits = Pick<SlotInput, 'maxExportW' | 'importLimitW' | 'maxPvW' | 'curtailPrice'>;
+
+/** Slot t's limits: the envelope's and the site's export limit, the site's import and generation limits. */
+export function slotLimits(c: OptimiserCase, t: number): SlotLimits {
+  const l = c.limits;
+  return {
+    maxExportW: Math.min(c.grid.maxExportW, l?.exportW?.[t] ?? Number.POSITIVE_INFINITY),
+    importLimitW: l?.importW?.[t] ?? Number.POSITIVE_INFINITY,
+    maxPvW: l?.generationW?.[t] ?? Number.POSITIVE_INFINITY,
+    // where the site exports at a negative price anyway, a curtailed kWh is that export: no saving,
+    // and a hair more, so the plan does not show a curtailment the site will not make
+    curtailPrice: l?.negativeExportPrice === 'ignore' ? Math.max(0, -c.exportPrice[t]!) + IGNORED_CURTAIL_PRICE : 0,
+  };
 }
 
 /** The case's slots as the hull takes them. */
@@ -56,7 +84,7 @@ export function slotInputs(c: OptimiserCase): SlotInput[] {
     maxChargeW: b.maxChargeW,
     maxDischargeW: b.maxDischargeW,
     maxImportW: c.grid.maxImportW,
-    maxExportW: c.grid.maxExportW,
+    ...slotLimits(c, t),
     chargeEfficiency: b.chargeEfficiency,
     dischargeEfficiency: b.dischargeEfficiency,
     cycleCostPerKWh: b.cycleCostPerKWh,
@@ -64,14 +92,27 @@ export function slotInputs(c: OptimiserCase): SlotInput[] {
   }));
 }
 
+/**
+ * With negativeExportPrice `ignore`, a curtailed kWh costs this (currency/kWh) more than the export
+ * it would have been: only a limit curtails there, never a tie between curtailing and exporting
+ */
+export const IGNORED_CURTAIL_PRICE = 1e-4;
+
 /** balance coefficients: Σ a·v = load */
 const A = [-1, 1, 1, 1, -1] as const;
 /** slopes closer than this (currency per Wh; a price of 1 per kWh is 1e-3) count as equal */
 const SLOPE_EPS = 1e-13;
 
 /** The slot's exact cost function, or undefined when no flows can balance the slot (load too high). */
+/** The slot's bounds on the five flows, W (C, D, U, I, E), its limits applied. */
+export function flowBounds(s: SlotInput): number[] {
+  const pv = Math.min(s.pvW, s.maxPvW);
+  const imports = Math.min(s.maxImportW, Math.max(s.importLimitW, s.loadW - pv));
+  return [s.maxChargeW, s.maxDischargeW, pv, imports, s.maxExportW];
+}
+
 export function slotHull(s: SlotInput): SlotHull | undefined {
-  const ub = [s.maxChargeW, s.maxDischargeW, s.pvW, s.maxImportW, s.maxExportW];
+  const ub = flowBounds(s);
   const scale = 1 + s.loadW + ub.reduce((a, b) => a + b, 0);
   const tol = 1e-9 * scale;
   const pts: number[] = []; // c, d, u, i, e per point
@@ -96,7 +137,7 @@ export function slotHull(s: SlotInput): SlotHull | undefined {
   }
   if (!s.gridCharge) {
     // c = u active: then i + d − e = load whatever c is, and c = u sits at 0 or at min(maxCharge, pv)
-    for (const w of [0, Math.min(s.maxChargeW, s.pvW)]) {
+    for (const w of [0, Math.min(s.maxChargeW, ub[U]!)]) {
       for (const f of [D, I, E]) {
         const others = [D, I, E].filter((k) => k !== f);
         for (let mask = 0; mask < 4; mask++) {
@@ -126,15 +167,21 @@ export function slotHull(s: SlotInput): SlotHull | undefined {
     const c = pts[o]!;
     const d = pts[o + 1]!;
     px[j] = (s.chargeEfficiency * c - d / s.dischargeEfficiency) * s.hours;
-    pc[j] = (s.importPrice * pts[o + 3]! - s.exportPrice * pts[o + 4]! + s.cycleCostPerKWh * d) * kWh;
-    // among equally cheap flows: no charging and discharging at once, no importing and exporting at
-    // once, no curtailing, unless they save money (then the hull has them anyway)
-    key[j] = 4 * (c + d) + 2 * (pts[o + 3]! + pts[o + 4]!) + (s.pvW - pts[o + 2]!);
+    pc[j] =
+      (s.importPrice * pts[o + 3]! -
+        s.exportPrice * pts[o + 4]! +
+        s.cycleCostPerKWh * d +
+        s.curtailPrice * (s.pvW - pts[o + 2]!)) *
+      kWh;
+    // among equally cheap flows: no curtailing (an export that pays nothing still beats it: never
+    // curtail more than a limit or a negative price needs), no charging and discharging at once, no
+    // importing and exporting at once, unless they save money (then the hull has them anyway)
+    key[j] = 8 * (s.pvW - pts[o + 2]!) + 4 * (c + d) + 2 * (pts[o + 3]! + pts[o + 4]!);
   }
   const order = Array.from({ length: n }, (_, j) => j).sort((a, b) => px[a]! - px[b]!);
   // one point per x: the cheapest, and of the cheapest the one with the fewest flows
   const xEps = 1e-9 * (1 + s.hours * (ub[C]! + ub[D]! / s.dischargeEfficiency));
-  const costEps = 1e-12 * (1 + Math.abs(s.importPrice) + Math.abs(s.exportPrice)) * scale * kWh;
+  const costEps = 1e-12 * (1 + Math.abs(s.importPrice) + Math.abs(s.exportPrice) + s.curtailPrice) * scale * kWh;
   const uniq: number[] = [];
   for (let j = 0; j < n; ) {
     let best = order[j]!;

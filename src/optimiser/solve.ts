@@ -22,6 +22,8 @@ export interface SlotFlows {
   pvUsedW: number;
   importW: number;
   exportW: number;
+  /** PV forecast but not used: curtailed (a limit, or an export that would cost), W */
+  curtailedW: number;
   /** stored energy at the end of the slot, Wh */
   energyEndWh: number;
   /** the slot's cost, currency */
@@ -113,6 +115,7 @@ export function solve(c: OptimiserCase): Solution {
       pvUsedW: flows[2]!,
       importW: flows[3]!,
       exportW: flows[4]!,
+      curtailedW: Math.max(0, c.pvW[t]! - flows[2]!),
       energyEndWh: e,
       cost,
     });

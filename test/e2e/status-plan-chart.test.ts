@@ -1,7 +1,7 @@
 /**
  * The status page's plan chart in a real browser (docs/optimiser.md "Reading the chart"): the demo
  * gateway in operationMode optimise on a time-of-use tariff, Debian's chromium driven headless by
- * playwright-core. The chart's six series are drawn with one point per slot of the plan the API
+ * playwright-core. The chart's seven series are drawn with one point per slot of the plan the API
  * serves, their values are the plan's, and each point sits where its panel's scale puts the value.
  * A screenshot is kept under the system's temp folder (sitegw-test-artifacts/) for a person to see.
  */
@@ -17,7 +17,7 @@ import { demoSite, getJson, waitFor } from '../support/demo.js';
 const ARTIFACTS = join(tmpdir(), 'sitegw-test-artifacts');
 warnWithoutChromium('plan chart browser test');
 
-const SERIES = ['importPrice', 'exportPrice', 'pvW', 'loadW', 'batteryW', 'socEnd'] as const;
+const SERIES = ['importPrice', 'exportPrice', 'pvW', 'loadW', 'batteryW', 'curtailW', 'socEnd'] as const;
 
 interface ChartSlot extends Record<(typeof SERIES)[number], number> {
   start: string;

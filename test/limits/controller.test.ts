@@ -166,3 +166,57 @@ describe('the fail-safe', () => {
     ]);
   });
 });
+
+describe('a site with an output-limited inverter and one with its own export limiter', () => {
+  /**
+   * A (6 kW) is held through its output limit by this loop, a step late; B (5 kW, its own meter at
+   * the same connection) holds the export itself to the limit it is written, within the step (an
+   * own limiter reacts well inside the loop's second). B's array may give less than its rating's
+   * share of the cap: a shaded roof, a smaller string.
+   */
+  function mixed(bPvW: number, steps: number) {
+    const houseW = 500;
+    const limit = exportAt(3000);
+    let aLimit: number | null = null;
+    const trace: { exportW: number; aW: number; bW: number }[] = [];
+    for (let k = 0; k < steps; k++) {
+      const aOut = Math.min(6000, aLimit ?? Number.POSITIVE_INFINITY);
+      const bOut = Math.max(0, Math.min(bPvW, 5000, houseW + limit.exportW!.watts - aOut));
+      const gridW = houseW - aOut - bOut;
+      const d = decideLimits({
+        limits: limit,
+        gridW,
+        inverters: [
+          { id: 'a', ratedW: 6000, acW: aOut },
+          { id: 'b', ratedW: 5000, acW: bOut, ownLimiter: true },
+        ],
+      });
+      const c = d.commands.find((x) => x.id === 'a')!.command;
+      aLimit = c.kind === 'limit' ? c.watts : null;
+      trace.push({ exportW: -gridW, aW: aOut, bW: bOut });
+    }
+    return trace;
+  }
+
+  it('holds the export at the limit, not under it: B’s output is taken from the cap, A gets the rest', () => {
+    const t = mixed(800, 30);
+    const end = t.at(-1)!;
+    // never more than the limit needs: the export is the limit less the margin (0.5 % of 11 kW)
+    expect(end.exportW).toBeGreaterThan(3000 - MARGIN_FRACTION * 11_000 - 0.01 * 11_000);
+    // B's limiter raises it while the export is under its limit; A gives way by the margin a step
+    expect(end.bW).toBeCloseTo(800, 0);
+    for (const s of t.slice(2)) expect(s.exportW).toBeLessThanOrEqual(3000 + 0.01 * 11_000);
+  });
+
+  it('with B’s array able to give its share, A keeps to its rating’s share and B holds the rest', () => {
+    const t = mixed(6000, 120);
+    const share = Math.floor(((500 + 3000 - MARGIN_FRACTION * 11_000) * 6000) / 11_000);
+    for (const s of t.slice(2)) {
+      expect(s.exportW).toBeLessThanOrEqual(3000 + 0.01 * 11_000);
+      expect(s.exportW).toBeGreaterThan(3000 - MARGIN_FRACTION * 11_000 - 0.01 * 11_000);
+    }
+    // A falls back to its share by the margin a step, never below it: the two loops do not chase each other
+    for (let k = 2; k < t.length; k++) expect(t[k]!.aW).toBeLessThanOrEqual(t[k - 1]!.aW);
+    expect(t.at(-1)!.aW).toBe(share);
+  });
+});

@@ -125,4 +125,22 @@ describe('the limits feature', () => {
     ]);
     await f.stop();
   });
+
+  it('an own export limiter delivering less than its share: the output-limited inverter takes the rest of the cap', async () => {
+    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+    const { f, bus } = twoInverters(['  exportW: 3000'], (id) =>
+      id === 'inv' ? { ...limitOf(false, applied.inv!), holds: 'export' } : limitOf(false, applied.inv2!),
+    );
+    await f.start();
+    await new Promise((r) => setTimeout(r, 10));
+    // the house draws 1000 W; inv (its own limiter, a small array) gives 500 W, inv2 2000 W
+    bus.emit('reading', { streamId: streamIds.inverter('inv'), ts: T0 + 1000, values: { power_AC_W: -500 } });
+    bus.emit('reading', { streamId: streamIds.inverter('inv2'), ts: T0 + 1000, values: { power_AC_W: -2000 } });
+    bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts: T0 + 1000, values: { power_W: -1500 } });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(applied.inv).toEqual([{ kind: 'limit', watts: 3000 }]);
+    // the cap is 1000 + 3000 − 50 W; inv's 500 W are taken from it, not its rating's half
+    expect(applied.inv2).toEqual([{ kind: 'limit', watts: 1000 + 3000 - 50 - 500 }]);
+    await f.stop();
+  });
 });

@@ -74,6 +74,78 @@ export function randomCase(seed: number, slots = 192): OptimiserCase {
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
+/**
+ * randomCase(seed) with the site's limits (docs/optimiser.md "Limits and curtailment") and more
+ * negative export prices: export limits per slot (zero export, a fixed cap, scheduled blocks of 0 W
+ * at any slot), import limits below the charge the battery could add, generation limits, and
+ * negativeExportPrice `curtail` or `ignore`.
+ */
+export function limitedCase(seed: number, slots = 192): OptimiserCase {
+  const c = randomCase(seed + 10_000, slots);
+  let k = 0;
+  const r = () => hash01(seed, 901, k++);
+  // noon prices below zero on most of these cases: the export a plan would rather curtail
+  const negDepth = r() < 0.7 ? 0.05 + 0.4 * r() : 0;
+  c.exportPrice = c.exportPrice.map((p, t) => {
+    const sun = Math.max(0, Math.sin((((t % 96) / 4 - 6) / 12) * Math.PI));
+    return round(p - negDepth * sun ** 2, 5);
+  });
+  const perSlot = (kind: number, level: () => number): (number | null)[] | undefined => {
+    if (kind < 0.25) return undefined;
+    if (kind < 0.5) return new Array(slots).fill(level());
+    // scheduled blocks: a few runs of slots limited, the rest free
+    const out: (number | null)[] = new Array(slots).fill(null);
+    for (let b = Math.floor(1 + 4 * r()); b > 0; b--) {
+      const from = Math.floor(r() * slots);
+      const w = level();
+      for (let t = from; t < Math.min(slots, from + 1 + Math.floor(24 * r())); t++) out[t] = w;
+    }
+    return out;
+  };
+  const exportW = perSlot(r(), () => (r() < 0.5 ? 0 : Math.round(3000 * r())));
+  const importW = perSlot(r(), () => Math.round(500 + 4000 * r()));
+  const generationW = perSlot(r() < 0.5 ? 0 : r(), () => Math.round(6000 * r()));
+  c.limits = {
+    ...(exportW ? { exportW } : {}),
+    ...(importW ? { importW } : {}),
+    ...(generationW ? { generationW } : {}),
+    negativeExportPrice: r() < 0.7 ? 'curtail' : 'ignore',
+  };
+  return c;
+}
+
+/** the case's bounds of slot t as the problem states them (lp-file.ts writes the same) */
+function slotBounds(c: OptimiserCase, t: number) {
+  const l = c.limits;
+  const at = (v: (number | null)[] | undefined) => v?.[t] ?? Number.POSITIVE_INFINITY;
+  const pv = Math.min(c.pvW[t]!, at(l?.generationW));
+  return {
+    pv,
+    importW: Math.min(c.grid.maxImportW, Math.max(at(l?.importW), c.loadW[t]! - pv)),
+    exportW: Math.min(c.grid.maxExportW, at(l?.exportW)),
+    curtailPrice: l?.negativeExportPrice === 'ignore' ? Math.max(0, -c.exportPrice[t]!) + 1e-4 : 0,
+  };
+}
+
+/**
+ * Where the plan curtails PV that no generation limit takes, it must pay: the export is at its
+ * limit, or the export price is below zero (and negativeExportPrice is not `ignore`). Never more
+ * than the limit needs: the first such slot as text, or undefined.
+ */
+export function needlessCurtailment(c: OptimiserCase, sol: Solution): string | undefined {
+  const tol = 1e-6 * (1 + c.grid.maxExportW + Math.max(...c.pvW));
+  for (let t = 0; t < sol.slots.length; t++) {
+    const s = sol.slots[t]!;
+    const bounds = slotBounds(c, t);
+    const curtailed = bounds.pv - s.pvUsedW;
+    if (curtailed <= tol) continue;
+    if (s.exportW >= bounds.exportW - tol) continue;
+    if (c.exportPrice[t]! < 0 && c.limits?.negativeExportPrice !== 'ignore') continue;
+    return `slot ${t}: curtails ${curtailed} W at export price ${c.exportPrice[t]} exporting ${s.exportW} of ${bounds.exportW} W`;
+  }
+  return undefined;
+}
+
 /** The simulator's demo site: location, roof and house (src/sim/config.ts defaults). */
 const DEMO = { latDeg: 52.52, lonDeg: 13.4, tiltDeg: 30, azimuthFromSouthDeg: 0, peakW: 6000, derate: 0.9 };
 
@@ -127,6 +199,21 @@ export function dailyCase(day: number, year = 2024, days = 1): OptimiserCase {
   };
 }
 
+/**
+ * dailyCase with a connection's limits, as the daemon hands them on: a 3 kW export cap in every
+ * slot, 0 W scheduled from 11:00 to 15:00 UTC each day, a 4 kW import limit
+ */
+export function limitedDailyCase(day: number, year = 2024, days = 1): OptimiserCase {
+  const c = dailyCase(day, year, days);
+  const n = c.importPrice.length;
+  const hourOf = (t: number) => new Date(Date.parse(c.start) + t * 900_000).getUTCHours();
+  c.limits = {
+    exportW: Array.from({ length: n }, (_, t) => (hourOf(t) >= 11 && hourOf(t) < 15 ? 0 : 3000)),
+    importW: new Array(n).fill(4000),
+  };
+  return c;
+}
+
 /** Every rule of the problem, slot by slot; the first broken one as text, or undefined. */
 export function violation(c: OptimiserCase, sol: Solution): string | undefined {
   const h = c.slotMinutes / 60;
@@ -140,13 +227,16 @@ export function violation(c: OptimiserCase, sol: Solution): string | undefined {
     const s = sol.slots[t]!;
     const within = (v: number, hi: number, name: string) =>
       v < -tol || v > hi + tol ? `slot ${t}: ${name} ${v} outside 0..${hi}` : undefined;
+    const bounds = slotBounds(c, t);
     const bad =
       within(s.chargeW, b.maxChargeW, 'charge') ??
       within(s.dischargeW, b.maxDischargeW, 'discharge') ??
-      within(s.pvUsedW, c.pvW[t]!, 'PV used') ??
-      within(s.importW, c.grid.maxImportW, 'import') ??
-      within(s.exportW, c.grid.maxExportW, 'export');
+      within(s.pvUsedW, bounds.pv, 'PV used') ??
+      within(s.importW, bounds.importW, 'import') ??
+      within(s.exportW, bounds.exportW, 'export');
     if (bad) return bad;
+    if (Math.abs(s.curtailedW - (c.pvW[t]! - s.pvUsedW)) > tol)
+      return `slot ${t}: curtailed ${s.curtailedW} W, the flows give ${c.pvW[t]! - s.pvUsedW}`;
     const balance = s.pvUsedW + s.importW + s.dischargeW - c.loadW[t]! - s.exportW - s.chargeW;
     if (Math.abs(balance) > tol) return `slot ${t}: power balance off by ${balance} W`;
     if (!c.grid.gridCharge && s.chargeW > s.pvUsedW + tol) return `slot ${t}: charges ${s.chargeW} W from the grid`;
@@ -154,7 +244,12 @@ export function violation(c: OptimiserCase, sol: Solution): string | undefined {
     if (Math.abs(e - s.energyEndWh) > eTol) return `slot ${t}: energy ${s.energyEndWh} Wh, the flows give ${e}`;
     if (e < b.socMin * cap - eTol || e > b.socMax * cap + eTol) return `slot ${t}: energy ${e} Wh outside SoC limits`;
     const cost =
-      ((c.importPrice[t]! * s.importW - c.exportPrice[t]! * s.exportW + b.cycleCostPerKWh * s.dischargeW) * h) / 1000;
+      ((c.importPrice[t]! * s.importW -
+        c.exportPrice[t]! * s.exportW +
+        b.cycleCostPerKWh * s.dischargeW +
+        bounds.curtailPrice * (c.pvW[t]! - s.pvUsedW)) *
+        h) /
+      1000;
     if (Math.abs(cost - s.cost) > 1e-9 * (1 + Math.abs(cost)))
       return `slot ${t}: cost ${s.cost}, the flows give ${cost}`;
     total += cost;

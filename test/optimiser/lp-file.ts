@@ -1,7 +1,11 @@
 /**
  * The optimiser's problem (docs/optimiser.md "The problem") written as a CPLEX LP file from the case
  * alone, for an independent solver (GLPK's glpsol) to check the optimiser against. Written from the
- * problem statement, not from the solver: one variable per flow per slot and one per stored energy.
+ * problem statement, not from the solver: one variable per flow per slot, one per PV curtailed and
+ * one per stored energy. The site's limits (docs/optimiser.md "Limits and curtailment") are bounds:
+ * export at most the export limit, PV used at most the generation limit, import at most the import
+ * limit or the house's own deficit, whichever is more; a curtailed kWh costs the export it would have
+ * been (and 1e-4 more) where negativeExportPrice is `ignore`, else nothing.
  */
 import type { OptimiserCase } from '../../src/optimiser/case.js';
 
@@ -24,14 +28,20 @@ export function lpFile(c: OptimiserCase): string {
   // prices' own size, so glpsol's optimality tolerances are not larger than the prices' differences
   const lines: string[] = ['\\ sitegw optimiser case: objective = cost × 1000 / slot hours', 'Minimize'];
   const obj: [number, string][] = [];
+  const l = c.limits;
+  const limit = (v: (number | null)[] | undefined, t: number) => v?.[t] ?? Number.POSITIVE_INFINITY;
+  const pvCap = (t: number) => Math.min(c.pvW[t]!, limit(l?.generationW, t));
   for (let t = 0; t < T; t++) {
     obj.push([c.importPrice[t]!, `i${t}`]);
     obj.push([-c.exportPrice[t]!, `e${t}`]);
     obj.push([b.cycleCostPerKWh, `d${t}`]);
+    if (l?.negativeExportPrice === 'ignore') obj.push([Math.max(0, -c.exportPrice[t]!) + 1e-4, `k${t}`]);
   }
   lines.push(` obj: ${terms(obj)}`, 'Subject To');
   for (let t = 0; t < T; t++) {
     lines.push(` bal${t}: + u${t} + i${t} + d${t} - e${t} - c${t} = ${num(c.loadW[t]!)}`);
+    // PV curtailed: what the forecast gives and the plan does not use
+    lines.push(` cur${t}: + u${t} + k${t} = ${num(c.pvW[t]!)}`);
     // E(t+1) = E(t) + ηc·c·h − d·h/ηd, with E(0) the constant start
     const prev = t === 0 ? '' : ` - E${t}`;
     const rhs = t === 0 ? b.socInitial * cap : 0;
@@ -47,9 +57,11 @@ export function lpFile(c: OptimiserCase): string {
   for (let t = 0; t < T; t++) {
     lines.push(` 0 <= c${t} <= ${num(b.maxChargeW)}`);
     lines.push(` 0 <= d${t} <= ${num(b.maxDischargeW)}`);
-    lines.push(` 0 <= u${t} <= ${num(c.pvW[t]!)}`);
-    lines.push(` 0 <= i${t} <= ${num(c.grid.maxImportW)}`);
-    lines.push(` 0 <= e${t} <= ${num(c.grid.maxExportW)}`);
+    lines.push(` 0 <= u${t} <= ${num(pvCap(t))}`);
+    lines.push(` 0 <= k${t} <= ${num(c.pvW[t]!)}`);
+    const houseDeficit = c.loadW[t]! - pvCap(t);
+    lines.push(` 0 <= i${t} <= ${num(Math.min(c.grid.maxImportW, Math.max(limit(l?.importW, t), houseDeficit)))}`);
+    lines.push(` 0 <= e${t} <= ${num(Math.min(c.grid.maxExportW, limit(l?.exportW, t)))}`);
     const lo = t + 1 === T ? Math.max(b.socMin, b.socFinalMin) * cap : b.socMin * cap;
     lines.push(` ${num(lo)} <= E${t + 1} <= ${num(b.socMax * cap)}`);
   }

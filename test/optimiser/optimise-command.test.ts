@@ -37,8 +37,15 @@ describe('sitegw optimise', () => {
     expect(plan.slots[0].interval).toBe(
       `${c.start.replace('.000Z', 'Z')}/${new Date(Date.parse(c.start) + 900_000).toISOString().replace('.000Z', 'Z')}`,
     );
+    plan.slots.forEach((s: { curtailW?: number }, t: number) => {
+      // PV is curtailed only where exporting it would cost: a case without limits curtails for nothing else
+      if (s.curtailW !== undefined) expect(c.exportPrice[t]).toBeLessThan(0);
+    });
+    expect(plan.slots.some((s: { curtailW?: number }) => s.curtailW !== undefined)).toBe(
+      c.exportPrice.some((p, t) => p < 0 && c.pvW[t]! > c.loadW[t]!),
+    );
     for (const s of plan.slots) {
-      expect(Object.keys(s)).toEqual(['interval', 'mode', 'powerW', 'socEnd']);
+      expect(Object.keys(s).filter((k) => k !== 'curtailW')).toEqual(['interval', 'mode', 'powerW', 'socEnd']);
       expect(['charge', 'discharge', 'hold', 'self-consumption']).toContain(s.mode);
       expect(s.powerW).toBeGreaterThanOrEqual(0);
       expect(s.socEnd).toBeGreaterThanOrEqual(10 - 1e-9);

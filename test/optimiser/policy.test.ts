@@ -51,8 +51,8 @@ function meanCost(c: OptimiserCase, slots: readonly PlanSlot[], samples: number[
     let e = (b.socInitial / 100) * b.capacityWh;
     slots.forEach((s, t) => {
       const loadW = samples[t]![Math.floor(hash01(11, d, t) * samples[t]!.length)]!;
-      const x = executorX(c, bounds, e, s.mode, s.powerW, loadW, c.pvW[t]!);
-      total += meterCost(c, t, x, loadW, c.pvW[t]!);
+      const x = executorX(c, t, bounds, e, s.mode, s.powerW, loadW, c.pvW[t]!);
+      total += meterCost(c, t, x, loadW, c.pvW[t]!).cost;
       e += x;
     });
   }

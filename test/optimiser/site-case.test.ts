@@ -4,11 +4,14 @@
  * valid case, and an envelope that leaves the load uncovered is an infeasible case, not a crash.
  */
 import { describe, expect, it } from 'vitest';
+import { scheduleAt, scheduleOver } from '../../src/limits/schedule.js';
+import { SiteLimits } from '../../src/limits/sources.js';
 import { parseCase } from '../../src/optimiser/case.js';
 import type { History } from '../../src/optimiser/forecast.js';
 import { optimise } from '../../src/optimiser/plan.js';
 import { HORIZON_SLOTS, type SiteCaseInput, SLOT_MS, siteCase } from '../../src/optimiser/site-case.js';
 import { InfeasibleCaseError } from '../../src/optimiser/solve.js';
+import type { StoredLimitSlot } from '../../src/store/limits.js';
 import { testEnvelope } from '../support/control-envelope.js';
 
 const NOW = Date.parse('2026-01-15T00:07:00Z');
@@ -93,5 +96,39 @@ describe('siteCase', () => {
     const c = built(input({ envelope: { ...envelope, importLimitW: 0, maxDischargeW: 0 } }));
     expect(() => optimise(c)).toThrow(InfeasibleCaseError);
     expect(() => optimise(c)).toThrow(/slot 0: load 400 W/);
+  });
+});
+
+describe('siteCase: the site limits per slot', () => {
+  it('site.yaml in every slot, a schedule slot at any second in every quarter hour it touches, none after', () => {
+    const limits = new SiteLimits();
+    limits.add({ name: 'site.yaml', at: () => ({ exportW: 5000 }), over: () => ({ exportW: 5000 }) });
+    // 0 W from 00:20:30 for 40 s, and an import limit from 01:00 to 02:00
+    const slots: StoredLimitSlot[] = [
+      {
+        startMs: NOW + 13.5 * 60_000,
+        endMs: NOW + 14.5 * 60_000 - 20_000,
+        exportW: 0,
+        importW: null,
+        generationW: null,
+      },
+      { startMs: NOW + 53 * 60_000, endMs: NOW + 113 * 60_000, exportW: null, importW: 2000, generationW: null },
+    ];
+    limits.add({ name: 'schedule', at: (t) => scheduleAt(slots, t), over: (a, b) => scheduleOver(slots, a, b) });
+    // the grid operator and the price plan nothing ahead: the price is the plan's own cost
+    limits.add({ name: 'price', at: () => ({ exportW: 0 }) });
+    const c = built(input({ limits: (a, b) => limits.over(a, b) }));
+    const exportW = c.limits?.exportW ?? [];
+    expect(exportW).toHaveLength(HORIZON_SLOTS);
+    expect(exportW.slice(0, 3)).toEqual([5000, 0, 5000]);
+    expect(exportW.every((w, k) => k === 1 || w === 5000)).toBe(true);
+    expect(c.limits?.importW?.slice(0, 9)).toEqual([null, null, null, null, 2000, 2000, 2000, 2000, null]);
+    expect(c.limits?.generationW).toBeUndefined();
+    expect(c.limits?.negativeExportPrice).toBeUndefined();
+  });
+
+  it('no limits: the case has none; negativeExportPrice ignore is handed on', () => {
+    expect(built(input({ limits: () => ({}) })).limits).toBeUndefined();
+    expect(built(input({ negativeExportPrice: 'ignore' })).limits).toEqual({ negativeExportPrice: 'ignore' });
   });
 });

@@ -8,7 +8,16 @@ export async function demoSite(
   opts: Partial<DemoOptions> = {},
 ): Promise<Demo & { dataDir: string; cleanup: () => Promise<void> }> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'sitegw-test-'));
-  const demo = await startDemo({ port: 0, modbusPorts: 'auto', speed: 1, quiet: true, ...opts, dataDir });
+  // without the demo's export limit unless a test asks: the limits loop's one-second reads are its own tests' concern
+  const demo = await startDemo({
+    port: 0,
+    modbusPorts: 'auto',
+    speed: 1,
+    quiet: true,
+    exportLimitW: null,
+    ...opts,
+    dataDir,
+  });
   return Object.assign(demo, {
     dataDir,
     cleanup: async () => {

@@ -30,11 +30,12 @@ export const PLAN_CHART_JS = `(function () {
   var W = 960, L = 64, R = 16;
   var PANELS = [
     { id: 'price', title: 'price per kWh', height: 110, series: ['importPrice', 'exportPrice'], digits: 2 },
-    { id: 'power', title: 'W', height: 150, series: ['pvW', 'loadW', 'batteryW'], digits: 0 },
+    { id: 'power', title: 'W', height: 150, series: ['pvW', 'loadW', 'batteryW', 'curtailW'], digits: 0 },
     { id: 'soc', title: 'SoC %', height: 80, series: ['socEnd'], lo: 0, hi: 100, digits: 0 }
   ];
   var NAMES = { importPrice: 'import price', exportPrice: 'export price', pvW: 'PV forecast',
-    loadW: 'load forecast', batteryW: 'planned battery power (+ charge)', socEnd: 'planned SoC' };
+    loadW: 'load forecast', batteryW: 'planned battery power (+ charge)', curtailW: 'planned PV curtailment',
+    socEnd: 'planned SoC' };
 ${DOM_HELPERS}  function chart(plan, timezone) {
     var slots = plan.slots, n = slots.length, dx = (W - L - R) / n;
     var hhmm = new Intl.DateTimeFormat('en-GB', { timeZone: timezone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
@@ -122,6 +123,7 @@ const COLOURS: Record<string, string> = {
   pvW: '#d69e2e',
   loadW: '#5b6475',
   batteryW: '#2b6cb0',
+  curtailW: '#805ad5',
   socEnd: '#1f8a4c',
 };
 
