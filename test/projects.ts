@@ -53,6 +53,7 @@ export const E2E: readonly string[] = [
   'test/demo/',
   'test/e2e/',
   'test/gridop/client-e2e.test.ts',
+  'test/gridop/mirror.test.ts',
   'test/gridop/published.test.ts',
   'test/gridop/schema-crosscheck.test.ts',
   'test/gridop/xml.test.ts',
