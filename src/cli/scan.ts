@@ -7,14 +7,11 @@
 import { parseArgs } from 'node:util';
 import { parseUnits, scanBus } from '../discovery/scan.js';
 import { formatScanReport, ranges, type ScanLink } from '../discovery/scan-report.js';
-import { SerialLink } from '../modbus/byte-link.js';
 import { ModbusError } from '../modbus/errors.js';
 import type { QueuedBus } from '../modbus/queued-bus.js';
-import { RtuBus } from '../modbus/rtu-bus.js';
-import { interFrameDelayMs } from '../modbus/rtu-timing.js';
 import { TcpBus } from '../modbus/tcp-bus.js';
 import { installedProfiles } from '../profiles/registry.js';
-import { ScanRequestError, tcpTarget } from '../setup/scan.js';
+import { rtuScanBus, ScanRequestError, tcpTarget } from '../setup/scan.js';
 import { choiceOption, intOption, lineSettings, PARITIES } from './options.js';
 import { EXIT, isUsageMistake, type Output, printError, printFailure, stdio, UsageError } from './output.js';
 
@@ -98,21 +95,9 @@ export function planScan(argv: string[]): ScanPlan {
   const units = unitsOf(values.units ?? RTU_DEFAULT_UNITS);
   if (units.includes(0)) throw new UsageError('--units: 0 is the broadcast address on a serial line; start at 1');
   const timeoutMs = intOption('timeout', values.timeout, 200, TIMEOUT);
-  const gap = interFrameDelayMs(baudRate, parity, stopBits);
-  // each unit id is asked in turn, so a late answer cannot pass for the next request's (another
-  // address): after a timeout the line only needs to be free again
-  const settleMs = 20;
-  const bus = new RtuBus({
-    name: `rtu:${device}`,
-    link: () => new SerialLink({ device, baudRate, parity, dataBits: 8, stopBits }),
-    timeoutMs,
-    interFrameDelayMs: gap,
-    settleAfterTimeoutMs: settleMs,
-    backoff,
-    reconnect: { maxBackoffMs: 1000 },
-  });
-  const boundMs = units.length * (timeoutMs + settleMs + gap + 10);
-  return { link: { type: 'rtu', device, baudRate, parity, stopBits }, units, timeoutMs, bus, boundMs };
+  const link = { type: 'rtu', device, baudRate, parity, stopBits } as const;
+  const { bus, boundMs } = rtuScanBus(link, timeoutMs, units.length, backoff);
+  return { link, units, timeoutMs, bus, boundMs };
 }
 
 export async function scanCommand(argv: string[], io: Output = stdio): Promise<number> {

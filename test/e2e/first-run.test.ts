@@ -13,12 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScaledClock } from '../../src/core/clock.js';
 import { SETUP_CODE_FILE } from '../../src/setup/first-run.js';
 import { UNCONFIGURED_MARK } from '../../src/setup/site-yaml.js';
+import { startSimRtuServer } from '../../src/sim/rtu-server.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { HAVE_CHROMIUM, launchChromium, warnWithoutChromium } from '../support/chromium.js';
 import { ROOT, sitegwCommand } from '../support/cli.js';
 import { waitFor } from '../support/demo.js';
 import { freePort } from '../support/free-port.js';
+import { HAVE_SOCAT, ptyPair } from '../support/socat.js';
 
 const PASSWORD = 'first-run-password';
 
@@ -105,6 +107,32 @@ describe('the first run: from the placeholder to a running site in the browser',
     expect(release.status, release.stderr).toBe(0);
     expect(release.stdout).toContain('not set up');
   });
+
+  it.skipIf(!HAVE_SOCAT)(
+    'scans a serial line (nothing holds it before the site exists); a bad device path is refused by name',
+    async () => {
+      const line = await ptyPair();
+      const clock = new ScaledClock(1);
+      const rtu = await startSimRtuServer(new SimSite(undefined, clock.now()), clock, { path: line.a, host: 'meter' });
+      try {
+        const bad = await post('/onboarding/scan', { code: code(), rtu: { device: '/etc/passwd/../x' }, units: '1-2' });
+        expect(bad.status).toBe(400);
+        expect(((await bad.json()) as any).code).toBe('SCAN_REFUSED');
+        const r = await post('/onboarding/scan', {
+          code: code(),
+          rtu: { device: line.b, baudRate: 9600, parity: 'none' },
+          units: '1-2',
+        });
+        expect(r.status).toBe(200);
+        const found = ((await r.json()) as any).devices as { device: any; note: string }[];
+        expect(found.map((f) => f.device.role).sort()).toEqual(['consumption-meter', 'grid-meter']);
+        expect(found[0]!.device.connection).toMatchObject({ type: 'rtu', device: line.b, baudRate: 9600 });
+      } finally {
+        await rtu.close();
+        await line.close();
+      }
+    },
+  );
 
   it.skipIf(!HAVE_CHROMIUM)(
     'in Chromium: the code, the owner, the site, a scan of the bus, a refused time zone, then the running site',

@@ -10,7 +10,7 @@ import type { HistoryView, SiteHistory } from '../../ops/history.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { StatusView } from '../../ops/status-view.js';
 import type { PlanChart } from '../../optimiser/plan-chart.js';
-import { scanTcp } from '../../setup/scan.js';
+import { scanLink } from '../../setup/scan.js';
 import { RefusalLog } from '../refusals.js';
 import { clientErrorHandler, installJsonBody } from './body.js';
 import { slotMetrics } from './connection-metrics.js';
@@ -205,7 +205,7 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
       db: opts.db,
       devices: () => opts.site.config.devices.map((d) => d.id),
       https: opts.https !== undefined,
-      scan: opts.setup && scanTcp,
+      scan: opts.setup && scanLink,
     });
   }
   // public and the same for every request: serialised once, so a flood of it costs no rebuilding,

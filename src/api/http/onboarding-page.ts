@@ -27,10 +27,14 @@ export function onboardingPage(where: { codeFile: string }): string {
 <label for="longitude">Longitude</label><input id="longitude" name="longitude" value="0" required>
 </section>
 <section><h2>4. The devices</h2>
-<p class="muted">Modbus TCP: the inverter's or the gateway's address. A serial bus is scanned with <code>sitegw scan</code> in a terminal.</p>
-<label for="scan-target">Host[:port]</label><input id="scan-target" autocomplete="off" placeholder="192.168.1.50:502">
+<p class="muted">Modbus TCP: the inverter's or the gateway's address. RS-485: the adapter's device and the line speed set on the devices. Scan as many buses as the site has.</p>
 <label for="scan-units">Unit ids</label><input id="scan-units" value="1-3">
-<button type="button" id="scan">Scan</button>
+<label for="scan-target">Host[:port]</label><input id="scan-target" autocomplete="off" placeholder="192.168.1.50:502">
+<button type="button" id="scan">Scan TCP</button>
+<label for="scan-rtu-device">Serial device</label><input id="scan-rtu-device" autocomplete="off" placeholder="/dev/ttyUSB0">
+<label for="scan-rtu-baud">Baud</label><input id="scan-rtu-baud" value="9600" inputmode="numeric">
+<label for="scan-rtu-parity">Parity</label><select id="scan-rtu-parity"><option>none</option><option>even</option><option>odd</option></select>
+<button type="button" id="scan-rtu">Scan serial line</button>
 <div id="found"><p class="muted">Nothing scanned yet.</p></div>
 </section>
 <p><button type="submit" id="create">Create the site</button></p>
@@ -83,20 +87,30 @@ export const ONBOARDING_JS = `(function () {
       div.appendChild(row);
     });
   }
-  document.getElementById('scan').addEventListener('click', function () {
+  function scan(where) {
     say('Scanning…');
-    var taken = found.map(function (f) { return f.device.id; });
-    post('/onboarding/scan', {
+    var body = {
       code: form.code.value,
-      target: document.getElementById('scan-target').value,
       units: document.getElementById('scan-units').value,
-      taken: taken
-    }).then(function (r) {
+      taken: found.map(function (f) { return f.device.id; })
+    };
+    Object.keys(where).forEach(function (k) { body[k] = where[k]; });
+    post('/onboarding/scan', body).then(function (r) {
       if (r.status !== 200) return say(problem(r.body), 'error');
       found = found.concat(r.body.devices);
       list();
       say(r.body.devices.length + ' device(s) found.');
     }, function (e) { say('Not sent: ' + e.message, 'error'); });
+  }
+  document.getElementById('scan').addEventListener('click', function () {
+    scan({ target: document.getElementById('scan-target').value });
+  });
+  document.getElementById('scan-rtu').addEventListener('click', function () {
+    scan({ rtu: {
+      device: document.getElementById('scan-rtu-device').value,
+      baudRate: Number(document.getElementById('scan-rtu-baud').value),
+      parity: document.getElementById('scan-rtu-parity').value
+    } });
   });
   function waitForStart(n) {
     fetch('/login', { cache: 'no-store' }).then(function (r) {

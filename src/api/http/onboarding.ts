@@ -3,7 +3,8 @@
  * (src/setup/first-run.ts, docs/install.md "Setup in the browser"). Nothing else runs: no poll,
  * no API, no uplink. Every request that changes anything carries the setup code.
  *   GET  /, /onboarding        the page        GET /onboarding.js, /status.css
- *   POST /onboarding/scan      {code, target, units, taken}: a Modbus TCP bus scanned (src/setup/scan.ts)
+ *   POST /onboarding/scan      {code, target | rtu, units, taken}: a Modbus TCP bus or a serial line
+ *                              scanned (src/setup/scan.ts): nothing holds the line yet
  *   POST /onboarding/site      {code, owner, site, devices}: site.yaml written as check-config checks it,
  *                              the owner's password set, then the gateway starts on it (202)
  * A /login asked meanwhile answers 503, so the page knows the gateway is not up yet.
@@ -15,7 +16,7 @@ import type { SiteConfig } from '../../config/types.js';
 import { errorBody } from '../../core/errors.js';
 import { replaceSiteYaml } from '../../setup/edit.js';
 import { type FirstRunPlace, firstSiteText, proposedOf, sameCode } from '../../setup/first-run.js';
-import { ScanRequestError, scanTcp } from '../../setup/scan.js';
+import { rtuLink, ScanRequestError, scanLink } from '../../setup/scan.js';
 import { openDatabase } from '../../store/db.js';
 import { ONBOARDING_JS, onboardingPage } from './onboarding-page.js';
 import { STATUS_CSS } from './status-assets.js';
@@ -99,18 +100,24 @@ export async function buildOnboarding(o: OnboardingOptions): Promise<FastifyInst
     const b = obj(req.body);
     const refused = refusedCode(b.code);
     if (refused) return reply.code(refused.status).send(refused.body);
-    if (typeof b.target !== 'string' || typeof b.units !== 'string')
+    const rtu = b.rtu === undefined ? undefined : obj(b.rtu);
+    if ((typeof b.target !== 'string' && !rtu) || typeof b.units !== 'string')
       return reply
         .code(400)
-        .send(errorBody(400, 'INVALID_BODY', 'send {"code", "target": "HOST[:PORT]", "units": "1-3"}'));
+        .send(
+          errorBody(
+            400,
+            'INVALID_BODY',
+            'send {"code", "target": "HOST[:PORT]", "units": "1-3"} or {"code", "rtu": {"device": "/dev/ttyUSB0", "baudRate": 9600, "parity": "none"}, "units": "1-3"}',
+          ),
+        );
     const taken = Array.isArray(b.taken) ? b.taken.filter((x): x is string => typeof x === 'string') : [];
     try {
-      return { devices: await scanTcp(b.target, b.units, new Set(taken)) };
+      return { devices: await scanLink(rtu ? rtuLink(rtu) : (b.target as string), b.units, new Set(taken)) };
     } catch (e) {
       if (e instanceof ScanRequestError) return reply.code(400).send(errorBody(400, 'SCAN_REFUSED', e.message));
-      return reply
-        .code(502)
-        .send(errorBody(502, 'SCAN_FAILED', `the scan of ${b.target} failed: ${(e as Error).message}`));
+      const what = rtu ? String(rtu.device) : String(b.target);
+      return reply.code(502).send(errorBody(502, 'SCAN_FAILED', `the scan of ${what} failed: ${(e as Error).message}`));
     }
   });
 
