@@ -120,7 +120,9 @@ buckets() {
     const major = Number(process.versions.node.split(".")[0]);
     const D = require(`/usr/lib/sitegw/node_modules/${major === 20 ? "better-sqlite3-node20" : "better-sqlite3"}`);
     const db = new D("/var/lib/sitegw/sitegw.db");
-    console.log(db.prepare("SELECT count(*) FROM buckets").pluck().get(), db.pragma("user_version", { simple: true }));
+    // buckets_all: the archive and the recent closes together (schema 17 on); before it, buckets
+    const all = db.prepare("SELECT count(*) FROM sqlite_master WHERE name = ?").pluck().get("buckets_all");
+    console.log(db.prepare(`SELECT count(*) FROM ${all ? "buckets_all" : "buckets"}`).pluck().get(), db.pragma("user_version", { simple: true }));
     db.close();'
 }
 # not through as_sitegw: a function in the background is a subshell, and its pid not the demo's
