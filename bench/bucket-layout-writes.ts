@@ -20,7 +20,7 @@ const DAYS = 3;
 const STREAMS = (process.argv[2] ?? '16,272').split(',').map(Number);
 const wchar = () => Number(/^wchar:\s*(\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
 
-function lastDayBytes(streams: number, page: number, key: string): number {
+function lastDayBytes(streams: number, page: number, key: string, fold = false): number {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-layout-'));
   try {
     const db = new BetterSqlite3(join(dir, 'b.db'));
@@ -30,8 +30,21 @@ function lastDayBytes(streams: number, page: number, key: string): number {
     db.exec(`CREATE TABLE buckets (stream INTEGER NOT NULL, start_s INTEGER NOT NULL, covered_ms INTEGER NOT NULL,
       power_W REAL, power_AC_W REAL, power_DC_W REAL, soc REAL, soh REAL, energy_in REAL, energy_out REAL, state TEXT,
       PRIMARY KEY (${key})) WITHOUT ROWID`);
-    const ins = db.prepare('INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    // today's layout: closes into a time-ordered table, folded into the archive once a day (store/recent-buckets.ts)
+    if (fold)
+      db.exec(`CREATE TABLE recent (stream INTEGER NOT NULL, start_s INTEGER NOT NULL, covered_ms INTEGER NOT NULL,
+      power_W REAL, power_AC_W REAL, power_DC_W REAL, soc REAL, soh REAL, energy_in REAL, energy_out REAL, state TEXT,
+      PRIMARY KEY (start_s, stream)) WITHOUT ROWID`);
+    const ins = db.prepare(`INSERT INTO ${fold ? 'recent' : 'buckets'} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const move = fold
+      ? db.prepare('INSERT OR REPLACE INTO buckets SELECT * FROM recent WHERE start_s < ? ORDER BY stream, start_s')
+      : undefined;
+    const drop = fold ? db.prepare('DELETE FROM recent WHERE start_s < ?') : undefined;
     const close = db.transaction((b: number) => {
+      if (move && b > 0 && b % 96 === 0) {
+        move.run(b * 900);
+        drop!.run(b * 900);
+      }
       for (let s = 0; s < streams; s++)
         ins.run(
           s,
@@ -60,19 +73,20 @@ function lastDayBytes(streams: number, page: number, key: string): number {
   }
 }
 
-const layouts: [string, number, string][] = [
-  ['(stream, start), 4 KiB pages: today', 4096, 'stream, start_s'],
-  ['(stream, start), 1 KiB pages', 1024, 'stream, start_s'],
-  ['(start, stream), 4 KiB pages: time order', 4096, 'start_s, stream'],
+const layouts: [string, number, string, boolean][] = [
+  ['(stream, start), 4 KiB pages: before', 4096, 'stream, start_s', false],
+  ['(stream, start), 1 KiB pages', 1024, 'stream, start_s', false],
+  ['(start, stream), 4 KiB pages: time order', 4096, 'start_s, stream', false],
+  ['(start, stream) for the day, folded daily into (stream, start): now', 4096, 'stream, start_s', true],
 ];
 console.log(`bare inserts, one transaction per 15 minutes, WAL + synchronous NORMAL; the last of ${DAYS} days`);
 console.log('');
-console.log('| streams | buckets table layout | MB written on a settled day | ratio to today |');
+console.log('| streams | buckets table layout | MB written on a settled day | ratio to before |');
 console.log('|---:|---|---:|---:|');
 for (const n of STREAMS) {
   let base = 0;
-  for (const [name, page, key] of layouts) {
-    const b = lastDayBytes(n, page, key);
+  for (const [name, page, key, fold] of layouts) {
+    const b = lastDayBytes(n, page, key, fold);
     if (base === 0) base = b;
     console.log(`| ${n} | ${name} | ${(b / 1e6).toFixed(2)} | ${(b / base).toFixed(2)}x |`);
   }

@@ -159,7 +159,7 @@ function baseline(fromDb: string, dir: string): { wchar: number; rows: number } 
   const src = new BetterSqlite3(fromDb, { readonly: true });
   const rows = src
     .prepare(
-      'SELECT stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state FROM buckets ORDER BY start_s, stream',
+      'SELECT stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state FROM buckets_all ORDER BY start_s, stream',
     )
     .raw()
     .all() as unknown[][];

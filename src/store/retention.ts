@@ -12,6 +12,7 @@ import {
 } from './buckets.js';
 import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
+import { hasRecent } from './recent-buckets.js';
 
 /**
  * Retention's rows (docs/configuration.md "Retention: `retention:`"): PT15M buckets older than the kept years
@@ -24,9 +25,10 @@ const HOUR_S = 3600;
 type Row = ReturnType<typeof bucketParams>;
 interface Stmts {
   rolled: Statement<[], number>;
-  first: Statement<[number, number], number>;
+  first: Statement<[number, number, number, number], number>;
   insertHour: Statement<Row>;
   del: Statement<[number, number, number]>;
+  delRecent: Statement<[number, number, number]> | null;
   setRolled: Statement<[number]>;
   pendingFrom: Statement<[string], string | null>;
 }
@@ -34,9 +36,13 @@ const cols = ALL_COLUMNS.join(', ');
 const stmts = perConnection(
   (db): Stmts => ({
     rolled: db.prepare<[], number>('SELECT rolled_until FROM retention_state WHERE id = 1').pluck(),
+    // a bucket written below the archive's rows since the last fold is in the recent table (store/recent-buckets.ts)
     first: db
-      .prepare<[number, number], number>(
-        'SELECT start_s FROM buckets WHERE stream = ? AND start_s < ? ORDER BY start_s LIMIT 1',
+      .prepare<[number, number, number, number], number>(
+        hasRecent(db)
+          ? `SELECT MIN(m) FROM (SELECT MIN(start_s) AS m FROM buckets WHERE stream = ? AND start_s < ?
+             UNION ALL SELECT MIN(start_s) FROM buckets_recent WHERE stream = ? AND start_s < ?)`
+          : 'SELECT start_s FROM buckets WHERE stream = ? AND start_s < ? AND ? + ? IS NOT NULL ORDER BY start_s LIMIT 1',
       )
       .pluck(),
     // the column names come from the channel table, never from input
@@ -44,6 +50,11 @@ const stmts = perConnection(
       `INSERT OR REPLACE INTO buckets_hour (stream, start_s, ${cols}) VALUES (?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
     ),
     del: db.prepare<[number, number, number]>('DELETE FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ?'),
+    delRecent: hasRecent(db)
+      ? db.prepare<[number, number, number]>(
+          'DELETE FROM buckets_recent WHERE stream = ? AND start_s >= ? AND start_s < ?',
+        )
+      : null,
     setRolled: db.prepare<[number]>('UPDATE retention_state SET rolled_until = MAX(rolled_until, ?) WHERE id = 1'),
     // a telemetry message's `time` is its bucket's start (src/uplink/payloads.ts)
     pendingFrom: db
@@ -78,7 +89,7 @@ export function hourColumns(
 
 /** The oldest bucket start of a stream below `beforeS`, or undefined. */
 export function oldestBucketBefore(db: Database, stream: number, beforeS: number): number | undefined {
-  return stmts(db).first.get(stream, beforeS) ?? undefined;
+  return stmts(db).first.get(stream, beforeS, stream, beforeS) ?? undefined;
 }
 
 /** A stream's PT15M rows and its hour rows starting in [fromS, toS), each ascending. */
@@ -110,7 +121,7 @@ export function replaceWithHours(
   const s = stmts(db);
   const deleted = writeTx(db, () => {
     for (const h of hours) s.insertHour.run(...bucketParams(h));
-    const n = s.del.run(stream, fromS, toS).changes;
+    const n = s.del.run(stream, fromS, toS).changes + (s.delRecent?.run(stream, fromS, toS).changes ?? 0);
     s.setRolled.run(toS);
     return n;
   });
