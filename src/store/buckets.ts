@@ -5,7 +5,7 @@ import { ALL_COLUMNS, type BucketColumn } from './bucket-columns.js';
 import { writeTx } from './db.js';
 import { sqliteDriver } from './driver.js';
 import { perConnection } from './per-connection.js';
-import { foldIfDue, hasRecent, insertRecent, mergeByStart, recentColumns } from './recent-buckets.js';
+import { foldIfDue, hasRecent, insertArchive, insertRecent, mergeByStart, recentColumns } from './recent-buckets.js';
 
 type Channel = (typeof CHANNEL_TABLE)[number];
 /** a channel's stored value: numbers, and the grid state as its text */
@@ -43,20 +43,6 @@ export const COL = {
 export { ALL_COLUMNS, type BucketColumn } from './bucket-columns.js';
 
 type InsertParams = [number, number, number, ...(number | string | null)[]];
-interface Stmts {
-  insert: Statement<InsertParams>;
-}
-const stmts = perConnection(
-  (db): Stmts => ({
-    // A bucket written twice (a re-close after restart) replaces itself: one row per key. Closes go
-    // to the recent table (store/recent-buckets.ts); this is for a file of the layout before, which
-    // has the archive alone. The column names come from the channel table, never from input.
-    insert: db.prepare<InsertParams>(
-      `INSERT OR REPLACE INTO buckets (stream, start_s, ${ALL_COLUMNS.join(', ')})
-     VALUES (?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
-    ),
-  }),
-);
 
 const FIELDS = CHANNEL_TABLE.map((c) => c.field);
 
@@ -126,10 +112,18 @@ export function insertBucket(db: Database, b: BucketRow): void {
   // the newest written again counts too: its first write may have rolled back (a full disk)
   if (b.startS <= t.top) t.rewrites++;
   else t.top = b.startS;
-  if (hasRecent(db)) {
-    insertRecent(db, bucketParams(b));
-    foldIfDue(db, b.startS);
-  } else stmts(db).insert.run(...bucketParams(b));
+  // a file of the layout before has the archive alone
+  if (hasRecent(db)) insertRecent(db, bucketParams(b));
+  else insertArchive(db, bucketParams(b));
+}
+
+/**
+ * After a close's transaction (up to `closedUntilS`, s): once a day, the recent rows are folded
+ * into the archive (store/recent-buckets.ts). Returns the rows moved. A failure (a full disk)
+ * leaves them where they are, to be folded after a later close.
+ */
+export function foldBuckets(db: Database, closedUntilS: number): number {
+  return hasRecent(db) ? foldIfDue(db, closedUntilS) : 0;
 }
 
 /** A row's values in the order of `(stream, start_s, ...ALL_COLUMNS)`. */

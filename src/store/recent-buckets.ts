@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { ALL_COLUMNS, type BucketColumn } from './bucket-columns.js';
+import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
 
 /**
@@ -9,8 +10,8 @@ import { perConnection } from './per-connection.js';
  * number of streams (an integer key appended at the end splits no page but the last; a WITHOUT
  * ROWID table keyed (start_s, stream) wrote twice as much: bench/bucket-layout-writes.ts).
  * `buckets`, keyed by (stream, start_s), is the archive a stream's day or years are read from in
- * one range. Once the recent rows span a day they are folded into the archive in one statement,
- * a stream's day at a time: a few pages per stream a day, where writing them there at each close
+ * one range. Once the recent rows span a day the next close folds them into the archive, a
+ * stream's day at a time: a few pages per stream a day, where writing them there at each close
  * cost a page per stream per close (bench/README.md "SQLite writes a day").
  *
  * A bucket is in one table or, briefly, in both (a bucket written again after its day was folded:
@@ -35,21 +36,27 @@ export const hasRecent = perConnection(
 );
 
 const cols = ALL_COLUMNS.join(', ');
+const marks = ALL_COLUMNS.map(() => '?').join(', ');
 type Params = [number, number, number, ...(number | string | null)[]];
 const stmts = perConnection((db) => ({
-  // the column names come from the channel table, never from input
+  // the column names come from the channel table, never from input; a bucket written twice (a
+  // re-close after restart) replaces itself: one row per key
   insert: db.prepare<[number, ...Params]>(
-    `INSERT OR REPLACE INTO buckets_recent (k, stream, start_s, ${cols}) VALUES (?, ?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
+    `INSERT OR REPLACE INTO buckets_recent (k, stream, start_s, ${cols}) VALUES (?, ?, ?, ${marks})`,
   ),
+  archive: db.prepare<Params>(`INSERT OR REPLACE INTO buckets (stream, start_s, ${cols}) VALUES (?, ?, ${marks})`),
   oldest: db.prepare<[], number | null>('SELECT start_s FROM buckets_recent ORDER BY k LIMIT 1').pluck(),
-  // in archive order: each stream's pages are written once, not visited once per quarter hour
-  move: db.prepare<[number]>(
-    `INSERT OR REPLACE INTO buckets (stream, start_s, ${cols})
-     SELECT stream, start_s, ${cols} FROM buckets_recent WHERE k < ? ORDER BY stream, start_s`,
-  ),
+  toFold: db
+    .prepare<[number], Params>(`SELECT stream, start_s, ${cols} FROM buckets_recent WHERE k < ? ORDER BY k`)
+    .raw(),
   drop: db.prepare<[number]>('DELETE FROM buckets_recent WHERE k < ?'),
   ranges: new Map<string, Statement<[number, number, number], [number, ...unknown[]]>>(),
 }));
+
+/** Writes a bucket's row, `(stream, start_s, ...ALL_COLUMNS)`, into the archive: a file of the layout before. */
+export function insertArchive(db: Database, params: Params): void {
+  stmts(db).archive.run(...params);
+}
 
 /** Writes a bucket's row, `(stream, start_s, ...ALL_COLUMNS)`, into the recent table. */
 export function insertRecent(db: Database, params: Params): void {
@@ -83,30 +90,46 @@ export function recentColumns<T extends [number, ...unknown[]]>(
 const oldestCache = new WeakMap<Database, number>();
 
 /**
- * After a recent row starting at `startS` was written, in the writer's transaction: folds every
- * recent row older than `startS` into the archive when the recent rows span FOLD_SPAN_S. Returns
- * the rows moved.
+ * After a close up to `closedUntilS`, outside its transaction: folds every recent row into the
+ * archive once they span FOLD_SPAN_S. Returns the rows moved.
  */
-export function foldIfDue(db: Database, startS: number): number {
+export function foldIfDue(db: Database, closedUntilS: number): number {
   let oldest = oldestCache.get(db);
-  if (oldest === undefined) oldest = stmts(db).oldest.get() ?? Number.POSITIVE_INFINITY;
-  if (startS < oldest) oldest = startS;
-  oldestCache.set(db, oldest);
-  if (startS - oldest < FOLD_SPAN_S) return 0;
-  return foldBefore(db, startS);
+  if (oldest === undefined) {
+    oldest = stmts(db).oldest.get() ?? Number.POSITIVE_INFINITY;
+    oldestCache.set(db, oldest);
+  }
+  if (closedUntilS - oldest < FOLD_SPAN_S) return 0;
+  return foldBefore(db, closedUntilS);
 }
 
 /**
- * Moves the recent rows starting before `beforeS` into the archive (the caller's transaction, or
- * its own statement's). Values are unchanged: answers made before stay right.
+ * Moves the recent rows starting before `beforeS` into the archive, in one transaction. The rows
+ * are read out and written a stream at a time, in the archive's order: each stream's pages are
+ * written once, not visited once per quarter hour (which, past SQLite's page cache, would write
+ * them to the WAL again), and single-row statements need no statement journal (an INSERT … SELECT
+ * inside a transaction writes one to a temporary file: /var/tmp, on the card). Values are
+ * unchanged: answers made before stay right.
  */
 export function foldBefore(db: Database, beforeS: number): number {
   const s = stmts(db);
-  const n = s.move.run(beforeS * STREAM_SPAN).changes;
-  s.drop.run(beforeS * STREAM_SPAN);
-  // read again next time: a rollback of this transaction would leave the rows where they were
-  oldestCache.delete(db);
-  return n;
+  const rows = s.toFold.all(beforeS * STREAM_SPAN);
+  const byStream = new Map<number, Params[]>();
+  for (const r of rows) {
+    const list = byStream.get(r[0]);
+    if (list) list.push(r);
+    else byStream.set(r[0], [r]);
+  }
+  try {
+    writeTx(db, () => {
+      for (const list of byStream.values()) for (const r of list) s.archive.run(...r);
+      s.drop.run(beforeS * STREAM_SPAN);
+    });
+  } finally {
+    // read again next time: a rollback leaves the rows where they were
+    oldestCache.delete(db);
+  }
+  return rows.length;
 }
 
 /**
