@@ -44,7 +44,6 @@ const stmts = perConnection((db) => ({
   insert: db.prepare<[number, ...Params]>(
     `INSERT OR REPLACE INTO buckets_recent (k, stream, start_s, ${cols}) VALUES (?, ?, ?, ${marks})`,
   ),
-  archive: db.prepare<Params>(`INSERT OR REPLACE INTO buckets (stream, start_s, ${cols}) VALUES (?, ?, ${marks})`),
   oldest: db.prepare<[], number | null>('SELECT start_s FROM buckets_recent ORDER BY k LIMIT 1').pluck(),
   toFold: db
     .prepare<[number], Params>(`SELECT stream, start_s, ${cols} FROM buckets_recent WHERE k < ? ORDER BY k`)
@@ -53,9 +52,14 @@ const stmts = perConnection((db) => ({
   ranges: new Map<string, Statement<[number, number, number], [number, ...unknown[]]>>(),
 }));
 
+// apart from the recent table's statements: a file of the layout before has the archive alone
+const archive = perConnection((db) =>
+  db.prepare<Params>(`INSERT OR REPLACE INTO buckets (stream, start_s, ${cols}) VALUES (?, ?, ${marks})`),
+);
+
 /** Writes a bucket's row, `(stream, start_s, ...ALL_COLUMNS)`, into the archive: a file of the layout before. */
 export function insertArchive(db: Database, params: Params): void {
-  stmts(db).archive.run(...params);
+  archive(db).run(...params);
 }
 
 /** Writes a bucket's row, `(stream, start_s, ...ALL_COLUMNS)`, into the recent table. */
@@ -122,7 +126,8 @@ export function foldBefore(db: Database, beforeS: number): number {
   }
   try {
     writeTx(db, () => {
-      for (const list of byStream.values()) for (const r of list) s.archive.run(...r);
+      const into = archive(db);
+      for (const list of byStream.values()) for (const r of list) into.run(...r);
       s.drop.run(beforeS * STREAM_SPAN);
     });
   } finally {
