@@ -12,7 +12,7 @@ import {
 } from './buckets.js';
 import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
-import { hasRecent } from './recent-buckets.js';
+import { hasRecent, STREAM_SPAN } from './recent-buckets.js';
 
 /**
  * Retention's rows (docs/configuration.md "Retention: `retention:`"): PT15M buckets older than the kept years
@@ -41,7 +41,7 @@ const stmts = perConnection(
       .prepare<[number, number, number, number], number>(
         hasRecent(db)
           ? `SELECT MIN(m) FROM (SELECT MIN(start_s) AS m FROM buckets WHERE stream = ? AND start_s < ?
-             UNION ALL SELECT MIN(start_s) FROM buckets_recent WHERE stream = ? AND start_s < ?)`
+             UNION ALL SELECT MIN(start_s) FROM buckets_recent WHERE stream = ? AND k < ? * ${STREAM_SPAN})`
           : 'SELECT start_s FROM buckets WHERE stream = ? AND start_s < ? AND ? + ? IS NOT NULL ORDER BY start_s LIMIT 1',
       )
       .pluck(),
@@ -52,7 +52,7 @@ const stmts = perConnection(
     del: db.prepare<[number, number, number]>('DELETE FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ?'),
     delRecent: hasRecent(db)
       ? db.prepare<[number, number, number]>(
-          'DELETE FROM buckets_recent WHERE stream = ? AND start_s >= ? AND start_s < ?',
+          `DELETE FROM buckets_recent WHERE k >= ? * ${STREAM_SPAN} AND k < ? * ${STREAM_SPAN} AND stream = ?`,
         )
       : null,
     setRolled: db.prepare<[number]>('UPDATE retention_state SET rolled_until = MAX(rolled_until, ?) WHERE id = 1'),
@@ -121,7 +121,7 @@ export function replaceWithHours(
   const s = stmts(db);
   const deleted = writeTx(db, () => {
     for (const h of hours) s.insertHour.run(...bucketParams(h));
-    const n = s.del.run(stream, fromS, toS).changes + (s.delRecent?.run(stream, fromS, toS).changes ?? 0);
+    const n = s.del.run(stream, fromS, toS).changes + (s.delRecent?.run(fromS, toS, stream).changes ?? 0);
     s.setRolled.run(toS);
     return n;
   });

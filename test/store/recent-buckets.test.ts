@@ -20,6 +20,7 @@ import { type Database, openDatabase, openReadOnly, schemaVersion } from '../../
 import { sqliteDriver } from '../../src/store/driver.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { FOLD_SPAN_S, foldBefore } from '../../src/store/recent-buckets.js';
+import { oldestBucketBefore, replaceWithHours } from '../../src/store/retention.js';
 import { streamKey } from '../../src/store/streams.js';
 import { bucketRow } from '../support/bucket-row.js';
 
@@ -95,6 +96,23 @@ describe('buckets in two tables', () => {
     expect(count(db, 'buckets_recent')).toBe(0);
     expect(read()).toHaveLength(100);
     expect(read()[10]![2]).toBe(4242);
+  });
+
+  it('retention finds and deletes buckets in either table', () => {
+    const db = openDatabase(':memory:');
+    const k = streamKey(db, 'a');
+    closes(db, [k], 0, 100);
+    // two hours in the archive (folded) and one written again since, in the recent table
+    insertBucket(db, row(k, T0 + 4 * Q, 7));
+    expect(oldestBucketBefore(db, k, T0 + 8 * Q)).toBe(T0);
+    const hours = [0, 1].map((h) => bucketRow({ stream: k, startS: T0 + h * 3600, power_W: 1, coveredMs: 3_600_000 }));
+    expect(replaceWithHours(db, k, T0, T0 + 7200, hours)).toBe(9);
+    expect(bucketRange(db, k, T0, T0 + 8 * Q)).toEqual([]);
+    expect(oldestBucketBefore(db, k, T0 + 8 * Q)).toBeUndefined();
+    expect(oldestBucketBefore(db, k, T0 + 9 * Q)).toBe(T0 + 8 * Q);
+    // a bucket only in the recent table
+    insertBucket(db, row(k, T0 - Q, 3));
+    expect(oldestBucketBefore(db, k, T0)).toBe(T0 - Q);
   });
 
   it('reads, writes and migrates a database of the layout before (schema 16, one table), every bucket identical', () => {
