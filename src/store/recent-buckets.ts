@@ -26,7 +26,7 @@ export const FOLD_SPAN_S = 86_400;
 export const STREAM_SPAN = 2 ** 20;
 
 /**
- * Whether the file has the recent table: a database of the layout before (schema version 17) has
+ * Whether the file has the recent table: a database of the layout before (schema 16 and older) has
  * the archive alone, and a read-only start serves it without migrating (store/read-only.ts).
  * Checked once per connection.
  */
@@ -57,7 +57,7 @@ const archive = perConnection((db) =>
   db.prepare<Params>(`INSERT OR REPLACE INTO buckets (stream, start_s, ${cols}) VALUES (?, ?, ${marks})`),
 );
 
-/** Writes a bucket's row, `(stream, start_s, ...ALL_COLUMNS)`, into the archive: a file of the layout before. */
+/** Writes a bucket's row, `(stream, start_s, ...ALL_COLUMNS)`, into the archive (a file of the layout before). */
 export function insertArchive(db: Database, params: Params): void {
   archive(db).run(...params);
 }
@@ -90,7 +90,7 @@ export function recentColumns<T extends [number, ...unknown[]]>(
   return st.all(fromS * STREAM_SPAN, toS * STREAM_SPAN, stream) as T[];
 }
 
-/** the oldest recent start per connection (+Infinity: none), undefined: read it again */
+/** the oldest recent start per connection; undefined: read it again */
 const oldestCache = new WeakMap<Database, number>();
 
 /**
@@ -100,7 +100,10 @@ const oldestCache = new WeakMap<Database, number>();
 export function foldIfDue(db: Database, closedUntilS: number): number {
   let oldest = oldestCache.get(db);
   if (oldest === undefined) {
-    oldest = stmts(db).oldest.get() ?? Number.POSITIVE_INFINITY;
+    const first = stmts(db).oldest.get();
+    // an empty table is read again at the next close, which may have written its first rows
+    if (first === null || first === undefined) return 0;
+    oldest = first;
     oldestCache.set(db, oldest);
   }
   if (closedUntilS - oldest < FOLD_SPAN_S) return 0;

@@ -55,6 +55,8 @@ describe('buckets in two tables', () => {
     expect(count(db, 'buckets')).toBe(96 * 3);
     expect(count(db, 'buckets_recent')).toBe(0);
     keys.forEach((k, i) => expect(bucketRange(db, k, T0, T0 + 95 * Q)).toEqual(before[i]));
+    // a close that wrote nothing (no stream had a bucket) while the recent table is empty
+    expect(foldBuckets(db, T0 + 96 * Q)).toBe(0);
     closes(db, keys, 96, 10);
     for (const k of keys) {
       const rows = bucketRange(db, k, T0, T0 + 200 * Q);
@@ -66,6 +68,10 @@ describe('buckets in two tables', () => {
       expect(bucketRange(db, k, T0 + 100 * Q, T0 + 102 * Q)).toHaveLength(2);
     }
     expect(bucketsFinal(db, keys[0]!).finalBeforeMs).toBe((T0 + 105 * Q) * 1000);
+    // a day more: folded again
+    closes(db, keys, 106, 96);
+    expect(count(db, 'buckets_recent')).toBeLessThan(96 * 3);
+    expect(count(db, 'buckets')).toBeGreaterThan(106 * 3);
     expect(FOLD_SPAN_S).toBe(96 * Q);
   });
 
