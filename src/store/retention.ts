@@ -44,7 +44,7 @@ const stmts = perConnection(
       .pluck(),
     // a bucket written below the archive's rows since the last fold is in the recent table
     // (store/recent-buckets.ts); a statement of its own: MIN() over a UNION ALL of the two read
-    // every row of the stream below the cutoff (a year's roll-up took 54 s instead of 17)
+    // every row of the stream below the cutoff
     firstRecent: hasRecent(db)
       ? db
           .prepare<[number, number], number>(
@@ -97,10 +97,12 @@ export function hourColumns(
 /** The oldest bucket start of a stream below `beforeS`, or undefined. */
 export function oldestBucketBefore(db: Database, stream: number, beforeS: number): number | undefined {
   const s = stmts(db);
-  const a = s.first.get(stream, beforeS);
-  const r = s.firstRecent?.get(beforeS, stream);
-  if (a === undefined || a === null) return r ?? undefined;
-  return r === undefined || r === null ? a : Math.min(a, r);
+  const a = s.first.get(stream, beforeS) ?? undefined;
+  // only a recent row older than the archive's oldest matters: a k range, empty unless a bucket
+  // was written below the archive since the last fold (the recent rows of other streams in the
+  // range are passed over, so the range is kept small)
+  const r = s.firstRecent?.get(a ?? beforeS, stream) ?? undefined;
+  return a === undefined ? r : r === undefined ? a : Math.min(a, r);
 }
 
 /** A stream's PT15M rows and its hour rows starting in [fromS, toS), each ascending. */
