@@ -20,7 +20,7 @@ const DAYS = 3;
 const STREAMS = (process.argv[2] ?? '16,272').split(',').map(Number);
 const wchar = () => Number(/^wchar:\s*(\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
 
-function lastDayBytes(streams: number, page: number, key: string): number {
+function lastDayBytes(streams: number, page: number, key: string, fold = false): number {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-layout-'));
   try {
     const db = new BetterSqlite3(join(dir, 'b.db'));
@@ -30,10 +30,37 @@ function lastDayBytes(streams: number, page: number, key: string): number {
     db.exec(`CREATE TABLE buckets (stream INTEGER NOT NULL, start_s INTEGER NOT NULL, covered_ms INTEGER NOT NULL,
       power_W REAL, power_AC_W REAL, power_DC_W REAL, soc REAL, soh REAL, energy_in REAL, energy_out REAL, state TEXT,
       PRIMARY KEY (${key})) WITHOUT ROWID`);
-    const ins = db.prepare('INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    // the layout now (src/store/recent-buckets.ts): closes into a rowid table keyed k = start_s × 2^20 +
+    // stream, folded into the archive once a day after a close, a stream at a time
+    if (fold)
+      db.exec(`CREATE TABLE recent (k INTEGER PRIMARY KEY, stream INTEGER NOT NULL, start_s INTEGER NOT NULL, covered_ms INTEGER NOT NULL,
+      power_W REAL, power_AC_W REAL, power_DC_W REAL, soc REAL, soh REAL, energy_in REAL, energy_out REAL, state TEXT)`);
+    const ins = fold
+      ? db.prepare('INSERT INTO recent VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      : db.prepare('INSERT INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    const archive = db.prepare('INSERT OR REPLACE INTO buckets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    const toFold = fold
+      ? db
+          .prepare(
+            'SELECT stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state FROM recent WHERE k < ? ORDER BY k',
+          )
+          .raw()
+      : undefined;
+    const drop = fold ? db.prepare('DELETE FROM recent WHERE k < ?') : undefined;
+    const foldDay = db.transaction((beforeK: number) => {
+      const byStream = new Map<number, unknown[][]>();
+      for (const r of toFold!.all(beforeK) as unknown[][]) {
+        const l = byStream.get(r[0] as number);
+        if (l) l.push(r);
+        else byStream.set(r[0] as number, [r]);
+      }
+      for (const l of byStream.values()) for (const r of l) archive.run(...r);
+      drop!.run(beforeK);
+    });
     const close = db.transaction((b: number) => {
       for (let s = 0; s < streams; s++)
         ins.run(
+          ...(fold ? [b * 900 * 2 ** 20 + s] : []),
           s,
           b * 900,
           900_000,
@@ -51,6 +78,7 @@ function lastDayBytes(streams: number, page: number, key: string): number {
     for (let b = 0; b < 96 * DAYS; b++) {
       if (b === 96 * (DAYS - 1)) from = wchar();
       close(b);
+      if (fold && (b + 1) % 96 === 0) foldDay((b + 1) * 900 * 2 ** 20);
     }
     const bytes = wchar() - from;
     db.close();
@@ -60,19 +88,20 @@ function lastDayBytes(streams: number, page: number, key: string): number {
   }
 }
 
-const layouts: [string, number, string][] = [
-  ['(stream, start), 4 KiB pages: today', 4096, 'stream, start_s'],
-  ['(stream, start), 1 KiB pages', 1024, 'stream, start_s'],
-  ['(start, stream), 4 KiB pages: time order', 4096, 'start_s, stream'],
+const layouts: [string, number, string, boolean][] = [
+  ['(stream, start), 4 KiB pages: before', 4096, 'stream, start_s', false],
+  ['(stream, start), 1 KiB pages', 1024, 'stream, start_s', false],
+  ['(start, stream), 4 KiB pages: time order', 4096, 'start_s, stream', false],
+  ['a rowid table in time order for the day, folded daily into (stream, start): now', 4096, 'stream, start_s', true],
 ];
 console.log(`bare inserts, one transaction per 15 minutes, WAL + synchronous NORMAL; the last of ${DAYS} days`);
 console.log('');
-console.log('| streams | buckets table layout | MB written on a settled day | ratio to today |');
+console.log('| streams | buckets table layout | MB written on a settled day | ratio to before |');
 console.log('|---:|---|---:|---:|');
 for (const n of STREAMS) {
   let base = 0;
-  for (const [name, page, key] of layouts) {
-    const b = lastDayBytes(n, page, key);
+  for (const [name, page, key, fold] of layouts) {
+    const b = lastDayBytes(n, page, key, fold);
     if (base === 0) base = b;
     console.log(`| ${n} | ${name} | ${(b / 1e6).toFixed(2)} | ${(b / base).toFixed(2)}x |`);
   }

@@ -23,7 +23,8 @@
  *
  *   node --import tsx bench/disk-writes.ts [--days N (default 3: the last day is a settled one)] [--devices N]
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import fs, { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -79,10 +80,30 @@ ${lines.join('\n')}
   return r.config;
 }
 
-function io(): { wchar: number; writeBytes: number } {
+/**
+ * Bytes the gateway's JavaScript writes outside the data directory: the energy keeps in /dev/shm
+ * (store/energy-keep.ts), a tmpfs that costs the card nothing. wchar counts them too, so they are
+ * taken out of it and shown on a row of their own. Counted by wrapping fs.writeFileSync (the
+ * keeps' one call) for every importer of node:fs.
+ */
+let outsideBytes = 0;
+let dataDirOf = '';
+const writeFileSync0 = fs.writeFileSync;
+fs.writeFileSync = ((
+  file: fs.PathOrFileDescriptor,
+  data: string | NodeJS.ArrayBufferView,
+  opts?: fs.WriteFileOptions,
+) => {
+  if (typeof file === 'string' && !file.startsWith(dataDirOf))
+    outsideBytes += typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+  return writeFileSync0(file, data, opts);
+}) as typeof fs.writeFileSync;
+syncBuiltinESMExports();
+
+function io(): { wchar: number; writeBytes: number; outside: number } {
   const text = readFileSync('/proc/self/io', 'utf8');
   const field = (k: string) => Number(new RegExp(`^${k}:\\s*(\\d+)$`, 'm').exec(text)![1]);
-  return { wchar: field('wchar'), writeBytes: field('write_bytes') };
+  return { wchar: field('wchar') - outsideBytes, writeBytes: field('write_bytes'), outside: outsideBytes };
 }
 
 const size = (f: string) => {
@@ -96,6 +117,7 @@ const size = (f: string) => {
 const mb = (b: number) => (b / 1e6).toFixed(2);
 
 async function gateway(dataDir: string) {
+  dataDirOf = dataDir;
   const sim = defaultSimConfig();
   // unit ids 2..17 behind each inverter in a large site
   sim.battery.blocks = Array.from({ length: devices === undefined ? 7 : 16 }, () =>
@@ -120,6 +142,9 @@ async function gateway(dataDir: string) {
   // from the last day's first reading: with --days 2 or more, a day once every stream's buckets
   // fill leaf pages of their own (about 58 rows, 0.6 days), so each close touches a page a stream
   let lastDay: ReturnType<typeof io> | undefined;
+  // from the second day's first reading: the days after the first, whose checkpoints and folds
+  // fall on any of them (the last day alone holds one checkpoint more or less)
+  let secondDay: ReturnType<typeof io> | undefined;
   const daemon = await Daemon.start({
     config,
     clock: new ManualClock(end + 15_000),
@@ -130,6 +155,7 @@ async function gateway(dataDir: string) {
       const lastFrom = end - DAY_MS;
       const off = ctx.bus.on('reading', (r) => {
         if (r.ts >= lastFrom && lastDay === undefined && days > 1) lastDay = io();
+        if (r.ts >= from + DAY_MS && secondDay === undefined && days > 2) secondDay = io();
         if (r.ts - viewed < 10_000) return;
         viewed = r.ts;
         ctx.ops.streamsNow();
@@ -147,7 +173,9 @@ async function gateway(dataDir: string) {
   return {
     wchar: after.wchar - before.wchar,
     writeBytes: after.writeBytes - before.writeBytes,
+    outside: after.outside - before.outside,
     lastDay: lastDay === undefined ? undefined : after.wchar - lastDay.wchar,
+    settled: secondDay === undefined ? undefined : (after.wchar - secondDay.wchar) / (days - 1),
     dbBytes,
     dbFile,
     devices: config.devices.length,
@@ -159,7 +187,7 @@ function baseline(fromDb: string, dir: string): { wchar: number; rows: number } 
   const src = new BetterSqlite3(fromDb, { readonly: true });
   const rows = src
     .prepare(
-      'SELECT stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state FROM buckets ORDER BY start_s, stream',
+      'SELECT stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state FROM buckets_all ORDER BY start_s, stream',
     )
     .raw()
     .all() as unknown[][];
@@ -201,11 +229,18 @@ try {
     `| baseline: bare better-sqlite3 inserts of the same rows, one transaction per 15 min | ${mb(perDay(b.wchar))} | 1.00x |`,
   );
   console.log(
-    `| gateway: database + WAL (write syscalls) | ${mb(perDay(g.wchar))} | ${(g.wchar / b.wchar).toFixed(2)}x |`,
+    `| gateway: database + WAL (write syscalls to the data directory) | ${mb(perDay(g.wchar))} | ${(g.wchar / b.wchar).toFixed(2)}x |`,
   );
   console.log(
     `| gateway: pages dirtied (write_bytes, merged by the page cache) | ${mb(perDay(g.writeBytes))} | ${(g.writeBytes / b.wchar).toFixed(2)}x |`,
   );
+  console.log(
+    `| not counted above: the energy keeps' write() calls into /dev/shm (memory, not the card) | ${mb(perDay(g.outside))} | |`,
+  );
+  if (g.settled !== undefined)
+    console.log(
+      `| gateway: a settled day, the average of days 2 to ${days} (write syscalls) | ${mb(g.settled)} | ${(g.settled / perDay(b.wchar)).toFixed(2)}x |`,
+    );
   if (g.lastDay !== undefined)
     console.log(`| gateway: the last of the ${days} days alone (write syscalls) | ${mb(g.lastDay)} | |`);
   console.log(
@@ -213,9 +248,11 @@ try {
   );
   console.log('');
   // a day's cost grows until every stream's buckets have leaf pages of their own: the last day says what a site pays
-  const judged = g.lastDay ?? perDay(g.wchar);
+  const judged = g.settled ?? g.lastDay ?? perDay(g.wchar);
+  // issue 46: 2 MB a day for the ten-device home site, 20 MB for 200 devices (0.1 MB a device)
+  const target = Math.max(2e6, g.devices * 0.1e6);
   console.log(
-    `target: < 10 MB/day (${g.lastDay === undefined ? 'the average day; --days 3 or more for a settled one' : 'the last day'}) -> ${judged < 10e6 ? 'met' : 'MISSED'}`,
+    `target: <= ${mb(target)} MB/day (${g.settled !== undefined ? 'a settled day' : g.lastDay !== undefined ? 'the last day' : 'the average day; --days 3 or more for a settled one'}) -> ${judged <= target ? 'met' : 'MISSED'}`,
   );
 } finally {
   rmSync(dir, { recursive: true, force: true });

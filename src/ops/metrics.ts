@@ -247,7 +247,7 @@ export class Metrics {
       });
       new Gauge({
         name: 'sitegw_storage_written_bytes_per_day',
-        help: 'Storage writes since the daemon was ready, extrapolated to one real day (about 0.8 MB a stream once its buckets fill pages: docs/install.md "SD-card care")',
+        help: 'Storage writes since the daemon was ready, extrapolated to one real day (about 2 MB for a ten-device home site: docs/install.md "SD-card care")',
         registers: [r],
         collect() {
           const rate = self.writesPerDay();

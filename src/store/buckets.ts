@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import type { Database, Statement } from 'better-sqlite3';
 import { CHANNEL_TABLE, type ChannelValue } from '../core/channels.js';
+import { ALL_COLUMNS, type BucketColumn } from './bucket-columns.js';
 import { writeTx } from './db.js';
 import { sqliteDriver } from './driver.js';
 import { perConnection } from './per-connection.js';
+import { foldIfDue, hasRecent, insertArchive, insertRecent, mergeByStart, recentColumns } from './recent-buckets.js';
 
 type Channel = (typeof CHANNEL_TABLE)[number];
 /** a channel's stored value: numbers, and the grid state as its text */
@@ -38,25 +40,9 @@ export const COL = {
   ...Object.fromEntries(CHANNEL_TABLE.map((c, i) => [c.field, 2 + i])),
 } as { readonly startS: 0; readonly coveredMs: 1 } & { readonly [C in Channel as C['field']]: number };
 
-/** A stored column besides start_s, by its name in the table. */
-export type BucketColumn = 'covered_ms' | Channel['column'];
-/** every column after start_s, in BucketTuple order */
-export const ALL_COLUMNS: readonly BucketColumn[] = ['covered_ms', ...CHANNEL_TABLE.map((c) => c.column)];
+export { ALL_COLUMNS, type BucketColumn } from './bucket-columns.js';
 
 type InsertParams = [number, number, number, ...(number | string | null)[]];
-interface Stmts {
-  insert: Statement<InsertParams>;
-}
-const stmts = perConnection(
-  (db): Stmts => ({
-    // A bucket written twice (a re-close after restart) replaces itself: one row per key.
-    // The column names come from the channel table, never from input.
-    insert: db.prepare<InsertParams>(
-      `INSERT OR REPLACE INTO buckets (stream, start_s, ${ALL_COLUMNS.join(', ')})
-     VALUES (?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
-    ),
-  }),
-);
 
 const FIELDS = CHANNEL_TABLE.map((c) => c.field);
 
@@ -86,14 +72,20 @@ interface StreamTop {
 }
 const tops = perConnection(() => ({ streams: new Map<number, StreamTop>(), pruned: 0 }));
 const topStmt = perConnection((db) =>
-  db.prepare<[number], number | null>('SELECT MAX(start_s) FROM buckets WHERE stream = ?').pluck(),
+  db
+    .prepare<[number, number], number | null>(
+      hasRecent(db)
+        ? 'SELECT MAX(m) FROM (SELECT MAX(start_s) AS m FROM buckets WHERE stream = ? UNION ALL SELECT MAX(start_s) FROM buckets_recent WHERE stream = ?)'
+        : 'SELECT MAX(start_s) FROM buckets WHERE stream = ? AND ? IS NOT NULL',
+    )
+    .pluck(),
 );
 
 function streamTop(db: Database, stream: number): StreamTop {
   const byStream = tops(db).streams;
   let t = byStream.get(stream);
   if (!t) {
-    t = { top: topStmt(db).get(stream) ?? Number.NEGATIVE_INFINITY, rewrites: 0 };
+    t = { top: topStmt(db).get(stream, stream) ?? Number.NEGATIVE_INFINITY, rewrites: 0 };
     byStream.set(stream, t);
   }
   return t;
@@ -120,7 +112,18 @@ export function insertBucket(db: Database, b: BucketRow): void {
   // the newest written again counts too: its first write may have rolled back (a full disk)
   if (b.startS <= t.top) t.rewrites++;
   else t.top = b.startS;
-  stmts(db).insert.run(...bucketParams(b));
+  // a file of the layout before has the archive alone
+  if (hasRecent(db)) insertRecent(db, bucketParams(b));
+  else insertArchive(db, bucketParams(b));
+}
+
+/**
+ * After a close's transaction (up to `closedUntilS`, s): once a day, the recent rows are folded
+ * into the archive (store/recent-buckets.ts). Returns the rows moved. A failure (a full disk)
+ * leaves them where they are, to be folded after a later close.
+ */
+export function foldBuckets(db: Database, closedUntilS: number): number {
+  return hasRecent(db) ? foldIfDue(db, closedUntilS) : 0;
 }
 
 /** A row's values in the order of `(stream, start_s, ...ALL_COLUMNS)`. */
@@ -143,8 +146,26 @@ export function bucketRange(db: Database, stream: number, fromS: number, toS: nu
   return bucketColumns(db, stream, fromS, toS, ALL_COLUMNS) as BucketTuple[];
 }
 
-/** one statement per column list a caller asks for: a handful (stream shapes × PT15M or rollup) */
-const ranges = perConnection(() => new Map<string, Statement<[number, number, number], PartialBucket>>());
+type Range = Statement<[number, number, number], PartialBucket>;
+/** one statement per table and column list a caller asks for: a handful (stream shapes × PT15M or rollup) */
+const ranges = perConnection(() => new Map<string, Range>());
+
+function rangeStmt(db: Database, table: 'buckets' | 'buckets_hour', columns: readonly BucketColumn[]): Range {
+  const byColumns = ranges(db);
+  const key = `${table}:${columns.join(',')}`;
+  let st = byColumns.get(key);
+  if (!st) {
+    // the names come from the BucketColumn union and the table from the two above, never from a request
+    const list = ['start_s', ...columns].join(', ');
+    st = db
+      .prepare<[number, number, number], PartialBucket>(
+        `SELECT ${list} FROM ${table} WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
+      )
+      .raw();
+    byColumns.set(key, st);
+  }
+  return st;
+}
 
 /**
  * bucketRange reading only some columns. Every value handed to JavaScript costs time, NULL or
@@ -161,20 +182,9 @@ export function bucketColumns(
   /** retention's hour rows have the same columns (src/store/retention.ts) */
   table: 'buckets' | 'buckets_hour' = 'buckets',
 ): PartialBucket[] {
-  const byColumns = ranges(db);
-  const key = `${table}:${columns.join(',')}`;
-  let st = byColumns.get(key);
-  if (!st) {
-    // the names come from the BucketColumn union and the table from the two above, never from a request
-    const list = ['start_s', ...columns].join(', ');
-    st = db
-      .prepare<[number, number, number], PartialBucket>(
-        `SELECT ${list} FROM ${table} WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s`,
-      )
-      .raw();
-    byColumns.set(key, st);
-  }
-  return st.all(stream, fromS, toS);
+  const rows = rangeStmt(db, table, columns).all(stream, fromS, toS);
+  if (table === 'buckets_hour' || !hasRecent(db)) return rows;
+  return mergeByStart(rows, recentColumns(db, stream, fromS, toS, columns));
 }
 
 /**
@@ -189,7 +199,14 @@ export function newestBucketEnd(file: string): number | null {
   try {
     const has = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'buckets'").get();
     if (!has) return null;
-    const s = db.prepare('SELECT MAX(start_s) FROM buckets').pluck().get() as number | null;
+    const s = db
+      .prepare(
+        hasRecent(db)
+          ? 'SELECT MAX(m) FROM (SELECT MAX(start_s) AS m FROM buckets UNION ALL SELECT MAX(start_s) FROM buckets_recent)'
+          : 'SELECT MAX(start_s) FROM buckets',
+      )
+      .pluck()
+      .get() as number | null;
     return s === null ? null : (s + 15 * 60) * 1000;
   } finally {
     db.close();

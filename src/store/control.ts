@@ -258,7 +258,7 @@ export function measuredMeanPower(
   const r = db
     .prepare<[string, number, number], { w: number | null; covered: number | null }>(
       `SELECT SUM(b.power_W * b.covered_ms) / SUM(b.covered_ms) AS w, SUM(b.covered_ms) AS covered
-       FROM buckets b JOIN streams s ON s.id = b.stream
+       FROM buckets_all b JOIN streams s ON s.id = b.stream
        WHERE s.key = ? AND b.start_s >= ? AND b.start_s < ? AND b.power_W IS NOT NULL`,
     )
     .get(streamKey, Math.floor(fromMs / 1000), Math.ceil(toMs / 1000));

@@ -40,6 +40,8 @@ const BUSY_TIMEOUT_MS = 5000;
  * https://sqlite.org/pragma.html#pragma_cache_size
  */
 export const CACHE_KIB = 2048;
+/** WAL frames (pages) between automatic checkpoints */
+export const WAL_AUTOCHECKPOINT = 2000;
 
 /**
  * Opens (and migrates) the database. `exclusive`: for this connection alone, with the WAL index in
@@ -69,6 +71,11 @@ export function openDatabase(file: string | ':memory:', warn?: ModeLog, opts: { 
       db.pragma(`${schema}.synchronous = NORMAL`);
     }
     db.pragma('foreign_keys = ON');
+    // A checkpoint copies every page changed since the last one into the file: the fewer, the fewer
+    // copies of the pages each close rewrites (the energy state's, the recent buckets' last). 2000
+    // frames (8 MiB of WAL, about four days of a home site) instead of SQLite's 1000: a settled day
+    // of bench/disk-writes.ts 1.97 MB instead of 2.06. https://sqlite.org/pragma.html#pragma_wal_autocheckpoint
+    db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT}`);
     migrate(db, CRED_MIGRATIONS, credFile, CRED_SCHEMA);
     // the layout before the credentials file, or a restored backup: the rows are copied over in a
     // commit of their own before main's tables are dropped (credentials.ts copyCredentialsFromMain)

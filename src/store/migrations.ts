@@ -423,6 +423,40 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      'buckets of the last day kept in time order (buckets_recent), folded into buckets once a day: a close writes a page or two whatever the number of streams; buckets_all reads both',
+    up(db) {
+      // Nothing moves: the old table stays the archive (store/recent-buckets.ts), so this step is
+      // one schema change however many years a site holds. The columns are the archive's: a
+      // channel column added to one is added to both. k is the rowid (recent-buckets.ts STREAM_SPAN).
+      db.exec(`
+        CREATE TABLE buckets_recent (
+          k          INTEGER PRIMARY KEY CHECK (k = start_s * 1048576 + stream),
+          stream     INTEGER NOT NULL REFERENCES streams(id) CHECK (stream >= 0 AND stream < 1048576),
+          start_s    INTEGER NOT NULL,
+          covered_ms INTEGER NOT NULL,
+          power_W    REAL,
+          power_AC_W REAL,
+          power_DC_W REAL,
+          soc        REAL,
+          soh        REAL,
+          energy_in  REAL,
+          energy_out REAL,
+          state      TEXT
+        );
+
+        -- every bucket once, for SQL that wants all of them (tools, tests, control's measured
+        -- power): a recent row wins over an archive row of the same key
+        CREATE VIEW buckets_all AS
+          SELECT stream, start_s, covered_ms, power_W, power_AC_W, power_DC_W, soc, soh, energy_in, energy_out, state
+          FROM buckets_recent
+          UNION ALL
+          SELECT * FROM buckets b
+          WHERE NOT EXISTS (SELECT 1 FROM buckets_recent r WHERE r.k = b.start_s * 1048576 + b.stream);
+      `);
+    },
+  },
 ];
 
 /** The schema version after which main holds no credentials (store/credentials.ts). */

@@ -12,6 +12,7 @@ import {
 } from './buckets.js';
 import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
+import { hasRecent, STREAM_SPAN } from './recent-buckets.js';
 
 /**
  * Retention's rows (docs/configuration.md "Retention: `retention:`"): PT15M buckets older than the kept years
@@ -25,8 +26,10 @@ type Row = ReturnType<typeof bucketParams>;
 interface Stmts {
   rolled: Statement<[], number>;
   first: Statement<[number, number], number>;
+  firstRecent: Statement<[number, number], number> | null;
   insertHour: Statement<Row>;
   del: Statement<[number, number, number]>;
+  delRecent: Statement<[number, number, number]> | null;
   setRolled: Statement<[number]>;
   pendingFrom: Statement<[string], string | null>;
 }
@@ -39,11 +42,26 @@ const stmts = perConnection(
         'SELECT start_s FROM buckets WHERE stream = ? AND start_s < ? ORDER BY start_s LIMIT 1',
       )
       .pluck(),
+    // a bucket written below the archive's rows since the last fold is in the recent table
+    // (store/recent-buckets.ts); a statement of its own: MIN() over a UNION ALL of the two read
+    // every row of the stream below the cutoff
+    firstRecent: hasRecent(db)
+      ? db
+          .prepare<[number, number], number>(
+            `SELECT start_s FROM buckets_recent WHERE k < ? * ${STREAM_SPAN} AND stream = ? ORDER BY k LIMIT 1`,
+          )
+          .pluck()
+      : null,
     // the column names come from the channel table, never from input
     insertHour: db.prepare<Row>(
       `INSERT OR REPLACE INTO buckets_hour (stream, start_s, ${cols}) VALUES (?, ?, ${ALL_COLUMNS.map(() => '?').join(', ')})`,
     ),
     del: db.prepare<[number, number, number]>('DELETE FROM buckets WHERE stream = ? AND start_s >= ? AND start_s < ?'),
+    delRecent: hasRecent(db)
+      ? db.prepare<[number, number, number]>(
+          `DELETE FROM buckets_recent WHERE k >= ? * ${STREAM_SPAN} AND k < ? * ${STREAM_SPAN} AND stream = ?`,
+        )
+      : null,
     setRolled: db.prepare<[number]>('UPDATE retention_state SET rolled_until = MAX(rolled_until, ?) WHERE id = 1'),
     // a telemetry message's `time` is its bucket's start (src/uplink/payloads.ts)
     pendingFrom: db
@@ -78,7 +96,13 @@ export function hourColumns(
 
 /** The oldest bucket start of a stream below `beforeS`, or undefined. */
 export function oldestBucketBefore(db: Database, stream: number, beforeS: number): number | undefined {
-  return stmts(db).first.get(stream, beforeS) ?? undefined;
+  const s = stmts(db);
+  const a = s.first.get(stream, beforeS) ?? undefined;
+  // only a recent row older than the archive's oldest matters: a k range, empty unless a bucket
+  // was written below the archive since the last fold (the recent rows of other streams in the
+  // range are passed over, so the range is kept small)
+  const r = s.firstRecent?.get(a ?? beforeS, stream) ?? undefined;
+  return a === undefined ? r : r === undefined ? a : Math.min(a, r);
 }
 
 /** A stream's PT15M rows and its hour rows starting in [fromS, toS), each ascending. */
@@ -110,7 +134,7 @@ export function replaceWithHours(
   const s = stmts(db);
   const deleted = writeTx(db, () => {
     for (const h of hours) s.insertHour.run(...bucketParams(h));
-    const n = s.del.run(stream, fromS, toS).changes;
+    const n = s.del.run(stream, fromS, toS).changes + (s.delRecent?.run(fromS, toS, stream).changes ?? 0);
     s.setRolled.run(toS);
     return n;
   });

@@ -227,6 +227,7 @@ function carrySequences(src: Database, target: Database): void {
 export const RESTORABLE = new Set([
   'streams',
   'buckets',
+  'buckets_recent',
   'buckets_hour',
   'device_facts',
   'tariffs',

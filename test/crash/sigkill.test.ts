@@ -213,11 +213,13 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
         const ok = db.prepare('PRAGMA integrity_check').pluck().all() as string[];
         if (ok.join() !== 'ok') problems.push(`run ${run}: integrity_check ${ok.join('; ')}`);
         const rows = db
-          .prepare('SELECT s.key, b.* FROM buckets b JOIN streams s ON s.id = b.stream')
+          .prepare('SELECT s.key, b.* FROM buckets_all b JOIN streams s ON s.id = b.stream')
           .raw()
           .all() as Row[];
         const now = new Map(rows.map((row) => [`${String(row[0])}|${String(row[2])}`, JSON.stringify(row.slice(3))]));
-        const cols = (db.prepare('SELECT * FROM buckets LIMIT 0').columns() as { name: string }[]).map((c) => c.name);
+        const cols = (db.prepare('SELECT * FROM buckets_all LIMIT 0').columns() as { name: string }[]).map(
+          (c) => c.name,
+        );
         const [ein, eout] = [cols.indexOf('energy_in') + 1, cols.indexOf('energy_out') + 1];
         for (const row of rows) {
           const start = new Date(Number(row[2]) * 1000).toISOString().replace('.000Z', 'Z');
@@ -252,12 +254,12 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
         for (const e of JSON.parse(body).entries ?? []) waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
       }
       const dup = db
-        .prepare('SELECT stream, start_s, COUNT(*) n FROM buckets GROUP BY stream, start_s HAVING n > 1')
+        .prepare('SELECT stream, start_s, COUNT(*) n FROM buckets_all GROUP BY stream, start_s HAVING n > 1')
         .all();
       if (dup.length) problems.push(`duplicated buckets: ${JSON.stringify(dup).slice(0, 300)}`);
       const counters = db
         .prepare(
-          'SELECT s.key, b.start_s, b.energy_in, b.energy_out FROM buckets b JOIN streams s ON s.id = b.stream ORDER BY s.key, b.start_s',
+          'SELECT s.key, b.start_s, b.energy_in, b.energy_out FROM buckets_all b JOIN streams s ON s.id = b.stream ORDER BY s.key, b.start_s',
         )
         .raw()
         .all() as [string, number, number | null, number | null][];

@@ -67,7 +67,7 @@ describe('a feature whose reading listener throws', () => {
       .sort();
     expect(pushed).toEqual(streams);
     const start = Date.parse(interval.split('/')[0] ?? '') / 1000;
-    const stored = db.prepare('SELECT COUNT(*) FROM buckets WHERE start_s = ?').pluck().get(start);
+    const stored = db.prepare('SELECT COUNT(*) FROM buckets_all WHERE start_s = ?').pluck().get(start);
     expect(stored).toBe(streams.length);
     expect(thrown).toBeGreaterThanOrEqual(streams.length);
 

@@ -89,7 +89,7 @@ describe('retention through the daemon', () => {
   const readDb = <T>(fn: (db: Database) => T): T => readDaemonDb(dbFile, fn);
   const oldBuckets = (db: Database) =>
     db
-      .prepare('SELECT COUNT(*) FROM buckets WHERE start_s < ?')
+      .prepare('SELECT COUNT(*) FROM buckets_all WHERE start_s < ?')
       .pluck()
       .get(oldTo / 1000) as number;
 
@@ -158,7 +158,7 @@ describe('retention through the daemon', () => {
       () =>
         readDb((db) =>
           db
-            .prepare('SELECT COUNT(*) FROM buckets WHERE start_s >= ?')
+            .prepare('SELECT COUNT(*) FROM buckets_all WHERE start_s >= ?')
             .pluck()
             .get(oldTo / 1000),
         ),
@@ -196,7 +196,7 @@ describe('retention through the daemon', () => {
       expect(
         db
           .prepare(
-            'SELECT COUNT(*) FROM buckets b JOIN buckets_hour h ON b.stream = h.stream AND b.start_s >= h.start_s AND b.start_s < h.start_s + 3600',
+            'SELECT COUNT(*) FROM buckets_all b JOIN buckets_hour h ON b.stream = h.stream AND b.start_s >= h.start_s AND b.start_s < h.start_s + 3600',
           )
           .pluck()
           .get(),

@@ -163,7 +163,7 @@ export function jsonJunk(r: Rng, depth = 0): unknown {
 export function storedChecksum(db: Database): string {
   const h = createHash('sha256');
   for (const sql of [
-    'SELECT * FROM buckets ORDER BY stream, start_s',
+    'SELECT * FROM buckets_all ORDER BY stream, start_s',
     'SELECT * FROM streams ORDER BY id',
     'SELECT * FROM publish_to',
     'SELECT * FROM grid_events',

@@ -32,7 +32,7 @@ function buckets(file: string): Row[] {
   try {
     return db
       .prepare(
-        'SELECT s.key, b.start_s, b.covered_ms, b.energy_in FROM buckets b JOIN streams s ON s.id = b.stream ORDER BY s.key, b.start_s',
+        'SELECT s.key, b.start_s, b.covered_ms, b.energy_in FROM buckets_all b JOIN streams s ON s.id = b.stream ORDER BY s.key, b.start_s',
       )
       .all() as Row[];
   } finally {

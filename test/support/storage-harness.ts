@@ -203,7 +203,7 @@ function bucketsNow(dbFile: string): Set<string> {
   try {
     return new Set(
       ro.db
-        .prepare<[], string>("SELECT s.key || '@' || b.start_s FROM buckets b JOIN streams s ON s.id = b.stream")
+        .prepare<[], string>("SELECT s.key || '@' || b.start_s FROM buckets_all b JOIN streams s ON s.id = b.stream")
         .pluck()
         .all(),
     );

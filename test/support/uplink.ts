@@ -34,10 +34,10 @@ export function capturingLogger(): { log: Logger; lines: () => Record<string, un
 
 /** Every stored bucket as `streamId|start ISO`. */
 export function storedBuckets(db: Database): Set<string> {
-  const rows = db.prepare('SELECT s.key, b.start_s FROM buckets b JOIN streams s ON s.id = b.stream').raw().all() as [
-    string,
-    number,
-  ][];
+  const rows = db
+    .prepare('SELECT s.key, b.start_s FROM buckets_all b JOIN streams s ON s.id = b.stream')
+    .raw()
+    .all() as [string, number][];
   return new Set(rows.map(([k, s]) => `${k}|${new Date(s * 1000).toISOString().replace('.000Z', 'Z')}`));
 }
 

@@ -38,7 +38,7 @@ describe('bucket close hook (the outbox row commits with the bucket)', () => {
     });
     b.closeUntil(at(30));
     expect(seen.map((c) => c.map((x) => x.start))).toEqual([[at(0), at(15)]]);
-    expect(count(db, 'buckets')).toBe(2);
+    expect(count(db, 'buckets_all')).toBe(2);
     expect(count(db, 'uplink_outbox')).toBe(1);
   });
 
@@ -54,13 +54,13 @@ describe('bucket close hook (the outbox row commits with the bucket)', () => {
       if (fail) throw new Error('disk full');
     });
     expect(() => b.closeUntil(at(30))).toThrow('disk full');
-    expect(count(db, 'buckets')).toBe(0);
+    expect(count(db, 'buckets_all')).toBe(0);
     expect(count(db, 'uplink_outbox')).toBe(0);
     expect(events).toEqual([]);
     fail = false;
     const out = b.closeUntil(at(30));
     expect(out.map((x) => x.start)).toEqual([at(0), at(15)]);
-    expect(count(db, 'buckets')).toBe(2);
+    expect(count(db, 'buckets_all')).toBe(2);
     expect(count(db, 'uplink_outbox')).toBe(1);
     expect(events).toEqual([at(0), at(15)]);
   });
