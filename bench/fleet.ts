@@ -258,7 +258,7 @@ async function main(): Promise<void> {
   for (const id of ids) {
     const db = new (sqliteDriver())(join(dir, `${id}.db`), { readonly: true });
     for (const [k, s] of db
-      .prepare('SELECT s.key, b.start_s FROM buckets b JOIN streams s ON s.id = b.stream')
+      .prepare('SELECT s.key, b.start_s FROM buckets_all b JOIN streams s ON s.id = b.stream')
       .raw()
       .all() as [string, number][])
       expected.add(`${id}|${k}|${new Date(s * 1000).toISOString()}`);
