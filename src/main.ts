@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
@@ -157,6 +158,8 @@ export class Daemon {
     const bus = new EventBus(log);
     // a damaged database is moved aside and replaced (src/ops/integrity.ts), never a crash loop
     const dbFile = join(config.dataDir, 'sitegw.db');
+    // none yet: an earlier database's counts kept in memory at this path are not this one's (bucketer)
+    const newDatabase = !existsSync(dbFile);
     const { db, replaced, exclusive, readOnly, cleanup, credentialsLost } = openCheckedDatabase(
       dbFile,
       log.child({ feature: 'store' }),
@@ -181,6 +184,7 @@ export class Daemon {
         bus: bus.as('bucketer'),
         // the life's energy counts kept in memory every 10 s of readings: a kill loses no more (finding 5)
         liveStateFile: energyKeepFile(config.dataDir),
+        newDatabase,
       }),
     );
 

@@ -7,7 +7,7 @@
  * a kill mid-write leaves the previous one.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoredEnergyState } from './energy-state.js';
@@ -35,6 +35,11 @@ export function readEnergyKeep(file: string): Map<string, StoredEnergyState> {
   } catch {
     return new Map();
   }
+}
+
+/** Removes the kept states (a life of another database at the same path). */
+export function removeEnergyKeep(file: string): void {
+  rmSync(file, { force: true });
 }
 
 /** Keeps the states; false when the file could not be written (no /dev/shm room): the durable saves still hold. */

@@ -33,6 +33,8 @@ export interface BucketerOptions {
    * in memory, outliving a kill); none: only the durable saves carry them across a kill
    */
   liveStateFile?: string;
+  /** the database was created by this start (no file before): what the keep file holds is another database's */
+  newDatabase?: boolean;
   /** real ms between keeps at least (default KEEP_REAL_MS); tests that feed readings at once set 0 */
   keepRealMs?: number;
 }
@@ -159,6 +161,7 @@ export class Bucketer implements Feature {
   /** the newest reading's time */
   private newestTs = -Infinity;
   private readonly keeper: EnergyKeeper;
+  private readonly newDatabase: boolean;
   private syncing: Promise<void> = Promise.resolve();
   private readonly counts: Omit<BucketerStats, 'counters'> = {
     ingested: 0,
@@ -177,6 +180,7 @@ export class Bucketer implements Feature {
     this.bus = opts.bus;
     this.maxHoldMs = HOLD_POLL_PERIODS * opts.pollPeriodMs;
     this.keeper = new EnergyKeeper(opts.liveStateFile, opts.keepRealMs);
+    this.newDatabase = opts.newDatabase ?? false;
   }
 
   /** Registers the streams and loads persisted energy state, so counts continue after a restart. */
@@ -185,6 +189,7 @@ export class Bucketer implements Feature {
     if (!(this.pollPeriodMs > 0) || !Number.isFinite(this.pollPeriodMs)) {
       throw new RangeError(`pollPeriodMs must be a positive number, got ${this.pollPeriodMs}`);
     }
+    if (this.newDatabase) this.keeper.forget();
     this.setStreamDefs(this.defs, true);
     this.started = true;
   }

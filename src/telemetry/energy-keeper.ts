@@ -5,7 +5,7 @@
  * stays after a clean stop: a database damaged before the next start may have lost the durable
  * state, and the kept one then still carries the counts.
  */
-import { asOf, readEnergyKeep, writeEnergyKeep } from '../store/energy-keep.js';
+import { asOf, readEnergyKeep, removeEnergyKeep, writeEnergyKeep } from '../store/energy-keep.js';
 import type { StoredEnergyState } from '../store/energy-state.js';
 
 /**
@@ -30,6 +30,18 @@ export class EnergyKeeper {
     private readonly file: string | undefined,
     private readonly realMs = KEEP_REAL_MS,
   ) {}
+
+  /**
+   * Drops what an earlier life kept: the database is new at a path an earlier one had (the data
+   * folder emptied, the package purged and installed again without a reboot), and its counts and
+   * times are not this database's. Taken, they continued the old lifetimes and dropped every
+   * reading older than the old life's last one: a demo's history pre-fill stored only its last
+   * quarter hour.
+   */
+  forget(): void {
+    this.kept = new Map();
+    if (this.file) removeEnergyKeep(this.file);
+  }
 
   /** The state a stream continues from: the kept one where it is newer than the durable one. */
   pick(streamId: string, durable: StoredEnergyState | undefined): StoredEnergyState | undefined {

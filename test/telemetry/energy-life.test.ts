@@ -29,7 +29,7 @@ afterEach(() => {
 });
 
 /** A bucketer on `dir` that polled every 5 s at 1200 W from `fromS` to `toS` seconds after T0. */
-function polled(dir: string, fromS: number, toS: number, keepRealMs = 0) {
+function polled(dir: string, fromS: number, toS: number, keepRealMs = 0, newDatabase = false) {
   const db = openDatabase(join(dir, 'sitegw.db'));
   const b = new Bucketer({
     db,
@@ -37,6 +37,7 @@ function polled(dir: string, fromS: number, toS: number, keepRealMs = 0) {
     pollPeriodMs: 5 * S,
     liveStateFile: join(dir, 'energy.json'),
     keepRealMs,
+    newDatabase,
   });
   b.start();
   for (let t = fromS; t <= toS; t += 5) b.ingest({ streamId: battery.id, ts: T0 + t * S, values: { power_W: 1200 } });
@@ -105,5 +106,30 @@ describe('integrated energy across lives that end without a stop', () => {
     for (const f of ['sitegw.db', 'sitegw.db-wal', 'sitegw.db-shm']) rmSync(join(dir, f), { force: true });
     const next = (await life(dir, 250, 250, true))!;
     expect(next).toBeGreaterThanOrEqual(shown);
+  });
+
+  it("a new database at the same path is a new life: the last life's keep is dropped, and readings older than it are bucketed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitegw-new-db-'));
+    dirs.push(dir);
+    // a life that ran late into the day and closed buckets (a demo), killed, then the folder emptied
+    const last = polled(dir, 2000, 3600);
+    last.b.closeUntil(T0 + 2700 * S);
+    last.b.lifetime(battery.id);
+    await last.b.energySynced();
+    last.db.close();
+    expect(existsSync(join(dir, 'energy.json'))).toBe(true);
+    for (const f of ['sitegw.db', 'sitegw.db-wal', 'sitegw.db-shm']) rmSync(join(dir, f), { force: true });
+    // the new database's history starts earlier than the old life ended (a demo's pre-fill)
+    const { db, b } = polled(dir, 0, 1800, 0, true);
+    b.closeUntil(T0 + 1800 * S);
+    // 00:00 and 00:15, not dropped as older than what the last life closed
+    expect(b.stats().bucketsWritten).toBe(2);
+    b.lifetime(battery.id);
+    await b.energySynced();
+    // and its own count: 1200 W for 30 minutes, not continued from the last life's
+    const count = b.lifetime(battery.id)!.energyIn;
+    expect(count).not.toBeNull();
+    expect(count!).toBeLessThanOrEqual(601);
+    db.close();
   });
 });
