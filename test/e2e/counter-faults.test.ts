@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/log.js';
 import { Daemon } from '../../src/main.js';
+import { ENERGY_SAVE_AT_MS } from '../../src/telemetry/bucketer.js';
 import { FaultDevice, M103, M203, MODEL_START, sunspecCommon, sunspecModel } from '../support/fault-device.js';
 import { fixtureSiteConfig } from '../support/fixture-site.js';
 import { parsePromText } from '../support/prom-text.js';
@@ -238,10 +239,11 @@ describe('device counter faults, own Modbus devices on raw sockets', () => {
         const prev = maxSeen.get(key) ?? -Infinity;
         if (v < prev - 1e-6) note(c.id, `published ${v} after ${prev}`);
         maxSeen.set(key, Math.max(prev, v));
-        // what the power explains: the true count now; live views trail by at most the save
-        // period (5 min) and a step back costs one poll's energy
+        // what the power explains: the true count now; live views trail by at most the time
+        // between two saves (a close and the save half-way to the next: 7.5 min) and a step back
+        // costs one poll's energy
         const truth = energyAt(c, clock.now());
-        const lag = (c.powerW * (5 * 60_000 + 2 * POLL_MS)) / H;
+        const lag = (c.powerW * (ENERGY_SAVE_AT_MS + 2 * POLL_MS)) / H;
         if (v > truth + 12) note(c.id, `poll ${poll}: ${v} Wh published, the power explains ${truth}`);
         if (v < truth - lag - 12) note(c.id, `poll ${poll}: ${v} Wh published, ${truth} counted (frozen?)`);
       }
@@ -277,8 +279,8 @@ describe('device counter faults, own Modbus devices on raw sockets', () => {
     for (let i = 0; i < 40; i++) await step();
     const after = (await published()).get('swap|out')!;
     // never lower, and grown by no more than the power explains (the count shown trails by up to
-    // the 5-minute save period): not by the old or the new counter's figure
+    // the time between two saves): not by the old or the new counter's figure
     expect(after).toBeGreaterThan(before);
-    expect(after - before).toBeLessThanOrEqual((swap.powerW * (clock.now() - beforeAt + 5 * 60_000)) / H);
+    expect(after - before).toBeLessThanOrEqual((swap.powerW * (clock.now() - beforeAt + ENERGY_SAVE_AT_MS)) / H);
   });
 });
