@@ -5,9 +5,9 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { releaseStorage } from '../control/release.js';
+import { unconfigured } from '../setup/site-yaml.js';
 import { type Database, openDatabase } from '../store/db.js';
 import { loadSiteConfig } from './config.js';
-import { unconfigured } from './first-run.js';
 import { EXIT, type Output, printUsage, stdio } from './output.js';
 
 const FORMS = ['sitegw control release --config FILE'];

@@ -4,7 +4,7 @@
  * Under systemd the service is ready (READY=1) and pings its watchdog while it waits, so a fresh
  * install serves the page at once and `systemctl status` says what to do.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { buildOnboarding } from '../api/http/onboarding.js';
@@ -12,19 +12,8 @@ import { resolveTls } from '../api/http/tls.js';
 import type { SiteConfig } from '../config/types.js';
 import { SdNotify, watchdogMs } from '../ops/sd-notify.js';
 import { firstRunPlace, newSetupCode, saveSetupCode } from '../setup/first-run.js';
-import { UNCONFIGURED_MARK } from '../setup/site-yaml.js';
 import { EXIT } from './output.js';
 import type { SignalWatch } from './until-signal.js';
-
-/** The placeholder's text when `file` is the package's placeholder, else null. */
-export function unconfigured(file: string): string | null {
-  try {
-    const text = readFileSync(file, 'utf8');
-    return text.startsWith(UNCONFIGURED_MARK) ? text : null;
-  } catch {
-    return null;
-  }
-}
 
 /** The new site's config, or the exit code (a stop signal while waiting: 0). */
 export async function firstRun(

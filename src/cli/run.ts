@@ -17,8 +17,9 @@ import type { SiteConfig } from '../config/types.js';
 import { createLogger } from '../core/log.js';
 import { Daemon } from '../main.js';
 import { StorageOpenError } from '../ops/integrity.js';
+import { unconfigured } from '../setup/site-yaml.js';
 import { loadSiteConfig } from './config.js';
-import { firstRun, unconfigured } from './first-run.js';
+import { firstRun } from './first-run.js';
 import { EXIT, type Output, printError, stdio } from './output.js';
 import { watchSignals } from './until-signal.js';
 

@@ -17,7 +17,6 @@ import {
   existsSync,
   lstatSync,
   readdirSync,
-  readFileSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -36,7 +35,7 @@ import {
   proposedDevices,
   type SiteAnswers,
   siteYamlText,
-  UNCONFIGURED_MARK,
+  unconfigured,
   withChoice,
 } from '../setup/site-yaml.js';
 import { ID_PATTERN } from '../yaml/schema.js';
@@ -293,7 +292,7 @@ async function mayWrite(ask: Asker, file: string, v: Values, io: Output): Promis
     printError(io, 'setup', `cannot write ${file}: run it as root (sudo sitegw setup) or give --config FILE`);
     return false;
   }
-  if (!existsSync(file) || readFileSync(file, 'utf8').startsWith(UNCONFIGURED_MARK)) return true;
+  if (!existsSync(file) || unconfigured(file) !== null) return true;
   if (v.force) return true;
   if (v.yes) {
     printError(io, 'setup', `${file} exists: it is kept (--force replaces it)`);
@@ -349,8 +348,7 @@ async function setup(v: Values, io: Output): Promise<number> {
       printError(io, 'setup', 'every device was skipped, so no site.yaml was written');
       return EXIT.FAILURE;
     }
-    if (existsSync(file) && !readFileSync(file, 'utf8').startsWith(UNCONFIGURED_MARK))
-      copyFileSync(file, `${file}.bak`);
+    if (existsSync(file) && unconfigured(file) === null) copyFileSync(file, `${file}.bak`);
     const text = siteYamlText(
       site,
       devices,

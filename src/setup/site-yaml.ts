@@ -3,6 +3,7 @@
  * the devices the scan proposed (src/discovery/scan-report.ts writes them, comments included), each
  * with the role and id the installer confirmed or changed.
  */
+import { readFileSync } from 'node:fs';
 import { DEVICE_ROLES, type DeviceRole } from '../core/device-role.js';
 import type { ScanResult } from '../discovery/scan.js';
 import { type ScanLink, siteYamlSnippet } from '../discovery/scan-report.js';
@@ -85,6 +86,16 @@ export function withChoice(d: ProposedDevice, role: DeviceRole, id: string): Pro
 
 /** The first line of the package's placeholder site.yaml: the site is not configured yet. */
 export const UNCONFIGURED_MARK = '# sitegw: not configured yet';
+
+/** The placeholder's text when `file` is the package's placeholder, else null. */
+export function unconfigured(file: string): string | null {
+  try {
+    const text = readFileSync(file, 'utf8');
+    return text.startsWith(UNCONFIGURED_MARK) ? text : null;
+  } catch {
+    return null;
+  }
+}
 
 export interface SiteAnswers {
   siteId: string;
