@@ -3,6 +3,7 @@
  * TCP bus and the devices to keep, sent as one request; then it waits for the gateway to start
  * on the new site.yaml and goes to its sign-in. Presentation from /status.css, no CDN.
  */
+import { REFUSAL_JS } from './setup-page.js';
 import { head } from './status-page.js';
 
 export function onboardingPage(where: { codeFile: string }): string {
@@ -55,13 +56,7 @@ export const ONBOARDING_JS = `(function () {
     p.textContent = text;
     p.className = kind === 'error' ? 'error' : 'muted';
   }
-  function problem(body) {
-    var lines = [body.code + ': ' + body.message];
-    (body.errors || []).forEach(function (e) {
-      lines.push((e.line ? 'line ' + e.line + ': ' : '') + (e.path ? e.path + ': ' : '') + e.message + (e.hint ? ' (' + e.hint + ')' : ''));
-    });
-    return lines.join('\\n');
-  }
+  ${REFUSAL_JS}
   function post(path, body) {
     return fetch(path, {
       method: 'POST',
@@ -96,7 +91,7 @@ export const ONBOARDING_JS = `(function () {
     };
     Object.keys(where).forEach(function (k) { body[k] = where[k]; });
     post('/onboarding/scan', body).then(function (r) {
-      if (r.status !== 200) return say(problem(r.body), 'error');
+      if (r.status !== 200) return say(refusal(r.body), 'error');
       found = found.concat(r.body.devices);
       list();
       say(r.body.devices.length + ' device(s) found.');
@@ -143,7 +138,7 @@ export const ONBOARDING_JS = `(function () {
       },
       devices: devices
     }).then(function (r) {
-      if (r.status !== 202) return say(problem(r.body), 'error');
+      if (r.status !== 202) return say(refusal(r.body), 'error');
       document.body.dataset.starting = '1';
       say('site.yaml written. The gateway is starting…');
       waitForStart(0);

@@ -136,9 +136,23 @@ form.setup .result.error, #client-form .result.error { color: #b42318; }
 #client-form fieldset label { display: inline; margin-right: 1em; }
 `;
 
+/**
+ * A refusal's body (a named code and, for a site.yaml the checks refused, each mistake with its
+ * line, path and hint) as the lines a page shows under its form: the setup page and the first-run
+ * page (onboarding-page.ts) both.
+ */
+export const REFUSAL_JS = `function refusal(body) {
+    var lines = [body.code + ': ' + body.message];
+    (body.errors || []).forEach(function (e) {
+      lines.push((e.line ? 'line ' + e.line + ': ' : '') + (e.path ? e.path + ': ' : '') + e.message + (e.hint ? ' (' + e.hint + ')' : ''));
+    });
+    return lines.join('\\n');
+  }`;
+
 /** The page's behaviour: fill the forms from config.json, send one section's changes, wait for the restart. */
 export const SETUP_JS = `(function () {
   'use strict';
+  ${REFUSAL_JS}
   var current = null;
   function get(obj, path) {
     return path.split('.').reduce(function (o, k) { return o == null ? undefined : o[k]; }, obj);
@@ -186,7 +200,7 @@ export const SETUP_JS = `(function () {
       body: JSON.stringify({ tcp: document.getElementById('scan-tcp').value, units: document.getElementById('scan-units').value })
     }).then(function (r) {
       return r.json().then(function (body) {
-        if (r.status !== 200) return say(scanForm, body.code + ': ' + body.message, 'error');
+        if (r.status !== 200) return say(scanForm, refusal(body), 'error');
         found = body.found;
         say(scanForm, 'Found ' + found.length + ' device' + (found.length === 1 ? '' : 's') + '.', 'ok');
         var box = document.getElementById('found');
@@ -279,11 +293,7 @@ export const SETUP_JS = `(function () {
           document.body.dataset.restarting = '1';
           return waitForRestart(form, body.start.id, 0);
         }
-        var lines = [body.code + ': ' + body.message];
-        (body.errors || []).forEach(function (e) {
-          lines.push((e.line ? 'line ' + e.line + ': ' : '') + (e.path ? e.path + ': ' : '') + e.message + (e.hint ? ' (' + e.hint + ')' : ''));
-        });
-        say(form, lines.join('\\n'), 'error');
+        say(form, refusal(body), 'error');
       });
     }, function (err) { say(form, 'Not sent: ' + err.message, 'error'); });
   }
@@ -334,7 +344,7 @@ export const SETUP_JS = `(function () {
       body: JSON.stringify({ id: document.getElementById('client-id').value, name: name || undefined, devices: devices })
     }).then(function (r) {
       return r.json().then(function (body) {
-        if (r.status !== 201) return say(clientForm, body.code + ': ' + body.message, 'error');
+        if (r.status !== 201) return say(clientForm, refusal(body), 'error');
         say(clientForm, 'Client ' + body.client.id + ' created. Its secret, shown only this once:\\n' + body.secret, 'ok');
         clients();
       });
