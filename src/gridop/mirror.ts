@@ -15,17 +15,20 @@ import { createHash } from 'node:crypto';
 import { GridOpError } from './errors.js';
 import { SEP_NS, writeXml, type XmlNode } from './xml.js';
 
-/** Each quantity mirrored: one row, posted as average, maximum and minimum. */
+/** Each quantity mirrored: one row, posted as average, maximum and minimum; `channel` is the live channel it is read from. */
 export const MIRROR_QUANTITIES = [
-  { key: 'powerW', name: 'W', uom: 38, phase: 0, multiplier: 0 },
-  { key: 'powerL1W', name: 'W A', uom: 38, phase: 128, multiplier: 0 },
-  { key: 'powerL2W', name: 'W B', uom: 38, phase: 64, multiplier: 0 },
-  { key: 'powerL3W', name: 'W C', uom: 38, phase: 32, multiplier: 0 },
-  { key: 'voltageL1V', name: 'V AN', uom: 29, phase: 129, multiplier: -1 },
-  { key: 'voltageL2V', name: 'V BN', uom: 29, phase: 65, multiplier: -1 },
-  { key: 'voltageL3V', name: 'V CN', uom: 29, phase: 33, multiplier: -1 },
-  { key: 'frequencyHz', name: 'Hz', uom: 33, phase: 0, multiplier: -2 },
+  { key: 'powerW', channel: 'power_W', name: 'W', uom: 38, phase: 0, multiplier: 0 },
+  { key: 'powerL1W', channel: 'power_L1_W', name: 'W A', uom: 38, phase: 128, multiplier: 0 },
+  { key: 'powerL2W', channel: 'power_L2_W', name: 'W B', uom: 38, phase: 64, multiplier: 0 },
+  { key: 'powerL3W', channel: 'power_L3_W', name: 'W C', uom: 38, phase: 32, multiplier: 0 },
+  { key: 'voltageL1V', channel: 'voltage_L1_V', name: 'V AN', uom: 29, phase: 129, multiplier: -1 },
+  { key: 'voltageL2V', channel: 'voltage_L2_V', name: 'V BN', uom: 29, phase: 65, multiplier: -1 },
+  { key: 'voltageL3V', channel: 'voltage_L3_V', name: 'V CN', uom: 29, phase: 33, multiplier: -1 },
+  { key: 'frequencyHz', channel: 'frequency_Hz', name: 'Hz', uom: 33, phase: 0, multiplier: -2 },
 ] as const;
+
+/** IEEE 2030.5 uom of real power (W): the quantities whose sign follows the flow direction */
+export const UOM_W = 38;
 
 export type MirrorKey = (typeof MIRROR_QUANTITIES)[number]['key'];
 /** One sample of a point: each quantity it has now, in W, V and Hz (power positive in the point's flow direction). */

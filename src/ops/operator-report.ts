@@ -9,7 +9,7 @@
 import type { ControlConfig } from '../config/types.js';
 import type { Clock } from '../core/clock.js';
 import { ownStreamId } from '../core/roles.js';
-import type { MirrorKey, MirrorPoint, MirrorValues } from '../gridop/mirror.js';
+import { MIRROR_QUANTITIES, type MirrorPoint, type MirrorValues, UOM_W } from '../gridop/mirror.js';
 import type { DerReport } from '../gridop/report.js';
 import type { SiteLimitsStatus } from '../limits/status.js';
 import type { Site } from '../site/site.js';
@@ -71,19 +71,7 @@ export function siteDerReport(d: {
   });
 }
 
-/** the grid meter's and the inverters' channels that MirrorUsagePoint quantities come from */
-const MIRROR_CHANNELS = {
-  powerW: 'power_W',
-  powerL1W: 'power_L1_W',
-  powerL2W: 'power_L2_W',
-  powerL3W: 'power_L3_W',
-  voltageL1V: 'voltage_L1_V',
-  voltageL2V: 'voltage_L2_V',
-  voltageL3V: 'voltage_L3_V',
-  frequencyHz: 'frequency_Hz',
-} as const satisfies Record<MirrorKey, string>;
-
-const POWERS = new Set<MirrorKey>(['powerW', 'powerL1W', 'powerL2W', 'powerL3W']);
+type MirrorQuantity = (typeof MIRROR_QUANTITIES)[number];
 
 /**
  * The readings sampled for the grid operator's MirrorUsagePoints (src/gridop/mirror.ts): the
@@ -100,8 +88,9 @@ export function siteMirrorValues(d: {
   const now = d.clock.now();
   const valuesOf = (deviceId: string, role: 'grid-meter' | 'inverter') =>
     d.live.current(ownStreamId(role, deviceId), now)?.values as Record<string, unknown> | undefined;
-  const pick = (v: Record<string, unknown> | undefined, k: MirrorKey) => {
-    const x = v?.[k === 'powerW' && v?.power_AC_W !== undefined ? 'power_AC_W' : MIRROR_CHANNELS[k]];
+  // an inverter's own power is its AC side's
+  const pick = (v: Record<string, unknown> | undefined, q: MirrorQuantity) => {
+    const x = v?.[q.key === 'powerW' && v?.power_AC_W !== undefined ? 'power_AC_W' : q.channel];
     return typeof x === 'number' && Number.isFinite(x) ? x : undefined;
   };
   const out: Partial<Record<MirrorPoint, MirrorValues>> = {};
@@ -109,9 +98,9 @@ export function siteMirrorValues(d: {
   const m = meter && valuesOf(meter.config.id, 'grid-meter');
   if (m) {
     const site: MirrorValues = {};
-    for (const k of Object.keys(MIRROR_CHANNELS) as MirrorKey[]) {
-      const x = pick(m, k);
-      if (x !== undefined) site[k] = x;
+    for (const q of MIRROR_QUANTITIES) {
+      const x = pick(m, q);
+      if (x !== undefined) site[q.key] = x;
     }
     out.site = site;
   }
@@ -121,10 +110,10 @@ export function siteMirrorValues(d: {
     .filter((v) => v !== undefined);
   if (inverters.length > 0) {
     const der: MirrorValues = {};
-    for (const k of Object.keys(MIRROR_CHANNELS) as MirrorKey[]) {
-      const xs = inverters.map((v) => pick(v, k)).filter((x): x is number => x !== undefined);
+    for (const q of MIRROR_QUANTITIES) {
+      const xs = inverters.map((v) => pick(v, q)).filter((x): x is number => x !== undefined);
       if (xs.length === 0) continue;
-      der[k] = POWERS.has(k) ? -xs.reduce((a, b) => a + b, 0) : xs[0]!;
+      der[q.key] = q.uom === UOM_W ? -xs.reduce((a, b) => a + b, 0) : xs[0]!;
     }
     out.der = der;
   }
