@@ -9,7 +9,6 @@ import { defaultSimConfig, type SimConfig } from '../sim/config.js';
 import { type SimServers, startSimServers } from '../sim/servers.js';
 import { SimSite } from '../sim/site.js';
 import { newestBucketEnd } from '../store/buckets.js';
-import { BUCKET_MS } from '../telemetry/align.js';
 import { type DemoCredentials, ensureDemoCredentials } from './credentials.js';
 import { DEMO_EXPORT_LIMIT_W, demoSiteConfig } from './default-site.js';
 import { prefillHistory } from './prefill.js';
@@ -103,16 +102,14 @@ export function parseHistory(text: string | undefined): number {
 }
 
 /**
- * Where a demo's clock starts: the real now at speed 1. A fast demo starts where a fast demo on
- * this data directory left off (its simulated time ran ahead), or else at the start of the real
- * now's quarter-hour: its first bucket is whole, and a run shorter than a bucket's real time
- * (15 s at 60) never has one closed under it.
+ * Where a demo's clock starts: the real now, unless a fast demo already ran on this data
+ * directory past it (its simulated time ran ahead), then where its newest bucket ends.
  */
 function demoOrigin(opts: DemoOptions): number {
   const now = Date.now();
   if (opts.speed === 1) return now;
   const end = newestBucketEnd(join(resolve(opts.dataDir), 'sitegw.db'));
-  return end !== null && end > now ? end : Math.floor(now / BUCKET_MS) * BUCKET_MS;
+  return end !== null && end > now ? end : now;
 }
 
 /** The simulated site on real Modbus TCP servers and the gateway polling it: `sitegw demo`. */
