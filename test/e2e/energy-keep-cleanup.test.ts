@@ -1,13 +1,15 @@
 /**
  * A daemon's life in a temporary data folder leaves no kept-counts file in /dev/shm (the suite
  * once left one per daemon for good: 3,443 of them), while the file still outlives the daemon
- * until the run's folder goes (the keep's promise: it survives the process).
+ * until the run's folder goes (the keep's promise: it survives the process). And what the keep
+ * tells a start: a database lived in a folder that has none now, so health says it started fresh.
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { basename } from 'node:path';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { energyKeepFile } from '../../src/store/energy-keep.js';
-import { demoSite, waitFor } from '../support/demo.js';
+import { demoSite, getJson, waitFor } from '../support/demo.js';
 import { openEnergyKeepDir } from '../support/energy-keep-dir.js';
 
 const SHM = '/dev/shm';
@@ -49,5 +51,33 @@ describe('the energy keep of a test daemon', () => {
     close();
     expect(existsSync(runDir)).toBe(false);
     expect(keptIn(SHM).filter((f) => f === file)).toEqual([]);
+  });
+});
+
+describe('a data folder emptied between two lives', () => {
+  it("the start after says it began with an empty folder, until the next start; a new folder's first start does not", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitegw-emptied-'));
+    const problems = async (url: string) => ((await getJson(`${url}/healthz`)).body as { problems: string[] }).problems;
+    const EMPTY = /^started with an empty data folder/;
+    try {
+      const first = await demoSite({ dataDir: dir });
+      expect(await problems(first.url)).not.toContainEqual(expect.stringMatching(EMPTY));
+      await first.cleanup();
+      for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+      const second = await demoSite({ dataDir: dir });
+      try {
+        expect(await problems(second.url)).toContainEqual(expect.stringMatching(EMPTY));
+      } finally {
+        await second.cleanup();
+      }
+      const third = await demoSite({ dataDir: dir });
+      try {
+        expect(await problems(third.url)).not.toContainEqual(expect.stringMatching(EMPTY));
+      } finally {
+        await third.cleanup();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
