@@ -14,8 +14,8 @@
  * - no bucket that was stored and not damaged since is lost (an emptied folder lost them all);
  * - no lifetime energy /metrics published goes lower in a later life, except after an emptied
  *   folder: a new life, whose lifetimes start over where sitegw counts them (batteries without
- *   counters, derived streams: the old database's kept counts are not taken up) and follow the
- *   device where the device counts.
+ *   counters, derived streams) and follow the device where the device counts; from there on
+ *   none goes lower.
  * A failing run names its seed: SEED=… replays it exactly (the same faults at the same moments
  * of each life; the daemon's own timing varies as on any machine).
  */
@@ -197,13 +197,13 @@ export async function runStorageHarness(o: {
         }
         await new Promise((res) => setTimeout(res, 250));
       }
-      if (older) {
-        // the streams sitegw integrates begin again below what they had reached; had the old
-        // database's kept counts been taken up, every one would have gone on from them
-        const over = [...older].filter(([k, wh]) => wh > 0 && seen.has(k) && seen.get(k)! < wh - 1e-6);
-        if (over.length === 0) problem(life, 'after the folder was emptied every lifetime went on from the old ones');
-        else r.checks.startedOver++;
-      }
+      // a figure, not an invariant: a stream sitegw integrates seen below what it had reached. The
+      // first scrape comes minutes of simulated time after the start, by which a fresh count can
+      // pass a short earlier life's total, so this cannot tell going on from starting over every
+      // time (SEED=2 of bench/storage-faults.ts); test/telemetry/energy-life.test.ts proves the
+      // old database's kept counts are dropped
+      if (older && [...older].some(([k, wh]) => wh > 0 && seen.has(k) && seen.get(k)! < wh - 1e-6))
+        r.checks.startedOver++;
       child.proc.kill(kill ? 'SIGKILL' : 'SIGTERM');
       if (kill) r.kills++;
       await exited(child.proc);
