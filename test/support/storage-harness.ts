@@ -76,6 +76,8 @@ export async function runStorageHarness(o: {
   const dataDir = join(mnt, 'data');
   const dbFile = join(dataDir, 'sitegw.db');
   const confFile = join(dir, 'site.yaml');
+  const keepDir = join(dir, 'keep');
+  mkdirSync(keepDir);
   mkdirSync(mnt);
   mountTmpfs(mnt, '48m');
   const originReal = Date.now();
@@ -132,7 +134,12 @@ export async function runStorageHarness(o: {
       const walAt = fault === 'wal' ? Math.floor(rand() * runMs) : -1;
       r.log.push(`life ${life}: ${what}; runs ${runMs} ms; ends with ${kill ? 'SIGKILL' : 'SIGTERM'}`);
 
-      const child = spawnDaemonChild({ confFile, clock: { speed: SPEED, originSim, originReal } });
+      const child = spawnDaemonChild({
+        confFile,
+        clock: { speed: SPEED, originSim, originReal },
+        // the energy keep beside the run, not in /dev/shm for good (bench/storage-faults.ts runs outside vitest)
+        env: { SITEGW_ENERGY_KEEP_DIR: keepDir },
+      });
       let url: string;
       try {
         url = await child.started;
