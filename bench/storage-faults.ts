@@ -2,7 +2,7 @@
  * The storage invariant harness's long run (test/support/storage-harness.ts; the short run is
  * test/faults/storage-invariants.test.ts): SEEDS seeds of LIVES lives each, every life's fault
  * drawn from its seed (none, a damaged file, a read-only or full disk, the WAL removed while
- * running), ended by SIGKILL or SIGTERM. Prints one line of figures per seed and the lives of any
+ * running, the data folder emptied between lives), ended by SIGKILL or SIGTERM. Prints one line of figures per seed and the lives of any
  * seed that found a problem (SEED=n replays it: `SEED=n npx vitest run test/faults/storage-invariants.test.ts`
  * runs the short form of that seed). Needs root (a tmpfs of its own).
  *

@@ -160,6 +160,9 @@ export class Daemon {
     const dbFile = join(config.dataDir, 'sitegw.db');
     // none yet: an earlier database's counts kept in memory at this path are not this one's (bucketer)
     const newDatabase = !existsSync(dbFile);
+    // an earlier database lived here (its counts are still kept in memory) and the folder has none
+    // now: wiped, or an empty folder restored; said in health, since what went with it is not back
+    const startedEmpty = newDatabase && existsSync(energyKeepFile(config.dataDir));
     const { db, replaced, exclusive, readOnly, cleanup, credentialsLost } = openCheckedDatabase(
       dbFile,
       log.child({ feature: 'store' }),
@@ -244,6 +247,11 @@ export class Daemon {
     });
     // its `health` is the daemon's Health (the HTTP routes use it), so it joins the list by its start and stop
     await features.start({ name: 'ops', start: () => ops.start(), stop: () => ops.stop() });
+    if (startedEmpty) {
+      const sentence = `started with an empty data folder (${config.dataDir}) where a database lived before: a new one was made; its history, API clients and the owner's password are gone (sitegw restore puts a backup back; otherwise sitegw clients add and sitegw owner set-password make them anew)`;
+      log.warn({ dataDir: config.dataDir }, sentence);
+      ops.health.noteAtStart(sentence);
+    }
     // the copies a damaged database is filled from at the next start (ops/backup-schedule.ts)
     await features.start(
       new ScheduledBackup({ dbFile, log: log.child({ feature: 'backups' }), firstLookMs: opts.backupFirstLookMs }),

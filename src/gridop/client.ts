@@ -71,6 +71,10 @@ export interface GridOperatorStatus {
   invalidBodies: number;
   /** responses waiting to be posted again */
   responsesPending: number;
+  /** MirrorUsagePoint readings waiting for the server: intervals, the larger of the two points' (mirror.ts) */
+  readingsUnsent: number;
+  /** readings lists (one per point and interval) dropped since the start: the server was gone for more than 12 intervals */
+  readingsDropped: number;
 }
 
 export interface GridOperatorClientOptions {
@@ -159,6 +163,11 @@ export class GridOperatorClient implements Feature {
         minPollSeconds: this.minPoll,
         serverNow: () => this.serverNow(),
         mono: () => opts.clock.mono(),
+        onDropped: (now, total) =>
+          opts.log.warn(
+            { dropped: now, droppedTotal: total },
+            'grid operator: the server is gone for longer than the mirrored readings wait for; the oldest dropped',
+          ),
       });
   }
 
@@ -267,6 +276,8 @@ export class GridOperatorClient implements Feature {
       limits: this.limits ?? null,
       invalidBodies: this.reader.invalidBodies,
       responsesPending: this.pending.length,
+      readingsUnsent: this.mirrors?.unsentCount ?? 0,
+      readingsDropped: this.mirrors?.dropped ?? 0,
     };
   }
 
@@ -310,6 +321,8 @@ export class GridOperatorClient implements Feature {
 
   private async tick(): Promise<void> {
     let retryMs: number | undefined;
+    // the readings' interval ends on time even when the walk below fails before it posts them
+    this.mirrors?.collect();
     try {
       await this.refresh();
       this.reachable = true;

@@ -201,8 +201,12 @@ export interface MirrorTransport {
 
 /**
  * Both points over time: samples every SAMPLE_SECONDS, creates each point on the server once
- * (POST to the MirrorUsagePointList; the Location is where its readings go), then posts the
- * statistics every postRate. Readings a server that is gone did not take wait, a bounded number.
+ * (POST to the MirrorUsagePointList; the Location is where its readings go), then takes the
+ * statistics every postRate and posts them. The readings are taken on time whether the server
+ * answers or not (collect(), at every turn of the client's loop), so an outage leaves one reading
+ * per interval waiting, not one average over the whole outage; at most MAX_UNSENT of them per
+ * point, the oldest dropped first and counted. A point the server forgot (404) is created again
+ * and its waiting readings are posted to the new one.
  */
 export class MirrorPoster {
   private readonly mirrors: Mirror[];
@@ -210,6 +214,10 @@ export class MirrorPoster {
   /** mono ms when the next readings are due; 0 before the points exist */
   private due = 0;
   private postSeconds: number | undefined;
+  /** the post interval, s: known once the points exist */
+  private every = DEFAULT_POST_SECONDS;
+  /** readings lists (one per point and interval) dropped since the start: the server was gone longer than MAX_UNSENT intervals */
+  dropped = 0;
 
   constructor(
     private readonly d: {
@@ -218,6 +226,8 @@ export class MirrorPoster {
       minPollSeconds: number;
       serverNow: () => number;
       mono: () => number;
+      /** told each time readings are dropped: how many now, how many since the start */
+      onDropped?: (now: number, total: number) => void;
     },
   ) {
     this.mirrors = (Object.keys(MIRROR_POINTS) as MirrorPoint[]).map((p) => new Mirror(p, d.lfdi, d.pen));
@@ -236,7 +246,32 @@ export class MirrorPoster {
     return this.due === 0 ? undefined : this.due - this.d.mono();
   }
 
-  /** What the walk of the server does for the readings: the points created, then the readings when due. */
+  /** readings lists waiting for the server, the larger of the two points' */
+  get unsentCount(): number {
+    return Math.max(0, ...[...this.unsent.values()].map((q) => q.length));
+  }
+
+  /** Takes the interval's readings when they are due, whether the server answers or not; a no-op before the points exist. */
+  collect(): void {
+    const mono = this.d.mono();
+    if (this.due === 0 || mono < this.due) return;
+    this.due = mono + this.every * 1000;
+    const now = this.d.serverNow();
+    let dropped = 0;
+    for (const m of this.mirrors) {
+      const queue = this.unsent.get(m) ?? [];
+      const body = m.takeReadings(now, now + this.every);
+      if (body) queue.push(body);
+      dropped += Math.max(0, queue.length - MAX_UNSENT);
+      this.unsent.set(m, queue.slice(-MAX_UNSENT));
+    }
+    if (dropped > 0) {
+      this.dropped += dropped;
+      this.d.onDropped?.(dropped, this.dropped);
+    }
+  }
+
+  /** What the walk of the server does for the readings: the points created, the due readings taken, and what waits posted. */
   async post(listHref: string, t: MirrorTransport, endDevicePostRate: number | undefined): Promise<void> {
     for (const m of this.mirrors) {
       if (m.href) continue;
@@ -250,27 +285,17 @@ export class MirrorPoster {
       m.href = location;
       this.postSeconds ??= await t.postRateOf(location);
     }
-    const mono = this.d.mono();
-    const every = Math.max(this.d.minPollSeconds, this.postSeconds ?? endDevicePostRate ?? DEFAULT_POST_SECONDS);
-    if (this.due === 0) this.due = mono + every * 1000;
-    if (mono < this.due) return;
-    this.due = mono + every * 1000;
-    const now = this.d.serverNow();
+    this.every = Math.max(this.d.minPollSeconds, this.postSeconds ?? endDevicePostRate ?? DEFAULT_POST_SECONDS);
+    if (this.due === 0) this.due = this.d.mono() + this.every * 1000;
+    this.collect();
     for (const m of this.mirrors) {
       const queue = this.unsent.get(m) ?? [];
-      const body = m.takeReadings(now, now + every);
-      if (body) queue.push(body);
-      this.unsent.set(m, queue.slice(-MAX_UNSENT));
-    }
-    for (const m of this.mirrors) {
-      const queue = this.unsent.get(m)!;
       while (queue.length > 0) {
         const res = await t.send('POST', m.href!, queue[0]!);
         if (res.status === 404) {
-          // the server forgot the point: made again at the next walk, the readings kept for it
+          // the server forgot the point: made again at the next walk, its readings kept for the new one
           m.href = null;
-          this.due = mono;
-          return;
+          break;
         }
         if (res.status >= 500)
           throw new GridOpError('GRIDOP_HTTP_STATUS', `POST ${m.href} (readings): HTTP ${res.status}`);

@@ -12,9 +12,19 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoredEnergyState } from './energy-state.js';
 
+/**
+ * The folder of the kept-counts files: /dev/shm, else the temporary folder. SITEGW_ENERGY_KEEP_DIR
+ * puts them elsewhere: the test suite points it at a folder of its run, removed at its end
+ * (test/support/energy-keep-dir.ts), since a clean stop leaves the file on purpose and a test's
+ * data folder is gone before anything could remove it: thousands were left in /dev/shm.
+ */
+export function energyKeepDir(): string {
+  return process.env.SITEGW_ENERGY_KEEP_DIR || (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
+}
+
 /** The kept-counts file of a data directory: one per directory, so tests and sites never share one. */
 export function energyKeepFile(dataDir: string): string {
-  const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  const base = energyKeepDir();
   const id = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
   return join(base, `sitegw-${id}-energy.json`);
 }

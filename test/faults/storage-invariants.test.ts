@@ -13,16 +13,18 @@ if (SKIP) console.warn(`SKIPPED: the storage invariant harness needs a tmpfs of 
 const SEED = Number(process.env.SEED ?? 4101);
 
 describe.skipIf(SKIP !== null)('storage invariants under random card faults', () => {
-  it(`seed ${SEED}: serves after every start, every client signs in, no undamaged bucket lost, no lifetime lower`, async () => {
+  it(`seed ${SEED}: serves after every start, every client signs in, no undamaged bucket lost, no lifetime lower; an emptied folder starts fresh and says so`, async () => {
     const r = await runStorageHarness({
       seed: SEED,
-      lives: 7,
-      order: ['none', 'damage', 'readonly', 'full', 'wal', 'damage', 'none'],
+      lives: 8,
+      order: ['none', 'damage', 'readonly', 'emptied', 'full', 'wal', 'damage', 'none'],
     });
     console.log(summary(r));
     if (r.problems.length > 0) console.log(`SEED=${SEED} replays this run:\n${r.log.join('\n')}`);
     expect(r.problems).toEqual([]);
-    expect(r.checks.starts).toBe(7);
-    expect(r.checks.signIns).toBe(7);
-  }, 240_000);
+    expect(r.checks.starts).toBe(8);
+    expect(r.checks.signIns).toBe(8);
+    // the emptied life: the old client refused by name
+    expect(r.checks.refused).toBe(1);
+  }, 270_000);
 });

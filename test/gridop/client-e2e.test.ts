@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GridOperatorConfig } from '../../src/config/types.js';
 import { ScaledClock } from '../../src/core/clock.js';
@@ -23,7 +23,7 @@ import { loadSaved } from '../../src/gridop/saved.js';
 import { CSIPAUS_NS, child, textOf } from '../../src/gridop/xml.js';
 import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
 import { waitFor } from '../support/demo.js';
-import { type SepServer, startSepServer } from '../support/sep-server.js';
+import { type MirrorState, type SepServer, startSepServer } from '../support/sep-server.js';
 import { HAVE_XMLLINT } from '../support/xmllint.js';
 
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -53,6 +53,7 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       report?: () => DerReport;
       mirror?: () => Partial<Record<MirrorPoint, MirrorValues>>;
       stateFile?: string;
+      log?: Logger;
     } = {},
   ) {
     server = await startSepServer({
@@ -76,7 +77,7 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     client = new GridOperatorClient({
       config,
       clock: new ScaledClock(1),
-      log: process.env.GRIDOP_DEBUG ? (await import('pino')).pino({ level: 'debug' }) : silentLogger(),
+      log: opts.log ?? (process.env.GRIDOP_DEBUG ? (await import('pino')).pino({ level: 'debug' }) : silentLogger()),
       minPollSeconds: 1,
       ...(opts.report ? { report: opts.report } : {}),
       ...(opts.mirror ? { mirror: opts.mirror, sampleSeconds: 0.1 } : {}),
@@ -421,6 +422,94 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     expect(readingOf(der, 'powerL1W', 'Avg')).toMatchObject({ type: { flowDirection: 19, phase: 128 } });
     expect(readingOf(der, 'powerW', 'Avg').values[0]!.value).toBe(2500);
     expect(readingOf(der, 'voltageL1V', 'Avg').values).toEqual([]);
+    expect(server.invalid).toEqual([]);
+  });
+
+  /** the site imports one more watt at every sample: an interval's minimum is the one after the last interval's maximum unless samples were lost */
+  const counting = () => {
+    let n = 0;
+    return () => {
+      n++;
+      return { site: { powerW: n }, der: { powerW: 2500 } };
+    };
+  };
+  const siteReadings = (point: MirrorState | undefined, lfdi: string) => {
+    const of = (stat: string) => {
+      const mRID = clientMrid(lfdi, `mup/site/powerW/${stat}`, 62345);
+      return point?.readings.filter((r) => r.mRID === mRID) ?? [];
+    };
+    const min = of('Min');
+    const max = of('Max');
+    return min.map((r, i) => ({ min: r.value, max: max[i]!.value, start: r.start }));
+  };
+
+  it('keeps the readings of each interval while the server is gone, at most 12, and posts them in order when it is back, the oldest dropped and said so', {
+    timeout: 120_000,
+  }, async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (l: string) => lines.push(l) });
+    const { server, client } = await start({ mirror: counting(), log });
+    server.programs = [{ mRID: 'AA', primacy: 1, controls: [] }];
+    server.mirrorPostRate = 1;
+    client.start();
+    const { lfdi } = client.identity;
+    await waitFor(
+      'readings posted to the site point',
+      () => siteReadings(server.mirrors.get('/mup/1'), lfdi).length >= 2,
+    );
+    await server.down();
+    await waitFor('the server seen gone', () => client.status().reachable === false, 30_000);
+    const before = siteReadings(server.mirrors.get('/mup/1'), lfdi).length;
+    // a second a reading: 12 wait, then the oldest go
+    await waitFor('readings dropped', () => client.status().readingsDropped >= 4, 60_000);
+    expect(client.status().readingsUnsent).toBe(12);
+    const said = lines.map((l) => JSON.parse(l)).filter((l) => /oldest dropped/.test(l.msg));
+    expect(said.length).toBeGreaterThan(0);
+    expect(said.at(-1)!.droppedTotal).toBe(client.status().readingsDropped);
+    await server.up();
+    await waitFor(
+      'the waiting readings posted',
+      () => siteReadings(server.mirrors.get('/mup/1'), lfdi).length >= before + 13,
+      30_000,
+    );
+    await waitFor('none waiting', () => client.status().readingsUnsent === 0);
+    const all = siteReadings(server.mirrors.get('/mup/1'), lfdi);
+    // the point was not forgotten: no second one made
+    expect(server.mirrors.size).toBe(2);
+    // where the oldest were dropped, samples are missing between two readings ...
+    expect(all[before]!.min, JSON.stringify(all.slice(before - 1, before + 1))).toBeGreaterThan(
+      all[before - 1]!.max + 1,
+    );
+    // ... and everywhere else each reading's interval follows the one before it: in order, none lost
+    for (let i = 1; i < all.length; i++)
+      if (i !== before) expect(all[i]!.min, `reading ${i} of ${all.length}`).toBe(all[i - 1]!.max + 1);
+    expect(server.invalid).toEqual([]);
+  });
+
+  it('makes a MirrorUsagePoint again when the server forgot it (404), and posts the readings it refused to the new one', async () => {
+    const { server, client } = await start({ mirror: counting() });
+    server.programs = [{ mRID: 'AA', primacy: 1, controls: [] }];
+    server.mirrorPostRate = 1;
+    client.start();
+    const { lfdi } = client.identity;
+    await waitFor(
+      'readings posted to the site point',
+      () => siteReadings(server.mirrors.get('/mup/1'), lfdi).length >= 2,
+    );
+    const forgotten = server.mirrors.get('/mup/1')!;
+    server.mirrors.delete('/mup/1');
+    const made = await waitFor(
+      'the site point made again',
+      () => [...server.mirrors].find(([, m]) => m.mRID === forgotten.mRID)?.[0],
+    );
+    expect(made).not.toBe('/mup/1');
+    await waitFor('readings on the new point', () => siteReadings(server.mirrors.get(made), lfdi).length >= 2);
+    const old = siteReadings(forgotten, lfdi);
+    const now = siteReadings(server.mirrors.get(made), lfdi);
+    // the reading the server answered 404 for is the new point's first: no interval lost between the two
+    expect(now[0]!.min).toBe(old.at(-1)!.max + 1);
+    for (let i = 1; i < now.length; i++) expect(now[i]!.min).toBe(now[i - 1]!.max + 1);
+    await waitFor('none waiting', () => client.status().readingsUnsent === 0);
     expect(server.invalid).toEqual([]);
   });
 

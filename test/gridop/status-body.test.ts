@@ -13,6 +13,8 @@ const status = (over: Partial<GridOperatorStatus> = {}): GridOperatorStatus => (
   limits: null,
   invalidBodies: 0,
   responsesPending: 0,
+  readingsUnsent: 0,
+  readingsDropped: 0,
   ...over,
 });
 

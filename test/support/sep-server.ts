@@ -83,6 +83,10 @@ export interface SepServer {
   mirrorPostRate: number | undefined;
   /** answers a GET of this path with this status and raw body instead of the resource (a faulty server) */
   faults: Map<string, { status: number; body: string }>;
+  /** stops answering (connections refused), keeping everything it holds, as a server gone for a while */
+  down(): Promise<void>;
+  /** answers again on the same port */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -128,7 +132,7 @@ function controlBase(l: Limits): XmlNode {
 const NS = { xmlns: SEP_NS, 'xmlns:csipaus': CSIPAUS_NS };
 
 export async function startSepServer(opts: SepServerOptions): Promise<SepServer> {
-  const state: Omit<SepServer, 'url' | 'close'> = {
+  const state: Omit<SepServer, 'url' | 'close' | 'down' | 'up'> = {
     programs: [],
     endDevices: new Map(),
     responses: [],
@@ -143,6 +147,8 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
     mirrors: new Map(),
     mirrorPostRate: undefined,
   };
+  // hrefs are never used twice: a point forgotten and made again gets a new one
+  let mupCount = 0;
   const edevId = (lfdi: string) => [...state.endDevices.keys()].indexOf(lfdi) + 1;
   const lfdiOfId = (id: number) => [...state.endDevices.keys()][id - 1];
 
@@ -368,7 +374,7 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
             const mRID = textOf(el, 'mRID')!;
             let href = [...state.mirrors].find(([, m]) => m.mRID === mRID)?.[0];
             if (!href) {
-              href = `/mup/${state.mirrors.size + 1}`;
+              href = `/mup/${++mupCount}`;
               state.mirrors.set(href, {
                 lfdi,
                 mRID,
@@ -384,6 +390,8 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
             return reply(201, undefined, { Location: href });
           }
           const mirror = req.method === 'POST' ? state.mirrors.get(url.pathname) : undefined;
+          // a point it does not hold (never made, or forgotten): not found, as HTTP says of any resource
+          if (req.method === 'POST' && !mirror && /^\/mup\/\d+$/.test(url.pathname)) return reply(404);
           if (mirror) {
             if (mirror.lfdi !== lfdi) return reply(403);
             const readings =
@@ -427,12 +435,16 @@ export async function startSepServer(opts: SepServerOptions): Promise<SepServer>
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+    });
   return Object.assign(state, {
     url: `https://localhost:${port}/dcap`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
+    down: close,
+    up: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
+    close,
   });
 }

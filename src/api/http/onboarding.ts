@@ -29,11 +29,17 @@ export interface OnboardingOptions {
   https?: { cert: string; key: string };
   /** called once the answer to an accepted site is sent: `sitegw run` starts the gateway on it */
   done: (config: SiteConfig) => void;
+  /**
+   * ms on a clock that never steps, for the lock (core/clock.ts mono()): on the wall clock an NTP
+   * step back locked the page for as long as the step, one forward ended the lock early. Tests
+   * hand in their own.
+   */
+  mono?: () => number;
 }
 
-/** wrong codes in a row before the page refuses every code for a minute */
-const WRONG_CODES = 10;
-const LOCK_MS = 60_000;
+/** wrong codes in a row that lock the page: every code, the right one too, is refused for LOCK_MS */
+export const WRONG_CODES = 10;
+export const LOCK_MS = 60_000;
 
 const slug = (name: string) =>
   name
@@ -48,23 +54,36 @@ const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(
 
 export async function buildOnboarding(o: OnboardingOptions): Promise<FastifyInstance> {
   const app = Fastify({ bodyLimit: 256 * 1024, ...(o.https ? { https: o.https } : {}) });
+  const mono = o.mono ?? (() => performance.now());
   let wrong = 0;
-  let lockedUntil = 0;
+  let lockedUntil = Number.NEGATIVE_INFINITY;
   let accepted = false;
+
+  const locked = () => ({
+    status: 429,
+    retryAfter: Math.max(1, Math.ceil((lockedUntil - mono()) / 1000)),
+    body: errorBody(
+      429,
+      'SETUP_CODE_LOCKED',
+      `${WRONG_CODES} wrong setup codes in a row: every code is refused for a minute, then the one in ${o.codeFile} works again`,
+    ),
+  });
 
   /** null when the code is right, else the answer sent */
   const refusedCode = (code: unknown) => {
-    if (Date.now() < lockedUntil)
-      return { status: 429, body: errorBody(429, 'SETUP_CODE_LOCKED', 'too many wrong setup codes: wait a minute') };
+    // while locked the code is not even compared: a guess that happens to be right wins nothing
+    if (mono() < lockedUntil) return locked();
     if (sameCode(code, o.code)) {
       wrong = 0;
       return null;
     }
     if (++wrong >= WRONG_CODES) {
       wrong = 0;
-      lockedUntil = Date.now() + LOCK_MS;
+      lockedUntil = mono() + LOCK_MS;
+      return locked();
     }
     return {
+      retryAfter: undefined,
       status: 403,
       body: errorBody(
         403,
@@ -72,6 +91,14 @@ export async function buildOnboarding(o: OnboardingOptions): Promise<FastifyInst
         `the setup code is not the one in ${o.codeFile} (sudo cat it on the gateway)`,
       ),
     };
+  };
+
+  const refuse = (
+    reply: import('fastify').FastifyReply,
+    r: { status: number; retryAfter: number | undefined; body: unknown },
+  ) => {
+    if (r.retryAfter !== undefined) reply.header('Retry-After', String(r.retryAfter));
+    return reply.code(r.status).send(r.body);
   };
 
   app.setErrorHandler((e, _req, reply) => {
@@ -99,7 +126,7 @@ export async function buildOnboarding(o: OnboardingOptions): Promise<FastifyInst
   app.post('/onboarding/scan', async (req, reply) => {
     const b = obj(req.body);
     const refused = refusedCode(b.code);
-    if (refused) return reply.code(refused.status).send(refused.body);
+    if (refused) return refuse(reply, refused);
     const rtu = b.rtu === undefined ? undefined : obj(b.rtu);
     if ((typeof b.target !== 'string' && !rtu) || typeof b.units !== 'string')
       return reply
@@ -124,7 +151,7 @@ export async function buildOnboarding(o: OnboardingOptions): Promise<FastifyInst
   app.post('/onboarding/site', async (req, reply) => {
     const b = obj(req.body);
     const refused = refusedCode(b.code);
-    if (refused) return reply.code(refused.status).send(refused.body);
+    if (refused) return refuse(reply, refused);
     if (accepted)
       return reply
         .code(409)
