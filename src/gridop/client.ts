@@ -51,7 +51,7 @@ import {
   type ResponseDue,
   responsesDue,
 } from './schedule.js';
-import { clockOffsetProblem } from './status-body.js';
+import { clockOffsetProblem, readingsDroppedProblem } from './status-body.js';
 import { type Validation, validateXml } from './validate.js';
 import { CSIPAUS_NS, textOf } from './xml.js';
 
@@ -296,6 +296,8 @@ export class GridOperatorClient implements Feature {
     }
     const clock = clockOffsetProblem(this.offsetSeconds);
     if (clock) problems.push(clock);
+    const dropped = readingsDroppedProblem(this.mirrors?.droppedInOutage ?? 0);
+    if (dropped) problems.push(dropped);
     return {
       problems,
       connection: { connected: this.reachable, outboxDepth: this.pending.length, lastError: this.lastError },

@@ -189,7 +189,7 @@ export class Mirror {
 /** how often the points are sampled, s: the post interval's average, maximum and minimum come from these */
 export const SAMPLE_SECONDS = 5;
 /** the readings of this many intervals wait for a server that is gone (an hour at 300 s), oldest dropped first */
-const MAX_UNSENT = 12;
+export const MAX_UNSENT = 12;
 /** the post interval when neither the MirrorUsagePoint nor the EndDevice names one */
 const DEFAULT_POST_SECONDS = 300;
 
@@ -218,6 +218,8 @@ export class MirrorPoster {
   private every = DEFAULT_POST_SECONDS;
   /** readings lists (one per point and interval) dropped since the start: the server was gone longer than MAX_UNSENT intervals */
   dropped = 0;
+  /** of those, dropped since the server last took every reading waiting: the outage that is losing data now (health says so) */
+  droppedInOutage = 0;
 
   constructor(
     private readonly d: {
@@ -267,6 +269,7 @@ export class MirrorPoster {
     }
     if (dropped > 0) {
       this.dropped += dropped;
+      this.droppedInOutage += dropped;
       this.d.onDropped?.(dropped, this.dropped);
     }
   }
@@ -303,5 +306,6 @@ export class MirrorPoster {
         queue.shift();
       }
     }
+    if (this.unsentCount === 0) this.droppedInOutage = 0;
   }
 }

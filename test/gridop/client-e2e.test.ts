@@ -20,6 +20,7 @@ import { clientMrid, type MirrorPoint, type MirrorValues } from '../../src/grido
 import type { DerReport } from '../../src/gridop/report.js';
 import { RESPONSE_STATUS } from '../../src/gridop/resources.js';
 import { loadSaved } from '../../src/gridop/saved.js';
+import { gridOperatorBody } from '../../src/gridop/status-body.js';
 import { CSIPAUS_NS, child, textOf } from '../../src/gridop/xml.js';
 import { type CsipPki, HAVE_OPENSSL, makeCsipPki } from '../support/csip-pki.js';
 import { waitFor } from '../support/demo.js';
@@ -466,6 +467,12 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     const said = lines.map((l) => JSON.parse(l)).filter((l) => /oldest dropped/.test(l.msg));
     expect(said.length).toBeGreaterThan(0);
     expect(said.at(-1)!.droppedTotal).toBe(client.status().readingsDropped);
+    // what the status page, /status.json and the uplink show, and health: this outage is losing data
+    const lost = client.status().readingsDropped;
+    expect(gridOperatorBody(client.status())).toMatchObject({ readingsUnsent: 12, readingsDropped: lost });
+    expect(client.health().problems).toContainEqual(
+      expect.stringMatching(/^\d+ meter readings for the grid operator dropped: its server has been gone longer/),
+    );
     await server.up();
     await waitFor(
       'the waiting readings posted',
@@ -473,6 +480,11 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       30_000,
     );
     await waitFor('none waiting', () => client.status().readingsUnsent === 0);
+    // the outage is over: health is clear again, the count of what was lost stays
+    await waitFor('health clear', () => client.health().problems!.length === 0);
+    expect(client.status().reachable).toBe(true);
+    expect(gridOperatorBody(client.status())).toMatchObject({ readingsUnsent: 0 });
+    expect(client.status().readingsDropped).toBeGreaterThanOrEqual(lost);
     const all = siteReadings(server.mirrors.get('/mup/1'), lfdi);
     // the point was not forgotten: no second one made
     expect(server.mirrors.size).toBe(2);

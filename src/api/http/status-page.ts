@@ -180,7 +180,15 @@ export function gridOperatorSection(v: StatusView): string {
     g.clockOffsetSeconds === null
       ? ''
       : `<p class="muted">The server's clock is ${g.clockOffsetSeconds} s from ours.</p>`;
-  return `${server}${inForce}${offset}`;
+  // a dropped reading is a gap in the utility's metering data: it stays on the page until a restart
+  const waiting = g.readingsUnsent > 0 ? `${g.readingsUnsent} intervals of meter readings wait for the server` : '';
+  const readings =
+    g.readingsDropped > 0
+      ? `<p><span class="badge degraded">readings lost</span> ${g.readingsDropped} meter readings dropped since the start: the server was gone longer than the intervals sitegw keeps, so the utility lacks that metering data${waiting ? ` · ${waiting}` : ''}</p>`
+      : waiting
+        ? `<p class="muted">${waiting}.</p>`
+        : '';
+  return `${server}${inForce}${offset}${readings}`;
 }
 
 /** Each Modbus proxy port (docs/modbus-proxy.md): its target, clients and what it answered. */
