@@ -129,13 +129,20 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)("the grid operator's limits held
     );
     const until = new Date(end * 1000).toISOString().replace('.000Z', 'Z');
     const inForce = { kind: 'control', id: 'C1', until };
+    // the meter readings for the operator: none lost (since 2.6.0 of the contract)
+    const readings = { readingsUnsent: expect.any(Number), readingsDropped: 0 };
     const page = await statusPage(r);
-    expect(page.json.gridOperator).toMatchObject({ reachable: true, control: inForce, values: { exportW: 0 } });
+    expect(page.json.gridOperator).toMatchObject({
+      reachable: true,
+      control: inForce,
+      values: { exportW: 0 },
+      ...readings,
+    });
     expect(page.html).toContain('<h2>Grid operator</h2>');
     expect(page.html).toMatch(/reachable<\/span>/);
     expect(page.html).toContain('<code>C1</code>: export ≤ 0 W');
     const up = await uplinkStatus(statuses, (b) => b.gridOperator?.control?.id === 'C1');
-    expect(up.gridOperator).toMatchObject({ reachable: true, control: inForce, values: { exportW: 0 } });
+    expect(up.gridOperator).toMatchObject({ reachable: true, control: inForce, values: { exportW: 0 }, ...readings });
 
     // the server is told of the site's DER from what the gateway reads: the inverter's rating
     // (read from its 704 model), the batteries' capacity and state of charge, and while the
