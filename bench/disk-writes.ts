@@ -21,7 +21,11 @@
  * Baseline, same run: the same bucket rows inserted by a bare better-sqlite3 loop into a WAL
  * database with the same table, one transaction per 15-minute period.
  *
- *   node --import tsx bench/disk-writes.ts [--days N (default 3: the last day is a settled one)] [--devices N]
+ * The same site is run a second time with the uplink connected (its outbox written at each close
+ * and emptied as PUBACKs come), unless `--no-outbox`; the limits' and the grid operator's writes,
+ * which happen on a change and never at a close, are measured as one write each.
+ *
+ *   node --import tsx bench/disk-writes.ts [--days N (default 3: the last day is a settled one)] [--devices N] [--no-outbox]
  */
 import fs, { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
@@ -33,23 +37,28 @@ import { ManualClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/log.js';
 import { demoSiteConfig } from '../src/demo/default-site.js';
 import { prefillHistory } from '../src/demo/prefill.js';
+import { type SavedState, saveState } from '../src/gridop/saved.js';
 import { Daemon } from '../src/main.js';
 import { parseConfig } from '../src/profiles/site-config.js';
 import { defaultSimConfig } from '../src/sim/config.js';
 import { SimSite } from '../src/sim/site.js';
 import { sqliteDriver } from '../src/store/driver.js';
+import { replaceLimitSchedule } from '../src/store/limits.js';
+import { readAfter, remove } from '../src/store/outbox.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();
 
 const DAY_MS = 86_400_000;
-const { values } = parseArgs({ options: { days: { type: 'string', default: '3' }, devices: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { days: { type: 'string', default: '3' }, devices: { type: 'string' }, 'no-outbox': { type: 'boolean' } },
+});
 const days = Number(values.days);
 const devices = values.devices === undefined ? undefined : Number(values.devices);
 const PER_HOST = 18;
 
 /** N devices as bench/scale.ts lays them out, every host's units read from the one simulator. */
-function largeSiteConfig(n: number, dataDir: string): SiteConfig {
+function largeSiteConfig(n: number, dataDir: string, uplinkUrl: string | undefined): SiteConfig {
   const hosts = Math.ceil(n / PER_HOST);
   const lines: string[] = [];
   for (let h = 0; h < hosts; h++) {
@@ -71,7 +80,7 @@ site: { id: disk, name: Disk bench, timezone: Europe/Berlin, currency: EUR, loca
 http: { host: 127.0.0.1, port: 0 }
 dataDir: ${JSON.stringify(dataDir)}
 poll: { intervalSeconds: 10 }
-devices:
+${uplinkUrl === undefined ? '' : `uplink: { url: ${JSON.stringify(uplinkUrl)} }\n`}devices:
 ${lines.join('\n')}
 `,
     'disk bench site.yaml',
@@ -116,7 +125,16 @@ const size = (f: string) => {
 
 const mb = (b: number) => (b / 1e6).toFixed(2);
 
-async function gateway(dataDir: string) {
+/**
+ * `outbox`: the site has an uplink, and it is connected as far as the disk can tell: every close
+ * writes its telemetry (and any other message) into the outbox in its own transaction, and once
+ * that commits every row in the outbox is deleted through store/outbox.ts remove(), the call the
+ * uplink's drainer makes for the rows a broker acknowledged (src/uplink/drain.ts flush(), within
+ * 50 ms of the PUBACKs). No broker runs: the daemon's own link finds none at the configured
+ * address and its drain stays paused through the pre-fill anyway (main.ts whileFilling), so the
+ * acknowledgement is made here, in process, at once after each close.
+ */
+async function gateway(dataDir: string, outbox: boolean) {
   dataDirOf = dataDir;
   const sim = defaultSimConfig();
   // unit ids 2..17 behind each inverter in a large site
@@ -128,13 +146,15 @@ async function gateway(dataDir: string) {
   const site = new SimSite(sim, from);
   // live polling after the day is not measured: the devices' ports are dead on purpose
   const ep = { host: '127.0.0.1', port: 9 };
+  // nothing listens there: the link retries in the background and the bench acknowledges itself
+  const uplinkUrl = outbox ? 'mqtt://127.0.0.1:9' : undefined;
   const config =
     devices === undefined
       ? demoSiteConfig(
           { inverter: ep, meter: ep },
-          { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 7 },
+          { httpHost: '127.0.0.1', httpPort: 0, dataDir, pollSeconds: 10, batteryBlocks: 7, uplinkUrl },
         )
-      : largeSiteConfig(devices, dataDir);
+      : largeSiteConfig(devices, dataDir, uplinkUrl);
   const want = devices ?? 10;
   if (config.devices.length !== want) throw new Error(`expected ${want} devices, got ${config.devices.length}`);
   let before = io();
@@ -145,6 +165,8 @@ async function gateway(dataDir: string) {
   // from the second day's first reading: the days after the first, whose checkpoints and folds
   // fall on any of them (the last day alone holds one checkpoint more or less)
   let secondDay: ReturnType<typeof io> | undefined;
+  let acked = 0;
+  let outboxPeak = 0;
   const daemon = await Daemon.start({
     config,
     clock: new ManualClock(end + 15_000),
@@ -160,10 +182,24 @@ async function gateway(dataDir: string) {
         viewed = r.ts;
         ctx.ops.streamsNow();
       });
+      // after the close's commit: the connected uplink's PUBACKs, as its drainer deletes them
+      const offAck = outbox
+        ? ctx.bus.on('bucketsClosed', () => {
+            const rows = readAfter(ctx.db, 0, 100_000);
+            if (rows.length === 0) return;
+            for (const r of rows) outboxPeak = Math.max(outboxPeak, Buffer.byteLength(r.body));
+            remove(
+              ctx.db,
+              rows.map((r) => r.seq),
+            );
+            acked += rows.length;
+          })
+        : () => undefined;
       before = io();
       await prefillHistory(ctx, site, from);
       after = io();
       off();
+      offAck();
     },
   });
   const dbFile = join(dataDir, 'sitegw.db');
@@ -179,6 +215,8 @@ async function gateway(dataDir: string) {
     dbBytes,
     dbFile,
     devices: config.devices.length,
+    acked,
+    outboxPeak,
   };
 }
 
@@ -214,11 +252,84 @@ function baseline(fromDb: string, dir: string): { wchar: number; rows: number } 
   return { wchar, rows: rows.length };
 }
 
+/**
+ * What the limits and the grid operator write: neither writes at a close. A limit schedule is
+ * replaced whole when a partner, the customer or the cloud sends one (src/store/limits.ts), and the
+ * grid operator's programs go to a file beside the database when what its server says changes
+ * (src/gridop/saved.ts); so each is measured as one write on the settled database of the run: a
+ * day-ahead schedule of 96 quarter-hour slots, and a program of 96 quarter-hour controls.
+ */
+function occasional(dbFile: string, dataDir: string): { limitsWrite: number; gridopWrite: number } {
+  const db = new BetterSqlite3(dbFile);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const day = Date.UTC(2026, 5, 22);
+  const q = 900_000;
+  const before = io().wchar;
+  replaceLimitSchedule(db, {
+    scheduleId: '4f0c1c9e-8d0e-4d8e-9a51-1f2a3b4c5d6e',
+    source: 'partner:bench',
+    createdMs: day,
+    slots: Array.from({ length: 96 }, (_, i) => ({
+      startMs: day + i * q,
+      endMs: day + (i + 1) * q,
+      exportW: 4000 + (i % 7) * 100,
+      importW: null,
+      generationW: null,
+    })),
+  });
+  const limitsWrite = io().wchar - before;
+  db.close();
+  const base = { unsupported: [] as string[] };
+  const at = day / 1000;
+  const state: SavedState = {
+    version: 1,
+    savedAt: day,
+    discoveryUrl: 'https://gridop.example/dcap',
+    lfdi: '3e4f45ab31edfe5b67e343e5e4562e31984e23e5',
+    offsetSeconds: 0,
+    programs: [
+      {
+        mRID: 'A1000000000000000000000000000001',
+        primacy: 1,
+        controls: Array.from({ length: 96 }, (_, i) => ({
+          href: `/derp/0/derc/${i}`,
+          mRID: `B${String(i).padStart(31, '0')}`,
+          description: 'export limit',
+          creationTime: at,
+          currentStatus: 0,
+          statusTime: at,
+          start: at + i * 900,
+          duration: 900,
+          responseRequired: 3,
+          base: { ...base, exportW: 4000 + (i % 7) * 100 },
+        })),
+        defaultControl: {
+          href: '/derp/0/dderc',
+          mRID: 'C1000000000000000000000000000001',
+          base: { ...base, exportW: 5000 },
+        },
+      },
+    ],
+    randomization: [],
+    phases: Array.from(
+      { length: 96 },
+      (_, i) => [`B${String(i).padStart(31, '0')}`, 'received'] as [string, 'received'],
+    ),
+  };
+  const before2 = io().wchar;
+  saveState(join(dataDir, 'gridop-state.json'), state);
+  return { limitsWrite, gridopWrite: io().wchar - before2 };
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-disk-bench-'));
 try {
-  const g = await gateway(join(dir, 'gw'));
+  const g = await gateway(join(dir, 'gw'), false);
   const b = baseline(g.dbFile, dir);
+  const u = values['no-outbox'] ? undefined : await gateway(join(dir, 'gw-outbox'), true);
+  const occ = occasional(g.dbFile, join(dir, 'gw'));
   const perDay = (x: number) => x / days;
+  const kb = (x: number) => (x / 1e3).toFixed(1);
   console.log(
     `${devices === undefined ? 'ten-device site' : `${g.devices}-device site (bench/scale.ts layout)`}, ${days} simulated day(s), poll 10 s, ${b.rows} buckets (${Math.round(b.rows / days / 96)} streams x 96 a day)`,
   );
@@ -228,32 +339,60 @@ try {
   console.log(
     `| baseline: bare better-sqlite3 inserts of the same rows, one transaction per 15 min | ${mb(perDay(b.wchar))} | 1.00x |`,
   );
-  console.log(
-    `| gateway: database + WAL (write syscalls to the data directory) | ${mb(perDay(g.wchar))} | ${(g.wchar / b.wchar).toFixed(2)}x |`,
-  );
-  console.log(
-    `| gateway: pages dirtied (write_bytes, merged by the page cache) | ${mb(perDay(g.writeBytes))} | ${(g.writeBytes / b.wchar).toFixed(2)}x |`,
-  );
+  const rows = (x: Awaited<ReturnType<typeof gateway>>, what: string) => {
+    console.log(
+      `| ${what}: database + WAL (write syscalls to the data directory) | ${mb(perDay(x.wchar))} | ${(x.wchar / b.wchar).toFixed(2)}x |`,
+    );
+    console.log(
+      `| ${what}: pages dirtied (write_bytes, merged by the page cache) | ${mb(perDay(x.writeBytes))} | ${(x.writeBytes / b.wchar).toFixed(2)}x |`,
+    );
+    if (x.settled !== undefined)
+      console.log(
+        `| ${what}: a settled day, the average of days 2 to ${days} (write syscalls) | ${mb(x.settled)} | ${(x.settled / perDay(b.wchar)).toFixed(2)}x |`,
+      );
+    if (x.lastDay !== undefined)
+      console.log(`| ${what}: the last of the ${days} days alone (write syscalls) | ${mb(x.lastDay)} | |`);
+  };
+  rows(g, 'gateway without an uplink');
+  if (u) {
+    rows(u, 'gateway with the uplink connected (outbox: insert at the close, delete on PUBACK)');
+    const share = (x: number | undefined, y: number | undefined) =>
+      x === undefined || y === undefined ? '' : ` (a settled day: ${mb(x - y)})`;
+    console.log(
+      `| the outbox's share: with minus without${share(u.settled, g.settled)}; ${u.acked} messages acknowledged, the largest ${kb(u.outboxPeak)} kB | ${mb(perDay(u.wchar - g.wchar))} | |`,
+    );
+  }
   console.log(
     `| not counted above: the energy keeps' write() calls into /dev/shm (memory, not the card) | ${mb(perDay(g.outside))} | |`,
   );
-  if (g.settled !== undefined)
-    console.log(
-      `| gateway: a settled day, the average of days 2 to ${days} (write syscalls) | ${mb(g.settled)} | ${(g.settled / perDay(b.wchar)).toFixed(2)}x |`,
-    );
-  if (g.lastDay !== undefined)
-    console.log(`| gateway: the last of the ${days} days alone (write syscalls) | ${mb(g.lastDay)} | |`);
   console.log(
     `| database file after the run (all tables, schema included) | ${mb(g.dbBytes / days)} stored per day | |`,
   );
+  console.log(
+    `| limits: one limit schedule of 96 slots replaced (src/store/limits.ts; per write, none at a close) | ${mb(occ.limitsWrite)} per write (${kb(occ.limitsWrite)} kB) | |`,
+  );
+  console.log(
+    `| grid operator: its state file with 96 controls saved (src/gridop/saved.ts; per change, none at a close) | ${mb(occ.gridopWrite)} per write (${kb(occ.gridopWrite)} kB) | |`,
+  );
   console.log('');
   // a day's cost grows until every stream's buckets have leaf pages of their own: the last day says what a site pays
-  const judged = g.settled ?? g.lastDay ?? perDay(g.wchar);
+  const judged = (x: Awaited<ReturnType<typeof gateway>>) => x.settled ?? x.lastDay ?? perDay(x.wchar);
   // issue 46: 2 MB a day for the ten-device home site, 20 MB for 200 devices (0.1 MB a device)
   const target = Math.max(2e6, g.devices * 0.1e6);
-  console.log(
-    `target: <= ${mb(target)} MB/day (${g.settled !== undefined ? 'a settled day' : g.lastDay !== undefined ? 'the last day' : 'the average day; --days 3 or more for a settled one'}) -> ${judged <= target ? 'met' : 'MISSED'}`,
-  );
+  const kind =
+    g.settled !== undefined
+      ? 'a settled day'
+      : g.lastDay !== undefined
+        ? 'the last day'
+        : 'the average day; --days 3 or more for a settled one';
+  for (const [x, what] of [
+    [g, 'without an uplink'],
+    [u, 'with the uplink connected'],
+  ] as const)
+    if (x)
+      console.log(
+        `target: <= ${mb(target)} MB/day (${kind}), ${what}: ${mb(judged(x))} -> ${judged(x) <= target ? 'met' : 'MISSED'}`,
+      );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

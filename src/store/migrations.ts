@@ -457,6 +457,21 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      "energy floors: the lifetime counts a save between two closes keeps (three numbers a stream), where it rewrote every stream's whole energy state",
+    up(db) {
+      // store/energy-state.ts EnergyFloor: a start takes the larger of a stream's floor and its state
+      db.exec(`
+        CREATE TABLE energy_floor (
+          stream INTEGER PRIMARY KEY REFERENCES streams(id),
+          in_wh  REAL NOT NULL,
+          out_wh REAL NOT NULL,
+          at_ms  INTEGER
+        );
+      `);
+    },
+  },
 ];
 
 /** The schema version after which main holds no credentials (store/credentials.ts). */

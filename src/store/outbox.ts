@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Database, Statement } from 'better-sqlite3';
 import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
@@ -22,6 +23,7 @@ export interface OutboxRow extends OutboxMessage {
 
 export interface OutboxStats {
   depth: number;
+  /** the bodies as stored: a long one deflated (DEFLATE_OVER) */
   bytes: number;
   /** created_at of the oldest undelivered message, ms (daemon clock); null when empty */
   oldestAt: number | null;
@@ -33,16 +35,35 @@ export interface OutboxDrops {
   lastAt: number | null;
 }
 
-type RawRow = [number, string, string, number, number];
+/**
+ * A body longer than this is kept deflated, as a BLOB: on 4 KiB pages SQLite keeps up to about
+ * 4,000 bytes of a row in its leaf and puts the rest on overflow pages, each written at the insert
+ * and again when the freed page is taken by the next. A 200-device site's telemetry message (272
+ * entries, 117 kB of JSON) took some 29 pages at every close, 8.7 MB a day
+ * (bench/README.md "SQLite writes a day"); deflated it is a few. A home site's (3 kB) fits its
+ * leaf either way and stays text, as do older rows: a row is read by its type.
+ */
+export const DEFLATE_OVER = 3500;
+
+/** What a body is stored as. */
+const stored = (body: string): string | Buffer =>
+  body.length > DEFLATE_OVER ? deflateRawSync(Buffer.from(body, 'utf8')) : body;
+
+/** The body's text, from what a row holds (text, or a deflated BLOB). */
+export function bodyText(v: string | Buffer): string {
+  return typeof v === 'string' ? v : inflateRawSync(v).toString('utf8');
+}
+
+type RawRow = [number, string, string | Buffer, number, number];
 interface Stmts {
-  insert: Statement<[string, string, number, number], { seq: number }>;
+  insert: Statement<[string, string | Buffer, number, number], { seq: number }>;
   after: Statement<[number, number], RawRow>;
   del: Statement<[number]>;
   stats: Statement<[], [number, number | null, number | null]>;
 }
 const stmts = perConnection(
   (db): Stmts => ({
-    insert: db.prepare<[string, string, number, number], { seq: number }>(
+    insert: db.prepare<[string, string | Buffer, number, number], { seq: number }>(
       'INSERT INTO uplink_outbox (topic, body, retain, created_at) VALUES (?, ?, ?, ?) RETURNING seq',
     ),
     after: db
@@ -62,14 +83,20 @@ const stmts = perConnection(
 /** Appends messages (joining the caller's transaction when there is one); returns their seqs. */
 export function enqueue(db: Database, msgs: readonly OutboxMessage[], createdAt: number): number[] {
   const s = stmts(db).insert;
-  return writeTx(db, () => msgs.map((m) => s.get(m.topic, m.body, m.retain ? 1 : 0, createdAt)!.seq));
+  return writeTx(db, () => msgs.map((m) => s.get(m.topic, stored(m.body), m.retain ? 1 : 0, createdAt)!.seq));
 }
 
 /** The next `limit` messages after `afterSeq`, oldest first. */
 export function readAfter(db: Database, afterSeq: number, limit: number): OutboxRow[] {
   return stmts(db)
     .after.all(afterSeq, limit)
-    .map(([seq, topic, body, retain, createdAt]) => ({ seq, topic, body, retain: retain === 1, createdAt }));
+    .map(([seq, topic, body, retain, createdAt]) => ({
+      seq,
+      topic,
+      body: bodyText(body),
+      retain: retain === 1,
+      createdAt,
+    }));
 }
 
 /** Removes delivered messages, in one transaction. */

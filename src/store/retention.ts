@@ -11,6 +11,7 @@ import {
   type PartialBucket,
 } from './buckets.js';
 import { writeTx } from './db.js';
+import { bodyText } from './outbox.js';
 import { perConnection } from './per-connection.js';
 import { hasRecent, STREAM_SPAN } from './recent-buckets.js';
 
@@ -32,6 +33,7 @@ interface Stmts {
   delRecent: Statement<[number, number, number]> | null;
   setRolled: Statement<[number]>;
   pendingFrom: Statement<[string], string | null>;
+  pendingDeflated: Statement<[string], Buffer>;
 }
 const cols = ALL_COLUMNS.join(', ');
 const stmts = perConnection(
@@ -64,8 +66,14 @@ const stmts = perConnection(
       : null,
     setRolled: db.prepare<[number]>('UPDATE retention_state SET rolled_until = MAX(rolled_until, ?) WHERE id = 1'),
     // a telemetry message's `time` is its bucket's start (src/uplink/payloads.ts)
+    // a long body is a deflated BLOB (store/outbox.ts): those are read out and opened here
     pendingFrom: db
-      .prepare<[string], string | null>("SELECT MIN(json_extract(body, '$.time')) FROM uplink_outbox WHERE topic = ?")
+      .prepare<[string], string | null>(
+        "SELECT MIN(json_extract(body, '$.time')) FROM uplink_outbox WHERE topic = ? AND typeof(body) = 'text'",
+      )
+      .pluck(),
+    pendingDeflated: db
+      .prepare<[string], Buffer>("SELECT body FROM uplink_outbox WHERE topic = ? AND typeof(body) = 'blob'")
       .pluck(),
   }),
 );
@@ -148,8 +156,13 @@ export function replaceWithHours(
  * or null when none waits: retention keeps everything from there on.
  */
 export function oldestPendingUplink(db: Database, topic: string): number | null {
-  const t = stmts(db).pendingFrom.get(topic);
-  if (t === null || t === undefined) return null;
+  const s = stmts(db);
+  let t = s.pendingFrom.get(topic) ?? null;
+  for (const b of s.pendingDeflated.iterate(topic)) {
+    const time = (JSON.parse(bodyText(b)) as { time?: unknown }).time;
+    if (typeof time === 'string' && (t === null || time < t)) t = time;
+  }
+  if (t === null) return null;
   const ms = Date.parse(t);
   return Number.isFinite(ms) ? ms : null;
 }

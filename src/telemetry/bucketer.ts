@@ -13,12 +13,19 @@ import type { StreamDef } from '../core/streams.js';
 import { type BucketRow, foldBuckets, insertBucket } from '../store/buckets.js';
 import { writeTx } from '../store/db.js';
 import type { StoredEnergyState } from '../store/energy-state.js';
-import { durably, loadEnergyStates, saveEnergyState, syncToDisk } from '../store/energy-state.js';
+import {
+  durably,
+  loadEnergyFloors,
+  loadEnergyStates,
+  saveEnergyFloor,
+  saveEnergyState,
+  syncToDisk,
+} from '../store/energy-state.js';
 import { saveOpenBuckets, takeOpenBuckets } from '../store/open-buckets.js';
 import { isStorageFault } from '../store/storage-faults.js';
 import { streamKey } from '../store/streams.js';
 import { BUCKET_MS, floorToBucket } from './align.js';
-import { type CounterJudgeStats, EnergyTracker, emptyEnergyState } from './energy.js';
+import { type CounterJudgeStats, EnergyTracker, emptyEnergyState, withFloor } from './energy.js';
 import { EnergyKeeper } from './energy-keeper.js';
 import { round2 } from './round.js';
 import { restoredRun, type SavedRun } from './saved-run.js';
@@ -62,9 +69,11 @@ export interface BucketerStats {
  * asks for them: once a bucket, half-way between its closes (ENERGY_SAVE_AT_MS), since every close
  * saves them too. Live views (/metrics, Home Assistant) show the counts as last saved, so nothing
  * shown is lost to a kill or a power cut, and a shown count is at most 7.5 minutes of readings
- * old. Each save is one small durable transaction (a 4 KiB WAL page): at most 96 a day, none while
- * nobody looks (history pre-fill). Every 5 minutes (before issue 46) took 288 saves, 1.2 of the
- * 3.3 MB a ten-device site wrote a day (bench/README.md "SQLite writes a day").
+ * old. Each save is one small durable transaction: at most 96 a day, none while nobody looks
+ * (history pre-fill). Every 5 minutes (before issue 46) took 288 saves, 1.2 of the 3.3 MB a
+ * ten-device site wrote a day (bench/README.md "SQLite writes a day"). A save keeps only the counts
+ * (store/energy-state.ts EnergyFloor), not the whole state the closes save: 3 pages at 272 streams
+ * where the whole state took 9 (one at the home site's 16 either way).
  */
 export const ENERGY_SAVE_MS = BUCKET_MS;
 /** the saves' offset from the bucket boundaries, where the closes save */
@@ -234,6 +243,7 @@ export class Bucketer implements Feature {
   private setStreamDefs(defs: StreamDef[], first: boolean): void {
     const keys = writeTx(this.db, () => defs.map((d) => streamKey(this.db, d.id)));
     const stored = loadEnergyStates(this.db);
+    const floors = loadEnergyFloors(this.db);
     // streams found later (an inverter's optimisers) take theirs when they appear
     if (first) this.savedRuns = takeOpenBuckets(this.db);
     const keep = new Set(defs.map((d) => d.id));
@@ -241,7 +251,7 @@ export class Bucketer implements Feature {
     defs.forEach((def, i) => {
       const key = keys[i]!;
       // what the last life kept in memory, where it is newer than the last durable save
-      const saved = this.keeper.pick(def.id, stored.get(key));
+      const saved = withFloor(this.keeper.pick(def.id, stored.get(key)), floors.get(key));
       if (first && saved?.closedUntil != null) this.closedUntil = Math.max(this.closedUntil, saved.closedUntil);
       const has = (c: string) => (def.channels as string[]).includes(c);
       const hasIn = has('energy_Wh_increment');
@@ -386,7 +396,6 @@ export class Bucketer implements Feature {
       return now.energyIn !== run.saved.energyIn || now.energyOut !== run.saved.energyOut;
     });
     if (changed.length > 0) {
-      const closedUntil = Number.isFinite(this.closedUntil) ? this.closedUntil : null;
       const columns = changed.map(energyColumns);
       const show = () => {
         changed.forEach((run, i) => {
@@ -402,8 +411,12 @@ export class Bucketer implements Feature {
       // kept in memory first: what is shown must outlive a save the card takes back
       this.keeper.keepNow(this.newestTs, this.keptStates);
       try {
+        // the counts alone (store/energy-state.ts EnergyFloor): the close after saves the whole state
         writeTx(this.db, () => {
-          for (const run of changed) saveEnergyState(this.db, run.key, { ...run.tracker!.state(), closedUntil });
+          for (const run of changed) {
+            const s = run.tracker!.state();
+            saveEnergyFloor(this.db, run.key, { inWh: s.inWh, outWh: s.outWh, atMs: s.integratedUntil });
+          }
         });
       } catch {
         failed();

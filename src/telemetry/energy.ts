@@ -1,5 +1,5 @@
 import type { CounterScale, DeviceCounters } from '../core/channels.js';
-import type { EnergyState } from '../store/energy-state.js';
+import type { EnergyFloor, EnergyState, StoredEnergyState } from '../store/energy-state.js';
 import { CounterJudge, type CounterJudgeStats } from './counter-judge.js';
 
 export type { EnergyState } from '../store/energy-state.js';
@@ -29,6 +29,31 @@ export function emptyEnergyState(): EnergyState {
     budgetIn: 0,
     budgetOut: 0,
     peakW: 0,
+  };
+}
+
+/**
+ * A stream's state as a start continues it: `s` (its last full save, or the kept state in memory)
+ * raised to `f`, what a later save between closes kept of it. The counts take the larger; the
+ * integration front moves to the floor's, so the power held at the last full save is not
+ * integrated a second time over what the floor already counts. The device counters' last values
+ * stay the older ones: the next reading is judged against them (the counter's lifetime = offset +
+ * raw never lowers a count, counter-judge.ts accept()).
+ */
+export function withFloor(s: StoredEnergyState | undefined, f: EnergyFloor | undefined): StoredEnergyState | undefined {
+  if (!f) return s;
+  const base = s ?? { ...emptyEnergyState(), closedUntil: null };
+  if (
+    f.inWh <= base.inWh &&
+    f.outWh <= base.outWh &&
+    (f.atMs === null || (base.integratedUntil ?? -Infinity) >= f.atMs)
+  )
+    return base;
+  return {
+    ...base,
+    inWh: Math.max(base.inWh, f.inWh),
+    outWh: Math.max(base.outWh, f.outWh),
+    integratedUntil: f.atMs === null ? base.integratedUntil : Math.max(base.integratedUntil ?? -Infinity, f.atMs),
   };
 }
 

@@ -34,6 +34,7 @@ import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import { bodyText } from '../../src/store/outbox.js';
 import { int, rng } from '../fuzz/gen.js';
 import { partnerToken } from '../support/auth.js';
 import { getJson, waitFor } from '../support/demo.js';
@@ -249,9 +250,13 @@ describe('crash safety: SIGKILL at random moments, restarted each time', () => {
     const { stored, waiting, waitingSeqs, counters, keys } = readDb((db) => {
       const waiting = new Set<string>();
       const waitingSeqs = new Set<number>();
-      for (const [seq, body] of db.prepare('SELECT seq, body FROM uplink_outbox').raw().all() as [number, string][]) {
+      for (const [seq, body] of db.prepare('SELECT seq, body FROM uplink_outbox').raw().all() as [
+        number,
+        string | Buffer,
+      ][]) {
         waitingSeqs.add(seq);
-        for (const e of JSON.parse(body).entries ?? []) waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
+        for (const e of JSON.parse(bodyText(body)).entries ?? [])
+          waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
       }
       const dup = db
         .prepare('SELECT stream, start_s, COUNT(*) n FROM buckets_all GROUP BY stream, start_s HAVING n > 1')

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteDriver } from '../../src/store/driver.js';
+import { bodyText } from '../../src/store/outbox.js';
 import { expectConforming } from '../support/contract.js';
 import { waitFor } from '../support/demo.js';
 import {
@@ -116,9 +117,13 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
     const db = new BetterSqlite3(dbFile, { readonly: true });
     const waiting = new Set<string>();
     const waitingSeqs = new Set<number>();
-    for (const [seq, body] of db.prepare('SELECT seq, body FROM uplink_outbox').raw().all() as [number, string][]) {
+    for (const [seq, body] of db.prepare('SELECT seq, body FROM uplink_outbox').raw().all() as [
+      number,
+      string | Buffer,
+    ][]) {
       waitingSeqs.add(seq);
-      for (const e of JSON.parse(body).entries ?? []) waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
+      for (const e of JSON.parse(bodyText(body)).entries ?? [])
+        waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
     }
     db.close();
     const stored = new Set(

@@ -125,9 +125,9 @@ describe('buckets in two tables', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sitegw-recent-'));
     try {
       const file = join(dir, 'sitegw.db');
-      // the layout before: what schema 16 made
+      // the layout before: what schema 16 made (17 added the recent table, 18 the energy floors)
       const old = openDatabase(file);
-      old.exec('DROP VIEW buckets_all; DROP TABLE buckets_recent');
+      old.exec('DROP VIEW buckets_all; DROP TABLE buckets_recent; DROP TABLE energy_floor');
       old.pragma('user_version = 16');
       old.close();
       const before = openReadOnly(file);

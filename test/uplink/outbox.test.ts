@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ClosedBucket, EventBus } from '../../src/core/events.js';
 import type { StreamDef } from '../../src/core/streams.js';
 import { type Database, openDatabase } from '../../src/store/db.js';
 import { enqueue, outboxDrops, outboxStats, readAfter, remove, trim, withSeq } from '../../src/store/outbox.js';
+import { oldestPendingUplink } from '../../src/store/retention.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
 
 const MIN = 60_000;
@@ -124,5 +128,35 @@ describe('outbox', () => {
     enqueue(db, [msg('t', 1)], 1000);
     expect(trim(db, 0, 3, 1)).toEqual({ byAge: 0, bySize: 1 });
     expect(outboxStats(db).depth).toBe(0);
+  });
+
+  it("a 200-device site's telemetry message (117 kB) costs a few pages a close, not one per 4 kB of it, and reads back as written", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sitegw-outbox-'));
+    try {
+      const file = join(dir, 'sitegw.db');
+      const db = openDatabase(file);
+      // 272 entries as payloads.ts writes them: the same keys again and again, values that differ
+      const entries = Array.from({ length: 272 }, (_, i) => ({
+        deviceId: `bat-${i >> 4}-${i & 15}`,
+        interval: '2026-06-21T10:00:00Z/2026-06-21T10:15:00Z',
+        values: { power_W: 1234.56 + i * 7.31, soc: 50 + (i % 50) / 3, energy_Wh_increment: 1_000_000 + i * 1013.17 },
+      }));
+      const body = JSON.stringify({ v: 2, siteId: 'disk', time: '2026-06-21T10:00:00Z', entries });
+      const wal = () => statSync(`${file}-wal`).size;
+      enqueue(db, [{ topic: 'telemetry', body: '{"v":2}', retain: false }], 0);
+      const before = wal();
+      const [seq] = enqueue(db, [{ topic: 'telemetry', body, retain: false }], 1);
+      const pages = (wal() - before) / (4096 + 24);
+      // as text: more than 25 overflow pages; deflated, a few (and the row's leaf, sqlite_sequence)
+      expect(pages).toBeLessThanOrEqual(8);
+      expect(readAfter(db, 0, 10).map((r) => r.body)).toEqual(['{"v":2}', body]);
+      // retention still sees the oldest telemetry waiting in it
+      expect(oldestPendingUplink(db, 'telemetry')).toBe(Date.parse('2026-06-21T10:00:00Z'));
+      remove(db, [seq!]);
+      expect(oldestPendingUplink(db, 'telemetry')).toBeNull();
+      db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
