@@ -6,7 +6,6 @@
  * process with its monotonic clock handed in (the minute passes without a wait), and `sitegw run`
  * on the placeholder under libfaketime, whose wall clock a day forward does not end the lock.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,10 +14,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildOnboarding, LOCK_MS, WRONG_CODES } from '../../src/api/http/onboarding.js';
 import { newSetupCode, SETUP_CODE_FILE, saveSetupCode } from '../../src/setup/first-run.js';
 import { UNCONFIGURED_MARK } from '../../src/setup/site-yaml.js';
-import { ROOT, sitegwCommand } from '../support/cli.js';
 import { waitFor } from '../support/demo.js';
 import { fakeClockEnv, LIBFAKETIME, setFakeClock } from '../support/faketime.js';
-import { freePort } from '../support/free-port.js';
+import { type PlaceholderRun, runOnPlaceholder } from '../support/first-run.js';
 
 /** a code of the same shape that is not `code` */
 const wrongOf = (code: string, i: number) => {
@@ -125,35 +123,18 @@ describe('the setup-code lockout, in this process on a clock the test moves', ()
 
 describe.skipIf(!LIBFAKETIME)('the setup-code lockout of `sitegw run` on the placeholder', () => {
   let dir: string;
-  let child: ChildProcess | undefined;
-  let exit: Promise<number | null> | undefined;
-  let out = '';
+  let run: PlaceholderRun | undefined;
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exit;
-    }
+    await run?.kill();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('holds when the wall clock steps a day forward, and neither the answers nor the log carry the code', async () => {
     dir = mkdtempSync(join(tmpdir(), 'sitegw-lockout-run-'));
-    const file = join(dir, 'site.yaml');
     const offset = join(dir, 'faketime');
     setFakeClock(offset, Date.now());
-    const port = await freePort();
-    writeFileSync(
-      file,
-      `${UNCONFIGURED_MARK}\n# written by the test\nhttp: { host: 127.0.0.1, port: ${port} }\ndataDir: ./data\n`,
-    );
-    child = spawn(...sitegwCommand(['run', '--config', file]), {
-      cwd: ROOT,
-      env: { ...process.env, SITEGW_LOG_LEVEL: 'debug', ...fakeClockEnv(offset) },
-    });
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    exit = new Promise((resolve) => child!.on('exit', (c) => resolve(c)));
-    const url = await waitFor('the first-run log line', () => /"url":"(https?:[^"]+)"/.exec(out)?.[1], 60_000);
+    run = await runOnPlaceholder(dir, { SITEGW_LOG_LEVEL: 'debug', ...fakeClockEnv(offset) });
+    const { url } = run;
     const code = readFileSync(join(dir, 'data', SETUP_CODE_FILE), 'utf8').trim();
     const answers: Answer[] = [];
     for (let i = 0; i < WRONG_CODES; i++) answers.push(await ask(url, wrongOf(code, i)));
@@ -175,6 +156,7 @@ describe.skipIf(!LIBFAKETIME)('the setup-code lockout of `sitegw run` on the pla
     expect([seen.status, seen.code]).toEqual([429, 'SETUP_CODE_LOCKED']);
     for (const a of answers) expect(leaks(a.text, code), a.text).toEqual([]);
     // the code is in the one line that gives it to whoever reads the log on the box, in no other
+    const out = run.output();
     const lines = out.split('\n').filter((l) => leaks(l, code).length > 0);
     expect(lines.length, out).toBe(1);
     expect(lines[0]).toContain('give the setup code');

@@ -5,8 +5,8 @@
  * check-config's line and hint, then creates the site; the gateway starts on it in the same
  * process, and the owner signs in to a status page showing the simulated devices.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +18,7 @@ import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { HAVE_CHROMIUM, launchChromium, warnWithoutChromium } from '../support/chromium.js';
 import { ROOT, sitegwCommand } from '../support/cli.js';
-import { waitFor } from '../support/demo.js';
-import { freePort } from '../support/free-port.js';
+import { type PlaceholderRun, runOnPlaceholder } from '../support/first-run.js';
 import { HAVE_SOCAT, ptyPair } from '../support/socat.js';
 
 const PASSWORD = 'first-run-password';
@@ -29,9 +28,7 @@ describe('the first run: from the placeholder to a running site in the browser',
   let dir: string;
   let file: string;
   let url: string;
-  let child: ChildProcess;
-  let out = '';
-  let exit: Promise<number | null>;
+  let run: PlaceholderRun | undefined;
   const code = () => readFileSync(join(dir, 'data', SETUP_CODE_FILE), 'utf8').trim();
   const post = (path: string, body: unknown) =>
     fetch(`${url}${path}`, {
@@ -45,34 +42,18 @@ describe('the first run: from the placeholder to a running site in the browser',
     const clock = new ScaledClock(1);
     servers = await startSimServers(new SimSite(undefined, clock.now()), clock, {});
     dir = mkdtempSync(join(tmpdir(), 'sitegw-first-run-'));
-    file = join(dir, 'site.yaml');
-    const port = await freePort();
-    // the package's placeholder, with where this test's gateway listens and keeps its data
-    writeFileSync(
-      file,
-      `${UNCONFIGURED_MARK}\n# written by the test\nhttp: { host: 127.0.0.1, port: ${port} }\ndataDir: ./data\n`,
-    );
-    child = spawn(...sitegwCommand(['run', '--config', file]), {
-      cwd: ROOT,
-      env: { ...process.env, SITEGW_LOG_LEVEL: 'info' },
-    });
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    exit = new Promise((resolve) => child.on('exit', (c) => resolve(c)));
-    url = await waitFor('the first-run log line', () => /"url":"(http:[^"]+)"/.exec(out)?.[1], 60_000);
+    run = await runOnPlaceholder(dir, { SITEGW_LOG_LEVEL: 'info' });
+    ({ file, url } = run);
   }, 90_000);
 
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exit;
-    }
+    await run?.kill();
     await servers?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('serves only the first-run page; every change needs the setup code, which only the file and the log hold', async () => {
-    expect(out).toContain(`give the setup code ${code()}`);
+    expect(run!.output()).toContain(`give the setup code ${code()}`);
     expect((await fetch(`${url}/`)).status).toBe(200);
     expect((await fetch(`${url}/login`)).status).toBe(503);
     expect((await fetch(`${url}/api/v1/sites`)).status).toBe(404);
