@@ -444,12 +444,9 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
     return min.map((r, i) => ({ min: r.value, max: max[i]!.value, start: r.start }));
   };
 
-  it('keeps the readings of each interval while the server is gone, at most 12, and posts them in order when it is back, the oldest dropped and said so', {
-    timeout: 120_000,
-  }, async () => {
-    const lines: string[] = [];
-    const log = pino({ level: 'warn' }, { write: (l: string) => lines.push(l) });
-    const { server, client } = await start({ mirror: counting(), log });
+  /** a client posting a reading a second to a server with one program, two posted already */
+  const posting = async (log?: Logger) => {
+    const { server, client } = await start({ mirror: counting(), ...(log ? { log } : {}) });
     server.programs = [{ mRID: 'AA', primacy: 1, controls: [] }];
     server.mirrorPostRate = 1;
     client.start();
@@ -458,6 +455,15 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
       'readings posted to the site point',
       () => siteReadings(server.mirrors.get('/mup/1'), lfdi).length >= 2,
     );
+    return { server, client, lfdi };
+  };
+
+  it('keeps the readings of each interval while the server is gone, at most 12, and posts them in order when it is back, the oldest dropped and said so', {
+    timeout: 120_000,
+  }, async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (l: string) => lines.push(l) });
+    const { server, client, lfdi } = await posting(log);
     await server.down();
     await waitFor('the server seen gone', () => client.status().reachable === false, 30_000);
     const before = siteReadings(server.mirrors.get('/mup/1'), lfdi).length;
@@ -499,15 +505,7 @@ describe.skipIf(!HAVE_OPENSSL || !HAVE_XMLLINT)('the CSIP-AUS client against a 2
   });
 
   it('makes a MirrorUsagePoint again when the server forgot it (404), and posts the readings it refused to the new one', async () => {
-    const { server, client } = await start({ mirror: counting() });
-    server.programs = [{ mRID: 'AA', primacy: 1, controls: [] }];
-    server.mirrorPostRate = 1;
-    client.start();
-    const { lfdi } = client.identity;
-    await waitFor(
-      'readings posted to the site point',
-      () => siteReadings(server.mirrors.get('/mup/1'), lfdi).length >= 2,
-    );
+    const { server, client, lfdi } = await posting();
     const forgotten = server.mirrors.get('/mup/1')!;
     server.mirrors.delete('/mup/1');
     const made = await waitFor(
