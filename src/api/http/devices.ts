@@ -127,9 +127,7 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
         return Array.isArray(body) ? sendViews(reply, body) : sendSerialised(reply, body);
       }
       const key = `${stream.id}|${start}|${end}|${resolution}|${[...include].sort().join(',')}`;
-      const body = answers.answer(key, bucketsGeneration(db), () =>
-        Buffer.concat(entriesBody(parts.pieces(db, q), Number.POSITIVE_INFINITY) as Buffer[]),
-      );
+      const body = answers.answer(key, bucketsGeneration(db), () => parts.answer(db, q));
       return sendSerialised(reply, body);
     },
   );
