@@ -7,17 +7,46 @@
  *
  * Bounded in bytes, least recently used first out; an answer larger than a tenth of the bound
  * (a month of PT15M) is not kept, so one large read cannot empty the cache of the common ones.
+ *
+ * An answer is kept from its second question on: the first is made by `once`, without keeping
+ * anything but its key. A question not asked before is mostly one not asked again soon (a
+ * partner stepping back day by day, each stream's day once after a close), and keeping its 20 kB
+ * cost more than making it: under the unit's flags a Buffer kept per question brought a
+ * mark-compact of the whole heap every ~7 MB of them (bench/README.md "A day not asked before").
  */
 export class AnswerCache {
   private readonly entries = new Map<string, { generation: number; body: Buffer }>();
+  /** keys asked once and not kept, oldest first */
+  private readonly asked = new Set<string>();
   private bytes = 0;
   hits = 0;
   misses = 0;
 
-  constructor(private readonly maxBytes = 2 * 1024 * 1024) {}
+  constructor(
+    private readonly maxBytes = 2 * 1024 * 1024,
+    /**
+     * keys remembered as asked once: a few more than the one-day answers the bytes hold (~100 of
+     * 20 kB); one asked again after more others than that would have been let go before it came
+     */
+    private readonly maxAsked = 256,
+  ) {}
 
-  /** The answer for `key` read at `generation`, or one freshly made (and kept when it fits). */
-  answer(key: string, generation: number, make: () => string | Buffer): Buffer {
+  /**
+   * The answer for `key` read at `generation`, or one freshly made (and kept when it fits); with
+   * `once`, a key not asked before is answered by `once()` and only remembered as asked.
+   */
+  answer(key: string, generation: number, make: () => string | Buffer): Buffer;
+  answer(key: string, generation: number, make: () => string | Buffer, once: () => string): Buffer | string;
+  answer(key: string, generation: number, make: () => string | Buffer, once?: () => string): Buffer | string {
+    if (once && !this.entries.has(key) && !this.asked.delete(key)) {
+      this.misses++;
+      this.asked.add(key);
+      for (const k of this.asked) {
+        if (this.asked.size <= this.maxAsked) break;
+        this.asked.delete(k);
+      }
+      return once();
+    }
     const kept = this.entries.get(key);
     if (kept && kept.generation === generation) {
       // most recently used goes last

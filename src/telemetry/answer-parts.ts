@@ -8,8 +8,10 @@ const HOUR_MS = 3_600_000;
 
 /** One day's entries as JSON bytes, with where each entry starts. */
 interface Part {
-  /** the entries joined by commas */
+  /** the entries joined by commas: a view of `answer` */
   json: Buffer;
+  /** `{"entries":[json]}`, the whole answer when a question asks this day and nothing else */
+  answer: Buffer;
   /** per entry: its period's start (ms) */
   starts: number[];
   /** per entry: its byte offset in json; one more, json's length + 1, closes the last */
@@ -41,6 +43,23 @@ export class AnswerParts {
     /** periods read from the store in one go: a page of a streamed answer */
     private readonly periodsPerRead = 96,
   ) {}
+
+  /**
+   * The answer to `q`, `{"entries":[…]}`, as one Buffer: a question of one whole day gets the
+   * day's kept bytes themselves (no copy), anything else its pieces joined.
+   */
+  answer(db: Database, q: TelemetryQuery): Buffer {
+    const pieces = [...this.pieces(db, q)];
+    const whole = pieces.length === 1 ? ANSWER_OF.get(pieces[0]!) : undefined;
+    if (whole) return whole;
+    const all: Buffer[] = [ANSWER_OPEN];
+    for (const p of pieces) {
+      if (all.length > 1) all.push(COMMA);
+      all.push(p);
+    }
+    all.push(ANSWER_CLOSE);
+    return Buffer.concat(all);
+  }
 
   /**
    * The entries of `q` as JSON bytes, in pieces (each entries joined by commas, never empty),
@@ -124,7 +143,7 @@ export class AnswerParts {
     if (!k) return undefined;
     this.kept.delete(key);
     if (k.stamp !== stamp) {
-      this.bytes -= k.part.json.length;
+      this.bytes -= k.part.answer.length;
       return undefined;
     }
     // most recently used goes last
@@ -137,15 +156,15 @@ export class AnswerParts {
     const old = this.kept.get(key);
     if (old) {
       this.kept.delete(key);
-      this.bytes -= old.part.json.length;
+      this.bytes -= old.part.answer.length;
     }
     this.kept.set(key, { stamp, part });
-    this.bytes += part.json.length;
+    this.bytes += part.answer.length;
     this.made++;
     for (const [k, e] of this.kept) {
       if (this.bytes <= this.maxBytes) break;
       this.kept.delete(k);
-      this.bytes -= e.part.json.length;
+      this.bytes -= e.part.answer.length;
     }
   }
 }
@@ -156,26 +175,34 @@ function gridOf(from: number, to: number, step: number): number[] {
   return g;
 }
 
+/** each part's json view → its answer (the Buffer the view is of), for answer() */
+const ANSWER_OF = new WeakMap<Buffer, Buffer>();
+
+/** How an answer's entries are framed: `{"entries":[`, the entries joined by commas, `]}` */
+export const ANSWER_OPEN = Buffer.from('{"entries":[');
+export const ANSWER_CLOSE = Buffer.from(']}');
+const COMMA = Buffer.from(',');
+
 /** How every entry's JSON begins (src/telemetry/entry.ts writes deviceKind first). */
 const ENTRY_START = '{"deviceKind":';
 
 function toPart(entries: readonly object[], starts: number[]): Part {
   // one JSON.stringify of the day, not one per entry: the day's first touch is most of a fresh
-  // question's own work (bench/README.md "A day not asked before"). Entries are flat objects, so
-  // outside their strings (where a quote is escaped) ENTRY_START only begins an entry
-  if (entries.length === 0) return toPartByEntry(entries, starts);
-  const array = JSON.stringify(entries);
-  const json = array.slice(1, -1);
-  const bytes = Buffer.from(json);
-  if (bytes.length !== json.length) return toPartByEntry(entries, starts); // not ASCII: count bytes
+  // question's own work (bench/README.md "A day not asked before"); and framed as the whole
+  // answer, so a question of this day alone is sent as it is, where joining it again made a
+  // second copy of the day's bytes. Entries are flat objects, so outside their strings (where a
+  // quote is escaped) ENTRY_START only begins an entry
+  const text = JSON.stringify({ entries });
+  const answer = Buffer.from(text);
+  // text other than ASCII (a device name's or state's) takes more bytes than characters
+  if (answer.length !== text.length) return toPartByEntry(entries, starts);
   const offsets: number[] = [];
-  for (let at = 0; offsets.length < entries.length; at++) {
-    at = json.indexOf(ENTRY_START, at);
+  for (let at = ANSWER_OPEN.length; offsets.length < entries.length; at++) {
+    at = text.indexOf(ENTRY_START, at);
     if (at < 0) return toPartByEntry(entries, starts);
-    offsets.push(at);
+    offsets.push(at - ANSWER_OPEN.length);
   }
-  offsets.push(json.length + 1);
-  return { json: bytes, starts, offsets };
+  return framed(answer, starts, offsets);
 }
 
 function toPartByEntry(entries: readonly object[], starts: number[]): Part {
@@ -186,11 +213,17 @@ function toPartByEntry(entries: readonly object[], starts: number[]): Part {
     const s = JSON.stringify(entries[e]);
     offsets.push(at);
     json += e === 0 ? s : `,${s}`;
-    // a device name's or state's text may be other than ASCII: count bytes, not characters
     at += Buffer.byteLength(s) + 1;
   }
-  offsets.push(at);
-  return { json: Buffer.from(json), starts, offsets };
+  return framed(Buffer.from(`{"entries":[${json}]}`), starts, offsets);
+}
+
+/** The part whose answer is `answer`, its entries at `offsets` (bytes, from the first entry). */
+function framed(answer: Buffer, starts: number[], offsets: number[]): Part {
+  const json = answer.subarray(ANSWER_OPEN.length, answer.length - ANSWER_CLOSE.length);
+  offsets.push(json.length + 1);
+  ANSWER_OF.set(json, answer);
+  return { json, answer, starts, offsets };
 }
 
 /** The entries of `part` whose periods start in [from, to), as bytes (a view, not a copy). */

@@ -36,4 +36,46 @@ describe('AnswerCache', () => {
     c.answer('large', 1, () => 'y'.repeat(11));
     expect(c.size).toEqual({ entries: 1, bytes: 10 });
   });
+
+  it('with a first-question maker: keeps nothing but the key on the first question, the answer from the second', () => {
+    const c = new AnswerCache(1000);
+    const calls: string[] = [];
+    const make = () => {
+      calls.push('make');
+      return 'kept';
+    };
+    const once = () => {
+      calls.push('once');
+      return 'made once';
+    };
+    expect(c.answer('a', 1, make, once)).toBe('made once');
+    expect(c.size).toEqual({ entries: 0, bytes: 0 });
+    expect(String(c.answer('a', 1, make, once))).toBe('kept');
+    expect(String(c.answer('a', 1, make, once))).toBe('kept');
+    expect(calls).toEqual(['once', 'make']);
+    expect({ hits: c.hits, misses: c.misses }).toEqual({ hits: 1, misses: 2 });
+    // a kept answer whose buckets changed is made again and kept, not asked once more
+    expect(String(c.answer('a', 2, make, once))).toBe('kept');
+    expect(calls).toEqual(['once', 'make', 'make']);
+  });
+
+  it('forgets the oldest keys asked once past its bound: one asked again that late is made once again', () => {
+    const c = new AnswerCache(1000, 3);
+    let once = 0;
+    let made = 0;
+    const ask = (k: string) =>
+      c.answer(
+        k,
+        1,
+        () => `${k}${++made}`,
+        () => `${k}${++once}`,
+      );
+    for (const k of ['a', 'b', 'c', 'd']) ask(k);
+    expect(once).toBe(4);
+    ask('a'); // forgotten when d came: asked once again
+    expect({ once, made }).toEqual({ once: 5, made: 0 });
+    ask('d'); // still remembered: kept now
+    expect({ once, made }).toEqual({ once: 5, made: 1 });
+    expect(c.size.entries).toBe(1);
+  });
 });

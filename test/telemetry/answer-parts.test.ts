@@ -183,6 +183,40 @@ describe('AnswerParts', () => {
     for (const resolution of RESOLUTIONS) expectSameBytes(parts, db, { ...a, resolution });
   });
 
+  it("a day asked alone is answered with the day's kept bytes, not a copy of them", () => {
+    const db = fixture(['bat1']);
+    const parts = new AnswerParts();
+    const q = query({ start: T0 + 3 * DAY, end: T0 + 4 * DAY, resolution: 'PT15M' });
+    const first = parts.answer(db, q);
+    expect(first.toString()).toBe(JSON.stringify({ entries: queryTelemetry(db, q) }));
+    // asked again: the same bytes, the same Buffer; a month over it joins that day's part
+    expect(parts.answer(db, q)).toBe(first);
+    expect(parts.made).toBe(1);
+    const month = { ...q, start: T0 + 2 * DAY, end: T0 + 9 * DAY };
+    expect(parts.answer(db, month).toString()).toBe(JSON.stringify({ entries: queryTelemetry(db, month) }));
+    // part of a day, and a stream without buckets there, are joined as before
+    const cut = { ...q, start: q.start + 5 * Q, end: q.end - 7 * Q };
+    expect(parts.answer(db, cut).toString()).toBe(JSON.stringify({ entries: queryTelemetry(db, cut) }));
+    const none = { ...q, start: T0 - 9 * DAY, end: T0 - 8 * DAY };
+    expect(parts.answer(db, none).toString()).toBe('{"entries":[]}');
+  });
+
+  it('cuts days whose text is not ASCII (a device name, a state) at the entries, in bytes', () => {
+    const db = openDatabase(':memory:');
+    const stream = streamKey(db, 'wärme');
+    for (let t = T0; t < T0 + 3 * DAY; t += Q)
+      insertBucket(
+        db,
+        bucketRow({ stream, startS: t / 1000, power_W: (t / Q) % 7, state: (t / Q) % 3 ? 'Störung "ü"' : 'ok' }),
+      );
+    const parts = new AnswerParts();
+    for (let w = 0; w < 6; w++) {
+      const start = T0 + w * 5 * Q + (w % 2) * 7 * 60_000;
+      expectSameBytes(parts, db, { start, end: start + DAY + w * Q, resolution: 'PT15M', streamId: 'wärme' });
+    }
+    expect(parts.reused).toBeGreaterThan(0);
+  });
+
   it('holds no more than its bound', () => {
     const db = fixture(['bat1']);
     const parts = new AnswerParts(100_000);

@@ -83,9 +83,16 @@ export class BoundedBody extends Transform {
   }
 }
 
+/** the methods whose body fastify never reads (its handle-request.js runs the handler at once) */
+const BODYLESS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'TRACE']);
+
 /** The JSON body parser of every route (fastify's own refuses an empty body with its own code). */
 export function installJsonBody(app: FastifyInstance): void {
-  app.addHook('preParsing', (_req, reply, payload, done) => {
+  app.addHook('preParsing', (req, reply, payload, done) => {
+    // fastify parses no body of its bodyless methods (GET, HEAD, TRACE): nothing to bound, and
+    // the Transform, its buffer and the pipe were a fair part of what a GET cost beyond a bare
+    // route (bench/README.md "A day not asked before")
+    if (BODYLESS.has(req.method)) return done(null, payload);
     done(null, payload.pipe(new BoundedBody(() => reply.header('Connection', 'close'))));
   });
   app.removeContentTypeParser('application/json');

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { ErrorCodes, errorBody } from '../../core/errors.js';
+import { ANSWER_CLOSE, ANSWER_OPEN } from '../../telemetry/answer-parts.js';
 
 /**
  * Answers up to this many bytes are sent whole: a month of PT15M with the energy counters is
@@ -19,9 +20,9 @@ export const WHOLE_BYTES = 1024 * 1024;
 /** Bytes a streamed answer gathers before it writes: a year of P1D is 365 small pieces. */
 const WRITE_BYTES = 64 * 1024;
 
-const OPEN = Buffer.from('{"entries":[');
+const OPEN = ANSWER_OPEN;
 const COMMA = Buffer.from(',');
-const CLOSE = Buffer.from(']}');
+const CLOSE = ANSWER_CLOSE;
 
 /**
  * `{"entries":[...]}` from the answer's JSON pieces (each entries joined by commas, never empty;
