@@ -68,9 +68,11 @@ async function siteWithCredentials(): Promise<{ dataDir: string; secret: string 
 
 /** each damage, and the share of buckets at least salvaged: half a file's pages are gone with it */
 const damages: Record<string, [(file: string) => void, number]> = {
-  // a fifth, not a quarter: with the tables of migrations 14-16, Node 24's SQLite (better-sqlite3 13)
-  // lays the file out so that its first half holds 1,048 of the 4,800 buckets (Node 20's: over 1,200)
-  'truncated to half': [(file) => truncateSync(file, Math.floor(statSync(file).size / 2)), 0.2],
+  // where the buckets' pages fall in the file depends on SQLite's version and on every table the
+  // migrations make before them: with migration 18's energy_floor, Node 22's and 24's SQLite (better-sqlite3
+  // 13) keeps 949 of the 4,800 buckets in the first half (1,048 with migrations 14-16; Node 20's
+  // over 1,200). The claim is a real share salvaged, not none: more than 15 %
+  'truncated to half': [(file) => truncateSync(file, Math.floor(statSync(file).size / 2)), 0.15],
   'torn pages (the second half of three pages zeroed)': [
     (file) => {
       const fd = openSync(file, 'r+');
