@@ -51,14 +51,7 @@ export class AnswerParts {
   answer(db: Database, q: TelemetryQuery): Buffer {
     const pieces = [...this.pieces(db, q)];
     const whole = pieces.length === 1 ? ANSWER_OF.get(pieces[0]!) : undefined;
-    if (whole) return whole;
-    const all: Buffer[] = [ANSWER_OPEN];
-    for (const p of pieces) {
-      if (all.length > 1) all.push(COMMA);
-      all.push(p);
-    }
-    all.push(ANSWER_CLOSE);
-    return Buffer.concat(all);
+    return whole ?? Buffer.concat([...framedAnswer(pieces)]);
   }
 
   /**
@@ -183,6 +176,22 @@ export const ANSWER_OPEN = Buffer.from('{"entries":[');
 export const ANSWER_CLOSE = Buffer.from(']}');
 const COMMA = Buffer.from(',');
 
+/**
+ * The answer's bytes from its pieces (each entries joined by commas, never empty): the opening, the
+ * pieces with a comma between two, the close. Lazy: a streamed answer (api/http/telemetry-body.ts)
+ * takes a piece only as its client reads.
+ */
+export function* framedAnswer(pieces: Iterable<Buffer>): Generator<Buffer, void, undefined> {
+  yield ANSWER_OPEN;
+  let first = true;
+  for (const p of pieces) {
+    if (!first) yield COMMA;
+    yield p;
+    first = false;
+  }
+  yield ANSWER_CLOSE;
+}
+
 /** How every entry's JSON begins (src/telemetry/entry.ts writes deviceKind first). */
 const ENTRY_START = '{"deviceKind":';
 
@@ -215,7 +224,7 @@ function toPartByEntry(entries: readonly object[], starts: number[]): Part {
     json += e === 0 ? s : `,${s}`;
     at += Buffer.byteLength(s) + 1;
   }
-  return framed(Buffer.from(`{"entries":[${json}]}`), starts, offsets);
+  return framed(Buffer.concat([ANSWER_OPEN, Buffer.from(json), ANSWER_CLOSE]), starts, offsets);
 }
 
 /** The part whose answer is `answer`, its entries at `offsets` (bytes, from the first entry). */

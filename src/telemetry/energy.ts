@@ -43,12 +43,6 @@ export function emptyEnergyState(): EnergyState {
 export function withFloor(s: StoredEnergyState | undefined, f: EnergyFloor | undefined): StoredEnergyState | undefined {
   if (!f) return s;
   const base = s ?? { ...emptyEnergyState(), closedUntil: null };
-  if (
-    f.inWh <= base.inWh &&
-    f.outWh <= base.outWh &&
-    (f.atMs === null || (base.integratedUntil ?? -Infinity) >= f.atMs)
-  )
-    return base;
   return {
     ...base,
     inWh: Math.max(base.inWh, f.inWh),

@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { ErrorCodes, errorBody } from '../../core/errors.js';
-import { ANSWER_CLOSE, ANSWER_OPEN } from '../../telemetry/answer-parts.js';
+import { framedAnswer } from '../../telemetry/answer-parts.js';
 
 /**
  * Answers up to this many bytes are sent whole: a month of PT15M with the energy counters is
@@ -20,10 +20,6 @@ export const WHOLE_BYTES = 1024 * 1024;
 /** Bytes a streamed answer gathers before it writes: a year of P1D is 365 small pieces. */
 const WRITE_BYTES = 64 * 1024;
 
-const OPEN = ANSWER_OPEN;
-const COMMA = Buffer.from(',');
-const CLOSE = ANSWER_CLOSE;
-
 /**
  * `{"entries":[...]}` from the answer's JSON pieces (each entries joined by commas, never empty;
  * src/telemetry/answer-parts.ts): the pieces themselves with the brackets and commas between
@@ -31,19 +27,14 @@ const CLOSE = ANSWER_CLOSE;
  * at a time, taking the pieces only as its client reads.
  */
 export function entriesBody(pieces: Iterable<Buffer>, wholeBytes = WHOLE_BYTES): Buffer[] | Readable {
-  const it = pieces[Symbol.iterator]();
-  const head: Buffer[] = [OPEN];
-  let bytes = OPEN.length + CLOSE.length;
+  const it = framedAnswer(pieces);
+  const head: Buffer[] = [];
+  let bytes = 0;
   for (let r = it.next(); !r.done; r = it.next()) {
-    if (head.length > 1) {
-      head.push(COMMA);
-      bytes++;
-    }
     head.push(r.value);
     bytes += r.value.length;
     if (bytes > wholeBytes) return Readable.from(paged(head, it), { objectMode: true, highWaterMark: 1 });
   }
-  head.push(CLOSE);
   return head;
 }
 
@@ -106,20 +97,19 @@ function failTaken(reply: FastifyReply, err: unknown): void {
   }
 }
 
-/** The rest of a long answer, `head` (OPEN and the pieces taken so far) first. */
+/** The rest of a long answer, `head` (its framed bytes taken so far) first. */
 function* paged(head: Buffer[], rest: Iterator<Buffer>): Generator<Buffer> {
   yield Buffer.concat(head);
   let out: Buffer[] = [];
   let bytes = 0;
   for (let r = rest.next(); !r.done; r = rest.next()) {
-    out.push(COMMA, r.value);
-    bytes += r.value.length + 1;
+    out.push(r.value);
+    bytes += r.value.length;
     if (bytes >= WRITE_BYTES) {
       yield Buffer.concat(out, bytes);
       out = [];
       bytes = 0;
     }
   }
-  out.push(CLOSE);
-  yield Buffer.concat(out);
+  if (out.length > 0) yield Buffer.concat(out, bytes);
 }
