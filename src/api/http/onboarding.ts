@@ -9,7 +9,7 @@
  *                              the owner's password set, then the gateway starts on it (202)
  * A /login asked meanwhile answers 503, so the page knows the gateway is not up yet.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { ClientError } from '../../auth/clients.js';
 import { OWNER_NAME, PASSWORD_MIN, setOwnerPassword } from '../../auth/owner.js';
 import type { SiteConfig } from '../../config/types.js';
@@ -83,7 +83,6 @@ export async function buildOnboarding(o: OnboardingOptions): Promise<FastifyInst
       return locked();
     }
     return {
-      retryAfter: undefined,
       status: 403,
       body: errorBody(
         403,
@@ -93,10 +92,7 @@ export async function buildOnboarding(o: OnboardingOptions): Promise<FastifyInst
     };
   };
 
-  const refuse = (
-    reply: import('fastify').FastifyReply,
-    r: { status: number; retryAfter: number | undefined; body: unknown },
-  ) => {
+  const refuse = (reply: FastifyReply, r: { status: number; retryAfter?: number; body: unknown }) => {
     if (r.retryAfter !== undefined) reply.header('Retry-After', String(r.retryAfter));
     return reply.code(r.status).send(r.body);
   };
