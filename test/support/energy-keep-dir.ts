@@ -5,16 +5,17 @@
  * named by the data folder, which a test removes: without this every daemon a test started left
  * one file in /dev/shm for good (3,443 on the CI machine, 2026-12-02).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { energyKeepDir } from '../../src/store/energy-keep.js';
 
 const VAR = 'SITEGW_ENERGY_KEEP_DIR';
 
 /** Points SITEGW_ENERGY_KEEP_DIR at a new folder unless one is set; the returned teardown removes the folder it made. */
 export function openEnergyKeepDir(): () => void {
   if (process.env[VAR]) return () => {};
-  const dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'sitegw-test-keep-'));
+  // unset, energyKeepDir() is where a site keeps its counts
+  const dir = mkdtempSync(join(energyKeepDir(), 'sitegw-test-keep-'));
   process.env[VAR] = dir;
   return () => {
     rmSync(dir, { recursive: true, force: true });
