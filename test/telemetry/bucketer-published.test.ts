@@ -30,6 +30,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** a database file in a folder of its own, removed after the test */
+function dbFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sitegw-published-'));
+  dirs.push(dir);
+  return join(dir, 'sitegw.db');
+}
+
 function gateway(file: string) {
   const db = openDatabase(file);
   const b = new Bucketer({ db, streams: [battery, meter], pollPeriodMs: MIN });
@@ -63,9 +70,7 @@ function gateway(file: string) {
 
 describe('energy counts given to live views', () => {
   it('are the saved counts: a kill and a restart never show less, and nothing before the first reading', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sitegw-published-'));
-    dirs.push(dir);
-    const file = join(dir, 'sitegw.db');
+    const file = dbFile();
     const before = gateway(file);
     before.poll(0);
     before.poll(1);
@@ -110,9 +115,7 @@ describe('energy counts given to live views', () => {
   });
 
   it('a save between closes writes a few pages whatever the number of streams (272: 200 devices)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sitegw-published-'));
-    dirs.push(dir);
-    const file = join(dir, 'sitegw.db');
+    const file = dbFile();
     const db = openDatabase(file);
     const streams = Array.from({ length: 272 }, (_, i) => stream(`d${i}__s`, `d${i}`, 'meter'));
     const b = new Bucketer({ db, streams, pollPeriodMs: MIN });
@@ -153,9 +156,7 @@ describe('energy counts given to live views', () => {
   });
 
   it('a start after a power cut continues from the last save between closes without counting the power held before it again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sitegw-published-'));
-    dirs.push(dir);
-    const file = join(dir, 'sitegw.db');
+    const file = dbFile();
     const db = openDatabase(file);
     const b = new Bucketer({ db, streams: [battery], pollPeriodMs: MIN });
     b.start();
