@@ -10,9 +10,8 @@
  * the poller, profiles and bucketer into SQLite, buckets closed at every 15-minute boundary in
  * one transaction each, exactly as live (the demo's history pre-fill path, without sockets).
  * A live view reads the energy counts every 10 s of the day, as Home Assistant's states do at
- * their default interval, so the saves between bucket closes that live views cause (one a
- * bucket, half-way between its closes: ENERGY_SAVE_AT_MS in src/telemetry/bucketer.ts; each a
- * durable commit of the streams' energy floors) are in the figure.
+ * their default interval, so any save a live view causes between bucket closes is in the figure
+ * (since issue 46 only the first after a start: src/telemetry/bucketer.ts lifetime()).
  * Nothing else writes in that window (logger silent, no HTTP), so the process's
  *  - `wchar` (/proc/self/io: bytes handed to write()/pwrite()) is what SQLite writes to the
  *    database and WAL: what the card receives once the kernel flushes, and

@@ -64,21 +64,6 @@ export interface BucketerStats {
   counters: CounterJudgeStats;
 }
 
-/**
- * How often the energy counts are saved between bucket closes, on reading time, while a live view
- * asks for them: once a bucket, half-way between its closes (ENERGY_SAVE_AT_MS), since every close
- * saves them too. Live views (/metrics, Home Assistant) show the counts as last saved, so nothing
- * shown is lost to a kill or a power cut, and a shown count is at most 7.5 minutes of readings
- * old. Each save is one small durable transaction: at most 96 a day, none while nobody looks
- * (history pre-fill). Every 5 minutes (before issue 46) took 288 saves, 1.2 of the 3.3 MB a
- * ten-device site wrote a day (bench/README.md "SQLite writes a day"). A save keeps only the counts
- * (store/energy-state.ts EnergyFloor), not the whole state the closes save: 3 pages at 272 streams
- * where the whole state took 9 (one at the home site's 16 either way).
- */
-export const ENERGY_SAVE_MS = BUCKET_MS;
-/** the saves' offset from the bucket boundaries, where the closes save */
-export const ENERGY_SAVE_AT_MS = BUCKET_MS / 2;
-
 type EnergyColumns = { energyIn: number | null; energyOut: number | null };
 
 /** How long one sample stands for its stream: beyond this the stream is in a gap (docs/design.md). */
@@ -165,8 +150,6 @@ export class Bucketer implements Feature {
   private started = false;
   /** buckets ending at or before this are closed for every stream */
   private closedUntil = -Infinity;
-  /** the next periodic save of the energy counts, reading time */
-  private nextSaveAt = -Infinity;
   /** the newest reading's time */
   private newestTs = -Infinity;
   private readonly keeper: EnergyKeeper;
@@ -315,17 +298,22 @@ export class Bucketer implements Feature {
   }
 
   /**
-   * A stream's lifetime energy counts as last saved (at most ENERGY_SAVE_MS behind its newest
-   * reading), rounded as the buckets store them (the same function), so a live view (metrics,
-   * Home Assistant) never disagrees with the API and never shows what a kill or a power cut could
-   * take back. Null per direction while unknown and until the stream's first reading since start
-   * (restored counts are not current until a poll confirms the stream); undefined for a stream
-   * the bucketer does not have.
+   * A stream's lifetime energy counts as last saved, rounded as the buckets store them (the same
+   * function), so a live view (metrics, Home Assistant) never disagrees with the API and never
+   * shows what a kill or a power cut could take back. Null per direction while unknown and until
+   * the stream's first reading since start; undefined for a stream the bucketer does not have.
+   *
+   * The counts move at each close, so they trail the readings by at most a bucket (15 minutes).
+   * The one save between closes is the first a live view causes after a start: the counts a start
+   * continues from may be the memory keep's (store/energy-keep.ts), which a power cut takes back,
+   * so they are saved before they are shown. A save half-way between closes while live views asked
+   * (issue 46's first session) cost 96 commits a day, 0.4 MB of the home site's 2 and 1.6 MB of
+   * 200 devices' 20 (bench/README.md "SQLite writes a day"), for counts 7.5 minutes fresher.
    */
   lifetime(streamId: string): EnergyColumns | undefined {
     const run = this.runs.get(streamId);
     if (!run || run.retired) return undefined;
-    if (this.started && (this.newestTs >= this.nextSaveAt || run.fresh)) this.saveEnergy(this.newestTs);
+    if (this.started && run.fresh) this.saveEnergy();
     return run.confirmed ? { ...run.saved } : { energyIn: null, energyOut: null };
   }
 
@@ -383,12 +371,10 @@ export class Bucketer implements Feature {
 
   /**
    * Saves the energy counts that changed since their last save, durably (a power cut keeps them),
-   * and only then lets live views show them. A failed save leaves the older counts shown and is
-   * tried again ENERGY_SAVE_MS later.
+   * and only then lets live views show them. A failed save leaves the older counts shown until the
+   * next close saves and shows its own.
    */
-  private saveEnergy(t: number): void {
-    this.nextSaveAt =
-      Math.floor((t - ENERGY_SAVE_AT_MS) / ENERGY_SAVE_MS) * ENERGY_SAVE_MS + ENERGY_SAVE_MS + ENERGY_SAVE_AT_MS;
+  private saveEnergy(): void {
     for (const run of this.runs.values()) run.fresh = false;
     const changed = [...this.runs.values()].filter((run) => {
       if (!run.tracker || run.retired) return false;
