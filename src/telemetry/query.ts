@@ -1,5 +1,12 @@
 import type { Database } from 'better-sqlite3';
-import { CHANNEL_BY_ID, type ChannelId, INCLUDE_GROUPS, type DeviceKind, type IncludeGroup, type SocScale } from '../core/channels.js';
+import {
+  CHANNEL_BY_ID,
+  type ChannelId,
+  type DeviceKind,
+  INCLUDE_GROUPS,
+  type IncludeGroup,
+  type SocScale,
+} from '../core/channels.js';
 import { type BucketColumn, bucketColumns, type PartialBucket } from '../store/buckets.js';
 import { hourColumns, rolledUntil } from '../store/retention.js';
 import { findStreamKey } from '../store/streams.js';
@@ -58,7 +65,9 @@ function planOf(q: TelemetryQuery): Plan {
   if (!byAsk) plans.set(q.channels, (byAsk = new Map()));
   let groups = 0;
   for (let g = 0; g < INCLUDE_GROUPS.length; g++) if (q.include.has(INCLUDE_GROUPS[g]!)) groups |= 1 << g;
-  const key = (groups * TELEMETRY_RESOLUTIONS.length + TELEMETRY_RESOLUTIONS.indexOf(q.resolution)) * 2 + (q.socScale === 'fraction' ? 1 : 0);
+  const key =
+    (groups * TELEMETRY_RESOLUTIONS.length + TELEMETRY_RESOLUTIONS.indexOf(q.resolution)) * 2 +
+    (q.socScale === 'fraction' ? 1 : 0);
   let plan = byAsk.get(key);
   if (!plan) byAsk.set(key, (plan = makePlan(q)));
   return plan;
