@@ -33,7 +33,14 @@ beforeEach(async () => {
   now = Date.UTC(2026, 0, 1);
   const secret = (await addClient(db, { id: 'app', name: 'App', scopes: ['device.read'], devices: ['inverter'] }, now))
     .secret!;
-  auth = new AuthService({ db, config: config.auth, dataDir: dir, siteId: 'home', log: silentLogger(), now: () => now });
+  auth = new AuthService({
+    db,
+    config: config.auth,
+    dataDir: dir,
+    siteId: 'home',
+    log: silentLogger(),
+    now: () => now,
+  });
   auth.start();
   const t = await auth.token(new Map([['grant_type', 'client_credentials']]), basic('app', secret), '127.0.0.1');
   bearer = `Bearer ${t.access_token}`;
