@@ -60,7 +60,7 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
   const token = (m[1] ?? '').trim();
   if (token === '' || token.length > 512 || !B64TOKEN.test(token)) return invalid('the bearer token is malformed');
   const known = ctx.verified.get(ctx.db, token);
-  if (known && known.expiresAt > ctx.now()) return { ok: true, ...known };
+  if (known && known.expiresAt > ctx.now()) return known;
   const hash = sha256(token);
   const row = findToken(ctx.db, hash, 'access') ?? ctx.unsaved.find(ctx.db, hash, ctx.now());
   if (!row) return invalid('the access token is unknown');
@@ -68,6 +68,7 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
   if (row.expiresAt <= ctx.now()) return invalid('the access token expired; request a new one');
   if (!clientActive(ctx.db, row.clientId)) return invalid('the access token was revoked (its client was removed)');
   const verified = {
+    ok: true as const,
     principal: {
       clientId: row.clientId,
       customer: row.customer,
@@ -77,7 +78,7 @@ export function verifyBearer(ctx: AuthContext, header: string | undefined): Bear
     expiresAt: row.expiresAt,
   };
   ctx.verified.set(token, verified);
-  return { ok: true, ...verified };
+  return verified;
 }
 
 export function checkRequirement(principal: Principal, need: Requirement): AuthFailure | undefined {

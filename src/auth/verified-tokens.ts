@@ -1,7 +1,9 @@
 import { changeStamp, type Database } from '../store/db.js';
 import type { Principal } from './principal.js';
 
+/** The check's answer itself, handed out again on a hit (no copy per request): read, never changed. */
 export interface Verified {
+  readonly ok: true;
   principal: Principal;
   /** ms epoch, auth clock */
   expiresAt: number;

@@ -1,11 +1,18 @@
 import type { Database } from 'better-sqlite3';
-import { CHANNEL_BY_ID, type ChannelId, type DeviceKind, type IncludeGroup, type SocScale } from '../core/channels.js';
+import {
+  CHANNEL_BY_ID,
+  type ChannelId,
+  type DeviceKind,
+  INCLUDE_GROUPS,
+  type IncludeGroup,
+  type SocScale,
+} from '../core/channels.js';
 import { type BucketColumn, bucketColumns, type PartialBucket } from '../store/buckets.js';
 import { hourColumns, rolledUntil } from '../store/retention.js';
 import { findStreamKey } from '../store/streams.js';
 import { BUCKET_MS, floorUtc, HOUR_MS, wholePeriods } from './align.js';
 import { type EntryShape, entryShape, type TelemetryEntry, toEntry } from './entry.js';
-import { formatInterval } from './interval.js';
+import { formatInstant, formatInterval } from './interval.js';
 import { round2 } from './round.js';
 
 export const TELEMETRY_RESOLUTIONS = ['PT15M', 'PT1H', 'P1D'] as const;
@@ -45,7 +52,28 @@ export interface Plan {
 /** row index of covered_ms in a rollup's rows */
 const COVERED = 1;
 
+/**
+ * Plans by the stream's channel list (the site's, fixed for the process), then by what else they
+ * depend on: a request's own plan was a Set, a filter and two maps of the same few channels, each
+ * request under the unit's --lite-mode (bench/README.md "A day not asked before"). A caller that
+ * makes its channel list anew each time only misses.
+ */
+const plans = new WeakMap<readonly ChannelId[], Map<number, Plan>>();
+
 function planOf(q: TelemetryQuery): Plan {
+  let byAsk = plans.get(q.channels);
+  if (!byAsk) plans.set(q.channels, (byAsk = new Map()));
+  let groups = 0;
+  for (let g = 0; g < INCLUDE_GROUPS.length; g++) if (q.include.has(INCLUDE_GROUPS[g]!)) groups |= 1 << g;
+  const key =
+    (groups * TELEMETRY_RESOLUTIONS.length + TELEMETRY_RESOLUTIONS.indexOf(q.resolution)) * 2 +
+    (q.socScale === 'fraction' ? 1 : 0);
+  let plan = byAsk.get(key);
+  if (!plan) byAsk.set(key, (plan = makePlan(q)));
+  return plan;
+}
+
+function makePlan(q: TelemetryQuery): Plan {
   const shape = entryShape(q.channels, q.include, q.socScale);
   const values = shape.names.map((c) => CHANNEL_BY_ID[c].column);
   const rollup = q.resolution !== 'PT15M';
@@ -69,6 +97,14 @@ function planOf(q: TelemetryQuery): Plan {
  * period end.
  */
 export function queryTelemetry(db: Database, q: TelemetryQuery): TelemetryEntry[] {
+  if (q.resolution === 'PT15M') {
+    // one read whatever the length: its bounds are counted on the UTC grid, not listed (96 a day)
+    const r = resolveTelemetry(db, q);
+    if (!r) return [];
+    const fromMs = floorUtc(q.start, BUCKET_MS);
+    const toMs = fromMs + telemetryPeriods(q) * BUCKET_MS;
+    return fromBuckets(bucketColumns(db, r.key, fromMs / 1000, toMs / 1000, r.plan.columns), r.plan, q);
+  }
   const pages = [...telemetryPages(db, q, Number.POSITIVE_INFINITY)];
   return pages.length === 1 ? pages[0]! : pages.flat();
 }
@@ -198,9 +234,15 @@ function fromBuckets(rows: PartialBucket[], p: Plan, q: TelemetryQuery, starts?:
   const kind = q.deviceKind;
   const deviceId = q.deviceId;
   const out: TelemetryEntry[] = [];
+  // a bucket's end is the next one's start: each instant is written once (formatInterval's join)
+  let endMs = Number.NaN;
+  let endText = '';
   for (const r of rows) {
     const s = r[0] * 1000;
-    const e = toEntry(kind, deviceId, formatInterval(s, s + BUCKET_MS), shape, r, first);
+    const startText = s === endMs ? endText : formatInstant(s);
+    endMs = s + BUCKET_MS;
+    endText = formatInstant(endMs);
+    const e = toEntry(kind, deviceId, `${startText}/${endText}`, shape, r, first);
     if (e) {
       out.push(e);
       starts?.push(s);

@@ -71,9 +71,11 @@ export interface BuildOptions extends ApiDeps {
 const STOP_GRACE_MS = 3000;
 
 /** Refused requests worth an installer's eye: credentials or scope refused, limits hit, and any 4xx of the login and token pages. */
+const REFUSED = new Set([401, 403, 408, 413, 429]);
+
 function isRefusal(statusCode: number, path: string): boolean {
   return (
-    [401, 403, 408, 413, 429].includes(statusCode) ||
+    REFUSED.has(statusCode) ||
     (statusCode >= 400 && statusCode < 500 && (path.startsWith('/oauth2/') || path === LOGIN_PATH))
   );
 }
@@ -102,6 +104,8 @@ export async function buildApp(opts: BuildOptions): Promise<FastifyInstance> {
   const refusals = opts.refusals ?? new RefusalLog(opts.logger || silentLogger());
   // callback style for the same reason as the guard's hook (guard.ts)
   app.addHook('onResponse', (req, reply, done) => {
+    // an answer below 400 is no refusal: at info nothing is written for it, and its path is not cut out
+    if (reply.statusCode < 400 && !requestLines) return done();
     const path = req.url.split('?')[0]!;
     // refusals go to the bounded log alone, so a flood of them cannot fill the disk through this line
     if (isRefusal(reply.statusCode, path)) {

@@ -93,14 +93,16 @@ export function overBudget(
   budget: number,
 ): string | null {
   let total = 0;
-  const byAddr = new Map<string, number>();
+  // made at the first connection holding anything: every request passes here, nearly always with none
+  let byAddr: Map<string, number> | undefined;
   for (const o of conns) {
     const u = o.unsent;
     if (u === 0) continue;
     total += u;
+    byAddr ??= new Map();
     byAddr.set(o.addr, (byAddr.get(o.addr) ?? 0) + u);
   }
-  if (total <= budget) return null;
+  if (total <= budget || !byAddr) return null;
   const own = byAddr.get(addr) ?? 0;
   const share = budget / (byAddr.size + (own > 0 ? 0 : 1));
   if (own < share) return null;
