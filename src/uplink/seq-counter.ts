@@ -1,0 +1,129 @@
+import type { Database } from 'better-sqlite3';
+import type { Logger } from 'pino';
+import type { ClosedBucket } from '../core/events.js';
+import { STREAM_SPAN } from '../store/recent-buckets.js';
+import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
+import { findStreamKey } from '../store/streams.js';
+import { maxTelemetrySeq, stampTelemetry, telemetrySeqAt } from '../store/uplink-telemetry.js';
+import { type PayloadContext, telemetryBodies } from './payloads.js';
+
+/**
+ * The site's one seq space (docs/mqtt-contract.md: increasing by one per message written, never
+ * reused), shared by the outbox's rows and the telemetry stamped on the buckets
+ * (store/uplink-telemetry.ts). The highest seq handed out is the larger of the outbox's
+ * AUTOINCREMENT counter and the telemetry stamps; the latter is kept here, so a close writes no
+ * counter page. It is read from the file again whenever the last stamp is not there as written:
+ * the close rolled back, the row was closed again, or the day was folded (whose transaction
+ * raises the outbox's counter over every seq it moves).
+ */
+export class SeqCounter {
+  /** the highest telemetry seq stamped, as far as this process knows; null: read it from the file */
+  private stamped: number | null = null;
+  /** a row of the last stamp, to check it is still there */
+  private last: { k: number; seq: number } | null = null;
+
+  private ceiling: SeqCeiling | null = null;
+  /** no ceiling and no plausible clock yet: no seq is known to be above what the site sent before */
+  private unknown = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => number,
+    /** whether the wall clock can be right (not before the build): seqs are never seeded from one that cannot */
+    private readonly clockPlausible?: () => boolean,
+  ) {}
+
+  /**
+   * Seqs continue above everything the site sent (docs/mqtt-contract.md), whatever the clock
+   * says: a database that is behind the ceiling file (made fresh after damage, or restored) jumps
+   * to it; a new data directory starts above the wall clock once that can be right.
+   */
+  seed(seqFile: string, log: Logger): void {
+    this.ceiling = new SeqCeiling(seqFile);
+    const seq = this.current();
+    if (this.ceiling.value > 0) {
+      // a live database is never more than a block or two below its ceiling
+      if (seq < this.ceiling.value - 2 * SEQ_BLOCK) {
+        raiseOutboxSeq(this.db, this.ceiling.value);
+        log.warn(
+          { from: seq, to: this.ceiling.value },
+          'uplink seq continued from the ceiling file: the database is new',
+        );
+      }
+    } else this.unknown = true;
+    this.known();
+  }
+
+  /** Whether a seq handed out now is above the site's earlier ones; settles it once the clock can be trusted. */
+  known(): boolean {
+    if (!this.unknown) return true;
+    if (!(this.clockPlausible?.() ?? true)) return false;
+    // settled only once raised: a disk that refuses the raise leaves it to the next write, rather
+    // than letting that one continue from a counter seeded under the wrong clock
+    raiseOutboxSeq(this.db, this.now());
+    this.unknown = false;
+    return true;
+  }
+
+  /** Thrown inside a bucket close, this rolls it back: its buckets wait in memory and come again. */
+  private mustKnow(): void {
+    if (!this.known()) throw new Error('uplink: no seq is known to be safe until the wall clock is set');
+  }
+
+  /**
+   * Before `count` messages go into the outbox (inside their transaction): the ceiling is raised
+   * when they would pass it, and the outbox's counter continues above the telemetry stamped on
+   * the buckets: one seq space.
+   */
+  beforeOutbox(count: number): void {
+    this.mustKnow();
+    const from = this.current();
+    this.ceiling?.reserveAbove(from, count);
+    raiseOutboxSeq(this.db, from);
+  }
+
+  /** The highest seq handed out (0: none yet). */
+  current(): number {
+    if (this.last && telemetrySeqAt(this.db, this.last.k) !== this.last.seq) this.stamped = null;
+    if (this.stamped === null) {
+      this.stamped = maxTelemetrySeq(this.db);
+      this.last = null;
+    }
+    return Math.max(this.stamped, outboxSeq(this.db));
+  }
+
+  /**
+   * Inside the close's transaction, after its rows are written: each telemetry message
+   * telemetryBodies() makes of them (one per bucket start) takes the next seq, on its rows (the
+   * seq ceiling raised first when they would pass it). Returns the seqs.
+   */
+  stampClose(ctx: PayloadContext, closed: readonly ClosedBucket[], written: number): number[] {
+    const groups: number[][] = [];
+    for (let i = 0; i < closed.length; ) {
+      const start = closed[i]!.start;
+      let j = i;
+      while (j < closed.length && closed[j]!.start === start) j++;
+      const group = closed.slice(i, j);
+      i = j;
+      // a period none of whose streams makes an entry sends nothing, as before
+      if (telemetryBodies(ctx, group).length === 0) continue;
+      const keys: number[] = [];
+      for (const b of group) {
+        const stream = findStreamKey(this.db, b.streamId);
+        if (stream !== undefined) keys.push((b.start / 1000) * STREAM_SPAN + stream);
+      }
+      if (keys.length > 0) groups.push(keys);
+    }
+    if (groups.length === 0) return [];
+    this.mustKnow();
+    const from = this.current();
+    this.ceiling?.reserveAbove(from, groups.length);
+    const seqs = groups.map((keys, n) => {
+      stampTelemetry(this.db, keys, from + n + 1, written);
+      return from + n + 1;
+    });
+    this.stamped = seqs.at(-1)!;
+    this.last = { k: groups.at(-1)![0]!, seq: this.stamped };
+    return seqs;
+  }
+}
