@@ -255,6 +255,11 @@ export class Uplink implements Feature {
     };
   }
 
+  /** The highest seq written (0 before the first): the status message's `lastSeq`. */
+  lastSeq(): number {
+    return this.seqs.current();
+  }
+
   private registerMetrics(): void {
     const registers = this.deps.registry ? [this.deps.registry] : [];
     if (registers.length === 0) return;
@@ -484,7 +489,7 @@ export class Uplink implements Feature {
       dropped: { byAge: d.byAge, bySize: d.bySize },
       // every seq up to here was written: one a consumer lacks is on its way or lost (a hole)
       // the highest seq ever written (0 before the first): the outbox counter
-      lastSeq: this.seqs.current() || null,
+      lastSeq: this.lastSeq() || null,
       // the site limits in force, the cap and the curtailed power (docs/limits.md "Where it shows")
       ...(limits ? { limits: limitsStatusBody(limits.status()) } : {}),
       // whether the operator's server answers, the control in force and until when (docs/grid-operator.md)

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteDriver } from '../../src/store/driver.js';
-import { bodyText } from '../../src/store/outbox.js';
 import { expectConforming } from '../support/contract.js';
 import { waitFor } from '../support/demo.js';
 import {
@@ -22,7 +21,15 @@ import {
   noteMosquittoSkipped,
   type TestBroker,
 } from '../support/mqtt-brokers.js';
-import { dedupe, deliveredOf, expectComplete, storedBuckets, telemetryKeys } from '../support/uplink.js';
+import {
+  dedupe,
+  deliveredOf,
+  expectComplete,
+  storedBuckets,
+  telemetryKeys,
+  undelivered,
+  waitingOf,
+} from '../support/uplink.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();
@@ -64,10 +71,20 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
   let child: ChildProcess | null = null;
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-test-'));
   const dbFile = join(dataDir, 'sitegw.db');
+  /** what waits: the outbox's rows and the telemetry above the durable ack position */
   const outboxDepth = () => {
     const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
     try {
-      return db.prepare('SELECT COUNT(*) FROM uplink_outbox').pluck().get() as number;
+      return waitingOf(db).seqs.size;
+    } finally {
+      db.close();
+    }
+  };
+
+  const undeliveredNow = () => {
+    const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return undelivered(db, c);
     } finally {
       db.close();
     }
@@ -101,7 +118,7 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
     expect(status).toEqual({ v: 2, state: 'offline', siteId: 'demo-site' });
 
     child = startGateway(dataDir, broker.url);
-    await waitFor('outbox drained after the restart', () => outboxDepth() === 0 || undefined, 60_000);
+    await waitFor('outbox drained after the restart', () => undeliveredNow() === 0 || undefined, 60_000);
     const online = await collect(broker.url, `${PREFIX}/status`);
     await waitFor(
       'status online again',
@@ -115,16 +132,7 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
 
     // what the clean stop wrote last waits in the outbox for the next start: not expected yet
     const db = new BetterSqlite3(dbFile, { readonly: true });
-    const waiting = new Set<string>();
-    const waitingSeqs = new Set<number>();
-    for (const [seq, body] of db.prepare('SELECT seq, body FROM uplink_outbox').raw().all() as [
-      number,
-      string | Buffer,
-    ][]) {
-      waitingSeqs.add(seq);
-      for (const e of JSON.parse(bodyText(body)).entries ?? [])
-        waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
-    }
+    const { seqs: waitingSeqs, buckets: waiting } = waitingOf(db);
     db.close();
     const stored = new Set(
       [...storedBuckets(new BetterSqlite3(dbFile, { readonly: true }))].filter((k) => !waiting.has(k)),
