@@ -25,7 +25,7 @@ export interface PendingTelemetry {
 
 const cols = ALL_COLUMNS.map((c) => `r.${c}`).join(', ');
 interface Stmts {
-  stamp: Statement<[number, number, number]>;
+  stamp: Statement<[number | null, number | null, number]>;
   seqAt: Statement<[number], number | null>;
   maxSeq: Statement<[], number | null>;
   sent: Statement<[], number>;
@@ -40,7 +40,9 @@ interface Stmts {
 }
 const stmts = perConnection(
   (db): Stmts => ({
-    stamp: db.prepare<[number, number, number]>('UPDATE buckets_recent SET seq = ?, written = ? WHERE k = ?'),
+    stamp: db.prepare<[number | null, number | null, number]>(
+      'UPDATE buckets_recent SET seq = ?, written = ? WHERE k = ?',
+    ),
     seqAt: db.prepare<[number], number | null>('SELECT seq FROM buckets_recent WHERE k = ?').pluck(),
     maxSeq: db.prepare<[], number | null>('SELECT MAX(seq) FROM buckets_recent').pluck(),
     sent: db.prepare<[], number>('SELECT seq FROM uplink_sent WHERE id = 1').pluck(),
@@ -89,8 +91,13 @@ export const hasTelemetrySeq = perConnection(
     db.prepare("SELECT 1 FROM pragma_table_info('buckets_recent') WHERE name = 'seq'").get() !== undefined,
 );
 
-/** Inside the close's transaction: its rows of one message carry that message's seq. */
-export function stampTelemetry(db: Database, keys: readonly number[], seq: number, written: number): void {
+/** Inside the close's transaction: its rows of one message carry that message's seq (null: of none). */
+export function stampTelemetry(
+  db: Database,
+  keys: readonly number[],
+  seq: number | null,
+  written: number | null,
+): void {
   const s = stmts(db).stamp;
   for (const k of keys) s.run(seq, written, k);
 }

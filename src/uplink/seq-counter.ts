@@ -105,14 +105,14 @@ export class SeqCounter {
       while (j < closed.length && closed[j]!.start === start) j++;
       const group = closed.slice(i, j);
       i = j;
-      // a period none of whose streams makes an entry sends nothing, as before
-      if (telemetryBodies(ctx, group).length === 0) continue;
       const keys: number[] = [];
       for (const b of group) {
         const stream = findStreamKey(this.db, b.streamId);
         if (stream !== undefined) keys.push((b.start / 1000) * STREAM_SPAN + stream);
       }
-      if (keys.length > 0) groups.push(keys);
+      // a period none of whose streams makes an entry sends nothing, as before: its rows carry no seq
+      if (telemetryBodies(ctx, group).length === 0) stampTelemetry(this.db, keys, null, null);
+      else if (keys.length > 0) groups.push(keys);
     }
     if (groups.length === 0) return [];
     this.mustKnow();
