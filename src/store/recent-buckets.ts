@@ -65,34 +65,9 @@ export function insertArchive(db: Database, params: Params): void {
   archive(db).run(...params);
 }
 
-/**
- * While an uplink runs, a close's rows are written with room for the seq and `written` its
- * `bucketsClosing` listener stamps on them in the same transaction (store/uplink-telemetry.ts):
- * an integer of the same size as theirs (six bytes, as every seq and millisecond time since 1970
- * and for thousands of years on), so the stamp overwrites the cell in place. An UPDATE that grew
- * the rows split the close's last page among its neighbours and cost three-quarters of a MB a day
- * (bench/disk-writes.ts). Negative: never a seq, so a row left with it is not pending.
- */
-export const RESERVED_STAMP = -(2 ** 40);
-const reserving = new WeakMap<Database, true>();
-
-/** Whether a close's rows are written with room for the uplink's stamps (see RESERVED_STAMP). */
-export function reserveStamps(db: Database, on: boolean): void {
-  if (on && hasTelemetrySeq(db)) reserving.set(db, true);
-  else reserving.delete(db);
-}
-
-const insertStamped = perConnection((db) =>
-  db.prepare<[number, ...Params, number, number]>(
-    `INSERT OR REPLACE INTO buckets_recent (k, stream, start_s, ${cols}, seq, written) VALUES (?, ?, ?, ${marks}, ?, ?)`,
-  ),
-);
-
 /** Writes a bucket's row, `(stream, start_s, ...ALL_COLUMNS)`, into the recent table. */
 export function insertRecent(db: Database, params: Params): void {
-  const k = params[1] * STREAM_SPAN + params[0];
-  if (reserving.has(db)) insertStamped(db).run(k, ...params, RESERVED_STAMP, RESERVED_STAMP);
-  else stmts(db).insert.run(k, ...params);
+  stmts(db).insert.run(params[1] * STREAM_SPAN + params[0], ...params);
 }
 
 /** A stream's recent rows starting in [fromS, toS): `[start_s, ...columns]`, ascending. */

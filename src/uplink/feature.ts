@@ -14,7 +14,7 @@ import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
 import { writeTx } from '../store/db.js';
 import { enqueue, type OutboxMessage, outboxDrops, trim } from '../store/outbox.js';
-import { holdFold, reserveStamps } from '../store/recent-buckets.js';
+import { holdFold } from '../store/recent-buckets.js';
 import { isStorageFault } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { type CommandAnswer, commandKindOf, commandReply, retainedRefusal } from './commands.js';
@@ -129,8 +129,6 @@ export class Uplink implements Feature {
     if (this.deps.seqFile) this.seqs.seed(this.deps.seqFile, log);
     const pending = (this.pending = new Pending(db, this.ctx, () => this.deps.clock.now()));
     // the day's fold keeps the buckets whose telemetry is not durably acknowledged (docs/uplink.md)
-    // a close's rows are written with room for the stamps, which then change no page layout
-    reserveStamps(db, true);
     holdFold(db, {
       through: () => pending.through,
       now: () => this.deps.clock.now(),
@@ -220,7 +218,6 @@ export class Uplink implements Feature {
       this.deps.log.warn({ err }, 'uplink: deleting the delivered messages failed at stop');
     }
     holdFold(this.deps.db, null);
-    reserveStamps(this.deps.db, false);
     this.drainer?.detach();
     this.drainer = null;
     this.pending = null;

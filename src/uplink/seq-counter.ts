@@ -98,32 +98,35 @@ export class SeqCounter {
    * seq ceiling raised first when they would pass it). Returns the seqs.
    */
   stampClose(ctx: PayloadContext, closed: readonly ClosedBucket[], written: number): number[] {
-    const groups: number[][] = [];
+    const groups: { startS: number; keys: number[] }[] = [];
     for (let i = 0; i < closed.length; ) {
       const start = closed[i]!.start;
       let j = i;
       while (j < closed.length && closed[j]!.start === start) j++;
       const group = closed.slice(i, j);
       i = j;
+      const startS = start / 1000;
       const keys: number[] = [];
       for (const b of group) {
         const stream = findStreamKey(this.db, b.streamId);
-        if (stream !== undefined) keys.push((b.start / 1000) * STREAM_SPAN + stream);
+        if (stream !== undefined) keys.push(startS * STREAM_SPAN + stream);
       }
+      if (keys.length === 0) continue;
       // a period none of whose streams makes an entry sends nothing, as before: its rows carry no seq
-      if (telemetryBodies(ctx, group).length === 0) stampTelemetry(this.db, keys, null, null);
-      else if (keys.length > 0) groups.push(keys);
+      if (telemetryBodies(ctx, group).length === 0) stampTelemetry(this.db, startS, keys, null, null);
+      else groups.push({ startS, keys });
     }
     if (groups.length === 0) return [];
     this.mustKnow();
     const from = this.current();
     this.ceiling?.reserveAbove(from, groups.length);
-    const seqs = groups.map((keys, n) => {
-      stampTelemetry(this.db, keys, from + n + 1, written);
+    let k = 0;
+    const seqs = groups.map((g, n) => {
+      k = stampTelemetry(this.db, g.startS, g.keys, from + n + 1, written);
       return from + n + 1;
     });
     this.stamped = seqs.at(-1)!;
-    this.last = { k: groups.at(-1)![0]!, seq: this.stamped };
+    this.last = { k, seq: this.stamped };
     return seqs;
   }
 }
