@@ -122,8 +122,8 @@ export function foldIfDue(db: Database, closedUntilS: number): number {
 
 /**
  * What keeps the fold from moving telemetry the broker has not acknowledged (the archive has no
- * seq: docs/uplink.md "The outbox"), while an uplink runs: `through` is its in-memory ack
- * position, saved durably in the fold's transaction; rows older than `maxAgeMs` (the outbox's
+ * seq: docs/uplink.md "The outbox and the SD card"), while an uplink runs: `through` is its
+ * in-memory ack position, saved durably in the fold's transaction; rows older than `maxAgeMs` (the outbox's
  * maxAgeDays) are folded all the same, counted as dropped by age.
  */
 export interface FoldHold {

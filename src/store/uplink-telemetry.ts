@@ -7,8 +7,8 @@ import { perConnection } from './per-connection.js';
 const STREAM_SPAN = 2 ** 20;
 
 /**
- * The uplink's telemetry, kept in the buckets themselves (schema 19, docs/uplink.md "The outbox"):
- * a close stamps its recent rows with the seq of the message they go out in and when that was
+ * The uplink's telemetry, kept in the buckets themselves (schema 19, docs/uplink.md "The outbox
+ * and the SD card"): a close stamps its recent rows with the seq of the message they go out in and when that was
  * (`written`), on the page the close has just written, instead of copying a 3 kB message into the
  * outbox (three more pages a close: the row, the AUTOINCREMENT counter's page, the row's page
  * again at its delete). `uplink_sent.seq` is the durable ack position: every telemetry seq at or
