@@ -149,6 +149,8 @@ export class Uplink implements Feature {
     this.unsubscribe = [
       // inside the producers' transactions: a failed outbox write rolls the bucket or event back too
       bus.inTransaction('bucketsClosing', (closed: readonly ClosedBucket[]) => this.hold(this.stampClose(closed))),
+      // emitted after the close's commit: its seqs are taken for good (seq-counter.ts)
+      bus.on('bucketsClosed', () => this.seqs.confirm()),
       bus.inTransaction('gridEventRecording', (e) => void this.write([gridEventBody(this.ctx, e)])),
       bus.on('deviceHealth', (h) => {
         this.append([(time) => availabilityBody(this.ctx, time, h)]);

@@ -12,15 +12,17 @@ import { type PayloadContext, telemetryBodies } from './payloads.js';
  * reused), shared by the outbox's rows and the telemetry stamped on the buckets
  * (store/uplink-telemetry.ts). The highest seq handed out is the larger of the outbox's
  * AUTOINCREMENT counter and the telemetry stamps; the latter is kept here, so a close writes no
- * counter page. It is read from the file again whenever the last stamp is not there as written:
- * the close rolled back, the row was closed again, or the day was folded (whose transaction
- * raises the outbox's counter over every seq it moves).
+ * counter page: read from the file at start (the day's fold raises the outbox's counter over
+ * every seq it moves out of the recent rows), then only ever raised, by a close's stamps once its
+ * commit is known: its `bucketsClosed` (confirm()), or its last stamp found where it was written.
+ * A close that rolled back hands its seqs out again; one committed and since overwritten (its
+ * quarter hour closed again) never does.
  */
 export class SeqCounter {
-  /** the highest telemetry seq stamped, as far as this process knows; null: read it from the file */
+  /** the highest telemetry seq committed, as far as this process knows; null: read it from the file */
   private stamped: number | null = null;
-  /** a row of the last stamp, to check it is still there */
-  private last: { k: number; seq: number } | null = null;
+  /** the last close's stamps while its commit is not known: its highest seq and a row that carries it */
+  private tentative: { k: number; seq: number } | null = null;
 
   private ceiling: SeqCeiling | null = null;
   /** no ceiling and no plausible clock yet: no seq is known to be above what the site sent before */
@@ -84,12 +86,17 @@ export class SeqCounter {
 
   /** The highest seq handed out (0: none yet). */
   current(): number {
-    if (this.last && telemetrySeqAt(this.db, this.last.k) !== this.last.seq) this.stamped = null;
-    if (this.stamped === null) {
-      this.stamped = maxTelemetrySeq(this.db);
-      this.last = null;
-    }
+    this.stamped ??= maxTelemetrySeq(this.db);
+    const t = this.tentative;
+    if (t && telemetrySeqAt(this.db, t.k) === t.seq) this.stamped = Math.max(this.stamped, t.seq);
+    this.tentative = null;
     return Math.max(this.stamped, outboxSeq(this.db));
+  }
+
+  /** The last close committed (its `bucketsClosed`): its seqs are taken for good. */
+  confirm(): void {
+    if (this.tentative) this.stamped = Math.max(this.stamped ?? 0, this.tentative.seq);
+    this.tentative = null;
   }
 
   /**
@@ -125,8 +132,7 @@ export class SeqCounter {
       k = stampTelemetry(this.db, g.startS, g.keys, from + n + 1, written);
       return from + n + 1;
     });
-    this.stamped = seqs.at(-1)!;
-    this.last = { k, seq: this.stamped };
+    this.tentative = { k, seq: seqs.at(-1)! };
     return seqs;
   }
 }

@@ -53,9 +53,18 @@ function site(o: { maxAgeDays?: number; hold?: boolean } = {}) {
     const bus = new EventBus();
     const seqs = new SeqCounter(db, () => clock.now());
     const closes: { closed: ClosedBucket[]; seqs: number[] }[] = [];
+    let failNext = false;
     bus.inTransaction('bucketsClosing', (closed) => {
-      closes.push({ closed: [...closed], seqs: seqs.stampClose(ctx, closed, clock.now()) });
+      const stamped = seqs.stampClose(ctx, closed, clock.now());
+      // a listener after the uplink's that fails rolls the whole close back
+      if (failNext) {
+        failNext = false;
+        throw new Error('disk full');
+      }
+      closes.push({ closed: [...closed], seqs: stamped });
     });
+    // as the Uplink does: a close's seqs are taken once its commit is known
+    bus.on('bucketsClosed', () => seqs.confirm());
     const b = new Bucketer({ db, streams: s.streams(), pollPeriodMs: 60_000, bus, keepRealMs: 0 });
     b.start();
     const pending = new Pending(db, ctx, () => clock.now());
@@ -70,7 +79,7 @@ function site(o: { maxAgeDays?: number; hold?: boolean } = {}) {
       db.close();
     };
     cleanups.push(close);
-    return { db, bus, seqs, closes, b, pending, close };
+    return { db, bus, seqs, closes, b, pending, close, failOnce: () => void (failNext = true) };
   };
   let now = open();
   /** readings a minute apart up to `until`, closing every quarter hour */
@@ -139,6 +148,25 @@ describe('telemetry read from the buckets', () => {
       [top + 1, false],
       [top + 2, true],
     ]);
+  });
+
+  it('a close that rolls back hands its seqs out again; a committed one overwritten by a later close never does', () => {
+    const t = site();
+    t.run(T0 + 15 * MIN);
+    const { db, closes, seqs, failOnce, b } = t.get();
+    const first = closes[0]!.seqs[0]!;
+    failOnce();
+    expect(() => t.run(T0 + 30 * MIN)).toThrow('disk full');
+    b.closeUntil(T0 + 30 * MIN);
+    // no hole: the rolled-back close's seq went to the close that committed
+    expect(closes.map((c) => c.seqs)).toEqual([[first], [first + 1]]);
+    // the quarter hour written again (a re-close): its rows lose their seq, which stays taken
+    db.prepare('UPDATE buckets_recent SET seq = NULL, written = NULL WHERE seq IS NOT NULL AND start_s = ?').run(
+      (T0 + 15 * MIN) / 1000,
+    );
+    expect(seqs.current()).toBe(first + 1);
+    t.run(T0 + 45 * MIN);
+    expect(closes.at(-1)!.seqs).toEqual([first + 2]);
   });
 
   it('acknowledged telemetry is saved at most hourly: a kill before that sends only the seqs above the durable position again', () => {
