@@ -219,7 +219,8 @@ export class Uplink implements Feature {
       // the rows stay in the outbox and go once more after the next start (seq de-duplication)
       this.deps.log.warn({ err }, 'uplink: deleting the delivered messages failed at stop');
     }
-    holdFold(this.deps.db, null);
+    // the hold stays with its last position: a close during the daemon's stop (after this one) must
+    // not fold what was not acknowledged; a start without an uplink holds nothing
     this.drainer?.detach();
     this.drainer = null;
     this.pending = null;
