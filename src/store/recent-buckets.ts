@@ -110,7 +110,8 @@ export function foldIfDue(db: Database, closedUntilS: number): number {
     oldestCache.set(db, oldest);
   }
   if (closedUntilS - oldest < FOLD_SPAN_S) return 0;
-  // held by unacknowledged telemetry: tried again once more is acknowledged, or an hour on (the age bound)
+  // held by unacknowledged telemetry: tried again once more of it is acknowledged, or an hour on
+  // (for the age bound), not at every close
   const hold = holds.get(db);
   const held = heldAt.get(db);
   const through = hold?.through();
@@ -123,8 +124,8 @@ export function foldIfDue(db: Database, closedUntilS: number): number {
 /**
  * What keeps the fold from moving telemetry the broker has not acknowledged (the archive has no
  * seq: docs/uplink.md "The outbox and the SD card"), while an uplink runs: `through` is its
- * in-memory ack position, saved durably in the fold's transaction; rows older than `maxAgeMs` (the outbox's
- * maxAgeDays) are folded all the same, counted as dropped by age.
+ * in-memory ack position, saved durably in the fold's transaction; rows older than `maxAgeMs`
+ * (the outbox's maxAgeDays) are folded all the same, counted as dropped by age.
  */
 export interface FoldHold {
   through(): number;

@@ -33,11 +33,12 @@ const READ_AHEAD = 256;
 const FLUSH_MS = 50;
 
 /**
- * Publishes what waits (pending.ts: the outbox and the telemetry stamped on the buckets) oldest first at QoS 1 over one connection at a time, with at most
- * `maxInflight` unacknowledged and at most `ratePerSecond` per second (a token bucket on real
- * time, so a long backlog is sent at a pace the broker and the site's own work can bear).
- * A row is deleted only after its PUBACK; deletes are batched (FLUSH_MS). A lost connection
- * forgets what was in flight: those rows are still in the outbox and go again on the next one.
+ * Publishes what waits (pending.ts: the outbox's rows and the telemetry stamped on the buckets)
+ * oldest first at QoS 1 over one connection at a time, with at most `maxInflight` unacknowledged
+ * and at most `ratePerSecond` per second (a token bucket on real time, so a long backlog is sent
+ * at a pace the broker and the site's own work can bear). A message is given up only after its
+ * PUBACK (a row deleted, telemetry's ack position moved); that is batched (FLUSH_MS). A lost
+ * connection forgets what was in flight: those messages still wait and go again on the next one.
  */
 export class Drainer {
   private client: MqttClient | null = null;
