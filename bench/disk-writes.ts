@@ -21,8 +21,9 @@
  * Baseline, same run: the same bucket rows inserted by a bare better-sqlite3 loop into a WAL
  * database with the same table, one transaction per 15-minute period.
  *
- * The same site is run a second time with the uplink connected (its outbox written at each close
- * and emptied as PUBACKs come), unless `--no-outbox`; the limits' and the grid operator's writes,
+ * The same site is run a second time with the uplink connected (each close's telemetry stamped on
+ * its bucket rows, other messages in the outbox, all acknowledged as PUBACKs come), unless
+ * `--no-outbox`; the limits' and the grid operator's writes,
  * which happen on a change and never at a close, are measured as one write each.
  *
  *   node --import tsx bench/disk-writes.ts [--days N (default 3: the last day is a settled one)] [--devices N] [--no-outbox]
@@ -44,7 +45,8 @@ import { defaultSimConfig } from '../src/sim/config.js';
 import { SimSite } from '../src/sim/site.js';
 import { sqliteDriver } from '../src/store/driver.js';
 import { replaceLimitSchedule } from '../src/store/limits.js';
-import { readAfter, remove } from '../src/store/outbox.js';
+import { holdFold } from '../src/store/recent-buckets.js';
+import { Pending } from '../src/uplink/pending.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();
@@ -127,12 +129,15 @@ const mb = (b: number) => (b / 1e6).toFixed(2);
 
 /**
  * `outbox`: the site has an uplink, and it is connected as far as the disk can tell: every close
- * writes its telemetry (and any other message) into the outbox in its own transaction, and once
- * that commits every row in the outbox is deleted through store/outbox.ts remove(), the call the
- * uplink's drainer makes for the rows a broker acknowledged (src/uplink/drain.ts flush(), within
- * 50 ms of the PUBACKs). No broker runs: the daemon's own link finds none at the configured
- * address and its drain stays paused through the pre-fill anyway (main.ts whileFilling), so the
- * acknowledgement is made here, in process, at once after each close.
+ * stamps its telemetry's seq on its bucket rows (and writes any other message into the outbox) in
+ * its own transaction, and once that commits everything waiting is read and acknowledged through
+ * src/uplink/pending.ts, what the uplink's drainer calls (src/uplink/drain.ts: read() for what to
+ * publish, ack() for what a broker acknowledged, within 50 ms of the PUBACKs): outbox rows
+ * deleted, the telemetry's ack position moved and saved hourly, and the day's fold held until it
+ * is saved, as the uplink holds it (store/recent-buckets.ts holdFold). No broker runs: the
+ * daemon's own link finds none at the configured address and its drain stays paused through the
+ * pre-fill anyway (main.ts whileFilling), so the acknowledgement is made here, in process, at once
+ * after each close, on the readings' clock.
  */
 async function gateway(dataDir: string, outbox: boolean) {
   dataDirOf = dataDir;
@@ -182,16 +187,29 @@ async function gateway(dataDir: string, outbox: boolean) {
         viewed = r.ts;
         ctx.ops.streamsNow();
       });
-      // after the close's commit: the connected uplink's PUBACKs, as its drainer deletes them
-      const offAck = outbox
+      // after the close's commit: the connected uplink's PUBACKs, as its drainer acknowledges them,
+      // and its hold on the fold moving with them (in place of the paused uplink's own)
+      let readingTs = from;
+      const offTs = ctx.bus.on('reading', (r) => void (readingTs = Math.max(readingTs, r.ts)));
+      const pending = outbox
+        ? new Pending(
+            ctx.db,
+            { siteId: ctx.site.id, stream: (id) => ctx.site.stream(id), socScale: config.api.socScale },
+            () => readingTs,
+          )
+        : null;
+      if (pending)
+        holdFold(ctx.db, {
+          through: () => pending.through,
+          now: () => readingTs,
+          maxAgeMs: config.uplink!.outbox.maxAgeDays * DAY_MS,
+        });
+      const offAck = pending
         ? ctx.bus.on('bucketsClosed', () => {
-            const rows = readAfter(ctx.db, 0, 100_000);
+            const rows = pending.read(0, 100_000);
             if (rows.length === 0) return;
             for (const r of rows) outboxPeak = Math.max(outboxPeak, Buffer.byteLength(r.body));
-            remove(
-              ctx.db,
-              rows.map((r) => r.seq),
-            );
+            pending.ack(rows);
             acked += rows.length;
           })
         : () => undefined;
@@ -199,6 +217,7 @@ async function gateway(dataDir: string, outbox: boolean) {
       await prefillHistory(ctx, site, from);
       after = io();
       off();
+      offTs();
       offAck();
     },
   });
@@ -355,7 +374,7 @@ try {
   };
   rows(g, 'gateway without an uplink');
   if (u) {
-    rows(u, 'gateway with the uplink connected (outbox: insert at the close, delete on PUBACK)');
+    rows(u, 'gateway with the uplink connected (telemetry stamped on its buckets, acknowledged on PUBACK)');
     const share = (x: number | undefined, y: number | undefined) =>
       x === undefined || y === undefined ? '' : ` (a settled day: ${mb(x - y)})`;
     console.log(

@@ -26,6 +26,7 @@ import { BUCKET_MS } from '../src/telemetry/align.js';
 import { Bucketer } from '../src/telemetry/bucketer.js';
 import { Drainer } from '../src/uplink/drain.js';
 import { telemetryBodies } from '../src/uplink/payloads.js';
+import { Pending } from '../src/uplink/pending.js';
 import { median } from './lib/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 9);
@@ -138,7 +139,7 @@ async function drainOnce(url: string, file: string): Promise<{ ms: number; n: nu
   const client = await mqtt.connectAsync(url, { protocolVersion: 5, clean: true, reconnectPeriod: 0 });
   const receiveMaximum = (client as unknown as { _serverProperties?: { receiveMaximum?: number } })._serverProperties
     ?.receiveMaximum;
-  const drainer = new Drainer(db, {
+  const drainer = new Drainer(new Pending(db, { siteId: 'x', stream: () => undefined, socScale: 'percent' }, () => 0), {
     prefix: 'bench/site',
     maxInflight: 1000,
     ratePerSecond: 1_000_000,

@@ -15,7 +15,6 @@ import { silentLogger } from '../../src/core/log.js';
 import { parseConfig } from '../../src/profiles/site-config.js';
 import { Site } from '../../src/site/site.js';
 import { type Database, openDatabase } from '../../src/store/db.js';
-import { outboxStats } from '../../src/store/outbox.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
 import { CloseTimer } from '../../src/telemetry/close-timer.js';
 import { Uplink } from '../../src/uplink/feature.js';
@@ -147,8 +146,9 @@ process.on('message', async (m: { cmd: string; ids?: string[] }) => {
     let connected = 0;
     let delivered = 0;
     for (const r of runs) {
-      depth += outboxStats(r.db).depth;
       const h = r.uplink.health();
+      // the outbox's rows and the telemetry waiting in the buckets (uplink/pending.ts)
+      depth += h.outbox.depth;
       if (h.connected) connected++;
       delivered += h.delivered;
     }

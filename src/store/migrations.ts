@@ -472,6 +472,22 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    description:
+      "uplink telemetry read from the buckets: a recent row's seq and written (the message it went out in), and the telemetry's durable ack position, where a close copied its message into the outbox (3 pages a close)",
+    up(db) {
+      // ADD COLUMN rewrites no row (store/uplink-telemetry.ts): NULL until a close with an uplink stamps them
+      db.exec(`
+        ALTER TABLE buckets_recent ADD COLUMN seq INTEGER;
+        ALTER TABLE buckets_recent ADD COLUMN written INTEGER;
+        CREATE TABLE uplink_sent (
+          id  INTEGER PRIMARY KEY CHECK (id = 1),
+          seq INTEGER NOT NULL
+        );
+        INSERT INTO uplink_sent (id, seq) VALUES (1, 0);
+      `);
+    },
+  },
 ];
 
 /** The schema version after which main holds no credentials (store/credentials.ts). */

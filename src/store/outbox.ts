@@ -2,6 +2,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { Database, Statement } from 'better-sqlite3';
 import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
+import { dropTelemetryBefore } from './uplink-telemetry.js';
 
 /**
  * The uplink's outbox: messages written in the same transaction as the data they carry (a closed
@@ -122,15 +123,21 @@ export function outboxDrops(db: Database): OutboxDrops {
 /**
  * Applies the outbox bounds: drops messages created before `olderThan`, then the oldest until
  * the bodies fit in `maxBytes`. Drops are counted in the same transaction. Returns what went.
+ * With `telemetryAfter` (the uplink's ack position), telemetry pending in the buckets
+ * (store/uplink-telemetry.ts) is bound by age too, and counted with the outbox's; it takes no
+ * room of its own (its rows are the buckets), so the size bound is the outbox's alone.
  */
 export function trim(
   db: Database,
   olderThan: number,
   maxBytes: number,
   now: number,
-): { byAge: number; bySize: number } {
+  telemetryAfter?: number,
+): { byAge: number; bySize: number; telemetry: number[] } {
   return writeTx(db, () => {
-    const byAge = db.prepare('DELETE FROM uplink_outbox WHERE created_at < ?').run(olderThan).changes;
+    const telemetry = telemetryAfter === undefined ? [] : dropTelemetryBefore(db, telemetryAfter, olderThan);
+    const byAge =
+      db.prepare('DELETE FROM uplink_outbox WHERE created_at < ?').run(olderThan).changes + telemetry.length;
     let bySize = 0;
     const { bytes } = outboxStats(db);
     if (bytes > maxBytes) {
@@ -147,15 +154,19 @@ export function trim(
           ? db.prepare('DELETE FROM uplink_outbox').run().changes
           : db.prepare('DELETE FROM uplink_outbox WHERE seq < ?').run(keepFrom).changes;
     }
-    if (byAge + bySize > 0) {
-      db.prepare('UPDATE uplink_drops SET by_age = by_age + ?, by_size = by_size + ?, last_at = ? WHERE id = 1').run(
-        byAge,
-        bySize,
-        now,
-      );
-    }
-    return { byAge, bySize };
+    countDrops(db, byAge, bySize, now);
+    return { byAge, bySize, telemetry };
   });
+}
+
+/** Counts dropped messages (the caller's transaction): the outbox's, and telemetry's in the buckets. */
+export function countDrops(db: Database, byAge: number, bySize: number, now: number): void {
+  if (byAge + bySize === 0) return;
+  db.prepare('UPDATE uplink_drops SET by_age = by_age + ?, by_size = by_size + ?, last_at = ? WHERE id = 1').run(
+    byAge,
+    bySize,
+    now,
+  );
 }
 
 /** The payload on the wire: the body with `seq` as its first field. */

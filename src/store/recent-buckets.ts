@@ -1,7 +1,10 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { ALL_COLUMNS, type BucketColumn } from './bucket-columns.js';
 import { writeTx } from './db.js';
+import { countDrops } from './outbox.js';
 import { perConnection } from './per-connection.js';
+import { raiseOutboxSeq } from './seq-ceiling.js';
+import { firstPendingStart, hasTelemetrySeq, saveSentSeq, telemetryBefore } from './uplink-telemetry.js';
 
 /**
  * The buckets' two tables (docs/design.md "Storage: where the buckets are"). A close writes its
@@ -107,7 +110,58 @@ export function foldIfDue(db: Database, closedUntilS: number): number {
     oldestCache.set(db, oldest);
   }
   if (closedUntilS - oldest < FOLD_SPAN_S) return 0;
-  return foldBefore(db, closedUntilS);
+  // held by unacknowledged telemetry: tried again once more of it is acknowledged, or an hour on
+  // (for the age bound), not at every close
+  const hold = holds.get(db);
+  const held = heldAt.get(db);
+  const through = hold?.through();
+  if (held && held.through === through && closedUntilS - held.atS < 3600) return 0;
+  const moved = foldBefore(db, closedUntilS);
+  if (hold && through !== undefined) heldAt.set(db, { through, atS: closedUntilS });
+  return moved;
+}
+
+/**
+ * What keeps the fold from moving telemetry the broker has not acknowledged (the archive has no
+ * seq: docs/uplink.md "The outbox and the SD card"), while an uplink runs: `through` is its
+ * in-memory ack position, saved durably in the fold's transaction; rows older than `maxAgeMs`
+ * (the outbox's maxAgeDays) are folded all the same, counted as dropped by age.
+ */
+export interface FoldHold {
+  through(): number;
+  now(): number;
+  maxAgeMs: number;
+}
+const holds = new WeakMap<Database, FoldHold>();
+const heldAt = new WeakMap<Database, { through: number; atS: number }>();
+
+/** The uplink's hold on the fold (null: none, as for a site without an uplink, which folds everything). */
+export function holdFold(db: Database, hold: FoldHold | null): void {
+  if (hold) holds.set(db, hold);
+  else holds.delete(db);
+  heldAt.delete(db);
+}
+
+/**
+ * Inside the fold's transaction: where it may cut, and the seq counter raised to the highest
+ * telemetry seq leaving the recent rows, so no seq is handed out twice once they are gone.
+ */
+function telemetryCut(db: Database, beforeS: number): number {
+  if (!hasTelemetrySeq(db)) return beforeS;
+  const hold = holds.get(db);
+  let cut = beforeS;
+  let sent = 0;
+  if (hold) {
+    saveSentSeq(db, hold.through());
+    const first = firstPendingStart(db);
+    const floor = Math.min(beforeS, Math.floor((hold.now() - hold.maxAgeMs) / 1000));
+    if (first !== null) cut = Math.max(Math.min(beforeS, first), floor);
+    sent = hold.through();
+  }
+  const { top, pending } = telemetryBefore(db, cut, Math.max(sent, 0));
+  raiseOutboxSeq(db, top);
+  if (hold && pending > 0) countDrops(db, pending, 0, hold.now());
+  return cut;
 }
 
 /**
@@ -116,28 +170,30 @@ export function foldIfDue(db: Database, closedUntilS: number): number {
  * written once, not visited once per quarter hour (which, past SQLite's page cache, would write
  * them to the WAL again), and single-row statements need no statement journal (an INSERT … SELECT
  * inside a transaction writes one to a temporary file: /var/tmp, on the card). Values are
- * unchanged: answers made before stay right.
+ * unchanged: answers made before stay right. While an uplink holds the fold (holdFold), rows from
+ * the first one whose telemetry is not durably acknowledged on stay.
  */
 export function foldBefore(db: Database, beforeS: number): number {
   const s = stmts(db);
-  const rows = s.toFold.all(beforeS * STREAM_SPAN);
-  const byStream = new Map<number, Params[]>();
-  for (const r of rows) {
-    const list = byStream.get(r[0]);
-    if (list) list.push(r);
-    else byStream.set(r[0], [r]);
-  }
   try {
-    writeTx(db, () => {
+    return writeTx(db, () => {
+      const cut = telemetryCut(db, beforeS);
+      const rows = s.toFold.all(cut * STREAM_SPAN);
+      const byStream = new Map<number, Params[]>();
+      for (const r of rows) {
+        const list = byStream.get(r[0]);
+        if (list) list.push(r);
+        else byStream.set(r[0], [r]);
+      }
       const into = archive(db);
       for (const list of byStream.values()) for (const r of list) into.run(...r);
-      s.drop.run(beforeS * STREAM_SPAN);
+      s.drop.run(cut * STREAM_SPAN);
+      return rows.length;
     });
   } finally {
     // read again next time: a rollback leaves the rows where they were
     oldestCache.delete(db);
   }
-  return rows.length;
 }
 
 /**

@@ -14,6 +14,7 @@ import { writeTx } from './db.js';
 import { bodyText } from './outbox.js';
 import { perConnection } from './per-connection.js';
 import { hasRecent, STREAM_SPAN } from './recent-buckets.js';
+import { firstPendingStart } from './uplink-telemetry.js';
 
 /**
  * Retention's rows (docs/configuration.md "Retention: `retention:`"): PT15M buckets older than the kept years
@@ -152,8 +153,9 @@ export function replaceWithHours(
 }
 
 /**
- * The oldest bucket start (ms) a telemetry message still waiting in the uplink's outbox carries,
- * or null when none waits: retention keeps everything from there on.
+ * The oldest bucket start (ms) a telemetry message still waiting carries, in the uplink's outbox
+ * or in the buckets not durably acknowledged, or null when none waits: retention keeps
+ * everything from there on.
  */
 export function oldestPendingUplink(db: Database, topic: string): number | null {
   const s = stmts(db);
@@ -162,7 +164,11 @@ export function oldestPendingUplink(db: Database, topic: string): number | null 
     const time = (JSON.parse(bodyText(b)) as { time?: unknown }).time;
     if (typeof time === 'string' && (t === null || time < t)) t = time;
   }
-  if (t === null) return null;
-  const ms = Date.parse(t);
-  return Number.isFinite(ms) ? ms : null;
+  const ms = t === null ? Number.NaN : Date.parse(t);
+  // telemetry pending in the buckets themselves (store/uplink-telemetry.ts): its rows' start
+  const inBuckets = firstPendingStart(db);
+  const fromBuckets = inBuckets === null ? Number.NaN : inBuckets * 1000;
+  if (Number.isFinite(ms) && Number.isFinite(fromBuckets)) return Math.min(ms, fromBuckets);
+  if (Number.isFinite(ms)) return ms;
+  return Number.isFinite(fromBuckets) ? fromBuckets : null;
 }

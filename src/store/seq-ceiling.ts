@@ -66,7 +66,12 @@ export class SeqCeiling {
    * Throws when the file cannot be written, so the messages are not written either.
    */
   reserve(db: Database, count: number): void {
-    const needed = outboxSeq(db) + count;
+    this.reserveAbove(outboxSeq(db), count);
+  }
+
+  /** The same, above `current`, the highest seq handed out (the outbox's or the telemetry's: uplink/seq-counter.ts). */
+  reserveAbove(current: number, count: number): void {
+    const needed = current + count;
     if (needed <= this.ceiling) return;
     const next = needed + SEQ_BLOCK;
     writeSeqCeiling(this.file, next);

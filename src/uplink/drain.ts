@@ -1,8 +1,8 @@
-import type { Database } from 'better-sqlite3';
 import type { MqttClient } from 'mqtt';
-import { type OutboxRow, readAfter, remove, withSeq } from '../store/outbox.js';
+import { type OutboxRow, withSeq } from '../store/outbox.js';
 import { isStorageFault } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
+import type { Pending, PendingRow } from './pending.js';
 import { topicOf } from './topics.js';
 
 /**
@@ -33,11 +33,12 @@ const READ_AHEAD = 256;
 const FLUSH_MS = 50;
 
 /**
- * Publishes the outbox oldest first at QoS 1 over one connection at a time, with at most
- * `maxInflight` unacknowledged and at most `ratePerSecond` per second (a token bucket on real
- * time, so a long backlog is sent at a pace the broker and the site's own work can bear).
- * A row is deleted only after its PUBACK; deletes are batched (FLUSH_MS). A lost connection
- * forgets what was in flight: those rows are still in the outbox and go again on the next one.
+ * Publishes what waits (pending.ts: the outbox's rows and the telemetry stamped on the buckets)
+ * oldest first at QoS 1 over one connection at a time, with at most `maxInflight` unacknowledged
+ * and at most `ratePerSecond` per second (a token bucket on real time, so a long backlog is sent
+ * at a pace the broker and the site's own work can bear). A message is given up only after its
+ * PUBACK (a row deleted, telemetry's ack position moved); that is batched (FLUSH_MS). A lost
+ * connection forgets what was in flight: those messages still wait and go again on the next one.
  */
 export class Drainer {
   private client: MqttClient | null = null;
@@ -45,9 +46,9 @@ export class Drainer {
   private generation = 0;
   private window = 1;
   private cursor = 0;
-  private buffer: OutboxRow[] = [];
+  private buffer: PendingRow[] = [];
   private readonly inflight = new Set<number>();
-  private acked: number[] = [];
+  private acked: PendingRow[] = [];
   private flushQueued = false;
   /** the data disk refused the last delete of acknowledged rows: reported once, tried again on the timer */
   private storageFaulted = false;
@@ -61,7 +62,7 @@ export class Drainer {
   delivered = 0;
 
   constructor(
-    private readonly db: Database,
+    private readonly pending: Pending,
     private readonly opts: DrainOptions,
   ) {
     this.tokens = this.burst;
@@ -85,6 +86,7 @@ export class Drainer {
     this.cursor = 0;
     this.buffer = [];
     this.inflight.clear();
+    this.pending.restart();
     this.pump();
   }
 
@@ -129,7 +131,7 @@ export class Drainer {
     const seqs = this.acked;
     this.acked = [];
     try {
-      remove(this.db, seqs);
+      this.pending.ack(seqs);
     } catch (err) {
       // a full data disk: they stay acknowledged and are deleted by a later flush, rather than
       // sent all over again on the next connection
@@ -139,10 +141,10 @@ export class Drainer {
     this.storageFaulted = false;
   }
 
-  private next(): OutboxRow | undefined {
+  private next(): PendingRow | undefined {
     if (this.buffer.length === 0) {
       // rows a bound drops after this read may still go out once; they are not lost data
-      this.buffer = readAfter(this.db, this.cursor, READ_AHEAD);
+      this.buffer = this.pending.read(this.cursor, READ_AHEAD);
     }
     return this.buffer[0];
   }
@@ -181,7 +183,7 @@ export class Drainer {
     }
   }
 
-  private send(client: MqttClient, row: OutboxRow): void {
+  private send(client: MqttClient, row: PendingRow): void {
     const gen = this.generation;
     const topic = topicOf(this.opts.prefix, row.topic);
     this.inflight.add(row.seq);
@@ -194,7 +196,7 @@ export class Drainer {
           // for the next connection rather than lose it; the health shows why
           if (typeof (err as { code?: unknown }).code === 'number') this.opts.onRefused(row.seq, topic, err);
         } else {
-          this.acked.push(row.seq);
+          this.acked.push(row);
           this.delivered++;
           // on a disk that refuses the delete, only the timer tries again (not every PUBACK), and
           // publishing goes on either way

@@ -13,8 +13,8 @@ import { limitsStatusBody, type SiteLimitsStatus } from '../limits/status.js';
 import type { Site } from '../site/site.js';
 import { buildTopology } from '../site/topology.js';
 import { writeTx } from '../store/db.js';
-import { enqueue, type OutboxMessage, outboxDrops, outboxStats, trim } from '../store/outbox.js';
-import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
+import { enqueue, type OutboxMessage, outboxDrops, trim } from '../store/outbox.js';
+import { holdFold } from '../store/recent-buckets.js';
 import { isStorageFault } from '../store/storage-faults.js';
 import { formatInstant } from '../telemetry/interval.js';
 import { type CommandAnswer, commandKindOf, commandReply, retainedRefusal } from './commands.js';
@@ -23,9 +23,11 @@ import { safeUrl, type UplinkError } from './errors.js';
 import { publishDelayMs } from './jitter.js';
 import { answerLimitsCommand } from './limits-command.js';
 import { MqttLink } from './link.js';
-import { availabilityBody, gridEventBody, type PayloadContext, telemetryBodies, topologyBody } from './payloads.js';
+import { availabilityBody, gridEventBody, type PayloadContext, topologyBody } from './payloads.js';
+import { Pending } from './pending.js';
 import { answerPlanCommand } from './plan-command.js';
 import { answerResync, type ResyncAnswer } from './resync.js';
+import { SeqCounter } from './seq-counter.js';
 import { PAYLOAD_VERSION, TOPIC, topicOf } from './topics.js';
 
 export interface UplinkDeps {
@@ -91,6 +93,8 @@ export class Uplink implements Feature {
   /** the connected client, null while there is none */
   private client: MqttClient | null = null;
   private drainer: Drainer | null = null;
+  private pending: Pending | null = null;
+  private readonly seqs: SeqCounter;
   private unsubscribe: (() => void)[] = [];
   private statusTimer: NodeJS.Timeout | null = null;
   private trimTimer: NodeJS.Timeout | null = null;
@@ -102,9 +106,6 @@ export class Uplink implements Feature {
   /** this site's publish jitter after a bucket close, daemon-clock ms */
   private readonly closeDelayMs: number;
   private releaseTimer: ClockTimer | null = null;
-  private ceiling: SeqCeiling | null = null;
-  /** no ceiling and no plausible clock yet: no seq is known to be above what the site sent before */
-  private seqUnknown = false;
   /** state messages (topology, availability) that waited for a safe seq or for the disk, oldest first */
   /** state messages not yet in the outbox, built once there is a time to stamp them with */
   private waiting: StateMessage[] = [];
@@ -120,12 +121,20 @@ export class Uplink implements Feature {
     this.ctx = { siteId: deps.site.id, stream: (id) => deps.site.stream(id), socScale: deps.socScale };
     this.startedAt = performance.now();
     this.closeDelayMs = publishDelayMs(deps.site.id, deps.config.publishJitterSeconds);
+    this.seqs = new SeqCounter(deps.db, () => deps.clock.now(), deps.clockPlausible);
   }
 
   start(): void {
     const { bus, config, db, log } = this.deps;
-    this.seedSeq();
-    this.drainer = new Drainer(db, {
+    if (this.deps.seqFile) this.seqs.seed(this.deps.seqFile, log);
+    const pending = (this.pending = new Pending(db, this.ctx, () => this.deps.clock.now()));
+    // the day's fold keeps the buckets whose telemetry is not durably acknowledged (docs/uplink.md)
+    holdFold(db, {
+      through: () => pending.through,
+      now: () => this.deps.clock.now(),
+      maxAgeMs: config.outbox.maxAgeDays * 86_400_000,
+    });
+    this.drainer = new Drainer(pending, {
       prefix: this.prefix,
       maxInflight: config.replay.maxInflight,
       ratePerSecond: config.replay.messagesPerSecond,
@@ -139,9 +148,9 @@ export class Uplink implements Feature {
     });
     this.unsubscribe = [
       // inside the producers' transactions: a failed outbox write rolls the bucket or event back too
-      bus.inTransaction('bucketsClosing', (closed: readonly ClosedBucket[]) => {
-        this.hold(this.write(telemetryBodies(this.ctx, closed)));
-      }),
+      bus.inTransaction('bucketsClosing', (closed: readonly ClosedBucket[]) => this.hold(this.stampClose(closed))),
+      // emitted after the close's commit: its seqs are taken for good (seq-counter.ts)
+      bus.on('bucketsClosed', () => this.seqs.confirm()),
       bus.inTransaction('gridEventRecording', (e) => void this.write([gridEventBody(this.ctx, e)])),
       bus.on('deviceHealth', (h) => {
         this.append([(time) => availabilityBody(this.ctx, time, h)]);
@@ -205,19 +214,23 @@ export class Uplink implements Feature {
     );
     try {
       this.drainer?.flush();
+      this.pending?.save();
     } catch (err) {
       // the rows stay in the outbox and go once more after the next start (seq de-duplication)
       this.deps.log.warn({ err }, 'uplink: deleting the delivered messages failed at stop');
     }
+    // the hold stays with its last position: a close during the daemon's stop (after this one) must
+    // not fold what was not acknowledged; a start without an uplink holds nothing
     this.drainer?.detach();
     this.drainer = null;
+    this.pending = null;
     this.link = null;
     this.client = null;
   }
 
   health(): UplinkHealth & FeatureHealth {
     const { db, clock, config } = this.deps;
-    const s = outboxStats(db);
+    const s = this.stats();
     const d = outboxDrops(db);
     const connected = this.link?.connected ?? false;
     const lastError = this.lastError?.message ?? null;
@@ -245,6 +258,11 @@ export class Uplink implements Feature {
     };
   }
 
+  /** The highest seq written (0 before the first): the status message's `lastSeq`. */
+  lastSeq(): number {
+    return this.seqs.current();
+  }
+
   private registerMetrics(): void {
     const registers = this.deps.registry ? [this.deps.registry] : [];
     if (registers.length === 0) return;
@@ -254,7 +272,7 @@ export class Uplink implements Feature {
       help: 'Messages waiting in the MQTT outbox',
       registers,
       collect() {
-        this.set(outboxStats(self.deps.db).depth);
+        this.set(self.stats().depth);
       },
     });
     new Gauge({
@@ -271,49 +289,29 @@ export class Uplink implements Feature {
     return topicOf(this.prefix, suffix);
   }
 
-  /**
-   * Seqs continue above everything the site sent (docs/mqtt-contract.md), whatever the clock
-   * says: a database that is behind the ceiling file (made fresh after damage, or restored) jumps
-   * to it; a new data directory starts above the wall clock once that can be right.
-   */
-  private seedSeq(): void {
-    const { db, seqFile, log } = this.deps;
-    if (!seqFile) return;
-    this.ceiling = new SeqCeiling(seqFile);
-    const seq = outboxSeq(db);
-    if (this.ceiling.value > 0) {
-      // a live database is never more than a block or two below its ceiling
-      if (seq < this.ceiling.value - 2 * SEQ_BLOCK) {
-        raiseOutboxSeq(db, this.ceiling.value);
-        log.warn(
-          { from: seq, to: this.ceiling.value },
-          'uplink seq continued from the ceiling file: the database is new',
-        );
-      }
-    } else this.seqUnknown = true;
-    this.seqKnown();
-  }
-
-  /** Whether a seq handed out now is above the site's earlier ones; settles it once the clock can be trusted. */
-  private seqKnown(): boolean {
-    if (!this.seqUnknown) return true;
-    if (!(this.deps.clockPlausible?.() ?? true)) return false;
-    // settled only once raised: a disk that refuses the raise leaves it to the next write, rather
-    // than letting that one continue from a counter seeded under the wrong clock
-    raiseOutboxSeq(this.deps.db, this.deps.clock.now());
-    this.seqUnknown = false;
-    return true;
-  }
-
   /** Inside a producer's transaction: the rows commit with its data. Publishing waits for the commit. */
   private write(msgs: OutboxMessage[]): number[] {
     if (msgs.length === 0) return [];
     // thrown inside a bucket close, this rolls it back: its buckets wait in memory and come again
-    if (!this.seqKnown()) throw new Error('uplink: no seq is known to be safe until the wall clock is set');
-    this.ceiling?.reserve(this.deps.db, msgs.length);
+    this.seqs.beforeOutbox(msgs.length);
     const seqs = enqueue(this.deps.db, msgs, this.deps.clock.now());
     this.afterCommit();
     return seqs;
+  }
+
+  /**
+   * Inside the close's transaction: its telemetry is not copied into the outbox, its rows carry
+   * the seqs (seq-counter.ts); the drainer reads them from there (pending.ts).
+   */
+  private stampClose(closed: readonly ClosedBucket[]): number[] {
+    const seqs = this.seqs.stampClose(this.ctx, closed, this.deps.clock.now());
+    if (seqs.length > 0) this.afterCommit();
+    return seqs;
+  }
+
+  /** What waits, the outbox's and the telemetry's (without a drainer, the outbox's and every stamped row's). */
+  private stats() {
+    return (this.pending ?? new Pending(this.deps.db, this.ctx, () => this.deps.clock.now())).stats();
   }
 
   /**
@@ -353,7 +351,7 @@ export class Uplink implements Feature {
     const all = this.waiting.length > 0 ? [...this.waiting.splice(0), ...msgs] : msgs;
     const time = this.stampTime();
     try {
-      if (time === null || !this.seqKnown()) {
+      if (time === null || !this.seqs.known()) {
         // bounded: state messages, the latest matter (the broker retains them)
         this.waiting = latestPerTopic(all);
         return;
@@ -402,7 +400,9 @@ export class Uplink implements Feature {
     const { db, clock, config, log } = this.deps;
     const now = clock.now();
     try {
-      const r = trim(db, now - config.outbox.maxAgeDays * 86_400_000, config.outbox.maxMegabytes * 1_000_000, now);
+      const maxBytes = config.outbox.maxMegabytes * 1_000_000;
+      const r = trim(db, now - config.outbox.maxAgeDays * 86_400_000, maxBytes, now, this.pending?.through);
+      this.pending?.dropped(r.telemetry);
       if (r.byAge + r.bySize > 0) {
         log.warn(
           {
@@ -470,7 +470,7 @@ export class Uplink implements Feature {
 
   private statusPayload(state: 'online' | 'offline', time: number): string {
     const { site, clock, db, version } = this.deps;
-    const s = outboxStats(db);
+    const s = this.stats();
     const d = outboxDrops(db);
     const devices = [...site.devices.values()];
     const limits = this.deps.limits?.();
@@ -492,7 +492,7 @@ export class Uplink implements Feature {
       dropped: { byAge: d.byAge, bySize: d.bySize },
       // every seq up to here was written: one a consumer lacks is on its way or lost (a hole)
       // the highest seq ever written (0 before the first): the outbox counter
-      lastSeq: outboxSeq(db) || null,
+      lastSeq: this.lastSeq() || null,
       // the site limits in force, the cap and the curtailed power (docs/limits.md "Where it shows")
       ...(limits ? { limits: limitsStatusBody(limits.status()) } : {}),
       // whether the operator's server answers, the control in force and until when (docs/grid-operator.md)

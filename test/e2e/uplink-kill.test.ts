@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqliteDriver } from '../../src/store/driver.js';
-import { bodyText } from '../../src/store/outbox.js';
+import { sentSeq } from '../../src/store/uplink-telemetry.js';
 import { expectConforming } from '../support/contract.js';
 import { waitFor } from '../support/demo.js';
 import {
@@ -22,7 +22,15 @@ import {
   noteMosquittoSkipped,
   type TestBroker,
 } from '../support/mqtt-brokers.js';
-import { dedupe, deliveredOf, expectComplete, storedBuckets, telemetryKeys } from '../support/uplink.js';
+import {
+  dedupe,
+  deliveredOf,
+  expectComplete,
+  storedBuckets,
+  telemetryKeys,
+  undelivered,
+  waitingOf,
+} from '../support/uplink.js';
 
 // the build that suits this Node (src/store/driver.ts)
 const BetterSqlite3 = sqliteDriver();
@@ -64,14 +72,35 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
   let child: ChildProcess | null = null;
   const dataDir = mkdtempSync(join(tmpdir(), 'sitegw-test-'));
   const dbFile = join(dataDir, 'sitegw.db');
+  /** what waits: the outbox's rows and the telemetry above the durable ack position */
   const outboxDepth = () => {
     const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
     try {
-      return db.prepare('SELECT COUNT(*) FROM uplink_outbox').pluck().get() as number;
+      return waitingOf(db).seqs.size;
     } finally {
       db.close();
     }
   };
+
+  const undeliveredNow = () => {
+    const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return undelivered(db, c);
+    } finally {
+      db.close();
+    }
+  };
+
+  const readOnly = <T>(fn: (db: InstanceType<typeof BetterSqlite3>) => T): T => {
+    const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
+    try {
+      return fn(db);
+    } finally {
+      db.close();
+    }
+  };
+  const telemetrySeqs = (messages: { topic: string; payload: string }[]) =>
+    messages.filter((m) => m.topic.endsWith('/telemetry')).map((m) => JSON.parse(m.payload).seq as number);
 
   beforeAll(async () => {
     broker = await mosquittoBroker();
@@ -92,6 +121,11 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
     await exited(child);
     const left = outboxDepth();
     expect(left, 'the kill landed after the replay had finished: nothing was mid-replay').toBeGreaterThan(10);
+    // telemetry the broker acknowledged is on disk as acknowledged only up to the last save (hourly,
+    // at stop, in the fold): the restart sends the telemetry above that position, and nothing below
+    const durable = readOnly((db) => sentSeq(db));
+    const sentBefore = new Set(telemetrySeqs(c.messages));
+    const heardBefore = c.messages.length;
 
     // the last will, retained: a client arriving now learns the gateway is offline
     const late = await collect(broker.url, `${PREFIX}/status`);
@@ -101,7 +135,7 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
     expect(status).toEqual({ v: 2, state: 'offline', siteId: 'demo-site' });
 
     child = startGateway(dataDir, broker.url);
-    await waitFor('outbox drained after the restart', () => outboxDepth() === 0 || undefined, 60_000);
+    await waitFor('outbox drained after the restart', () => undeliveredNow() === 0 || undefined, 60_000);
     const online = await collect(broker.url, `${PREFIX}/status`);
     await waitFor(
       'status online again',
@@ -109,22 +143,19 @@ describe.skipIf(!MOSQUITTO)('uplink: gateway killed with SIGKILL mid-replay (mos
       10_000,
     );
     await online.close();
+    const after = telemetrySeqs(c.messages.slice(heardBefore));
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.filter((q) => q <= durable)).toEqual([]);
+    console.log(
+      `[uplink-kill] durable telemetry position at the kill ${durable}; after the restart ${after.length} telemetry messages, ${after.filter((q) => sentBefore.has(q)).length} of them sent before the kill`,
+    );
     child.kill('SIGTERM');
     await exited(child);
     child = null;
 
     // what the clean stop wrote last waits in the outbox for the next start: not expected yet
     const db = new BetterSqlite3(dbFile, { readonly: true });
-    const waiting = new Set<string>();
-    const waitingSeqs = new Set<number>();
-    for (const [seq, body] of db.prepare('SELECT seq, body FROM uplink_outbox').raw().all() as [
-      number,
-      string | Buffer,
-    ][]) {
-      waitingSeqs.add(seq);
-      for (const e of JSON.parse(bodyText(body)).entries ?? [])
-        waiting.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
-    }
+    const { seqs: waitingSeqs, buckets: waiting } = waitingOf(db);
     db.close();
     const stored = new Set(
       [...storedBuckets(new BetterSqlite3(dbFile, { readonly: true }))].filter((k) => !waiting.has(k)),

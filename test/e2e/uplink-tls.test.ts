@@ -11,7 +11,7 @@ import type { SiteConfig, UplinkConfig } from '../../src/config/types.js';
 import { demoSite, getJson, waitFor } from '../support/demo.js';
 import { collect, MOSQUITTO, mosquittoBroker, noteMosquittoSkipped, type TestBroker } from '../support/mqtt-brokers.js';
 import { HAVE_OPENSSL, makePki, type Pki } from '../support/pki.js';
-import { capturingLogger, expectDelivered, storedBuckets, uplinkTo } from '../support/uplink.js';
+import { capturingLogger, expectDelivered, storedBuckets, uplinkTo, waitingOf } from '../support/uplink.js';
 
 noteMosquittoSkipped('test/e2e/uplink-tls.test.ts');
 if (!HAVE_OPENSSL)
@@ -181,8 +181,7 @@ describe.skipIf(!MOSQUITTO || !HAVE_OPENSSL)('uplink over TLS to mosquitto', () 
         expect(logged[0]).toMatchObject({ level: 40, feature: 'uplink', msg: `uplink: ${e.message}` });
         expect(c.messages).toEqual([]);
 
-        const firstSeq = (demo.daemon.ctx.db.prepare('SELECT MIN(seq) AS s FROM uplink_outbox').get() as { s: number })
-          .s;
+        const firstSeq = Math.min(...waitingOf(demo.daemon.ctx.db).seqs);
         config.uplink!.tls.ca = pki.rogueCa;
         await demo.restartDaemon();
         const d = await expectDelivered(c, storedBuckets(demo.daemon.ctx.db), 30_000);

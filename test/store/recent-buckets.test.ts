@@ -127,7 +127,7 @@ describe('buckets in two tables', () => {
       const file = join(dir, 'sitegw.db');
       // the layout before: what schema 16 made (17 added the recent table, 18 the energy floors)
       const old = openDatabase(file);
-      old.exec('DROP VIEW buckets_all; DROP TABLE buckets_recent; DROP TABLE energy_floor');
+      old.exec('DROP VIEW buckets_all; DROP TABLE buckets_recent; DROP TABLE energy_floor; DROP TABLE uplink_sent');
       old.pragma('user_version = 16');
       old.close();
       const before = openReadOnly(file);

@@ -3,6 +3,8 @@ import type { Database } from 'better-sqlite3';
 import { type Logger, pino } from 'pino';
 import { expect } from 'vitest';
 import type { UplinkConfig } from '../../src/config/types.js';
+import { bodyText } from '../../src/store/outbox.js';
+import { sentSeq, telemetryAfter } from '../../src/store/uplink-telemetry.js';
 import type { Collector, TestBroker } from './mqtt-brokers.js';
 
 const Q = 15 * 60_000;
@@ -39,6 +41,41 @@ export function storedBuckets(db: Database): Set<string> {
     .raw()
     .all() as [string, number][];
   return new Set(rows.map(([k, s]) => `${k}|${new Date(s * 1000).toISOString().replace('.000Z', 'Z')}`));
+}
+
+const isoOf = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+
+/**
+ * What waits to be sent, from a database file: the outbox's rows and the telemetry stamped on
+ * buckets above the durable ack position (store/uplink-telemetry.ts; after a clean stop, the
+ * position the stop saved). `buckets`: the buckets the waiting telemetry carries, `streamId|start`.
+ */
+export function waitingOf(db: Database): { seqs: Set<number>; buckets: Set<string> } {
+  const seqs = new Set<number>();
+  const buckets = new Set<string>();
+  for (const [seq, body] of db.prepare('SELECT seq, body FROM uplink_outbox').raw().all() as [
+    number,
+    string | Buffer,
+  ][]) {
+    seqs.add(seq);
+    for (const e of JSON.parse(bodyText(body)).entries ?? []) buckets.add(`${e.deviceId}|${e.interval.split('/')[0]}`);
+  }
+  for (const p of telemetryAfter(db, sentSeq(db), 1e9)) {
+    seqs.add(p.seq);
+    for (const [key, startS] of p.rows) buckets.add(`${key}|${isoOf(startS)}`);
+  }
+  return { seqs, buckets };
+}
+
+/**
+ * Messages not yet at the consumer: the outbox's rows (deleted after the broker's PUBACK), and
+ * the telemetry above the durable ack position that `c` has not received (that position is saved
+ * hourly, so a running gateway's is behind what the broker acknowledged).
+ */
+export function undelivered(db: Database, c: Collector): number {
+  const got = new Set(dedupe(c).map((m) => m.seq));
+  const outbox = db.prepare('SELECT COUNT(*) FROM uplink_outbox').pluck().get() as number;
+  return outbox + telemetryAfter(db, sentSeq(db), 1e9).filter((p) => !got.has(p.seq)).length;
 }
 
 export interface Delivered {

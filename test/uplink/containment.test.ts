@@ -11,6 +11,7 @@ import { openDatabase } from '../../src/store/db.js';
 import { enqueue } from '../../src/store/outbox.js';
 import { Drainer } from '../../src/uplink/drain.js';
 import { MqttLink } from '../../src/uplink/link.js';
+import { Pending } from '../../src/uplink/pending.js';
 import { text, withAppended } from '../config/fixtures.js';
 import { aedesBroker, type TestBroker } from '../support/mqtt-brokers.js';
 
@@ -38,7 +39,7 @@ it('a store fault while a PUBACK is handled is reported through onFault, not thr
   cleanups.push(() => client.endAsync(true));
   let fault!: (err: unknown) => void;
   const faulted = new Promise<unknown>((r) => (fault = r));
-  const drainer = new Drainer(db, {
+  const drainer = new Drainer(new Pending(db, { siteId: 'x', stream: () => undefined, socScale: 'percent' }, () => 0), {
     prefix: 'sitegw/test',
     maxInflight: 1,
     ratePerSecond: 1000,

@@ -12,6 +12,7 @@ import { openDatabase } from '../../src/store/db.js';
 import { enqueue, outboxStats } from '../../src/store/outbox.js';
 import { isStorageFault } from '../../src/store/storage-faults.js';
 import { Drainer } from '../../src/uplink/drain.js';
+import { Pending } from '../../src/uplink/pending.js';
 import { aedesBroker } from '../support/mqtt-brokers.js';
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -35,7 +36,7 @@ it('publishes the whole backlog, reports the refused delete once, and deletes th
   const client = await mqtt.connectAsync(b.url, { protocolVersion: 4, reconnectPeriod: 0 });
   cleanups.push(() => client.endAsync(true));
   const faults: unknown[] = [];
-  const drainer = new Drainer(db, {
+  const drainer = new Drainer(new Pending(db, { siteId: 'x', stream: () => undefined, socScale: 'percent' }, () => 0), {
     prefix: 'sitegw/test',
     maxInflight: 64,
     ratePerSecond: 100_000,

@@ -115,18 +115,18 @@ describe('outbox', () => {
     enqueue(db, [msg('t', 3), msg('t', 4), msg('t', 5)], 2000);
     const size = Buffer.byteLength(msg('t', 5).body);
     // age drops 1 and 2; the size bound then keeps the newest two
-    expect(trim(db, 1500, 2 * size, 9000)).toEqual({ byAge: 2, bySize: 1 });
+    expect(trim(db, 1500, 2 * size, 9000)).toEqual({ byAge: 2, bySize: 1, telemetry: [] });
     expect(readAfter(db, 0, 10).map((r) => JSON.parse(r.body).n)).toEqual([4, 5]);
     expect(outboxDrops(db)).toEqual({ byAge: 2, bySize: 1, lastAt: 9000 });
     expect(outboxStats(db)).toEqual({ depth: 2, bytes: 2 * size, oldestAt: 2000 });
-    expect(trim(db, 0, 10 * size, 9500)).toEqual({ byAge: 0, bySize: 0 });
+    expect(trim(db, 0, 10 * size, 9500)).toEqual({ byAge: 0, bySize: 0, telemetry: [] });
     expect(outboxDrops(db).lastAt).toBe(9000);
   });
 
   it('a size bound smaller than one message empties the outbox', () => {
     const db = openDatabase(':memory:');
     enqueue(db, [msg('t', 1)], 1000);
-    expect(trim(db, 0, 3, 1)).toEqual({ byAge: 0, bySize: 1 });
+    expect(trim(db, 0, 3, 1)).toEqual({ byAge: 0, bySize: 1, telemetry: [] });
     expect(outboxStats(db).depth).toBe(0);
   });
 

@@ -1,0 +1,147 @@
+import type { Database } from 'better-sqlite3';
+import { CHANNEL_TABLE } from '../core/channels.js';
+import type { ClosedBucket } from '../core/events.js';
+import { writeTx } from '../store/db.js';
+import { type OutboxRow, type OutboxStats, outboxStats, readAfter, remove } from '../store/outbox.js';
+import {
+  type PendingTelemetry,
+  saveSentSeq,
+  sentSeq,
+  telemetryAfter,
+  telemetryStats,
+} from '../store/uplink-telemetry.js';
+import { BUCKET_MS } from '../telemetry/align.js';
+import { type PayloadContext, telemetryBodies } from './payloads.js';
+
+/** A message waiting to go: an outbox row, or telemetry rebuilt from the buckets it was stamped on. */
+export interface PendingRow extends OutboxRow {
+  telemetry: boolean;
+}
+
+/** How long the telemetry ack position may stay in memory only (daemon-clock ms): a crash sends at most this again. */
+export const SENT_SAVE_MS = 3_600_000;
+
+/**
+ * A stored row as the close handed it to the bus (telemetry/bucketer.ts toClosedBucket): the
+ * channels in the channel table's order, those without a value left out. Columns after start_s
+ * are covered_ms, then the channel table's (store/bucket-columns.ts ALL_COLUMNS).
+ */
+export function closedBucketOf(streamId: string, startS: number, columns: readonly (number | string | null)[]) {
+  const values: Record<string, number | string> = {};
+  for (let i = 0; i < CHANNEL_TABLE.length; i++) {
+    const v = columns[1 + i];
+    if (v !== null && v !== undefined) values[CHANNEL_TABLE[i]!.id] = v;
+  }
+  const start = startS * 1000;
+  return { streamId, start, end: start + BUCKET_MS, values } satisfies ClosedBucket;
+}
+
+/** The telemetry message a stamped seq's rows make: the body the close would have written into the outbox. */
+export function rebuildTelemetry(ctx: PayloadContext, p: PendingTelemetry): PendingRow | null {
+  const group = p.rows.map(([streamId, startS, ...columns]) => closedBucketOf(streamId, startS, columns));
+  const [msg] = telemetryBodies(ctx, group);
+  return msg ? { ...msg, seq: p.seq, createdAt: p.written, telemetry: true } : null;
+}
+
+/**
+ * What the drainer sends, from both places, merged by seq: the outbox's rows (state messages,
+ * grid events, resync copies, and telemetry an older version wrote there) and the telemetry
+ * stamped on the buckets. Acknowledged outbox rows are deleted; telemetry moves an ack position
+ * (the highest seq with every pending telemetry seq at or below it acknowledged), kept in memory
+ * and saved to `uplink_sent` at most once an hour in a commit of its own, at stop, and in the
+ * fold's transaction (store/recent-buckets.ts holdFold): after a crash at most that hour goes
+ * again, which seq de-duplication absorbs (docs/mqtt-contract.md).
+ */
+export class Pending {
+  /** every telemetry seq at or below this was acknowledged */
+  private ackedThrough: number;
+  /** telemetry seqs above ackedThrough read since the last attach, ascending */
+  private seen: number[] = [];
+  /** of those, the acknowledged ones */
+  private readonly acked = new Set<number>();
+  private savedAt: number;
+
+  constructor(
+    private readonly db: Database,
+    private readonly ctx: PayloadContext,
+    private readonly now: () => number,
+  ) {
+    this.ackedThrough = sentSeq(db);
+    this.savedAt = now();
+  }
+
+  get through(): number {
+    return this.ackedThrough;
+  }
+
+  /** A new connection reads from the ack position again: what was seen is read anew. */
+  restart(): void {
+    this.seen = [];
+  }
+
+  /** The next `limit` messages after `afterSeq`, oldest first. */
+  read(afterSeq: number, limit: number): PendingRow[] {
+    const outbox = readAfter(this.db, afterSeq, limit);
+    const stamped = telemetryAfter(this.db, Math.max(afterSeq, this.ackedThrough), limit);
+    // each list is complete up to its last seq unless it came back short
+    let upTo = Infinity;
+    if (outbox.length === limit) upTo = outbox.at(-1)!.seq;
+    if (stamped.length === limit) upTo = Math.min(upTo, stamped.at(-1)!.seq);
+    const out: PendingRow[] = [];
+    for (const row of outbox) if (row.seq <= upTo) out.push({ ...row, telemetry: false });
+    for (const p of stamped) {
+      if (p.seq > upTo) break;
+      if (p.seq > (this.seen.at(-1) ?? this.ackedThrough)) this.seen.push(p.seq);
+      if (this.acked.has(p.seq)) continue;
+      const row = rebuildTelemetry(this.ctx, p);
+      // none: the site no longer has its streams; nothing to send, as a close would have sent nothing
+      if (row) out.push(row);
+      else this.acked.add(p.seq);
+    }
+    this.advance();
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Acknowledged messages: outbox rows deleted (one transaction), telemetry's position moved. */
+  ack(rows: readonly { seq: number; telemetry: boolean }[]): void {
+    const outbox: number[] = [];
+    for (const r of rows) {
+      if (!r.telemetry) outbox.push(r.seq);
+      else if (r.seq > this.ackedThrough) this.acked.add(r.seq);
+    }
+    if (outbox.length > 0) remove(this.db, outbox);
+    this.advance();
+    if (this.now() - this.savedAt >= SENT_SAVE_MS) this.save();
+  }
+
+  /** Telemetry the age bound dropped: no longer waited for. */
+  dropped(seqs: readonly number[]): void {
+    for (const s of seqs) if (s > this.ackedThrough) this.acked.add(s);
+    this.advance();
+  }
+
+  /** Saves the ack position now, in a commit of its own (at stop, and hourly). */
+  save(): void {
+    this.savedAt = this.now();
+    if (this.ackedThrough > sentSeq(this.db)) writeTx(this.db, () => saveSentSeq(this.db, this.ackedThrough));
+  }
+
+  /** Messages waiting: the outbox's and the telemetry's; bytes are the outbox's (telemetry waits in its buckets). */
+  stats(): OutboxStats {
+    const o = outboxStats(this.db);
+    const t = telemetryStats(this.db, this.ackedThrough);
+    const oldestAt =
+      o.oldestAt === null ? t.oldestAt : t.oldestAt === null ? o.oldestAt : Math.min(o.oldestAt, t.oldestAt);
+    return { depth: o.depth + t.depth, bytes: o.bytes, oldestAt };
+  }
+
+  private advance(): void {
+    let n = 0;
+    while (n < this.seen.length && this.acked.has(this.seen[n]!)) {
+      this.acked.delete(this.seen[n]!);
+      this.ackedThrough = this.seen[n]!;
+      n++;
+    }
+    if (n > 0) this.seen.splice(0, n);
+  }
+}
