@@ -36,6 +36,25 @@ const resyncField = (resync: string | undefined): string =>
 /** `{...}` → its fields without the braces, to append after an envelope. */
 const inner = (json: string): string => json.slice(1, -1);
 
+/** Buckets sorted by start, a period at a time: one telemetry message each. */
+export function* byStart(buckets: readonly ClosedBucket[]): Generator<readonly ClosedBucket[]> {
+  for (let i = 0; i < buckets.length; ) {
+    const start = buckets[i]!.start;
+    let j = i;
+    while (j < buckets.length && buckets[j]!.start === start) j++;
+    yield buckets.slice(i, j);
+    i = j;
+  }
+}
+
+const entriesOf = (ctx: PayloadContext, group: readonly ClosedBucket[]) => [
+  ...new BucketFragments(group, ctx.stream, ctx.socScale).entries(UPLINK_INCLUDE).values(),
+];
+
+/** Whether a period's buckets make a telemetry message (none when no stream of it has an entry). */
+export const makesTelemetry = (ctx: PayloadContext, group: readonly ClosedBucket[]): boolean =>
+  entriesOf(ctx, group).length > 0;
+
 /**
  * One telemetry message per bucket period (buckets sorted by start), every stream in it;
  * `resync` marks a republication answering that request id.
@@ -47,14 +66,10 @@ export function telemetryBodies(
 ): OutboxMessage[] {
   const out: OutboxMessage[] = [];
   const extra = resyncField(resync);
-  for (let i = 0; i < buckets.length; ) {
-    const start = buckets[i]!.start;
-    let j = i;
-    while (j < buckets.length && buckets[j]!.start === start) j++;
-    const group = buckets.slice(i, j);
-    i = j;
-    const entries = [...new BucketFragments(group, ctx.stream, ctx.socScale).entries(UPLINK_INCLUDE).values()];
+  for (const group of byStart(buckets)) {
+    const entries = entriesOf(ctx, group);
     if (entries.length === 0) continue;
+    const start = group[0]!.start;
     const [msg] = telemetryMessages(
       entries,
       UPLINK_CLASS,

@@ -5,7 +5,7 @@ import { STREAM_SPAN } from '../store/recent-buckets.js';
 import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
 import { findStreamKey } from '../store/streams.js';
 import { maxTelemetrySeq, stampTelemetry, telemetrySeqAt } from '../store/uplink-telemetry.js';
-import { type PayloadContext, telemetryBodies } from './payloads.js';
+import { byStart, makesTelemetry, type PayloadContext } from './payloads.js';
 
 /**
  * The site's one seq space (docs/mqtt-contract.md: increasing by one per message written, never
@@ -106,13 +106,8 @@ export class SeqCounter {
    */
   stampClose(ctx: PayloadContext, closed: readonly ClosedBucket[], written: number): number[] {
     const groups: { startS: number; keys: number[] }[] = [];
-    for (let i = 0; i < closed.length; ) {
-      const start = closed[i]!.start;
-      let j = i;
-      while (j < closed.length && closed[j]!.start === start) j++;
-      const group = closed.slice(i, j);
-      i = j;
-      const startS = start / 1000;
+    for (const group of byStart(closed)) {
+      const startS = group[0]!.start / 1000;
       const keys: number[] = [];
       for (const b of group) {
         const stream = findStreamKey(this.db, b.streamId);
@@ -120,7 +115,7 @@ export class SeqCounter {
       }
       if (keys.length === 0) continue;
       // a period none of whose streams makes an entry sends nothing, as before: its rows carry no seq
-      if (telemetryBodies(ctx, group).length === 0) stampTelemetry(this.db, startS, keys, null, null);
+      if (!makesTelemetry(ctx, group)) stampTelemetry(this.db, startS, keys, null, null);
       else groups.push({ startS, keys });
     }
     if (groups.length === 0) return [];
