@@ -3,6 +3,7 @@ import { ALL_COLUMNS, type BucketColumn } from './bucket-columns.js';
 import { writeTx } from './db.js';
 import { countDrops } from './outbox.js';
 import { perConnection } from './per-connection.js';
+import { recentKey, STREAM_SPAN } from './recent-key.js';
 import { raiseOutboxSeq } from './seq-ceiling.js';
 import { firstPendingStart, hasTelemetrySeq, saveSentSeq, telemetryBefore } from './uplink-telemetry.js';
 
@@ -25,8 +26,7 @@ import { firstPendingStart, hasTelemetrySeq, saveSentSeq, telemetryBefore } from
 
 /** the recent rows are folded once they span this (s): one fold a day */
 export const FOLD_SPAN_S = 86_400;
-/** k = start_s × STREAM_SPAN + stream (a CHECK in the table holds it) */
-export const STREAM_SPAN = 2 ** 20;
+export { STREAM_SPAN } from './recent-key.js';
 
 /**
  * Whether the file has the recent table: a database of the layout before (schema 16 and older) has
@@ -67,7 +67,7 @@ export function insertArchive(db: Database, params: Params): void {
 
 /** Writes a bucket's row, `(stream, start_s, ...ALL_COLUMNS)`, into the recent table. */
 export function insertRecent(db: Database, params: Params): void {
-  stmts(db).insert.run(params[1] * STREAM_SPAN + params[0], ...params);
+  stmts(db).insert.run(recentKey(params[1], params[0]), ...params);
 }
 
 /** A stream's recent rows starting in [fromS, toS): `[start_s, ...columns]`, ascending. */

@@ -164,11 +164,9 @@ export function oldestPendingUplink(db: Database, topic: string): number | null 
     const time = (JSON.parse(bodyText(b)) as { time?: unknown }).time;
     if (typeof time === 'string' && (t === null || time < t)) t = time;
   }
-  const ms = t === null ? Number.NaN : Date.parse(t);
-  // telemetry pending in the buckets themselves (store/uplink-telemetry.ts): its rows' start
+  // and telemetry pending in the buckets themselves (store/uplink-telemetry.ts): its rows' start
   const inBuckets = firstPendingStart(db);
-  const fromBuckets = inBuckets === null ? Number.NaN : inBuckets * 1000;
-  if (Number.isFinite(ms) && Number.isFinite(fromBuckets)) return Math.min(ms, fromBuckets);
-  if (Number.isFinite(ms)) return ms;
-  return Number.isFinite(fromBuckets) ? fromBuckets : null;
+  const starts = [t === null ? Number.NaN : Date.parse(t), inBuckets === null ? Number.NaN : inBuckets * 1000];
+  const known = starts.filter(Number.isFinite);
+  return known.length === 0 ? null : Math.min(...known);
 }

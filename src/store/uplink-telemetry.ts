@@ -2,9 +2,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { ALL_COLUMNS } from './bucket-columns.js';
 import { writeTx } from './db.js';
 import { perConnection } from './per-connection.js';
-
-/** k = start_s × STREAM_SPAN + stream (recent-buckets.ts, which imports this file) */
-const STREAM_SPAN = 2 ** 20;
+import { STREAM_SPAN } from './recent-key.js';
 
 /**
  * The uplink's telemetry, kept in the buckets themselves (schema 19, docs/uplink.md "The outbox

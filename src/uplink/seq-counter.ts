@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { ClosedBucket } from '../core/events.js';
-import { STREAM_SPAN } from '../store/recent-buckets.js';
+import { recentKey } from '../store/recent-key.js';
 import { outboxSeq, raiseOutboxSeq, SEQ_BLOCK, SeqCeiling } from '../store/seq-ceiling.js';
 import { findStreamKey } from '../store/streams.js';
 import { maxTelemetrySeq, stampTelemetry, telemetrySeqAt } from '../store/uplink-telemetry.js';
@@ -111,7 +111,7 @@ export class SeqCounter {
       const keys: number[] = [];
       for (const b of group) {
         const stream = findStreamKey(this.db, b.streamId);
-        if (stream !== undefined) keys.push(startS * STREAM_SPAN + stream);
+        if (stream !== undefined) keys.push(recentKey(startS, stream));
       }
       if (keys.length === 0) continue;
       // a period none of whose streams makes an entry sends nothing, as before: its rows carry no seq
