@@ -106,6 +106,28 @@ const above = (seq: number) => Math.max(seq, MEMBER);
 const quarterOf = (startS: number): [number, number] => [startS * STREAM_SPAN, (startS + 1) * STREAM_SPAN];
 
 /**
+ * A quarter hour's rows in k order, each given the seq of its message: a MEMBER row takes the seq
+ * of the next row above it that carries one; a row of a close that made no message (null) is
+ * passed over. `orphans`: MEMBER rows with no carrier above them (its row was written again).
+ */
+function resolveMembers<T>(rows: Iterable<readonly [number | null, T]>): {
+  rows: [seq: number, item: T, member: boolean][];
+  orphans: T[];
+} {
+  const out: [number, T, boolean][] = [];
+  let members: T[] = [];
+  for (const [seq, item] of rows) {
+    if (seq === MEMBER) members.push(item);
+    else if (seq !== null) {
+      for (const m of members) out.push([seq, m, true]);
+      out.push([seq, item, false]);
+      members = [];
+    }
+  }
+  return { rows: out, orphans: members };
+}
+
+/**
  * Whether the file has the seq columns (schema 19): a read-only start serves older files as they
  * are, where no telemetry is pending in the buckets. Checked once per connection.
  */
@@ -138,16 +160,9 @@ export function stampTelemetry(
     return top;
   }
   // shared with an earlier close: each earlier row resolved to the seq it went with
-  let members: number[] = [];
-  for (const [k, rowSeq] of quarter) {
-    if (mine.has(k)) continue;
-    if (rowSeq === MEMBER) members.push(k);
-    else if (rowSeq !== null) {
-      for (const m of members) s.stamp.run(rowSeq, null, m);
-      members = [];
-    }
-  }
-  for (const k of [...members, ...sorted]) s.stamp.run(seq, written, k);
+  const earlier = resolveMembers(quarter.filter(([k]) => !mine.has(k)).map(([k, rowSeq]) => [rowSeq, k] as const));
+  for (const [rowSeq, k, member] of earlier.rows) if (member) s.stamp.run(rowSeq, null, k);
+  for (const k of [...earlier.orphans, ...sorted]) s.stamp.run(seq, written, k);
   return top;
 }
 
@@ -185,16 +200,11 @@ export function telemetryAfter(db: Database, afterSeq: number, limit: number): P
   for (const [, startS] of heads) {
     if (read.has(startS)) continue;
     read.add(startS);
-    // MEMBER rows go with the next row above them that carries a seq
-    let members: TelemetryRow[] = [];
-    for (const [seq, ...row] of s.quarter.all(...quarterOf(startS))) {
-      if (seq === MEMBER) members.push(row as TelemetryRow);
-      else if (seq !== null) {
-        const list = bySeq.get(seq) ?? [];
-        list.push(...members, row as TelemetryRow);
-        bySeq.set(seq, list);
-        members = [];
-      } else members = [];
+    const quarter = s.quarter.all(...quarterOf(startS)).map(([seq, ...row]) => [seq, row as TelemetryRow] as const);
+    for (const [seq, row] of resolveMembers(quarter).rows) {
+      const list = bySeq.get(seq);
+      if (list) list.push(row);
+      else bySeq.set(seq, [row]);
     }
   }
   return heads.map(([seq, , written]) => ({ seq, written: written ?? 0, rows: bySeq.get(seq) ?? [] }));

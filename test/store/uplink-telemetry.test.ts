@@ -62,6 +62,14 @@ describe('telemetry stamped on the recent rows', () => {
     expect(messages(db)).toEqual([[102, 7000, ['a', 'b', 'c']]]);
   });
 
+  it('a second close that makes no message, between a MEMBER row and the row it follows: the message keeps both', () => {
+    const { db, k, write } = quarter();
+    stampTelemetry(db, S, [k.a, k.b, k.c], 100, 5000);
+    write('b');
+    stampTelemetry(db, S, [k.b], null, null);
+    expect(messages(db)).toEqual([[100, 5000, ['a', 'c']]]);
+  });
+
   it('a message dropped by age leaves its rows without a seq', () => {
     const { db, k } = quarter();
     stampTelemetry(db, S, [k.a, k.b, k.c], 100, 5000);
