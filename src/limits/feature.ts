@@ -86,7 +86,13 @@ export class SiteLimitsFeature implements Feature {
   private readonly inverters: Inverter[] = [];
   private readonly unsubscribe: (() => void)[] = [];
   private grid: { w: number; ts: number; at: number } | null = null;
-  private steppedTs = Number.NaN;
+  /**
+   * The last poll whose meter and inverters were all read: the house is grid + output of one
+   * moment. A step between the meter's reading and an inverter's of the same poll would add the new
+   * grid to the old output and count a change of output twice (a limit that just took effect
+   * raised again at once: 2.3 kW exported in a zero-export hold on a loaded machine).
+   */
+  private polled: { ts: number; gridW: number; acW: Map<Inverter, number>; at: number } | null = null;
   private timer: ClockTimer | null = null;
   private running: Promise<void> | null = null;
   private stopped = true;
@@ -291,8 +297,11 @@ export class SiteLimitsFeature implements Feature {
       x.acTs = r.ts;
     }
     // one step per poll: the meter and every inverter of the same poll read
-    if (this.grid && this.grid.ts !== this.steppedTs && this.inverters.every((y) => y.acTs === this.grid!.ts))
+    const g = this.grid;
+    if (g && g.ts !== this.polled?.ts && this.inverters.every((y) => y.acTs === g.ts)) {
+      this.polled = { ts: g.ts, gridW: g.w, acW: new Map(this.inverters.map((y) => [y, y.acW!])), at: g.at };
       void this.wake();
+    }
   }
 
   private schedule(): void {
@@ -347,16 +356,20 @@ export class SiteLimitsFeature implements Feature {
       });
     } else {
       // the house is the meter plus every inverter's output: a step without one of them would take
-      // its output for 0 and cut the others to nothing (the fail-safe covers a meter never heard)
+      // its output for 0 and cut the others to nothing (the fail-safe covers a meter never heard).
+      // The last whole poll while one is recent; an inverter that stopped answering leaves the
+      // meter's and the other inverters' newest readings beside its last one
+      const whole = this.polled && mono - this.polled.at <= SILENT_MS ? this.polled : null;
       if (!this.grid || limited.some((x) => x.acW === undefined)) return;
-      this.steppedTs = this.grid.ts;
+      const gridW = whole ? whole.gridW : this.grid.w;
+      const acW = (x: Inverter) => (whole ? (whole.acW.get(x) ?? x.acW!) : x.acW!);
       decision = decideLimits({
         limits: inForce,
-        gridW: this.grid.w,
+        gridW,
         inverters: limited.map((x) => ({
           id: x.device.config.id,
           ratedW: x.ratedW,
-          acW: x.acW ?? 0,
+          acW: acW(x),
           ownLimiter: x.limit?.holds === 'export',
         })),
       });

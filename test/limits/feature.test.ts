@@ -36,18 +36,19 @@ function twoInverters(limits: string[], limitOf: (id: string) => ActivePowerLimi
     ...limits,
   ]);
   const bus = new EventBus(pino({ level: 'silent' }));
+  const clock = new ManualClock(T0);
   const f = new SiteLimitsFeature({
     config,
     site: new Site(config),
     db: openDatabase(':memory:'),
-    clock: new ManualClock(T0),
+    clock,
     bus: bus.as('limits'),
     log: pino({ level: 'silent' }),
     poller: { pollFast: () => undefined },
     busFor: () => ({ readHolding: async () => [], readInput: async () => [], writeHolding: async () => undefined }),
     limitFor: async (d) => limitOf(d.config.id),
   });
-  return { f, bus };
+  return { f, bus, clock };
 }
 
 describe('the limits feature', () => {
@@ -141,6 +142,36 @@ describe('the limits feature', () => {
     expect(applied.inv).toEqual([{ kind: 'limit', watts: 3000 }]);
     // the cap is 1000 + 3000 − 50 W; inv's 500 W are taken from it, not its rating's half
     expect(applied.inv2).toEqual([{ kind: 'limit', watts: 1000 + 3000 - 50 - 500 }]);
+    await f.stop();
+  });
+
+  it('a step between the meter and the inverters of one poll acts on the last whole poll, not the new grid with the old output', async () => {
+    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+    const { f, bus, clock } = twoInverters(['  exportW: 0'], (id) => limitOf(false, applied[id]!));
+    await f.start();
+    await new Promise((r) => setTimeout(r, 10));
+    const inverters = (ts: number, acW: number) => {
+      for (const id of ['inv', 'inv2'])
+        bus.emit('reading', { streamId: streamIds.inverter(id), ts, values: { power_AC_W: -acW } });
+    };
+    const meter = (ts: number, gridW: number) =>
+      bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts, values: { power_W: gridW } });
+    // the house draws 1000 W, each inverter gives 2000 W: each is limited to its half of 950 W
+    inverters(T0 + 1000, 2000);
+    meter(T0 + 1000, -3000);
+    await new Promise((r) => setTimeout(r, 10));
+    const held = { kind: 'limit', watts: Math.floor((1000 - 0.005 * 10_000) / 2) };
+    expect(applied.inv2).toEqual([held]);
+    // the next poll: the meter is read (the limit has taken effect: 50 W imported), then the
+    // loop's own timer runs a step before the inverters' readings of that poll arrive
+    meter(T0 + 2000, 50);
+    clock.advance(1000);
+    await new Promise((r) => setTimeout(r, 10));
+    inverters(T0 + 2000, 475);
+    await new Promise((r) => setTimeout(r, 10));
+    // 50 W with the old 4000 W of output would be a house of 4050 W and the limit lifted to 2000 W each
+    expect(applied.inv2).toEqual([held]);
+    expect(applied.inv).toEqual([held]);
     await f.stop();
   });
 });
