@@ -41,8 +41,12 @@ export const SILENT_MS = 5000;
 export const FAST_POLL_MS = 1000;
 /** a command that moved less than this fraction of the inverter's rating is not written again (until its keep-alive) */
 export const DEADBAND = 0.0025;
-/** how long after a failed look for an inverter's limit the next one is made, site ms */
-const LOOK_AGAIN_MS = 30_000;
+/**
+ * how long after a failed look for an inverter's limit the next one is made, site ms: from the first
+ * to the most, doubling. An inverter that missed one answer at start (the gateway up before it, a
+ * loaded box) is held within seconds, not left unlimited for the longest wait under a limit in force
+ */
+const LOOK_AGAIN_MS = { first: FAST_POLL_MS, most: 30_000 };
 const LIMIT_METRIC = 'sitegw_site_limit_watts';
 const CAP_METRIC = 'sitegw_site_generation_cap_watts';
 const CURTAILED_METRIC = 'sitegw_site_curtailed_watts';
@@ -75,6 +79,8 @@ interface Inverter {
   writing: Promise<void> | null;
   /** when its limit is looked for again after a failed look (monotonic ms) */
   lookAgainAt: number;
+  /** failed looks in a row: each doubles the wait before the next */
+  lookFailures: number;
   /** its last write failed (logged once until one works) */
   failing: boolean;
 }
@@ -135,6 +141,7 @@ export class SiteLimitsFeature implements Feature {
         failSafeWritten: false,
         writing: null,
         lookAgainAt: 0,
+        lookFailures: 0,
         failing: false,
       });
     const meter = site.byRole('grid-meter')[0];
@@ -229,7 +236,8 @@ export class SiteLimitsFeature implements Feature {
     for (const x of this.inverters) {
       const id = x.device.config.id;
       if (x.limit !== null || this.d.clock.mono() < x.lookAgainAt) continue;
-      x.lookAgainAt = this.d.clock.mono() + LOOK_AGAIN_MS;
+      x.lookAgainAt =
+        this.d.clock.mono() + Math.min(LOOK_AGAIN_MS.most, LOOK_AGAIN_MS.first * 2 ** x.lookFailures);
       try {
         const limit = await this.capability(x);
         if (!limit) {
@@ -243,11 +251,12 @@ export class SiteLimitsFeature implements Feature {
             'limits: this inverter does not stay at the fail-safe when the gateway is gone: set its own export limiter (docs/limits.md)',
           );
       } catch (err) {
-        // once per device until it answers: the next step asks again
+        x.lookFailures++;
+        // once per device until it answers: a later step asks again
         if (!this.unread.has(id))
           this.d.log.warn(
             { err, device: id },
-            'limits: the inverter’s active power limit could not be read; tried again at every step',
+            'limits: the inverter’s active power limit could not be read; tried again after 1 s, then less often, up to every 30 s',
           );
         this.unread.add(id);
       }
@@ -262,6 +271,7 @@ export class SiteLimitsFeature implements Feature {
     if (found?.holds === 'export') x.ratedW = await found.ratedW(x.bus).catch(() => 0);
     else if (found) x.ratedW = await found.ratedW(x.bus);
     x.limit = found;
+    x.lookFailures = 0;
     this.unread.delete(x.device.config.id);
     return found;
   }

@@ -174,4 +174,35 @@ describe('the limits feature', () => {
     expect(applied.inv).toEqual([held]);
     await f.stop();
   });
+
+  it('an inverter that missed its first look is looked for again after a second, not after the longest wait', async () => {
+    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+    let looks = 0;
+    const { f, bus, clock } = twoInverters(['  exportW: 0'], (id) => {
+      const limit = limitOf(false, applied[id]!);
+      // inv does not answer its first look (the gateway up before it, or a loaded box)
+      if (id !== 'inv') return limit;
+      return { ...limit, ratedW: async () => (looks++ === 0 ? Promise.reject(new Error('no answer')) : 5000) };
+    });
+    await f.start();
+    await new Promise((r) => setTimeout(r, 10));
+    const poll = (ts: number) => {
+      for (const id of ['inv', 'inv2'])
+        bus.emit('reading', { streamId: streamIds.inverter(id), ts, values: { power_AC_W: -2000 } });
+      bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts, values: { power_W: -3000 } });
+    };
+    poll(T0 + 500);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(looks).toBe(1);
+    expect(applied.inv).toEqual([]);
+    for (let s = 1; s <= 2; s++) {
+      clock.advance(1000);
+      await new Promise((r) => setTimeout(r, 10));
+      poll(T0 + 500 + s * 1000);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(looks).toBe(2);
+    expect(applied.inv).toEqual([{ kind: 'limit', watts: Math.floor((1000 - 0.005 * 10_000) / 2) }]);
+    await f.stop();
+  });
 });
