@@ -236,8 +236,7 @@ export class SiteLimitsFeature implements Feature {
     for (const x of this.inverters) {
       const id = x.device.config.id;
       if (x.limit !== null || this.d.clock.mono() < x.lookAgainAt) continue;
-      x.lookAgainAt =
-        this.d.clock.mono() + Math.min(LOOK_AGAIN_MS.most, LOOK_AGAIN_MS.first * 2 ** x.lookFailures);
+      x.lookAgainAt = this.d.clock.mono() + Math.min(LOOK_AGAIN_MS.most, LOOK_AGAIN_MS.first * 2 ** x.lookFailures);
       try {
         const limit = await this.capability(x);
         if (!limit) {
