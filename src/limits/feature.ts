@@ -368,10 +368,10 @@ export class SiteLimitsFeature implements Feature {
       // its output for 0 and cut the others to nothing (the fail-safe covers a meter never heard).
       // The last whole poll while one is recent; an inverter that stopped answering leaves the
       // meter's and the other inverters' newest readings beside its last one
-      const whole = this.polled && mono - this.polled.at <= SILENT_MS ? this.polled : null;
       if (!this.grid || limited.some((x) => x.acW === undefined)) return;
-      const gridW = whole ? whole.gridW : this.grid.w;
-      const acW = (x: Inverter) => (whole ? (whole.acW.get(x) ?? x.acW!) : x.acW!);
+      const whole = this.polled && mono - this.polled.at <= SILENT_MS ? this.polled : null;
+      const gridW = whole?.gridW ?? this.grid.w;
+      const acW = (x: Inverter) => whole?.acW.get(x) ?? x.acW!;
       decision = decideLimits({
         limits: inForce,
         gridW,

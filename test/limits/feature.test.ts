@@ -51,6 +51,15 @@ function twoInverters(limits: string[], limitOf: (id: string) => ActivePowerLimi
   return { f, bus, clock };
 }
 
+/** one poll's readings as the poller publishes them: each inverter's AC output, then the grid meter's power */
+const inverterReadings = (bus: EventBus, ts: number, acW: number, ids = ['inv', 'inv2']) => {
+  for (const id of ids) bus.emit('reading', { streamId: streamIds.inverter(id), ts, values: { power_AC_W: -acW } });
+};
+const meterReading = (bus: EventBus, ts: number, gridW: number) =>
+  bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts, values: { power_W: gridW } });
+/** the cap of a 1000 W house at exportW 0 (less the 0.5 % margin of 2 × 5000 W), shared by the two inverters */
+const HALF_OF_950 = { kind: 'limit', watts: Math.floor((1000 - 0.005 * 10_000) / 2) };
+
 describe('the limits feature', () => {
   it('a hung inverter holds up neither the other inverter nor the next steps', async () => {
     const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
@@ -60,15 +69,14 @@ describe('the limits feature', () => {
     // the inverters' limits are looked for in the background at the start
     await new Promise((r) => setTimeout(r, 10));
     const poll = (ts: number, gridW: number, acW: number) => {
-      for (const id of ['inv', 'inv2'])
-        bus.emit('reading', { streamId: streamIds.inverter(id), ts, values: { power_AC_W: -acW } });
-      bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts, values: { power_W: gridW } });
+      inverterReadings(bus, ts, acW);
+      meterReading(bus, ts, gridW);
     };
     // the house draws 1000 W, each inverter gives 2000 W: 3000 W exported
     poll(T0 + 1000, -3000, 2000);
     await new Promise((r) => setTimeout(r, 10));
     expect(applied.inv).toHaveLength(1);
-    expect(applied.inv2).toEqual([{ kind: 'limit', watts: Math.floor((1000 - 0.005 * 10_000) / 2) }]);
+    expect(applied.inv2).toEqual([HALF_OF_950]);
     // the house rises: the next step writes the second inverter again, the first is still on its way
     poll(T0 + 2000, 500, 475);
     await new Promise((r) => setTimeout(r, 10));
@@ -95,9 +103,8 @@ describe('the limits feature', () => {
     );
     await f.start();
     await new Promise((r) => setTimeout(r, 10));
-    for (const id of ['inv', 'inv2'])
-      bus.emit('reading', { streamId: streamIds.inverter(id), ts: T0 + 1000, values: { power_AC_W: -2000 } });
-    bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts: T0 + 1000, values: { power_W: -3000 } });
+    inverterReadings(bus, T0 + 1000, 2000);
+    meterReading(bus, T0 + 1000, -3000);
     await new Promise((r) => setTimeout(r, 10));
     expect(applied.inv).toEqual([{ kind: 'limit', watts: 700 }]);
     // the output-limited inverter takes the whole cap: the other has no rating to share it by
@@ -114,9 +121,8 @@ describe('the limits feature', () => {
     );
     await f.start();
     await new Promise((r) => setTimeout(r, 10));
-    for (const id of ['inv', 'inv2'])
-      bus.emit('reading', { streamId: streamIds.inverter(id), ts: T0 + 1000, values: { power_AC_W: -2000 } });
-    bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts: T0 + 1000, values: { power_W: -3000 } });
+    inverterReadings(bus, T0 + 1000, 2000);
+    meterReading(bus, T0 + 1000, -3000);
     await new Promise((r) => setTimeout(r, 10));
     // its own limiter gets no limit (there is no export limit to hold); the other takes its share
     expect(applied.inv).toEqual([]);
@@ -135,9 +141,9 @@ describe('the limits feature', () => {
     await f.start();
     await new Promise((r) => setTimeout(r, 10));
     // the house draws 1000 W; inv (its own limiter, a small array) gives 500 W, inv2 2000 W
-    bus.emit('reading', { streamId: streamIds.inverter('inv'), ts: T0 + 1000, values: { power_AC_W: -500 } });
-    bus.emit('reading', { streamId: streamIds.inverter('inv2'), ts: T0 + 1000, values: { power_AC_W: -2000 } });
-    bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts: T0 + 1000, values: { power_W: -1500 } });
+    inverterReadings(bus, T0 + 1000, 500, ['inv']);
+    inverterReadings(bus, T0 + 1000, 2000, ['inv2']);
+    meterReading(bus, T0 + 1000, -1500);
     await new Promise((r) => setTimeout(r, 10));
     expect(applied.inv).toEqual([{ kind: 'limit', watts: 3000 }]);
     // the cap is 1000 + 3000 − 50 W; inv's 500 W are taken from it, not its rating's half
@@ -150,24 +156,18 @@ describe('the limits feature', () => {
     const { f, bus, clock } = twoInverters(['  exportW: 0'], (id) => limitOf(false, applied[id]!));
     await f.start();
     await new Promise((r) => setTimeout(r, 10));
-    const inverters = (ts: number, acW: number) => {
-      for (const id of ['inv', 'inv2'])
-        bus.emit('reading', { streamId: streamIds.inverter(id), ts, values: { power_AC_W: -acW } });
-    };
-    const meter = (ts: number, gridW: number) =>
-      bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts, values: { power_W: gridW } });
     // the house draws 1000 W, each inverter gives 2000 W: each is limited to its half of 950 W
-    inverters(T0 + 1000, 2000);
-    meter(T0 + 1000, -3000);
+    inverterReadings(bus, T0 + 1000, 2000);
+    meterReading(bus, T0 + 1000, -3000);
     await new Promise((r) => setTimeout(r, 10));
-    const held = { kind: 'limit', watts: Math.floor((1000 - 0.005 * 10_000) / 2) };
+    const held = HALF_OF_950;
     expect(applied.inv2).toEqual([held]);
     // the next poll: the meter is read (the limit has taken effect: 50 W imported), then the
     // loop's own timer runs a step before the inverters' readings of that poll arrive
-    meter(T0 + 2000, 50);
+    meterReading(bus, T0 + 2000, 50);
     clock.advance(1000);
     await new Promise((r) => setTimeout(r, 10));
-    inverters(T0 + 2000, 475);
+    inverterReadings(bus, T0 + 2000, 475);
     await new Promise((r) => setTimeout(r, 10));
     // 50 W with the old 4000 W of output would be a house of 4050 W and the limit lifted to 2000 W each
     expect(applied.inv2).toEqual([held]);
@@ -187,9 +187,8 @@ describe('the limits feature', () => {
     await f.start();
     await new Promise((r) => setTimeout(r, 10));
     const poll = (ts: number) => {
-      for (const id of ['inv', 'inv2'])
-        bus.emit('reading', { streamId: streamIds.inverter(id), ts, values: { power_AC_W: -2000 } });
-      bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts, values: { power_W: -3000 } });
+      inverterReadings(bus, ts, 2000);
+      meterReading(bus, ts, -3000);
     };
     poll(T0 + 500);
     await new Promise((r) => setTimeout(r, 10));
@@ -202,7 +201,7 @@ describe('the limits feature', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     expect(looks).toBe(2);
-    expect(applied.inv).toEqual([{ kind: 'limit', watts: Math.floor((1000 - 0.005 * 10_000) / 2) }]);
+    expect(applied.inv).toEqual([HALF_OF_950]);
     await f.stop();
   });
 });
