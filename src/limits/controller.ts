@@ -3,8 +3,16 @@
  * no clock, no I/O, so every rule is a unit test.
  *
  * What the meter and the inverters read give the site's own draw: house = grid + Σ inverter output
- * (grid + importing; the battery of a hybrid is on its DC side). The inverters together may then
- * deliver at most
+ * (grid + importing; the battery of a hybrid is on its DC side). The meter and the inverters are
+ * read at different moments, and an output that steps between them (a limit taking effect, or
+ * lifted) makes that poll's house wrong by the whole step, too big or too small by the order of
+ * the reads; a cap moved by it is a new step a lag later, which the next poll may catch the same
+ * way, and the loop rings (an export of the step, or PV held back to nothing). So a poll alone
+ * does not move the cap: the house taken is the median of this poll's, the poll's before and the
+ * one the commands in force were decided on. A house that changed is followed once two polls
+ * agree (at the nearer of the two), a poll caught mid-step is not followed at all. The first poll
+ * with nothing decided yet takes the lower of its two. The inverters together may then deliver at
+ * most
  *   house + exportW − margin      (export at the meter at most exportW)
  *   generationW                   (the inverters' output at most generationW)
  * whichever is lower: the cap. The cap is a function of the house, not of the last command, so a
@@ -49,6 +57,10 @@ export interface LoopInput {
   /** at the grid meter, W, + importing */
   gridW: number;
   inverters: readonly InverterState[];
+  /** the house of the poll before (houseOf), W; none: this poll's alone */
+  houseBeforeW?: number;
+  /** the house the commands in force were decided on (the last decision's houseW), W */
+  houseHeldW?: number;
 }
 
 export interface LoopDecision {
@@ -57,7 +69,7 @@ export interface LoopDecision {
   commands: { id: string; command: PowerLimitCommand }[];
   /** the limit that sets the cap, with its source; null when none binds */
   binding: ({ limit: LimitName } & LimitInForce) | null;
-  /** the site's own draw, W (grid + output) */
+  /** the site's own draw, W (grid + output; the lower of this poll's and the poll's before) */
   houseW: number;
   /** import over importW, W */
   importOverW: number;
@@ -65,8 +77,7 @@ export interface LoopDecision {
 
 export function decideLimits(i: LoopInput): LoopDecision {
   const ratedW = i.inverters.reduce((a, x) => a + x.ratedW, 0);
-  const outputW = i.inverters.reduce((a, x) => a + Math.max(0, x.acW), 0);
-  const houseW = i.gridW + outputW;
+  const houseW = houseTaken(houseOf(i.gridW, i.inverters), i.houseBeforeW, i.houseHeldW);
   const importOverW = i.limits.importW ? Math.max(0, i.gridW - i.limits.importW.watts) : 0;
   const caps: { limit: LimitName; capW: number; f: LimitInForce }[] = [];
   const exp = i.limits.exportW;
@@ -102,6 +113,18 @@ export function decideLimits(i: LoopInput): LoopDecision {
     houseW,
     importOverW,
   };
+}
+
+/** The site's own draw one poll read, W: the meter plus what the inverters deliver. */
+export function houseOf(gridW: number, inverters: readonly Pick<InverterState, 'acW'>[]): number {
+  return gridW + inverters.reduce((a, x) => a + Math.max(0, x.acW), 0);
+}
+
+/** The house a step acts on: see the module's comment. */
+function houseTaken(now: number, before: number | undefined, held: number | undefined): number {
+  if (before === undefined) return now;
+  if (held === undefined) return Math.min(now, before);
+  return Math.max(Math.min(now, before), Math.min(Math.max(now, before), held));
 }
 
 /** The fail-safe as commands: `watts` shared by rating. */

@@ -27,7 +27,7 @@ import type { RegisterReader } from '../core/register-reader.js';
 import type { RegisterWriter } from '../core/storage-control.js';
 import { streamIds } from '../core/streams.js';
 import type { DeviceState, Site } from '../site/site.js';
-import { decideLimits, failSafeCommands, type LoopDecision } from './controller.js';
+import { decideLimits, failSafeCommands, houseOf, type LoopDecision } from './controller.js';
 import { priceSource } from './price.js';
 import { scheduleSource } from './schedule.js';
 import { LIMIT_NAMES, type LimitName, type LimitsInForce, SiteLimits } from './sources.js';
@@ -85,6 +85,14 @@ interface Inverter {
   failing: boolean;
 }
 
+/** one poll whose meter and inverters were all read (`at`: when the meter's came, monotonic ms) */
+interface Poll {
+  ts: number;
+  gridW: number;
+  acW: Map<Inverter, number>;
+  at: number;
+}
+
 export class SiteLimitsFeature implements Feature {
   readonly name = 'limits';
   /** the sources; the grid operator's client adds its own (`grid-operator`) */
@@ -98,7 +106,9 @@ export class SiteLimitsFeature implements Feature {
    * grid to the old output and count a change of output twice (a limit that just took effect
    * raised again at once: 2.3 kW exported in a zero-export hold on a loaded machine).
    */
-  private polled: { ts: number; gridW: number; acW: Map<Inverter, number>; at: number } | null = null;
+  private polled: Poll | null = null;
+  /** the whole poll before it: a house that changed is followed once both say so (controller.ts) */
+  private polledBefore: Poll | null = null;
   private timer: ClockTimer | null = null;
   private running: Promise<void> | null = null;
   private stopped = true;
@@ -308,6 +318,7 @@ export class SiteLimitsFeature implements Feature {
     // one step per poll: the meter and every inverter of the same poll read
     const g = this.grid;
     if (g && g.ts !== this.polled?.ts && this.inverters.every((y) => y.acTs === g.ts)) {
+      this.polledBefore = this.polled;
       this.polled = { ts: g.ts, gridW: g.w, acW: new Map(this.inverters.map((y) => [y, y.acW!])), at: g.at };
       void this.wake();
     }
@@ -372,9 +383,17 @@ export class SiteLimitsFeature implements Feature {
       const whole = this.polled && mono - this.polled.at <= SILENT_MS ? this.polled : null;
       const gridW = whole?.gridW ?? this.grid.w;
       const acW = (x: Inverter) => whole?.acW.get(x) ?? x.acW!;
+      const before = whole && this.polledBefore;
       decision = decideLimits({
         limits: inForce,
         gridW,
+        houseBeforeW: before
+          ? houseOf(
+              before.gridW,
+              limited.map((x) => ({ acW: before.acW.get(x) ?? acW(x) })),
+            )
+          : undefined,
+        houseHeldW: before && !this.last?.failSafe ? this.last?.houseW : undefined,
         inverters: limited.map((x) => ({
           id: x.device.config.id,
           ratedW: x.ratedW,

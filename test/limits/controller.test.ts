@@ -5,7 +5,13 @@
  * settle time is counted in steps, never measured on a clock.
  */
 import { describe, expect, it } from 'vitest';
-import { decideLimits, failSafeCommands, type LoopInput, MARGIN_FRACTION } from '../../src/limits/controller.js';
+import {
+  decideLimits,
+  failSafeCommands,
+  houseOf,
+  type LoopInput,
+  MARGIN_FRACTION,
+} from '../../src/limits/controller.js';
 import type { LimitsInForce } from '../../src/limits/sources.js';
 
 const RATED = 6000;
@@ -28,10 +34,12 @@ function flows(p: Plant) {
   return { acW: ac, gridW: p.houseW - ac, batW: bat + extra, pvUsedW: ac + bat + extra };
 }
 
-/** runs `steps` of the loop; each command reaches the inverter one step later */
+/** runs `steps` of the loop as the feature does (the poll before, the house held); each command reaches the inverter one step later */
 function run(p: Plant, limits: (step: number) => LimitsInForce, steps: number) {
   const trace: { gridW: number; acW: number; batW: number; pvUsedW: number; capW: number | null }[] = [];
   let pending: number | null | undefined;
+  let houseBeforeW: number | undefined;
+  let houseHeldW: number | undefined;
   for (let k = 0; k < steps; k++) {
     if (pending !== undefined) p.limitW = pending;
     const f = flows(p);
@@ -39,8 +47,12 @@ function run(p: Plant, limits: (step: number) => LimitsInForce, steps: number) {
       limits: limits(k),
       gridW: f.gridW,
       inverters: [{ id: 'inv', ratedW: RATED, acW: f.acW }],
+      houseBeforeW,
+      houseHeldW: houseBeforeW === undefined ? undefined : houseHeldW,
     };
     const d = decideLimits(input);
+    houseBeforeW = houseOf(f.gridW, input.inverters);
+    houseHeldW = d.houseW;
     const c = d.commands[0]!.command;
     pending = c.kind === 'limit' ? c.watts : null;
     trace.push({ ...f, capW: d.capW });
@@ -77,6 +89,36 @@ describe('the step response', () => {
     const settled = after.findIndex((_, i) => after.slice(i).every((u) => -u.gridW <= 1000 + 0.01 * RATED));
     expect(settled).toBeLessThanOrEqual(5);
     expect(-trace.at(-1)!.gridW).toBeGreaterThan(1000 - 2 * MARGIN_FRACTION * RATED);
+  });
+});
+
+describe('a poll caught mid-step', () => {
+  // a house of 1000 W held at zero export; one inverter delivers 950 W
+  const at = (gridW: number, houseBeforeW?: number, houseHeldW?: number) =>
+    decideLimits({
+      limits: exportAt(0),
+      gridW,
+      inverters: [{ id: 'inv', ratedW: RATED, acW: 950 }],
+      houseBeforeW,
+      houseHeldW,
+    });
+  const margin = MARGIN_FRACTION * RATED;
+
+  it('does not move the cap: the output stepped between the meter’s and the inverter’s readings, either way', () => {
+    // the meter read after a step down of 2 kW, the inverter before it: a house 2 kW too big
+    expect(at(2050, 1000, 1000).capW).toBe(1000 - margin);
+    // the meter read before a step up, the inverter after: a house too small
+    expect(at(-1950, 1000, 1000).capW).toBe(1000 - margin);
+  });
+
+  it('a house that changed is followed once two polls agree, at the nearer of the two', () => {
+    expect(at(2050, 3000, 1000).capW).toBe(3000 - margin);
+    expect(at(-450, 300, 1000).capW).toBe(500 - margin);
+  });
+
+  it('with nothing decided yet, the lower house of the two polls', () => {
+    expect(at(2050, 1200).capW).toBe(1200 - margin);
+    expect(at(2050).capW).toBe(3000 - margin);
   });
 });
 
