@@ -23,6 +23,9 @@
  * The battery first: the cap is on the inverters' AC output, so a hybrid's battery, on its DC side,
  * still charges from PV (its own self-consumption, or a plan's charge), and an AC-coupled battery's
  * charge is part of the house: PV is curtailed only for the surplus the battery does not take.
+ * An inverter that stopped answering is left out: the meter reads its output with the house's, so
+ * house + exportW of the others' readings is what the others may deliver whatever it does now
+ * (counted at its last reading instead, a drop since then would be shared out again and exported).
  * An inverter with its own export limiter is not given a share of the cap (the feature writes it the
  * export limit, which it holds at its own meter). The others get their rating's share of the cap,
  * or, where the own limiters deliver less than theirs (a smaller or shaded array), the cap less what
@@ -61,6 +64,12 @@ export interface LoopInput {
   houseBeforeW?: number;
   /** the house the commands in force were decided on (the last decision's houseW), W */
   houseHeldW?: number;
+  /**
+   * what the inverters left out of `inverters` (they stopped answering) delivered when last read,
+   * W. Their output now is in the meter's reading, so the house and the export cap of the others
+   * need none of it; a generation limit is theirs less it
+   */
+  silentW?: number;
 }
 
 export interface LoopDecision {
@@ -83,7 +92,7 @@ export function decideLimits(i: LoopInput): LoopDecision {
   const exp = i.limits.exportW;
   if (exp) caps.push({ limit: 'exportW', capW: houseW + exp.watts - MARGIN_FRACTION * ratedW, f: exp });
   const gen = i.limits.generationW;
-  if (gen) caps.push({ limit: 'generationW', capW: gen.watts, f: gen });
+  if (gen) caps.push({ limit: 'generationW', capW: gen.watts - (i.silentW ?? 0), f: gen });
   caps.sort((a, b) => a.capW - b.capW);
   const lowest = caps[0];
   const unlimited = (): LoopDecision => ({

@@ -72,6 +72,8 @@ interface Inverter {
   ratedW: number;
   acW: number | undefined;
   acTs: number;
+  /** when its last reading came (monotonic ms): silent after SILENT_MS without one */
+  acAt: number | undefined;
   /** the command on the device and when it was written (site ms) */
   last: { command: PowerLimitCommand; at: number } | null;
   failSafeWritten: boolean;
@@ -89,9 +91,20 @@ interface Inverter {
 interface Poll {
   ts: number;
   gridW: number;
+  /** the limited inverters read in it (those silent are not) */
   acW: Map<Inverter, number>;
+  /** which they are: houses of polls with other inverters in them are not compared */
+  who: string;
   at: number;
 }
+
+const pollOf = (ts: number, gridW: number, read: readonly Inverter[], at: number): Poll => ({
+  ts,
+  gridW,
+  acW: new Map(read.map((x) => [x, x.acW!])),
+  who: read.map((x) => x.device.config.id).join(','),
+  at,
+});
 
 export class SiteLimitsFeature implements Feature {
   readonly name = 'limits';
@@ -109,6 +122,8 @@ export class SiteLimitsFeature implements Feature {
   private polled: Poll | null = null;
   /** the whole poll before it: a house that changed is followed once both say so (controller.ts) */
   private polledBefore: Poll | null = null;
+  /** which inverters the last decision's house was of */
+  private heldWho = '';
   private timer: ClockTimer | null = null;
   private running: Promise<void> | null = null;
   private stopped = true;
@@ -147,6 +162,7 @@ export class SiteLimitsFeature implements Feature {
         ratedW: 0,
         acW: undefined,
         acTs: Number.NaN,
+        acAt: undefined,
         last: null,
         failSafeWritten: false,
         writing: null,
@@ -190,6 +206,12 @@ export class SiteLimitsFeature implements Feature {
   health(): FeatureHealth {
     const problems: string[] = [];
     if (this.last?.failSafe) problems.push('the grid meter is silent: the inverters are at the fail-safe');
+    const mono = this.d.clock.mono();
+    const quiet = this.inverters.filter((x) => x.limit && this.isSilent(x, mono)).map((x) => x.device.config.id);
+    if (quiet.length > 0 && this.last && !this.last.failSafe && Object.keys(this.last.inForce).length > 0)
+      problems.push(
+        `a limit is in force and ${quiet.join(', ')} do not answer: left out of the loop, the others hold the export at the meter`,
+      );
     const missing = this.inverters.filter((x) => x.limit === undefined).map((x) => x.device.config.id);
     if (missing.length > 0 && this.last?.capW !== null && this.last?.capW !== undefined)
       problems.push(`a limit is in force and ${missing.join(', ')} offer no active power limit`);
@@ -314,14 +336,26 @@ export class SiteLimitsFeature implements Feature {
       // the channel's sign: − while delivering
       x.acW = -ac;
       x.acTs = r.ts;
+      x.acAt = this.d.clock.mono();
     }
-    // one step per poll: the meter and every inverter of the same poll read
+    // one step per poll: the meter and every limited inverter that answers, of the same poll
     const g = this.grid;
-    if (g && g.ts !== this.polled?.ts && this.inverters.every((y) => y.acTs === g.ts)) {
-      this.polledBefore = this.polled;
-      this.polled = { ts: g.ts, gridW: g.w, acW: new Map(this.inverters.map((y) => [y, y.acW!])), at: g.at };
-      void this.wake();
-    }
+    if (!g || g.ts === this.polled?.ts) return;
+    const mono = this.d.clock.mono();
+    const limited = this.inverters.filter((y) => y.limit);
+    if (!limited.every((y) => y.acTs === g.ts || this.isSilent(y, mono))) return;
+    const read = limited.filter((y) => y.acTs === g.ts);
+    this.polledBefore = this.polled;
+    this.polled = pollOf(g.ts, g.w, read, g.at);
+    void this.wake();
+  }
+
+  /**
+   * No reading for SILENT_MS (none since the start: SILENT_MS after it). Its output is in the
+   * meter's reading; the others hold the limits without it (controller.ts).
+   */
+  private isSilent(x: Inverter, mono: number): boolean {
+    return mono - (x.acAt ?? this.startedAt) > SILENT_MS;
   }
 
   private schedule(): void {
@@ -375,32 +409,38 @@ export class SiteLimitsFeature implements Feature {
         inverters: limited.map((x) => ({ id: x.device.config.id, ratedW: x.ratedW, acW: 0 })),
       });
     } else {
-      // the house is the meter plus every inverter's output: a step without one of them would take
-      // its output for 0 and cut the others to nothing (the fail-safe covers a meter never heard).
-      // The last whole poll while one is recent; an inverter that stopped answering leaves the
-      // meter's and the other inverters' newest readings beside its last one
-      if (!this.grid || limited.some((x) => x.acW === undefined)) return;
-      const whole = this.polled && mono - this.polled.at <= SILENT_MS ? this.polled : null;
-      const gridW = whole?.gridW ?? this.grid.w;
-      const acW = (x: Inverter) => whole?.acW.get(x) ?? x.acW!;
-      const before = whole && this.polledBefore;
+      // the house is the meter plus the output of every inverter that answers, all of one poll: the
+      // last whole poll while one is recent, else the newest readings of those that answer
+      if (!this.grid) return;
+      const recent = this.polled && mono - this.polled.at <= SILENT_MS ? this.polled : null;
+      const answering = limited.filter((x) => x.acW !== undefined && !this.isSilent(x, mono));
+      const poll = recent ?? pollOf(this.grid.ts, this.grid.w, answering, this.grid.at);
+      // an inverter not read yet and not silent yet (the first seconds): its share cannot be known
+      if (limited.some((x) => !poll.acW.has(x) && !this.isSilent(x, mono))) return;
+      const read = limited.filter((x) => poll.acW.has(x));
+      const before = recent && this.polledBefore?.who === poll.who ? this.polledBefore : null;
+      // other inverters than the last step's (one stopped answering, or answers again): the first
+      // poll of them alone may be mid-step, and nothing held is of them to compare with: the next
+      if (recent && !before && this.heldWho !== '' && this.heldWho !== poll.who) return;
       decision = decideLimits({
         limits: inForce,
-        gridW,
+        gridW: poll.gridW,
         houseBeforeW: before
           ? houseOf(
               before.gridW,
-              limited.map((x) => ({ acW: before.acW.get(x) ?? acW(x) })),
+              read.map((x) => ({ acW: before.acW.get(x)! })),
             )
           : undefined,
-        houseHeldW: before && !this.last?.failSafe ? this.last?.houseW : undefined,
-        inverters: limited.map((x) => ({
+        houseHeldW: before && this.heldWho === poll.who && !this.last?.failSafe ? this.last?.houseW : undefined,
+        silentW: limited.reduce((a, x) => a + (poll.acW.has(x) ? 0 : Math.max(0, x.acW ?? 0)), 0),
+        inverters: read.map((x) => ({
           id: x.device.config.id,
           ratedW: x.ratedW,
-          acW: acW(x),
+          acW: poll.acW.get(x)!,
           ownLimiter: x.limit?.holds === 'export',
         })),
       });
+      this.heldWho = poll.who;
     }
     if (silent !== (this.last?.failSafe ?? false))
       this.d.log.warn(

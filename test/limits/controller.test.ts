@@ -122,6 +122,27 @@ describe('a poll caught mid-step', () => {
   });
 });
 
+describe('an inverter that stopped answering', () => {
+  it('is left out: the others may deliver house + limit of their own readings, and a generation limit less its last output', () => {
+    const d = decideLimits({
+      limits: { ...exportAt(0), generationW: { watts: 3000, source: 'site.yaml' } },
+      // the silent inverter's 2 kW are in the meter's reading: 1000 W house − 2000 − 500
+      gridW: -1500,
+      inverters: [{ id: 'b', ratedW: RATED, acW: 500 }],
+      silentW: 2000,
+    });
+    // house + limit of b's own reading: −1500 + 500 − margin, below 0: b at 0
+    expect(d.commands).toEqual([{ id: 'b', command: { kind: 'limit', watts: 0 } }]);
+    const g = decideLimits({
+      limits: { generationW: { watts: 3000, source: 'site.yaml' } },
+      gridW: -1500,
+      inverters: [{ id: 'b', ratedW: RATED, acW: 500 }],
+      silentW: 2000,
+    });
+    expect(g.commands).toEqual([{ id: 'b', command: { kind: 'limit', watts: 1000 } }]);
+  });
+});
+
 describe('never more than the limit needs', () => {
   it('PV below what the limit allows is not curtailed at all', () => {
     const p: Plant = { pvW: 1500, houseW: 800, limitW: null, batteryMaxW: 0 };

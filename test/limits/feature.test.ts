@@ -178,6 +178,48 @@ describe('the limits feature', () => {
     await f.stop();
   });
 
+  it('an inverter that stops answering is left out: the other holds the export with the meter, which sees both', async () => {
+    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+    const { f, bus, clock } = twoInverters(['  exportW: 0'], (id) => limitOf(false, applied[id]!));
+    await f.start();
+    await new Promise((r) => setTimeout(r, 10));
+    inverterReadings(bus, T0 + 1000, 2000);
+    meterReading(bus, T0 + 1000, -3000);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(applied.inv2).toEqual([HALF_OF_950]);
+    // inv stops answering at its half (475 W); the house of 1000 W stays
+    for (let s = 2; s <= 9; s++) {
+      clock.advance(1000);
+      inverterReadings(bus, T0 + s * 1000, 475, ['inv2']);
+      meterReading(bus, T0 + s * 1000, 50);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // inv2 takes what the meter leaves: 50 + its own 475 W, less the margin of its 5000 W; inv is not written meanwhile
+    expect(applied.inv2.at(-1)).toEqual({ kind: 'limit', watts: 50 + 475 - 25 });
+    expect(applied.inv).toEqual([HALF_OF_950]);
+    expect(f.health().problems).toContain(
+      'a limit is in force and inv do not answer: left out of the loop, the others hold the export at the meter',
+    );
+    await Promise.race([f.stop(), new Promise((r) => setTimeout(r, 50))]);
+  });
+
+  it('an inverter whose readings never come does not keep the other from being held', async () => {
+    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+    // inv's limit answers, its readings never do (a profile whose telemetry block the device refuses)
+    const { f, bus, clock } = twoInverters(['  exportW: 0'], (id) => limitOf(false, applied[id]!));
+    await f.start();
+    await new Promise((r) => setTimeout(r, 10));
+    for (let s = 1; s <= 8; s++) {
+      clock.advance(1000);
+      inverterReadings(bus, T0 + s * 1000, 2000, ['inv2']);
+      meterReading(bus, T0 + s * 1000, -3000);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // 3000 W exported with inv's output in it: inv2 may deliver -3000 + 2000 W, so nothing
+    expect(applied.inv2).toEqual([{ kind: 'limit', watts: 0 }]);
+    await Promise.race([f.stop(), new Promise((r) => setTimeout(r, 50))]);
+  });
+
   it('an inverter that missed its first look is looked for again after a second, not after the longest wait', async () => {
     const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
     let looks = 0;
