@@ -4,18 +4,11 @@
  * fail-safe. Two inverters with their own buses; the capability is a recording one, the loop,
  * the sources and the event bus are the real ones.
  */
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ActivePowerLimit, PowerLimitCommand } from '../../src/core/active-power-limit.js';
-import { ManualClock } from '../../src/core/clock.js';
-import { EventBus } from '../../src/core/events.js';
+import type { EventBus } from '../../src/core/events.js';
 import { streamIds } from '../../src/core/streams.js';
-import { SiteLimitsFeature } from '../../src/limits/feature.js';
-import { Site } from '../../src/site/site.js';
-import { openDatabase } from '../../src/store/db.js';
-import { siteConfig } from '../tariffs/fixture.js';
-
-const T0 = Date.parse('2026-06-21T10:00:00Z');
+import { T0, twoInverters } from './two-inverters.js';
 
 function limitOf(hangs: boolean, applied: PowerLimitCommand[]): ActivePowerLimit {
   return {
@@ -28,29 +21,6 @@ function limitOf(hangs: boolean, applied: PowerLimitCommand[]): ActivePowerLimit
   };
 }
 
-/** the feature on a site of two inverters (inv, inv2) with `limits` lines, each inverter's limit from `limitOf` */
-function twoInverters(limits: string[], limitOf: (id: string) => ActivePowerLimit) {
-  const config = siteConfig([
-    '  - { id: inv2, role: inverter, profile: sunspec, connection: { type: tcp, host: 127.0.0.2, unitId: 1 } }',
-    'limits:',
-    ...limits,
-  ]);
-  const bus = new EventBus(pino({ level: 'silent' }));
-  const clock = new ManualClock(T0);
-  const f = new SiteLimitsFeature({
-    config,
-    site: new Site(config),
-    db: openDatabase(':memory:'),
-    clock,
-    bus: bus.as('limits'),
-    log: pino({ level: 'silent' }),
-    poller: { pollFast: () => undefined },
-    busFor: () => ({ readHolding: async () => [], readInput: async () => [], writeHolding: async () => undefined }),
-    limitFor: async (d) => limitOf(d.config.id),
-  });
-  return { f, bus, clock };
-}
-
 /** one poll's readings as the poller publishes them: each inverter's AC output, then the grid meter's power */
 const inverterReadings = (bus: EventBus, ts: number, acW: number, ids = ['inv', 'inv2']) => {
   for (const id of ids) bus.emit('reading', { streamId: streamIds.inverter(id), ts, values: { power_AC_W: -acW } });
@@ -59,6 +29,19 @@ const meterReading = (bus: EventBus, ts: number, gridW: number) =>
   bus.emit('reading', { streamId: streamIds.gridMeter('gm'), ts, values: { power_W: gridW } });
 /** the cap of a 1000 W house at exportW 0 (less the 0.5 % margin of 2 × 5000 W), shared by the two inverters */
 const HALF_OF_950 = { kind: 'limit', watts: Math.floor((1000 - 0.005 * 10_000) / 2) };
+
+/** exportW 0 and a first poll: the house draws 1000 W, each inverter gives 2000 W, and each is held at its half of 950 W */
+async function heldAtHalf() {
+  const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
+  const { f, bus, clock } = twoInverters(['  exportW: 0'], (id) => limitOf(false, applied[id]!));
+  await f.start();
+  await new Promise((r) => setTimeout(r, 10));
+  inverterReadings(bus, T0 + 1000, 2000);
+  meterReading(bus, T0 + 1000, -3000);
+  await new Promise((r) => setTimeout(r, 10));
+  expect(applied.inv2).toEqual([HALF_OF_950]);
+  return { f, bus, clock, applied };
+}
 
 describe('the limits feature', () => {
   it('a hung inverter holds up neither the other inverter nor the next steps', async () => {
@@ -155,16 +138,8 @@ describe('the limits feature', () => {
   });
 
   it('a step between the meter and the inverters of one poll acts on the last whole poll, not the new grid with the old output', async () => {
-    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
-    const { f, bus, clock } = twoInverters(['  exportW: 0'], (id) => limitOf(false, applied[id]!));
-    await f.start();
-    await new Promise((r) => setTimeout(r, 10));
-    // the house draws 1000 W, each inverter gives 2000 W: each is limited to its half of 950 W
-    inverterReadings(bus, T0 + 1000, 2000);
-    meterReading(bus, T0 + 1000, -3000);
-    await new Promise((r) => setTimeout(r, 10));
+    const { f, bus, clock, applied } = await heldAtHalf();
     const held = HALF_OF_950;
-    expect(applied.inv2).toEqual([held]);
     // the next poll: the meter is read (the limit has taken effect: 50 W imported), then the
     // loop's own timer runs a step before the inverters' readings of that poll arrive
     meterReading(bus, T0 + 2000, 50);
@@ -179,14 +154,7 @@ describe('the limits feature', () => {
   });
 
   it('an inverter that stops answering is left out: the other holds the export with the meter, which sees both', async () => {
-    const applied: Record<string, PowerLimitCommand[]> = { inv: [], inv2: [] };
-    const { f, bus, clock } = twoInverters(['  exportW: 0'], (id) => limitOf(false, applied[id]!));
-    await f.start();
-    await new Promise((r) => setTimeout(r, 10));
-    inverterReadings(bus, T0 + 1000, 2000);
-    meterReading(bus, T0 + 1000, -3000);
-    await new Promise((r) => setTimeout(r, 10));
-    expect(applied.inv2).toEqual([HALF_OF_950]);
+    const { f, bus, clock, applied } = await heldAtHalf();
     // inv stops answering at its half (475 W); the house of 1000 W stays
     for (let s = 2; s <= 9; s++) {
       clock.advance(1000);
@@ -195,7 +163,7 @@ describe('the limits feature', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     // inv2 takes what the meter leaves: 50 + its own 475 W, less the margin of its 5000 W; inv is not written meanwhile
-    expect(applied.inv2.at(-1)).toEqual({ kind: 'limit', watts: 50 + 475 - 25 });
+    expect(applied.inv2!.at(-1)).toEqual({ kind: 'limit', watts: 50 + 475 - 25 });
     expect(applied.inv).toEqual([HALF_OF_950]);
     expect(f.health().problems).toContain(
       'a limit is in force and inv do not answer: left out of the loop, the others hold the export at the meter',

@@ -15,24 +15,19 @@
  * the export is at most the limit + 1 % of the rating, and the inverters are not held below what
  * the limit allows (their share of house + limit, less 2 % of the rating). A failure prints SEED=…
  */
-import pino from 'pino';
 import { describe, it } from 'vitest';
 import type { ActivePowerLimit } from '../../src/core/active-power-limit.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { EventBus } from '../../src/core/events.js';
 import { streamIds } from '../../src/core/streams.js';
 import { MARGIN_FRACTION } from '../../src/limits/controller.js';
-import { FAST_POLL_MS, SILENT_MS, SiteLimitsFeature } from '../../src/limits/feature.js';
+import { FAST_POLL_MS, SILENT_MS } from '../../src/limits/feature.js';
 import { LaggedLimit } from '../../src/sim/power-limit.js';
-import { Site } from '../../src/site/site.js';
-import { openDatabase } from '../../src/store/db.js';
 import { type FaultRun, type FaultStep, runFaults } from '../support/faults-run.js';
 import { faultSeeds, type Prng } from '../support/faults-seed.js';
-import { siteConfig } from '../tariffs/fixture.js';
+import { T0, twoInverters } from './two-inverters.js';
 
 const SEEDS = faultSeeds(12);
 const STEPS = Number(process.env.FAULT_STEPS ?? 25);
-const T0 = Date.parse('2026-06-21T10:00:00Z');
 const IDS = ['inv', 'inv2'] as const;
 const RATED = 5000;
 const TOTAL = RATED * IDS.length;
@@ -195,23 +190,11 @@ async function start(rng: Prng, run: FaultRun) {
         );
       }),
   });
-  const config = siteConfig([
-    '  - { id: inv2, role: inverter, profile: sunspec, connection: { type: tcp, host: 127.0.0.2, unitId: 1 } }',
-    'limits:',
-    `  exportW: ${exportW}`,
-  ]);
-  const bus = new EventBus(pino({ level: 'silent' }));
-  const f = new SiteLimitsFeature({
-    config,
-    site: new Site(config),
-    db: openDatabase(':memory:'),
+  const { f, bus } = twoInverters(
+    [`  exportW: ${exportW}`],
+    (id) => limitOf(IDS.indexOf(id as (typeof IDS)[number])),
     clock,
-    bus: bus.as('limits'),
-    log: pino({ level: 'silent' }),
-    poller: { pollFast: () => undefined },
-    busFor: () => ({ readHolding: async () => [], readInput: async () => [], writeHolding: async () => undefined }),
-    limitFor: async (d) => limitOf(IDS.indexOf(d.config.id as (typeof IDS)[number])),
-  });
+  );
   // the poller: every second each device is read at a moment of its own within the skew, stamped with the tick
   const poll = () => {
     const ts = clock.now();
