@@ -28,7 +28,7 @@
  *
  *   node --import tsx bench/disk-writes.ts [--days N (default 3: the last day is a settled one)] [--devices N] [--no-outbox]
  */
-import fs, { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import fs, { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -342,6 +342,10 @@ function occasional(dbFile: string, dataDir: string): { limitsWrite: number; gri
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'sitegw-disk-bench-'));
+// the daemons' energy keeps in a tmpfs folder of this run, removed with it (a clean stop leaves the
+// file on purpose: store/energy-keep.ts): in memory as on a site, so they cost no write_bytes
+const keeps = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'sitegw-disk-bench-keep-'));
+process.env.SITEGW_ENERGY_KEEP_DIR = keeps;
 try {
   const g = await gateway(join(dir, 'gw'), false);
   const b = baseline(g.dbFile, dir);
@@ -414,4 +418,5 @@ try {
       );
 } finally {
   rmSync(dir, { recursive: true, force: true });
+  rmSync(keeps, { recursive: true, force: true });
 }
