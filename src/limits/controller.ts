@@ -78,7 +78,7 @@ export interface LoopDecision {
   commands: { id: string; command: PowerLimitCommand }[];
   /** the limit that sets the cap, with its source; null when none binds */
   binding: ({ limit: LimitName } & LimitInForce) | null;
-  /** the site's own draw, W (grid + output; the lower of this poll's and the poll's before) */
+  /** the site's own draw the step acted on, W (grid + output; see the module's comment for which poll's) */
   houseW: number;
   /** import over importW, W */
   importOverW: number;

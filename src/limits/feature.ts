@@ -413,8 +413,14 @@ export class SiteLimitsFeature implements Feature {
       // last whole poll while one is recent, else the newest readings of those that answer
       if (!this.grid) return;
       const recent = this.polled && mono - this.polled.at <= SILENT_MS ? this.polled : null;
-      const answering = limited.filter((x) => x.acW !== undefined && !this.isSilent(x, mono));
-      const poll = recent ?? pollOf(this.grid.ts, this.grid.w, answering, this.grid.at);
+      const poll =
+        recent ??
+        pollOf(
+          this.grid.ts,
+          this.grid.w,
+          limited.filter((x) => x.acW !== undefined && !this.isSilent(x, mono)),
+          this.grid.at,
+        );
       // an inverter not read yet and not silent yet (the first seconds): its share cannot be known
       if (limited.some((x) => !poll.acW.has(x) && !this.isSilent(x, mono))) return;
       const read = limited.filter((x) => poll.acW.has(x));
