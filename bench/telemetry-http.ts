@@ -17,6 +17,8 @@
  *   is assembled: the kept days' parts joined, the edge days read (src/telemetry/answer-parts.ts).
  *   The server child runs with the node flags of systemd/sitegw.service (BENCH_NODE_ARGS overrides),
  *   on the Node that runs this script (e.g. `.ci/with-node.sh 24 node --expose-gc --import tsx bench/telemetry-http.ts`).
+ *   BENCH_GATEWAY=dist: the gateway from `dist/` (run `npm run build` first), as the unit runs it;
+ *   by default from source through tsx, which costs more per request (see above).
  *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of each gateway round there,
  *   after the fill and the warm-up; `node bench/lib/profile-top.mjs <dir>/*.cpuprofile` sums them)
  */
@@ -57,10 +59,13 @@ type FromChild = { ready: Ready } | { cpuUs: number };
 
 if (process.env.BENCH_ROLE === 'server') {
   const { default: Fastify } = await import('fastify');
-  const { startDemo } = await import('../src/demo/demo.js');
+  // BENCH_GATEWAY=dist: the gateway's code as built (`npm run build`), what the unit runs; from
+  // source, tsx's transform adds a __name call to every function expression it creates
+  const app = process.env.BENCH_GATEWAY === 'dist' ? '../dist' : '../src';
+  const { startDemo } = (await import(`${app}/demo/demo.js`)) as typeof import('../src/demo/demo.js');
   // node:http, not fetch: undici's parser is WebAssembly, which the unit's --lite-mode leaves out
   const { basic, FORM, rawRequest } = await import('../test/support/auth.js');
-  const { createLogger } = await import('../src/core/log.js');
+  const { createLogger } = (await import(`${app}/core/log.js`)) as typeof import('../src/core/log.js');
   const demo = await startDemo({
     port: 0,
     modbusPorts: 'auto',

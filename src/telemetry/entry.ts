@@ -24,6 +24,8 @@ export type TelemetryEntry = {
 /** Which channels entries carry, in the order they are written, and how soc is scaled. */
 export interface EntryShape {
   names: readonly ChannelId[];
+  /** per name, what precedes its value in an entry's JSON: `,"power_W":` */
+  keys: readonly string[];
   /** index into names of soc when it goes out as a fraction, else -1 */
   fractionAt: number;
 }
@@ -35,7 +37,11 @@ export function entryShape(
   socScale: SocScale,
 ): EntryShape {
   const names = [...new Set(channels)].filter((c) => include.has(CHANNEL_GROUP[c]));
-  return { names, fractionAt: socScale === 'fraction' ? names.indexOf('soc') : -1 };
+  return {
+    names,
+    keys: names.map((c) => `,${JSON.stringify(c)}:`),
+    fractionAt: socScale === 'fraction' ? names.indexOf('soc') : -1,
+  };
 }
 
 /** Stored values: a row whose `first + j`-th item is `names[j]`'s value, or values by channel id. */
@@ -69,4 +75,34 @@ export function toEntry(
     any = true;
   }
   return any ? e : undefined;
+}
+
+/**
+ * What every entry of one stream begins with in JSON, up to its interval's text:
+ * `{"deviceKind":"pv","kind":"pv","deviceId":"pv1","interval":"`.
+ */
+export function entryHead(kind: DeviceKind, deviceId: string): string {
+  const k = JSON.stringify(kind);
+  return `{"deviceKind":${k},"kind":${k},"deviceId":${JSON.stringify(deviceId)},"interval":"`;
+}
+
+/**
+ * The JSON of toEntry's channel fields (`,"power_W":12.5,"soc":40`), written from a stored row
+ * as `JSON.stringify` writes them, byte for byte; '' where toEntry gives undefined. So
+ * `entryHead(…) + interval + '"' + valuesText(…) + '}'` is `JSON.stringify(toEntry(…))`
+ * (test/telemetry/entry-text.test.ts) without the entry object: a day not asked before is 96 of
+ * them, and under the unit's --lite-mode every object and its keys are interpreted work
+ * (bench/README.md "A day not asked before").
+ */
+export function valuesText(shape: EntryShape, row: readonly (number | string | null)[], first: number): string {
+  const { keys, fractionAt } = shape;
+  let s = '';
+  for (let j = 0; j < keys.length; j++) {
+    let v = row[first + j];
+    if (v === null || v === undefined) continue;
+    if (j === fractionAt) v = percentToFraction(v as number);
+    // a finite number's text is JSON's; JSON writes NaN and ±Infinity as null, strings quoted
+    s += keys[j] + (typeof v === 'number' && v - v === 0 ? `${v}` : JSON.stringify(v));
+  }
+  return s;
 }

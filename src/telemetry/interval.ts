@@ -201,3 +201,34 @@ export function formatInstant(ms: number): string {
 export function formatInterval(startMs: number, endMs: number): string {
   return `${formatInstant(startMs)}/${formatInstant(endMs)}`;
 }
+
+/** days whose quarter hours' texts are kept: a month's question, or a partner stepping back */
+const KEPT_DAYS = 32;
+const dayQuarters = new Map<number, readonly string[]>();
+let lastDay = Number.NaN;
+let lastQuarters: readonly string[] = [];
+
+/**
+ * formatInterval of the quarter hour that starts at `ms`. A day of PT15M writes 96 of them, and
+ * each day's are the same for every stream and question: they are made once per UTC day and
+ * kept for the last KEPT_DAYS days made.
+ */
+export function quarterInterval(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== lastDay) {
+    let q = dayQuarters.get(day);
+    if (q === undefined) {
+      const from = day * DAY_MS;
+      q = QUARTER_TIMES.map((_, k) => formatInterval(from + k * QUARTER_MS, from + (k + 1) * QUARTER_MS));
+      dayQuarters.set(day, q);
+      for (const d of dayQuarters.keys()) {
+        if (dayQuarters.size <= KEPT_DAYS) break;
+        dayQuarters.delete(d);
+      }
+    }
+    lastDay = day;
+    lastQuarters = q;
+  }
+  // a start off the quarter-hour grid indexes nothing
+  return lastQuarters[(ms - day * DAY_MS) / QUARTER_MS] ?? formatInterval(ms, ms + QUARTER_MS);
+}

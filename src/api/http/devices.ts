@@ -8,7 +8,7 @@ import { allPublishTo } from '../../store/publish-to.js';
 import { AnswerCache } from '../../telemetry/answer-cache.js';
 import { AnswerParts } from '../../telemetry/answer-parts.js';
 import { parseInclude, parseInterval, parseResolution } from '../../telemetry/interval.js';
-import { queryTelemetry, TELEMETRY_RESOLUTIONS, type TelemetryQuery, telemetryPeriods } from '../../telemetry/query.js';
+import { TELEMETRY_RESOLUTIONS, type TelemetryQuery, telemetryJson, telemetryPeriods } from '../../telemetry/query.js';
 import type { ApiDeps } from './deps.js';
 import { deviceRecord } from './device-record.js';
 import { principalOf } from './guard.js';
@@ -132,7 +132,7 @@ export const devicesRoutes: FastifyPluginAsyncTypebox<ApiDeps> = async (app, { s
         key,
         bucketsGeneration(db),
         () => parts.answer(db, q),
-        () => JSON.stringify({ entries: queryTelemetry(db, q) }),
+        () => telemetryJson(db, q),
       );
       return sendSerialised(reply, body);
     },
