@@ -40,7 +40,7 @@ interface Stmts {
   maxSeq: Statement<[], number | null>;
   sent: Statement<[], number>;
   saveSent: Statement<[number, number]>;
-  heads: Statement<[number, number], [number, number, number | null]>;
+  heads: Statement<[number, number], TelemetryHead>;
   quarter: Statement<[number, number], [number | null, ...Row]>;
   stats: Statement<[number], [number, number | null]>;
   firstStart: Statement<[number], number | null>;
@@ -64,7 +64,7 @@ const stmts = perConnection(
     sent: db.prepare<[], number>('SELECT seq FROM uplink_sent WHERE id = 1').pluck(),
     saveSent: db.prepare<[number, number]>('UPDATE uplink_sent SET seq = ? WHERE id = 1 AND seq < ?'),
     heads: db
-      .prepare<[number, number], [number, number, number | null]>(
+      .prepare<[number, number], TelemetryHead>(
         'SELECT seq, MIN(start_s), MAX(written) FROM buckets_recent WHERE seq > ? GROUP BY seq ORDER BY seq LIMIT ?',
       )
       .raw(),
@@ -190,11 +190,28 @@ export function saveSentSeq(db: Database, seq: number): void {
   writeTx(db, () => s.run(seq, seq));
 }
 
+/** A pending message's seq, the start (s) of its quarter hour and when it was written (ms). */
+export type TelemetryHead = [seq: number, startS: number, written: number | null];
+
+/**
+ * The pending telemetry messages after `afterSeq`, at most `limit` (none: all), ascending by seq.
+ * Whatever the limit this reads every recent row (seq has no index: it would cost a page a close),
+ * a day's at a site that is up and a month's after a month's outage; a caller going through many
+ * keeps the heads (uplink/pending.ts).
+ */
+export function telemetryHeads(db: Database, afterSeq: number, limit = -1): TelemetryHead[] {
+  return hasTelemetrySeq(db) ? stmts(db).heads.all(above(afterSeq), limit) : [];
+}
+
 /** The pending telemetry messages after `afterSeq`, at most `limit`, ascending by seq. */
 export function telemetryAfter(db: Database, afterSeq: number, limit: number): PendingTelemetry[] {
-  if (!hasTelemetrySeq(db)) return [];
+  return telemetryOf(db, telemetryHeads(db, afterSeq, limit));
+}
+
+/** The messages of `heads` with their rows as they are now: none for one whose rows were written again since. */
+export function telemetryOf(db: Database, heads: readonly TelemetryHead[]): PendingTelemetry[] {
+  if (heads.length === 0) return [];
   const s = stmts(db);
-  const heads = s.heads.all(above(afterSeq), limit);
   const bySeq = new Map<number, TelemetryRow[]>();
   const read = new Set<number>();
   for (const [, startS] of heads) {

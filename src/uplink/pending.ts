@@ -1,13 +1,16 @@
 import type { Database } from 'better-sqlite3';
 import { CHANNEL_TABLE } from '../core/channels.js';
 import type { ClosedBucket } from '../core/events.js';
+import { bucketsGeneration } from '../store/buckets.js';
 import { writeTx } from '../store/db.js';
 import { type OutboxRow, type OutboxStats, outboxStats, readAfter, remove } from '../store/outbox.js';
 import {
   type PendingTelemetry,
   saveSentSeq,
   sentSeq,
-  telemetryAfter,
+  type TelemetryHead,
+  telemetryHeads,
+  telemetryOf,
   telemetryStats,
 } from '../store/uplink-telemetry.js';
 import { BUCKET_MS } from '../telemetry/align.js';
@@ -60,6 +63,18 @@ export class Pending {
   /** of those, the acknowledged ones */
   private readonly acked = new Set<number>();
   private savedAt: number;
+  /**
+   * Every telemetry message with a seq above `from` as last read, ascending. Each read of them
+   * goes through every recent row, which after a month's outage is the month's (272 streams:
+   * 780k rows, 0.1 s of CPU here and several times that on a Pi, with the limits loop waiting on
+   * the same thread), so the drain's catch-up reads them once and takes READ_AHEAD at a time. A
+   * message written since has a seq above all of them (seqs only grow), so the kept list is
+   * complete up to its last; one whose rows were written again since comes back with none.
+   */
+  private heads: { from: number; list: TelemetryHead[] } | null = null;
+  /** telemetryStats as last read, for as long as no bucket, acknowledgement or drop changed it */
+  private kept: { generation: number; through: number; stats: { depth: number; oldestAt: number | null } } | null =
+    null;
 
   constructor(
     private readonly db: Database,
@@ -82,7 +97,7 @@ export class Pending {
   /** The next `limit` messages after `afterSeq`, oldest first. */
   read(afterSeq: number, limit: number): PendingRow[] {
     const outbox = readAfter(this.db, afterSeq, limit);
-    const stamped = telemetryAfter(this.db, Math.max(afterSeq, this.ackedThrough), limit);
+    const stamped = telemetryOf(this.db, this.headsAfter(Math.max(afterSeq, this.ackedThrough), limit));
     // each list is complete up to its last seq unless it came back short
     let upTo = Infinity;
     if (outbox.length === limit) upTo = outbox.at(-1)!.seq;
@@ -117,6 +132,7 @@ export class Pending {
   /** Telemetry the age bound dropped: no longer waited for. */
   dropped(seqs: readonly number[]): void {
     for (const s of seqs) if (s > this.ackedThrough) this.acked.add(s);
+    this.kept = null;
     this.advance();
   }
 
@@ -129,10 +145,39 @@ export class Pending {
   /** Messages waiting: the outbox's and the telemetry's; bytes are the outbox's (telemetry waits in its buckets). */
   stats(): OutboxStats {
     const o = outboxStats(this.db);
-    const t = telemetryStats(this.db, this.ackedThrough);
+    const t = this.telemetryStats();
     const oldestAt =
       o.oldestAt === null ? t.oldestAt : t.oldestAt === null ? o.oldestAt : Math.min(o.oldestAt, t.oldestAt);
     return { depth: o.depth + t.depth, bytes: o.bytes, oldestAt };
+  }
+
+  /** At most `limit` heads after `from`: from the kept list while it holds that many, else read anew. */
+  private headsAfter(from: number, limit: number): TelemetryHead[] {
+    const h = this.heads;
+    if (h && from >= h.from) {
+      let i = 0;
+      while (i < h.list.length && h.list[i]![0] <= from) i++;
+      if (h.list.length - i >= limit) return h.list.slice(i, i + limit);
+    }
+    // fewer kept than asked for: messages written since may follow them
+    const list = telemetryHeads(this.db, from);
+    this.heads = { from, list };
+    return list.slice(0, limit);
+  }
+
+  /**
+   * Pending telemetry's count and age, for /metrics, /healthz and the status message: read again
+   * only after a close (a bucket written), an acknowledgement or a drop, not at every scrape,
+   * each of which reads every recent row (a month's during a month's outage).
+   */
+  private telemetryStats(): { depth: number; oldestAt: number | null } {
+    const generation = bucketsGeneration(this.db);
+    const k = this.kept;
+    if (k && k.generation === generation && k.through === this.ackedThrough) return k.stats;
+    const stats = telemetryStats(this.db, this.ackedThrough);
+    // inside a close the stamps may not all be written yet: only what is committed is kept
+    this.kept = this.db.inTransaction ? null : { generation, through: this.ackedThrough, stats };
+    return stats;
   }
 
   private advance(): void {

@@ -256,6 +256,46 @@ describe('telemetry read from the buckets', () => {
     expect(pending.stats().depth).toBe(2);
   });
 
+  it('a backlog drained a few at a time while closes go on and one message is written again: each once, in seq order, as closed', () => {
+    const t = site();
+    // an outage's backlog: twelve hours of closes
+    t.run(T0 + 12 * 60 * MIN);
+    const { db, closes, pending } = t.get();
+    const made = () =>
+      new Map(closes.flatMap((c) => c.seqs.map((q, i) => [q, telemetryBodies(t.ctx, c.closed)[i]!.body])));
+    expect(pending.stats().depth).toBe(48);
+    const got: number[] = [];
+    let cursor = 0;
+    let vanished: number | undefined;
+    for (let turn = 0; turn < 40; turn++) {
+      const rows = pending.read(cursor, 5);
+      if (rows.length === 0) break;
+      for (const r of rows) {
+        expect(r.body).toBe(made().get(r.seq));
+        got.push(r.seq);
+      }
+      cursor = rows.at(-1)!.seq;
+      pending.ack(rows);
+      if (turn === 2) {
+        // closes during the catch-up: seqs above every one read so far
+        t.run(T0 + 13 * 60 * MIN);
+        expect(pending.stats().depth).toBe(48 + 4 - got.length);
+      }
+      if (turn === 3) {
+        // a message not yet sent loses its rows' stamps (written again): the drain goes past it
+        vanished = cursor + 3;
+        db.prepare('UPDATE buckets_recent SET seq = NULL, written = NULL WHERE seq = ?').run(vanished);
+        db.prepare(`UPDATE buckets_recent SET seq = NULL WHERE seq = 1 AND start_s = ?`).run(
+          closes.find((c) => c.seqs.includes(vanished!))!.closed[0]!.start / 1000,
+        );
+      }
+    }
+    const all = closes.flatMap((c) => c.seqs);
+    expect(got).toEqual(all.filter((q) => q !== vanished));
+    expect(pending.through).toBe(all.at(-1));
+    expect(pending.stats().depth).toBe(0);
+  });
+
   it('retention keeps the buckets of telemetry still pending', () => {
     const t = site();
     t.run(T0 + 45 * MIN);
