@@ -24,7 +24,7 @@ export interface DrainOptions {
   onFault: (err: unknown) => void;
 }
 
-const READ_AHEAD = 256;
+export const READ_AHEAD = 256;
 /**
  * Acknowledged rows are deleted in one transaction at most this long after their PUBACK: one
  * commit per batch rather than per message. A crash inside the window only means those few

@@ -296,6 +296,28 @@ describe('telemetry read from the buckets', () => {
     expect(pending.stats().depth).toBe(0);
   });
 
+  it('a read rebuilds at most ROWS_PER_READ bucket rows, whatever it is asked for: the rest follow in the next reads', () => {
+    const t = site();
+    // eight days unacknowledged: the fold keeps them, 768 messages of a row per stream each
+    t.run(T0 + 8 * DAY);
+    const { closes, pending } = t.get();
+    const all = closes.flatMap((c) => c.seqs);
+    const streams = closes[0]!.closed.length;
+    expect(all.length * streams).toBeGreaterThan(4096);
+    const got: number[] = [];
+    let cursor = 0;
+    for (;;) {
+      const rows = pending.read(cursor, 1000);
+      if (rows.length === 0) break;
+      expect(rows.length * streams).toBeLessThanOrEqual(4096);
+      got.push(...rows.map((r) => r.seq));
+      cursor = rows.at(-1)!.seq;
+      pending.ack(rows);
+    }
+    expect(got).toEqual(all);
+    expect(pending.through).toBe(all.at(-1));
+  });
+
   it('retention keeps the buckets of telemetry still pending', () => {
     const t = site();
     t.run(T0 + 45 * MIN);
