@@ -12,19 +12,12 @@ import {
   telemetryJson,
 } from '../../src/telemetry/query.js';
 import { bucketRow } from '../support/bucket-row.js';
+import { Prng } from '../support/faults-seed.js';
 
 /**
  * The one-day answer is written from the rows (telemetryJson, entry.ts valuesText) instead of
  * JSON.stringify of entry objects; a partner must not be able to tell: every byte is the same.
  */
-
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 const ALL: ChannelId[] = CHANNEL_TABLE.map((c) => c.id);
 
@@ -56,7 +49,8 @@ const ODD_VALUES: (number | string | null)[] = [
 
 describe('valuesText', () => {
   it('is JSON.stringify of toEntry for any row, shape and soc scale', () => {
-    const rnd = lcg(46);
+    const prng = new Prng(46);
+    const rnd = () => prng.next();
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)]!;
     for (let n = 0; n < 3000; n++) {
       const channels = ALL.filter(() => rnd() < 0.6);
@@ -103,7 +97,8 @@ describe('telemetryJson', () => {
     const db = openDatabase(':memory:');
     const stream = streamKey(db, 'bat1');
     streamKey(db, 'empty');
-    const rnd = lcg(7);
+    const prng = new Prng(7);
+    const rnd = () => prng.next();
     const row = (startS: number, scale: number) =>
       bucketRow({
         stream,
