@@ -75,7 +75,7 @@ export class Pending {
    * Every telemetry message with a seq above `from` as last read, ascending. Each read of them
    * goes through every recent row, which after a month's outage is the month's (272 streams:
    * 780k rows, 0.1 s of CPU here and several times that on a Pi, with the limits loop waiting on
-   * the same thread), so the drain's catch-up reads them once and takes READ_AHEAD at a time. A
+   * the same thread), so the drain's catch-up reads them once and takes each read's from them. A
    * message written since has a seq above all of them (seqs only grow), so the kept list is
    * complete up to its last; one whose rows were written again since comes back with none.
    */
@@ -171,7 +171,10 @@ export class Pending {
     if (h && from >= h.from) {
       let i = 0;
       while (i < h.list.length && h.list[i]![0] <= from) i++;
-      if (h.list.length - i >= limit) return h.list.slice(i, i + limit);
+      // those passed are let go: a read from below them (a new connection) reads the list anew
+      h.list = h.list.slice(i);
+      h.from = from;
+      if (h.list.length >= limit) return h.list.slice(0, limit);
     }
     // fewer kept than asked for: messages written since may follow them
     const list = telemetryHeads(this.db, from);
