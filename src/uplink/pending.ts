@@ -80,8 +80,8 @@ export class Pending {
    * complete up to its last; one whose rows were written again since comes back with none.
    */
   private heads: { from: number; list: TelemetryHead[] } | null = null;
-  /** bucket rows a message held in the last read (at first: the streams stored) */
-  private rowsPerMessage: number;
+  /** bucket rows a message held in the last read (before the first: the streams stored, read then) */
+  private rowsPerMessage = 0;
   /** telemetryStats as last read, for as long as no bucket, acknowledgement or drop changed it */
   private kept: { generation: number; through: number; stats: { depth: number; oldestAt: number | null } } | null =
     null;
@@ -93,7 +93,6 @@ export class Pending {
   ) {
     this.ackedThrough = sentSeq(db);
     this.savedAt = now();
-    this.rowsPerMessage = Math.max(1, listStreams(db).length);
   }
 
   get through(): number {
@@ -108,6 +107,7 @@ export class Pending {
   /** The next messages after `afterSeq`, oldest first: at most `limit`, and telemetry of at most ROWS_PER_READ rows. */
   read(afterSeq: number, limit: number): PendingRow[] {
     const outbox = readAfter(this.db, afterSeq, limit);
+    if (this.rowsPerMessage === 0) this.rowsPerMessage = Math.max(1, listStreams(this.db).length);
     const cap = Math.max(1, Math.min(limit, Math.floor(ROWS_PER_READ / this.rowsPerMessage)));
     const stamped = telemetryOf(this.db, this.headsAfter(Math.max(afterSeq, this.ackedThrough), cap));
     if (stamped.length > 0)
