@@ -10,9 +10,14 @@ export default defineConfig({
     hookTimeout: 60_000,
     // e2e tests bind real ports and spawn daemons: keep files parallel but bounded for 2-core CI
     maxWorkers: 2,
-    // the daemons' kept energy counts in a folder of the run, removed at its end (not one file per
-    // test left in /dev/shm), and the libfaketime segments of daemons killed by SIGKILL
-    globalSetup: ['./test/support/energy-keep-dir.ts', './test/support/faketime-leftovers.ts'],
+    // the run's temporary folders in one folder, the daemons' kept energy counts in another (not one
+    // file per test left in /dev/shm), both removed at its end, and the libfaketime segments of
+    // daemons killed by SIGKILL
+    globalSetup: [
+      './test/support/run-tmpdir.ts',
+      './test/support/energy-keep-dir.ts',
+      './test/support/faketime-leftovers.ts',
+    ],
     reporters: ['default', './test/support/summary-reporter.ts'],
     // one project per kind of test, so `npm test` runs each file once and test:unit, test:e2e and
     // test:slow each run one kind (test/projects.ts says which file is which)
