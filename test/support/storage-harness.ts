@@ -11,7 +11,11 @@
  * - every client that existed signs in; after the folder was emptied none did, so the old
  *   client's secret is refused by name (401), the new one signs in, and health says the gateway
  *   started fresh;
- * - no bucket that was stored and not damaged since is lost (an emptied folder lost them all);
+ * - no bucket that was stored and not damaged since is lost or changed (an emptied folder lost
+ *   them all), through the daily fold of the recent rows into the archive as well: before half of
+ *   the lives a bucket a day older than any is planted in the recent table, as a back-fill would
+ *   write it, so the life's first close folds every recent row (store/recent-buckets.ts), where
+ *   lives of minutes would never see a fold;
  * - no lifetime energy /metrics published goes lower in a later life, except after an emptied
  *   folder: a new life, whose lifetimes start over where sitegw counts them (batteries without
  *   counters, derived streams) and follow the device where the device counts; from there on
@@ -28,7 +32,10 @@ import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { defaultSimConfig } from '../../src/sim/config.js';
 import { startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import { ALL_COLUMNS } from '../../src/store/bucket-columns.js';
+import { sqliteDriver } from '../../src/store/driver.js';
 import { openReadOnlyStore } from '../../src/store/read-only.js';
+import { FOLD_SPAN_S, STREAM_SPAN } from '../../src/store/recent-buckets.js';
 import { basic, partnerToken, postForm } from './auth.js';
 import { parsePromText } from './prom-text.js';
 import { exited, spawnDaemonChild } from './run-daemon.js';
@@ -53,6 +60,9 @@ export interface HarnessResult {
     lifetimes: number;
     refused: number;
     startedOver: number;
+    /** lives a bucket was planted before, and of those, whose planted bucket was in the archive at their end */
+    planted: number;
+    folded: number;
   };
   /** buckets of the lives before a damage that the salvage kept, of those stored */
   salvage: { stored: number; kept: number };
@@ -71,6 +81,8 @@ export async function runStorageHarness(o: {
   order?: readonly Fault[];
 }): Promise<HarnessResult> {
   const rand = prng(o.seed);
+  // a stream of its own, so each fault's draws stay what they were before the plants
+  const plantRand = prng(o.seed ^ 0x5eed);
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-harness-'));
   const mnt = join(dir, 'mnt');
   const dataDir = join(mnt, 'data');
@@ -99,7 +111,7 @@ export async function runStorageHarness(o: {
     lives: o.lives,
     faults: { none: 0, damage: 0, readonly: 0, full: 0, wal: 0, emptied: 0 },
     kills: 0,
-    checks: { starts: 0, signIns: 0, bucketsKept: 0, lifetimes: 0, refused: 0, startedOver: 0 },
+    checks: { starts: 0, signIns: 0, bucketsKept: 0, lifetimes: 0, refused: 0, startedOver: 0, planted: 0, folded: 0 },
     salvage: { stored: 0, kept: 0 },
     log: [],
     problems: [],
@@ -107,7 +119,7 @@ export async function runStorageHarness(o: {
   const problem = (life: number, what: string) => r.problems.push(`life ${life}: ${what}`);
   /** the largest lifetime each stream|direction published in earlier lives */
   const highest = new Map<string, number>();
-  let stored = new Set<string>();
+  let stored = new Map<string, string>();
   let filler: string | null = null;
   const credsFile = join(dataDir, 'demo-credentials.json');
   try {
@@ -121,6 +133,9 @@ export async function runStorageHarness(o: {
       let damaged = false;
       // the client of the lives before, to be refused after the folder was emptied
       const before = existsSync(credsFile) ? await waitForFile(credsFile) : null;
+      const planted = fault !== 'emptied' && plantRand() < 0.5 ? plantOldBucket(dbFile) : null;
+      if (planted) r.checks.planted++;
+      if (planted) r.log.push(`life ${life}: planted ${planted} in the recent rows: its first close folds them`);
       if (fault === 'emptied') {
         const gone = readdirSync(dataDir);
         if (rand() < 0.5) rmSync(dataDir, { recursive: true, force: true });
@@ -221,16 +236,27 @@ export async function runStorageHarness(o: {
       // no bucket that was stored and not damaged since is lost (read once the daemon is gone: a
       // start on a full disk holds the file for itself)
       const now = bucketsNow(dbFile);
+      if (planted && now.get(planted)?.startsWith('archive:')) r.checks.folded++;
       if (fault === 'emptied') {
         // gone with the folder, by the fault's nature: the next life keeps what this one stored
       } else if (damaged) {
         r.salvage.stored += stored.size;
-        r.salvage.kept += [...stored].filter((b) => now.has(b)).length;
+        r.salvage.kept += [...stored.keys()].filter((b) => now.has(b)).length;
       } else {
-        const lost = [...stored].filter((b) => !now.has(b));
+        const lost = [...stored.keys()].filter((b) => !now.has(b));
+        // where a bucket is stored may change (the fold), what it holds may not
+        const changed = [...stored].filter(([b, v]) => now.has(b) && valuesOf(now.get(b)!) !== valuesOf(v));
         if (lost.length > 0)
           problem(life, `${lost.length} stored buckets lost without damage (${lost.slice(0, 3).join(', ')})`);
-        else r.checks.bucketsKept++;
+        if (changed.length > 0)
+          problem(
+            life,
+            `${changed.length} stored buckets changed without damage (${changed
+              .slice(0, 2)
+              .map(([b, v]) => `${b}: ${v} -> ${now.get(b)}`)
+              .join('; ')})`,
+          );
+        if (lost.length === 0 && changed.length === 0) r.checks.bucketsKept++;
       }
       stored = now;
     }
@@ -255,22 +281,68 @@ async function waitForFile(file: string): Promise<DemoCredentials> {
   throw new Error(`no ${file}`);
 }
 
-/** Every stored bucket as "stream@start", read beside the daemon (a copy where the directory is read-only). */
-function bucketsNow(dbFile: string): Set<string> {
-  if (!existsSync(dbFile)) return new Set();
+/**
+ * Every stored bucket, "stream@start" to "table:values" (the table it is read from, `recent` or
+ * `archive`, and its columns), read beside the daemon (a copy where the directory is read-only).
+ */
+function bucketsNow(dbFile: string): Map<string, string> {
+  if (!existsSync(dbFile)) return new Map();
   const ro = openReadOnlyStore(dbFile);
+  const cols = ALL_COLUMNS.map((c) => `b.${c}`).join(', ');
+  const read = (table: string, name: string) =>
+    ro.db
+      .prepare<[], [string, ...unknown[]]>(
+        `SELECT s.key || '@' || b.start_s, ${cols} FROM ${table} b JOIN streams s ON s.id = b.stream`,
+      )
+      .raw()
+      .all()
+      .map(([key, ...values]) => [key, `${name}:${JSON.stringify(values)}`] as const);
   try {
-    return new Set(
-      ro.db
-        .prepare<[], string>("SELECT s.key || '@' || b.start_s FROM buckets_all b JOIN streams s ON s.id = b.stream")
-        .pluck()
-        .all(),
-    );
+    // a recent row wins over an archive row of the same bucket, as buckets_all reads them
+    return new Map([...read('buckets', 'archive'), ...read('buckets_recent', 'recent')]);
   } catch {
-    return new Set();
+    return new Map();
   } finally {
     ro.db.close();
     ro.cleanup();
+  }
+}
+
+const valuesOf = (stored: string) => stored.slice(stored.indexOf(':') + 1);
+
+/**
+ * Between lives: a copy of the oldest bucket, a day before it, written into the recent table (a
+ * back-fill's row), so the recent rows span more than
+ * FOLD_SPAN_S and the next close folds them. Returns its "stream@start", or null where there is
+ * nothing to copy (a fresh folder, a file the last life's damage left unreadable: the next start
+ * salvages it).
+ */
+function plantOldBucket(dbFile: string): string | null {
+  if (!existsSync(dbFile)) return null;
+  try {
+    const db = new (sqliteDriver())(dbFile, { fileMustExist: true });
+    try {
+      // either table's: a fold a life ago may have left the recent table empty
+      const from = db
+        .prepare<[], [number, number, string]>(
+          'SELECT b.stream, b.start_s, s.key FROM buckets_all b JOIN streams s ON s.id = b.stream ORDER BY b.start_s LIMIT 1',
+        )
+        .raw()
+        .get();
+      if (!from) return null;
+      const [stream, first, key] = from;
+      const startS = Math.floor((first - FOLD_SPAN_S) / 900) * 900;
+      const cols = ALL_COLUMNS.join(', ');
+      db.prepare(
+        `INSERT INTO buckets_recent (k, stream, start_s, ${cols})
+         SELECT ?, stream, ?, ${cols} FROM buckets_all WHERE stream = ? AND start_s = ?`,
+      ).run(startS * STREAM_SPAN + stream, startS, stream, first);
+      return `${key}@${startS}`;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return null;
   }
 }
 
@@ -281,8 +353,8 @@ export function summary(r: HarnessResult): string {
     .join(', ');
   return (
     `SEED=${r.seed}: ${r.lives} lives (${f}), ${r.kills} SIGKILLs; checks: ${r.checks.starts} starts served, ` +
-    `${r.checks.signIns} sign-ins, ${r.checks.bucketsKept} lives with every undamaged bucket kept, ` +
-    `${r.checks.lifetimes} lifetimes never lower, ${r.checks.refused} old clients refused and ${r.checks.startedOver} lives started over after an emptied folder; after damage ${r.salvage.kept} of ${r.salvage.stored} stored buckets salvaged; ` +
+    `${r.checks.signIns} sign-ins, ${r.checks.bucketsKept} lives with every undamaged bucket kept unchanged, ` +
+    `${r.checks.lifetimes} lifetimes never lower, ${r.checks.folded} of ${r.checks.planted} lives folded a planted bucket, ${r.checks.refused} old clients refused and ${r.checks.startedOver} lives started over after an emptied folder; after damage ${r.salvage.kept} of ${r.salvage.stored} stored buckets salvaged; ` +
     `problems: ${r.problems.length}`
   );
 }
