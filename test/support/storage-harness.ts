@@ -47,6 +47,8 @@ const FAULTS: readonly Fault[] = ['none', 'damage', 'readonly', 'full', 'wal', '
 const STARTED_EMPTY = /started with an empty data folder/;
 const DAMAGES: readonly Damage[] = ['truncate', 'noise', 'torn'];
 const SPEED = 120;
+/** what a life with a planted bucket runs longer, so a close comes within it (of those the faults let write) */
+const PLANTED_MORE_MS = 8000;
 
 export interface HarnessResult {
   seed: number;
@@ -134,8 +136,10 @@ export async function runStorageHarness(o: {
       // the client of the lives before, to be refused after the folder was emptied
       const before = existsSync(credsFile) ? await waitForFile(credsFile) : null;
       const planted = fault !== 'emptied' && plantRand() < 0.5 ? plantOldBucket(dbFile) : null;
-      if (planted) r.checks.planted++;
-      if (planted) r.log.push(`life ${life}: planted ${planted} in the recent rows: its first close folds them`);
+      if (planted) {
+        r.checks.planted++;
+        r.log.push(`life ${life}: planted ${planted} in the recent rows: its first close folds them`);
+      }
       if (fault === 'emptied') {
         const gone = readdirSync(dataDir);
         if (rand() < 0.5) rmSync(dataDir, { recursive: true, force: true });
@@ -147,7 +151,9 @@ export async function runStorageHarness(o: {
       } else if (fault === 'readonly') remount(mnt, 'ro');
       else if (fault === 'full') filler = fillDisk(mnt);
       const walAt = fault === 'wal' ? Math.floor(rand() * runMs) : -1;
-      r.log.push(`life ${life}: ${what}; runs ${runMs} ms; ends with ${kill ? 'SIGKILL' : 'SIGTERM'}`);
+      // a planted life runs past its first close (7.5 s at SPEED after the start), which folds
+      const lifeMs = runMs + (planted ? PLANTED_MORE_MS : 0);
+      r.log.push(`life ${life}: ${what}; runs ${lifeMs} ms; ends with ${kill ? 'SIGKILL' : 'SIGTERM'}`);
 
       const child = spawnDaemonChild({
         confFile,
@@ -196,10 +202,10 @@ export async function runStorageHarness(o: {
       const older = fault === 'emptied' ? new Map(highest) : null;
       if (older) highest.clear();
       const seen = new Map<string, number>();
-      const until = Date.now() + runMs;
+      const until = Date.now() + lifeMs;
       let walDone = walAt < 0;
       while (Date.now() < until) {
-        if (!walDone && Date.now() >= until - runMs + walAt) {
+        if (!walDone && Date.now() >= until - lifeMs + walAt) {
           r.log.push(`life ${life}: WAL removed (${removeWal(dbFile).join(', ') || 'none there'})`);
           walDone = true;
         }
