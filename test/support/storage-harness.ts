@@ -239,7 +239,7 @@ export async function runStorageHarness(o: {
       if (fault === 'readonly') remount(mnt, 'rw');
       if (filler) rmSync(filler, { force: true });
       filler = null;
-      // no bucket that was stored and not damaged since is lost (read once the daemon is gone: a
+      // no bucket that was stored and not damaged since is lost or changed (read once the daemon is gone: a
       // start on a full disk holds the file for itself)
       const now = bucketsNow(dbFile);
       if (planted && now.get(planted)?.startsWith('archive:')) r.checks.folded++;
