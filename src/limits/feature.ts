@@ -19,6 +19,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { SiteConfig } from '../config/types.js';
 import type { SiteGridLimits } from '../control/decide.js';
 import type { ActivePowerLimit, PowerLimitCommand } from '../core/active-power-limit.js';
+import { doubling } from '../core/backoff.js';
 import type { Reading } from '../core/channels.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
@@ -268,7 +269,7 @@ export class SiteLimitsFeature implements Feature {
     for (const x of this.inverters) {
       const id = x.device.config.id;
       if (x.limit !== null || this.d.clock.mono() < x.lookAgainAt) continue;
-      x.lookAgainAt = this.d.clock.mono() + Math.min(LOOK_AGAIN_MS.most, LOOK_AGAIN_MS.first * 2 ** x.lookFailures);
+      x.lookAgainAt = this.d.clock.mono() + doubling(LOOK_AGAIN_MS.first, LOOK_AGAIN_MS.most, x.lookFailures);
       try {
         const limit = await this.capability(x);
         if (!limit) {

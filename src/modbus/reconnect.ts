@@ -1,3 +1,4 @@
+import { doubling } from '../core/backoff.js';
 import { ModbusError } from './errors.js';
 
 export interface ReconnectOptions {
@@ -9,7 +10,7 @@ export interface ReconnectOptions {
 
 /** When a bus may try to open its link again after failing to. */
 export class ReconnectBackoff {
-  private delayMs = 0;
+  private failures = 0;
   private nextAt = 0;
   private readonly now: () => number;
 
@@ -25,13 +26,12 @@ export class ReconnectBackoff {
   }
 
   failed(): void {
-    const min = this.opts.minBackoffMs ?? 250;
-    this.delayMs = Math.min(this.opts.maxBackoffMs ?? 30_000, this.delayMs ? this.delayMs * 2 : min);
-    this.nextAt = this.now() + this.delayMs;
+    this.nextAt = this.now() + doubling(this.opts.minBackoffMs ?? 250, this.opts.maxBackoffMs ?? 30_000, this.failures);
+    this.failures++;
   }
 
   succeeded(): void {
-    this.delayMs = 0;
+    this.failures = 0;
     this.nextAt = 0;
   }
 }

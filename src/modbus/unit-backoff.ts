@@ -1,3 +1,4 @@
+import { doubling } from '../core/backoff.js';
 import { ModbusError } from './errors.js';
 
 export interface UnitBackoffOptions {
@@ -58,8 +59,7 @@ export class UnitBackoff {
     const s = this.units.get(unitId) ?? { timeouts: 0, nextAttemptAt: 0 };
     s.timeouts++;
     if (s.timeouts >= this.threshold) {
-      const delay = Math.min(this.maxMs, this.minMs * 2 ** (s.timeouts - this.threshold));
-      s.nextAttemptAt = this.now() + delay;
+      s.nextAttemptAt = this.now() + doubling(this.minMs, this.maxMs, s.timeouts - this.threshold);
     }
     this.units.set(unitId, s);
   }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import mqtt, { type IClientOptions, type IConnackPacket, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { MqttConnectionConfig } from '../config/types.js';
+import { doubling } from '../core/backoff.js';
 import { describeError, safeUrl, type UplinkError } from './errors.js';
 import { reconnectDelayMs } from './jitter.js';
 
@@ -31,7 +32,8 @@ const FIRST_RETRY_MS = 1000;
 export class MqttLink {
   private client: MqttClient | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
-  private retryMs = FIRST_RETRY_MS;
+  /** retries since the last connect: each waits twice the one before, up to reconnectMaxSeconds */
+  private failures = 0;
   private stopping = false;
   connected = false;
   readonly host: string;
@@ -137,7 +139,7 @@ export class MqttLink {
       if (client !== this.client) return;
       wasConnected = true;
       this.connected = true;
-      this.retryMs = FIRST_RETRY_MS;
+      this.failures = 0;
       this.contain('connected', () => this.events.connected(client, connack));
     });
     client.on('message', (topic, payload, packet) => {
@@ -203,8 +205,8 @@ export class MqttLink {
 
   private scheduleRetry(): void {
     if (this.stopping) return;
-    const wait = reconnectDelayMs(this.retryMs);
-    this.retryMs = Math.min(this.retryMs * 2, this.cfg.reconnectMaxSeconds * 1000);
+    const wait = reconnectDelayMs(doubling(FIRST_RETRY_MS, this.cfg.reconnectMaxSeconds * 1000, this.failures));
+    this.failures++;
     this.retryTimer = setTimeout(() => this.attempt(), wait);
     this.retryTimer.unref();
   }
