@@ -9,6 +9,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { ControlConfig } from '../config/types.js';
+import { doubling } from '../core/backoff.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { RegisterReader } from '../core/register-reader.js';
 import type { RegisterWrite, RegisterWriter, StorageCommand, StorageControl } from '../core/storage-control.js';
@@ -58,6 +59,26 @@ const WAITING = 'waiting for ';
 
 const SLOT_END_STATUS: Partial<Record<SlotStatus, SlotStatus>> = { pending: 'skipped', active: 'done' };
 
+/**
+ * After a look for the device's storage control that found the device offering none, the next
+ * waits from a tick, doubling, to this (site ms). Each look reads the device (SunSpec's model
+ * chain), twice a step with the fallback's, and said so in the log at every tick: a site naming a
+ * battery whose inverter has no storage control filled the journal on the card. Not found, the
+ * battery is in its own self-consumption, which is what control falls back to anyway. A look that
+ * failed (the device did not answer) is made again at the next step as before: the device may be
+ * back any moment, and the bus's unit backoff (modbus/unit-backoff.ts) bounds what a silent one
+ * costs.
+ */
+const LOOK_AGAIN_MOST_MS = 300_000;
+
+/** The device offered no storage control at the last look, and the wait after it is not over. */
+class NoStorageControl extends Error {
+  constructor(deviceId: string) {
+    super(`device ${deviceId} offers no storage control`);
+    this.name = 'NoStorageControl';
+  }
+}
+
 export class StorageExecutor {
   readonly measured: Measured = {};
   /** the poll time of the grid's and the battery's last readings */
@@ -76,6 +97,9 @@ export class StorageExecutor {
 
   private readonly audits: WriteAuditLog;
   private slotStatusFailing = false;
+  /** looks in a row that found the device offering no storage control, and when (mono) the next may be made */
+  private lookFailures = 0;
+  private lookAgainAt = -Infinity;
 
   constructor(private readonly d: ExecutorDeps) {
     this.audits = new WriteAuditLog({ db: d.db, log: d.log, deviceId: d.deviceId });
@@ -115,6 +139,8 @@ export class StorageExecutor {
     this.stopped = true;
     if (this.timer) this.d.clock.clearTimeout(this.timer);
     await this.running;
+    // a stop looks once more whatever the wait: a command of an earlier life may still be on the device
+    this.lookAgainAt = -Infinity;
     if (release) await this.put({ mode: 'self-consumption' }, 'stop', true).catch(() => undefined);
   }
 
@@ -172,6 +198,12 @@ export class StorageExecutor {
     try {
       await this.put(d.command, writer, false);
     } catch (err) {
+      if (err instanceof NoStorageControl) {
+        // said in the log at the look; nothing to fall back with
+        if (slot) this.markSlot(slot.startMs, 'failed', err.message);
+        this.last = null;
+        return;
+      }
       this.d.log.warn({ err, deviceId }, 'storage command failed: falling back to self-consumption');
       if (slot) this.markSlot(slot.startMs, 'failed', `device write failed: ${String(err).slice(0, 200)}`);
       this.last = null;
@@ -227,9 +259,7 @@ export class StorageExecutor {
   private async put(command: StorageCommand, writer: string, force: boolean): Promise<void> {
     const key = JSON.stringify(command);
     const now = this.d.clock.now();
-    this.control ??= await this.d.control();
-    const control = this.control;
-    if (!control) throw new Error(`device ${this.d.deviceId} offers no storage control`);
+    const control = this.control ?? (await this.look());
     const keepAliveMs = (control.life.seconds * 1000) / 3;
     const due =
       force || this.last?.key !== key || (command.mode !== 'self-consumption' && now - this.last.at >= keepAliveMs);
@@ -248,6 +278,29 @@ export class StorageExecutor {
         `register ${refused.address} read back ${refused.readBack.join(',')} after writing ${refused.values.join(',')}`,
       );
     this.last = { key, at: now, writer };
+  }
+
+  /** Looks for the device's storage control, unless the wait after the last failed look is not over. */
+  private async look(): Promise<StorageControl> {
+    const { clock, deviceId } = this.d;
+    if (clock.mono() < this.lookAgainAt) throw new NoStorageControl(deviceId);
+    // a throw (the device did not answer) goes to the step's fallback, and the next step looks again
+    const control = await this.d.control();
+    if (control) {
+      this.control = control;
+      this.lookFailures = 0;
+      this.lookAgainAt = -Infinity;
+      return control;
+    }
+    const wait = doubling(this.d.tickMs, LOOK_AGAIN_MOST_MS, this.lookFailures++);
+    this.lookAgainAt = clock.mono() + wait;
+    // said at the 1st, 2nd, 4th, 8th… look: the journal is on the card
+    if ((this.lookFailures & (this.lookFailures - 1)) === 0)
+      this.d.log.warn(
+        { deviceId, looks: this.lookFailures },
+        `control: the device offers no storage control (${this.lookFailures} looks in a row); the battery stays in its own mode, looking again in ${Math.round(wait / 1000)} s`,
+      );
+    throw new NoStorageControl(deviceId);
   }
 
   /**
