@@ -8,6 +8,9 @@ import { openRunTmpdir } from '../support/run-tmpdir.js';
 describe("the run's temporary folder", () => {
   it('holds what the processes of the run make in the temporary folder, and goes at the end with all of it', () => {
     const outer = process.env.TMPDIR;
+    const outerVar = process.env.SITEGW_RUN_TMPDIR;
+    // as outside a run (this file runs inside one, whose folder it must not take)
+    delete process.env.SITEGW_RUN_TMPDIR;
     const close = openRunTmpdir();
     const dir = process.env.TMPDIR!;
     try {
@@ -22,8 +25,15 @@ describe("the run's temporary folder", () => {
       // what a test forgot to remove
       mkdirSync(join(dir, 'sitegw-pty-left', 'nested'), { recursive: true });
       writeFileSync(join(dir, 'sitegw-pty-left', 'nested', 'f'), 'x');
+      // a second project's setup, or a vitest a test runs, keeps the one folder: nested, four
+      // deep, they took unix sockets' paths (postgres, Chromium) past 107 bytes
+      const again = openRunTmpdir();
+      expect(process.env.TMPDIR).toBe(dir);
+      again();
+      expect(existsSync(dir)).toBe(true);
     } finally {
       close();
+      if (outerVar !== undefined) process.env.SITEGW_RUN_TMPDIR = outerVar;
     }
     expect(existsSync(dir)).toBe(false);
     expect(process.env.TMPDIR).toBe(outer);
