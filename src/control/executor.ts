@@ -286,12 +286,8 @@ export class StorageExecutor {
     if (clock.mono() < this.lookAgainAt) throw new NoStorageControl(deviceId);
     // a throw (the device did not answer) goes to the step's fallback, and the next step looks again
     const control = await this.d.control();
-    if (control) {
-      this.control = control;
-      this.lookFailures = 0;
-      this.lookAgainAt = -Infinity;
-      return control;
-    }
+    // found, it is kept: no look follows
+    if (control) return (this.control = control);
     const wait = doubling(this.d.tickMs, LOOK_AGAIN_MOST_MS, this.lookFailures++);
     this.lookAgainAt = clock.mono() + wait;
     // said at the 1st, 2nd, 4th, 8th… look: the journal is on the card

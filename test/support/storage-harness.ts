@@ -121,7 +121,7 @@ export async function runStorageHarness(o: {
   const problem = (life: number, what: string) => r.problems.push(`life ${life}: ${what}`);
   /** the largest lifetime each stream|direction published in earlier lives */
   const highest = new Map<string, number>();
-  let stored = new Map<string, string>();
+  let stored = new Map<string, StoredBucket>();
   let filler: string | null = null;
   const credsFile = join(dataDir, 'demo-credentials.json');
   try {
@@ -242,7 +242,7 @@ export async function runStorageHarness(o: {
       // no bucket that was stored and not damaged since is lost or changed (read once the daemon is gone: a
       // start on a full disk holds the file for itself)
       const now = bucketsNow(dbFile);
-      if (planted && now.get(planted)?.startsWith('archive:')) r.checks.folded++;
+      if (planted && now.get(planted)?.table === 'archive') r.checks.folded++;
       if (fault === 'emptied') {
         // gone with the folder, by the fault's nature: the next life keeps what this one stored
       } else if (damaged) {
@@ -251,7 +251,7 @@ export async function runStorageHarness(o: {
       } else {
         const lost = [...stored.keys()].filter((b) => !now.has(b));
         // where a bucket is stored may change (the fold), what it holds may not
-        const changed = [...stored].filter(([b, v]) => now.has(b) && valuesOf(now.get(b)!) !== valuesOf(v));
+        const changed = [...stored].filter(([b, v]) => now.has(b) && now.get(b)!.values !== v.values);
         if (lost.length > 0)
           problem(life, `${lost.length} stored buckets lost without damage (${lost.slice(0, 3).join(', ')})`);
         if (changed.length > 0)
@@ -259,7 +259,7 @@ export async function runStorageHarness(o: {
             life,
             `${changed.length} stored buckets changed without damage (${changed
               .slice(0, 2)
-              .map(([b, v]) => `${b}: ${v} -> ${now.get(b)}`)
+              .map(([b, v]) => `${b}: ${v.table} ${v.values} -> ${now.get(b)!.table} ${now.get(b)!.values}`)
               .join('; ')})`,
           );
         if (lost.length === 0 && changed.length === 0) r.checks.bucketsKept++;
@@ -287,22 +287,25 @@ async function waitForFile(file: string): Promise<DemoCredentials> {
   throw new Error(`no ${file}`);
 }
 
-/**
- * Every stored bucket, "stream@start" to "table:values" (the table it is read from, `recent` or
- * `archive`, and its columns), read beside the daemon (a copy where the directory is read-only).
- */
-function bucketsNow(dbFile: string): Map<string, string> {
+/** A stored bucket: the table it is read from and its columns (JSON). */
+interface StoredBucket {
+  table: 'recent' | 'archive';
+  values: string;
+}
+
+/** Every stored bucket by "stream@start", read beside the daemon (a copy where the directory is read-only). */
+function bucketsNow(dbFile: string): Map<string, StoredBucket> {
   if (!existsSync(dbFile)) return new Map();
   const ro = openReadOnlyStore(dbFile);
   const cols = ALL_COLUMNS.map((c) => `b.${c}`).join(', ');
-  const read = (table: string, name: string) =>
+  const read = (from: string, table: StoredBucket['table']) =>
     ro.db
       .prepare<[], [string, ...unknown[]]>(
-        `SELECT s.key || '@' || b.start_s, ${cols} FROM ${table} b JOIN streams s ON s.id = b.stream`,
+        `SELECT s.key || '@' || b.start_s, ${cols} FROM ${from} b JOIN streams s ON s.id = b.stream`,
       )
       .raw()
       .all()
-      .map(([key, ...values]) => [key, `${name}:${JSON.stringify(values)}`] as const);
+      .map(([key, ...values]) => [key, { table, values: JSON.stringify(values) }] as const);
   try {
     // a recent row wins over an archive row of the same bucket, as buckets_all reads them
     return new Map([...read('buckets', 'archive'), ...read('buckets_recent', 'recent')]);
@@ -313,8 +316,6 @@ function bucketsNow(dbFile: string): Map<string, string> {
     ro.cleanup();
   }
 }
-
-const valuesOf = (stored: string) => stored.slice(stored.indexOf(':') + 1);
 
 /**
  * Between lives: a copy of the oldest bucket, a day before it, written into the recent table (a
