@@ -123,10 +123,12 @@ describe('attack: authenticated bodies trickled a byte at a time', () => {
   it('a client still sending when its body is refused reads the answer: the close lingers instead of resetting', {
     timeout: 30_000,
   }, async () => {
-    // Refused after MAX_SMALL_CHUNKS tiny chunks, the client reads nothing for 500 ms and sends 200
+    // Refused after MAX_SMALL_CHUNKS tiny chunks, the client reads nothing for 500 ms and sends 1,000
     // chunks more three times meanwhile, as a client busy sending does. A socket closed at once answers
     // those bytes with a reset, the client's next write fails with EPIPE, and the client is torn
-    // down with the 400 unread ('write EPIPE' and no status on the old code, as in CI).
+    // down with the 400 unread ('write EPIPE' and no status on the old code, as in CI). A linger
+    // that stopped after 1,024 chunks did the same to a client 3,585 chunks (21 KB) ahead of its
+    // answer on a loaded CI machine ('write ECONNRESET').
     const s = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.30' });
     await new Promise<void>((res, rej) => s.once('connect', res).once('error', rej));
     let text = '';
@@ -140,7 +142,7 @@ describe('attack: authenticated bodies trickled a byte at a time', () => {
         '1\r\n \r\n'.repeat(1100),
     );
     s.pause();
-    const more = '1\r\n \r\n'.repeat(200);
+    const more = '1\r\n \r\n'.repeat(1000);
     for (let i = 0; i < 3; i++) {
       await new Promise((r) => setTimeout(r, 150));
       if (!s.destroyed) s.write(more);
