@@ -40,6 +40,7 @@ export const SLOW: readonly string[] = [
 ];
 
 export const E2E: readonly string[] = [
+  'test/api/linger.test.ts',
   'test/api/ws-server.test.ts',
   'test/auth/commands.test.ts',
   'test/auth/primitives.test.ts',
@@ -84,6 +85,7 @@ export const E2E: readonly string[] = [
   'test/sim/sungrow-control.test.ts',
   'test/sim/sunspec-wire.test.ts',
   'test/store/file-mode.test.ts',
+  'test/store/read-only-copies.test.ts',
   'test/store/write-tx.test.ts',
   'test/tooling/',
   'test/uplink/containment.test.ts',

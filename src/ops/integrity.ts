@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import { clientRows, credentialsFileOf } from '../store/credentials.js';
 import { CACHE_KIB, openDatabase } from '../store/db.js';
 import { sqliteDriver } from '../store/driver.js';
-import { openReadOnlyStore } from '../store/read-only.js';
+import { openReadOnlyStore, removeDeadCopies } from '../store/read-only.js';
 import {
   type Filled,
   fillFromBackups,
@@ -126,6 +126,9 @@ function moveAside(file: string, at: number): string {
  * fault of the storage stops the start with the path, SQLite's code and the errno.
  */
 export function openCheckedDatabase(file: string, log: Logger, now: () => number = Date.now): CheckedStore {
+  const left = removeDeadCopies();
+  if (left.length > 0)
+    log.warn({ removed: left }, 'removed the read-only copies of the database that killed daemons left');
   try {
     return openChecked(file, log, now, false);
   } catch (err) {

@@ -7,11 +7,18 @@
  * are copied to a private folder on a writable filesystem (the temporary folder, else /dev/shm)
  * and the copy is opened read-only: every write still fails as it would on the card
  * (SQLITE_READONLY), so nothing is accepted that would be lost.
+ *
+ * A clean stop removes the copy; a killed daemon cannot. A card gone read-only is the root
+ * filesystem too, so the copy lands in /dev/shm, RAM, and a restart loop (the watchdog, the OOM
+ * killer) left one database-sized copy there per life (the storage harness's SIGKILLed read-only
+ * lives left 10). So the copy's folder names its process, and every start removes the copies of
+ * processes that are gone (removeDeadCopies).
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statfsSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
+import { processAlive } from '../core/process-alive.js';
 import { CRED_FILE, credentialsFileOf } from './credentials.js';
 import { openReadOnly } from './db.js';
 
@@ -21,6 +28,39 @@ export interface ReadOnlyStore {
   copiedTo: string | null;
   /** removes the copy; after db.close() */
   cleanup(): void;
+}
+
+const COPY = /^sitegw-readonly-(\d+)-/;
+
+/** the folders a copy goes in, the first with room */
+const copyBases = () => [tmpdir(), '/dev/shm'];
+
+/**
+ * Removes the read-only copies left by processes that are gone; returns their folders. A pid
+ * taken again by another process keeps its folder until that one is gone too: the safe side.
+ */
+export function removeDeadCopies(bases: readonly string[] = copyBases()): string[] {
+  const removed: string[] = [];
+  for (const base of bases) {
+    let names: string[];
+    try {
+      names = readdirSync(base);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const pid = Number(COPY.exec(name)?.[1] ?? 0);
+      if (pid === 0 || pid === process.pid || processAlive(pid)) continue;
+      const dir = join(base, name);
+      try {
+        rmSync(dir, { recursive: true, force: true });
+        removed.push(dir);
+      } catch {
+        // another user's, or a folder that takes no writes: not this start's to mend
+      }
+    }
+  }
+  return removed;
 }
 
 function room(dir: string): number {
@@ -44,12 +84,12 @@ export function openReadOnlyStore(file: string): ReadOnlyStore {
   );
   const bytes = files.reduce((n, f) => n + statSync(f).size, 0);
   // twice the files' size free: the copy must not fill the folder the rest of the system uses
-  const base = [tmpdir(), '/dev/shm'].find((d) => room(d) > 2 * bytes);
+  const base = copyBases().find((d) => room(d) > 2 * bytes);
   if (!base)
     throw Object.assign(new Error(`no writable folder with ${2 * bytes} bytes free for a read-only copy`), {
       code: 'SQLITE_CANTOPEN',
     });
-  const dir = mkdtempSync(join(base, 'sitegw-readonly-'));
+  const dir = mkdtempSync(join(base, `sitegw-readonly-${process.pid}-`));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
     const main = join(dir, 'sitegw.db');

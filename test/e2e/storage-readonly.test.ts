@@ -6,7 +6,7 @@
  * restart is normal. Needs root (a tmpfs of its own); skipped, and says so, without it.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,5 +89,32 @@ describe.skipIf(SKIP !== null)('a read-only data directory at start', () => {
     runs.push(again);
     expect((await token(again.url)).status).toBe(200);
     await stopSitegw(again);
+  }, 120_000);
+
+  it('a copy a killed read-only daemon left is removed by the next start, and a clean stop removes its own', async () => {
+    // the daemons' temporary folder of their own, so their copies are counted alone
+    const tmp = join(dir, 'tmp');
+    mkdirSync(tmp);
+    const copies = () => readdirSync(tmp).filter((n) => n.startsWith('sitegw-readonly-'));
+    remount(mnt, 'ro');
+    try {
+      const killed = await runSitegw(config, { TMPDIR: tmp });
+      runs.push(killed);
+      const left = copies();
+      expect(left).toHaveLength(1);
+      await stopSitegw(killed, 'SIGKILL');
+      expect(copies()).toEqual(left);
+
+      const next = await runSitegw(config, { TMPDIR: tmp });
+      runs.push(next);
+      expect(next.out()).toContain('removed the read-only copies of the database that killed daemons left');
+      const now = copies();
+      expect(now).toHaveLength(1);
+      expect(now).not.toEqual(left);
+      await stopSitegw(next);
+      expect(copies()).toEqual([]);
+    } finally {
+      remount(mnt, 'rw');
+    }
   }, 120_000);
 });

@@ -7,19 +7,10 @@
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { processAlive } from '../../src/core/process-alive.js';
 
 const SHM = '/dev/shm';
 const LEFT = /^(?:faketime_shm_|sem\.faketime_sem_)(\d+)$/;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, under another user
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Removes the faketime segments and semaphores whose process is gone; returns how many. */
 export function removeFaketimeLeftovers(dir = SHM): number {
@@ -32,7 +23,7 @@ export function removeFaketimeLeftovers(dir = SHM): number {
   let removed = 0;
   for (const name of names) {
     const m = LEFT.exec(name);
-    if (!m || alive(Number(m[1]))) continue;
+    if (!m || processAlive(Number(m[1]))) continue;
     rmSync(join(dir, name), { force: true });
     removed++;
   }

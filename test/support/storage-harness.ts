@@ -19,7 +19,9 @@
  * - no lifetime energy /metrics published goes lower in a later life, except after an emptied
  *   folder: a new life, whose lifetimes start over where sitegw counts them (batteries without
  *   counters, derived streams) and follow the device where the device counts; from there on
- *   none goes lower.
+ *   none goes lower;
+ * - a read-only copy of the database (store/read-only.ts) is the live daemon's alone: the copy a
+ *   killed read-only life left is gone once the next life has started.
  * A failing run names its seed: SEED=… replays it exactly (the same faults at the same moments
  * of each life; the daemon's own timing varies as on any machine).
  */
@@ -65,6 +67,8 @@ export interface HarnessResult {
     /** lives a bucket was planted before, and of those, whose planted bucket was in the archive at their end */
     planted: number;
     folded: number;
+    /** read-only copies killed lives left, each gone once the next life started */
+    copiesSwept: number;
   };
   /** buckets of the lives before a damage that the salvage kept, of those stored */
   salvage: { stored: number; kept: number };
@@ -92,6 +96,10 @@ export async function runStorageHarness(o: {
   const confFile = join(dir, 'site.yaml');
   const keepDir = join(dir, 'keep');
   mkdirSync(keepDir);
+  // the daemons' temporary folder, where a read-only life copies the database
+  const daemonTmp = join(dir, 'tmp');
+  mkdirSync(daemonTmp);
+  const copies = () => readdirSync(daemonTmp).filter((n) => n.startsWith('sitegw-readonly-'));
   mkdirSync(mnt);
   mountTmpfs(mnt, '48m');
   const originReal = Date.now();
@@ -113,7 +121,17 @@ export async function runStorageHarness(o: {
     lives: o.lives,
     faults: { none: 0, damage: 0, readonly: 0, full: 0, wal: 0, emptied: 0 },
     kills: 0,
-    checks: { starts: 0, signIns: 0, bucketsKept: 0, lifetimes: 0, refused: 0, startedOver: 0, planted: 0, folded: 0 },
+    checks: {
+      starts: 0,
+      signIns: 0,
+      bucketsKept: 0,
+      lifetimes: 0,
+      refused: 0,
+      startedOver: 0,
+      planted: 0,
+      folded: 0,
+      copiesSwept: 0,
+    },
     salvage: { stored: 0, kept: 0 },
     log: [],
     problems: [],
@@ -159,8 +177,9 @@ export async function runStorageHarness(o: {
         confFile,
         clock: { speed: SPEED, originSim, originReal },
         // the energy keep beside the run, not in /dev/shm for good (bench/storage-faults.ts runs outside vitest)
-        env: { SITEGW_ENERGY_KEEP_DIR: keepDir },
+        env: { SITEGW_ENERGY_KEEP_DIR: keepDir, TMPDIR: daemonTmp },
       });
+      const leftBefore = copies().length;
       let url: string;
       try {
         url = await child.started;
@@ -169,6 +188,10 @@ export async function runStorageHarness(o: {
         break;
       }
       r.checks.starts++;
+      const stale = copies().filter((n) => !n.startsWith(`sitegw-readonly-${child.proc.pid}-`));
+      if (stale.length > 0)
+        problem(life, `read-only copies of killed daemons left after the start: ${stale.join(', ')}`);
+      else r.checks.copiesSwept += leftBefore;
       const health = await fetch(`${url}/healthz`).catch(() => null);
       if (!health) problem(life, '/healthz did not answer');
       // 503 is health failing (a full or read-only disk), said by name; 500 would be a fault of sitegw's
@@ -361,7 +384,7 @@ export function summary(r: HarnessResult): string {
   return (
     `SEED=${r.seed}: ${r.lives} lives (${f}), ${r.kills} SIGKILLs; checks: ${r.checks.starts} starts served, ` +
     `${r.checks.signIns} sign-ins, ${r.checks.bucketsKept} lives with every undamaged bucket kept unchanged, ` +
-    `${r.checks.lifetimes} lifetimes never lower, ${r.checks.folded} of ${r.checks.planted} lives folded a planted bucket, ${r.checks.refused} old clients refused and ${r.checks.startedOver} lives started over after an emptied folder; after damage ${r.salvage.kept} of ${r.salvage.stored} stored buckets salvaged; ` +
+    `${r.checks.lifetimes} lifetimes never lower, ${r.checks.folded} of ${r.checks.planted} lives folded a planted bucket, ${r.checks.refused} old clients refused and ${r.checks.startedOver} lives started over after an emptied folder, ${r.checks.copiesSwept} read-only copies of killed lives gone at the next start; after damage ${r.salvage.kept} of ${r.salvage.stored} stored buckets salvaged; ` +
     `problems: ${r.problems.length}`
   );
 }
