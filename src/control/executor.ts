@@ -9,7 +9,7 @@
 import type { Database } from 'better-sqlite3';
 import type { Logger } from 'pino';
 import type { ControlConfig } from '../config/types.js';
-import { doubling } from '../core/backoff.js';
+import { Retry } from '../core/backoff.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { RegisterReader } from '../core/register-reader.js';
 import type { RegisterWrite, RegisterWriter, StorageCommand, StorageControl } from '../core/storage-control.js';
@@ -97,11 +97,11 @@ export class StorageExecutor {
 
   private readonly audits: WriteAuditLog;
   private slotStatusFailing = false;
-  /** looks in a row that found the device offering no storage control, and when (mono) the next may be made */
-  private lookFailures = 0;
-  private lookAgainAt = -Infinity;
+  /** the looks in a row that found the device offering no storage control, and when (mono) the next may be */
+  private readonly looks: Retry;
 
   constructor(private readonly d: ExecutorDeps) {
+    this.looks = new Retry(d.tickMs, LOOK_AGAIN_MOST_MS, () => d.clock.mono());
     this.audits = new WriteAuditLog({ db: d.db, log: d.log, deviceId: d.deviceId });
     this.bus = d.env.dryRun ? dryRunBus(d.bus) : originalsBus(d.bus, d.db, d.deviceId, () => d.clock.now());
   }
@@ -140,7 +140,7 @@ export class StorageExecutor {
     if (this.timer) this.d.clock.clearTimeout(this.timer);
     await this.running;
     // a stop looks once more whatever the wait: a command of an earlier life may still be on the device
-    this.lookAgainAt = -Infinity;
+    this.looks.dueNow();
     if (release) await this.put({ mode: 'self-consumption' }, 'stop', true).catch(() => undefined);
   }
 
@@ -282,19 +282,19 @@ export class StorageExecutor {
 
   /** Looks for the device's storage control, unless the wait after the last failed look is not over. */
   private async look(): Promise<StorageControl> {
-    const { clock, deviceId } = this.d;
-    if (clock.mono() < this.lookAgainAt) throw new NoStorageControl(deviceId);
+    const { deviceId } = this.d;
+    if (this.looks.waitLeft() > 0) throw new NoStorageControl(deviceId);
     // a throw (the device did not answer) goes to the step's fallback, and the next step looks again
     const control = await this.d.control();
     // found, it is kept: no look follows
     if (control) return (this.control = control);
-    const wait = doubling(this.d.tickMs, LOOK_AGAIN_MOST_MS, this.lookFailures++);
-    this.lookAgainAt = clock.mono() + wait;
+    const wait = this.looks.failed();
+    const looks = this.looks.inARow;
     // said at the 1st, 2nd, 4th, 8th… look: the journal is on the card
-    if ((this.lookFailures & (this.lookFailures - 1)) === 0)
+    if ((looks & (looks - 1)) === 0)
       this.d.log.warn(
-        { deviceId, looks: this.lookFailures },
-        `control: the device offers no storage control (${this.lookFailures} looks in a row); the battery stays in its own mode, looking again in ${Math.round(wait / 1000)} s`,
+        { deviceId, looks },
+        `control: the device offers no storage control (${looks} looks in a row); the battery stays in its own mode, looking again in ${Math.round(wait / 1000)} s`,
       );
     throw new NoStorageControl(deviceId);
   }

@@ -19,7 +19,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { SiteConfig } from '../config/types.js';
 import type { SiteGridLimits } from '../control/decide.js';
 import type { ActivePowerLimit, PowerLimitCommand } from '../core/active-power-limit.js';
-import { doubling } from '../core/backoff.js';
+import { Retry } from '../core/backoff.js';
 import type { Reading } from '../core/channels.js';
 import type { Clock, ClockTimer } from '../core/clock.js';
 import type { EventBus } from '../core/events.js';
@@ -80,10 +80,8 @@ interface Inverter {
   failSafeWritten: boolean;
   /** the write on its way: one at a time per inverter, and a slow one holds up no other */
   writing: Promise<void> | null;
-  /** when its limit is looked for again after a failed look (monotonic ms) */
-  lookAgainAt: number;
-  /** failed looks in a row: each doubles the wait before the next */
-  lookFailures: number;
+  /** failed looks for its limit in a row, and when (monotonic ms) the next is made: each doubles the wait */
+  look: Retry;
   /** its last write failed (logged once until one works) */
   failing: boolean;
 }
@@ -167,8 +165,7 @@ export class SiteLimitsFeature implements Feature {
         last: null,
         failSafeWritten: false,
         writing: null,
-        lookAgainAt: 0,
-        lookFailures: 0,
+        look: new Retry(LOOK_AGAIN_MS.first, LOOK_AGAIN_MS.most, () => this.d.clock.mono()),
         failing: false,
       });
     const meter = site.byRole('grid-meter')[0];
@@ -268,8 +265,8 @@ export class SiteLimitsFeature implements Feature {
     const fs = this.failSafeW;
     for (const x of this.inverters) {
       const id = x.device.config.id;
-      if (x.limit !== null || this.d.clock.mono() < x.lookAgainAt) continue;
-      x.lookAgainAt = this.d.clock.mono() + doubling(LOOK_AGAIN_MS.first, LOOK_AGAIN_MS.most, x.lookFailures);
+      if (x.limit !== null || x.look.waitLeft() > 0) continue;
+      x.look.trying();
       try {
         const limit = await this.capability(x);
         if (!limit) {
@@ -283,7 +280,7 @@ export class SiteLimitsFeature implements Feature {
             'limits: this inverter does not stay at the fail-safe when the gateway is gone: set its own export limiter (docs/limits.md)',
           );
       } catch (err) {
-        x.lookFailures++;
+        x.look.failed();
         // once per device until it answers: a later step asks again
         if (!this.unread.has(id))
           this.d.log.warn(
@@ -303,7 +300,7 @@ export class SiteLimitsFeature implements Feature {
     if (found?.holds === 'export') x.ratedW = await found.ratedW(x.bus).catch(() => 0);
     else if (found) x.ratedW = await found.ratedW(x.bus);
     x.limit = found;
-    x.lookFailures = 0;
+    x.look.succeeded();
     this.unread.delete(x.device.config.id);
     return found;
   }
@@ -389,7 +386,7 @@ export class SiteLimitsFeature implements Feature {
       return;
     }
     // an inverter not found yet is looked for in the background: a dead one holds up no step
-    if (this.inverters.some((x) => x.limit === null && mono >= x.lookAgainAt)) void this.prepare();
+    if (this.inverters.some((x) => x.limit === null && x.look.waitLeft() <= 0)) void this.prepare();
     const fs = this.failSafeW;
     if (fs !== undefined) void this.writeFailSafes(fs);
     const limited = this.inverters.filter((x) => x.limit);

@@ -1,4 +1,4 @@
-import { doubling } from '../core/backoff.js';
+import { Retry } from '../core/backoff.js';
 import { ModbusError } from './errors.js';
 
 export interface ReconnectOptions {
@@ -10,29 +10,25 @@ export interface ReconnectOptions {
 
 /** When a bus may try to open its link again after failing to. */
 export class ReconnectBackoff {
-  private failures = 0;
-  private nextAt = 0;
-  private readonly now: () => number;
+  private readonly retry: Retry;
 
-  constructor(private readonly opts: ReconnectOptions = {}) {
-    this.now = opts.now ?? Date.now;
+  constructor(opts: ReconnectOptions = {}) {
+    this.retry = new Retry(opts.minBackoffMs ?? 250, opts.maxBackoffMs ?? 30_000, opts.now ?? Date.now);
   }
 
   /** the error for a request made while waiting, or null when a connect may be tried */
   check(name: string): ModbusError | null {
-    const wait = this.nextAt - this.now();
+    const wait = this.retry.waitLeft();
     if (wait <= 0) return null;
     return new ModbusError('connection', `not connected to ${name}; next attempt in ${wait} ms`, undefined, true);
   }
 
   failed(): void {
-    this.nextAt = this.now() + doubling(this.opts.minBackoffMs ?? 250, this.opts.maxBackoffMs ?? 30_000, this.failures);
-    this.failures++;
+    this.retry.failed();
   }
 
   succeeded(): void {
-    this.failures = 0;
-    this.nextAt = 0;
+    this.retry.succeeded();
   }
 }
 
