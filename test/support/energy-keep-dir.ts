@@ -5,22 +5,13 @@
  * named by the data folder, which a test removes: without this every daemon a test started left
  * one file in /dev/shm for good (3,443 on the CI machine, 2026-12-02).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { energyKeepDir } from '../../src/store/energy-keep.js';
-
-const VAR = 'SITEGW_ENERGY_KEEP_DIR';
+import { openRunFolder } from './run-folder.js';
 
 /** Points SITEGW_ENERGY_KEEP_DIR at a new folder unless one is set; the returned teardown removes the folder it made. */
 export function openEnergyKeepDir(): () => void {
-  if (process.env[VAR]) return () => {};
   // unset, energyKeepDir() is where a site keeps its counts
-  const dir = mkdtempSync(join(energyKeepDir(), 'sitegw-test-keep-'));
-  process.env[VAR] = dir;
-  return () => {
-    rmSync(dir, { recursive: true, force: true });
-    if (process.env[VAR] === dir) delete process.env[VAR];
-  };
+  return openRunFolder({ variable: 'SITEGW_ENERGY_KEEP_DIR', under: energyKeepDir(), prefix: 'sitegw-test-keep-' });
 }
 
 export default function setup(): () => void {
