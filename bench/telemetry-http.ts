@@ -19,8 +19,9 @@
  *   on the Node that runs this script (e.g. `.ci/with-node.sh 24 node --expose-gc --import tsx bench/telemetry-http.ts`).
  *   BENCH_GATEWAY=dist: the gateway from `dist/` (run `npm run build` first), as the unit runs it;
  *   by default from source through tsx, which costs more per request (see above).
- *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of each gateway round there,
- *   after the fill and the warm-up; `node bench/lib/profile-top.mjs <dir>/*.cpuprofile` sums them)
+ *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of each round there, after
+ *   the fill and the warm-up; `node bench/lib/profile-top.mjs <dir>/gateway-*.cpuprofile` sums
+ *   the gateway's, `<dir>/bare-*` the bare route's)
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -54,7 +55,7 @@ interface Ready {
   bytes: number;
   entries: number;
 }
-type ToChild = { cpu: true } | { profile: 'start' | 'stop' } | { stop: true };
+type ToChild = { cpu: true } | { profile: 'start' | 'stop'; side: 'gateway' | 'bare' } | { stop: true };
 type FromChild = { ready: Ready } | { cpuUs: number };
 
 if (process.env.BENCH_ROLE === 'server') {
@@ -129,23 +130,26 @@ if (process.env.BENCH_ROLE === 'server') {
     reply.type('application/json; charset=utf-8').send(answers[Number(req.params.i)]),
   );
   const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
-  // BENCH_CPU_PROF: the gateway's rounds alone are profiled (after the fill and the warm-up, not
-  // the bare route's rounds), through the inspector, one profile a round
+  // BENCH_CPU_PROF: the rounds are profiled after the fill and the warm-up, through the inspector,
+  // one profile a round and side (gateway-round-N, bare-round-N), so what the endpoint pays beyond
+  // the bare route (the kernel's writev is both's) is read side by side
   const { Session } = await import('node:inspector/promises');
   const { writeFileSync } = await import('node:fs');
   const session = new Session();
-  let profiles = 0;
-  const profile = async (what: 'start' | 'stop') => {
+  let connected = false;
+  const profiles = { gateway: 0, bare: 0 };
+  const profile = async (what: 'start' | 'stop', side: 'gateway' | 'bare') => {
     if (what === 'start') {
-      if (profiles === 0) {
+      if (!connected) {
         session.connect();
         await session.post('Profiler.enable');
+        connected = true;
       }
       await session.post('Profiler.start');
     } else {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(
-        join(process.env.BENCH_CPU_PROF!, `gateway-round-${++profiles}.cpuprofile`),
+        join(process.env.BENCH_CPU_PROF!, `${side}-round-${++profiles[side]}.cpuprofile`),
         JSON.stringify(profile),
       );
     }
@@ -155,7 +159,7 @@ if (process.env.BENCH_ROLE === 'server') {
       const u = process.cpuUsage();
       process.send!({ cpuUs: u.user + u.system } satisfies FromChild);
     } else if ('profile' in m) {
-      void profile(m.profile).then(() => process.send!({ cpuUs: 0 } satisfies FromChild));
+      void profile(m.profile, m.side).then(() => process.send!({ cpuUs: 0 } satisfies FromChild));
     } else {
       void Promise.all([bare.close(), demo.stop()]).then(() => process.exit(0));
     }
@@ -242,25 +246,27 @@ if (process.env.BENCH_ROLE === 'server') {
     await load(ready.bareUrls, {}, warm);
     await load(ready.gatewayUrls, auth, warm);
 
-    const profiled = async <T>(f: () => Promise<T>): Promise<T> => {
+    const profiled = async <T>(side: 'gateway' | 'bare', f: () => Promise<T>): Promise<T> => {
       if (!prof) return f();
-      child.send({ profile: 'start' } satisfies ToChild);
+      child.send({ profile: 'start', side } satisfies ToChild);
       await next();
       const r = await f();
-      child.send({ profile: 'stop' } satisfies ToChild);
+      child.send({ profile: 'stop', side } satisfies ToChild);
       await next();
       return r;
     };
+    const bareRound = () => profiled('bare', () => load(ready.bareUrls, {}, REQUESTS));
+    const gatewayRound = () => profiled('gateway', () => load(ready.gatewayUrls, auth, REQUESTS));
     const bare: { rps: number; cpuUsPerReq: number }[] = [];
     const gw: { rps: number; cpuUsPerReq: number }[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       // alternate who goes first, so drift (the poller, JIT, GC debt) falls on both alike
       if (r % 2 === 0) {
-        bare.push(await load(ready.bareUrls, {}, REQUESTS));
-        gw.push(await profiled(() => load(ready.gatewayUrls, auth, REQUESTS)));
+        bare.push(await bareRound());
+        gw.push(await gatewayRound());
       } else {
-        gw.push(await profiled(() => load(ready.gatewayUrls, auth, REQUESTS)));
-        bare.push(await load(ready.bareUrls, {}, REQUESTS));
+        gw.push(await gatewayRound());
+        bare.push(await bareRound());
       }
     }
     agent.destroy();
