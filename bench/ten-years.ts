@@ -2,8 +2,8 @@
  * Ten years on an SD card (issue 32): a generated database of 100 streams × ten years of PT15M
  * buckets (35 million rows) against the same streams over one year, in the same run:
  *  - the database's size, per year;
- *  - a day's PT15M query (96 entries, read, built and serialised: the fresh path, no answer kept)
- *    and a year's P1D query, on both, each the median of many;
+ *  - a day's PT15M query (96 entries, read and written as the route's answer, telemetryJson: the
+ *    fresh path, no answer kept) and a year's P1D query, on both, each the median of many;
  *  - a bucket close (100 streams' buckets in one transaction, as the bucketer writes them) at the
  *    end of each and on an empty database;
  *  - retention (site.yaml retention.fifteenMinuteYears, src/telemetry/retention.ts): the one-year
@@ -25,7 +25,7 @@ import { ManualClock } from '../src/core/clock.js';
 import { type BucketRow, insertBuckets } from '../src/store/buckets.js';
 import { type Database, openDatabase } from '../src/store/db.js';
 import { streamKey } from '../src/store/streams.js';
-import { queryTelemetry, type TelemetryQuery } from '../src/telemetry/query.js';
+import { type TelemetryQuery, telemetryJson } from '../src/telemetry/query.js';
 import { Retention } from '../src/telemetry/retention.js';
 import { median } from './lib/stats.js';
 
@@ -158,10 +158,10 @@ function measure(db: Database, keys: number[], closeAt: number): Figures {
   // the same days and streams on every database: the last year's, ending at END
   const day = (k: number) => END - (1 + ((k * 37) % 360)) * DAY;
   const dayUs = time(200, (k) =>
-    JSON.stringify({ entries: queryTelemetry(db, query(k % STREAMS, day(k), day(k) + DAY, 'PT15M')) }),
+    telemetryJson(db, query(k % STREAMS, day(k), day(k) + DAY, 'PT15M')),
   );
   const yearP1dUs = time(21, (k) =>
-    JSON.stringify({ entries: queryTelemetry(db, query((k * 13) % STREAMS, END - 365 * DAY, END, 'P1D')) }),
+    telemetryJson(db, query((k * 13) % STREAMS, END - 365 * DAY, END, 'P1D')),
   );
   const energy = new Array<number>(2 * STREAMS).fill(2_000_000);
   const closeUs = time(40, (k) =>
@@ -228,7 +228,7 @@ try {
   one.db.pragma('wal_checkpoint(TRUNCATE)');
   const rolledSize = size(rolledFile);
   const rolledP1d = time(21, (k) =>
-    JSON.stringify({ entries: queryTelemetry(one.db, query((k * 13) % STREAMS, END - 365 * DAY, END, 'P1D')) }),
+    telemetryJson(one.db, query((k * 13) % STREAMS, END - 365 * DAY, END, 'P1D')),
   );
   const perYear15 = oneSize;
   const perYearHour = rolledSize;
