@@ -157,12 +157,8 @@ interface Figures {
 function measure(db: Database, keys: number[], closeAt: number): Figures {
   // the same days and streams on every database: the last year's, ending at END
   const day = (k: number) => END - (1 + ((k * 37) % 360)) * DAY;
-  const dayUs = time(200, (k) =>
-    telemetryJson(db, query(k % STREAMS, day(k), day(k) + DAY, 'PT15M')),
-  );
-  const yearP1dUs = time(21, (k) =>
-    telemetryJson(db, query((k * 13) % STREAMS, END - 365 * DAY, END, 'P1D')),
-  );
+  const dayUs = time(200, (k) => telemetryJson(db, query(k % STREAMS, day(k), day(k) + DAY, 'PT15M')));
+  const yearP1dUs = time(21, (k) => telemetryJson(db, query((k * 13) % STREAMS, END - 365 * DAY, END, 'P1D')));
   const energy = new Array<number>(2 * STREAMS).fill(2_000_000);
   const closeUs = time(40, (k) =>
     insertBuckets(
@@ -227,9 +223,7 @@ try {
   one.db.exec('VACUUM');
   one.db.pragma('wal_checkpoint(TRUNCATE)');
   const rolledSize = size(rolledFile);
-  const rolledP1d = time(21, (k) =>
-    telemetryJson(one.db, query((k * 13) % STREAMS, END - 365 * DAY, END, 'P1D')),
-  );
+  const rolledP1d = time(21, (k) => telemetryJson(one.db, query((k * 13) % STREAMS, END - 365 * DAY, END, 'P1D')));
   const perYear15 = oneSize;
   const perYearHour = rolledSize;
 
