@@ -243,7 +243,7 @@ try {
       `| ${label} | ${ms(a)} ms (${span(pick(f1, k))}) | ${ms(b)} ms (${span(pick(f10, k))}) | ${(b / a).toFixed(2)}× (target ≤ 2) |`,
     );
   };
-  row3("a day's PT15M query (96 entries, read + built + JSON)", 'dayUs');
+  row3("a day's PT15M query (96 entries, read and written as the route's JSON)", 'dayUs');
   row3("a year's P1D query (365 entries from 35k buckets)", 'yearP1dUs');
   row3(`a bucket close at the end (${STREAMS} buckets, one transaction)`, 'closeUs');
   console.log(`| a bucket close on an empty database (the start) | ${ms(median(f0))} ms (${span(f0)}) | | |`);
