@@ -30,7 +30,17 @@ export interface ReadOnlyStore {
   cleanup(): void;
 }
 
-const COPY = /^sitegw-readonly-(\d+)-/;
+const COPY_PREFIX = 'sitegw-readonly-';
+const COPY = new RegExp(`^${COPY_PREFIX}(\\d+)-`);
+
+/** Whether a folder of this name is a read-only copy, whoever made it. */
+export const isReadOnlyCopy = (name: string): boolean => name.startsWith(COPY_PREFIX);
+
+/** The pid whose read-only copy a folder of this name is, or null where it is none (or named before pids were). */
+export function copyOwner(name: string): number | null {
+  const pid = Number(COPY.exec(name)?.[1] ?? 0);
+  return pid > 0 ? pid : null;
+}
 
 /** the folders a copy goes in, the first with room */
 const copyBases = () => [tmpdir(), '/dev/shm'];
@@ -49,8 +59,8 @@ export function removeDeadCopies(bases: readonly string[] = copyBases()): string
       continue;
     }
     for (const name of names) {
-      const pid = Number(COPY.exec(name)?.[1] ?? 0);
-      if (pid === 0 || pid === process.pid || processAlive(pid)) continue;
+      const pid = copyOwner(name);
+      if (pid === null || pid === process.pid || processAlive(pid)) continue;
       const dir = join(base, name);
       try {
         rmSync(dir, { recursive: true, force: true });
@@ -89,7 +99,7 @@ export function openReadOnlyStore(file: string): ReadOnlyStore {
     throw Object.assign(new Error(`no writable folder with ${2 * bytes} bytes free for a read-only copy`), {
       code: 'SQLITE_CANTOPEN',
     });
-  const dir = mkdtempSync(join(base, `sitegw-readonly-${process.pid}-`));
+  const dir = mkdtempSync(join(base, `${COPY_PREFIX}${process.pid}-`));
   const cleanup = () => rmSync(dir, { recursive: true, force: true });
   try {
     const main = join(dir, 'sitegw.db');

@@ -14,6 +14,7 @@ import { ScaledClock } from '../../src/core/clock.js';
 import { demoSiteYaml } from '../../src/demo/default-site.js';
 import { type SimServers, startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
+import { isReadOnlyCopy } from '../../src/store/read-only.js';
 import { basic, postForm } from '../support/auth.js';
 import { ROOT, sitegwCommand } from '../support/cli.js';
 import { getJson } from '../support/demo.js';
@@ -95,7 +96,7 @@ describe.skipIf(SKIP !== null)('a read-only data directory at start', () => {
     // the daemons' temporary folder of their own, so their copies are counted alone
     const tmp = join(dir, 'tmp');
     mkdirSync(tmp);
-    const copies = () => readdirSync(tmp).filter((n) => n.startsWith('sitegw-readonly-'));
+    const copies = () => readdirSync(tmp).filter(isReadOnlyCopy);
     remount(mnt, 'ro');
     try {
       const killed = await runSitegw(config, { TMPDIR: tmp });

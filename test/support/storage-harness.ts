@@ -36,7 +36,7 @@ import { startSimServers } from '../../src/sim/servers.js';
 import { SimSite } from '../../src/sim/site.js';
 import { ALL_COLUMNS } from '../../src/store/bucket-columns.js';
 import { sqliteDriver } from '../../src/store/driver.js';
-import { openReadOnlyStore } from '../../src/store/read-only.js';
+import { copyOwner, isReadOnlyCopy, openReadOnlyStore } from '../../src/store/read-only.js';
 import { FOLD_SPAN_S, STREAM_SPAN } from '../../src/store/recent-buckets.js';
 import { basic, partnerToken, postForm } from './auth.js';
 import { parsePromText } from './prom-text.js';
@@ -99,7 +99,7 @@ export async function runStorageHarness(o: {
   // the daemons' temporary folder, where a read-only life copies the database
   const daemonTmp = join(dir, 'tmp');
   mkdirSync(daemonTmp);
-  const copies = () => readdirSync(daemonTmp).filter((n) => n.startsWith('sitegw-readonly-'));
+  const copies = () => readdirSync(daemonTmp).filter(isReadOnlyCopy);
   mkdirSync(mnt);
   mountTmpfs(mnt, '48m');
   const originReal = Date.now();
@@ -173,13 +173,14 @@ export async function runStorageHarness(o: {
       const lifeMs = runMs + (planted ? PLANTED_MORE_MS : 0);
       r.log.push(`life ${life}: ${what}; runs ${lifeMs} ms; ends with ${kill ? 'SIGKILL' : 'SIGTERM'}`);
 
+      // the copies the lives before left, counted before this start can remove them
+      const leftBefore = copies().length;
       const child = spawnDaemonChild({
         confFile,
         clock: { speed: SPEED, originSim, originReal },
         // the energy keep beside the run, not in /dev/shm for good (bench/storage-faults.ts runs outside vitest)
         env: { SITEGW_ENERGY_KEEP_DIR: keepDir, TMPDIR: daemonTmp },
       });
-      const leftBefore = copies().length;
       let url: string;
       try {
         url = await child.started;
@@ -188,7 +189,7 @@ export async function runStorageHarness(o: {
         break;
       }
       r.checks.starts++;
-      const stale = copies().filter((n) => !n.startsWith(`sitegw-readonly-${child.proc.pid}-`));
+      const stale = copies().filter((n) => copyOwner(n) !== child.proc.pid);
       if (stale.length > 0)
         problem(life, `read-only copies of killed daemons left after the start: ${stale.join(', ')}`);
       else r.checks.copiesSwept += leftBefore;
