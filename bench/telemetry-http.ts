@@ -21,7 +21,9 @@
  *   by default from source through tsx, which costs more per request (see above).
  *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of each round there, after
  *   the fill and the warm-up; `node bench/lib/profile-top.mjs <dir>/gateway-*.cpuprofile` sums
- *   the gateway's, `<dir>/bare-*` the bare route's)
+ *   the gateway's, `<dir>/bare-*` the bare route's; BENCH_HEAP_PROF=<dir>: instead, V8's sampling
+ *   heap profile of each round, the garbage included, `node bench/lib/heap-top.mjs <dir>/gateway-*`
+ *   sums what each function allocated)
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -136,16 +138,26 @@ if (process.env.BENCH_ROLE === 'server') {
   const { Session } = await import('node:inspector/promises');
   const { writeFileSync } = await import('node:fs');
   const session = new Session();
+  const HEAP = process.env.BENCH_HEAP_PROF;
   let connected = false;
   const profiles = { gateway: 0, bare: 0 };
   const profile = async (what: 'start' | 'stop', side: 'gateway' | 'bare') => {
     if (what === 'start') {
       if (!connected) {
         session.connect();
-        await session.post('Profiler.enable');
+        await session.post(HEAP ? 'HeapProfiler.enable' : 'Profiler.enable');
         connected = true;
       }
-      await session.post('Profiler.start');
+      if (HEAP) {
+        await session.post('HeapProfiler.startSampling', {
+          samplingInterval: 1024,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        });
+      } else await session.post('Profiler.start');
+    } else if (HEAP) {
+      const { profile } = await session.post('HeapProfiler.stopSampling');
+      writeFileSync(join(HEAP, `${side}-round-${++profiles[side]}.heapprofile`), JSON.stringify(profile));
     } else {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(
@@ -177,7 +189,7 @@ if (process.env.BENCH_ROLE === 'server') {
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-http-'));
   const runtime = unitRuntime();
-  const prof = process.env.BENCH_CPU_PROF;
+  const prof = process.env.BENCH_CPU_PROF ?? process.env.BENCH_HEAP_PROF;
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, BENCH_ROLE: 'server', BENCH_DIR: dir },
     execArgv: [...runtime.args, '--import', 'tsx'],

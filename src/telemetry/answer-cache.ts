@@ -36,8 +36,8 @@ export class AnswerCache {
    * `once`, a key not asked before is answered by `once()` and only remembered as asked.
    */
   answer(key: string, generation: number, make: () => string | Buffer): Buffer;
-  answer(key: string, generation: number, make: () => string | Buffer, once: () => string): Buffer | string;
-  answer(key: string, generation: number, make: () => string | Buffer, once?: () => string): Buffer | string {
+  answer(key: string, generation: number, make: () => string | Buffer, once: () => string | Buffer): Buffer | string;
+  answer(key: string, generation: number, make: () => string | Buffer, once?: () => string | Buffer): Buffer | string {
     if (once && !this.entries.has(key) && !this.asked.delete(key)) {
       this.misses++;
       this.asked.add(key);
