@@ -204,31 +204,37 @@ export function formatInterval(startMs: number, endMs: number): string {
 
 /** days whose quarter hours' texts are kept: a month's question, or a partner stepping back */
 const KEPT_DAYS = 32;
+const DAY_S = 86_400;
+const QUARTER_S = 900;
+/** by the day's first second */
 const dayQuarters = new Map<number, readonly string[]>();
-let lastDay = Number.NaN;
+let lastDayS = Number.NaN;
 let lastQuarters: readonly string[] = [];
 
 /**
- * formatInterval of the quarter hour that starts at `ms`. A day of PT15M writes 96 of them, and
- * each day's are the same for every stream and question: they are made once per UTC day and
- * kept for the last KEPT_DAYS days made.
+ * formatInterval of the quarter hour that starts at `startS` (seconds, as the buckets store
+ * it). A day of PT15M writes 96 of them, and each day's are the same for every stream and
+ * question: they are made once per UTC day and kept for the last KEPT_DAYS days made. In seconds,
+ * a call on the day of the one before does only small-integer arithmetic: a millisecond time is
+ * past V8's small integers, and under the unit's --lite-mode every step on it allocated a number
+ * (bench/README.md "A day not asked before").
  */
-export function quarterInterval(ms: number): string {
-  const day = Math.floor(ms / DAY_MS);
-  if (day !== lastDay) {
-    let q = dayQuarters.get(day);
+export function quarterInterval(startS: number): string {
+  if (!(startS - lastDayS >= 0 && startS - lastDayS < DAY_S)) {
+    const dayS = Math.floor(startS / DAY_S) * DAY_S;
+    let q = dayQuarters.get(dayS);
     if (q === undefined) {
-      const from = day * DAY_MS;
+      const from = dayS * 1000;
       q = QUARTER_TIMES.map((_, k) => formatInterval(from + k * QUARTER_MS, from + (k + 1) * QUARTER_MS));
-      dayQuarters.set(day, q);
+      dayQuarters.set(dayS, q);
       for (const d of dayQuarters.keys()) {
         if (dayQuarters.size <= KEPT_DAYS) break;
         dayQuarters.delete(d);
       }
     }
-    lastDay = day;
+    lastDayS = dayS;
     lastQuarters = q;
   }
   // a start off the quarter-hour grid indexes nothing
-  return lastQuarters[(ms - day * DAY_MS) / QUARTER_MS] ?? formatInterval(ms, ms + QUARTER_MS);
+  return lastQuarters[(startS - lastDayS) / QUARTER_S] ?? formatInterval(startS * 1000, (startS + QUARTER_S) * 1000);
 }

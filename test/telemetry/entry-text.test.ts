@@ -76,14 +76,15 @@ describe('valuesText', () => {
 
 describe('quarterInterval', () => {
   it('is formatInterval of the quarter hour, on the grid, off it and across midnight, over more days than it keeps', () => {
-    const t0 = Date.parse('2026-03-28T00:00:00Z');
+    const t0 = Date.parse('2026-03-28T00:00:00Z') / 1000;
     for (let d = 0; d < 40; d++)
-      for (const ms of [0, 900_000, 85_500_000, 86_399_000, 450_000, 1])
-        expect(quarterInterval(t0 + d * 86_400_000 + ms)).toBe(
-          formatInterval(t0 + d * 86_400_000 + ms, t0 + d * 86_400_000 + ms + 900_000),
+      for (const s of [0, 900, 85_500, 86_399, 450, 1, -1, -900])
+        expect(quarterInterval(t0 + d * 86_400 + s)).toBe(
+          formatInterval((t0 + d * 86_400 + s) * 1000, (t0 + d * 86_400 + s + 900) * 1000),
         );
-    // a day let go and made again
+    // a day let go and made again, and days before 1970 (a negative start)
     expect(quarterInterval(t0)).toBe('2026-03-28T00:00:00Z/2026-03-28T00:15:00Z');
+    expect(quarterInterval(-900)).toBe('1969-12-31T23:45:00Z/1970-01-01T00:00:00Z');
   });
 });
 
