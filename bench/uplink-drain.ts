@@ -1,18 +1,19 @@
 /**
  * The uplink draining a backlog: seven days of a ten-device site (672 closed bucket periods,
- * one telemetry message each) waiting in the SQLite outbox, published to a local mosquitto at
- * QoS 1 and deleted on PUBACK. Baseline in the same run: bare mqtt.js publishing the same
- * payloads to the same topic at QoS 1 with the same number in flight (the broker's receive
- * maximum), no SQLite. Rounds alternate between the two; medians are reported.
- *
- * Also: bytes the outbox makes SQLite write per day, as WAL growth (auto-checkpoint off, so
- * every committed page stays in the WAL) of the same seven days closed with and without the
- * outbox hook: while connected (each message deleted after its PUBACK) and while offline.
+ * one telemetry message each) waiting as the daemon keeps it since schema 19: in the recent
+ * buckets, each quarter hour's rows stamped with its message's seq at the close
+ * (uplink/seq-counter.ts, store/uplink-telemetry.ts), the fold held while they are not
+ * acknowledged. The drainer (uplink/drain.ts, through uplink/pending.ts) rebuilds each message
+ * from its rows, publishes it to a local mosquitto at QoS 1 and moves the ack position on its
+ * PUBACK. Baseline in the same run: bare mqtt.js publishing the same payloads to the same topic
+ * at QoS 1 with the same number in flight (the broker's receive maximum), no SQLite. Rounds
+ * alternate between the two; medians are reported. What the uplink costs the SD card is
+ * bench/disk-writes.ts's (the site with and without it).
  *
  *   node --import tsx bench/uplink-drain.ts [rounds]
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -20,13 +21,14 @@ import mqtt from 'mqtt';
 import { EventBus } from '../src/core/events.js';
 import { parseConfig } from '../src/profiles/site-config.js';
 import { Site } from '../src/site/site.js';
-import { type Database, openDatabase } from '../src/store/db.js';
-import { enqueue, outboxStats, readAfter, remove, withSeq } from '../src/store/outbox.js';
+import { openDatabase } from '../src/store/db.js';
+import { holdFold } from '../src/store/recent-buckets.js';
 import { BUCKET_MS } from '../src/telemetry/align.js';
 import { Bucketer } from '../src/telemetry/bucketer.js';
-import { Drainer } from '../src/uplink/drain.js';
-import { telemetryBodies } from '../src/uplink/payloads.js';
+import { Drainer, wireBody } from '../src/uplink/drain.js';
+import type { PayloadContext } from '../src/uplink/payloads.js';
 import { Pending } from '../src/uplink/pending.js';
+import { SeqCounter } from '../src/uplink/seq-counter.js';
 import { median } from './lib/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 9);
@@ -63,23 +65,30 @@ function site(): Site {
   return new Site(r.config);
 }
 
-type Mode = 'none' | 'connected' | 'offline';
+function context(s: Site): PayloadContext {
+  return { siteId: s.id, stream: (id: string) => s.stream(id), socScale: 'percent' };
+}
 
-/** Closes DAYS of buckets through the real bucketer; returns the WAL bytes written. */
-function fill(file: string, mode: Mode): { walBytes: number; db: Database } {
+/**
+ * Closes DAYS of buckets through the real bucketer, each close stamped as the Uplink stamps it,
+ * the fold held for messages not acknowledged (none are): the backlog of a week offline.
+ */
+function fill(file: string): void {
   const db = openDatabase(file);
-  db.pragma('wal_autocheckpoint = 0');
   const s = site();
-  const ctx = { siteId: s.id, stream: (id: string) => s.stream(id), socScale: 'percent' as const };
+  const ctx = context(s);
+  let now = START;
   const bus = new EventBus();
+  const seqs = new SeqCounter(db, () => now);
+  bus.inTransaction('bucketsClosing', (closed) => seqs.stampClose(ctx, closed, now));
+  bus.on('bucketsClosed', () => seqs.confirm());
+  const pending = new Pending(db, ctx, () => now);
+  holdFold(db, { through: () => pending.through, now: () => now, maxAgeMs: 30 * 86_400_000 });
   const b = new Bucketer({ db, streams: s.streams(), pollPeriodMs: POLL_MS, bus });
   b.start();
-  let seqs: number[] = [];
-  if (mode !== 'none')
-    bus.inTransaction('bucketsClosing', (closed) => (seqs = enqueue(db, telemetryBodies(ctx, closed), closed[0]!.end)));
-  const walBefore = walSize(file);
   const streams = s.streams();
   for (let t = START, i = 0; t < START + DAYS * 86_400_000; t += POLL_MS, i++) {
+    now = t;
     for (const st of streams) {
       const w = 1000 * Math.sin(i / 50 + st.id.length);
       b.ingest({
@@ -89,21 +98,14 @@ function fill(file: string, mode: Mode): { walBytes: number; db: Database } {
       });
     }
     if ((t + POLL_MS) % BUCKET_MS === 0) {
+      now = t + POLL_MS;
       b.closeUntil(t + POLL_MS);
-      // connected: the PUBACK comes back right away and the drainer deletes the row
-      if (mode === 'connected' && seqs.length) remove(db, seqs);
-      seqs = [];
     }
   }
-  return { walBytes: walSize(file) - walBefore, db };
-}
-
-function walSize(file: string): number {
-  try {
-    return statSync(`${file}-wal`).size;
-  } catch {
-    return 0;
-  }
+  b.stop();
+  holdFold(db, null);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
 }
 
 async function freePort(): Promise<number> {
@@ -135,11 +137,12 @@ async function startMosquitto(): Promise<{ url: string; proc: ChildProcess }> {
 
 async function drainOnce(url: string, file: string): Promise<{ ms: number; n: number }> {
   const db = openDatabase(file);
-  const n = outboxStats(db).depth;
+  const pending = new Pending(db, context(site()), () => START + DAYS * 86_400_000);
+  const n = pending.stats().depth;
   const client = await mqtt.connectAsync(url, { protocolVersion: 5, clean: true, reconnectPeriod: 0 });
   const receiveMaximum = (client as unknown as { _serverProperties?: { receiveMaximum?: number } })._serverProperties
     ?.receiveMaximum;
-  const drainer = new Drainer(new Pending(db, { siteId: 'x', stream: () => undefined, socScale: 'percent' }, () => 0), {
+  const drainer = new Drainer(pending, {
     prefix: 'bench/site',
     maxInflight: 1000,
     ratePerSecond: 1_000_000,
@@ -149,10 +152,10 @@ async function drainOnce(url: string, file: string): Promise<{ ms: number; n: nu
   const t0 = performance.now();
   drainer.attach(client, receiveMaximum);
   while (drainer.delivered < n) await new Promise((r) => setTimeout(r, 1));
-  // the last deletes are part of the drain
+  // the last acknowledgements are part of the drain
   drainer.flush();
   const ms = performance.now() - t0;
-  if (outboxStats(db).depth !== 0) throw new Error('outbox not empty after the drain');
+  if (pending.stats().depth !== 0) throw new Error(`${pending.stats().depth} messages left after the drain`);
   drainer.detach();
   await client.endAsync();
   db.close();
@@ -177,14 +180,18 @@ async function bareOnce(url: string, payloads: string[]): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const none = fill(join(dir, 'none.db'), 'none');
-  const connected = fill(join(dir, 'connected.db'), 'connected');
-  const offline = fill(join(dir, 'offline.db'), 'offline');
-  const backlog = outboxStats(offline.db);
-  const payloads = readAfter(offline.db, 0, 1_000_000).map((r) => withSeq(r.seq, r.body));
-  for (const x of [none, connected]) x.db.close();
-  offline.db.pragma('wal_checkpoint(TRUNCATE)');
-  offline.db.close();
+  const file = join(dir, 'offline.db');
+  fill(file);
+  // the payloads as the drainer publishes them, rebuilt once from the same rows
+  const db = openDatabase(file);
+  const reader = new Pending(db, context(site()), () => START);
+  const rows = [];
+  // a read rebuilds at most ROWS_PER_READ bucket rows (uplink/pending.ts)
+  for (let got = reader.read(0, 1_000_000); got.length > 0; got = reader.read(got.at(-1)!.seq, 1_000_000))
+    rows.push(...got);
+  const payloads = rows.map(wireBody);
+  db.close();
+  const bytes = payloads.reduce((n, p) => n + Buffer.byteLength(p), 0);
 
   const { url, proc } = await startMosquitto();
   const ours: number[] = [];
@@ -192,39 +199,37 @@ async function main(): Promise<void> {
   try {
     for (let r = 0; r < ROUNDS; r++) {
       const copy = join(dir, `round-${r}.db`);
-      copyFileSync(join(dir, 'offline.db'), copy);
+      copyFileSync(file, copy);
       const d = await drainOnce(url, copy);
-      if (d.n !== backlog.depth) throw new Error(`round ${r}: backlog ${d.n}, expected ${backlog.depth}`);
+      if (d.n !== rows.length) throw new Error(`round ${r}: backlog ${d.n}, expected ${rows.length}`);
       ours.push(d.ms);
       bare.push(await bareOnce(url, payloads));
+      rmSync(copy, { force: true });
     }
   } finally {
     proc.kill('SIGTERM');
   }
-  const n = backlog.depth;
+  const n = rows.length;
   const rate = (ms: number) => Math.round((n / ms) * 1000);
-  const kb = (b: number) => `${(b / 1024).toFixed(0)} KiB`;
-  const rows: [string, string][] = [
+  const table: [string, string][] = [
     [
       'backlog',
-      `${n} messages (${DAYS} days x 96 bucket periods, ${site().streams().length} streams of 10 devices), ${kb(backlog.bytes)} of payload`,
+      `${n} messages (${DAYS} days x 96 bucket periods, ${site().streams().length} streams of 10 devices), ${(bytes / 1024).toFixed(0)} KiB of payload`,
     ],
-    ['outbox drain to mosquitto (median)', `${rate(median(ours))} msg/s (${median(ours).toFixed(0)} ms)`],
+    [
+      'drain from the stamped buckets to mosquitto (median)',
+      `${rate(median(ours))} msg/s (${median(ours).toFixed(0)} ms)`,
+    ],
     [
       'bare mqtt.js QoS 1, same payloads and window (median)',
       `${rate(median(bare))} msg/s (${median(bare).toFixed(0)} ms)`,
     ],
-    ['ratio outbox / bare (time)', `${(median(ours) / median(bare)).toFixed(2)}x (target <= 1.5x)`],
-    ['SQLite WAL written per day, buckets only', kb(none.walBytes / DAYS)],
-    ['  + outbox, connected (insert, delete on PUBACK)', `+${kb((connected.walBytes - none.walBytes) / DAYS)} per day`],
-    ['  + outbox, offline (insert, kept)', `+${kb((offline.walBytes - none.walBytes) / DAYS)} per day`],
+    ['ratio drain / bare (time)', `${(median(ours) / median(bare)).toFixed(2)}x (target <= 1.5x)`],
     ['at the default pace (50 msg/s) the backlog takes', `${(n / 50).toFixed(0)} s`],
   ];
-  const w = Math.max(...rows.map((r) => r[0].length));
-  for (const [k, v] of rows) process.stdout.write(`${k.padEnd(w)}  ${v}\n`);
-  process.stdout.write(
-    `(${ROUNDS} rounds; WAL bytes include page images that a checkpoint writes once more into the database file)\n`,
-  );
+  const w = Math.max(...table.map((r) => r[0].length));
+  for (const [k, v] of table) process.stdout.write(`${k.padEnd(w)}  ${v}\n`);
+  process.stdout.write(`(${ROUNDS} rounds, alternating)\n`);
   rmSync(dir, { recursive: true, force: true });
 }
 

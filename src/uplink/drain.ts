@@ -12,6 +12,9 @@ import { topicOf } from './topics.js';
 const withWritten = (row: OutboxRow): string =>
   `{"written":${JSON.stringify(formatInstant(row.createdAt))},${row.body.slice(1)}`;
 
+/** A message's payload as published: its seq and `written` put in its body. */
+export const wireBody = (row: OutboxRow): string => withSeq(row.seq, withWritten(row));
+
 export interface DrainOptions {
   prefix: string;
   /** unacknowledged messages at once */
@@ -187,7 +190,7 @@ export class Drainer {
     const gen = this.generation;
     const topic = topicOf(this.opts.prefix, row.topic);
     this.inflight.add(row.seq);
-    client.publish(topic, withSeq(row.seq, withWritten(row)), { qos: 1, retain: row.retain }, (err) =>
+    client.publish(topic, wireBody(row), { qos: 1, retain: row.retain }, (err) =>
       this.contained(() => {
         if (gen !== this.generation) return;
         this.inflight.delete(row.seq);
