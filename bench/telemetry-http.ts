@@ -45,8 +45,15 @@ const MONTH = process.env.BENCH_QUESTION === 'month';
  */
 const FRESH_DAY = process.env.BENCH_QUESTION === 'fresh-day';
 const FRESH_DAYS = 16;
-const REQUESTS = Number(process.argv[3] ?? (MONTH ? 200 : FRESH_DAY ? 500 : 2000));
-const CONCURRENCY = FRESH_DAY ? 1 : 8;
+/**
+ * BENCH_QUESTION=no-data: the fresh day's questions asked of devices the site does not have, one
+ * at a time: each answer is `{"entries":[]}`, so what the endpoint costs beyond the bare route is
+ * its own request path (the token, the hooks, the query's parsing), without the day's work.
+ */
+const NO_DATA = process.env.BENCH_QUESTION === 'no-data';
+const ONE_AT_A_TIME = FRESH_DAY || NO_DATA;
+const REQUESTS = Number(process.argv[3] ?? (MONTH ? 200 : ONE_AT_A_TIME ? 500 : 2000));
+const CONCURRENCY = ONE_AT_A_TIME ? 1 : 8;
 const WINDOWS = 32;
 
 interface Ready {
@@ -102,13 +109,14 @@ if (process.env.BENCH_ROLE === 'server') {
       const from = new Date(end - 30 * 86_400_000).toISOString().replace('.000', '');
       paths.push(`${base}?interval=${from}/${new Date(end).toISOString().replace('.000', '')}&include=default,energy`);
     }
-  } else if (FRESH_DAY) {
+  } else if (ONE_AT_A_TIME) {
     const today = Math.floor(demo.clock.now() / 86_400_000) * 86_400_000;
     for (let d = 1; d <= FRESH_DAYS; d++)
       for (const include of ['default,energy', 'default'])
         for (const st of demo.daemon.site.streams()) {
           const from = new Date(today - d * 86_400_000).toISOString().replace('.000', '');
-          paths.push(`/api/v1/devices/${encodeURIComponent(st.id)}/telemetry?interval=${from}/P1D&include=${include}`);
+          const id = NO_DATA ? `no-such-${st.id}` : st.id;
+          paths.push(`/api/v1/devices/${encodeURIComponent(id)}/telemetry?interval=${from}/P1D&include=${include}`);
         }
   } else {
     // a day that ended over an hour ago: every bucket in it is closed, so the answer is the same all run
@@ -254,7 +262,7 @@ if (process.env.BENCH_ROLE === 'server') {
     const auth = { authorization: `Bearer ${ready.token}` };
     for (const u of ready.bareUrls) expected.push(await get(u, {}));
     // warm-up: JIT and the statement caches of both sides
-    const warm = MONTH ? 2 * WINDOWS : FRESH_DAY ? 100 : 500;
+    const warm = MONTH ? 2 * WINDOWS : ONE_AT_A_TIME ? 100 : 500;
     await load(ready.bareUrls, {}, warm);
     await load(ready.gatewayUrls, auth, warm);
 
@@ -303,7 +311,7 @@ if (process.env.BENCH_ROLE === 'server') {
       `| baseline: bare fastify, same bytes       | ${rps(bare).toFixed(0).padStart(6)} | ${cpu(bare).toFixed(0).padStart(17)} | 1.00× | 1.00× |`,
     );
     console.log(
-      `| GET telemetry, ${MONTH ? '30 days' : FRESH_DAY ? 'a fresh P1D' : 'P1D'} of PT15M, bearer ${MONTH ? '  ' : ''}   | ${rps(gw).toFixed(0).padStart(6)} | ${cpu(gw).toFixed(0).padStart(17)} | ${median(ratios).toFixed(2)}× (${range(ratios)}) | ${median(cpuRatios).toFixed(2)}× |`,
+      `| GET telemetry, ${MONTH ? '30 days' : FRESH_DAY ? 'a fresh P1D' : NO_DATA ? 'P1D (no such device)' : 'P1D'} of PT15M, bearer ${MONTH ? '  ' : ''}   | ${rps(gw).toFixed(0).padStart(6)} | ${cpu(gw).toFixed(0).padStart(17)} | ${median(ratios).toFixed(2)}× (${range(ratios)}) | ${median(cpuRatios).toFixed(2)}× |`,
     );
     // the row of bench/README.md#footprint: the issue's target is the endpoint at >= half of bare
     const share = median(ratios.map((r) => 1 / r));
