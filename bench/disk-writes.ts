@@ -46,6 +46,7 @@ import { SimSite } from '../src/sim/site.js';
 import { sqliteDriver } from '../src/store/driver.js';
 import { replaceLimitSchedule } from '../src/store/limits.js';
 import { holdFold } from '../src/store/recent-buckets.js';
+import { payloadContext } from '../src/uplink/payloads.js';
 import { Pending } from '../src/uplink/pending.js';
 
 // the build that suits this Node (src/store/driver.ts)
@@ -192,11 +193,7 @@ async function gateway(dataDir: string, outbox: boolean) {
       let readingTs = from;
       const offTs = ctx.bus.on('reading', (r) => void (readingTs = Math.max(readingTs, r.ts)));
       const pending = outbox
-        ? new Pending(
-            ctx.db,
-            { siteId: ctx.site.id, stream: (id) => ctx.site.stream(id), socScale: config.api.socScale },
-            () => readingTs,
-          )
+        ? new Pending(ctx.db, payloadContext(ctx.site, config.api.socScale), () => readingTs)
         : null;
       if (pending)
         holdFold(ctx.db, {

@@ -26,7 +26,7 @@ import { holdFold } from '../src/store/recent-buckets.js';
 import { BUCKET_MS } from '../src/telemetry/align.js';
 import { Bucketer } from '../src/telemetry/bucketer.js';
 import { Drainer, wireBody } from '../src/uplink/drain.js';
-import type { PayloadContext } from '../src/uplink/payloads.js';
+import { payloadContext } from '../src/uplink/payloads.js';
 import { Pending } from '../src/uplink/pending.js';
 import { SeqCounter } from '../src/uplink/seq-counter.js';
 import { median } from './lib/stats.js';
@@ -65,10 +65,6 @@ function site(): Site {
   return new Site(r.config);
 }
 
-function context(s: Site): PayloadContext {
-  return { siteId: s.id, stream: (id: string) => s.stream(id), socScale: 'percent' };
-}
-
 /**
  * Closes DAYS of buckets through the real bucketer, each close stamped as the Uplink stamps it,
  * the fold held for messages not acknowledged (none are): the backlog of a week offline.
@@ -76,7 +72,7 @@ function context(s: Site): PayloadContext {
 function fill(file: string): void {
   const db = openDatabase(file);
   const s = site();
-  const ctx = context(s);
+  const ctx = payloadContext(s, 'percent');
   let now = START;
   const bus = new EventBus();
   const seqs = new SeqCounter(db, () => now);
@@ -137,7 +133,7 @@ async function startMosquitto(): Promise<{ url: string; proc: ChildProcess }> {
 
 async function drainOnce(url: string, file: string): Promise<{ ms: number; n: number }> {
   const db = openDatabase(file);
-  const pending = new Pending(db, context(site()), () => START + DAYS * 86_400_000);
+  const pending = new Pending(db, payloadContext(site(), 'percent'), () => START + DAYS * 86_400_000);
   const n = pending.stats().depth;
   const client = await mqtt.connectAsync(url, { protocolVersion: 5, clean: true, reconnectPeriod: 0 });
   const receiveMaximum = (client as unknown as { _serverProperties?: { receiveMaximum?: number } })._serverProperties
@@ -184,7 +180,7 @@ async function main(): Promise<void> {
   fill(file);
   // the payloads as the drainer publishes them, rebuilt once from the same rows
   const db = openDatabase(file);
-  const reader = new Pending(db, context(site()), () => START);
+  const reader = new Pending(db, payloadContext(site(), 'percent'), () => START);
   const rows = [];
   // a read rebuilds at most ROWS_PER_READ bucket rows (uplink/pending.ts)
   for (let got = reader.read(0, 1_000_000); got.length > 0; got = reader.read(got.at(-1)!.seq, 1_000_000))

@@ -23,7 +23,7 @@ import { safeUrl, type UplinkError } from './errors.js';
 import { publishDelayMs } from './jitter.js';
 import { answerLimitsCommand } from './limits-command.js';
 import { MqttLink } from './link.js';
-import { availabilityBody, gridEventBody, type PayloadContext, topologyBody } from './payloads.js';
+import { availabilityBody, gridEventBody, type PayloadContext, payloadContext, topologyBody } from './payloads.js';
 import { Pending } from './pending.js';
 import { answerPlanCommand } from './plan-command.js';
 import { answerResync, type ResyncAnswer } from './resync.js';
@@ -118,7 +118,7 @@ export class Uplink implements Feature {
 
   constructor(private readonly deps: UplinkDeps) {
     this.prefix = deps.config.topicPrefix;
-    this.ctx = { siteId: deps.site.id, stream: (id) => deps.site.stream(id), socScale: deps.socScale };
+    this.ctx = payloadContext(deps.site, deps.socScale);
     this.startedAt = performance.now();
     this.closeDelayMs = publishDelayMs(deps.site.id, deps.config.publishJitterSeconds);
     this.seqs = new SeqCounter(deps.db, () => deps.clock.now(), deps.clockPlausible);

@@ -25,6 +25,14 @@ export interface PayloadContext {
   socScale: SocScale;
 }
 
+/** The context of a site's messages: its id, its streams looked up as they are then, the soc scale. */
+export function payloadContext(
+  site: { readonly id: string; stream(id: string): StreamDef | undefined },
+  socScale: SocScale,
+): PayloadContext {
+  return { siteId: site.id, stream: (id) => site.stream(id), socScale };
+}
+
 function envelope(ctx: PayloadContext, time: number, extra = ''): string {
   return `{"v":${PAYLOAD_VERSION},"time":${JSON.stringify(formatInstant(time))},"siteId":${JSON.stringify(ctx.siteId)}${extra}`;
 }

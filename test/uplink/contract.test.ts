@@ -11,7 +11,7 @@ import { GridWatch } from '../../src/grid/watch.js';
 import { writeTx } from '../../src/store/db.js';
 import { enqueue } from '../../src/store/outbox.js';
 import { retainedRefusal } from '../../src/uplink/commands.js';
-import { gridEventBody } from '../../src/uplink/payloads.js';
+import { gridEventBody, payloadContext } from '../../src/uplink/payloads.js';
 import { answerResync, parseResync, type ResyncTarget } from '../../src/uplink/resync.js';
 import { PAYLOAD_VERSION } from '../../src/uplink/topics.js';
 import { loadContract } from '../support/contract.js';
@@ -29,7 +29,7 @@ function resyncTarget(): ResyncTarget {
   return {
     db: f.db,
     site: f.site,
-    ctx: { siteId: f.site.id, stream: (id) => f.site.stream(id), socScale: 'percent' },
+    ctx: payloadContext(f.site, 'percent'),
     outboxMaxBytes: 1_000_000,
     enqueue: (messages) => writeTx(f.db, () => enqueue(f.db, messages, Date.parse('2026-11-21T00:00:00Z'))),
   };

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { writeTx } from '../../src/store/db.js';
 import { enqueue, outboxStats } from '../../src/store/outbox.js';
-import type { PayloadContext } from '../../src/uplink/payloads.js';
+import { payloadContext } from '../../src/uplink/payloads.js';
 import { answerResync, type ResyncTarget } from '../../src/uplink/resync.js';
 import { fixture, GRID, siteConfig } from '../tariffs/fixture.js';
 
@@ -16,7 +16,7 @@ const ask = { requestId: 'gap-1', interval: '2026-11-20T10:00:00Z/2026-11-20T11:
 
 function target(outboxMaxBytes = 1_000_000): ResyncTarget & { put: (iso: string) => void } {
   const f = fixture(siteConfig());
-  const ctx: PayloadContext = { siteId: f.site.id, stream: (id) => f.site.stream(id), socScale: 'percent' };
+  const ctx = payloadContext(f.site, 'percent');
   return {
     db: f.db,
     site: f.site,

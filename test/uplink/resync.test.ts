@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { GridState } from '../../src/core/channels.js';
 import { EventBus } from '../../src/core/events.js';
 import { GridFeature } from '../../src/grid/feature.js';
-import { gridEventBody, type PayloadContext } from '../../src/uplink/payloads.js';
+import { gridEventBody, payloadContext } from '../../src/uplink/payloads.js';
 import { parseResync, resyncBodies } from '../../src/uplink/resync.js';
 import { loadContract } from '../support/contract.js';
 import { fixture, GRID, ms, siteConfig } from '../tariffs/fixture.js';
@@ -20,7 +20,7 @@ function gateway() {
   const log = pino({ level: 'silent' });
   const bus = new EventBus(log);
   new GridFeature({ site: f.site, db: f.db, bus: bus.as('grid'), log, debounce: 1 }).start();
-  const ctx: PayloadContext = { siteId: f.site.id, stream: (id) => f.site.stream(id), socScale: 'percent' };
+  const ctx = payloadContext(f.site, 'percent');
   // what the uplink published live for each announced event
   const live: string[] = [];
   bus.on('gridEvent', (e) => void live.push(gridEventBody(ctx, e).body));

@@ -20,7 +20,7 @@ import { oldestPendingUplink } from '../../src/store/retention.js';
 import { outboxSeq } from '../../src/store/seq-ceiling.js';
 import { sentSeq } from '../../src/store/uplink-telemetry.js';
 import { Bucketer } from '../../src/telemetry/bucketer.js';
-import { type PayloadContext, telemetryBodies } from '../../src/uplink/payloads.js';
+import { payloadContext, telemetryBodies } from '../../src/uplink/payloads.js';
 import { Pending, SENT_SAVE_MS } from '../../src/uplink/pending.js';
 import { SeqCounter } from '../../src/uplink/seq-counter.js';
 
@@ -47,7 +47,7 @@ function site(o: { maxAgeDays?: number; hold?: boolean } = {}) {
   const s = new Site(config);
   const clock = new ManualClock(T0);
   const setClock = (t: number) => clock.step(t - clock.now());
-  const ctx: PayloadContext = { siteId: s.id, stream: (id) => s.stream(id), socScale: 'percent' };
+  const ctx = payloadContext(s, 'percent');
   const open = () => {
     const db = openDatabase(file);
     const bus = new EventBus();
