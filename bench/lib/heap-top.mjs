@@ -5,17 +5,17 @@
  *   ROWS=40 node bench/lib/heap-top.mjs <file.heapprofile>...   (several files are summed)
  */
 import { readFileSync } from 'node:fs';
+import { frameName } from './frame-name.mjs';
 
 const files = process.argv.slice(2);
 if (files.length === 0) throw new Error('usage: node bench/lib/heap-top.mjs <file.heapprofile>...');
 const rows = Number(process.env.ROWS ?? 40);
 const self = new Map();
 let total = 0;
-const name = (f) => `${f.functionName || '(anonymous)'} ${f.url.replace(/^file:\/\/.*?\/(dist|src|bench|node_modules)\//, '$1/')}:${f.lineNumber + 1}`;
 const walk = (n) => {
   const bytes = n.selfSize;
   if (bytes > 0) {
-    const k = name(n.callFrame);
+    const k = frameName(n.callFrame);
     self.set(k, (self.get(k) ?? 0) + bytes);
     total += bytes;
   }

@@ -4,6 +4,7 @@
  *   ROWS=40 node bench/lib/profile-top.mjs <file.cpuprofile>...   (several files are summed)
  */
 import { readFileSync } from 'node:fs';
+import { frameName } from './frame-name.mjs';
 
 const files = process.argv.slice(2);
 if (files.length === 0) throw new Error('usage: node bench/lib/profile-top.mjs <file.cpuprofile>...');
@@ -31,11 +32,7 @@ for (const file of files) {
   samples.push(undefined);
   base += top + 1;
 }
-const nameOf = (n) => {
-  const f = n.callFrame;
-  const where = f.url ? `${f.url.replace(/^.*\/(node_modules|src|bench)\//, '$1/')}:${f.lineNumber + 1}` : '';
-  return `${f.functionName || '(anonymous)'} ${where}`.trim();
-};
+const nameOf = (n) => frameName(n.callFrame);
 const self = new Map();
 const total = new Map();
 let all = 0;
@@ -63,7 +60,7 @@ for (const [n, t] of [...self].sort((a, b) => b[1] - a[1]).slice(0, rows)) conso
 console.log('\ntotal time');
 for (const [n, t] of [...total].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`${pct(t)}  ${n}`);
 
-// each sample's time given to the innermost frame of the project's own code (src/, bench/) on its
+// each sample's time given to the innermost frame of the project's own code (src/, dist/, bench/) on its
 // stack: what each of our functions costs with everything it calls into node and its packages
 const ours = new Map();
 for (let i = 0; i < samples.length; i++) {
@@ -73,7 +70,7 @@ for (let i = 0; i < samples.length; i++) {
   let name = '(no frame of ours)';
   while (id !== undefined) {
     const n = byId.get(id);
-    if (/\/(src|bench)\//.test(n.callFrame.url) && !n.callFrame.url.includes('node_modules')) {
+    if (/\/(src|dist|bench)\//.test(n.callFrame.url) && !n.callFrame.url.includes('node_modules')) {
       name = nameOf(n);
       break;
     }
