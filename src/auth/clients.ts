@@ -17,7 +17,7 @@ import { writeTx } from '../store/db.js';
 import { type PublishAudit, removeClientFromPublishTo } from '../store/publish-to.js';
 import { revokeClientTokens } from '../store/tokens.js';
 import { parseScopeList, ScopeError, wireScope } from './scopes.js';
-import { hashSecret, randomSecret } from './secrets.js';
+import { hashSecret, randomSecret, type SecretStrength } from './secrets.js';
 
 export type { ClientRow } from '../store/clients.js';
 
@@ -95,6 +95,7 @@ export async function addClient(
   spec: NewClient,
   now: number,
   knownDevices?: ReadonlySet<string>,
+  strength: SecretStrength = 'stored',
 ): Promise<{ client: ClientRow; secret: string | null }> {
   if (!CLIENT_ID.test(spec.id))
     throw new ClientError(
@@ -113,7 +114,14 @@ export async function addClient(
   const name = (spec.name ?? spec.id).trim().slice(0, 200) || spec.id;
   insertClient(
     db,
-    { id: spec.id, name, secretHash: secret ? await hashSecret(secret) : null, scopes, redirectUris, devices },
+    {
+      id: spec.id,
+      name,
+      secretHash: secret ? await hashSecret(secret, strength) : null,
+      scopes,
+      redirectUris,
+      devices,
+    },
     now,
   );
   return { client: findClient(db, spec.id)!, secret };
@@ -123,12 +131,17 @@ export async function addClient(
  * Issues a new secret. Everything issued to the client so far is revoked with the old secret:
  * a rotation usually means the old one may be known to someone else.
  */
-export async function rotateClientSecret(db: Database, id: string, now: number): Promise<string> {
+export async function rotateClientSecret(
+  db: Database,
+  id: string,
+  now: number,
+  strength: SecretStrength = 'stored',
+): Promise<string> {
   const client = findClient(db, id);
   if (!client) throw new ClientError(`no client '${id}'`);
   if (client.secretHash === null) throw new ClientError(`client '${id}' is public: it has no secret to rotate`);
   const secret = randomSecret(SECRET_PREFIX);
-  setClientSecretHash(db, id, await hashSecret(secret));
+  setClientSecretHash(db, id, await hashSecret(secret, strength));
   revokeClientTokens(db, id, now);
   return secret;
 }

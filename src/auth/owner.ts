@@ -4,7 +4,7 @@ import { writeTx } from '../store/db.js';
 import { getOwner, putOwner } from '../store/owner.js';
 import { revokeCustomerTokens } from '../store/tokens.js';
 import { ClientError } from './clients.js';
-import { hashSecret, safeEqual, verifySecret } from './secrets.js';
+import { hashSecret, type SecretStrength, safeEqual, verifySecret } from './secrets.js';
 
 export const OWNER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 /** NIST SP 800-63B §5.1.1: at least 8 characters, any characters allowed, a sane upper bound. */
@@ -20,13 +20,14 @@ export async function setOwnerPassword(
   username: string,
   password: string,
   now: number,
+  strength: SecretStrength = 'stored',
 ): Promise<{ revokedTokens: number }> {
   if (!OWNER_NAME.test(username))
     throw new ClientError(`user name '${username}': use 1 to 64 letters, digits, '.', '_', '@' or '-'`);
   if ([...password].length < PASSWORD_MIN)
     throw new ClientError(`the password needs at least ${PASSWORD_MIN} characters`);
   if (password.length > PASSWORD_MAX) throw new ClientError(`the password may have at most ${PASSWORD_MAX} characters`);
-  const passwordHash = await hashSecret(password);
+  const passwordHash = await hashSecret(password, strength);
   return writeTx(db, () => {
     putOwner(db, { username, passwordHash }, now);
     return { revokedTokens: revokeCustomerTokens(db, now) };

@@ -1,7 +1,8 @@
 /**
  * The demo's own client and owner, so a newcomer can call the API at once: registered on first
  * start, kept across restarts on the same data directory, and written to
- * `<dataDir>/demo-credentials.json` (mode 0600) for scripts and tests.
+ * `<dataDir>/demo-credentials.json` (mode 0600) for scripts and tests. Their hashes are of the
+ * demo's strength (auth/secrets.ts): the plaintext is in that file anyway.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -54,19 +55,23 @@ export async function ensureDemoCredentials(daemon: Daemon): Promise<DemoCredent
         db,
         { id: DEMO_CLIENT, name: 'Demo partner app', scopes, redirectUris: [DEMO_REDIRECT], devices },
         now,
+        undefined,
+        'demo',
       )
     ).secret!;
   } else {
     const kept = prev.client?.secret;
     secret =
-      kept && (await verifySecret(kept, existing.secretHash)) ? kept : await rotateClientSecret(db, DEMO_CLIENT, now);
+      kept && (await verifySecret(kept, existing.secretHash))
+        ? kept
+        : await rotateClientSecret(db, DEMO_CLIENT, now, 'demo');
     assignDevices(db, DEMO_CLIENT, devices);
   }
 
   let password = prev.owner?.username === DEMO_OWNER ? prev.owner.password : undefined;
   if (!password || !(await verifyOwner(db, DEMO_OWNER, password))) {
     password = randomBytes(12).toString('base64url');
-    await setOwnerPassword(db, DEMO_OWNER, password, now);
+    await setOwnerPassword(db, DEMO_OWNER, password, now, 'demo');
   }
 
   const creds: DemoCredentials = {

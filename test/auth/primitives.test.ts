@@ -65,6 +65,12 @@ describe('secrets', () => {
     expect(await verifySecret('correct hors', h)).toBe(false);
     expect(await hashSecret('correct horse')).not.toBe(h); // salted
   });
+  it('hashes the demo credentials at their own, lower strength, which verifies like any other', async () => {
+    const h = await hashSecret('demo secret', 'demo');
+    expect(h).toMatch(/^scrypt\$4096\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+    expect(await verifySecret('demo secret', h)).toBe(true);
+    expect(await verifySecret('demo secre', h)).toBe(false);
+  });
   it('answers false, after the same work, for a missing or mangled hash', async () => {
     expect(await verifySecret('x', undefined)).toBe(false);
     expect(await verifySecret('x', null)).toBe(false);
