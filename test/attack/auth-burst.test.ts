@@ -5,8 +5,11 @@
  * ones. Time moves on the token service's own clock; nothing here waits on the wall clock.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { rotateClientSecret } from '../../src/auth/clients.js';
 import { PI_HASHING } from '../../src/auth/hash-gate.js';
+import { setOwnerPassword } from '../../src/auth/owner.js';
 import type { SiteConfig } from '../../src/config/types.js';
+import type { DemoCredentials } from '../../src/demo/credentials.js';
 import { attackLog } from '../support/attack-log.js';
 import { attackCount } from '../support/attack-scale.js';
 import { basic, FORM, parseForm, rawRequest } from '../support/auth.js';
@@ -37,6 +40,20 @@ function heldAtLimit(replies: Reply[], checked: number, n: number): void {
 }
 
 /**
+ * The demo's credentials with its client's secret and its owner's password set again at the full
+ * strength every client and owner of a site gets: the demo's own are hashed at the demo's
+ * (src/auth/secrets.ts), and these bursts are about what a site's checks cost and queue.
+ */
+async function fullStrength(demo: Awaited<ReturnType<typeof demoSite>>): Promise<DemoCredentials> {
+  const { db } = demo.daemon.ctx;
+  const c = demo.credentials;
+  const secret = await rotateClientSecret(db, c.client.id, Date.now());
+  const password = `${c.owner.password}-full`;
+  await setOwnerPassword(db, c.owner.username, password, Date.now());
+  return { ...c, client: { ...c.client, secret }, owner: { ...c.owner, password } };
+}
+
+/**
  * A burst opens one connection per request from one address, more than limits.http lets one host
  * hold (test/attack/slow-clients.test.ts proves that cap); these tests are about what stands
  * behind it, so the cap is opened wide.
@@ -51,8 +68,9 @@ const { log } = attackLog();
 
 describe('failure limits hold under parallel bursts, per address', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
+  let creds: DemoCredentials;
   let shiftMs = 0;
-  const c = () => demo.credentials;
+  const c = () => creds;
 
   const token = (localAddress: string, body: string, auth = basic(c().client.id, c().client.secret)) =>
     rawRequest({ method: 'POST', url: c().tokenUrl, localAddress, headers: { ...FORM, authorization: auth }, body });
@@ -91,6 +109,7 @@ describe('failure limits hold under parallel bursts, per address', () => {
       },
       authNow: () => Date.now() + shiftMs,
     });
+    creds = await fullStrength(demo);
     const page = await rawRequest({ url: `${c().authorizeUrl}?response_type=code&client_id=${c().client.id}&state=s` });
     const form = parseForm(page.text);
     consentForm = form.fields;
@@ -230,7 +249,8 @@ describe('failure limits hold under parallel bursts, per address', () => {
 
 describe('secret hashing is bounded and fair across addresses', () => {
   let demo: Awaited<ReturnType<typeof demoSite>>;
-  const c = () => demo.credentials;
+  let creds: DemoCredentials;
+  const c = () => creds;
   const FLOODERS = 8;
 
   beforeAll(async () => {
@@ -242,6 +262,7 @@ describe('secret hashing is bounded and fair across addresses', () => {
         openConnectionCaps(cfg);
       },
     });
+    creds = await fullStrength(demo);
   });
   afterAll(async () => {
     await demo?.cleanup();
