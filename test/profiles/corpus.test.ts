@@ -92,9 +92,16 @@ describe.each(FIXTURES.map((f) => [f.name, f] as const))('%s', (_name, f) => {
   });
 
   it('reports the identity the device gives', async () => {
-    const r = await getJson(`${site.url}/api/v1/devices`, site.token);
-    expect(r.status).toBe(200);
-    for (const [id, identity] of Object.entries(f.expect.identity ?? {})) {
+    const expected = Object.entries(f.expect.identity ?? {});
+    // a device is online from its first poll on, which may come after the partner's first token
+    const r = await waitFor('every device with an expected identity polled once', async () => {
+      const answer = await getJson(`${site.url}/api/v1/devices`, site.token);
+      const polled = expected.every(([id]) =>
+        answer.body.devices?.some((d: { deviceId: string; online: boolean }) => d.deviceId === id && d.online),
+      );
+      return answer.status === 200 && polled && answer;
+    });
+    for (const [id, identity] of expected) {
       const device = r.body.devices.find((d: { deviceId: string }) => d.deviceId === id);
       expect(device, id).toMatchObject({ ...identity, online: true });
     }
