@@ -34,7 +34,12 @@ describe('live values in /metrics', () => {
   afterAll(async () => demo?.cleanup());
 
   it('parse as the text format, with Prometheus names and label values bounded by the site', async () => {
-    const f = await scrape();
+    // every stream's power is live from its device's first poll on, which may come after the partner's first token
+    const streamCount = demo.daemon.site.streams().length;
+    const f = await waitFor('a power series for every stream', async () => {
+      const got = await scrape();
+      return (got.get('sitegw_power_watts')?.samples.length ?? 0) >= streamCount && got;
+    });
     for (const [name, fam] of f) {
       if (!name.startsWith('sitegw_')) continue;
       expect(name, 'counters end in _total').toMatch(fam.type === 'counter' ? /_total$/ : /(?<!_total)$/);
