@@ -35,10 +35,10 @@ describe('live values in /metrics', () => {
 
   it('parse as the text format, with Prometheus names and label values bounded by the site', async () => {
     // every stream's power is live from its device's first poll on, which may come after the partner's first token
-    const streamCount = demo.daemon.site.streams().length;
+    const streams = new Map(demo.daemon.site.streams().map((s) => [s.id, s]));
     const f = await waitFor('a power series for every stream', async () => {
       const got = await scrape();
-      return (got.get('sitegw_power_watts')?.samples.length ?? 0) >= streamCount && got;
+      return (got.get('sitegw_power_watts')?.samples.length ?? 0) >= streams.size && got;
     });
     for (const [name, fam] of f) {
       if (!name.startsWith('sitegw_')) continue;
@@ -48,7 +48,6 @@ describe('live values in /metrics', () => {
     expect(f.get('sitegw_energy_joules_total')?.type).toBe('counter');
     expect(f.get('sitegw_battery_soc_ratio')?.type).toBe('gauge');
     expect(f.get('sitegw_grid_state')?.type).toBe('gauge');
-    const streams = new Map(demo.daemon.site.streams().map((s) => [s.id, s]));
     const allowed: Record<string, readonly string[]> = {
       // the spec's power channels and the live channels' power per phase
       channel: [...POWER_CHANNELS, 'power_L1_W', 'power_L2_W', 'power_L3_W'],
