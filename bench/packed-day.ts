@@ -10,12 +10,15 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chooseDriver } from '../src/store/driver.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
 import { median } from './lib/stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const runtime = unitRuntime();
-const r = spawnSync(process.execPath, [...runtime.args, join(here, 'lib', 'packed-day.mjs')], {
+const driver = chooseDriver(process.version);
+if (!driver.ok) throw new Error(driver.reason);
+const r = spawnSync(process.execPath, [...runtime.args, join(here, 'lib', 'packed-day.mjs'), driver.pkg], {
   encoding: 'utf8',
   env: { ...process.env, ...runtime.env },
 });

@@ -10,8 +10,8 @@
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-// the build the store opens on this Node (src/store/driver.ts)
-const Database = require(process.versions.node.startsWith('20.') ? 'better-sqlite3-node20' : 'better-sqlite3');
+// the build the store opens on this Node, as the parent had src/store/driver.ts choose it
+const Database = require(process.argv[2]);
 const DAYS = 400;
 const N = 96;
 const COLS = 5;
@@ -38,11 +38,13 @@ const rowsOfDay = db
   .prepare('SELECT start_s, c1, c2, c3, c4, c5 FROM rows WHERE stream = ? AND start_s >= ? AND start_s < ? ORDER BY start_s')
   .raw();
 const packedDay = db.prepare('SELECT c1, c2, c3, c4, c5 FROM packed WHERE stream = ? AND day = ?').raw();
+const readRows = (d) => rowsOfDay.all(1, d * 86_400, (d + 1) * 86_400);
+const readPacked = (d) => packedDay.get(1, d);
 const KEYS = [',"a":', ',"b":', ',"c":', ',"d":', ',"e":'];
 
 // index loops, as src/telemetry/entry.ts valuesText: an iterator allocates per step in the interpreter
 function textFromRows(d) {
-  const rows = rowsOfDay.all(1, d * 86_400, (d + 1) * 86_400);
+  const rows = readRows(d);
   let out = '';
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
@@ -54,15 +56,13 @@ function textFromRows(d) {
   return out;
 }
 function textFromPacked(d) {
-  const r = packedDay.get(1, d);
+  const r = readPacked(d);
   const cols = [];
   for (let j = 0; j < COLS; j++) cols.push(new Float64Array(r[j].buffer, r[j].byteOffset, r[j].length / 8));
   let out = '';
   for (let i = 0; i < N; i++) for (let j = 0; j < COLS; j++) out += KEYS[j] + `${cols[j][i]}`;
   return out;
 }
-const readRows = (d) => rowsOfDay.all(1, d * 86_400, (d + 1) * 86_400).length;
-const readPacked = (d) => packedDay.get(1, d).length;
 
 for (let d = 0; d < DAYS; d++)
   if (textFromRows(d) !== textFromPacked(d)) throw new Error(`day ${d}: the two texts differ`);
