@@ -19,6 +19,9 @@
  *   on the Node that runs this script (e.g. `.ci/with-node.sh 24 node --expose-gc --import tsx bench/telemetry-http.ts`).
  *   BENCH_GATEWAY=dist: the gateway from `dist/` (run `npm run build` first), as the unit runs it;
  *   by default from source through tsx, which costs more per request (see above).
+ *   BENCH_BOUND=read|text|deflated: the built gateway with a day's rows (read) or its whole answer (text, or deflated)
+ *   kept per question after its first time, an upper bound on what a faster read or a stored
+ *   day could give (bench/lib/bound-gateway.mjs; implies the built code; for BENCH_QUESTION=fresh-day).
  *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of each round there, after
  *   the fill and the warm-up; `node bench/lib/profile-top.mjs <dir>/gateway-*.cpuprofile` sums
  *   the gateway's, `<dir>/bare-*` the bare route's; BENCH_HEAP_PROF=<dir>: instead, V8's sampling
@@ -30,8 +33,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, deflateRawSync } from 'node:zlib';
 import { Agent, request } from '../src/core/node-http.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
+// @ts-expect-error: a plain .mjs of bench/lib, no types
+import { boundGateway } from './lib/bound-gateway.mjs';
 import { median } from './lib/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 9);
@@ -71,7 +77,11 @@ if (process.env.BENCH_ROLE === 'server') {
   const { default: Fastify } = await import('fastify');
   // BENCH_GATEWAY=dist: the gateway's code as built (`npm run build`), what the unit runs; from
   // source, tsx's transform adds a __name call to every function expression it creates
-  const app = process.env.BENCH_GATEWAY === 'dist' ? '../dist' : '../src';
+  const app = process.env.BENCH_GATEWAY_DIR
+    ? `../${process.env.BENCH_GATEWAY_DIR}`
+    : process.env.BENCH_GATEWAY === 'dist'
+      ? '../dist'
+      : '../src';
   const { startDemo } = (await import(`${app}/demo/demo.js`)) as typeof import('../src/demo/demo.js');
   // node:http, not fetch: undici's parser is WebAssembly, which the unit's --lite-mode leaves out
   const { basic, FORM, rawRequest } = await import('../test/support/auth.js');
@@ -198,8 +208,10 @@ if (process.env.BENCH_ROLE === 'server') {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-bench-http-'));
   const runtime = unitRuntime();
   const prof = process.env.BENCH_CPU_PROF ?? process.env.BENCH_HEAP_PROF;
+  const bound = process.env.BENCH_BOUND;
+  const gatewayDir = bound ? { BENCH_GATEWAY_DIR: boundGateway(bound) } : {};
   const child = fork(fileURLToPath(import.meta.url), [], {
-    env: { ...process.env, BENCH_ROLE: 'server', BENCH_DIR: dir },
+    env: { ...process.env, ...gatewayDir, BENCH_ROLE: 'server', BENCH_DIR: dir },
     execArgv: [...runtime.args, '--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -324,6 +336,15 @@ if (process.env.BENCH_ROLE === 'server') {
         `${share >= 0.5 ? 'met' : 'NOT met'} | ` +
         `${cpu(gw).toFixed(0)} vs ${cpu(bare).toFixed(0)} µs |`,
     );
+    // what a day kept ready to send would take stored compressed: the price of that lever in bytes
+    if (FRESH_DAY) {
+      const avg = (f: (b: Buffer) => number) => expected.reduce((n, b) => n + f(b), 0) / expected.length / 1000;
+      console.log(
+        `a fresh day's answer, average of ${expected.length}: ${avg((b) => b.length).toFixed(1)} kB, ` +
+          `${avg((b) => deflateRawSync(b, { level: 9 }).length).toFixed(2)} kB deflated (level 9), ` +
+          `${avg((b) => brotliCompressSync(b).length).toFixed(2)} kB brotli`,
+      );
+    }
   } finally {
     child.send({ stop: true } satisfies ToChild);
     await new Promise((r) => child.once('exit', r));
