@@ -31,11 +31,11 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** a database file in a folder of its own, removed after the test */
-function dbFile(): string {
+/** a database file and an energy keep in a folder of their own, removed after the test */
+function files(): { file: string; keep: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-published-'));
   dirs.push(dir);
-  return join(dir, 'sitegw.db');
+  return { file: join(dir, 'sitegw.db'), keep: join(dir, 'energy.json') };
 }
 
 function gateway(file: string, liveStateFile?: string) {
@@ -71,10 +71,7 @@ function gateway(file: string, liveStateFile?: string) {
 
 describe('energy counts given to live views', () => {
   it('are the saved counts: a kill and a restart never show less, and nothing before the first reading', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sitegw-published-'));
-    dirs.push(dir);
-    const file = join(dir, 'sitegw.db');
-    const keep = join(dir, 'energy.json');
+    const { file, keep } = files();
     const before = gateway(file, keep);
     before.poll(0);
     before.poll(1);
@@ -134,10 +131,7 @@ describe('energy counts given to live views', () => {
   });
 
   it('the save after a start writes a few pages whatever the number of streams (272: 200 devices)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sitegw-published-'));
-    dirs.push(dir);
-    const file = join(dir, 'sitegw.db');
-    const keep = join(dir, 'energy.json');
+    const { file, keep } = files();
     const streams = Array.from({ length: 272 }, (_, i) => stream(`d${i}__s`, `d${i}`, 'meter'));
     const life = () => {
       const db = openDatabase(file);
@@ -188,10 +182,7 @@ describe('energy counts given to live views', () => {
   });
 
   it('a start after a power cut continues from the save after the last start without counting the power held before it again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sitegw-published-'));
-    dirs.push(dir);
-    const file = join(dir, 'sitegw.db');
-    const keep = join(dir, 'energy.json');
+    const { file, keep } = files();
     const life = () => {
       const db = openDatabase(file);
       const b = new Bucketer({ db, streams: [battery], pollPeriodMs: MIN, liveStateFile: keep, keepRealMs: 0 });
