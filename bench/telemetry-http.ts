@@ -19,9 +19,10 @@
  *   on the Node that runs this script (e.g. `.ci/with-node.sh 24 node --expose-gc --import tsx bench/telemetry-http.ts`).
  *   BENCH_GATEWAY=dist: the gateway from `dist/` (run `npm run build` first), as the unit runs it;
  *   by default from source through tsx, which costs more per request (see above).
- *   BENCH_BOUND=read|text|deflated: the built gateway with a day's rows (read) or its whole answer (text, or deflated)
- *   kept per question after its first time, an upper bound on what a faster read or a stored
- *   day could give (bench/lib/bound-gateway.mjs; implies the built code; for BENCH_QUESTION=fresh-day).
+ *   BENCH_BOUND=read|text|deflated: the built gateway with a day's rows (read) or its whole
+ *   answer (text, or deflated) kept per question after its first time, an upper bound on what a
+ *   faster read or a stored day could give (bench/lib/bound-gateway.mjs; implies the built code;
+ *   meant for BENCH_QUESTION=fresh-day).
  *   (BENCH_CPU_PROF=<dir>: the server child writes a V8 CPU profile of each round there, after
  *   the fill and the warm-up; `node bench/lib/profile-top.mjs <dir>/gateway-*.cpuprofile` sums
  *   the gateway's, `<dir>/bare-*` the bare route's; BENCH_HEAP_PROF=<dir>: instead, V8's sampling
@@ -37,7 +38,7 @@ import { brotliCompressSync, deflateRawSync } from 'node:zlib';
 import { Agent, request } from '../src/core/node-http.js';
 import { unitRuntime } from '../test/support/unit-runtime.js';
 // @ts-expect-error: a plain .mjs of bench/lib, no types
-import { boundGateway } from './lib/bound-gateway.mjs';
+import { boundGateway, removeBound } from './lib/bound-gateway.mjs';
 import { median } from './lib/stats.js';
 
 const ROUNDS = Number(process.argv[2] ?? 9);
@@ -349,5 +350,6 @@ if (process.env.BENCH_ROLE === 'server') {
     child.send({ stop: true } satisfies ToChild);
     await new Promise((r) => child.once('exit', r));
     rmSync(dir, { recursive: true, force: true });
+    if (gatewayDir.BENCH_GATEWAY_DIR) removeBound(gatewayDir.BENCH_GATEWAY_DIR);
   }
 }

@@ -17,6 +17,9 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** one question's key in the built telemetryJson: what makes its answer differ */
+const QUESTION = '`${q.streamId}/${q.start}/${q.end}/${q.resolution}/${q.socScale}/${[...q.include].join()}`';
+
 /** what each kind keeps: the built function's first line, and what replaces it */
 const PATCHES = {
   read: {
@@ -34,7 +37,7 @@ function quarterRowsRead(db, q, r) {`,
     anchor: 'export function telemetryJson(db, q) {',
     with: `const boundText = new Map();
 export function telemetryJson(db, q) {
-    const k = \`\${q.streamId}/\${q.start}/\${q.end}/\${q.resolution}/\${q.socScale}/\${[...q.include].join()}\`;
+    const k = ${QUESTION};
     let text = boundText.get(k);
     if (text === undefined) boundText.set(k, (text = telemetryJsonMade(db, q)));
     return text;
@@ -46,7 +49,7 @@ function telemetryJsonMade(db, q) {`,
     with: `import { deflateRawSync as boundDeflate, inflateRawSync as boundInflate } from 'node:zlib';
 const boundDeflated = new Map();
 export function telemetryJson(db, q) {
-    const k = \`\${q.streamId}/\${q.start}/\${q.end}/\${q.resolution}/\${q.socScale}/\${[...q.include].join()}\`;
+    const k = ${QUESTION};
     const kept = boundDeflated.get(k);
     if (kept !== undefined) return boundInflate(kept).toString();
     const text = telemetryJsonMade(db, q);
@@ -57,7 +60,7 @@ function telemetryJsonMade(db, q) {`,
   },
 };
 
-/** Makes the copy for `kind` afresh and returns its directory's name under the repository. */
+/** Makes the copy for `kind` afresh and returns its directory's name under the repository (removeBound takes it away). */
 export function boundGateway(kind) {
   const patch = PATCHES[kind];
   if (!patch) throw new Error(`BENCH_BOUND=${kind}: one of ${Object.keys(PATCHES).join(', ')}`);
@@ -73,4 +76,9 @@ export function boundGateway(kind) {
   if (js.split(patch.anchor).length !== 2) throw new Error(`BENCH_BOUND=${kind}: "${patch.anchor}" not found once in ${file}`);
   writeFileSync(file, js.replace(patch.anchor, patch.with));
   return name;
+}
+
+/** Removes a copy boundGateway made. */
+export function removeBound(name) {
+  rmSync(join(ROOT, name), { recursive: true, force: true });
 }
