@@ -13,9 +13,8 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partnerToken, rawRequest } from '../support/auth.js';
 import { type ChildDemo, childDemo } from '../support/child-daemon.js';
-import { unitRuntime } from '../support/unit-runtime.js';
+import { RSS_BOUND_MIB, unitRuntime } from '../support/unit-runtime.js';
 
-const RSS_BOUND_MIB = 200;
 const CONNECTIONS = 16;
 const BODY_BYTES = 1_100_000;
 /** no trickle runs longer than this, answered or not */

@@ -34,11 +34,9 @@ import { attackCount } from '../support/attack-scale.js';
 import { basic, FORM, partnerToken, rawRequest } from '../support/auth.js';
 import { type ChildDemo, childDemo, logLines } from '../support/child-daemon.js';
 import { waitFor } from '../support/demo.js';
-import { unitRuntime } from '../support/unit-runtime.js';
+import { RSS_BOUND_MIB, unitRuntime } from '../support/unit-runtime.js';
 import { StreamClient, tryUpgrade } from '../support/ws-client.js';
 
-/** the bound docs/security.md states for the daemon's resident memory under these attacks */
-const RSS_BOUND_MIB = 200;
 const HEAP_MIB = 256;
 const DAY_S = 86_400;
 const STREAM = 'battery-1';

@@ -21,8 +21,8 @@ import { rng as prng } from '../fuzz/gen.js';
 import { heldByAddress, PROBE, portSockets, slotsOf } from './admission.js';
 import { partnerToken, rawRequest } from './auth.js';
 import type { ChildDemo } from './child-daemon.js';
+import { RSS_BOUND_MIB } from './unit-runtime.js';
 
-export const RSS_BOUND_MIB = 200;
 export const ADDRESSES = Array.from({ length: 12 }, (_, i) => `127.0.0.${i + 2}`);
 export const PARTNER = '127.0.0.40';
 /** limits.http's defaults, which the demo runs with (docs/security.md "HTTP limits") */

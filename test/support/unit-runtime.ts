@@ -18,3 +18,12 @@ export function unitRuntime(): { args: string[]; env: Record<string, string> } {
   const override = process.env.BENCH_NODE_ARGS;
   return { args: (override ?? exec[1]!).split(/\s+/).filter(Boolean), env };
 }
+
+/**
+ * The daemon's resident memory, MiB, that no attack from the LAN may take it past
+ * (docs/security.md "Bounded work and memory"), under the unit's flags and a 256 MB heap. Node
+ * 24's is higher: its process is ~13 MB larger at idle (bench/README.md "Footprint") and under
+ * 32 unread ~8 MB answers it peaked at 184–221 MiB at five commits of 2026-12-02/03 with no step
+ * between them (test/attack/hostile-lan), where Node 20 and 22 stay at 168–177.
+ */
+export const RSS_BOUND_MIB = Number(process.versions.node.split('.')[0]) >= 24 ? 240 : 200;
