@@ -1,29 +1,13 @@
-/**
- * Authenticated bodies are bounded like unauthenticated ones (issue 40 finding 4): `sitegw demo`
- * in its own process with the unit's node flags and a 256 MB heap; 16 connections with a valid
- * partner token send `PUT …/plan` with a chunked body of 1-byte chunks as fast as the daemon
- * takes them, for up to 1.1 MiB each. Before the fix 8 such connections took RSS to 333 MiB and
- * 16 to 403 MiB (docs/security.md states 200 MiB), with a minute of parsing and devices "not
- * answering"; without credentials the same flood was cut off at once. What must hold: every
- * trickle is answered with a named 4xx and its connection closed, the peak RSS stays under the
- * bound, and a partner on another address is served meanwhile.
- */
-import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { partnerToken, rawRequest } from '../support/auth.js';
 import { type ChildDemo, childDemo } from '../support/child-daemon.js';
-import { RSS_BOUND_MIB, unitRuntime } from '../support/unit-runtime.js';
+import { RSS_BOUND_MIB, rssMib, unitRuntime } from '../support/unit-runtime.js';
 
 const CONNECTIONS = 16;
 const BODY_BYTES = 1_100_000;
 /** no trickle runs longer than this, answered or not */
 const TRICKLE_MS = 20_000;
-
-function rssMib(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return kb / 1024;
-}
 
 /** One PUT whose body comes in 1-byte chunks; resolves with the status line's code (0: none) and the bytes sent. */
 function trickle(port: number, token: string, addr: string): Promise<{ status: number; sent: number; text: string }> {

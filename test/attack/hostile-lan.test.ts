@@ -1,30 +1,3 @@
-/**
- * Answers nobody reads (issue 26 finding 1): `sitegw demo` in its own process, with the node
- * flags of systemd/sitegw.service and a 256 MB heap, gets 16 connections each carrying 1,600
- * pipelined GET /openapi.json that are never read, then 32 connections each asking for a
- * ~8 MB telemetry answer (400 days of PT15M) and reading only its first bytes. Before the fix
- * the first killed the process (V8 heap limit, exit 134) and the second held every answer whole.
- * Then 32 connections each pipelining 15 fresh 30-day questions (~640 kB each, written whole
- * from kept days) that are never read, while a partner on another address asks its own.
- * What must hold: the process lives, its resident memory stays under RSS_BOUND_MIB, and
- * /healthz answers afterwards. Its 10 s timeout tells a daemon still busy with the attack's
- * requests from a slow machine, and measures nothing: alone here it answers in 20-130 ms with two
- * cores kept busy, but it took over a second once in the slow project beside another test file
- * and those busy cores (docs/security.md gives the idle machine's figure).
- *
- * Second, in the same file so that the two never run at once (the first asks /healthz after its
- * attacks, the second loads the machine on purpose), on a daemon of its own:
- * Hosts that hold the API port (issue 26 findings 2, 5, 6, 7): `sitegw demo` in its own process
- * with the default limits (128 connections, 32 per address). Eight attacker addresses
- * (127.0.0.2–9) each keep up to 32 connections open for as long as the attack runs, reopening
- * every one the daemon closes at once: idle sockets, slowloris headers, and WebSockets on a
- * partner token they stole. Before the fix four such addresses left a partner on a fifth with
- * 0 of 18 requests answered. A partner on 127.0.0.10 must now get a token and a telemetry
- * answer on at least 19 of 20 tries; the refusal log names the holding addresses; a burst over
- * the per-address cap gets 503 instead of resets; `Upgrade: h2c` is answered as HTTP/1.1.
- * SITEGW_ATTACK=long runs the attack for 20 s with 80 tries.
- */
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,18 +7,12 @@ import { attackCount } from '../support/attack-scale.js';
 import { basic, FORM, partnerToken, rawRequest } from '../support/auth.js';
 import { type ChildDemo, childDemo, logLines } from '../support/child-daemon.js';
 import { waitFor } from '../support/demo.js';
-import { RSS_BOUND_MIB, unitRuntime } from '../support/unit-runtime.js';
+import { RSS_BOUND_MIB, rssMib, unitRuntime } from '../support/unit-runtime.js';
 import { StreamClient, tryUpgrade } from '../support/ws-client.js';
 
 const HEAP_MIB = 256;
 const DAY_S = 86_400;
 const STREAM = 'battery-1';
-
-/** The child's resident memory, MiB (Linux /proc). */
-function rssMib(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return kb / 1024;
-}
 
 /**
  * A connection that sends `bytes` and reads nothing, or only its first chunk when `peek`.

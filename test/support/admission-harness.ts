@@ -1,27 +1,9 @@
-/**
- * Admission proved by invariants under random faults (docs/design.md "How fault-prone code is
- * tested"; issue 40): a seeded schedule of hostile and clumsy clients on many loopback addresses
- * drives a real daemon (`sitegw demo` in its own process), and between rounds the invariants are
- * checked against what is outside the daemon's own bookkeeping:
- * - the slots it counts equal the sockets it holds (/metrics, src/api/http/connection-metrics.ts);
- * - each address's slot count equals that address's real connections: the kernel's TCP table
- *   joined with the process's descriptors (test/support/admission.ts);
- * - a partner on another address is served (a token and an API answer);
- * - the resident memory stays under the bound docs/security.md states.
- * The caller ends with SIGTERM, which must stop the daemon within 10 s with the faults' sockets
- * still open. The schedule is a pure function of the seed (the same actions, addresses and
- * offsets), so a failing seed replays with SEED=<n>.
- *
- * Used by test/attack/admission-invariants.test.ts (a few short seeds) and
- * bench/admission-invariants.ts (the long run).
- */
-import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { rng as prng } from '../fuzz/gen.js';
 import { heldByAddress, PROBE, portSockets, slotsOf } from './admission.js';
 import { partnerToken, rawRequest } from './auth.js';
 import type { ChildDemo } from './child-daemon.js';
-import { RSS_BOUND_MIB } from './unit-runtime.js';
+import { RSS_BOUND_MIB, rssMib } from './unit-runtime.js';
 
 export const ADDRESSES = Array.from({ length: 12 }, (_, i) => `127.0.0.${i + 2}`);
 export const PARTNER = '127.0.0.40';
@@ -72,11 +54,6 @@ export function schedule(seed: number, steps: number, spanMs: number): Step[] {
       n: 1 + Math.floor(r() * 40),
     });
   return out.sort((a, b) => a.atMs - b.atMs);
-}
-
-function rssMib(pid: number): number {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return kb / 1024;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

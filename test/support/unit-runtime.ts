@@ -27,3 +27,9 @@ export function unitRuntime(): { args: string[]; env: Record<string, string> } {
  * between them (test/attack/hostile-lan), where Node 20 and 22 stay at 168–177.
  */
 export const RSS_BOUND_MIB = Number(process.versions.node.split('.')[0]) >= 24 ? 240 : 200;
+
+/** A child's resident memory, MiB (Linux /proc), to hold against RSS_BOUND_MIB. */
+export function rssMib(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  return kb / 1024;
+}
