@@ -80,12 +80,16 @@ export async function demoCommand(argv: string[], io: Output = stdio): Promise<n
   }));
   if (!checked) return EXIT.FAILURE;
   const signals = watchSignals(io);
+  const log = createLogger();
+  const dataDir = values['data-dir'] ?? './data';
+  // the start (database, simulator, API) takes a second or more on a Pi: say so at once
+  log.info({ dataDir, history: values.history ?? null }, 'sitegw demo starting');
   const demo = await startDemo({
     ...checked,
     host: values.host ?? '127.0.0.1',
-    dataDir: values['data-dir'] ?? './data',
+    dataDir,
     history: values.history,
-    log: createLogger(),
+    log,
     mqtt: values.mqtt,
     homeassistant: values.homeassistant,
     siteId: values['site-id'],

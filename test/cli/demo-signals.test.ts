@@ -32,7 +32,8 @@ afterEach(async () => {
   run = undefined;
 });
 
-function demo(history: string): Run {
+/** `onOutput` sees the output so far at each chunk, as it comes: a test can signal at a given line. */
+function demo(history: string, onOutput?: (out: string, child: ChildProcess) => void): Run {
   const dir = mkdtempSync(join(tmpdir(), 'sitegw-demo-sig-'));
   const [node, args] = sitegwCommand(['demo', '--port', '0', '--data-dir', dir, '--history', history]);
   const child = spawn(node, args, {
@@ -40,8 +41,12 @@ function demo(history: string): Run {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const take = (d: Buffer) => {
+    out += d.toString();
+    onOutput?.(out, child);
+  };
+  child.stdout!.on('data', take);
+  child.stderr!.on('data', take);
   const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   run = { child, dir, out: () => out, exit };
   return run;
@@ -87,11 +92,17 @@ async function stopsCleanly(r: Run, ports: number[]): Promise<void> {
 
 describe('sitegw demo: the banner first, history behind it, Ctrl-C at any moment', () => {
   it('stops at Ctrl-C while it is still starting, before its banner', async () => {
-    const r = demo('P2D');
-    // the daemon's first log line: the signal handlers are armed, nothing is listening yet
-    await waitFor('the first log line', () => r.out().includes('"msg"'), 60_000);
-    r.child.kill('SIGINT');
+    // Ctrl-C the moment the demo says it is starting (its signal handlers are armed): the
+    // database, the simulator's servers and the API's listen are still ahead, a few hundred ms
+    // of awaits at any of which the signal is taken. Sent from the output's own handler, not a
+    // poll: waiting for a later line left ~25 ms before the banner, and a loaded CI missed it
+    let sent = false;
+    const r = demo('P2D', (out, child) => {
+      if (sent || !out.includes('"msg":"sitegw demo starting"')) return;
+      sent = child.kill('SIGINT');
+    });
     expect(await r.exit, r.out()).toBe(0);
+    expect(sent).toBe(true);
     expect(r.out()).not.toContain('sitegw demo is running');
     expect(logged(r, 'history pre-filled')).toBe(false);
   });
