@@ -86,4 +86,22 @@ describe('entriesBody', () => {
     expect(await bytesOf(body)).toBe(JSON_);
     expect(taken.n).toBe(40);
   });
+
+  it('a long answer never writes more than a page at a time, its head included (an unread connection holds a page, not the head)', async () => {
+    // 40 days of ~12 kB: 200 kB are taken to find the answer long, then written 64 kB at a time
+    const day = (i: number) => Array.from({ length: 1000 }, (_, k) => `{"p":${i * 1000 + k}}`).join(',');
+    const texts = Array.from({ length: 40 }, (_, i) => day(i));
+    const body = entriesBody(source(texts).pieces, 200_000);
+    expect(Array.isArray(body)).toBe(false);
+    const sizes: number[] = [];
+    const chunks: Buffer[] = [];
+    for await (const c of body) {
+      sizes.push((c as Buffer).length);
+      chunks.push(c as Buffer);
+    }
+    expect(Buffer.concat(chunks).toString()).toBe(`{"entries":[${texts.join(',')}]}`);
+    const page = 64 * 1024 + Math.max(...texts.map((t) => Buffer.byteLength(t)));
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(page);
+    expect(sizes.length).toBeGreaterThan(6);
+  });
 });
