@@ -100,8 +100,8 @@ function failTaken(reply: FastifyReply, err: unknown): void {
 /**
  * A long answer a page at a time, `head` (its framed bytes taken so far) first. The head is paged
  * like the rest, not joined: joined it was a fresh ~1 MB copy held by every connection that did
- * not read (32 of them, 32 MB more resident, docs/security.md), where its pieces are mostly the
- * kept days' own bytes. Each head piece is let go once it is taken.
+ * not read (32 of them: 20-29 MiB more at the peak, docs/security.md), where its pieces are
+ * mostly the kept days' own bytes. Each head piece is let go once it is taken.
  */
 function* paged(head: Buffer[], rest: Iterator<Buffer>): Generator<Buffer> {
   let out: Buffer[] = [];
