@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { entriesBody, sendViews } from '../../src/api/http/telemetry-body.js';
+import { entriesBody, sendViews, WRITE_BYTES } from '../../src/api/http/telemetry-body.js';
 
 /** pieces as answer-parts.ts gives them, counting how many were taken */
 function source(texts: string[]) {
@@ -100,7 +100,7 @@ describe('entriesBody', () => {
       chunks.push(c as Buffer);
     }
     expect(Buffer.concat(chunks).toString()).toBe(`{"entries":[${texts.join(',')}]}`);
-    const page = 64 * 1024 + Math.max(...texts.map((t) => Buffer.byteLength(t)));
+    const page = WRITE_BYTES + Math.max(...texts.map((t) => Buffer.byteLength(t)));
     expect(Math.max(...sizes)).toBeLessThanOrEqual(page);
     expect(sizes.length).toBeGreaterThan(6);
   });

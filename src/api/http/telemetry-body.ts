@@ -18,7 +18,7 @@ import { framedAnswer } from '../../telemetry/answer-parts.js';
 export const WHOLE_BYTES = 1024 * 1024;
 
 /** Bytes a streamed answer gathers before it writes: a year of P1D is 365 small pieces. */
-const WRITE_BYTES = 64 * 1024;
+export const WRITE_BYTES = 64 * 1024;
 
 /**
  * `{"entries":[...]}` from the answer's JSON pieces (each entries joined by commas, never empty;
