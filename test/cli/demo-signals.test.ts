@@ -81,7 +81,9 @@ async function historyEntries(url: string, token: string): Promise<number> {
 }
 
 const banner = (r: Run) => r.out().includes('Ctrl-C stops it');
-const logged = (r: Run, msg: string) => r.out().includes(`"msg":"${msg}`);
+/** a JSON log line with this message (or one beginning with it) is in `out` */
+const says = (out: string, msg: string) => out.includes(`"msg":"${msg}`);
+const logged = (r: Run, msg: string) => says(r.out(), msg);
 
 async function stopsCleanly(r: Run, ports: number[]): Promise<void> {
   r.child.kill('SIGINT');
@@ -98,7 +100,7 @@ describe('sitegw demo: the banner first, history behind it, Ctrl-C at any moment
     // poll: waiting for a later line left ~25 ms before the banner, and a loaded CI missed it
     let sent = false;
     const r = demo('P2D', (out, child) => {
-      if (sent || !out.includes('"msg":"sitegw demo starting"')) return;
+      if (sent || !says(out, 'sitegw demo starting')) return;
       sent = child.kill('SIGINT');
     });
     expect(await r.exit, r.out()).toBe(0);
